@@ -1,0 +1,130 @@
+# lxtrace build. Everything built goes under $(OUT); `make V=1` prints full commands.
+# Data flow in the layout: bpf/ (kernel) -> user/ (capture, model, CLI) -> format/ (encoder) -> file.
+
+OUT ?= build
+ARCH ?= x86
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CFLAGS ?= -O2 -g
+WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+CPPFLAGS += -I. -I$(OUT) -D_GNU_SOURCE
+LIBS := -lbpf -lelf -lz -ldw -lpthread
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Werror
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+FORMAT_SRCS := $(wildcard format/*.c)
+USER_SRCS := $(wildcard user/*.c)
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+TESTLIB_SRCS := $(wildcard tests/lib/*.c)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+INTEG_SRCS := $(wildcard tests/integration/*.c)
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+BENCH_SRCS := $(wildcard bench/*.c)
+
+FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(OUT)/%.o)
+USER_OBJS := $(USER_SRCS:%.c=$(OUT)/%.o)
+# Everything of the daemon but main(), so tests can drive its modules directly.
+USER_LIB_OBJS := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
+TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(OUT)/%.o)
+SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(OUT)/%.skel.h)
+WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(OUT)/tests/workloads/%)
+BENCHES := $(BENCH_SRCS:bench/%.c=$(OUT)/bench/%)
+
+LIBFORMAT := $(OUT)/libgtformat.a
+LXTRACE := $(OUT)/lxtrace
+UNIT_TESTS := $(OUT)/tests/unit-tests
+INTEG_TESTS := $(OUT)/tests/integration-tests
+FUZZER := $(OUT)/fuzz/fuzz_reader
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all test unit-test integration-test fuzz fuzz-replay bench deps vmlinux clean
+
+all: $(LXTRACE) $(WORKLOADS) $(BENCHES)
+
+deps:
+	bash scripts/deps.sh
+
+# Regenerates the vendored vmlinux.h from the running kernel's BTF.
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h
+	$(call say,BPF,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
+	$(call say,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
+
+# Objects depend on every skeleton so user/ can include them; -MMD tracks the rest.
+$(OUT)/%.o: %.c $(SKELS)
+	$(call say,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
+
+$(LIBFORMAT): $(FORMAT_OBJS)
+	$(call say,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(LXTRACE): $(USER_OBJS) $(LIBFORMAT)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+$(OUT)/tests/workloads/%: tests/workloads/%.c
+	$(call say,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) -O1 -g -fno-omit-frame-pointer $(WARNINGS) $< -lpthread -o $@
+
+$(OUT)/bench/%: $(OUT)/bench/%.o $(USER_LIB_OBJS) $(LIBFORMAT)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+$(UNIT_TESTS): $(UNIT_SRCS:%.c=$(OUT)/%.o) $(TESTLIB_OBJS) $(USER_LIB_OBJS) $(LIBFORMAT)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -lcriterion -o $@
+
+$(INTEG_TESTS): $(INTEG_SRCS:%.c=$(OUT)/%.o) $(TESTLIB_OBJS) $(USER_LIB_OBJS) $(LIBFORMAT)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -lcriterion -o $@
+
+$(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS)
+	$(call say,FUZZ-CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $^ -o $@
+
+# The whole suite: unit tests (parallel), the fuzz corpus replayed, then the root-only
+# integration tests one at a time, since they record the whole machine.
+test: unit-test fuzz-replay integration-test
+
+unit-test: $(UNIT_TESTS) $(LXTRACE)
+	$(UNIT_TESTS) --short-filename
+
+integration-test: $(INTEG_TESTS) $(LXTRACE) $(WORKLOADS)
+	$(INTEG_TESTS) --short-filename --jobs 1
+
+fuzz-replay: $(FUZZER)
+	$(FUZZER) -runs=0 tests/fuzz/corpus >/dev/null 2>$(OUT)/fuzz/replay.log || { cat $(OUT)/fuzz/replay.log; exit 1; }
+	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) corpus inputs, no crash"
+
+FUZZ_SECONDS ?= 60
+fuzz: $(FUZZER)
+	@mkdir -p $(OUT)/fuzz/corpus
+	$(FUZZER) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/corpus tests/fuzz/corpus
+
+bench: all
+
+clean:
+	rm -rf $(OUT)
+
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)

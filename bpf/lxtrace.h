@@ -1,0 +1,83 @@
+/* lxtrace.h - the records that cross from the BPF programs to the daemon, and nothing else.
+ *
+ * Every record starts with struct lx_rec. Fixed-width fields, largest first, explicit
+ * padding; sizes are asserted so both sides agree. Timestamps are bpf_ktime_get_ns()
+ * (CLOCK_MONOTONIC).
+ */
+#ifndef LXTRACE_BPF_LXTRACE_H
+#define LXTRACE_BPF_LXTRACE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define LX_COMM_LEN 16
+
+enum lx_rec_type {
+	LX_REC_SWITCH = 1,	/* struct lx_switch */
+	LX_REC_WAKEUP,		/* struct lx_wakeup: sched_wakeup */
+	LX_REC_WAKEUP_NEW,	/* struct lx_wakeup: sched_wakeup_new */
+	LX_REC_FORK,		/* struct lx_fork */
+	LX_REC_EXEC,		/* struct lx_exec */
+	LX_REC_EXIT,		/* struct lx_rec */
+	LX_REC_SYSCALL,		/* struct lx_syscall: entry, in --syscalls=all */
+};
+
+/* How a switched-out thread left the CPU, decided in BPF from prev_state. */
+enum lx_prev_state {
+	LX_PREV_RUNNABLE = 0,	/* preempted or yielded: still runnable */
+	LX_PREV_SLEEP,		/* TASK_INTERRUPTIBLE */
+	LX_PREV_DISK,		/* TASK_UNINTERRUPTIBLE */
+	LX_PREV_DEAD,		/* exiting */
+	LX_PREV_OTHER,		/* stopped, traced, ... */
+};
+
+struct lx_rec {
+	__u64 ts;
+	__u32 tid;	/* the thread the record is about: prev, wakee, child, exec'er, exiter */
+	__u16 cpu;	/* where it happened */
+	__u8 type;	/* enum lx_rec_type */
+	__u8 pad;
+};
+
+struct lx_switch {
+	struct lx_rec h;	/* tid = prev */
+	__u32 next_tid;
+	__s16 prev_syscall;	/* syscall prev is blocked in, or -1 */
+	__u8 prev_state;	/* enum lx_prev_state */
+	__u8 pad;
+};
+
+struct lx_syscall {
+	struct lx_rec h;
+	__s32 nr;
+	__u32 pad;
+};
+
+struct lx_wakeup {
+	struct lx_rec h;	/* tid = wakee, cpu = where the waker runs */
+	__u32 target_cpu;	/* where the wakee will run */
+	__u32 pad;
+};
+
+struct lx_fork {
+	struct lx_rec h;	/* tid = child */
+	__u32 parent_tid;
+	__u32 child_pid;	/* tgid of the child: == tid for a new process */
+};
+
+struct lx_exec {
+	struct lx_rec h;	/* tid = the thread after exec */
+	__u32 pid;
+	__u32 pad;
+	char comm[LX_COMM_LEN];
+};
+
+_Static_assert(sizeof(struct lx_rec) == 16, "lx_rec layout");
+_Static_assert(sizeof(struct lx_switch) == 24, "lx_switch layout");
+_Static_assert(sizeof(struct lx_syscall) == 24, "lx_syscall layout");
+_Static_assert(sizeof(struct lx_wakeup) == 24, "lx_wakeup layout");
+_Static_assert(sizeof(struct lx_fork) == 24, "lx_fork layout");
+_Static_assert(sizeof(struct lx_exec) == 40, "lx_exec layout");
+
+#endif

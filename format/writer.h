@@ -1,0 +1,93 @@
+/* writer.h - streaming encoder of Go 1.19 execution traces.
+ *
+ * Events go into per-P batch buffers; a full buffer is written to the file as one batch.
+ * Memory grows with the number of Ps, live goroutines, distinct strings and distinct stacks,
+ * never with the number of events.
+ *
+ * Crash-safety invariant: every prefix of the output that ends on a batch boundary is itself
+ * a trace both Go parsers accept. The writer keeps it by
+ *  - putting the Frequency record in the first batch written;
+ *  - writing each string and stack into the batch of its first use, before that use;
+ *  - ordering batch writes so that no written batch holds an event whose causes (a G's
+ *    creation, block, unblock or start on another P; a string or stack defined in another
+ *    P's buffer) are still unwritten: such a dependency makes the other P's buffer go out
+ *    first, and a cycle of dependencies closes the current batch early.
+ * The caller must present events in non-decreasing time across all Ps, each one valid for
+ * the parsers' state machine (docs/format.md); the writer does not repair.
+ *
+ * Errors: functions returning int give 0 or a negative errno. After a write error (ENOSPC,
+ * EIO) the writer is failed: every later call returns that error and nothing more is written,
+ * so the file stays a valid prefix.
+ */
+#ifndef LXTRACE_FORMAT_WRITER_H
+#define LXTRACE_FORMAT_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+struct gt_writer;
+
+struct gt_writer_opts {
+	size_t sz;		/* sizeof(struct gt_writer_opts), for growth */
+	int fd;			/* output; the writer does not close it */
+	uint32_t nprocs;	/* P ids are 0 .. nprocs-1 */
+	uint64_t frequency;	/* ticks per second; > 0 */
+	size_t batch_size;	/* bytes per batch buffer; 0 = 64 KiB */
+};
+
+/* One symbolized frame. Strings are copied (interned) by the writer. */
+struct gt_frame {
+	uint64_t pc;
+	const char *func;
+	const char *file;
+	uint64_t line;
+};
+
+struct gt_writer_stats {
+	uint64_t events;	/* timestamped events, CPU samples and user logs */
+	uint64_t batches;
+	uint64_t bytes;		/* written to fd, header included */
+	uint64_t strings;
+	uint64_t stacks;
+};
+
+/* Writes the file header. NULL with errno set on failure. */
+struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts);
+
+/* Appends one event of type t (not Batch, Frequency, Stack, String, UserLog, CPUSample) on
+ * P p at absolute tick ts. args holds exactly gt_nvalues(t) values: the arguments, then the
+ * stack id for types with GT_STACK (0 = none). */
+int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type t,
+		     const uint64_t *args, unsigned nargs);
+
+/* UserLog on P p: task, key string id, stack id, then the message (may be empty). */
+int gt_writer__user_log(struct gt_writer *w, uint32_t p, uint64_t ts, uint64_t task,
+			uint64_t key_sid, uint64_t stk, const char *msg, size_t len);
+
+/* CPUSample taken at ts on P p (or -1) while goroutine g (0 = none) ran. */
+int gt_writer__cpu_sample(struct gt_writer *w, uint32_t p, uint64_t ts, int64_t sample_p,
+			  uint64_t g, uint64_t stk);
+
+/* Interns s (non-empty); a new string is written into P p's batch. Returns its id (> 0),
+ * or 0 with errno set. The id is valid for events on any P. */
+uint64_t gt_writer__string(struct gt_writer *w, uint32_t p, const char *s);
+
+/* The id of a stack already added with these PCs (leaf first), or 0. */
+uint64_t gt_writer__stack_find(struct gt_writer *w, const uint64_t *pcs, size_t n);
+
+/* Adds a stack (leaf first; 1 <= n <= GT_MAX_STACK_FRAMES, trimmed by the caller to fit
+ * GT_MAX_LONG_BODY) with its frames' strings, written into P p's batch, or returns the id of
+ * the stack with the same PCs. Returns the id (> 0), or 0 with errno set. */
+uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame *frames, size_t n);
+
+/* Writes every buffered batch, in dependency order. */
+int gt_writer__flush(struct gt_writer *w);
+
+void gt_writer__stats(const struct gt_writer *w, struct gt_writer_stats *out);
+
+/* Frees the writer without flushing. Accepts NULL. */
+void gt_writer__free(struct gt_writer *w);
+
+#endif

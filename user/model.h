@@ -1,0 +1,72 @@
+/* model.h - the shadow state of every CPU and thread. It turns the kernel's records, presented
+ * in time order, into Go trace events that both Go parsers accept, repairing (and counting)
+ * whatever the record stream makes inconsistent: lost records, unknown threads, wakeups of
+ * running threads, exits of threads never seen.
+ */
+#ifndef LXTRACE_USER_MODEL_H
+#define LXTRACE_USER_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/lxtrace.h"
+#include "format/writer.h"
+
+struct model;
+
+enum model_syscalls {
+	MODEL_SYSCALLS_BLOCKING = 0,	/* only syscalls the thread blocked in (default) */
+	MODEL_SYSCALLS_ALL,		/* every syscall entry too, from LX_REC_SYSCALL */
+	MODEL_SYSCALLS_NONE,
+};
+
+struct model_opts {
+	size_t sz;			/* sizeof(struct model_opts) */
+	struct gt_writer *writer;	/* where events go; the writer's nprocs is ncpus + 1 */
+	uint32_t ncpus;			/* possible CPUs: P 0..ncpus-1; P ncpus is housekeeping */
+	enum model_syscalls syscalls;
+	const char *proc_root;		/* "/proc" unless a test substitutes one */
+};
+
+enum model_repair {
+	MODEL_REPAIR_UNKNOWN_THREAD,	/* seen running or woken, never created */
+	MODEL_REPAIR_MIGRATED,		/* started on one CPU while modelled running on another */
+	MODEL_REPAIR_STALE_SWITCH,	/* switched out while not modelled running there */
+	MODEL_REPAIR_WAKEUP_DROPPED,	/* wakeup of a running or runnable thread */
+	MODEL_REPAIR_EXIT_UNKNOWN,	/* exit of a thread not running per the model */
+	MODEL_REPAIR_TID_REUSE,		/* a tid born again: given a fresh goroutine id */
+	MODEL_REPAIR_COUNT,
+};
+
+struct model_stats {
+	uint64_t records;		/* kernel records consumed */
+	uint64_t switches, wakeups, forks, execs, exits, syscalls;
+	uint64_t threads;		/* goroutines created, init phase included */
+	uint64_t lost;			/* records the kernel could not deliver */
+	uint64_t repairs[MODEL_REPAIR_COUNT];
+};
+
+/* NULL with errno set on failure. */
+struct model *model__new(const struct model_opts *opts);
+
+/* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,
+ * then the CPUs started. Must precede every record. */
+int model__start(struct model *m, uint64_t ts);
+
+/* Consumes one record of `size` bytes; records come in non-decreasing ts. */
+int model__record(struct model *m, const struct lx_rec *r, size_t size);
+
+/* Notes that `n` records of CPU cpu were lost before ts; written into the trace as a UserLog. */
+int model__lost(struct model *m, uint32_t cpu, uint64_t ts, uint64_t n);
+
+/* Ends the trace at ts: stops every running goroutine and every P, then flushes the writer. */
+int model__finish(struct model *m, uint64_t ts);
+
+void model__stats(const struct model *m, struct model_stats *out);
+
+const char *model__repair_name(enum model_repair r);
+
+/* Accepts NULL. */
+void model__free(struct model *m);
+
+#endif
