@@ -1,0 +1,30 @@
+/* goparse.h - runs the real Go trace parsers (Go 1.19 and Go 1.23) over a file, for tests.
+ * A test that only round-trips through our own decoder proves little: these are the viewers'
+ * own parsers, so a file they accept is a file users can open. */
+#ifndef LXTRACE_TESTS_GOPARSE_H
+#define LXTRACE_TESTS_GOPARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "format/wire.h"
+
+struct goparse_result {
+	bool ok;		/* exit status 0 and no error or panic text */
+	int status;		/* the parser's exit status */
+	char error[1024];	/* first error or panic line when !ok */
+	/* Go 1.19 (`go tool trace -d`): events printed, by type. */
+	size_t counts[GT_EV_COUNT];
+	size_t events;		/* lines (1.19) or converted events (1.23) printed */
+};
+
+/* Runs `go tool trace -d FILE` with Go 1.19. Returns 0, or -errno when it could not run. */
+int goparse_119(const char *path, struct goparse_result *out);
+
+/* Runs `go tool trace -d=1 FILE` with Go 1.23. Returns 0, or -errno when it could not run. */
+int goparse_123(const char *path, struct goparse_result *out);
+
+/* Both parsers must accept path. On failure writes a one-line reason naming the parser. */
+bool goparse_both_ok(const char *path, char *why, size_t whylen);
+
+#endif
