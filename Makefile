@@ -47,12 +47,16 @@ FUZZER := $(OUT)/fuzz/fuzz_reader
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test unit-test integration-test fuzz fuzz-replay bench deps vmlinux clean
+.PHONY: all test unit-test integration-test fuzz fuzz-replay bench deps demo vmlinux clean
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES)
 
 deps:
 	bash scripts/deps.sh
+
+# A 3-second trace of the machine while some test workloads run: demo.trace.
+demo: all
+	bash scripts/demo.sh $(LXTRACE) demo.trace
 
 # Regenerates the vendored vmlinux.h from the running kernel's BTF.
 vmlinux:
