@@ -1,0 +1,54 @@
+/* pingpong.c - two threads pass one byte back and forth over two pipes N times, so each
+ * blocks in read() about N times and is woken by the other. Usage: pingpong [N]. */
+#include <pthread.h>
+
+#include "workload.h"
+
+struct side {
+	const char *role;
+	int in, out;		/* read end, write end */
+	long n;
+	int first;		/* this side sends first */
+	long long vcsw;
+};
+
+static void *side_run(void *arg)
+{
+	struct side *s = arg;
+	long long v0 = wl_vcsw();
+	char c = 'x';
+
+	wl_tid(s->role);
+	for (long i = 0; i < s->n; i++) {
+		if (s->first && write(s->out, &c, 1) != 1)
+			wl_die("write");
+		if (read(s->in, &c, 1) != 1)
+			wl_die("read");
+		if (!s->first && write(s->out, &c, 1) != 1)
+			wl_die("write");
+	}
+	s->vcsw = wl_vcsw() - v0;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long n = wl_arg(argc, argv, 1, 2000, 1, 100000000);
+	int ab[2], ba[2];
+	struct side ping = { "ping", 0, 0, n, 1, 0 }, pong = { "pong", 0, 0, n, 0, 0 };
+	pthread_t t1, t2;
+
+	wl_pid();
+	if (pipe(ab) || pipe(ba))
+		wl_die("pipe");
+	ping.in = ba[0], ping.out = ab[1];
+	pong.in = ab[0], pong.out = ba[1];
+	if (pthread_create(&t1, NULL, side_run, &ping) || pthread_create(&t2, NULL, side_run, &pong))
+		wl_die("pthread_create");
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	wl_stat("rounds", n);
+	wl_stat("vcsw-ping", ping.vcsw);
+	wl_stat("vcsw-pong", pong.vcsw);
+	return 0;
+}

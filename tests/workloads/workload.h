@@ -1,0 +1,70 @@
+/* workload.h - the protocol every test workload shares with tests/lib/record.c.
+ *
+ * A workload prints, on stdout, one fact per line:
+ *   pid PID            first, before any thread is created
+ *   tid ROLE TID       one per thread that matters, ROLE naming what it does
+ *   stat KEY VALUE     counts the workload measured itself (e.g. voluntary switches)
+ * stdout is block-buffered and flushed at exit, so reporting costs no syscall inside the
+ * traced loops. Counts come from argv; a bad argument exits 2 with a one-line message.
+ */
+#ifndef LXTRACE_TESTS_WORKLOAD_H
+#define LXTRACE_TESTS_WORKLOAD_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static inline void wl_pid(void)
+{
+	printf("pid %d\n", (int)getpid());
+}
+
+/* stdio locks the stream, so threads may call this concurrently. */
+static inline void wl_tid(const char *role)
+{
+	printf("tid %s %d\n", role, (int)gettid());
+}
+
+static inline void wl_stat(const char *key, long long value)
+{
+	printf("stat %s %lld\n", key, value);
+}
+
+/* Voluntary context switches of the calling thread so far: each is one time it blocked. */
+static inline long long wl_vcsw(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return -1;
+	return ru.ru_nvcsw;
+}
+
+/* argv[i] as a count in [min, max], or def when absent. */
+static inline long wl_arg(int argc, char **argv, int i, long def, long min, long max)
+{
+	char *end;
+	long v;
+
+	if (i >= argc)
+		return def;
+	errno = 0;
+	v = strtol(argv[i], &end, 10);
+	if (errno || end == argv[i] || *end || v < min || v > max) {
+		fprintf(stderr, "%s: argument %d '%s' is not a count in [%ld, %ld]\n",
+			argv[0], i, argv[i], min, max);
+		exit(2);
+	}
+	return v;
+}
+
+static inline void wl_die(const char *what)
+{
+	fprintf(stderr, "workload: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+#endif
