@@ -71,6 +71,16 @@ $(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call say,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
+# x86_64 syscall number -> name, generated from the system's own header, never typed by hand.
+SYSCALL_HDR ?= /usr/include/x86_64-linux-gnu/asm/unistd_64.h
+$(OUT)/syscall_names.h: $(SYSCALL_HDR)
+	$(call say,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/[\2] = "\1",/p' $< > $@
+	$(Q)test -s $@ || { echo "syscall_names.h: no __NR_ definitions in $<" >&2; exit 1; }
+
+$(USER_OBJS): $(OUT)/syscall_names.h
+
 # Objects depend on every skeleton so user/ can include them; -MMD tracks the rest.
 $(OUT)/%.o: %.c $(SKELS)
 	$(call say,CC,$@)

@@ -35,6 +35,11 @@ enum model_repair {
 	MODEL_REPAIR_WAKEUP_DROPPED,	/* wakeup of a running or runnable thread */
 	MODEL_REPAIR_EXIT_UNKNOWN,	/* exit of a thread not running per the model */
 	MODEL_REPAIR_TID_REUSE,		/* a tid born again: given a fresh goroutine id */
+	MODEL_REPAIR_MISSED_WAKEUP,	/* seen running while modelled blocked: its wakeup was lost */
+	MODEL_REPAIR_FOREIGN,		/* fork, exec or syscall of a thread not running there: moved
+					 * to the housekeeping P or dropped */
+	MODEL_REPAIR_TIME_CLAMPED,	/* older than the last event written: its time was raised */
+	MODEL_REPAIR_BAD_RECORD,	/* unknown type, short record or CPU out of range: dropped */
 	MODEL_REPAIR_COUNT,
 };
 
@@ -44,6 +49,7 @@ struct model_stats {
 	uint64_t threads;		/* goroutines created, init phase included */
 	uint64_t lost;			/* records the kernel could not deliver */
 	uint64_t repairs[MODEL_REPAIR_COUNT];
+	uint64_t ignored;		/* records about exiting threads or the idle task: expected */
 };
 
 /* NULL with errno set on failure. */

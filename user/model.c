@@ -1,0 +1,872 @@
+/* model.c - the shadow state machine of every CPU and thread: kernel records in, Go trace
+ * events out (docs/model.md).
+ *
+ * Invariant: the model's state is exactly the state both Go parsers will have after reading
+ * the events written so far (which G runs on which P, each G's state and seq). Every record
+ * is checked against it; when the record disagrees (lost records, races between CPUs, corrupt
+ * input), the model first writes the fewest events that bring the parsers' state to what the
+ * record needs, counts that repair, and only then writes the record's own events. So no input
+ * can make it write an invalid file.
+ *
+ * Time: every event is written at m->now, the newest record time seen; an older record is
+ * written at m->now (counted as MODEL_REPAIR_TIME_CLAMPED), so time never goes backwards on
+ * any P or across Ps.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/model.h"
+#include "user/model_stacks.h"
+#include "user/procscan.h"
+#include "user/syscalls.h"
+#include "user/threads.h"
+
+/* lxtrace's own goroutine: no tid is this large (PID_MAX_LIMIT is 2^22), so it never collides
+ * with a thread's goid (tid | generation << 32). */
+#define LXTRACE_GOID 0xffffffffull
+#define NR_EXECVE 59
+
+struct model {
+	struct gt_writer *w;
+	uint32_t ncpus;
+	uint32_t hk;			/* housekeeping P: ncpus */
+	enum model_syscalls syscalls;
+	char *proc_root;
+	struct threads *threads;
+	struct model_stacks *stacks;
+	struct thread **cur;		/* per P: the G running there per the model, or NULL */
+	uint64_t now;			/* time of every event written for the current record */
+	uint64_t lx_seq;		/* seq of lxtrace's goroutine, which sleeps between logs */
+	uint64_t key_lost, key_exec, key_repair;	/* UserLog key strings */
+	int err;			/* sticky: the first error, after which nothing is written */
+	bool started, finished;
+	struct model_stats st;
+};
+
+static const char *const repair_names[MODEL_REPAIR_COUNT] = {
+	[MODEL_REPAIR_UNKNOWN_THREAD] = "unknown-thread",
+	[MODEL_REPAIR_MIGRATED] = "migrated",
+	[MODEL_REPAIR_STALE_SWITCH] = "stale-switch",
+	[MODEL_REPAIR_WAKEUP_DROPPED] = "wakeup-dropped",
+	[MODEL_REPAIR_EXIT_UNKNOWN] = "exit-unknown",
+	[MODEL_REPAIR_TID_REUSE] = "tid-reuse",
+	[MODEL_REPAIR_MISSED_WAKEUP] = "missed-wakeup",
+	[MODEL_REPAIR_FOREIGN] = "foreign-record",
+	[MODEL_REPAIR_TIME_CLAMPED] = "time-clamped",
+	[MODEL_REPAIR_BAD_RECORD] = "bad-record",
+};
+
+const char *model__repair_name(enum model_repair r)
+{
+	return (unsigned)r < MODEL_REPAIR_COUNT ? repair_names[r] : "?";
+}
+
+static void repair(struct model *m, enum model_repair r)
+{
+	m->st.repairs[r]++;
+}
+
+/* ---- writing events ---------------------------------------------------------------------- */
+
+static int emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	const uint64_t args[3] = { a0, a1, a2 };
+
+	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
+}
+
+/* A stack id the caller is about to use; 0 means failure (errno set), never "no stack". */
+static int thread_stack(struct model *m, uint32_t p, const struct thread *t, int nr, uint64_t *stk)
+{
+	*stk = model_stacks__thread(m->stacks, p, t->ident, nr);
+	return *stk ? 0 : -errno;
+}
+
+static int special_stack(struct model *m, uint32_t p, enum model_special k, uint64_t *stk)
+{
+	*stk = model_stacks__special(m->stacks, p, k);
+	return *stk ? 0 : -errno;
+}
+
+/* GoCreate of t (a fresh goid) on P p by whatever runs there; t becomes runnable. */
+static int go_create(struct model *m, uint32_t p, struct thread *t, uint64_t creator_stk)
+{
+	uint64_t new_stk;
+	int err;
+
+	err = thread_stack(m, p, t, -1, &new_stk);
+	if (err)
+		return err;
+	t->goid = t->tid | (uint64_t)t->gen << 32;
+	t->seq = 1;
+	t->state = THREAD_RUNNABLE;
+	t->sysenter = -1;
+	t->wake_stk = 0;
+	m->st.threads++;
+	return emit(m, p, GT_EV_GO_CREATE, t->goid, new_stk, creator_stk);
+}
+
+/* Runnable t starts on idle P p. */
+static int go_start(struct model *m, uint32_t p, struct thread *t)
+{
+	int err = emit(m, p, GT_EV_GO_START, t->goid, t->seq, 0);
+
+	t->seq++;
+	t->state = THREAD_RUNNING;
+	t->cpu = (int32_t)p;
+	t->unplaced = 0;
+	t->sysenter = -1;
+	m->cur[p] = t;
+	return err;
+}
+
+/* The G running on p leaves it with event type ev (stack stk when ev has one) into state. */
+static int go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, enum thread_state state)
+{
+	struct thread *t = m->cur[p];
+
+	if (t->wake_stk) {
+		/* A wakeup kept for its switch-out, which a repair replaced. */
+		repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		t->wake_stk = 0;
+	}
+	t->state = state;
+	t->sysenter = -1;
+	m->cur[p] = NULL;
+	return emit(m, p, ev, stk, 0, 0);
+}
+
+static int preempt(struct model *m, uint32_t p)
+{
+	uint64_t stk;
+	int err;
+
+	err = thread_stack(m, p, m->cur[p], -1, &stk);
+	if (err)
+		return err;
+	return go_stop(m, p, GT_EV_GO_PREEMPT, stk, THREAD_RUNNABLE);
+}
+
+/* Blocked t becomes runnable, woken from P p (attributed to whatever runs there) with the
+ * waker's stack: GoSysExit for a thread blocked in a syscall, GoUnblock otherwise. */
+static int go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
+{
+	int err;
+
+	if (t->state == THREAD_SYSBLOCKED)
+		err = emit(m, p, GT_EV_GO_SYSEXIT, t->goid, t->seq, 0);
+	else
+		err = emit(m, p, GT_EV_GO_UNBLOCK, t->goid, t->seq, stk);
+	t->seq++;
+	t->state = THREAD_RUNNABLE;
+	return err;
+}
+
+static int ready_by_repair(struct model *m, struct thread *t)
+{
+	uint64_t stk;
+	int err;
+
+	err = special_stack(m, m->hk, MODEL_SPECIAL_REPAIR, &stk);
+	return err ? err : go_ready(m, m->hk, t, stk);
+}
+
+/* Makes t the G running on P c, with the fewest events: preempts it where the model has it
+ * running, readies it if the model has it blocked, stops whatever else runs on c. The caller
+ * counts the stale switch, if any; the other repairs are counted here. */
+static int run_here(struct model *m, uint32_t c, struct thread *t)
+{
+	int err = 0;
+
+	if (t->state == THREAD_RUNNING && (uint32_t)t->cpu == c)
+		return 0;
+	if (t->state == THREAD_RUNNING) {
+		repair(m, MODEL_REPAIR_MIGRATED);
+		err = preempt(m, (uint32_t)t->cpu);
+	} else if (t->state == THREAD_WAITING || t->state == THREAD_SYSBLOCKED) {
+		repair(m, MODEL_REPAIR_MISSED_WAKEUP);
+		err = ready_by_repair(m, t);
+	}
+	if (!err && m->cur[c])
+		err = preempt(m, c);
+	return err ? err : go_start(m, c, t);
+}
+
+/* True when t runs on c per the model, or could be placed there as the expected first run of
+ * a thread whose CPU was unknown (then it is started). */
+static bool on_cpu(struct model *m, uint32_t c, struct thread *t, int *err)
+{
+	if (m->cur[c] == t)
+		return true;
+	if (t->state == THREAD_RUNNABLE && t->unplaced && !m->cur[c]) {
+		*err = go_start(m, c, t);
+		return true;
+	}
+	return false;
+}
+
+/* A thread the model cannot find running ends: the housekeeping P runs it for no time and
+ * ends it there (doc §6), after preempting it where the model has it running. */
+static int end_elsewhere(struct model *m, struct thread *t)
+{
+	int err = 0;
+
+	repair(m, MODEL_REPAIR_EXIT_UNKNOWN);
+	if (t->state == THREAD_RUNNING)
+		err = preempt(m, (uint32_t)t->cpu);
+	else if (t->state == THREAD_WAITING || t->state == THREAD_SYSBLOCKED)
+		err = ready_by_repair(m, t);
+	if (!err)
+		err = go_start(m, m->hk, t);
+	return err ? err : go_stop(m, m->hk, GT_EV_GO_END, 0, THREAD_EXITED);
+}
+
+/* lxtrace's goroutine wakes on the housekeeping P, logs msg under key and sleeps again:
+ * UserLog needs a running G with a stack (doc §4, "User pages"). */
+static int lx_log(struct model *m, uint64_t key, const char *msg)
+{
+	uint64_t stk;
+	int err;
+
+	err = special_stack(m, m->hk, MODEL_SPECIAL_LXTRACE, &stk);
+	if (!err)
+		err = emit(m, m->hk, GT_EV_GO_UNBLOCK, LXTRACE_GOID, m->lx_seq++, stk);
+	if (!err)
+		err = emit(m, m->hk, GT_EV_GO_START, LXTRACE_GOID, m->lx_seq++, 0);
+	if (!err)
+		err = gt_writer__user_log(m->w, m->hk, m->now, 0, key, stk, msg, strlen(msg));
+	return err ? err : emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
+}
+
+/* ---- threads ----------------------------------------------------------------------------- */
+
+/* Gives t a fresh generation (when its goid was used) and the identity of the process
+ * pid/comm; the caller writes its GoCreate. */
+static int rebirth(struct model *m, struct thread *t, uint32_t pid, const char *comm)
+{
+	if (t->goid) {
+		t->gen++;
+		t->goid = 0;
+		repair(m, MODEL_REPAIR_TID_REUSE);
+	}
+	t->unplaced = 0;
+	return model_stacks__ident(m->stacks, pid, comm, &t->ident);
+}
+
+static struct thread *entry(struct model *m, uint32_t tid, int *err)
+{
+	struct thread *t = threads__find(m->threads, tid);
+
+	if (!t) {
+		t = threads__add(m->threads, tid);
+		if (!t)
+			*err = -ENOMEM;
+	}
+	return t;
+}
+
+/* A thread seen in a record but never created (or running again after it was reaped: its fork
+ * was lost) is created on the housekeeping P, named from /proc when it is still there. It is
+ * runnable on a CPU the model does not know, so its first run is not a further repair. */
+static struct thread *create_unknown(struct model *m, struct thread *t, uint32_t tid, int *err)
+{
+	struct procscan_thread info;
+	uint64_t stk;
+
+	repair(m, MODEL_REPAIR_UNKNOWN_THREAD);
+	if (!t)
+		t = entry(m, tid, err);
+	if (!t)
+		return NULL;
+	if (procscan__thread(m->proc_root, tid, &info))
+		info = (struct procscan_thread){ .pid = 0 };
+	*err = rebirth(m, t, info.pid, info.comm);
+	if (!*err)
+		*err = special_stack(m, m->hk, MODEL_SPECIAL_REPAIR, &stk);
+	if (!*err)
+		*err = go_create(m, m->hk, t, stk);
+	t->unplaced = 1;
+	return *err ? NULL : t;
+}
+
+/* The live thread a record is about, created when unknown; NULL (and *err 0) when the record
+ * is to be ignored: the idle task, or a thread between its exit and its last switch. */
+static struct thread *live(struct model *m, uint32_t tid, int *err)
+{
+	struct thread *t;
+
+	*err = 0;
+	if (!tid)
+		return NULL;
+	t = threads__find(m->threads, tid);
+	if (t && t->state < THREAD_EXITED)
+		return t;
+	if (t && t->state == THREAD_EXITED)
+		return NULL;
+	return create_unknown(m, t, tid, err);
+}
+
+/* ---- records ----------------------------------------------------------------------------- */
+
+/* Writes how running t leaves CPU c, from the state and syscall the kernel reported. */
+static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned state, int nr)
+{
+	uint64_t wake = t->wake_stk, stk;
+	enum syscall_class cls = nr >= 0 ? syscalls__class(nr) : SYSCALL_CLASS_OTHER;
+	enum gt_type ev;
+	int err;
+
+	t->wake_stk = 0;
+	/* A wakeup that raced ahead of a switch-out that is not a sleep found it still running:
+	 * there is nothing to show. */
+	if (wake && (state == LX_PREV_DEAD || state == LX_PREV_RUNNABLE))
+		repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+	if (state == LX_PREV_DEAD)
+		return go_stop(m, c, GT_EV_GO_END, 0, THREAD_REAPED);
+	err = thread_stack(m, c, t, nr, &stk);
+	if (err)
+		return err;
+	if (state == LX_PREV_RUNNABLE) {
+		ev = cls == SYSCALL_CLASS_YIELD && nr >= 0 ? GT_EV_GO_SCHED : GT_EV_GO_PREEMPT;
+		return go_stop(m, c, ev, stk, THREAD_RUNNABLE);
+	}
+
+	if (nr < 0) {
+		ev = GT_EV_GO_BLOCK;
+	} else {
+		switch (cls) {
+		case SYSCALL_CLASS_SYNC:
+			ev = GT_EV_GO_BLOCK_SYNC;
+			break;
+		case SYSCALL_CLASS_NET:
+			ev = GT_EV_GO_BLOCK_NET;
+			break;
+		case SYSCALL_CLASS_SLEEP:
+			ev = GT_EV_GO_SLEEP;
+			break;
+		case SYSCALL_CLASS_OTHER:
+			ev = m->syscalls == MODEL_SYSCALLS_NONE ? GT_EV_GO_BLOCK : GT_EV_GO_SYSBLOCK;
+			break;
+		default:
+			ev = GT_EV_GO_BLOCK;
+			break;
+		}
+	}
+	if (ev == GT_EV_GO_SYSBLOCK) {
+		/* In --syscalls=all the entry's GoSysCall may already be its latest event; then the
+		 * syscall began there, and the block must follow it directly to count as blocking. */
+		if (t->sysenter != nr)
+			err = emit(m, c, GT_EV_GO_SYSCALL, stk, 0, 0);
+		if (!err)
+			err = go_stop(m, c, GT_EV_GO_SYSBLOCK, 0, THREAD_SYSBLOCKED);
+	} else {
+		err = go_stop(m, c, ev, stk, THREAD_WAITING);
+	}
+	/* Woken after setting its sleep state but before this switch: it blocked and was woken
+	 * right away, by the waker whose stack was kept. */
+	if (!err && wake)
+		err = go_ready(m, c, t, wake);
+	return err;
+}
+
+static int on_switch(struct model *m, const struct lx_switch *s)
+{
+	uint32_t c = s->h.cpu;
+	bool stale = false;
+	struct thread *t;
+	int err = 0;
+
+	m->st.switches++;
+	if (s->h.tid) {
+		t = threads__find(m->threads, s->h.tid);
+		if (t && t->state == THREAD_EXITED) {
+			if (s->prev_state == LX_PREV_DEAD)
+				t->state = THREAD_REAPED;
+			m->st.ignored++;
+		} else {
+			t = live(m, s->h.tid, &err);
+			if (err)
+				return err;
+			if (m->cur[c] != t) {
+				stale = !(t->state == THREAD_RUNNABLE && t->unplaced && !m->cur[c]);
+				err = run_here(m, c, t);
+			}
+			if (!err)
+				err = switch_out(m, c, t, s->prev_state, s->prev_syscall);
+			if (err)
+				return err;
+		}
+	}
+	if (m->cur[c]) {
+		/* The model had another G here than the kernel switched out. */
+		stale = true;
+		err = preempt(m, c);
+		if (err)
+			return err;
+	}
+	if (stale)
+		repair(m, MODEL_REPAIR_STALE_SWITCH);
+
+	if (!s->next_tid)
+		return 0;
+	t = live(m, s->next_tid, &err);
+	if (err || !t) {
+		if (!err)
+			m->st.ignored++;
+		return err;
+	}
+	return run_here(m, c, t);
+}
+
+static int on_wakeup(struct model *m, const struct lx_wakeup *w)
+{
+	uint32_t c = w->h.cpu;
+	struct thread *t = threads__find(m->threads, w->h.tid);
+	uint64_t stk;
+	int err;
+
+	m->st.wakeups++;
+	if (!w->h.tid || (t && t->state == THREAD_EXITED)) {
+		m->st.ignored++;
+		return 0;
+	}
+	if (!t || t->state == THREAD_REAPED) {
+		/* Created runnable, which is what the wakeup would have made it. */
+		live(m, w->h.tid, &err);
+		return err;
+	}
+	switch (t->state) {
+	case THREAD_WAITING:
+	case THREAD_SYSBLOCKED:
+		if (m->cur[c])
+			err = thread_stack(m, c, m->cur[c], -1, &stk);
+		else
+			err = special_stack(m, c, MODEL_SPECIAL_IRQ, &stk);
+		return err ? err : go_ready(m, c, t, stk);
+	case THREAD_RUNNING:
+		/* sched_waking can precede the wakee's own switch-out (doc: docs/model.md). */
+		if (t->wake_stk)
+			repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		if (m->cur[c] && m->cur[c] != t)
+			err = thread_stack(m, c, m->cur[c], -1, &t->wake_stk);
+		else
+			err = special_stack(m, c, MODEL_SPECIAL_IRQ, &t->wake_stk);
+		return err;
+	default:
+		repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		return 0;
+	}
+}
+
+static int on_wakeup_new(struct model *m, const struct lx_wakeup *w)
+{
+	struct thread *t = threads__find(m->threads, w->h.tid);
+	int err = 0;
+
+	m->st.wakeups++;
+	/* GoCreate already made a forked thread runnable; only a lost fork needs a repair. */
+	if (w->h.tid && (!t || t->state == THREAD_REAPED))
+		live(m, w->h.tid, &err);
+	return err;
+}
+
+
+static int on_fork(struct model *m, const struct lx_fork *f)
+{
+	uint32_t c = f->h.cpu, p = c;
+	struct thread *parent, *child;
+	char comm[LX_COMM_LEN] = "";
+	uint64_t stk;
+	int err = 0;
+
+	m->st.forks++;
+	if (!f->h.tid) {
+		m->st.ignored++;
+		return 0;
+	}
+	parent = live(m, f->parent_tid, &err);
+	if (err)
+		return err;
+	if (parent)
+		memcpy(comm, model_stacks__comm(m->stacks, parent->ident), LX_COMM_LEN);
+
+	child = threads__find(m->threads, f->h.tid);
+	if (child && child == parent) {
+		repair(m, MODEL_REPAIR_BAD_RECORD);
+		return 0;
+	}
+	if (child && child->goid && child->state < THREAD_EXITED) {
+		/* The tid is new to the kernel, so the thread the model has under it ended unseen. */
+		err = end_elsewhere(m, child);
+		if (err)
+			return err;
+	}
+	if (!child)
+		child = entry(m, f->h.tid, &err);
+	if (!child)
+		return err;
+	err = rebirth(m, child, f->child_pid, comm);
+	if (err)
+		return err;
+
+	/* GoCreate is attributed to whatever runs on its P: the parent, or nothing at all. */
+	if (parent && on_cpu(m, c, parent, &err)) {
+		if (!err)
+			err = thread_stack(m, c, parent, -1, &stk);
+	} else {
+		repair(m, MODEL_REPAIR_FOREIGN);
+		if (m->cur[c])
+			p = m->hk;
+		err = special_stack(m, p, MODEL_SPECIAL_REPAIR, &stk);
+	}
+	return err ? err : go_create(m, p, child, stk);
+}
+
+static int on_exec(struct model *m, const struct lx_exec *e)
+{
+	uint32_t c = e->h.cpu;
+	char comm[LX_COMM_LEN], msg[96];
+	const char *name;
+	struct thread *t;
+	uint64_t stk;
+	int err;
+
+	m->st.execs++;
+	t = live(m, e->h.tid, &err);
+	if (!t) {
+		m->st.ignored += !err;
+		return err;
+	}
+	memcpy(comm, e->comm, LX_COMM_LEN);
+	comm[LX_COMM_LEN - 1] = '\0';
+	/* Its later stacks carry the new name; goroutines it creates are named after it too. */
+	err = model_stacks__ident(m->stacks, e->pid, comm, &t->ident);
+	if (err)
+		return err;
+	name = model_stacks__name(m->stacks, t->ident);
+	if (on_cpu(m, c, t, &err)) {
+		if (!err)
+			err = thread_stack(m, c, t, NR_EXECVE, &stk);
+		return err ? err : gt_writer__user_log(m->w, c, m->now, 0, m->key_exec, stk, name,
+							strlen(name));
+	}
+	repair(m, MODEL_REPAIR_FOREIGN);
+	snprintf(msg, sizeof(msg), "tid %u: %s", e->h.tid, name);
+	return lx_log(m, m->key_exec, msg);
+}
+
+static int on_thread_exit(struct model *m, const struct lx_rec *r)
+{
+	struct thread *t = threads__find(m->threads, r->tid);
+	int err = 0;
+
+	m->st.exits++;
+	if (!r->tid || (t && t->state == THREAD_EXITED)) {
+		m->st.ignored++;
+		return 0;
+	}
+	if (!t || t->state == THREAD_REAPED) {
+		/* Never created (or reborn unseen): nothing to end, but its last records must be
+		 * ignored and a later birth of the tid must get a fresh goroutine id. */
+		repair(m, MODEL_REPAIR_EXIT_UNKNOWN);
+		if (!t)
+			t = entry(m, r->tid, &err);
+		if (t)
+			t->state = THREAD_EXITED;
+		return err;
+	}
+	if (on_cpu(m, r->cpu, t, &err))
+		return err ? err : go_stop(m, r->cpu, GT_EV_GO_END, 0, THREAD_EXITED);
+	return end_elsewhere(m, t);
+}
+
+static int on_syscall(struct model *m, const struct lx_syscall *s)
+{
+	struct thread *t = threads__find(m->threads, s->h.tid);
+	uint64_t stk;
+	int err = 0;
+
+	m->st.syscalls++;
+	if (m->syscalls != MODEL_SYSCALLS_ALL || !s->h.tid || (t && t->state == THREAD_EXITED)) {
+		m->st.ignored++;
+		return 0;
+	}
+	/* A syscall entry is an instant on the running G: no place for repairs that invent runs. */
+	if (!t || t->state == THREAD_REAPED || !on_cpu(m, s->h.cpu, t, &err)) {
+		repair(m, MODEL_REPAIR_FOREIGN);
+		return 0;
+	}
+	if (!err)
+		err = thread_stack(m, s->h.cpu, t, s->nr, &stk);
+	if (!err)
+		err = emit(m, s->h.cpu, GT_EV_GO_SYSCALL, stk, 0, 0);
+	t->sysenter = s->nr;
+	return err;
+}
+
+/* ---- interface ----------------------------------------------------------------------------- */
+
+struct model *model__new(const struct model_opts *opts)
+{
+	struct model *m;
+
+	if (!opts || opts->sz < sizeof(*opts) || !opts->writer || !opts->ncpus ||
+	    opts->ncpus > INT32_MAX - 1 || opts->syscalls > MODEL_SYSCALLS_NONE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->w = opts->writer;
+	m->ncpus = opts->ncpus;
+	m->hk = opts->ncpus;
+	m->syscalls = opts->syscalls;
+	m->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
+	m->threads = threads__new();
+	m->stacks = model_stacks__new(opts->writer);
+	m->cur = calloc(opts->ncpus + 1, sizeof(*m->cur));
+	if (!m->proc_root || !m->threads || !m->stacks || !m->cur) {
+		model__free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return m;
+}
+
+struct init_list {
+	struct procscan_thread *v;
+	size_t n, cap;
+};
+
+static int collect(const struct procscan_thread *t, void *ctx)
+{
+	struct init_list *l = ctx;
+
+	/* Zombies have exited: nothing of theirs can be shown. */
+	if (t->state == 'Z' || t->state == 'X')
+		return 0;
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? 2 * l->cap : 256;
+		struct procscan_thread *nv = realloc(l->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		l->cap = ncap;
+	}
+	l->v[l->n++] = *t;
+	return 0;
+}
+
+/* One thread alive at start: created runnable, then put waiting or in its syscall unless it
+ * is running (on a CPU the model learns from its first record). */
+static int init_thread(struct model *m, const struct procscan_thread *pt)
+{
+	struct thread *t;
+	int err = 0;
+
+	if (threads__find(m->threads, pt->tid))
+		return 0;
+	t = entry(m, pt->tid, &err);
+	if (!t)
+		return err;
+	err = model_stacks__ident(m->stacks, pt->pid, pt->comm, &t->ident);
+	if (!err)
+		err = go_create(m, m->hk, t, 0);
+	if (err)
+		return err;
+	if (pt->state == 'R') {
+		t->unplaced = 1;
+		return 0;
+	}
+	m->now++;
+	t->seq = 2;
+	if (pt->syscall >= 0 && syscalls__class(pt->syscall) == SYSCALL_CLASS_OTHER &&
+	    m->syscalls != MODEL_SYSCALLS_NONE) {
+		t->state = THREAD_SYSBLOCKED;
+		return emit(m, m->hk, GT_EV_GO_IN_SYSCALL, t->goid, 0, 0);
+	}
+	t->state = THREAD_WAITING;
+	return emit(m, m->hk, GT_EV_GO_WAITING, t->goid, 0, 0);
+}
+
+/* The init phase (doc §3.5, §4 "1.23 viewer invariants") on the housekeeping P, each event one
+ * tick after the last so that nothing collides, ending one tick before ts: lxtrace's goroutine
+ * created first (strictly the earliest event), the P started, every live thread created, then
+ * Gomaxprocs; at ts every CPU's P starts. */
+int model__start(struct model *m, uint64_t ts)
+{
+	struct init_list l = { 0 };
+	uint64_t stk, n_init;
+	int err;
+
+	if (m->err)
+		return m->err;
+	if (m->started)
+		return -EINVAL;
+	err = procscan__threads(m->proc_root, collect, &l);
+	if (err)
+		goto out;
+	n_init = 3;
+	for (size_t i = 0; i < l.n; i++)
+		n_init += l.v[i].state == 'R' ? 1 : 2;
+	m->now = ts > n_init + 1 ? ts - n_init - 1 : 1;
+
+	err = special_stack(m, m->hk, MODEL_SPECIAL_LXTRACE, &stk);
+	if (!err)
+		err = emit(m, m->hk, GT_EV_GO_CREATE, LXTRACE_GOID, stk, 0);
+	m->now++;
+	if (!err)
+		err = emit(m, m->hk, GT_EV_PROC_START, m->hk, 0, 0);
+	m->now++;
+	if (!err)
+		err = emit(m, m->hk, GT_EV_GO_WAITING, LXTRACE_GOID, 0, 0);
+	m->lx_seq = 2;
+	m->key_lost = gt_writer__string(m->w, m->hk, "lxtrace.lost");
+	m->key_exec = gt_writer__string(m->w, m->hk, "exec");
+	if (!err && (!m->key_lost || !m->key_exec))
+		err = -errno;
+	for (size_t i = 0; i < l.n && !err; i++) {
+		m->now++;
+		err = init_thread(m, &l.v[i]);
+	}
+	m->now++;
+	if (!err)
+		err = emit(m, m->hk, GT_EV_GOMAXPROCS, m->ncpus, 0, 0);
+	if (m->now < ts)
+		m->now = ts;
+	else
+		m->now++;
+	for (uint32_t p = 0; p < m->ncpus && !err; p++)
+		err = emit(m, p, GT_EV_PROC_START, p, 0, 0);
+	m->started = true;
+out:
+	free(l.v);
+	if (err)
+		m->err = err;
+	return err;
+}
+
+static const size_t rec_size[] = {
+	[LX_REC_SWITCH] = sizeof(struct lx_switch),
+	[LX_REC_WAKEUP] = sizeof(struct lx_wakeup),
+	[LX_REC_WAKEUP_NEW] = sizeof(struct lx_wakeup),
+	[LX_REC_FORK] = sizeof(struct lx_fork),
+	[LX_REC_EXEC] = sizeof(struct lx_exec),
+	[LX_REC_EXIT] = sizeof(struct lx_rec),
+	[LX_REC_SYSCALL] = sizeof(struct lx_syscall),
+};
+
+/* Sets the time of the events about to be written; never backwards. */
+static void advance(struct model *m, uint64_t ts)
+{
+	if (ts < m->now)
+		repair(m, MODEL_REPAIR_TIME_CLAMPED);
+	else
+		m->now = ts;
+}
+
+int model__record(struct model *m, const struct lx_rec *r, size_t size)
+{
+	int err;
+
+	if (m->err)
+		return m->err;
+	if (!m->started || m->finished)
+		return -EINVAL;
+	m->st.records++;
+	if (size < sizeof(*r) || !r->type || r->type > LX_REC_SYSCALL || size < rec_size[r->type] ||
+	    r->cpu >= m->ncpus) {
+		repair(m, MODEL_REPAIR_BAD_RECORD);
+		return 0;
+	}
+	advance(m, r->ts);
+	switch (r->type) {
+	case LX_REC_SWITCH:
+		err = on_switch(m, (const struct lx_switch *)r);
+		break;
+	case LX_REC_WAKEUP:
+		err = on_wakeup(m, (const struct lx_wakeup *)r);
+		break;
+	case LX_REC_WAKEUP_NEW:
+		err = on_wakeup_new(m, (const struct lx_wakeup *)r);
+		break;
+	case LX_REC_FORK:
+		err = on_fork(m, (const struct lx_fork *)r);
+		break;
+	case LX_REC_EXEC:
+		err = on_exec(m, (const struct lx_exec *)r);
+		break;
+	case LX_REC_EXIT:
+		err = on_thread_exit(m, r);
+		break;
+	default:
+		err = on_syscall(m, (const struct lx_syscall *)r);
+		break;
+	}
+	if (err)
+		m->err = err;
+	return err;
+}
+
+int model__lost(struct model *m, uint32_t cpu, uint64_t ts, uint64_t n)
+{
+	char msg[64];
+	int err;
+
+	if (m->err)
+		return m->err;
+	if (!m->started || m->finished)
+		return -EINVAL;
+	advance(m, ts);
+	m->st.lost += n;
+	snprintf(msg, sizeof(msg), "%llu records lost on CPU %u", (unsigned long long)n, cpu);
+	err = lx_log(m, m->key_lost, msg);
+	if (err)
+		m->err = err;
+	return err;
+}
+
+int model__finish(struct model *m, uint64_t ts)
+{
+	int err = 0;
+
+	if (m->err)
+		return m->err;
+	if (!m->started)
+		return -EINVAL;
+	if (m->finished)
+		return 0;
+	advance(m, ts);
+	/* The 1.19 viewer crashes on a GoStart with no later stop (doc §2). */
+	for (uint32_t p = 0; p < m->ncpus && !err; p++)
+		if (m->cur[p])
+			err = preempt(m, p);
+	for (uint32_t p = 0; p <= m->ncpus && !err; p++)
+		err = emit(m, p, GT_EV_PROC_STOP, 0, 0, 0);
+	m->finished = true;
+	if (!err)
+		err = gt_writer__flush(m->w);
+	if (err)
+		m->err = err;
+	return err;
+}
+
+void model__stats(const struct model *m, struct model_stats *out)
+{
+	*out = m->st;
+}
+
+void model__free(struct model *m)
+{
+	if (!m)
+		return;
+	free(m->cur);
+	model_stacks__free(m->stacks);
+	threads__free(m->threads);
+	free(m->proc_root);
+	free(m);
+}

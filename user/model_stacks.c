@@ -1,0 +1,262 @@
+/* model_stacks.c - identities, their PCs and the cached stack ids built from them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf/lxtrace.h"
+#include "format/u64map.h"
+#include "user/model_stacks.h"
+#include "user/syscalls.h"
+
+/* Longest func: 15 comm bytes, a guard prefix, " (pid 4294967295)". */
+#define FUNC_LEN 48
+
+struct ident {
+	uint64_t pc;
+	uint32_t pid;
+	char comm[LX_COMM_LEN];
+	char func[FUNC_LEN];
+	char file[24];
+};
+
+struct model_stacks {
+	struct gt_writer *w;
+	struct ident *idents;
+	uint32_t nidents, cap;
+	struct gt_u64map *by_key;	/* hash of (pid, comm, salt) -> ident */
+	struct gt_u64map *pcs;		/* every PC handed out, to keep them distinct */
+	struct gt_u64map *stacks;	/* (ident + 1) << 16 | (nr + 2) -> stack id */
+	struct gt_u64map *sys_pcs;	/* nr + 2 -> PC of the frame "syscall NAME" */
+	uint64_t special[MODEL_SPECIAL_COUNT];
+};
+
+static const char *const special_func[MODEL_SPECIAL_COUNT] = {
+	[MODEL_SPECIAL_IRQ] = "[irq]",
+	[MODEL_SPECIAL_LXTRACE] = "lxtrace",
+	[MODEL_SPECIAL_REPAIR] = "[lxtrace repair]",
+};
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* A PC for a new func string: a hash of it (so the same name keeps its PC across files),
+ * moved on when another string already has it. 40 bits keep frames short on the wire. */
+static int new_pc(struct model_stacks *s, const char *func, uint64_t *out)
+{
+	uint64_t pc = (fnv1a(0xcbf29ce484222325ull, func, strlen(func)) >> 24) | 1;
+	uint64_t *slot;
+	bool added;
+
+	while (gt_u64map__get(s->pcs, pc))
+		pc += 2;
+	slot = gt_u64map__put(s->pcs, pc, &added);
+	if (!slot)
+		return -ENOMEM;
+	*out = pc;
+	return 0;
+}
+
+struct model_stacks *model_stacks__new(struct gt_writer *w)
+{
+	struct model_stacks *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->w = w;
+	s->by_key = gt_u64map__new();
+	s->pcs = gt_u64map__new();
+	s->stacks = gt_u64map__new();
+	s->sys_pcs = gt_u64map__new();
+	if (!s->by_key || !s->pcs || !s->stacks || !s->sys_pcs) {
+		model_stacks__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+static int add_ident(struct model_stacks *s, uint32_t pid, const char *comm, uint32_t *out)
+{
+	struct ident *id;
+	int err;
+
+	if (s->nidents == s->cap) {
+		uint32_t ncap = s->cap ? 2 * s->cap : 64;
+		struct ident *n = realloc(s->idents, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->idents = n;
+		s->cap = ncap;
+	}
+	id = &s->idents[s->nidents];
+	memset(id, 0, sizeof(*id));
+	id->pid = pid;
+	memcpy(id->comm, comm, LX_COMM_LEN);
+	if (!pid) {
+		snprintf(id->func, sizeof(id->func), "[unknown thread]");
+		snprintf(id->file, sizeof(id->file), "unknown");
+	} else {
+		/* The 1.23 viewer hides goroutines whose name starts with "runtime.". */
+		snprintf(id->func, sizeof(id->func), "%s%s (pid %u)",
+			 strncmp(comm, "runtime.", 8) ? "" : "_", comm[0] ? comm : "?", pid);
+		snprintf(id->file, sizeof(id->file), "pid %u", pid);
+	}
+	err = new_pc(s, id->func, &id->pc);
+	if (err)
+		return err;
+	*out = s->nidents++;
+	return 0;
+}
+
+int model_stacks__ident(struct model_stacks *s, uint32_t pid, const char *comm_in, uint32_t *out)
+{
+	char comm[LX_COMM_LEN] = "";
+	uint64_t h;
+
+	if (pid)
+		strncpy(comm, comm_in, LX_COMM_LEN - 1);
+	h = fnv1a(fnv1a(0xcbf29ce484222325ull, &pid, sizeof(pid)), comm, sizeof(comm));
+	/* Key by a 64-bit hash; on the (rare) collision with another identity, rehash. */
+	for (;; h = fnv1a(h, "salt", 4)) {
+		uint64_t key = h | 1, *slot;
+		bool added;
+		int err;
+
+		slot = gt_u64map__get(s->by_key, key);
+		if (slot) {
+			const struct ident *id = &s->idents[*slot];
+
+			if (id->pid == pid && !memcmp(id->comm, comm, sizeof(comm))) {
+				*out = (uint32_t)*slot;
+				return 0;
+			}
+			continue;
+		}
+		err = add_ident(s, pid, comm, out);
+		if (err)
+			return err;
+		slot = gt_u64map__put(s->by_key, key, &added);
+		if (!slot) {
+			s->nidents--;
+			return -ENOMEM;
+		}
+		*slot = *out;
+		return 0;
+	}
+}
+
+const char *model_stacks__name(const struct model_stacks *s, uint32_t ident)
+{
+	return s->idents[ident].func;
+}
+
+uint32_t model_stacks__pid(const struct model_stacks *s, uint32_t ident)
+{
+	return s->idents[ident].pid;
+}
+
+const char *model_stacks__comm(const struct model_stacks *s, uint32_t ident)
+{
+	return s->idents[ident].comm;
+}
+
+/* The leaf frame naming syscall nr (func is its storage). */
+static int syscall_frame(struct model_stacks *s, int nr, char *func, size_t len, struct gt_frame *f)
+{
+	const char *name = syscalls__name(nr);
+	uint64_t key = (uint64_t)(nr + 2), *slot;
+	bool added;
+	int err;
+
+	if (name)
+		snprintf(func, len, "syscall %s", name);
+	else
+		snprintf(func, len, "syscall %d", nr);
+	slot = gt_u64map__get(s->sys_pcs, key);
+	if (!slot) {
+		uint64_t pc;
+
+		err = new_pc(s, func, &pc);
+		if (err)
+			return err;
+		slot = gt_u64map__put(s->sys_pcs, key, &added);
+		if (!slot)
+			return -ENOMEM;
+		*slot = pc;
+	}
+	*f = (struct gt_frame){ .pc = *slot, .func = func, .file = "kernel", .line = (uint64_t)nr };
+	return 0;
+}
+
+uint64_t model_stacks__thread(struct model_stacks *s, uint32_t p, uint32_t ident, int nr)
+{
+	const struct ident *id = &s->idents[ident];
+	uint64_t key, *slot, stk;
+	struct gt_frame frames[2];
+	char func[64];
+	size_t n = 0;
+	bool added;
+	int err;
+
+	if (nr < 0 || nr > 0xfffd)
+		nr = -1;
+	key = ((uint64_t)ident + 1) << 16 | (uint64_t)(nr + 2);
+	slot = gt_u64map__get(s->stacks, key);
+	if (slot)
+		return *slot;
+
+	if (nr >= 0) {
+		err = syscall_frame(s, nr, func, sizeof(func), &frames[n++]);
+		if (err) {
+			errno = -err;
+			return 0;
+		}
+	}
+	frames[n++] = (struct gt_frame){ .pc = id->pc, .func = id->func, .file = id->file };
+	stk = gt_writer__stack(s->w, p, frames, n);
+	if (!stk)
+		return 0;
+	slot = gt_u64map__put(s->stacks, key, &added);
+	if (!slot) {
+		errno = ENOMEM;
+		return 0;
+	}
+	*slot = stk;
+	return stk;
+}
+
+uint64_t model_stacks__special(struct model_stacks *s, uint32_t p, enum model_special k)
+{
+	struct gt_frame f = { .func = special_func[k], .file = "lxtrace" };
+	int err;
+
+	if (s->special[k])
+		return s->special[k];
+	err = new_pc(s, f.func, &f.pc);
+	if (err) {
+		errno = -err;
+		return 0;
+	}
+	s->special[k] = gt_writer__stack(s->w, p, &f, 1);
+	return s->special[k];
+}
+
+void model_stacks__free(struct model_stacks *s)
+{
+	if (!s)
+		return;
+	free(s->idents);
+	gt_u64map__free(s->by_key);
+	gt_u64map__free(s->pcs);
+	gt_u64map__free(s->stacks);
+	gt_u64map__free(s->sys_pcs);
+	free(s);
+}

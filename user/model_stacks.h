@@ -1,0 +1,51 @@
+/* model_stacks.h - the synthetic frames and stacks that name threads and syscalls in the trace.
+ *
+ * An identity is one (pid, comm): its frame has func "COMM (pid PID)" and file "pid PID", and
+ * is the outermost frame of every stack of the threads that carry it, so both Go viewers group
+ * and name goroutines by program (docs/model.md). Each distinct func string gets its own PC
+ * and keeps it for the whole file, so one PC always shows one frame. Stack ids are cached per
+ * (identity, syscall), so the hot path costs one map lookup and no string work.
+ */
+#ifndef LXTRACE_USER_MODEL_STACKS_H
+#define LXTRACE_USER_MODEL_STACKS_H
+
+#include <stdint.h>
+
+#include "format/writer.h"
+
+/* Stacks of one frame that belong to no thread. */
+enum model_special {
+	MODEL_SPECIAL_IRQ,	/* "[irq]": a wakeup from a CPU running no thread */
+	MODEL_SPECIAL_LXTRACE,	/* "lxtrace": lxtrace's own goroutine, which writes its logs */
+	MODEL_SPECIAL_REPAIR,	/* "[lxtrace repair]": events invented to keep the trace valid */
+	MODEL_SPECIAL_COUNT,
+};
+
+struct model_stacks;
+
+/* New stacks and their strings go into the batch of the P passed to each call, which must be
+ * the P of the event about to use them. NULL with errno set. */
+struct model_stacks *model_stacks__new(struct gt_writer *w);
+
+/* The identity of (pid, comm), added when new; pid 0 stands for an unknown thread. comm need
+ * not be NUL-terminated within LX_COMM_LEN bytes. Returns 0 or -errno. */
+int model_stacks__ident(struct model_stacks *s, uint32_t pid, const char *comm, uint32_t *out);
+
+/* The identity's name as its frame shows it, e.g. "bash (pid 1234)". */
+const char *model_stacks__name(const struct model_stacks *s, uint32_t ident);
+
+uint32_t model_stacks__pid(const struct model_stacks *s, uint32_t ident);
+
+/* The identity's comm, NUL-terminated ("" for an unknown thread). */
+const char *model_stacks__comm(const struct model_stacks *s, uint32_t ident);
+
+/* The stack "syscall NAME" <- identity, or the identity alone when nr < 0. 0 with errno set on
+ * failure. */
+uint64_t model_stacks__thread(struct model_stacks *s, uint32_t p, uint32_t ident, int nr);
+
+uint64_t model_stacks__special(struct model_stacks *s, uint32_t p, enum model_special k);
+
+/* Accepts NULL. */
+void model_stacks__free(struct model_stacks *s);
+
+#endif

@@ -1,0 +1,171 @@
+/* procscan.c - enumerates threads from proc_root/PID/task/TID/{stat,syscall}. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "user/procscan.h"
+
+static int read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	return 0;
+}
+
+static bool parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v == 0 || v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* dir is proc_root/PID/task/TID or proc_root/TID. stat is "tid (comm) S ...": the comm may hold
+ * spaces and parentheses, so it ends at the last ')'. */
+static int read_thread(const char *dir, struct procscan_thread *t)
+{
+	char path[4096], buf[1024];
+	char *open_paren, *close_paren;
+	size_t len;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	err = read_small(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren || close_paren[1] != ' ' ||
+	    !close_paren[2])
+		return -EINVAL;
+	len = (size_t)(close_paren - open_paren - 1);
+	if (len >= LX_COMM_LEN)
+		len = LX_COMM_LEN - 1;
+	memcpy(t->comm, open_paren + 1, len);
+	t->comm[len] = '\0';
+	t->state = close_paren[2];
+
+	/* "running", "-1 sp pc" (blocked outside a syscall) or "NR args... sp pc". */
+	t->syscall = -1;
+	snprintf(path, sizeof(path), "%s/syscall", dir);
+	if (!read_small(path, buf, sizeof(buf)) && buf[0] >= '0' && buf[0] <= '9')
+		t->syscall = (int32_t)strtol(buf, NULL, 10);
+	return 0;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct procscan_thread *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Adds the threads of process pid to *v (growing it). Returns 0 or -ENOMEM. */
+static int scan_process(const char *proc_root, uint32_t pid, struct procscan_thread **v, size_t *n,
+			size_t *cap)
+{
+	char path[4096];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "%s/%u/task", proc_root, pid);
+	d = opendir(path);
+	if (!d)
+		return 0;	/* exited meanwhile */
+	while ((de = readdir(d))) {
+		struct procscan_thread t = { .pid = pid };
+
+		if (!parse_u32(de->d_name, &t.tid))
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/task/%u", proc_root, pid, t.tid);
+		if (read_thread(path, &t))
+			continue;
+		if (*n == *cap) {
+			size_t ncap = *cap ? 2 * *cap : 256;
+			struct procscan_thread *nv = realloc(*v, ncap * sizeof(*nv));
+
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			*v = nv;
+			*cap = ncap;
+		}
+		(*v)[(*n)++] = t;
+	}
+	closedir(d);
+	return err;
+}
+
+int procscan__threads(const char *proc_root, int (*fn)(const struct procscan_thread *t, void *ctx),
+		      void *ctx)
+{
+	struct procscan_thread *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	d = opendir(proc_root);
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		uint32_t pid;
+
+		if (parse_u32(de->d_name, &pid))
+			err = scan_process(proc_root, pid, &v, &n, &cap);
+	}
+	closedir(d);
+	if (!err) {
+		qsort(v, n, sizeof(*v), cmp_tid);
+		for (size_t i = 0; i < n && !err; i++)
+			err = fn(&v[i], ctx);
+	}
+	free(v);
+	return err;
+}
+
+int procscan__thread(const char *proc_root, uint32_t tid, struct procscan_thread *out)
+{
+	char dir[4096], buf[4096];
+	const char *tgid;
+	int err;
+
+	*out = (struct procscan_thread){ .tid = tid };
+	snprintf(dir, sizeof(dir), "%s/%u", proc_root, tid);
+	err = read_thread(dir, out);
+	if (err)
+		return err;
+	snprintf(dir, sizeof(dir), "%s/%u/status", proc_root, tid);
+	err = read_small(dir, buf, sizeof(buf));
+	if (err)
+		return err;
+	tgid = strstr(buf, "\nTgid:");
+	if (!tgid)
+		return -EINVAL;
+	out->pid = (uint32_t)strtoul(tgid + 6, NULL, 10);
+	return 0;
+}

@@ -1,0 +1,28 @@
+/* procscan.h - the threads alive now, read from /proc (or a directory laid out like it):
+ * tid, process, name, scheduler state and the syscall a sleeping thread is blocked in. */
+#ifndef LXTRACE_USER_PROCSCAN_H
+#define LXTRACE_USER_PROCSCAN_H
+
+#include <stdint.h>
+
+#include "bpf/lxtrace.h"
+
+struct procscan_thread {
+	uint32_t tid;
+	uint32_t pid;			/* thread group id */
+	char comm[LX_COMM_LEN];		/* NUL-terminated */
+	char state;			/* from stat: 'R', 'S', 'D', 'T', 'Z', 'I', ... */
+	int32_t syscall;		/* syscall it is blocked in, or -1 (running, none, unreadable) */
+};
+
+/* Calls fn for every thread under proc_root, in increasing tid order; stops early when fn
+ * returns non-zero and returns that value. Threads that vanish during the scan are skipped.
+ * Returns 0, fn's value, or a negative errno when proc_root cannot be read. */
+int procscan__threads(const char *proc_root, int (*fn)(const struct procscan_thread *t, void *ctx),
+		      void *ctx);
+
+/* Reads one thread by tid (found under proc_root/TID even when it is not a group leader).
+ * Returns 0 or a negative errno (-ENOENT when it is gone). */
+int procscan__thread(const char *proc_root, uint32_t tid, struct procscan_thread *out);
+
+#endif

@@ -1,0 +1,59 @@
+/* syscalls.c - x86_64 syscall names (generated table) and their blocking classes. */
+#include <asm/unistd_64.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "user/syscalls.h"
+
+static const char *const names[] = {
+#include "syscall_names.h"
+};
+
+#define NNAMES ((int)(sizeof(names) / sizeof(names[0])))
+
+const char *syscalls__name(int nr)
+{
+	return nr >= 0 && nr < NNAMES ? names[nr] : NULL;
+}
+
+int syscalls__nr(const char *name)
+{
+	for (int nr = 0; nr < NNAMES; nr++)
+		if (names[nr] && !strcmp(names[nr], name))
+			return nr;
+	return -1;
+}
+
+/* By number, not name, so classifying costs a switch on the hot path and no string work. */
+enum syscall_class syscalls__class(int nr)
+{
+	switch (nr) {
+	case __NR_futex:
+	case __NR_futex_waitv:
+		return SYSCALL_CLASS_SYNC;
+	case __NR_poll:
+	case __NR_ppoll:
+	case __NR_select:
+	case __NR_pselect6:
+	case __NR_epoll_wait:
+	case __NR_epoll_pwait:
+	case __NR_epoll_pwait2:
+	case __NR_accept:
+	case __NR_accept4:
+	case __NR_connect:
+	case __NR_recvfrom:
+	case __NR_recvmsg:
+	case __NR_recvmmsg:
+	case __NR_sendto:
+	case __NR_sendmsg:
+	case __NR_sendmmsg:
+		return SYSCALL_CLASS_NET;
+	case __NR_nanosleep:
+	case __NR_clock_nanosleep:
+		return SYSCALL_CLASS_SLEEP;
+	case __NR_sched_yield:
+		return SYSCALL_CLASS_YIELD;
+	default:
+		return SYSCALL_CLASS_OTHER;
+	}
+}

@@ -1,0 +1,23 @@
+/* syscalls.h - x86_64 syscall numbers: their names, and how a thread blocked in one is shown
+ * in the trace. The name table is generated at build time from the system's asm/unistd_64.h. */
+#ifndef LXTRACE_USER_SYSCALLS_H
+#define LXTRACE_USER_SYSCALLS_H
+
+/* What blocking in a syscall means for a Go trace (docs/model.md). */
+enum syscall_class {
+	SYSCALL_CLASS_OTHER = 0,	/* GoSysCall + GoSysBlock, later GoSysExit */
+	SYSCALL_CLASS_SYNC,		/* futex: GoBlockSync */
+	SYSCALL_CLASS_NET,		/* poll, epoll, socket waits: GoBlockNet */
+	SYSCALL_CLASS_SLEEP,		/* nanosleep: GoSleep */
+	SYSCALL_CLASS_YIELD,		/* sched_yield: GoSched */
+};
+
+/* The syscall's name ("futex"), or NULL for a number the build's header does not know. */
+const char *syscalls__name(int nr);
+
+/* The number of the syscall named name, or -1. Not for hot paths: a linear search. */
+int syscalls__nr(const char *name);
+
+enum syscall_class syscalls__class(int nr);
+
+#endif

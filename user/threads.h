@@ -1,0 +1,46 @@
+/* threads.h - the model's table of every thread seen in one recording, by tid. Entries are
+ * never removed or moved: an exited thread keeps its entry (and generation) so a tid born
+ * again gets a fresh goroutine id, and pointers to entries stay valid for the table's life. */
+#ifndef LXTRACE_USER_THREADS_H
+#define LXTRACE_USER_THREADS_H
+
+#include <stdint.h>
+
+enum thread_state {
+	THREAD_RUNNABLE = 0,	/* created, preempted or woken: waiting for a CPU */
+	THREAD_RUNNING,		/* on P `cpu` */
+	THREAD_WAITING,		/* blocked (GoBlock*, GoSleep, GoWaiting): a GoUnblock readies it */
+	THREAD_SYSBLOCKED,	/* blocked in a syscall (GoSysBlock, GoInSyscall): a GoSysExit readies it */
+	THREAD_EXITED,		/* GoEnd written; its last records until the final switch are ignored */
+	THREAD_REAPED,		/* switched out dead: seen again only when the tid is reused */
+};
+
+struct thread {
+	uint64_t goid;		/* 0 until a GoCreate was written for this generation */
+	uint64_t seq;		/* the seq its next GoStart, GoUnblock or GoSysExit writes */
+	uint64_t wake_stk;	/* waker's stack of a wakeup that came while it ran, 0 = none */
+	uint32_t tid;
+	uint32_t gen;		/* births of this tid in the recording before this one */
+	uint32_t ident;		/* naming identity (model_stacks.h) */
+	int32_t cpu;		/* its P while THREAD_RUNNING */
+	int32_t sysenter;	/* syscall whose GoSysCall is its latest event, or -1 */
+	uint8_t state;		/* enum thread_state */
+	uint8_t unplaced;	/* runnable on a CPU the model does not know: its first run there is
+				 * an expected placement, not a repair */
+};
+
+struct threads;
+
+/* NULL with errno set. */
+struct threads *threads__new(void);
+
+/* The entry of tid, or NULL when tid was never added. */
+struct thread *threads__find(const struct threads *ts, uint32_t tid);
+
+/* Adds a zeroed entry for tid (which must be absent). NULL with errno = ENOMEM. */
+struct thread *threads__add(struct threads *ts, uint32_t tid);
+
+/* Accepts NULL. */
+void threads__free(struct threads *ts);
+
+#endif
