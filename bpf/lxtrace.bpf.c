@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0
+/* lxtrace.bpf.c - the kernel side: scheduler, process-lifetime and syscall tracepoints turned
+ * into the fixed-size records of lxtrace.h, one ring buffer per CPU.
+ *
+ * Each tracepoint has a tp_btf program (typed arguments, direct field access) and a raw_tp twin
+ * for kernels without tp_btf; user space keeps one of each pair. Both are thin wrappers over
+ * one always-inlined handler that takes `btf` as a compile-time constant, so the tp_btf variant
+ * reads task fields directly and only the raw_tp variant pays for bpf_probe_read_kernel.
+ *
+ * Records are submitted without waking the reader (it polls on a timer) unless the ring is
+ * filling up; a failed reserve is counted per CPU in `lost`, never dropped silently.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "lxtrace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* From linux/sched.h and errno.h, which vmlinux.h does not carry (macros). */
+#define ENOSYS 38
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define EXIT_DEAD 0x0010
+#define EXIT_ZOMBIE 0x0020
+#define TASK_DEAD 0x0080
+#define TASK_NOLOAD 0x0400
+#define PF_KTHREAD 0x00200000
+/* Syscall numbers are small; anything else in orig_ax is an exception's error code or an
+ * interrupt's ~vector. */
+#define MAX_SYSCALL_NR 1024
+
+/* Set by user space before load. */
+const volatile __u32 self_tgid;		/* the tracer's own process: never recorded */
+const volatile __u64 wakeup_bytes = ~0ULL;	/* wake the reader once a ring holds this much */
+
+struct ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* the real size is set before load */
+};
+
+/* One ring per possible CPU, indexed by CPU: no producer ever contends for another CPU's ring
+ * lock, and each ring is in time order on its own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);		/* possible CPUs, set before load */
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+/* Records that found their CPU's ring full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+/* A task's field: direct BTF access in tp_btf programs, a probed read in raw_tp ones. */
+#define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
+
+static __always_inline void *reserve(void **ring, __u32 size, __u32 cpu)
+{
+	__u32 zero = 0;
+	__u64 *n;
+	void *rec;
+
+	*ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!*ring)
+		return NULL;
+	rec = bpf_ringbuf_reserve(*ring, size, 0);
+	if (rec)
+		return rec;
+	n = bpf_map_lookup_elem(&lost, &zero);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	return NULL;
+}
+
+static __always_inline void submit(void *ring, void *rec)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(rec, flags);
+}
+
+static __always_inline void header(struct lx_rec *h, __u64 ts, __u32 tid, __u32 cpu, __u8 type)
+{
+	h->ts = ts;
+	h->tid = tid;
+	h->cpu = cpu;
+	h->type = type;
+	h->pad = 0;
+}
+
+static __always_inline __u8 classify(bool preempt, unsigned int state)
+{
+	if (preempt || !state)
+		return LX_PREV_RUNNABLE;
+	if (state & (EXIT_DEAD | EXIT_ZOMBIE | TASK_DEAD))
+		return LX_PREV_DEAD;
+	/* TASK_IDLE (uninterruptible | noload) is a kernel thread waiting for work, not I/O. */
+	if ((state & TASK_NOLOAD) || (state & TASK_INTERRUPTIBLE))
+		return LX_PREV_SLEEP;
+	if (state & TASK_UNINTERRUPTIBLE)
+		return LX_PREV_DISK;
+	return LX_PREV_OTHER;
+}
+
+/* The syscall current (the thread leaving the CPU) is blocked in, from the user registers saved
+ * at kernel entry: the syscall entry stores the number in orig_ax and -ENOSYS in ax until the
+ * call returns. An exception stores its error code in orig_ax (a page fault's is small and
+ * positive) and leaves the user's ax, an interrupt stores ~vector (negative): both give -1 unless
+ * the user's ax happened to hold -ENOSYS. Kernel threads have no user registers. */
+static __always_inline __s16 blocked_syscall(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	long ax, nr;
+
+	if (t->flags & PF_KTHREAD)
+		return -1;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	ax = regs->ax;
+	nr = regs->orig_ax;
+	if (ax != -ENOSYS || nr < 0 || nr >= MAX_SYSCALL_NR)
+		return -1;
+	return nr;
+}
+
+static __always_inline int on_switch(bool btf, bool preempt, struct task_struct *next,
+				     unsigned int prev_state)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	/* sched_switch runs in prev's context: prev is current. */
+	__u64 prev_id = bpf_get_current_pid_tgid();
+	__u32 prev_tid = (__u32)prev_id, next_tid = TASK_READ(btf, next, pid);
+	struct lx_switch *r;
+	void *ring;
+
+	/* The tracer's own threads look like the idle task: the CPU is not running anything the
+	 * user asked to see, and the tracer's switches do not feed back into the trace. */
+	if (prev_id >> 32 == self_tgid)
+		prev_tid = 0;
+	if (TASK_READ(btf, next, tgid) == self_tgid)
+		next_tid = 0;
+	if (prev_tid == next_tid)
+		return 0;
+	r = reserve(&ring, sizeof(*r), cpu);
+	if (!r)
+		return 0;
+	header(&r->h, ts, prev_tid, cpu, LX_REC_SWITCH);
+	r->next_tid = next_tid;
+	r->prev_state = prev_tid ? classify(preempt, prev_state) : LX_PREV_RUNNABLE;
+	r->prev_syscall = r->prev_state == LX_PREV_RUNNABLE ? -1 : blocked_syscall();
+	r->pad = 0;
+	submit(ring, r);
+	return 0;
+}
+
+static __always_inline int on_wakeup(bool btf, struct task_struct *p, __u8 type)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lx_wakeup *r;
+	void *ring;
+
+	if (TASK_READ(btf, p, tgid) == self_tgid)
+		return 0;
+	r = reserve(&ring, sizeof(*r), cpu);
+	if (!r)
+		return 0;
+	header(&r->h, ts, TASK_READ(btf, p, pid), cpu, type);
+	/* At sched_waking the target CPU is not chosen yet: this is where the wakee last ran,
+	 * which is where it goes unless the scheduler migrates it. */
+	r->target_cpu = TASK_READ(btf, p, thread_info.cpu);
+	r->pad = 0;
+	submit(ring, r);
+	return 0;
+}
+
+static __always_inline int on_fork(bool btf, struct task_struct *parent, struct task_struct *child)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lx_fork *r;
+	void *ring;
+
+	if (TASK_READ(btf, child, tgid) == self_tgid)
+		return 0;
+	r = reserve(&ring, sizeof(*r), cpu);
+	if (!r)
+		return 0;
+	header(&r->h, ts, TASK_READ(btf, child, pid), cpu, LX_REC_FORK);
+	r->parent_tid = TASK_READ(btf, parent, pid);
+	r->child_pid = TASK_READ(btf, child, tgid);
+	submit(ring, r);
+	return 0;
+}
+
+/* exec and exit run in the context of the thread they are about. */
+static __always_inline int on_exec(void)
+{
+	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lx_exec *r;
+	void *ring;
+
+	if (id >> 32 == self_tgid)
+		return 0;
+	r = reserve(&ring, sizeof(*r), cpu);
+	if (!r)
+		return 0;
+	/* After exec, a non-leader thread has taken over the leader's pid: tid == pid. */
+	header(&r->h, ts, (__u32)id, cpu, LX_REC_EXEC);
+	r->pid = id >> 32;
+	r->pad = 0;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	submit(ring, r);
+	return 0;
+}
+
+static __always_inline int on_exit(void)
+{
+	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lx_rec *r;
+	void *ring;
+
+	if (id >> 32 == self_tgid)
+		return 0;
+	r = reserve(&ring, sizeof(*r), cpu);
+	if (!r)
+		return 0;
+	header(r, ts, (__u32)id, cpu, LX_REC_EXIT);
+	submit(ring, r);
+	return 0;
+}
+
+static __always_inline int on_sys_enter(long nr)
+{
+	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lx_syscall *r;
+	void *ring;
+
+	if (id >> 32 == self_tgid)
+		return 0;
+	r = reserve(&ring, sizeof(*r), cpu);
+	if (!r)
+		return 0;
+	header(&r->h, ts, (__u32)id, cpu, LX_REC_SYSCALL);
+	r->nr = nr;
+	r->pad = 0;
+	submit(ring, r);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return on_switch(true, preempt, next, prev_state);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return on_switch(false, preempt, next, prev_state);
+}
+
+/* sched_waking, not sched_wakeup: it runs in the waker's context before the wakee is enqueued,
+ * so its timestamp precedes the wakee's next switch-in on any CPU. sched_wakeup may run later
+ * on the target CPU (queued wakeups), after the wakee could already be running elsewhere. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(btf_waking, struct task_struct *p)
+{
+	return on_wakeup(true, p, LX_REC_WAKEUP);
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(raw_waking, struct task_struct *p)
+{
+	return on_wakeup(false, p, LX_REC_WAKEUP);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(btf_wakeup_new, struct task_struct *p)
+{
+	return on_wakeup(true, p, LX_REC_WAKEUP_NEW);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(raw_wakeup_new, struct task_struct *p)
+{
+	return on_wakeup(false, p, LX_REC_WAKEUP_NEW);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(btf_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(true, parent, child);
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(raw_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(false, parent, child);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(btf_exec)
+{
+	return on_exec();
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(raw_exec)
+{
+	return on_exec();
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(btf_exit)
+{
+	return on_exit();
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(raw_exit)
+{
+	return on_exit();
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(btf_sys_enter, struct pt_regs *regs, long nr)
+{
+	return on_sys_enter(nr);
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long nr)
+{
+	return on_sys_enter(nr);
+}

@@ -1,0 +1,525 @@
+/* capture.c - loads the BPF programs, reads one ring buffer per CPU and merges the rings into
+ * one stream in time order.
+ *
+ * Why per-CPU rings: a BPF ring buffer takes a spinlock on every reserve; one ring shared by
+ * all CPUs makes every event of a busy CPU bounce that lock's cache line with the others (with
+ * every syscall recorded on both CPUs, a shared ring cost 3.5x where per-CPU rings cost 2x; see
+ * docs/record.md).
+ *
+ * Why polling: programs submit with BPF_RB_NO_WAKEUP, because waking the reader on each
+ * record costs more than the record itself. The reader wakes every POLL_MS, or earlier when a
+ * program finds its ring half full and forces a wakeup.
+ *
+ * Ordering: each ring is in time order on its own (save a record written by an interrupt
+ * nested in a program run, which the staging insertion puts back in place). The reader copies
+ * each ring's records into that CPU's staging queue and delivers, by a k-way merge, those no
+ * later than the watermark: the oldest of the rings' "no record older than this can still
+ * come", which for a ring is the newest ts read from it, or now - WINDOW_NS for a quiet ring
+ * (a quiet CPU writes nothing, so its newest ts says nothing). A record written later than
+ * that anyway is delivered late and counted as out of order.
+ *
+ * Losses: a program that finds its ring full counts the record in a per-CPU counter. Each
+ * round reads the counters and queues the increase as a loss marker, stamped with the time of
+ * the read, into that CPU's stream, so the consumer learns of it in order.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "lxtrace.skel.h"
+#include "user/capture.h"
+
+#define POLL_MS 4
+#define WINDOW_NS (10 * 1000 * 1000ULL)
+#define STAGE_MIN_SLOTS 4096
+#define MAX_LINKS 16
+
+struct slot {
+	union {
+		struct lx_rec h;
+		struct lx_switch sw;
+		struct lx_wakeup wk;
+		struct lx_fork fork;
+		struct lx_exec exec;
+		struct lx_syscall sys;
+	} rec;
+	uint32_t size;		/* bytes of rec, or 0 for a loss marker */
+	uint32_t pad;
+	uint64_t lost;		/* a loss marker's count */
+};
+
+/* One CPU's records read from its ring and not yet delivered, oldest first: a circular queue
+ * whose capacity is a power of two. */
+struct stage {
+	struct capture *c;
+	struct slot *slots;
+	size_t cap, head, len;
+	uint64_t newest;	/* largest ts read from the ring */
+	uint64_t lost_seen;	/* the CPU's loss counter at the last read */
+	uint32_t cpu;
+	int ring_fd;
+};
+
+struct capture {
+	struct capture_opts opts;
+	struct lxtrace *skel;
+	struct ring_buffer *rb;
+	struct bpf_link *links[MAX_LINKS];
+	unsigned nlinks;
+	struct stage *stages;
+	uint32_t ncpus;
+	uint32_t *heap;		/* CPUs with staged records, by their oldest ts */
+	size_t heap_len;
+	uint64_t *lost_vals;	/* one per possible CPU, for the per-CPU lookup */
+	uint64_t last_ts;
+	struct capture_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* tp_btf needs kernel BTF describing the tracepoint and BPF_PROG_TYPE_TRACING. */
+static bool have_tp_btf(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool ok;
+
+	if (!vmlinux)
+		return false;
+	ok = btf__find_by_name_kind(vmlinux, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0 &&
+	     libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, NULL) == 1;
+	btf__free(vmlinux);
+	return ok;
+}
+
+/* Keeps one program of each tp_btf/raw_tp pair, and the sys_enter pair only when asked. */
+static void choose_programs(struct capture *c)
+{
+	struct lxtrace *s = c->skel;
+	const struct {
+		struct bpf_program *btf, *raw;
+		bool syscall;
+	} pairs[] = {
+		{ s->progs.btf_switch, s->progs.raw_switch, false },
+		{ s->progs.btf_waking, s->progs.raw_waking, false },
+		{ s->progs.btf_wakeup_new, s->progs.raw_wakeup_new, false },
+		{ s->progs.btf_fork, s->progs.raw_fork, false },
+		{ s->progs.btf_exec, s->progs.raw_exec, false },
+		{ s->progs.btf_exit, s->progs.raw_exit, false },
+		{ s->progs.btf_sys_enter, s->progs.raw_sys_enter, true },
+	};
+	bool btf = have_tp_btf();
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		bool on = !pairs[i].syscall || c->opts.syscalls;
+
+		bpf_program__set_autoload(pairs[i].btf, on && btf);
+		bpf_program__set_autoload(pairs[i].raw, on && !btf);
+	}
+}
+
+static size_t ring_size(size_t want)
+{
+	size_t sz = sysconf(_SC_PAGESIZE);
+
+	while (sz < want)
+		sz <<= 1;
+	return sz;
+}
+
+static int stage_grow(struct stage *s)
+{
+	size_t cap = s->cap ? s->cap * 2 : STAGE_MIN_SLOTS;
+	struct slot *slots = malloc(cap * sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->len; i++)
+		slots[i] = s->slots[(s->head + i) & (s->cap - 1)];
+	free(s->slots);
+	s->slots = slots;
+	s->cap = cap;
+	s->head = 0;
+	return 0;
+}
+
+/* A free slot at ts's place in the queue. Records come nearly sorted, so the search from the
+ * tail stops at once but for a record that a nested program run wrote ahead of its elder. */
+static struct slot *stage_insert(struct stage *s, uint64_t ts)
+{
+	size_t mask, i;
+
+	if (s->len == s->cap && stage_grow(s))
+		return NULL;
+	mask = s->cap - 1;
+	for (i = s->len; i > 0; i--) {
+		struct slot *prev = &s->slots[(s->head + i - 1) & mask];
+
+		if (prev->rec.h.ts <= ts)
+			break;
+		s->slots[(s->head + i) & mask] = *prev;
+	}
+	s->len++;
+	return &s->slots[(s->head + i) & mask];
+}
+
+/* ring_buffer callback: copies one record into its CPU's queue. */
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct stage *s = ctx;
+	const struct lx_rec *r = data;
+	struct slot *slot;
+
+	if (size < sizeof(*r) || size > sizeof(slot->rec))
+		return -EPROTO;
+	slot = stage_insert(s, r->ts);
+	if (!slot)
+		return -ENOMEM;
+	memcpy(&slot->rec, data, size);
+	slot->size = size;
+	if (r->ts > s->newest)
+		s->newest = r->ts;
+	return 0;
+}
+
+/* Queues each CPU's new losses as a marker stamped now. */
+static int read_losses(struct capture *c, uint64_t now)
+{
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.lost), &zero, c->lost_vals))
+		return -errno;
+	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
+		struct stage *s = &c->stages[cpu];
+		uint64_t n = c->lost_vals[cpu] - s->lost_seen;
+		struct slot *slot;
+
+		if (!n)
+			continue;
+		slot = stage_insert(s, now);
+		if (!slot)
+			return -ENOMEM;
+		memset(slot, 0, sizeof(*slot));
+		slot->rec.h.ts = now;
+		slot->rec.h.cpu = cpu;
+		slot->lost = n;
+		s->lost_seen = c->lost_vals[cpu];
+	}
+	return 0;
+}
+
+/* Reads every ring and the loss counters; returns the time the read started in *now. */
+static int collect(struct capture *c, uint64_t *now)
+{
+	int err;
+
+	*now = now_ns();
+	err = read_losses(c, *now);
+	if (err) {
+		fprintf(stderr, "lxtrace: capture: reading the loss counters: %s\n", strerror(-err));
+		return err;
+	}
+	err = ring_buffer__consume(c->rb);
+	if (err < 0) {
+		fprintf(stderr, "lxtrace: capture: reading the ring buffers: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static uint64_t watermark(const struct capture *c, uint64_t now)
+{
+	uint64_t quiet = now - WINDOW_NS, mark = now;
+
+	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
+		uint64_t safe = c->stages[cpu].newest > quiet ? c->stages[cpu].newest : quiet;
+
+		if (safe < mark)
+			mark = safe;
+	}
+	return mark;
+}
+
+static uint64_t head_ts(const struct capture *c, uint32_t cpu)
+{
+	const struct stage *s = &c->stages[cpu];
+
+	return s->slots[s->head].rec.h.ts;
+}
+
+static void heap_down(struct capture *c, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		uint32_t tmp;
+
+		if (l < c->heap_len && head_ts(c, c->heap[l]) < head_ts(c, c->heap[m]))
+			m = l;
+		if (l + 1 < c->heap_len && head_ts(c, c->heap[l + 1]) < head_ts(c, c->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = c->heap[i];
+		c->heap[i] = c->heap[m];
+		c->heap[m] = tmp;
+		i = m;
+	}
+}
+
+static int emit(struct capture *c, const struct slot *slot)
+{
+	const struct lx_rec *h = &slot->rec.h;
+
+	if (h->ts < c->last_ts)
+		c->stats.out_of_order++;
+	else
+		c->last_ts = h->ts;
+	if (!slot->size) {
+		c->stats.lost += slot->lost;
+		return c->opts.on_lost(c->opts.ctx, h->cpu, h->ts, slot->lost);
+	}
+	c->stats.records++;
+	return c->opts.on_record(c->opts.ctx, h, slot->size);
+}
+
+/* Delivers, oldest first across CPUs, every staged record no later than upto. */
+static int deliver(struct capture *c, uint64_t upto)
+{
+	c->heap_len = 0;
+	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++)
+		if (c->stages[cpu].len)
+			c->heap[c->heap_len++] = cpu;
+	for (size_t i = c->heap_len; i-- > 0;)
+		heap_down(c, i);
+	while (c->heap_len) {
+		struct stage *s = &c->stages[c->heap[0]];
+		const struct slot *slot = &s->slots[s->head];
+		int err;
+
+		if (slot->rec.h.ts > upto)
+			break;
+		err = emit(c, slot);
+		s->head = (s->head + 1) & (s->cap - 1);
+		if (!--s->len)
+			c->heap[0] = c->heap[--c->heap_len];
+		heap_down(c, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct capture *capture__new(const struct capture_opts *opts)
+{
+	struct capture *c;
+	size_t bytes;
+	int ncpus, err;
+
+	if (!opts || opts->sz < sizeof(*opts) || !opts->on_record || !opts->on_lost) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0) {
+		fprintf(stderr, "lxtrace: capture: counting possible CPUs: %s\n", strerror(-ncpus));
+		errno = -ncpus;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->opts = *opts;
+	c->ncpus = ncpus;
+	c->stages = calloc(ncpus, sizeof(*c->stages));
+	c->heap = calloc(ncpus, sizeof(*c->heap));
+	c->lost_vals = calloc(ncpus, sizeof(*c->lost_vals));
+	if (!c->stages || !c->heap || !c->lost_vals) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		c->stages[cpu].c = c;
+		c->stages[cpu].cpu = cpu;
+		c->stages[cpu].ring_fd = -1;
+	}
+
+	c->skel = lxtrace__open();
+	if (!c->skel) {
+		err = -errno;
+		fprintf(stderr, "lxtrace: capture: opening the BPF object: %s\n", strerror(-err));
+		goto fail;
+	}
+	choose_programs(c);
+	c->skel->rodata->self_tgid = opts->self_tgid;
+
+	/* The rings exist before load: the outer map is created with CPU 0's ring as the inner
+	 * map's template (libbpf 1.1 cannot resize the template it would make itself). */
+	bytes = ring_size(opts->ring_bytes);
+	c->skel->rodata->wakeup_bytes = bytes / 2;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "lx_ring", 0, 0, bytes, NULL);
+
+		if (fd < 0) {
+			err = -errno;
+			fprintf(stderr, "lxtrace: capture: creating the %zu KiB ring buffer of CPU %d: %s\n",
+				bytes >> 10, cpu, strerror(-err));
+			goto fail;
+		}
+		c->stages[cpu].ring_fd = fd;
+	}
+	err = bpf_map__set_max_entries(c->skel->maps.rings, ncpus);
+	if (!err)
+		err = bpf_map__set_inner_map_fd(c->skel->maps.rings, c->stages[0].ring_fd);
+	if (err) {
+		fprintf(stderr, "lxtrace: capture: configuring the ring map: %s\n", strerror(-err));
+		goto fail;
+	}
+	return c;
+fail:
+	capture__free(c);
+	errno = -err;
+	return NULL;
+}
+
+int capture__load(struct capture *c)
+{
+	int outer, err;
+
+	err = lxtrace__load(c->skel);
+	if (err) {
+		fprintf(stderr, "lxtrace: capture: loading the BPF programs: %s (-v shows libbpf's log)\n",
+			strerror(-err));
+		return err;
+	}
+	outer = bpf_map__fd(c->skel->maps.rings);
+	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
+		struct stage *s = &c->stages[cpu];
+
+		if (bpf_map_update_elem(outer, &cpu, &s->ring_fd, BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "lxtrace: capture: installing the ring of CPU %u: %s\n", cpu,
+				strerror(-err));
+			return err;
+		}
+		if (!c->rb) {
+			c->rb = ring_buffer__new(s->ring_fd, on_sample, s, NULL);
+			err = c->rb ? 0 : -errno;
+		} else {
+			err = ring_buffer__add(c->rb, s->ring_fd, on_sample, s);
+		}
+		if (err) {
+			fprintf(stderr, "lxtrace: capture: mapping the ring of CPU %u: %s\n", cpu,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int capture__attach(struct capture *c)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, c->skel->obj) {
+		struct bpf_link *link;
+		int err;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		link = bpf_program__attach(prog);
+		if (!link) {
+			err = -errno;
+			fprintf(stderr, "lxtrace: capture: attaching %s: %s\n",
+				bpf_program__section_name(prog), strerror(-err));
+			return err;
+		}
+		if (c->nlinks == MAX_LINKS) {
+			bpf_link__destroy(link);
+			return -E2BIG;
+		}
+		c->links[c->nlinks++] = link;
+	}
+	return 0;
+}
+
+int capture__poll(struct capture *c)
+{
+	uint64_t now;
+	int err;
+
+	/* Returns early only when a program forced a wakeup; the rings are read below anyway. */
+	err = ring_buffer__poll(c->rb, POLL_MS);
+	if (err < 0 && err != -EINTR) {
+		fprintf(stderr, "lxtrace: capture: waiting for the ring buffers: %s\n", strerror(-err));
+		return err;
+	}
+	err = collect(c, &now);
+	return err ? err : deliver(c, watermark(c, now));
+}
+
+/* Runs the kernel skipped because the program was already running on that CPU. */
+static uint64_t count_misses(const struct capture *c)
+{
+	struct bpf_program *prog;
+	uint64_t n = 0;
+
+	bpf_object__for_each_program(prog, c->skel->obj) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_program__fd(prog) >= 0 &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
+}
+
+int capture__drain(struct capture *c)
+{
+	uint64_t now;
+	int err;
+
+	c->stats.misses = count_misses(c);
+	for (unsigned i = 0; i < c->nlinks; i++)
+		bpf_link__destroy(c->links[i]);
+	c->nlinks = 0;
+	err = collect(c, &now);
+	return err ? err : deliver(c, UINT64_MAX);
+}
+
+void capture__stats(const struct capture *c, struct capture_stats *out)
+{
+	*out = c->stats;
+}
+
+void capture__free(struct capture *c)
+{
+	if (!c)
+		return;
+	for (unsigned i = 0; i < c->nlinks; i++)
+		bpf_link__destroy(c->links[i]);
+	ring_buffer__free(c->rb);
+	lxtrace__destroy(c->skel);
+	for (uint32_t cpu = 0; c->stages && cpu < c->ncpus; cpu++) {
+		if (c->stages[cpu].ring_fd >= 0)
+			close(c->stages[cpu].ring_fd);
+		free(c->stages[cpu].slots);
+	}
+	free(c->stages);
+	free(c->heap);
+	free(c->lost_vals);
+	free(c);
+}

@@ -1,0 +1,59 @@
+/* capture.h - the user-space half of the kernel side: loads and attaches the BPF programs, reads
+ * the per-CPU ring buffers and hands their records to a consumer in global time order.
+ *
+ * Lifecycle: capture__new (open and configure) -> capture__load -> capture__attach ->
+ * capture__poll ... -> capture__drain -> capture__free. Errors are reported on stderr with the
+ * object and the cause; functions return 0 or a negative errno.
+ */
+#ifndef LXTRACE_USER_CAPTURE_H
+#define LXTRACE_USER_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/lxtrace.h"
+
+struct capture;
+
+/* Called for each record, in non-decreasing ts except the few counted as out of order. A
+ * negative return stops the poll and is returned by it. */
+typedef int (*capture_record_fn)(void *ctx, const struct lx_rec *r, size_t size);
+/* n records of CPU cpu were lost before ts (the ring was full); ordered among the records. */
+typedef int (*capture_lost_fn)(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n);
+
+struct capture_opts {
+	size_t sz;			/* sizeof(struct capture_opts) */
+	size_t ring_bytes;		/* per CPU; rounded up to a power of two pages */
+	bool syscalls;			/* record every syscall entry (raw_syscalls:sys_enter) */
+	uint32_t self_tgid;		/* a process never recorded: the tracer itself */
+	capture_record_fn on_record;
+	capture_lost_fn on_lost;
+	void *ctx;
+};
+
+struct capture_stats {
+	uint64_t records;		/* delivered */
+	uint64_t lost;			/* reserve failures: ring full */
+	uint64_t out_of_order;		/* delivered older than an earlier record */
+	uint64_t misses;		/* program runs the kernel skipped (recursion) */
+};
+
+/* Opens the BPF object and configures it; NULL with errno set on failure. */
+struct capture *capture__new(const struct capture_opts *opts);
+int capture__load(struct capture *c);
+int capture__attach(struct capture *c);
+
+/* Waits up to one poll period (a few ms) for a ring to fill, reads every ring and delivers the
+ * records that are older than the ordering window. */
+int capture__poll(struct capture *c);
+
+/* Detaches the programs, then reads what is left in the rings and delivers all of it. */
+int capture__drain(struct capture *c);
+
+void capture__stats(const struct capture *c, struct capture_stats *out);
+
+/* Detaches and frees. Accepts NULL and half-built captures. */
+void capture__free(struct capture *c);
+
+#endif
