@@ -1,0 +1,132 @@
+/* blocking.c - recorded workloads that block in known ways must show the matching Go events:
+ * pipe reads as syscalls (GoSysCall, GoSysBlock, GoSysExit), sleeps as GoSleep, mutex waits
+ * as GoBlockSync, each with the synthetic `syscall NAME` frame. */
+#include "tests/integration/itest.h"
+
+#define PINGPONG_ROUNDS 2000
+#define SLEEPS 20
+
+TestSuite(blocking, .fini = itest_fini, .timeout = 120);
+
+/* Each side blocks in read() whenever the other has not answered yet. How often that is
+ * depends on scheduling (about half the rounds here), so the ground truth is the side's own
+ * count of voluntary switches in the loop: every one is a read that blocked. */
+static void check_pingpong_side(const char *role)
+{
+	pid_t tid = itest_tid(role);
+	char key[32];
+	long long vcsw, n = PINGPONG_ROUNDS;
+	size_t starts, wakeups, blocks, named;
+
+	snprintf(key, sizeof(key), "vcsw-%s", role);
+	vcsw = itest_stat(key);
+	starts = tq_count(it.trace, TQ_BIT(GT_EV_GO_START), tid);
+	wakeups = tq_count(it.trace, TQ_WAKEUPS, tid);
+	blocks = tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSBLOCK), tid);
+	named = tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid, "syscall read");
+
+	cr_log_info("%s (tid %d): %lld rounds, %lld blocked; trace: %zu GoStart, %zu wakeups, "
+		    "%zu GoSysBlock, %zu GoSysCall naming `syscall read`",
+		    role, tid, n, vcsw, starts, wakeups, blocks, named);
+	cr_assert_gt(vcsw, 0, "%s never blocked: the workload did not ping-pong", role);
+	itest_expect((long long)blocks >= vcsw && (long long)blocks <= n + 2, tid,
+		     "%s: %zu GoSysBlock, expected %lld..%lld (one per blocking read)",
+		     role, blocks, vcsw, n + 2);
+	itest_expect(named >= blocks, tid, "%s: only %zu of %zu blocking syscalls name `syscall read`",
+		     role, named, blocks);
+	itest_expect(wakeups >= blocks && (long long)wakeups <= n + 2, tid,
+		     "%s: %zu wakeups for %zu blocks (at most %lld)", role, wakeups, blocks, n + 2);
+	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSEXIT), tid) >= blocks, tid,
+		     "%s: a pipe read is an `other` syscall, so it must end in GoSysExit", role);
+	itest_expect(starts >= wakeups, tid, "%s: %zu GoStart for %zu wakeups", role, starts, wakeups);
+}
+
+Test(blocking, pingpong_pipe_reads_are_syscalls)
+{
+	itest_record(NULL, "pingpong", (const char *[]){ "2000", NULL }, 60);
+	check_pingpong_side("ping");
+	check_pingpong_side("pong");
+}
+
+Test(blocking, sleeper_sleeps_are_gosleep_10ms_each)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0;
+	pid_t tid;
+
+	itest_record(NULL, "sleeper", (const char *[]){ "20", NULL }, 60);
+	tid = itest_tid("sleeper");
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SLEEP), tid))) {
+		const struct gt_event *w;
+		const char *leaf = tq_leaf(e->stack);
+		size_t j = i + 1;
+		double ms;
+
+		n++;
+		itest_expect(leaf && strstr(leaf, "nanosleep"), tid,
+			     "GoSleep #%zu: leaf frame '%s', expected `syscall (clock_)nanosleep`",
+			     n, leaf ? leaf : "(no stack)");
+		w = tq_next(it.trace, &j, TQ_WAKEUPS, tid);
+		itest_expect(w, tid, "GoSleep #%zu never followed by a wakeup", n);
+		ms = tq_ns(it.trace, e->ts, w->ts) / 1e6;
+		itest_expect(ms >= 9 && ms <= 60, tid, "GoSleep #%zu woke after %.3f ms, expected 9..60",
+			     n, ms);
+		i++;
+	}
+	itest_expect(n == SLEEPS, tid, "%zu GoSleep events, expected %d", n, SLEEPS);
+}
+
+Test(blocking, futex_waits_are_goblocksync)
+{
+	const char *role;
+	pid_t tid;
+	size_t total = 0;
+
+	itest_record(NULL, "futex_contend", (const char *[]){ "4", "500", NULL }, 60);
+	for (size_t k = 0; workload__thread(it.wl, k, &role, &tid); k++) {
+		char key[48];
+		long long vcsw;
+		size_t sync, named;
+
+		snprintf(key, sizeof(key), "vcsw-%s", role);
+		vcsw = itest_stat(key);
+		sync = tq_count(it.trace, TQ_BIT(GT_EV_GO_BLOCK_SYNC), tid);
+		named = tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_BLOCK_SYNC), tid, "syscall futex");
+		cr_log_info("%s (tid %d): %lld futex waits in the loop; trace: %zu GoBlockSync, "
+			    "%zu naming `syscall futex`", role, tid, vcsw, sync, named);
+		/* The loop's waits, plus the start barrier's if it blocked. */
+		itest_expect(sync >= 1 && (long long)sync >= vcsw, tid,
+			     "%s: %zu GoBlockSync, expected >= max(1, %lld)", role, sync, vcsw);
+		itest_expect(named == sync, tid, "%s: %zu of %zu GoBlockSync name `syscall futex`",
+			     role, named, sync);
+		total += sync;
+	}
+	cr_assert_geq(total, 4, "no contention recorded");
+}
+
+Test(blocking, slowread_blocks_50ms_in_read)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0;
+	pid_t tid;
+
+	itest_record(NULL, "slowread", (const char *[]){ "3", "50", NULL }, 60);
+	tid = itest_tid("reader");
+	itest_expect(tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid, "syscall read") >= 3, tid,
+		     "fewer than 3 GoSysCall naming `syscall read`");
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SYSBLOCK), tid))) {
+		const struct gt_event *x;
+		size_t j = i + 1;
+		double ms;
+
+		n++;
+		x = tq_next(it.trace, &j, TQ_WAKEUPS, tid);
+		itest_expect(x && x->type == GT_EV_GO_SYSEXIT, tid,
+			     "GoSysBlock #%zu not ended by GoSysExit", n);
+		ms = tq_ns(it.trace, e->ts, x->ts) / 1e6;
+		itest_expect(ms >= 40 && ms <= 500, tid,
+			     "GoSysBlock #%zu: GoSysExit after %.3f ms, expected 40..500", n, ms);
+		i++;
+	}
+	itest_expect(n == 3, tid, "%zu GoSysBlock events for the reader, expected 3", n);
+}

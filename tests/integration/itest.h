@@ -1,0 +1,136 @@
+/* itest.h - what every integration test shares: the root check, one recording of one
+ * workload (recorder started, workload run, recorder stopped with SIGINT, trace loaded, both
+ * Go parsers run on it), and a teardown that runs even when an assertion fails.
+ *
+ * Tests record the whole machine, so they run one at a time (--jobs 1), as root.
+ */
+#ifndef LXTRACE_TESTS_ITEST_H
+#define LXTRACE_TESTS_ITEST_H
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/reader.h"
+#include "tests/lib/goparse.h"
+#include "tests/lib/record.h"
+#include "tests/lib/tquery.h"
+
+/* Seconds a recorder gets to drain its buffers and write the file after SIGINT. */
+#define ITEST_STOP_TIMEOUT 60
+
+struct itest {
+	struct recorder *rec;
+	struct workload *wl;
+	struct gt_trace *trace;
+};
+
+static struct itest it;
+
+static inline void itest_fini(void)
+{
+	gt_trace__free(it.trace);
+	workload__free(it.wl);
+	recorder__free(it.rec);	/* kills a recorder still running, removes its files */
+	memset(&it, 0, sizeof(it));
+}
+
+static inline void itest_require_root(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("integration tests load BPF programs: run them as root");
+}
+
+/* Records workload `name` run with wargs, lxtrace record getting ropts. Asserts that the
+ * recorder started, exited 0 after SIGINT, left no BPF program, and wrote a file that our
+ * decoder and both Go parsers accept. Fills `it`. */
+static inline void itest_record(const char *const *ropts, const char *name, const char *const *wargs,
+				int timeout_s)
+{
+	char why[4096];
+	int rc;
+
+	itest_require_root();
+	it.rec = recorder__start(ropts, why, sizeof(why));
+	cr_assert(it.rec, "%s", why);
+	if (!recorder__announced(it.rec))
+		cr_log_warn("recorder never printed \"recording\": assumed ready after the grace period");
+
+	it.wl = workload__run(name, wargs, timeout_s);
+	cr_assert(it.wl, "cannot run workload %s: %s", name, strerror(errno));
+	cr_assert_eq(workload__status(it.wl), 0, "workload %s exited with status %d",
+		     name, workload__status(it.wl));
+
+	rc = recorder__stop(it.rec, ITEST_STOP_TIMEOUT);
+	cr_assert_eq(rc, 0, "cannot stop the recorder: %s", strerror(-rc));
+	cr_assert_eq(recorder__status(it.rec), 0, "recorder exited with status %d; stderr:\n%s",
+		     recorder__status(it.rec), recorder__stderr(it.rec));
+	cr_assert_gt(recorder__nprogs(it.rec), 0, "no BPF program found in the recorder's fds");
+	cr_assert_eq(recorder__leftover_progs(it.rec), 0, "BPF programs outlived the recorder");
+
+	rc = gt_trace__load(recorder__path(it.rec), &it.trace, why, sizeof(why));
+	cr_assert_eq(rc, 0, "lxtrace's own decoder rejects the trace: %s", why);
+	cr_assert(goparse_both_ok(recorder__path(it.rec), why, sizeof(why)), "%s", why);
+}
+
+/* A thread the workload reported, asserted present. */
+static inline pid_t itest_tid(const char *role)
+{
+	pid_t tid = workload__tid(it.wl, role);
+
+	cr_assert_gt(tid, 0, "workload did not report thread '%s':\n%s", role, workload__stdout(it.wl));
+	return tid;
+}
+
+/* A count the workload reported, asserted present. */
+static inline long long itest_stat(const char *key)
+{
+	long long v = workload__stat(it.wl, key, -1);
+
+	cr_assert_geq(v, 0, "workload did not report '%s':\n%s", key, workload__stdout(it.wl));
+	return v;
+}
+
+/* Asserts cond; when it fails, first prints the thread's events so the log shows why. */
+#define itest_expect(cond, tid, ...)                                              \
+	do {                                                                      \
+		if (!(cond)) {                                                    \
+			fprintf(stderr, "--- events of thread %u:\n", (unsigned)(tid)); \
+			tq_dump(it.trace, (tid), 80, stderr);                     \
+			cr_assert(0, __VA_ARGS__);                                \
+		}                                                                 \
+	} while (0)
+
+/* Records lost, as the recorder's stderr summary states them; -1 when it does not say. */
+static inline long long itest_summary_lost(void)
+{
+	const char *err = recorder__stderr(it.rec), *p = err;
+
+	/* Accept "lost N", "lost: N", "N lost", "N records lost", "N lost records". */
+	while ((p = strstr(p, "lost"))) {
+		const char *q = p + 4;
+		long long v;
+
+		while (*q == ':' || *q == ' ' || *q == '=')
+			q++;
+		if (sscanf(q, "%lld", &v) == 1)
+			return v;
+		for (q = p; q > err && (q[-1] == ' ' || (q[-1] >= 'a' && q[-1] <= 'z')); q--)
+			if (q[-1] == ' ' && q - 1 > err && q[-2] >= '0' && q[-2] <= '9')
+				break;
+		if (q > err + 1 && q[-2] >= '0' && q[-2] <= '9') {
+			const char *s = q - 2;
+
+			while (s > err && s[-1] >= '0' && s[-1] <= '9')
+				s--;
+			return strtoll(s, NULL, 10);
+		}
+		p += 4;
+	}
+	return -1;
+}
+
+#endif

@@ -1,0 +1,587 @@
+/* record.c - child processes for the integration tests: the recorder, workloads, commands. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "tests/lib/record.h"
+
+/* Loading and attaching the BPF programs takes well under a second here; a recorder that has
+ * not said "recording" by then is either silent about it or stuck. */
+#define READY_TIMEOUT_MS 20000
+#define MAX_PROGS 256
+#define MAX_ARGS 64
+
+struct recorder {
+	pid_t pid;		/* 0 once reaped */
+	int status;
+	bool announced;
+	char path[64];		/* the trace */
+	char errpath[64];	/* its stderr, a file so it can never block on a full pipe */
+	char *err;
+	size_t nprogs;
+	uint32_t progs[MAX_PROGS];
+};
+
+struct wl_thread {
+	char role[32];
+	pid_t tid;
+};
+
+struct wl_stat {
+	char key[32];
+	long long value;
+};
+
+struct workload {
+	int status;
+	pid_t pid;
+	char *out;
+	size_t nthreads, nstats;
+	struct wl_thread *threads;
+	struct wl_stat *stats;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec d = { ms / 1000, ms % 1000 * 1000000 };
+
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+}
+
+static int decode_status(int wstatus)
+{
+	if (WIFEXITED(wstatus))
+		return WEXITSTATUS(wstatus);
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return 255;
+}
+
+/* Waits for pid up to timeout_ms (< 0: forever); SIGKILLs it after that. Returns its status. */
+static int reap(pid_t pid, long timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	int wstatus;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &wstatus, timeout_ms < 0 ? 0 : WNOHANG);
+
+		if (r == pid)
+			return decode_status(wstatus);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (timeout_ms >= 0 && now_ms() >= deadline) {
+			kill(pid, SIGKILL);
+			timeout_ms = -1;
+		} else if (r == 0) {
+			sleep_ms(5);
+		}
+	}
+}
+
+const char *record__build_path(const char *name)
+{
+	static char path[2 * PATH_MAX];
+	char exe[PATH_MAX];
+	const char *env = NULL;
+	ssize_t n;
+	char *slash;
+
+	if (!strcmp(name, "lxtrace"))
+		env = getenv("LXTRACE");
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		n = 0;
+	exe[n] = '\0';
+	/* <build>/tests/<test binary>: strip two components. */
+	for (int i = 0; i < 2; i++) {
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+	}
+	snprintf(path, sizeof(path), "%s/%s", exe[0] ? exe : "build", name);
+	return path;
+}
+
+static const char *workload_path(const char *name)
+{
+	static char path[3 * PATH_MAX];
+	const char *dir = getenv("LXTRACE_WORKLOADS");
+
+	if (!dir || !*dir)
+		dir = record__build_path("tests/workloads");
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return path;
+}
+
+int record__tmpfile(char *path, size_t len, const char *suffix)
+{
+	int fd;
+
+	if ((size_t)snprintf(path, len, "/tmp/lxtrace-test-XXXXXX%s", suffix) >= len)
+		return -ENAMETOOLONG;
+	fd = mkstemps(path, (int)strlen(suffix));
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* Forks argv with stdout and stderr on the given fds (-1: /dev/null). The child gets
+ * deathsig when this thread dies, so no test can orphan it. Returns its pid or -errno. */
+static pid_t spawn(const char *const *argv, int out_fd, int err_fd, int deathsig)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		prctl(PR_SET_PDEATHSIG, deathsig);
+		if (getppid() != parent)
+			_exit(127);
+		dup2(null, STDIN_FILENO);
+		dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO);
+		dup2(err_fd >= 0 ? err_fd : null, STDERR_FILENO);
+		execv(argv[0], (char *const *)argv);
+		dprintf(STDERR_FILENO, "test: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Reads a whole (small) file; "" when it cannot. Never NULL unless out of memory. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return strdup("");
+	if (getdelim(&buf, &len, '\0', f) < 0) {
+		free(buf);
+		buf = strdup("");
+	}
+	fclose(f);
+	return buf;
+}
+
+static void note_progs(struct recorder *r)
+{
+	char dir[64], path[PATH_MAX], line[128];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)r->pid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned id;
+			bool seen = false;
+
+			if (sscanf(line, "prog_id: %u", &id) != 1)
+				continue;
+			for (size_t i = 0; i < r->nprogs; i++)
+				seen |= r->progs[i] == id;
+			if (!seen && r->nprogs < MAX_PROGS)
+				r->progs[r->nprogs++] = id;
+		}
+		fclose(f);
+	}
+	closedir(d);
+}
+
+struct recorder *recorder__start(const char *const *args, char *why, size_t whylen)
+{
+	const char *argv[MAX_ARGS + 5];
+	struct recorder *r = calloc(1, sizeof(*r));
+	size_t n = 0;
+	int err_fd = -1, saved;
+	int64_t deadline;
+
+	if (why && whylen)
+		why[0] = '\0';
+	if (!r)
+		return NULL;
+	if (record__tmpfile(r->path, sizeof(r->path), ".trace") ||
+	    record__tmpfile(r->errpath, sizeof(r->errpath), ".stderr"))
+		goto fail;
+	argv[n++] = record__build_path("lxtrace");
+	argv[n++] = "record";
+	argv[n++] = "-o";
+	argv[n++] = r->path;
+	for (size_t i = 0; args && args[i] && i < MAX_ARGS; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+
+	err_fd = open(r->errpath, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (err_fd < 0)
+		goto fail;
+	/* SIGINT on our death: the recorder's own clean shutdown detaches its programs. */
+	r->pid = spawn(argv, err_fd, err_fd, SIGINT);
+	close(err_fd);
+	if (r->pid < 0) {
+		errno = -r->pid;
+		r->pid = 0;
+		goto fail;
+	}
+
+	deadline = now_ms() + READY_TIMEOUT_MS;
+	while (now_ms() < deadline) {
+		int wstatus;
+		char *text;
+
+		if (waitpid(r->pid, &wstatus, WNOHANG) == r->pid) {
+			r->status = decode_status(wstatus);
+			r->pid = 0;
+			r->err = slurp(r->errpath);
+			if (why)
+				snprintf(why, whylen, "recorder exited with status %d before recording: %s",
+					 r->status, r->err ? r->err : "");
+			errno = ECHILD;
+			goto fail;
+		}
+		text = slurp(r->errpath);
+		r->announced = text && strstr(text, "recording");
+		free(text);
+		if (r->announced)
+			break;
+		sleep_ms(20);
+	}
+	note_progs(r);
+	return r;
+
+fail:
+	saved = errno;
+	if (why && whylen && !why[0])
+		snprintf(why, whylen, "cannot start the recorder: %s", strerror(saved));
+	recorder__free(r);
+	errno = saved;
+	return NULL;
+}
+
+int recorder__stop(struct recorder *r, int timeout_s)
+{
+	int status;
+
+	if (!r->pid)
+		return 0;
+	kill(r->pid, SIGINT);
+	status = reap(r->pid, (long)timeout_s * 1000);
+	if (status < 0)
+		return status;
+	r->status = status;
+	r->pid = 0;
+	free(r->err);
+	r->err = slurp(r->errpath);
+	return 0;
+}
+
+int recorder__status(const struct recorder *r)
+{
+	return r->status;
+}
+
+bool recorder__announced(const struct recorder *r)
+{
+	return r->announced;
+}
+
+const char *recorder__stderr(const struct recorder *r)
+{
+	return r->err ? r->err : "";
+}
+
+const char *recorder__path(const struct recorder *r)
+{
+	return r->path;
+}
+
+pid_t recorder__pid(const struct recorder *r)
+{
+	return r->pid;
+}
+
+size_t recorder__nprogs(const struct recorder *r)
+{
+	return r->nprogs;
+}
+
+size_t recorder__leftover_progs(const struct recorder *r)
+{
+	size_t left = 0;
+
+	for (size_t i = 0; i < r->nprogs; i++) {
+		int fd = bpf_prog_get_fd_by_id(r->progs[i]);
+
+		if (fd >= 0) {
+			left++;
+			close(fd);
+		}
+	}
+	return left;
+}
+
+void recorder__free(struct recorder *r)
+{
+	if (!r)
+		return;
+	if (r->pid) {
+		kill(r->pid, SIGKILL);
+		reap(r->pid, -1);
+	}
+	if (r->path[0])
+		unlink(r->path);
+	if (r->errpath[0])
+		unlink(r->errpath);
+	free(r->err);
+	free(r);
+}
+
+/* Appends what fd delivers until EOF or the deadline. Returns 0 or -ETIMEDOUT. */
+static int drain(int fd, char **buf, size_t *len, int64_t deadline)
+{
+	size_t cap = *len + 1;
+
+	for (;;) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		int64_t left = deadline - now_ms();
+		ssize_t n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, (int)left) <= 0)
+			continue;
+		if (*len + 4096 + 1 > cap) {
+			char *grown = realloc(*buf, cap * 2 + 4096);
+
+			if (!grown)
+				return -ENOMEM;
+			*buf = grown;
+			cap = cap * 2 + 4096;
+		}
+		n = read(fd, *buf + *len, cap - *len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+		(*buf)[*len] = '\0';
+	}
+	return 0;
+}
+
+/* Reads stdout and stderr pipes of pid until both close or the deadline (then kills it). */
+static int collect(pid_t pid, int out_fd, int err_fd, int timeout_s, char **out, char **err)
+{
+	int64_t deadline = now_ms() + (int64_t)timeout_s * 1000;
+	char *bufs[2] = { calloc(1, 1), calloc(1, 1) };
+	size_t lens[2] = { 0, 0 };
+	int fds[2] = { out_fd, err_fd };
+	int status, rc = 0;
+
+	/* stderr of a command is small: draining stdout first cannot deadlock on it for long,
+	 * but drain both in turn with the shared deadline anyway. */
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0 && bufs[i] && drain(fds[i], &bufs[i], &lens[i], deadline))
+			rc = -ETIMEDOUT;
+	status = reap(pid, rc ? 0 : 10000);
+	if (out)
+		*out = bufs[0];
+	else
+		free(bufs[0]);
+	if (err)
+		*err = bufs[1];
+	else
+		free(bufs[1]);
+	return status;
+}
+
+int run_capture(const char *const *argv, int timeout_s, char **out, char **err)
+{
+	int po[2], pe[2];
+	pid_t pid;
+
+	if (out)
+		*out = NULL;
+	if (err)
+		*err = NULL;
+	if (pipe2(po, O_CLOEXEC))
+		return -errno;
+	if (pipe2(pe, O_CLOEXEC)) {
+		int e = -errno;
+
+		close(po[0]);
+		close(po[1]);
+		return e;
+	}
+	pid = spawn(argv, po[1], pe[1], SIGKILL);
+	close(po[1]);
+	close(pe[1]);
+	if (pid < 0) {
+		close(po[0]);
+		close(pe[0]);
+		return pid;
+	}
+	pid = collect(pid, po[0], pe[0], timeout_s, out, err);
+	close(po[0]);
+	close(pe[0]);
+	return pid;
+}
+
+static int parse_protocol(struct workload *w)
+{
+	char *save = NULL, *text = strdup(w->out ? w->out : "");
+
+	if (!text)
+		return -ENOMEM;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char word[32];
+		long long v;
+		int tid;
+
+		if (sscanf(line, "pid %d", &tid) == 1) {
+			w->pid = tid;
+		} else if (sscanf(line, "tid %31s %d", word, &tid) == 2) {
+			struct wl_thread *t = realloc(w->threads, (w->nthreads + 1) * sizeof(*t));
+
+			if (!t)
+				break;
+			w->threads = t;
+			snprintf(t[w->nthreads].role, sizeof(t->role), "%s", word);
+			t[w->nthreads++].tid = tid;
+		} else if (sscanf(line, "stat %31s %lld", word, &v) == 2) {
+			struct wl_stat *s = realloc(w->stats, (w->nstats + 1) * sizeof(*s));
+
+			if (!s)
+				break;
+			w->stats = s;
+			snprintf(s[w->nstats].key, sizeof(s->key), "%s", word);
+			s[w->nstats++].value = v;
+		}
+	}
+	free(text);
+	return 0;
+}
+
+struct workload *workload__run(const char *name, const char *const *args, int timeout_s)
+{
+	const char *argv[MAX_ARGS + 2];
+	struct workload *w = calloc(1, sizeof(*w));
+	size_t n = 0;
+	int po[2];
+	pid_t pid;
+
+	if (!w)
+		return NULL;
+	argv[n++] = workload_path(name);
+	for (size_t i = 0; args && args[i] && i < MAX_ARGS; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if (pipe2(po, O_CLOEXEC))
+		goto fail;
+	/* stderr stays the test's own: a workload's complaint shows in the test log. */
+	pid = spawn(argv, po[1], STDERR_FILENO, SIGKILL);
+	close(po[1]);
+	if (pid < 0) {
+		close(po[0]);
+		errno = -pid;
+		goto fail;
+	}
+	w->status = collect(pid, po[0], -1, timeout_s, &w->out, NULL);
+	close(po[0]);
+	if (parse_protocol(w))
+		goto fail;
+	return w;
+fail:
+	n = (size_t)errno;
+	workload__free(w);
+	errno = (int)n;
+	return NULL;
+}
+
+int workload__status(const struct workload *w)
+{
+	return w->status;
+}
+
+pid_t workload__pid(const struct workload *w)
+{
+	return w->pid;
+}
+
+pid_t workload__tid(const struct workload *w, const char *role)
+{
+	for (size_t i = 0; i < w->nthreads; i++)
+		if (!strcmp(w->threads[i].role, role))
+			return w->threads[i].tid;
+	return 0;
+}
+
+bool workload__thread(const struct workload *w, size_t n, const char **role, pid_t *tid)
+{
+	if (n >= w->nthreads)
+		return false;
+	*role = w->threads[n].role;
+	*tid = w->threads[n].tid;
+	return true;
+}
+
+long long workload__stat(const struct workload *w, const char *key, long long def)
+{
+	for (size_t i = 0; i < w->nstats; i++)
+		if (!strcmp(w->stats[i].key, key))
+			return w->stats[i].value;
+	return def;
+}
+
+const char *workload__stdout(const struct workload *w)
+{
+	return w->out ? w->out : "";
+}
+
+void workload__free(struct workload *w)
+{
+	if (!w)
+		return;
+	free(w->out);
+	free(w->threads);
+	free(w->stats);
+	free(w);
+}

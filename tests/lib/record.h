@@ -1,0 +1,80 @@
+/* record.h - runs real recordings for the integration tests: `lxtrace record` as a child,
+ * the workloads of tests/workloads/, and any command whose output a test checks.
+ *
+ * Every child is tied to the test process with PR_SET_PDEATHSIG (the recorder gets SIGINT,
+ * so even a crashed test makes it detach its BPF programs and exit; workloads get SIGKILL),
+ * and every *__free kills and reaps what is still running and removes its temp files.
+ * Programs are found next to the test binary: <build>/lxtrace and <build>/tests/workloads/,
+ * where <build> is two levels above /proc/self/exe; $LXTRACE and $LXTRACE_WORKLOADS override.
+ */
+#ifndef LXTRACE_TESTS_RECORD_H
+#define LXTRACE_TESTS_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct recorder;
+
+/* Starts `lxtrace record -o TMPFILE ARGS...` (args NULL-terminated, may be NULL) and waits
+ * until it prints a line containing "recording" on stderr. A recorder that says nothing is
+ * assumed ready after a grace period (see recorder__announced). NULL with errno set when it
+ * could not start or exited first; *why (if not NULL, size whylen) then says why, with its
+ * stderr. */
+struct recorder *recorder__start(const char *const *args, char *why, size_t whylen);
+
+/* SIGINT, then waits up to timeout_s for it to finish writing (SIGKILL after that, which
+ * recorder__status reports as 128 + 9). Returns 0, or -errno when it could not be waited for. */
+int recorder__stop(struct recorder *r, int timeout_s);
+
+/* Exit status after stop: the exit code, or 128 + the signal that killed it. */
+int recorder__status(const struct recorder *r);
+/* True when it printed its "recording" line, false when only the grace period elapsed. */
+bool recorder__announced(const struct recorder *r);
+/* Everything it wrote on stderr (read when stopped), NUL-terminated; never NULL. */
+const char *recorder__stderr(const struct recorder *r);
+const char *recorder__path(const struct recorder *r);
+pid_t recorder__pid(const struct recorder *r);
+/* BPF programs the recorder held while recording (from /proc/PID/fdinfo) that still exist
+ * now: after a stop this must be 0. */
+size_t recorder__leftover_progs(const struct recorder *r);
+size_t recorder__nprogs(const struct recorder *r);
+
+/* Kills (SIGKILL) and reaps it if still running, unlinks the trace file. Accepts NULL. */
+void recorder__free(struct recorder *r);
+
+struct workload;
+
+/* Runs workload NAME with args (NULL-terminated, may be NULL) to completion, capturing its
+ * stdout (tests/workloads/workload.h's protocol); killed after timeout_s. NULL with errno
+ * set when it could not run. */
+struct workload *workload__run(const char *name, const char *const *args, int timeout_s);
+
+/* Exit status: the exit code, or 128 + the signal that killed it. */
+int workload__status(const struct workload *w);
+pid_t workload__pid(const struct workload *w);
+/* The tid it reported for role, or 0. */
+pid_t workload__tid(const struct workload *w, const char *role);
+/* The n-th reported thread (role and tid), false past the end. */
+bool workload__thread(const struct workload *w, size_t n, const char **role, pid_t *tid);
+/* The value it reported for key, or def. */
+long long workload__stat(const struct workload *w, const char *key, long long def);
+const char *workload__stdout(const struct workload *w);
+
+/* Accepts NULL. */
+void workload__free(struct workload *w);
+
+/* Runs argv to completion (killed after timeout_s); *out and *err (malloc'd, NUL-terminated,
+ * either may be NULL to discard) receive its output. Returns its exit code, 128 + signal when
+ * killed, or a negative errno when it could not run. */
+int run_capture(const char *const *argv, int timeout_s, char **out, char **err);
+
+/* <build>/NAME, e.g. "lxtrace" -> ".../build/lxtrace". Static storage, overwritten by the next call. */
+const char *record__build_path(const char *name);
+
+/* Creates an empty temp file "/tmp/lxtrace-test-XXXXXX<suffix>" and writes its name into
+ * path (size len). Returns 0 or -errno. */
+int record__tmpfile(char *path, size_t len, const char *suffix);
+
+#endif

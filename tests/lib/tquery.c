@@ -1,0 +1,164 @@
+/* tquery.c - counting and locating events, frames and logs in a decoded trace, for tests. */
+#include <string.h>
+
+#include "tests/lib/tquery.h"
+
+uint64_t tq_subject(const struct gt_event *e)
+{
+	switch (e->type) {
+	case GT_EV_GO_CREATE:
+	case GT_EV_GO_START:
+	case GT_EV_GO_START_LABEL:
+	case GT_EV_GO_UNBLOCK:
+	case GT_EV_GO_SYSEXIT:
+	case GT_EV_GO_WAITING:
+	case GT_EV_GO_IN_SYSCALL:
+		return e->nargs ? e->args[0] : e->g;
+	default:
+		return e->g;
+	}
+}
+
+bool tq_about(const struct gt_event *e, uint32_t tid)
+{
+	uint64_t g = tq_subject(e);
+
+	return tid == TQ_ANY_THREAD ? g != 0 : (uint32_t)g == tid;
+}
+
+static bool in_mask(const struct gt_event *e, uint64_t mask)
+{
+	return e->type < 64 && (mask & TQ_BIT(e->type));
+}
+
+const struct gt_event *tq_next(const struct gt_trace *t, size_t *i, uint64_t mask, uint32_t tid)
+{
+	const struct gt_event *ev = gt_trace__events(t);
+	size_t n = gt_trace__nevents(t);
+
+	for (; *i < n; ++*i)
+		if (in_mask(&ev[*i], mask) && tq_about(&ev[*i], tid))
+			return &ev[*i];
+	return NULL;
+}
+
+size_t tq_count(const struct gt_trace *t, uint64_t mask, uint32_t tid)
+{
+	size_t i = 0, count = 0;
+
+	for (; tq_next(t, &i, mask, tid); i++)
+		count++;
+	return count;
+}
+
+size_t tq_count_frame(const struct gt_trace *t, uint64_t mask, uint32_t tid, const char *func)
+{
+	const struct gt_event *e;
+	size_t i = 0, count = 0;
+
+	for (; (e = tq_next(t, &i, mask, tid)); i++)
+		count += tq_stack_has(e->stack, func);
+	return count;
+}
+
+bool tq_stack_has(const struct gt_stack *s, const char *func)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (s->frames[i].func && !strcmp(s->frames[i].func, func))
+			return true;
+	return false;
+}
+
+const char *tq_leaf(const struct gt_stack *s)
+{
+	return s && s->n ? s->frames[0].func : NULL;
+}
+
+const char *tq_outermost(const struct gt_stack *s)
+{
+	return s && s->n ? s->frames[s->n - 1].func : NULL;
+}
+
+const struct gt_stack *tq_create_stack(const struct gt_trace *t, const struct gt_event *e)
+{
+	if (e->type != GT_EV_GO_CREATE || e->nargs < 2)
+		return NULL;
+	return gt_trace__stack(t, e->args[1]);
+}
+
+static bool stack_mentions(const struct gt_stack *s, const char *needle)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (s->frames[i].func && strstr(s->frames[i].func, needle))
+			return true;
+	return false;
+}
+
+bool tq_has_func(const struct gt_trace *t, uint32_t tid, const char *needle)
+{
+	const struct gt_event *ev = gt_trace__events(t);
+	size_t n = gt_trace__nevents(t);
+
+	for (size_t i = 0; i < n; i++) {
+		if (tid != TQ_ANY_THREAD && !tq_about(&ev[i], tid))
+			continue;
+		if (stack_mentions(ev[i].stack, needle) ||
+		    stack_mentions(tq_create_stack(t, &ev[i]), needle))
+			return true;
+	}
+	return false;
+}
+
+static bool mem_has(const char *hay, size_t len, const char *needle)
+{
+	size_t nl = strlen(needle);
+
+	for (size_t i = 0; hay && nl <= len && i <= len - nl; i++)
+		if (!memcmp(hay + i, needle, nl))
+			return true;
+	return false;
+}
+
+size_t tq_count_logs(const struct gt_trace *t, const char *needle)
+{
+	const struct gt_event *ev = gt_trace__events(t);
+	size_t n = gt_trace__nevents(t), count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *key;
+
+		if (ev[i].type != GT_EV_USER_LOG)
+			continue;
+		key = ev[i].nargs >= 2 ? gt_trace__string(t, ev[i].args[1]) : NULL;
+		count += (key && strstr(key, needle)) || mem_has(ev[i].msg, ev[i].msg_len, needle);
+	}
+	return count;
+}
+
+double tq_ns(const struct gt_trace *t, uint64_t from, uint64_t to)
+{
+	uint64_t freq = gt_trace__frequency(t);
+
+	return ((double)to - (double)from) * 1e9 / (double)(freq ? freq : 1000000000);
+}
+
+void tq_dump(const struct gt_trace *t, uint32_t tid, size_t max, FILE *f)
+{
+	const struct gt_event *ev = gt_trace__events(t);
+	size_t n = gt_trace__nevents(t), shown = 0;
+	uint64_t t0 = n ? ev[0].ts : 0;
+
+	for (size_t i = 0; i < n && shown < max; i++) {
+		const char *leaf;
+
+		if (tid != TQ_ANY_THREAD && !tq_about(&ev[i], tid))
+			continue;
+		leaf = tq_leaf(ev[i].stack);
+		fprintf(f, "%12.3f us  P%-3lld %-14s g=%llu subject=%llu%s%s\n",
+			tq_ns(t, t0, ev[i].ts) / 1e3, (long long)ev[i].p,
+			ev[i].type < GT_EV_COUNT ? gt_specs[ev[i].type].name : "?",
+			(unsigned long long)ev[i].g, (unsigned long long)tq_subject(&ev[i]),
+			leaf ? "  " : "", leaf ? leaf : "");
+		shown++;
+	}
+}

@@ -1,0 +1,61 @@
+/* tquery.h - questions tests ask of a decoded trace: how many events of a kind a thread had,
+ * which stacks name a function, how far apart two events are.
+ *
+ * Threads are goroutines with goid = tid, or tid | generation << 32 for a reused tid, so a
+ * thread matches every goroutine whose low 32 bits are its tid.
+ */
+#ifndef LXTRACE_TESTS_TQUERY_H
+#define LXTRACE_TESTS_TQUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "format/reader.h"
+
+#define TQ_ANY_THREAD 0
+#define TQ_BIT(type) (1ULL << (type))
+/* A thread waking up: GoUnblock, or GoSysExit for a thread blocked in a syscall. */
+#define TQ_WAKEUPS (TQ_BIT(GT_EV_GO_UNBLOCK) | TQ_BIT(GT_EV_GO_SYSEXIT))
+
+/* The goroutine an event is about: the one created, started, unblocked or leaving a syscall
+ * for GoCreate, GoStart, GoUnblock, GoSysExit, GoWaiting, GoInSyscall; else the one running
+ * on the event's P. */
+uint64_t tq_subject(const struct gt_event *e);
+
+/* Does event e concern thread tid (TQ_ANY_THREAD: any)? */
+bool tq_about(const struct gt_event *e, uint32_t tid);
+
+/* Events whose type is in mask (TQ_BIT()s) about tid. */
+size_t tq_count(const struct gt_trace *t, uint64_t mask, uint32_t tid);
+
+/* The same, counting only events whose stack has a frame with function func. */
+size_t tq_count_frame(const struct gt_trace *t, uint64_t mask, uint32_t tid, const char *func);
+
+/* The next event at index >= *i of a type in mask about tid; *i is left on it. NULL at the end. */
+const struct gt_event *tq_next(const struct gt_trace *t, size_t *i, uint64_t mask, uint32_t tid);
+
+/* Frame queries; s may be NULL. The leaf is frames[0]; the outermost frame names the thread. */
+bool tq_stack_has(const struct gt_stack *s, const char *func);
+const char *tq_leaf(const struct gt_stack *s);
+const char *tq_outermost(const struct gt_stack *s);
+
+/* The stack a GoCreate gives its new goroutine (its name), NULL when none. */
+const struct gt_stack *tq_create_stack(const struct gt_trace *t, const struct gt_event *e);
+
+/* Is there any stack (event stacks and GoCreate new stacks) with a frame whose function
+ * contains needle? With tid != 0, only events about tid count. */
+bool tq_has_func(const struct gt_trace *t, uint32_t tid, const char *needle);
+
+/* UserLog events whose key or message contains needle. */
+size_t tq_count_logs(const struct gt_trace *t, const char *needle);
+
+/* Tick difference in nanoseconds. */
+double tq_ns(const struct gt_trace *t, uint64_t from, uint64_t to);
+
+/* Prints tid's events (all threads when TQ_ANY_THREAD), at most max lines, one per line
+ * with time, type, goroutine and leaf frame: what a failing test shows. */
+void tq_dump(const struct gt_trace *t, uint32_t tid, size_t max, FILE *f);
+
+#endif
