@@ -2,6 +2,10 @@
  * reports lost records in its summary and in the trace, and the file still parses. */
 #include "tests/integration/itest.h"
 
+/* `lxtrace record --buffer-size` is in MiB, rounded up to a power of two pages: this is the
+ * smallest ring, one page per CPU. */
+#define LOSS_BUFFER_SIZE "0.001"
+
 TestSuite(loss, .fini = itest_fini, .timeout = 180);
 
 Test(loss, tiny_buffer_reports_lost_records)

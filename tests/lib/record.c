@@ -22,6 +22,8 @@
  * not said "recording" by then is either silent about it or stuck. */
 #define READY_TIMEOUT_MS 20000
 #define MAX_PROGS 256
+/* How long programs may linger after the recorder exits before they count as left behind. */
+#define PROG_RELEASE_MS 5000
 #define MAX_ARGS 64
 
 struct recorder {
@@ -343,7 +345,7 @@ size_t recorder__nprogs(const struct recorder *r)
 	return r->nprogs;
 }
 
-size_t recorder__leftover_progs(const struct recorder *r)
+static size_t count_live_progs(const struct recorder *r)
 {
 	size_t left = 0;
 
@@ -355,6 +357,17 @@ size_t recorder__leftover_progs(const struct recorder *r)
 			close(fd);
 		}
 	}
+	return left;
+}
+
+size_t recorder__leftover_progs(const struct recorder *r)
+{
+	int64_t deadline = now_ms() + PROG_RELEASE_MS;
+	size_t left;
+
+	/* The kernel frees a program from a work queue after its last reference goes. */
+	while ((left = count_live_progs(r)) && now_ms() < deadline)
+		sleep_ms(20);
 	return left;
 }
 

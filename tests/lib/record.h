@@ -37,7 +37,7 @@ const char *recorder__stderr(const struct recorder *r);
 const char *recorder__path(const struct recorder *r);
 pid_t recorder__pid(const struct recorder *r);
 /* BPF programs the recorder held while recording (from /proc/PID/fdinfo) that still exist
- * now: after a stop this must be 0. */
+ * after a few seconds' grace for the kernel to free them: after a stop this must be 0. */
 size_t recorder__leftover_progs(const struct recorder *r);
 size_t recorder__nprogs(const struct recorder *r);
 
