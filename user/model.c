@@ -310,6 +310,16 @@ static struct thread *live(struct model *m, uint32_t tid, int *err)
 
 /* ---- records ----------------------------------------------------------------------------- */
 
+/* A P whose G blocked in a syscall stops and starts again, as the Go runtime hands off its P:
+ * the 1.23 viewer ends the G's syscall slice at the ProcStop, and without one it ends it at
+ * some later ProcStop of that P, when the G may no longer run there, and panics. */
+static int hand_off(struct model *m, uint32_t p)
+{
+	int err = emit(m, p, GT_EV_PROC_STOP, 0, 0, 0);
+
+	return err ? err : emit(m, p, GT_EV_PROC_START, p, 0, 0);
+}
+
 /* Writes how running t leaves CPU c, from the state and syscall the kernel reported. */
 static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned state, int nr)
 {
@@ -361,6 +371,8 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 			err = emit(m, c, GT_EV_GO_SYSCALL, stk, 0, 0);
 		if (!err)
 			err = go_stop(m, c, GT_EV_GO_SYSBLOCK, 0, THREAD_SYSBLOCKED);
+		if (!err)
+			err = hand_off(m, c);
 	} else {
 		err = go_stop(m, c, ev, stk, THREAD_WAITING);
 	}
@@ -694,9 +706,10 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 }
 
 /* The init phase (doc §3.5, §4 "1.23 viewer invariants") on the housekeeping P, each event one
- * tick after the last so that nothing collides, ending one tick before ts: lxtrace's goroutine
+ * tick after the last so that nothing collides, ending two ticks before ts: lxtrace's goroutine
  * created first (strictly the earliest event), the P started, every live thread created, then
- * Gomaxprocs; at ts every CPU's P starts. */
+ * Gomaxprocs; then the housekeeping P is handed off (for the threads put in a syscall on it);
+ * at ts every CPU's P starts. */
 int model__start(struct model *m, uint64_t ts)
 {
 	struct init_list l = { 0 };
@@ -713,7 +726,7 @@ int model__start(struct model *m, uint64_t ts)
 	n_init = 3;
 	for (size_t i = 0; i < l.n; i++)
 		n_init += l.v[i].state == 'R' ? 1 : 2;
-	m->now = ts > n_init + 1 ? ts - n_init - 1 : 1;
+	m->now = ts > n_init + 2 ? ts - n_init - 2 : 1;
 
 	err = special_stack(m, m->hk, MODEL_SPECIAL_LXTRACE, &stk);
 	if (!err)
@@ -736,6 +749,9 @@ int model__start(struct model *m, uint64_t ts)
 	m->now++;
 	if (!err)
 		err = emit(m, m->hk, GT_EV_GOMAXPROCS, m->ncpus, 0, 0);
+	m->now++;
+	if (!err)
+		err = hand_off(m, m->hk);
 	if (m->now < ts)
 		m->now = ts;
 	else

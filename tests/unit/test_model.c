@@ -1,0 +1,278 @@
+/* test_model.c - the model on hand-written record streams: each scenario must give a file both
+ * Go parsers accept, with the events the kernel's story implies and no repair. */
+#include <asm/unistd_64.h>
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "tests/lib/tquery.h"
+#include "tests/unit/test_model_util.h"
+
+#define T0 1000000000ull
+#define BIT TQ_BIT
+
+static void assert_no_repairs(const struct mt *t)
+{
+	for (int i = 0; i < MODEL_REPAIR_COUNT; i++)
+		cr_expect_eq(t->st.repairs[i], 0, "repair %s: %llu", model__repair_name(i),
+			     (unsigned long long)t->st.repairs[i]);
+}
+
+/* Two threads of one process wake each other through a futex on two CPUs. */
+Test(model, pingpong)
+{
+	char *proc = mt_proc_new();
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+	const int n = 50;
+
+	mt_proc_thread(proc, 100, 100, "pingpong", 'S', __NR_futex);
+	mt_proc_thread(proc, 100, 101, "pingpong", 'S', __NR_futex);
+	mt_proc_thread(proc, 100, 102, "pingpong", 'S', __NR_futex);
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0);
+	mt_wakeup(&t, ts, 0, 101);
+	mt_switch(&t, ts + 5, 0, 0, 101, LX_PREV_RUNNABLE, -1);
+	for (int i = 0; i < n; i++, ts += 1000) {
+		mt_wakeup(&t, ts + 10, 0, 102);
+		mt_switch(&t, ts + 20, 0, 101, 0, LX_PREV_SLEEP, __NR_futex);
+		mt_switch(&t, ts + 30, 1, 0, 102, LX_PREV_RUNNABLE, -1);
+		mt_wakeup(&t, ts + 40, 1, 101);
+		mt_switch(&t, ts + 50, 1, 102, 0, LX_PREV_SLEEP, __NR_futex);
+		mt_switch(&t, ts + 60, 0, 0, 101, LX_PREV_RUNNABLE, -1);
+	}
+	mt_finish(&t, ts + 100);
+
+	assert_no_repairs(&t);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_BLOCK_SYNC), 101), n);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_BLOCK_SYNC), 102), n);
+	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_BLOCK_SYNC), 101, "syscall futex"), n);
+	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_BLOCK_SYNC), 102, "pingpong (pid 100)"), n);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_UNBLOCK), 101), n + 1);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_UNBLOCK), 102), n);
+	/* B is always woken by A, whose identity names the unblock's stack. */
+	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_UNBLOCK), 102, "pingpong (pid 100)"), n);
+	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_UNBLOCK), 101, "[irq]"), 1);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), 101), n + 1);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), 102), n);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_WAITING), TQ_ANY_THREAD), 4);
+	/* Each P starts and stops once, the housekeeping P once more after the init phase. */
+	cr_expect_eq(mt_count(t.trace, GT_EV_PROC_START), 4);
+	cr_expect_eq(mt_count(t.trace, GT_EV_PROC_STOP), 4);
+	cr_expect_eq(t.st.threads, 3);
+	mt_close(&t, false);
+	mt_proc_free(proc);
+}
+
+/* nanosleep and clock_nanosleep are sleeps; preemption and sched_yield are not blocking. */
+Test(model, sleep_preempt_yield)
+{
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+
+	mt_open(&t, 1, MODEL_SYSCALLS_BLOCKING, NULL, T0);
+	mt_fork(&t, ts, 0, 0, 200, 200);	/* created from an idle CPU: a repair, tested below */
+	mt_switch(&t, ts + 10, 0, 0, 200, LX_PREV_RUNNABLE, -1);
+	for (int i = 0; i < 10; i++, ts += 1000) {
+		mt_switch(&t, ts + 100, 0, 200, 0, LX_PREV_SLEEP, i % 2 ? __NR_nanosleep : __NR_clock_nanosleep);
+		mt_wakeup(&t, ts + 500, 0, 200);
+		mt_switch(&t, ts + 510, 0, 0, 200, LX_PREV_RUNNABLE, -1);
+		mt_switch(&t, ts + 600, 0, 200, 0, LX_PREV_RUNNABLE, i % 2 ? __NR_sched_yield : -1);
+		mt_switch(&t, ts + 700, 0, 0, 200, LX_PREV_RUNNABLE, -1);
+	}
+	mt_finish(&t, ts + 100);
+
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_SLEEP), 200), 10);
+	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_SLEEP), 200, "syscall nanosleep"), 5);
+	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_SLEEP), 200, "syscall clock_nanosleep"), 5);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_SCHED), 200), 5);
+	/* 5 preemptions, plus the one at the end of the trace. */
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_PREEMPT), 200), 6);
+	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_UNBLOCK), 200, "[irq]"), 10);
+	cr_expect_eq(t.st.repairs[MODEL_REPAIR_FOREIGN], 1);
+	cr_expect_eq(t.st.repairs[MODEL_REPAIR_UNKNOWN_THREAD], 0);
+	mt_close(&t, false);
+}
+
+/* A read that blocks is a syscall (GoSysCall, GoSysBlock, GoSysExit); a thread blocked
+ * outside any syscall is GoBlock; epoll waits are network waits. */
+static void blocking_syscalls(enum model_syscalls mode)
+{
+	char *proc = mt_proc_new();
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+
+	mt_proc_thread(proc, 300, 300, "reader", 'R', -1);
+	mt_open(&t, 2, mode, proc, T0);
+	for (int i = 0; i < 8; i++, ts += 1000) {
+		mt_syscall(&t, ts, 1, 300, __NR_read);
+		mt_switch(&t, ts + 10, 1, 300, 0, LX_PREV_DISK, __NR_read);
+		mt_wakeup(&t, ts + 200, 0, 300);
+		mt_switch(&t, ts + 210, 1, 0, 300, LX_PREV_RUNNABLE, -1);
+		mt_syscall(&t, ts + 220, 1, 300, __NR_getpid);
+		mt_switch(&t, ts + 300, 1, 300, 0, LX_PREV_SLEEP, __NR_epoll_wait);
+		mt_wakeup(&t, ts + 400, 1, 300);
+		mt_switch(&t, ts + 410, 1, 0, 300, LX_PREV_RUNNABLE, -1);
+		mt_switch(&t, ts + 500, 1, 300, 0, LX_PREV_DISK, -1);
+		mt_wakeup(&t, ts + 600, 0, 300);
+		mt_switch(&t, ts + 610, 1, 0, 300, LX_PREV_RUNNABLE, -1);
+	}
+	mt_finish(&t, ts + 100);
+
+	assert_no_repairs(&t);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_SYSBLOCK), 300), 8);
+	/* The P is handed off at each block, as the Go runtime does. */
+	cr_expect_eq(mt_count(t.trace, GT_EV_PROC_STOP), 3 + 1 + 8);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_SYSEXIT), 300), 8);
+	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_SYSCALL), 300, "syscall read"), 8);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_SYSCALL), 300),
+		     mode == MODEL_SYSCALLS_ALL ? 16 : 8);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_BLOCK_NET), 300), 8);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_BLOCK), 300), 8);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_UNBLOCK), 300), 16);
+	mt_close(&t, false);
+	mt_proc_free(proc);
+}
+
+Test(model, blocking_read)
+{
+	blocking_syscalls(MODEL_SYSCALLS_BLOCKING);
+}
+
+Test(model, syscalls_all)
+{
+	blocking_syscalls(MODEL_SYSCALLS_ALL);
+}
+
+/* A shell forks a child process that execs and exits; a thread of the child's; tid reuse. */
+Test(model, fork_exec_exit)
+{
+	char *proc = mt_proc_new();
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+	const struct gt_event *ev;
+	size_t i = 0;
+
+	mt_proc_thread(proc, 400, 400, "sh", 'R', -1);
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0);
+	mt_switch(&t, ts, 0, 0, 400, LX_PREV_RUNNABLE, -1);
+	mt_fork(&t, ts + 10, 0, 400, 401, 401);
+	mt_wakeup_new(&t, ts + 11, 0, 401);
+	mt_switch(&t, ts + 20, 0, 400, 0, LX_PREV_SLEEP, __NR_wait4);
+	mt_switch(&t, ts + 30, 1, 0, 401, LX_PREV_RUNNABLE, -1);
+	mt_exec(&t, ts + 40, 1, 401, 401, "worker");
+	mt_fork(&t, ts + 50, 1, 401, 402, 401);
+	mt_switch(&t, ts + 60, 1, 401, 402, LX_PREV_RUNNABLE, -1);
+	mt_exit(&t, ts + 70, 1, 402);
+	mt_switch(&t, ts + 80, 1, 402, 401, LX_PREV_DEAD, -1);
+	mt_exit(&t, ts + 90, 1, 401);
+	mt_wakeup(&t, ts + 91, 1, 400);
+	mt_switch(&t, ts + 100, 1, 401, 0, LX_PREV_DEAD, -1);
+	mt_switch(&t, ts + 110, 0, 0, 400, LX_PREV_RUNNABLE, -1);
+	/* tid 402 is reused by a new thread of sh. */
+	mt_fork(&t, ts + 120, 0, 400, 402, 400);
+	mt_switch(&t, ts + 130, 1, 0, 402, LX_PREV_RUNNABLE, -1);
+	mt_exit(&t, ts + 140, 1, 402);
+	mt_switch(&t, ts + 150, 1, 402, 0, LX_PREV_DEAD, -1);
+	mt_finish(&t, ts + 200);
+
+	cr_expect_eq(t.st.repairs[MODEL_REPAIR_TID_REUSE], 1);
+	t.st.repairs[MODEL_REPAIR_TID_REUSE] = 0;
+	assert_no_repairs(&t);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_CREATE), TQ_ANY_THREAD), 5);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_END), TQ_ANY_THREAD), 3);
+	cr_expect_eq(tq_count_logs(t.trace, "worker (pid 401)"), 1);
+	/* Created as sh's child, 401 is named after sh; its thread 402 after the new program. */
+	while ((ev = tq_next(t.trace, &i, BIT(GT_EV_GO_CREATE), TQ_ANY_THREAD))) {
+		const struct gt_stack *s = tq_create_stack(t.trace, ev);
+		const char *want = ev->args[0] == 401 ? "sh (pid 401)" :
+				   ev->args[0] == 402 ? "worker (pid 401)" :
+				   ev->args[0] == (402 | 1ull << 32) ? "sh (pid 400)" : NULL;
+
+		cr_assert_not_null(s);
+		if (want)
+			cr_expect_str_eq(tq_outermost(s), want, "goroutine %llu",
+					 (unsigned long long)ev->args[0]);
+		i++;
+	}
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), 402), 2);
+	mt_close(&t, false);
+	mt_proc_free(proc);
+}
+
+/* Threads alive at start: sleeping ones wait, those in a blocking syscall are in it,
+ * running ones are placed by their first record without a repair. */
+Test(model, init_phase)
+{
+	char *proc = mt_proc_new();
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+
+	mt_proc_thread(proc, 500, 500, "db", 'S', __NR_futex);
+	mt_proc_thread(proc, 500, 501, "db", 'D', __NR_pread64);
+	mt_proc_thread(proc, 500, 502, "db", 'R', -1);
+	mt_proc_thread(proc, 500, 503, "db io", 'S', __NR_io_getevents);
+	mt_proc_thread(proc, 600, 600, "(sd-pam)", 'S', -1);
+	mt_proc_thread(proc, 600, 601, "dead", 'Z', -1);
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0);
+	mt_wakeup(&t, ts, 1, 501);
+	mt_wakeup(&t, ts + 1, 1, 503);
+	mt_wakeup(&t, ts + 2, 1, 500);
+	mt_switch(&t, ts + 10, 0, 502, 501, LX_PREV_RUNNABLE, -1);
+	mt_switch(&t, ts + 20, 1, 0, 503, LX_PREV_RUNNABLE, -1);
+	mt_finish(&t, ts + 100);
+
+	assert_no_repairs(&t);
+	cr_expect_eq(t.st.threads, 5);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_IN_SYSCALL), TQ_ANY_THREAD), 2);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_SYSEXIT), TQ_ANY_THREAD), 2);
+	/* lxtrace's goroutine, 500 and 600. */
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_WAITING), TQ_ANY_THREAD), 3);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_UNBLOCK), 500), 1);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), 502), 1);
+	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_PREEMPT), 503, "db io (pid 500)"), 1);
+	cr_expect(tq_has_func(t.trace, 600, "(sd-pam) (pid 600)"));
+	cr_expect(!tq_has_func(t.trace, 601, "dead"));
+	mt_close(&t, false);
+	mt_proc_free(proc);
+}
+
+/* Lost records become a UserLog of lxtrace's own goroutine. */
+Test(model, lost_records)
+{
+	struct mt t;
+
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, NULL, T0);
+	cr_assert_eq(model__lost(t.m, 1, T0 + 100, 42), 0);
+	mt_switch(&t, T0 + 200, 0, 0, 700, LX_PREV_RUNNABLE, -1);
+	cr_assert_eq(model__lost(t.m, 0, T0 + 300, 7), 0);
+	mt_finish(&t, T0 + 400);
+
+	cr_expect_eq(t.st.lost, 49);
+	cr_expect_eq(tq_count_logs(t.trace, "42 records lost on CPU 1"), 1);
+	cr_expect_eq(tq_count_logs(t.trace, "7 records lost on CPU 0"), 1);
+	cr_expect_eq(tq_count_logs(t.trace, "lxtrace.lost"), 2);
+	cr_expect_eq(t.st.repairs[MODEL_REPAIR_UNKNOWN_THREAD], 1);
+	mt_close(&t, false);
+}
+
+/* A wakeup that races ahead of the wakee's own switch-out. */
+Test(model, wakeup_before_switch_out)
+{
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, NULL, T0);
+	mt_switch(&t, ts, 0, 0, 800, LX_PREV_RUNNABLE, -1);
+	mt_switch(&t, ts + 1, 1, 0, 801, LX_PREV_RUNNABLE, -1);
+	mt_wakeup(&t, ts + 10, 1, 800);
+	mt_switch(&t, ts + 20, 0, 800, 0, LX_PREV_SLEEP, __NR_futex);
+	mt_switch(&t, ts + 30, 0, 0, 800, LX_PREV_RUNNABLE, -1);
+	/* And one that found it still running, so it never blocked. */
+	mt_wakeup(&t, ts + 40, 1, 800);
+	mt_switch(&t, ts + 50, 0, 800, 0, LX_PREV_RUNNABLE, -1);
+	mt_finish(&t, ts + 100);
+
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_BLOCK_SYNC), 800), 1);
+	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_UNBLOCK), 800, "[unknown thread]"), 1);
+	cr_expect_eq(t.st.repairs[MODEL_REPAIR_WAKEUP_DROPPED], 1);
+	mt_close(&t, false);
+}

@@ -1,0 +1,57 @@
+/* test_model_util.h - drives the model with synthetic kernel records into a temp trace file,
+ * builds fake /proc trees, and checks the result with both Go parsers and our decoder. */
+#ifndef LXTRACE_TESTS_MODEL_UTIL_H
+#define LXTRACE_TESTS_MODEL_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format/reader.h"
+#include "user/model.h"
+
+struct mt {
+	char path[64];
+	int fd;
+	struct gt_writer *w;
+	struct model *m;
+	struct model_stats st;	/* filled by mt_finish */
+	struct gt_trace *trace;	/* decoded by mt_finish */
+};
+
+/* A fake proc root (a temp directory); mt_proc_free removes it. */
+char *mt_proc_new(void);
+/* Adds thread tid of process pid with state ('R', 'S', 'D', ...) and the syscall it is
+ * blocked in (-1: "running"). */
+void mt_proc_thread(const char *root, uint32_t pid, uint32_t tid, const char *comm, char state,
+		    int syscall);
+void mt_proc_free(char *root);
+
+/* Opens a trace with ncpus CPUs (P ncpus housekeeping); model__start at ts. proc_root NULL
+ * means an empty fake /proc. */
+void mt_open(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char *proc_root,
+	     uint64_t ts);
+
+/* Record feeders; each asserts that the model accepted the record. */
+void mt_switch(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t prev, uint32_t next,
+	       uint8_t prev_state, int16_t prev_syscall);
+void mt_wakeup(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
+void mt_wakeup_new(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
+void mt_fork(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t parent, uint32_t child, uint32_t child_pid);
+void mt_exec(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t pid, const char *comm);
+void mt_exit(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
+void mt_syscall(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, int nr);
+
+/* model__finish at ts, then both Go parsers must accept the file, then it is decoded into
+ * t->trace; t->st has the model's stats. */
+void mt_finish(struct mt *t, uint64_t ts);
+
+/* Frees everything and removes the file (kept, and its path printed, when keep is set or
+ * $LXTRACE_TEST_KEEP is). */
+void mt_close(struct mt *t, bool keep);
+
+uint64_t mt_repairs(const struct model_stats *st);
+
+/* Events of type ty on any P, whatever their goroutine. */
+size_t mt_count(const struct gt_trace *tr, enum gt_type ty);
+
+#endif
