@@ -9,6 +9,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,36 +45,61 @@ static inline void itest_require_root(void)
 		cr_skip_test("integration tests load BPF programs: run them as root");
 }
 
-/* Records workload `name` run with wargs, lxtrace record getting ropts. Asserts that the
- * recorder started, exited 0 after SIGINT, left no BPF program, and wrote a file that our
- * decoder and both Go parsers accept. Fills `it`. */
-static inline void itest_record(const char *const *ropts, const char *name, const char *const *wargs,
-				int timeout_s)
+/* Starts the recorder with ropts and waits until it records. */
+static inline void itest_start(const char *const *ropts)
 {
 	char why[4096];
-	int rc;
 
 	itest_require_root();
 	it.rec = recorder__start(ropts, why, sizeof(why));
 	cr_assert(it.rec, "%s", why);
 	if (!recorder__announced(it.rec))
 		cr_log_warn("recorder never printed \"recording\": assumed ready after the grace period");
+}
 
+/* Runs workload `name` with wargs to completion; asserts it exited 0. */
+static inline void itest_run(const char *name, const char *const *wargs, int timeout_s)
+{
 	it.wl = workload__run(name, wargs, timeout_s);
 	cr_assert(it.wl, "cannot run workload %s: %s", name, strerror(errno));
 	cr_assert_eq(workload__status(it.wl), 0, "workload %s exited with status %d",
 		     name, workload__status(it.wl));
+}
 
-	rc = recorder__stop(it.rec, ITEST_STOP_TIMEOUT);
+/* Sends sig (0: none, it stops by itself) and asserts the recorder exits with want_status
+ * and leaves none of its BPF programs behind. */
+static inline void itest_stop(int sig, int want_status)
+{
+	int rc = recorder__stop(it.rec, sig, ITEST_STOP_TIMEOUT);
+
 	cr_assert_eq(rc, 0, "cannot stop the recorder: %s", strerror(-rc));
-	cr_assert_eq(recorder__status(it.rec), 0, "recorder exited with status %d; stderr:\n%s",
-		     recorder__status(it.rec), recorder__stderr(it.rec));
+	cr_assert_eq(recorder__status(it.rec), want_status,
+		     "recorder exited with status %d, expected %d; stderr:\n%s",
+		     recorder__status(it.rec), want_status, recorder__stderr(it.rec));
 	cr_assert_gt(recorder__nprogs(it.rec), 0, "no BPF program found in the recorder's fds");
 	cr_assert_eq(recorder__leftover_progs(it.rec), 0, "BPF programs outlived the recorder");
+}
 
-	rc = gt_trace__load(recorder__path(it.rec), &it.trace, why, sizeof(why));
+/* Asserts that our decoder and both Go parsers accept the trace; loads it into it.trace. */
+static inline void itest_load(void)
+{
+	char why[4096];
+	int rc = gt_trace__load(recorder__path(it.rec), &it.trace, why, sizeof(why));
+
 	cr_assert_eq(rc, 0, "lxtrace's own decoder rejects the trace: %s", why);
 	cr_assert(goparse_both_ok(recorder__path(it.rec), why, sizeof(why)), "%s", why);
+}
+
+/* One whole recording: workload `name` run with wargs while lxtrace record (given ropts)
+ * runs, stopped with SIGINT. Asserts that the recorder started, exited 0, left no BPF
+ * program, and wrote a file that our decoder and both Go parsers accept. Fills `it`. */
+static inline void itest_record(const char *const *ropts, const char *name, const char *const *wargs,
+				int timeout_s)
+{
+	itest_start(ropts);
+	itest_run(name, wargs, timeout_s);
+	itest_stop(SIGINT, 0);
+	itest_load();
 }
 
 /* A thread the workload reported, asserted present. */

@@ -298,13 +298,14 @@ fail:
 	return NULL;
 }
 
-int recorder__stop(struct recorder *r, int timeout_s)
+int recorder__stop(struct recorder *r, int sig, int timeout_s)
 {
 	int status;
 
 	if (!r->pid)
 		return 0;
-	kill(r->pid, SIGINT);
+	if (sig)
+		kill(r->pid, sig);
 	status = reap(r->pid, (long)timeout_s * 1000);
 	if (status < 0)
 		return status;

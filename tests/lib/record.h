@@ -24,9 +24,10 @@ struct recorder;
  * stderr. */
 struct recorder *recorder__start(const char *const *args, char *why, size_t whylen);
 
-/* SIGINT, then waits up to timeout_s for it to finish writing (SIGKILL after that, which
- * recorder__status reports as 128 + 9). Returns 0, or -errno when it could not be waited for. */
-int recorder__stop(struct recorder *r, int timeout_s);
+/* Sends sig (SIGINT to stop it the way a user does; 0 to send nothing, e.g. with -d), then
+ * waits up to timeout_s for it to exit (SIGKILL after that, which recorder__status reports
+ * as 128 + 9). Returns 0, or -errno when it could not be waited for. */
+int recorder__stop(struct recorder *r, int sig, int timeout_s);
 
 /* Exit status after stop: the exit code, or 128 + the signal that killed it. */
 int recorder__status(const struct recorder *r);
