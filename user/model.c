@@ -26,6 +26,8 @@
 /* lxtrace's own goroutine: no tid is this large (PID_MAX_LIMIT is 2^22), so it never collides
  * with a thread's goid (tid | generation << 32). */
 #define LXTRACE_GOID 0xffffffffull
+/* PID_MAX_LIMIT on 64-bit kernels: a larger tid is a corrupt record. */
+#define TID_LIMIT (1u << 22)
 #define NR_EXECVE 59
 
 struct model {
@@ -785,6 +787,23 @@ static void advance(struct model *m, uint64_t ts)
 		m->now = ts;
 }
 
+/* Whether a record can be trusted to be what its type says: big enough, on a real CPU, naming
+ * tids a kernel can have (which also keeps them off lxtrace's own goroutine id). */
+static bool well_formed(const struct model *m, const struct lx_rec *r, size_t size)
+{
+	if (size < sizeof(*r) || !r->type || r->type > LX_REC_SYSCALL || size < rec_size[r->type] ||
+	    r->cpu >= m->ncpus || r->tid > TID_LIMIT)
+		return false;
+	if (r->type == LX_REC_SWITCH)
+		return ((const struct lx_switch *)r)->next_tid <= TID_LIMIT;
+	if (r->type == LX_REC_FORK)
+		return ((const struct lx_fork *)r)->parent_tid <= TID_LIMIT &&
+		       ((const struct lx_fork *)r)->child_pid <= TID_LIMIT;
+	if (r->type == LX_REC_EXEC)
+		return ((const struct lx_exec *)r)->pid <= TID_LIMIT;
+	return true;
+}
+
 int model__record(struct model *m, const struct lx_rec *r, size_t size)
 {
 	int err;
@@ -794,8 +813,7 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 	if (!m->started || m->finished)
 		return -EINVAL;
 	m->st.records++;
-	if (size < sizeof(*r) || !r->type || r->type > LX_REC_SYSCALL || size < rec_size[r->type] ||
-	    r->cpu >= m->ncpus) {
+	if (!well_formed(m, r, size)) {
 		repair(m, MODEL_REPAIR_BAD_RECORD);
 		return 0;
 	}
