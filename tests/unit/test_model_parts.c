@@ -1,0 +1,95 @@
+/* test_model_parts.c - the model's helpers: the generated syscall table and its classes, and
+ * the /proc scan (on fake trees, and on this process's own threads). */
+#include <asm/unistd_64.h>
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/test_model_util.h"
+#include "user/procscan.h"
+#include "user/syscalls.h"
+
+Test(syscalls, names_come_from_the_system_header)
+{
+	cr_expect_str_eq(syscalls__name(__NR_read), "read");
+	cr_expect_str_eq(syscalls__name(__NR_futex), "futex");
+	cr_expect_str_eq(syscalls__name(__NR_clock_nanosleep), "clock_nanosleep");
+	cr_expect_str_eq(syscalls__name(__NR_epoll_pwait2), "epoll_pwait2");
+	cr_expect_null(syscalls__name(-1));
+	cr_expect_null(syscalls__name(100000));
+	cr_expect_eq(syscalls__nr("openat"), __NR_openat);
+	cr_expect_eq(syscalls__nr("no_such_call"), -1);
+}
+
+Test(syscalls, classes)
+{
+	cr_expect_eq(syscalls__class(__NR_futex), SYSCALL_CLASS_SYNC);
+	cr_expect_eq(syscalls__class(__NR_epoll_wait), SYSCALL_CLASS_NET);
+	cr_expect_eq(syscalls__class(__NR_recvmsg), SYSCALL_CLASS_NET);
+	cr_expect_eq(syscalls__class(__NR_ppoll), SYSCALL_CLASS_NET);
+	cr_expect_eq(syscalls__class(__NR_nanosleep), SYSCALL_CLASS_SLEEP);
+	cr_expect_eq(syscalls__class(__NR_sched_yield), SYSCALL_CLASS_YIELD);
+	cr_expect_eq(syscalls__class(__NR_read), SYSCALL_CLASS_OTHER);
+	cr_expect_eq(syscalls__class(-1), SYSCALL_CLASS_OTHER);
+}
+
+struct seen {
+	struct procscan_thread t[16];
+	int n;
+};
+
+static int keep(const struct procscan_thread *t, void *ctx)
+{
+	struct seen *s = ctx;
+
+	if (s->n < 16)
+		s->t[s->n++] = *t;
+	return 0;
+}
+
+Test(procscan, fake_tree)
+{
+	char *root = mt_proc_new();
+	struct procscan_thread one;
+	struct seen s = { 0 };
+
+	mt_proc_thread(root, 20, 22, "two words", 'D', __NR_read);
+	mt_proc_thread(root, 20, 20, "a) (b", 'S', -1);
+	mt_proc_thread(root, 7, 7, "first", 'R', -1);
+	cr_assert_eq(procscan__threads(root, keep, &s), 0);
+	cr_assert_eq(s.n, 3);
+	/* Sorted by tid, with comms that hold spaces and parentheses. */
+	cr_expect_eq(s.t[0].tid, 7);
+	cr_expect_eq(s.t[1].tid, 20);
+	cr_expect_str_eq(s.t[1].comm, "a) (b");
+	cr_expect_eq(s.t[1].state, 'S');
+	cr_expect_eq(s.t[1].syscall, -1);
+	cr_expect_eq(s.t[2].tid, 22);
+	cr_expect_eq(s.t[2].pid, 20);
+	cr_expect_str_eq(s.t[2].comm, "two words");
+	cr_expect_eq(s.t[2].state, 'D');
+	cr_expect_eq(s.t[2].syscall, __NR_read);
+	cr_expect_lt(procscan__thread(root, 22, &one), 0, "no status file: not found");
+	cr_expect_lt(procscan__threads("/nonexistent-lxtrace", keep, &s), 0);
+	mt_proc_free(root);
+}
+
+static void *sleeper(void *arg)
+{
+	pause();
+	return arg;
+}
+
+Test(procscan, own_threads)
+{
+	struct procscan_thread one;
+	pthread_t th;
+
+	cr_assert_eq(pthread_create(&th, NULL, sleeper, NULL), 0);
+	cr_assert_eq(procscan__thread("/proc", (uint32_t)gettid(), &one), 0);
+	cr_expect_eq(one.pid, (uint32_t)getpid());
+	cr_expect_eq(one.state, 'R');
+	pthread_cancel(th);
+	pthread_join(th, NULL);
+}
