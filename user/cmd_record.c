@@ -420,6 +420,7 @@ int cmd_record(int argc, char **argv)
 
 	/* Poll until the duration ends or a signal asks to stop. */
 	status.start = status.last_ns = start;
+	status.next = start + STATUS_PERIOD_NS;
 	while (!stop_requested) {
 		uint64_t now;
 
