@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "user/model.h"
 #include "user/model_stacks.h"
@@ -40,6 +41,7 @@ struct model {
 	struct model_stacks *stacks;
 	struct thread **cur;		/* per P: the G running there per the model, or NULL */
 	uint64_t now;			/* time of every event written for the current record */
+	uint64_t scan_ts;		/* CLOCK_MONOTONIC when the /proc scan ended */
 	uint64_t lx_seq;		/* seq of lxtrace's goroutine, which sleeps between logs */
 	uint64_t key_lost, key_exec, key_repair;	/* UserLog key strings */
 	int err;			/* sticky: the first error, after which nothing is written */
@@ -117,6 +119,7 @@ static int go_start(struct model *m, uint32_t p, struct thread *t)
 
 	t->seq++;
 	t->state = THREAD_RUNNING;
+	t->scanned = 0;
 	t->cpu = (int32_t)p;
 	t->unplaced = 0;
 	t->sysenter = -1;
@@ -163,6 +166,7 @@ static int go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 		err = emit(m, p, GT_EV_GO_UNBLOCK, t->goid, t->seq, stk);
 	t->seq++;
 	t->state = THREAD_RUNNABLE;
+	t->scanned = 0;
 	return err;
 }
 
@@ -507,6 +511,12 @@ static int on_fork(struct model *m, const struct lx_fork *f)
 		memcpy(comm, model_stacks__comm(m->stacks, parent->ident), LX_COMM_LEN);
 
 	child = threads__find(m->threads, f->h.tid);
+	if (child && child->scanned && f->h.ts <= m->scan_ts) {
+		/* Forked after the recording started but before the /proc scan, which found it:
+		 * created already. */
+		child->scanned = 0;
+		return 0;
+	}
 	if (child && child == parent) {
 		repair(m, MODEL_REPAIR_BAD_RECORD);
 		return 0;
@@ -527,6 +537,9 @@ static int on_fork(struct model *m, const struct lx_fork *f)
 
 	/* GoCreate is attributed to whatever runs on its P: the parent, or nothing at all. */
 	if (parent && on_cpu(m, c, parent, &err)) {
+		/* An event of its own between a syscall's GoSysCall and GoSysBlock would make the
+		 * 1.23 converter end the syscall there: the switch-out writes a new GoSysCall. */
+		parent->sysenter = -1;
 		if (!err)
 			err = thread_stack(m, c, parent, -1, &stk);
 	} else {
@@ -561,6 +574,7 @@ static int on_exec(struct model *m, const struct lx_exec *e)
 		return err;
 	name = model_stacks__name(m->stacks, t->ident);
 	if (on_cpu(m, c, t, &err)) {
+		t->sysenter = -1;
 		if (!err)
 			err = thread_stack(m, c, t, NR_EXECVE, &stk);
 		return err ? err : gt_writer__user_log(m->w, c, m->now, 0, m->key_exec, stk, name,
@@ -692,6 +706,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 		err = go_create(m, m->hk, t, 0);
 	if (err)
 		return err;
+	t->scanned = 1;
 	if (pt->state == 'R') {
 		t->unplaced = 1;
 		return 0;
@@ -715,6 +730,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 int model__start(struct model *m, uint64_t ts)
 {
 	struct init_list l = { 0 };
+	struct timespec scanned;
 	uint64_t stk, n_init;
 	int err;
 
@@ -725,6 +741,8 @@ int model__start(struct model *m, uint64_t ts)
 	err = procscan__threads(m->proc_root, collect, &l);
 	if (err)
 		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &scanned);
+	m->scan_ts = (uint64_t)scanned.tv_sec * 1000000000ull + (uint64_t)scanned.tv_nsec;
 	n_init = 3;
 	for (size_t i = 0; i < l.n; i++)
 		n_init += l.v[i].state == 'R' ? 1 : 2;

@@ -27,6 +27,7 @@ struct thread {
 	uint8_t state;		/* enum thread_state */
 	uint8_t unplaced;	/* runnable on a CPU the model does not know: its first run there is
 				 * an expected placement, not a repair */
+	uint8_t scanned;	/* created from the /proc scan and not seen in any record since */
 };
 
 struct threads;

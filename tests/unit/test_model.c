@@ -212,7 +212,10 @@ Test(model, init_phase)
 	mt_proc_thread(proc, 500, 503, "db io", 'S', __NR_io_getevents);
 	mt_proc_thread(proc, 600, 600, "(sd-pam)", 'S', -1);
 	mt_proc_thread(proc, 600, 601, "dead", 'Z', -1);
+	mt_proc_thread(proc, 500, 504, "db", 'R', -1);
 	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0);
+	/* Forked after the recording started, before the scan that found it: no second birth. */
+	mt_fork(&t, ts - 1, 0, 500, 504, 500);
 	mt_wakeup(&t, ts, 1, 501);
 	mt_wakeup(&t, ts + 1, 1, 503);
 	mt_wakeup(&t, ts + 2, 1, 500);
@@ -221,7 +224,7 @@ Test(model, init_phase)
 	mt_finish(&t, ts + 100);
 
 	assert_no_repairs(&t);
-	cr_expect_eq(t.st.threads, 5);
+	cr_expect_eq(t.st.threads, 6);
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_IN_SYSCALL), TQ_ANY_THREAD), 2);
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_SYSEXIT), TQ_ANY_THREAD), 2);
 	/* lxtrace's goroutine, 500 and 600. */
