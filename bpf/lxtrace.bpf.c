@@ -207,22 +207,32 @@ static __always_inline int on_fork(bool btf, struct task_struct *parent, struct 
 	return 0;
 }
 
-/* exec and exit run in the context of the thread they are about. */
-static __always_inline int on_exec(void)
+/* A record about the current thread (exec, exit and syscall entry run in its context), or NULL
+ * for the tracer's own threads and when the ring is full. */
+static __always_inline void *reserve_current(void **ring, __u32 size, __u8 type)
 {
 	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
 	__u32 cpu = bpf_get_smp_processor_id();
+	struct lx_rec *h;
+
+	if (id >> 32 == self_tgid)
+		return NULL;
+	h = reserve(ring, size, cpu);
+	if (h)
+		header(h, ts, (__u32)id, cpu, type);
+	return h;
+}
+
+static __always_inline int on_exec(void)
+{
 	struct lx_exec *r;
 	void *ring;
 
-	if (id >> 32 == self_tgid)
-		return 0;
-	r = reserve(&ring, sizeof(*r), cpu);
+	/* After exec, a non-leader thread has taken over the leader's pid: tid == pid. */
+	r = reserve_current(&ring, sizeof(*r), LX_REC_EXEC);
 	if (!r)
 		return 0;
-	/* After exec, a non-leader thread has taken over the leader's pid: tid == pid. */
-	header(&r->h, ts, (__u32)id, cpu, LX_REC_EXEC);
-	r->pid = id >> 32;
+	r->pid = bpf_get_current_pid_tgid() >> 32;
 	r->pad = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	submit(ring, r, sizeof(*r));
@@ -231,34 +241,23 @@ static __always_inline int on_exec(void)
 
 static __always_inline int on_exit(void)
 {
-	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-	__u32 cpu = bpf_get_smp_processor_id();
 	struct lx_rec *r;
 	void *ring;
 
-	if (id >> 32 == self_tgid)
-		return 0;
-	r = reserve(&ring, sizeof(*r), cpu);
-	if (!r)
-		return 0;
-	header(r, ts, (__u32)id, cpu, LX_REC_EXIT);
-	submit(ring, r, sizeof(*r));
+	r = reserve_current(&ring, sizeof(*r), LX_REC_EXIT);
+	if (r)
+		submit(ring, r, sizeof(*r));
 	return 0;
 }
 
 static __always_inline int on_sys_enter(long nr)
 {
-	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-	__u32 cpu = bpf_get_smp_processor_id();
 	struct lx_syscall *r;
 	void *ring;
 
-	if (id >> 32 == self_tgid)
-		return 0;
-	r = reserve(&ring, sizeof(*r), cpu);
+	r = reserve_current(&ring, sizeof(*r), LX_REC_SYSCALL);
 	if (!r)
 		return 0;
-	header(&r->h, ts, (__u32)id, cpu, LX_REC_SYSCALL);
 	r->nr = nr;
 	r->pad = 0;
 	submit(ring, r, sizeof(*r));

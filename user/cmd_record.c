@@ -127,21 +127,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			usage(stdout);
 			return 1;
 		case ':':
-			if (optopt)
-				fprintf(stderr, PREFIX "option '-%c' needs a value (see lxtrace record --help)\n",
-					optopt);
-			else
-				fprintf(stderr, PREFIX "option '%s' needs a value (see lxtrace record --help)\n",
-					argv[optind - 1]);
+		default: {
+			const char *arg = argv[optind - 1];
+			char shortopt[3] = { '-', (char)optopt, '\0' };
+
+			fprintf(stderr, PREFIX "%s '%s' (see lxtrace record --help)\n",
+				opt == ':' ? "missing value for option" : "unknown option",
+				strncmp(arg, "--", 2) ? shortopt : arg);
 			return 2;
-		default:
-			if (optopt)
-				fprintf(stderr, PREFIX "unknown option '-%c' (see lxtrace record --help)\n",
-					optopt);
-			else
-				fprintf(stderr, PREFIX "unknown option '%s' (see lxtrace record --help)\n",
-					argv[optind - 1]);
-			return 2;
+		}
 		}
 	}
 	if (optind < argc) {
