@@ -664,31 +664,6 @@ struct model *model__new(const struct model_opts *opts)
 	return m;
 }
 
-struct init_list {
-	struct procscan_thread *v;
-	size_t n, cap;
-};
-
-static int collect(const struct procscan_thread *t, void *ctx)
-{
-	struct init_list *l = ctx;
-
-	/* Zombies have exited: nothing of theirs can be shown. */
-	if (t->state == 'Z' || t->state == 'X')
-		return 0;
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? 2 * l->cap : 256;
-		struct procscan_thread *nv = realloc(l->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = ncap;
-	}
-	l->v[l->n++] = *t;
-	return 0;
-}
-
 /* One thread alive at start: created runnable, then put waiting or in its syscall unless it
  * is running (on a CPU the model learns from its first record). */
 static int init_thread(struct model *m, const struct procscan_thread *pt)
@@ -696,7 +671,8 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	struct thread *t;
 	int err = 0;
 
-	if (threads__find(m->threads, pt->tid))
+	/* Zombies have exited: nothing of theirs can be shown. */
+	if (pt->state == 'Z' || pt->state == 'X' || threads__find(m->threads, pt->tid))
 		return 0;
 	t = entry(m, pt->tid, &err);
 	if (!t)
@@ -729,8 +705,9 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
  * at ts every CPU's P starts. */
 int model__start(struct model *m, uint64_t ts)
 {
-	struct init_list l = { 0 };
+	struct procscan_thread *live_threads = NULL;
 	struct timespec scanned;
+	size_t n = 0;
 	uint64_t stk, n_init;
 	int err;
 
@@ -738,14 +715,14 @@ int model__start(struct model *m, uint64_t ts)
 		return m->err;
 	if (m->started)
 		return -EINVAL;
-	err = procscan__threads(m->proc_root, collect, &l);
+	err = procscan__threads(m->proc_root, &live_threads, &n);
 	if (err)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &scanned);
 	m->scan_ts = (uint64_t)scanned.tv_sec * 1000000000ull + (uint64_t)scanned.tv_nsec;
 	n_init = 3;
-	for (size_t i = 0; i < l.n; i++)
-		n_init += l.v[i].state == 'R' ? 1 : 2;
+	for (size_t i = 0; i < n; i++)
+		n_init += live_threads[i].state == 'R' ? 1 : 2;
 	m->now = ts > n_init + 2 ? ts - n_init - 2 : 1;
 
 	err = special_stack(m, m->hk, MODEL_SPECIAL_LXTRACE, &stk);
@@ -762,9 +739,9 @@ int model__start(struct model *m, uint64_t ts)
 	m->key_exec = gt_writer__string(m->w, m->hk, "exec");
 	if (!err && (!m->key_lost || !m->key_exec))
 		err = -errno;
-	for (size_t i = 0; i < l.n && !err; i++) {
+	for (size_t i = 0; i < n && !err; i++) {
 		m->now++;
-		err = init_thread(m, &l.v[i]);
+		err = init_thread(m, &live_threads[i]);
 	}
 	m->now++;
 	if (!err)
@@ -780,7 +757,7 @@ int model__start(struct model *m, uint64_t ts)
 		err = emit(m, p, GT_EV_PROC_START, p, 0, 0);
 	m->started = true;
 out:
-	free(l.v);
+	free(live_threads);
 	if (err)
 		m->err = err;
 	return err;

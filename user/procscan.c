@@ -120,15 +120,16 @@ static int scan_process(const char *proc_root, uint32_t pid, struct procscan_thr
 	return err;
 }
 
-int procscan__threads(const char *proc_root, int (*fn)(const struct procscan_thread *t, void *ctx),
-		      void *ctx)
+int procscan__threads(const char *proc_root, struct procscan_thread **out, size_t *n)
 {
 	struct procscan_thread *v = NULL;
-	size_t n = 0, cap = 0;
+	size_t cap = 0;
 	struct dirent *de;
 	DIR *d;
 	int err = 0;
 
+	*out = NULL;
+	*n = 0;
 	d = opendir(proc_root);
 	if (!d)
 		return -errno;
@@ -136,16 +137,17 @@ int procscan__threads(const char *proc_root, int (*fn)(const struct procscan_thr
 		uint32_t pid;
 
 		if (parse_u32(de->d_name, &pid))
-			err = scan_process(proc_root, pid, &v, &n, &cap);
+			err = scan_process(proc_root, pid, &v, n, &cap);
 	}
 	closedir(d);
-	if (!err) {
-		qsort(v, n, sizeof(*v), cmp_tid);
-		for (size_t i = 0; i < n && !err; i++)
-			err = fn(&v[i], ctx);
+	if (err) {
+		free(v);
+		*n = 0;
+		return err;
 	}
-	free(v);
-	return err;
+	qsort(v, *n, sizeof(*v), cmp_tid);
+	*out = v;
+	return 0;
 }
 
 int procscan__thread(const char *proc_root, uint32_t tid, struct procscan_thread *out)

@@ -3,6 +3,7 @@
 #ifndef LXTRACE_USER_PROCSCAN_H
 #define LXTRACE_USER_PROCSCAN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bpf/lxtrace.h"
@@ -15,11 +16,10 @@ struct procscan_thread {
 	int32_t syscall;		/* syscall it is blocked in, or -1 (running, none, unreadable) */
 };
 
-/* Calls fn for every thread under proc_root, in increasing tid order; stops early when fn
- * returns non-zero and returns that value. Threads that vanish during the scan are skipped.
- * Returns 0, fn's value, or a negative errno when proc_root cannot be read. */
-int procscan__threads(const char *proc_root, int (*fn)(const struct procscan_thread *t, void *ctx),
-		      void *ctx);
+/* Every thread under proc_root, sorted by tid, in *out (malloc'd, the caller frees it) and *n.
+ * Threads that vanish during the scan are left out. Returns 0 or a negative errno (proc_root
+ * unreadable, out of memory). */
+int procscan__threads(const char *proc_root, struct procscan_thread **out, size_t *n);
 
 /* Reads one thread by tid (found under proc_root/TID even when it is not a group leader).
  * Returns 0 or a negative errno (-ENOENT when it is gone). */

@@ -3,6 +3,7 @@
 #include <asm/unistd_64.h>
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -34,44 +35,31 @@ Test(syscalls, classes)
 	cr_expect_eq(syscalls__class(-1), SYSCALL_CLASS_OTHER);
 }
 
-struct seen {
-	struct procscan_thread t[16];
-	int n;
-};
-
-static int keep(const struct procscan_thread *t, void *ctx)
-{
-	struct seen *s = ctx;
-
-	if (s->n < 16)
-		s->t[s->n++] = *t;
-	return 0;
-}
-
 Test(procscan, fake_tree)
 {
 	char *root = mt_proc_new();
-	struct procscan_thread one;
-	struct seen s = { 0 };
+	struct procscan_thread one, *v;
+	size_t n;
 
 	mt_proc_thread(root, 20, 22, "two words", 'D', __NR_read);
 	mt_proc_thread(root, 20, 20, "a) (b", 'S', -1);
 	mt_proc_thread(root, 7, 7, "first", 'R', -1);
-	cr_assert_eq(procscan__threads(root, keep, &s), 0);
-	cr_assert_eq(s.n, 3);
+	cr_assert_eq(procscan__threads(root, &v, &n), 0);
+	cr_assert_eq(n, 3);
 	/* Sorted by tid, with comms that hold spaces and parentheses. */
-	cr_expect_eq(s.t[0].tid, 7);
-	cr_expect_eq(s.t[1].tid, 20);
-	cr_expect_str_eq(s.t[1].comm, "a) (b");
-	cr_expect_eq(s.t[1].state, 'S');
-	cr_expect_eq(s.t[1].syscall, -1);
-	cr_expect_eq(s.t[2].tid, 22);
-	cr_expect_eq(s.t[2].pid, 20);
-	cr_expect_str_eq(s.t[2].comm, "two words");
-	cr_expect_eq(s.t[2].state, 'D');
-	cr_expect_eq(s.t[2].syscall, __NR_read);
+	cr_expect_eq(v[0].tid, 7);
+	cr_expect_eq(v[1].tid, 20);
+	cr_expect_str_eq(v[1].comm, "a) (b");
+	cr_expect_eq(v[1].state, 'S');
+	cr_expect_eq(v[1].syscall, -1);
+	cr_expect_eq(v[2].tid, 22);
+	cr_expect_eq(v[2].pid, 20);
+	cr_expect_str_eq(v[2].comm, "two words");
+	cr_expect_eq(v[2].state, 'D');
+	cr_expect_eq(v[2].syscall, __NR_read);
 	cr_expect_lt(procscan__thread(root, 22, &one), 0, "no status file: not found");
-	cr_expect_lt(procscan__threads("/nonexistent-lxtrace", keep, &s), 0);
+	free(v);
+	cr_expect_lt(procscan__threads("/nonexistent-lxtrace", &v, &n), 0);
 	mt_proc_free(root);
 }
 
