@@ -42,6 +42,20 @@ static bool parse_u32(const char *s, uint32_t *out)
 	return true;
 }
 
+/* fields is stat after "(comm) ": state ppid pgrp session tty_nr tpgid flags ... */
+static bool is_kthread(const char *fields)
+{
+	const unsigned long pf_kthread = 0x00200000;
+	const char *p = fields;
+
+	for (int i = 0; i < 6 && p; i++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return p && (strtoul(p, NULL, 10) & pf_kthread);
+}
+
 /* dir is proc_root/PID/task/TID or proc_root/TID. stat is "tid (comm) S ...": the comm may hold
  * spaces and parentheses, so it ends at the last ')'. */
 static int read_thread(const char *dir, struct procscan_thread *t)
@@ -67,8 +81,11 @@ static int read_thread(const char *dir, struct procscan_thread *t)
 	t->comm[len] = '\0';
 	t->state = close_paren[2];
 
-	/* "running", "-1 sp pc" (blocked outside a syscall) or "NR args... sp pc". */
+	/* "running", "-1 sp pc" (blocked outside a syscall) or "NR args... sp pc". Kernel threads
+	 * make no syscalls but read as "0 0x0 ...", which would look like a blocking read. */
 	t->syscall = -1;
+	if (is_kthread(close_paren + 2))
+		return 0;
 	snprintf(path, sizeof(path), "%s/syscall", dir);
 	if (!read_small(path, buf, sizeof(buf)) && buf[0] >= '0' && buf[0] <= '9')
 		t->syscall = (int32_t)strtol(buf, NULL, 10);

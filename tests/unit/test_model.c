@@ -2,7 +2,9 @@
  * Go parsers accept, with the events the kernel's story implies and no repair. */
 #include <asm/unistd_64.h>
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/lib/tquery.h"
 #include "tests/unit/test_model_util.h"
@@ -277,5 +279,22 @@ Test(model, wakeup_before_switch_out)
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_BLOCK_SYNC), 800), 1);
 	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_UNBLOCK), 800, "[unknown thread]"), 1);
 	cr_expect_eq(t.st.repairs[MODEL_REPAIR_WAKEUP_DROPPED], 1);
+	mt_close(&t, false);
+}
+
+/* The real /proc of this machine: every thread alive, this one among them. */
+Test(model, real_proc)
+{
+	char name[64];
+	struct mt t;
+	uint64_t ts = T0 * 10;
+
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, "/proc", ts);
+	mt_finish(&t, ts + 1000);
+
+	snprintf(name, sizeof(name), "(pid %d)", getpid());
+	cr_expect(tq_has_func(t.trace, (uint32_t)gettid(), name), "no goroutine named %s", name);
+	cr_expect_gt(t.st.threads, 10);
+	cr_expect_eq(mt_repairs(&t.st), 0);
 	mt_close(&t, false);
 }

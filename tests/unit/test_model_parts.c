@@ -3,6 +3,7 @@
 #include <asm/unistd_64.h>
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,7 +40,9 @@ Test(procscan, fake_tree)
 {
 	char *root = mt_proc_new();
 	struct procscan_thread one, *v;
+	char path[512];
 	size_t n;
+	FILE *f;
 
 	mt_proc_thread(root, 20, 22, "two words", 'D', __NR_read);
 	mt_proc_thread(root, 20, 20, "a) (b", 'S', -1);
@@ -60,6 +63,19 @@ Test(procscan, fake_tree)
 	cr_expect_lt(procscan__thread(root, 22, &one), 0, "no status file: not found");
 	free(v);
 	cr_expect_lt(procscan__threads("/nonexistent-lxtrace", &v, &n), 0);
+
+	/* A kernel thread (PF_KTHREAD in the stat flags) reads "0 0x0 ..." as its syscall. */
+	mt_proc_thread(root, 2, 2, "kthreadd", 'S', 0);
+	snprintf(path, sizeof(path), "%s/2/task/2/stat", root);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 24 0 0\n", f);
+	fclose(f);
+	cr_assert_eq(procscan__threads(root, &v, &n), 0);
+	cr_assert_eq(n, 4);
+	cr_expect_eq(v[0].tid, 2);
+	cr_expect_eq(v[0].syscall, -1);
+	free(v);
 	mt_proc_free(root);
 }
 
