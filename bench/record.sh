@@ -163,23 +163,11 @@ tracer_stats() {
 	local tracer=$1 out=$2
 	case $tracer in
 	lxtrace*)
-		# The summary states records and lost records; fall back to counting dumped events.
-		python3 - "$out.err" "$out" "$LXTRACE" <<'EOF'
-import os, re, subprocess, sys
-err = open(sys.argv[1], errors="replace").read()
-def num(pats):
-    for p in pats:
-        m = re.search(p, err, re.I)
-        if m:
-            return int(m.group(1).replace(",", ""))
-    return None
-records = num([r"([\d,]+)\s+records\b(?!\s+lost)", r"records[:=\s]+([\d,]+)"])
-lost = num([r"([\d,]+)\s+(?:records\s+)?lost", r"lost[:=\s]+([\d,]+)"]) or 0
-if records is None:
-    dump = subprocess.run([sys.argv[3], "dump", sys.argv[2]], capture_output=True, text=True)
-    records = dump.stdout.count("\n")
-print(records, lost, os.path.getsize(sys.argv[2]))
-EOF
+		# Its summary: "lxtrace: FILE: 1.0 s, N records (R/s)" and "  records lost:  N ...".
+		awk '/ records \([0-9.]+\/s\)/ { for (i = 1; i < NF; i++) if ($(i + 1) == "records") ev = $i }
+		     /^ *records lost:/ { lost = $3 }
+		     END { printf "%d %d ", ev, lost }' "$out.err"
+		stat -c %s "$out"
 		;;
 	perf)
 		perf report --stats -i "$out" 2>/dev/null | awk '

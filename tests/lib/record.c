@@ -388,63 +388,72 @@ void recorder__free(struct recorder *r)
 	free(r);
 }
 
-/* Appends what fd delivers until EOF or the deadline. Returns 0 or -ETIMEDOUT. */
-static int drain(int fd, char **buf, size_t *len, int64_t deadline)
+struct capture_buf {
+	int fd;			/* -1 once closed */
+	char *buf;
+	size_t len, cap;
+};
+
+/* Reads what is ready on cb->fd into its buffer; closes it (fd = -1) at EOF. */
+static int capture_some(struct capture_buf *cb)
 {
-	size_t cap = *len + 1;
+	ssize_t n;
 
-	for (;;) {
-		struct pollfd pfd = { fd, POLLIN, 0 };
-		int64_t left = deadline - now_ms();
-		ssize_t n;
+	if (cb->len + 4096 + 1 > cb->cap) {
+		size_t cap = cb->cap * 2 + 4096;
+		char *grown = realloc(cb->buf, cap);
 
-		if (left <= 0)
-			return -ETIMEDOUT;
-		if (poll(&pfd, 1, (int)left) <= 0)
-			continue;
-		if (*len + 4096 + 1 > cap) {
-			char *grown = realloc(*buf, cap * 2 + 4096);
-
-			if (!grown)
-				return -ENOMEM;
-			*buf = grown;
-			cap = cap * 2 + 4096;
-		}
-		n = read(fd, *buf + *len, cap - *len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		*len += (size_t)n;
-		(*buf)[*len] = '\0';
+		if (!grown)
+			return -ENOMEM;
+		cb->buf = grown;
+		cb->cap = cap;
 	}
+	n = read(cb->fd, cb->buf + cb->len, cb->cap - cb->len - 1);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0) {
+		cb->fd = -1;
+		return 0;
+	}
+	cb->len += (size_t)n;
+	cb->buf[cb->len] = '\0';
 	return 0;
 }
 
-/* Reads stdout and stderr pipes of pid until both close or the deadline (then kills it). */
+/* Reads pid's stdout and stderr pipes together (so neither can fill up and stall it) until
+ * both close or the deadline passes, then reaps it (killing it at the deadline). The
+ * buffers go to *out and *err (freed when those are NULL). Returns its exit status. */
 static int collect(pid_t pid, int out_fd, int err_fd, int timeout_s, char **out, char **err)
 {
 	int64_t deadline = now_ms() + (int64_t)timeout_s * 1000;
-	char *bufs[2] = { calloc(1, 1), calloc(1, 1) };
-	size_t lens[2] = { 0, 0 };
-	int fds[2] = { out_fd, err_fd };
-	int status, rc = 0;
+	struct capture_buf cbs[2] = { { out_fd, calloc(1, 1), 0, 1 }, { err_fd, calloc(1, 1), 0, 1 } };
+	char **dst[2] = { out, err };
+	bool late = false;
 
-	/* stderr of a command is small: draining stdout first cannot deadlock on it for long,
-	 * but drain both in turn with the shared deadline anyway. */
-	for (int i = 0; i < 2; i++)
-		if (fds[i] >= 0 && bufs[i] && drain(fds[i], &bufs[i], &lens[i], deadline))
-			rc = -ETIMEDOUT;
-	status = reap(pid, rc ? 0 : 10000);
-	if (out)
-		*out = bufs[0];
-	else
-		free(bufs[0]);
-	if (err)
-		*err = bufs[1];
-	else
-		free(bufs[1]);
-	return status;
+	while (cbs[0].fd >= 0 || cbs[1].fd >= 0) {
+		struct pollfd pfd[2] = { { cbs[0].fd, POLLIN, 0 }, { cbs[1].fd, POLLIN, 0 } };
+		int64_t left = deadline - now_ms();
+
+		if (left <= 0 || !cbs[0].buf || !cbs[1].buf) {
+			late = true;
+			break;
+		}
+		if (poll(pfd, 2, (int)left) <= 0)
+			continue;
+		for (int i = 0; i < 2; i++) {
+			if (pfd[i].revents && capture_some(&cbs[i])) {
+				late = true;	/* out of memory: stop reading, kill it */
+				cbs[0].fd = cbs[1].fd = -1;
+			}
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		if (dst[i])
+			*dst[i] = cbs[i].buf;
+		else
+			free(cbs[i].buf);
+	}
+	return reap(pid, late ? 0 : 10000);
 }
 
 int run_capture(const char *const *argv, int timeout_s, char **out, char **err)
@@ -519,7 +528,7 @@ struct workload *workload__run(const char *name, const char *const *args, int ti
 	const char *argv[MAX_ARGS + 2];
 	struct workload *w = calloc(1, sizeof(*w));
 	size_t n = 0;
-	int po[2];
+	int po[2], saved;
 	pid_t pid;
 
 	if (!w)
@@ -544,9 +553,9 @@ struct workload *workload__run(const char *name, const char *const *args, int ti
 		goto fail;
 	return w;
 fail:
-	n = (size_t)errno;
+	saved = errno;
 	workload__free(w);
-	errno = (int)n;
+	errno = saved;
 	return NULL;
 }
 
