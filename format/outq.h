@@ -1,0 +1,25 @@
+/* outq.h - the writer's output: complete batches, in order, to a file descriptor. */
+#ifndef LXTRACE_FORMAT_OUTQ_H
+#define LXTRACE_FORMAT_OUTQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gt_outq;
+
+/* Small batches are gathered in a staging buffer of stage_size bytes. NULL with errno set. */
+struct gt_outq *gt_outq__new(int fd, size_t stage_size);
+/* Queues raw bytes that must reach the file before anything later (the file header). */
+int gt_outq__bytes(struct gt_outq *q, const void *buf, size_t len);
+/* Queues one batch, given as its header and its body. 0 or the sticky -errno. */
+int gt_outq__batch(struct gt_outq *q, const uint8_t *hdr, size_t hlen, const uint8_t *body,
+		   size_t blen);
+/* Writes whatever is staged. */
+int gt_outq__flush(struct gt_outq *q);
+/* The first write error (negative errno), or 0. */
+int gt_outq__error(const struct gt_outq *q);
+uint64_t gt_outq__written(const struct gt_outq *q);
+/* Accepts NULL; does not flush. */
+void gt_outq__free(struct gt_outq *q);
+
+#endif

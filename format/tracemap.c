@@ -1,0 +1,162 @@
+/* tracemap.c - deduplicating table giving each distinct byte key a dense id (like Go's
+ * runtime/tracemap.go). Keys are copied into one arena; the index holds entry numbers. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/tracemap.h"
+
+struct entry {
+	uint64_t hash;
+	size_t off;		/* of the key in the arena */
+	size_t len;
+};
+
+struct gt_tracemap {
+	uint32_t *index;	/* entry number + 1, 0 = empty */
+	size_t mask;
+	struct entry *entries;	/* entry i has id i + 1 */
+	size_t nentries, entries_cap;
+	uint8_t *arena;
+	size_t arena_len, arena_cap;
+};
+
+static uint64_t hash_bytes(const uint8_t *p, size_t len)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+
+	for (; len >= 8; p += 8, len -= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	if (len) {
+		uint64_t w = 0;
+
+		memcpy(&w, p, len);
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 32);
+}
+
+struct gt_tracemap *gt_tracemap__new(void)
+{
+	struct gt_tracemap *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->mask = 63;
+	m->index = calloc(m->mask + 1, sizeof(*m->index));
+	if (!m->index) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static size_t lookup(const struct gt_tracemap *m, uint64_t h, const void *key, size_t len)
+{
+	size_t i;
+
+	for (i = h & m->mask; m->index[i]; i = (i + 1) & m->mask) {
+		const struct entry *e = &m->entries[m->index[i] - 1];
+
+		if (e->hash == h && e->len == len && !memcmp(m->arena + e->off, key, len))
+			break;
+	}
+	return i;
+}
+
+uint64_t gt_tracemap__find(const struct gt_tracemap *m, const void *key, size_t len)
+{
+	return m->index[lookup(m, hash_bytes(key, len), key, len)];
+}
+
+static int reserve(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static int grow_index(struct gt_tracemap *m)
+{
+	size_t cap = (m->mask + 1) * 2;
+	uint32_t *index = calloc(cap, sizeof(*index));
+
+	if (!index)
+		return -ENOMEM;
+	free(m->index);
+	m->index = index;
+	m->mask = cap - 1;
+	for (size_t n = 0; n < m->nentries; n++) {
+		size_t i;
+
+		for (i = m->entries[n].hash & m->mask; index[i]; i = (i + 1) & m->mask)
+			;
+		index[i] = (uint32_t)(n + 1);
+	}
+	return 0;
+}
+
+uint64_t gt_tracemap__put(struct gt_tracemap *m, const void *key, size_t len, bool *added)
+{
+	uint64_t h = hash_bytes(key, len);
+	size_t i = lookup(m, h, key, len);
+	struct entry *e;
+
+	*added = false;
+	if (m->index[i])
+		return m->index[i];
+	if (m->nentries >= UINT32_MAX - 1 ||
+	    reserve((void **)&m->entries, &m->entries_cap, m->nentries + 1, sizeof(*e)) ||
+	    reserve((void **)&m->arena, &m->arena_cap, m->arena_len + len, 1))
+		goto nomem;
+	if ((m->nentries + 1) * 2 > m->mask + 1) {
+		if (grow_index(m))
+			goto nomem;
+		i = lookup(m, h, key, len);
+	}
+	e = &m->entries[m->nentries++];
+	e->hash = h;
+	e->off = m->arena_len;
+	e->len = len;
+	if (len)
+		memcpy(m->arena + m->arena_len, key, len);
+	m->arena_len += len;
+	m->index[i] = (uint32_t)m->nentries;
+	*added = true;
+	return m->nentries;
+nomem:
+	errno = ENOMEM;
+	return 0;
+}
+
+uint64_t gt_tracemap__count(const struct gt_tracemap *m)
+{
+	return m->nentries;
+}
+
+void gt_tracemap__free(struct gt_tracemap *m)
+{
+	if (!m)
+		return;
+	free(m->index);
+	free(m->entries);
+	free(m->arena);
+	free(m);
+}

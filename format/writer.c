@@ -1,0 +1,673 @@
+/* writer.c - streaming encoder of Go 1.19 traces: per-P batches written in dependency order.
+ *
+ * Why an order at all: both Go parsers merge the per-P event streams by replaying each
+ * goroutine's transitions (create, start, block, unblock, ...). A file cut after any batch
+ * must still replay, so no written batch may hold an event whose cause sits in another P's
+ * buffer that is not written yet. Likewise a string or stack must be written no later than
+ * the batch that uses it (Go 1.23 panics on an undefined frame string).
+ *
+ * The scheme: every record lands in the open batch of some P; a batch is named by its P and
+ * its generation (how many batches that P has written before it), packed into one uint64_t
+ * "location". The writer remembers the location of each live goroutine's last ordered event,
+ * of each string's and each stack's definition. When an event on P a needs something whose
+ * location is P b's open batch, a records the edge "after (b, gen)". Writing a batch first
+ * writes the open batches it depends on, recursively. An edge that would close a cycle
+ * (b already waits for a) is avoided by writing a's batch first; a's new batch is empty and
+ * nothing waits for it, so the edge is then safe.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/encode.h"
+#include "format/outq.h"
+#include "format/tracemap.h"
+#include "format/u64map.h"
+#include "format/writer.h"
+
+#define DEFAULT_BATCH_SIZE (64 * 1024)
+#define MIN_BATCH_SIZE 128
+#define STAGE_SIZE (64 * 1024)
+
+/* A location packs a P (low LOC_P_BITS) and the generation of that P's batch. */
+#define LOC_P_BITS 24
+#define MAX_PROCS (1u << LOC_P_BITS)
+#define LOC(p, gen) ((uint64_t)(gen) << LOC_P_BITS | (p))
+#define LOC_P(loc) ((uint32_t)((loc) & (MAX_PROCS - 1)))
+#define LOC_GEN(loc) ((loc) >> LOC_P_BITS)
+#define NO_LOC UINT64_MAX
+
+/* GCStart events are ordered by their own sequence, like a goroutine's transitions. */
+#define GC_PSEUDO_G UINT64_MAX
+
+struct proc {
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t gen;		/* batches of this P written so far */
+	uint64_t base_ts;	/* the open batch's base time, valid when has_base */
+	uint64_t last_ts;	/* time of this P's last event, across batches */
+	bool has_base;
+	bool writing;		/* guards the recursion of write_batch */
+	uint64_t cur_g;		/* G running on this P, as the parsers will derive it */
+	uint64_t *deps;		/* locations written before this P's open batch */
+	uint32_t ndeps, deps_cap;
+	uint64_t last_dep;	/* fast path: the edge added most recently */
+	uint64_t mark;		/* cycle search epoch */
+};
+
+struct gt_writer {
+	struct gt_outq *out;
+	uint32_t nprocs;
+	size_t batch_size;
+	uint64_t frequency;	/* still to be written into the first batch; 0 once written */
+	uint64_t max_ts;
+	int err;		/* sticky -errno */
+	struct proc *procs;
+	struct gt_u64map *gs;	/* goid -> location of its last ordered event */
+	struct gt_tracemap *strings, *stacks;
+	uint64_t *string_loc, *stack_loc;	/* by id - 1 */
+	size_t string_loc_cap, stack_loc_cap;
+	uint64_t *scratch;	/* stack record values */
+	uint64_t epoch;
+	struct gt_writer_stats stats;
+};
+
+static int fail(struct gt_writer *w, int err)
+{
+	if (!w->err)
+		w->err = err;
+	return err;
+}
+
+static int write_batch(struct gt_writer *w, uint32_t a);
+
+static bool is_open(const struct gt_writer *w, uint64_t loc)
+{
+	return w->procs[LOC_P(loc)].gen == LOC_GEN(loc);
+}
+
+static int write_batch(struct gt_writer *w, uint32_t a)
+{
+	struct proc *pr = &w->procs[a];
+	uint8_t hdr[GT_MAX_BATCH_HDR_LEN];
+	uint8_t *end;
+	int err;
+
+	if (pr->writing)	/* a cycle: add_dep never lets one form */
+		return fail(w, -EDEADLK);
+	pr->writing = true;
+	for (uint32_t i = 0; i < pr->ndeps; i++) {
+		if (!is_open(w, pr->deps[i]))
+			continue;
+		err = write_batch(w, LOC_P(pr->deps[i]));
+		if (err) {
+			pr->writing = false;
+			return err;
+		}
+	}
+	pr->writing = false;
+	pr->ndeps = 0;
+	pr->last_dep = NO_LOC;
+	if (!pr->len)
+		return 0;
+	end = gt_encode_batch_header(hdr, a, pr->has_base ? pr->base_ts : pr->last_ts,
+				     w->frequency);
+	err = gt_outq__batch(w->out, hdr, (size_t)(end - hdr), pr->buf, pr->len);
+	if (err)
+		return fail(w, err);
+	w->frequency = 0;
+	w->stats.batches++;
+	pr->gen++;
+	pr->len = 0;
+	pr->has_base = false;
+	return 0;
+}
+
+/* Does the open batch of P from wait, directly or not, for the open batch of P to? */
+static bool waits_for(struct gt_writer *w, uint32_t from, uint32_t to)
+{
+	struct proc *pr = &w->procs[from];
+
+	if (from == to)
+		return true;
+	if (pr->mark == w->epoch)
+		return false;
+	pr->mark = w->epoch;
+	for (uint32_t i = 0; i < pr->ndeps; i++)
+		if (is_open(w, pr->deps[i]) && waits_for(w, LOC_P(pr->deps[i]), to))
+			return true;
+	return false;
+}
+
+/* Makes P a's open batch go out after whatever batch holds loc. */
+static int add_dep(struct gt_writer *w, uint32_t a, uint64_t loc)
+{
+	struct proc *pr = &w->procs[a];
+	uint32_t b = LOC_P(loc), i;
+	int err;
+
+	if (b == a || pr->last_dep == loc || !is_open(w, loc))
+		return 0;
+	for (i = 0; i < pr->ndeps; i++) {
+		if (pr->deps[i] == loc)
+			goto done;
+		/* An edge to an older batch of b is satisfied already: reuse its slot. */
+		if (LOC_P(pr->deps[i]) == b)
+			break;
+	}
+	w->epoch++;
+	if (waits_for(w, b, a)) {
+		err = write_batch(w, a);
+		if (err)
+			return err;
+		i = 0;
+	}
+	if (i == pr->ndeps) {
+		if (pr->ndeps == pr->deps_cap) {
+			uint32_t cap = pr->deps_cap ? pr->deps_cap * 2 : 8;
+			uint64_t *deps = realloc(pr->deps, cap * sizeof(*deps));
+
+			if (!deps)
+				return -ENOMEM;
+			pr->deps = deps;
+			pr->deps_cap = cap;
+		}
+		pr->ndeps++;
+	}
+	pr->deps[i] = loc;
+done:
+	pr->last_dep = loc;
+	return 0;
+}
+
+/* Makes room for need more bytes in P a's batch, writing it when full. A record larger than
+ * a whole batch grows the buffer rather than being refused. */
+static int reserve(struct gt_writer *w, uint32_t a, size_t need)
+{
+	struct proc *pr = &w->procs[a];
+	int err;
+
+	if (pr->len + need <= pr->cap)
+		return 0;
+	if (pr->len) {
+		err = write_batch(w, a);
+		if (err)
+			return err;
+	}
+	if (need > pr->cap) {
+		uint8_t *buf = realloc(pr->buf, need);
+
+		if (!buf)
+			return -ENOMEM;
+		pr->buf = buf;
+		pr->cap = need;
+	}
+	return 0;
+}
+
+struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
+{
+	struct gt_writer *w;
+	size_t bsz;
+	int err;
+
+	if (!opts || opts->sz < sizeof(*opts) || opts->fd < 0 || !opts->nprocs ||
+	    opts->nprocs > MAX_PROCS || !opts->frequency) {
+		errno = EINVAL;
+		return NULL;
+	}
+	bsz = opts->batch_size ? opts->batch_size : DEFAULT_BATCH_SIZE;
+	if (bsz < MIN_BATCH_SIZE)
+		bsz = MIN_BATCH_SIZE;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->nprocs = opts->nprocs;
+	w->batch_size = bsz;
+	w->frequency = opts->frequency;
+	w->procs = calloc(opts->nprocs, sizeof(*w->procs));
+	w->out = gt_outq__new(opts->fd, STAGE_SIZE);
+	w->gs = gt_u64map__new();
+	w->strings = gt_tracemap__new();
+	w->stacks = gt_tracemap__new();
+	w->scratch = malloc(5 * GT_MAX_STACK_FRAMES * sizeof(*w->scratch));
+	if (!w->procs || !w->out || !w->gs || !w->strings || !w->stacks || !w->scratch)
+		goto nomem;
+	for (uint32_t p = 0; p < w->nprocs; p++) {
+		w->procs[p].buf = malloc(bsz);
+		if (!w->procs[p].buf)
+			goto nomem;
+		w->procs[p].cap = bsz;
+		w->procs[p].last_dep = NO_LOC;
+	}
+	err = gt_outq__bytes(w->out, GT_HEADER, GT_HEADER_LEN);
+	if (!err)
+		err = gt_outq__flush(w->out);
+	if (err) {
+		gt_writer__free(w);
+		errno = -err;
+		return NULL;
+	}
+	return w;
+nomem:
+	gt_writer__free(w);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* Records that id (1-based) of a dictionary is defined at loc. */
+static int set_loc(uint64_t **locs, size_t *cap, uint64_t id, uint64_t loc)
+{
+	if (id > *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		uint64_t *n = realloc(*locs, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		*locs = n;
+		*cap = ncap;
+	}
+	(*locs)[id - 1] = loc;
+	return 0;
+}
+
+static uint64_t here(const struct gt_writer *w, uint32_t p)
+{
+	return LOC(p, w->procs[p].gen);
+}
+
+/* Interns s on P p and makes P p's open batch follow its definition. 0 stands for "". */
+static int use_string(struct gt_writer *w, uint32_t p, const char *s, uint64_t *id)
+{
+	size_t len = s ? strlen(s) : 0;
+	bool added;
+	int err;
+
+	*id = 0;
+	if (!len)
+		return 0;
+	if (len > GT_MAX_STRING_LEN)
+		return -E2BIG;
+	*id = gt_tracemap__find(w->strings, s, len);
+	if (*id)
+		return add_dep(w, p, w->string_loc[*id - 1]);
+	err = reserve(w, p, gt_string_record_len(len));
+	if (err)
+		return err;
+	*id = gt_tracemap__put(w->strings, s, len, &added);
+	if (!*id)
+		return -ENOMEM;
+	err = set_loc(&w->string_loc, &w->string_loc_cap, *id, here(w, p));
+	if (err)
+		return err;
+	struct proc *pr = &w->procs[p];
+
+	pr->len = (size_t)(gt_encode_string(pr->buf + pr->len, *id, s, len) - pr->buf);
+	w->stats.strings++;
+	return 0;
+}
+
+uint64_t gt_writer__string(struct gt_writer *w, uint32_t p, const char *s)
+{
+	uint64_t id;
+	int err;
+
+	if (w->err) {
+		errno = -w->err;
+		return 0;
+	}
+	if (p >= w->nprocs || !s || !*s) {
+		errno = EINVAL;
+		return 0;
+	}
+	err = use_string(w, p, s, &id);
+	if (err) {
+		if (err != -E2BIG)
+			fail(w, err);
+		errno = -err;
+		return 0;
+	}
+	return id;
+}
+
+uint64_t gt_writer__stack_find(struct gt_writer *w, const uint64_t *pcs, size_t n)
+{
+	if (!n || n > GT_MAX_STACK_FRAMES)
+		return 0;
+	return gt_tracemap__find(w->stacks, pcs, n * sizeof(*pcs));
+}
+
+uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame *frames, size_t n)
+{
+	/* Scratch: the record's 4 values per frame, then the PCs alone as the table key. */
+	uint64_t *vals = w->scratch, *key = w->scratch + 4 * GT_MAX_STACK_FRAMES, id;
+	struct proc *pr;
+	size_t body;
+	bool added;
+	int err = 0;
+
+	if (w->err) {
+		errno = -w->err;
+		return 0;
+	}
+	if (p >= w->nprocs || !frames || !n || n > GT_MAX_STACK_FRAMES) {
+		errno = EINVAL;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		key[i] = frames[i].pc;
+	id = gt_tracemap__find(w->stacks, key, n * sizeof(*key));
+	if (id)
+		return id;
+	for (size_t i = 0; i < n && !err; i++) {
+		vals[4 * i] = frames[i].pc;
+		err = use_string(w, p, frames[i].func, &vals[4 * i + 1]);
+		if (!err)
+			err = use_string(w, p, frames[i].file, &vals[4 * i + 2]);
+		vals[4 * i + 3] = frames[i].line;
+	}
+	if (err)
+		goto out;
+	id = gt_tracemap__count(w->stacks) + 1;
+	body = gt_stack_body_len(id, vals, n);
+	if (body > GT_MAX_LONG_BODY) {
+		errno = E2BIG;
+		return 0;
+	}
+	err = reserve(w, p, 1 + GT_MAX_VARINT_LEN + body);
+	if (err)
+		goto out;
+	if (gt_tracemap__put(w->stacks, key, n * sizeof(*key), &added) != id) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = set_loc(&w->stack_loc, &w->stack_loc_cap, id, here(w, p));
+	if (err)
+		goto out;
+	pr = &w->procs[p];
+	pr->len = (size_t)(gt_encode_stack(pr->buf + pr->len, id, vals, n, body) - pr->buf);
+	w->stats.stacks++;
+	return id;
+out:
+	if (err != -E2BIG)
+		fail(w, err);
+	errno = -err;
+	return 0;
+}
+
+static int use_stack(struct gt_writer *w, uint32_t p, uint64_t id)
+{
+	if (!id)
+		return 0;
+	if (id > gt_tracemap__count(w->stacks))
+		return -EINVAL;
+	return add_dep(w, p, w->stack_loc[id - 1]);
+}
+
+static int use_string_id(struct gt_writer *w, uint32_t p, uint64_t id)
+{
+	if (!id)
+		return 0;
+	if (id > gt_tracemap__count(w->strings))
+		return -EINVAL;
+	return add_dep(w, p, w->string_loc[id - 1]);
+}
+
+/* What an event does to the goroutine it is about, for ordering. */
+enum g_role {
+	G_NONE,		/* not ordered against other Ps */
+	G_START,	/* the G in args[0] starts running here */
+	G_STOP,		/* the running G stops, blocks or syscall-blocks */
+	G_END,		/* the running G is gone for good */
+	G_OTHER,	/* the G in args[0] changes state (create, unblock, syscall exit, ...) */
+};
+
+static enum g_role role_of(enum gt_type t)
+{
+	switch (t) {
+	case GT_EV_GO_START:
+	case GT_EV_GO_START_LABEL:
+		return G_START;
+	case GT_EV_GO_SCHED:
+	case GT_EV_GO_PREEMPT:
+	case GT_EV_GO_SLEEP:
+	case GT_EV_GO_BLOCK:
+	case GT_EV_GO_BLOCK_SEND:
+	case GT_EV_GO_BLOCK_RECV:
+	case GT_EV_GO_BLOCK_SELECT:
+	case GT_EV_GO_BLOCK_SYNC:
+	case GT_EV_GO_BLOCK_COND:
+	case GT_EV_GO_BLOCK_NET:
+	case GT_EV_GO_BLOCK_GC:
+	case GT_EV_GO_SYSBLOCK:
+		return G_STOP;
+	case GT_EV_GO_END:
+	case GT_EV_GO_STOP:
+		return G_END;
+	case GT_EV_GO_CREATE:
+	case GT_EV_GO_UNBLOCK:
+	case GT_EV_GO_SYSEXIT:
+	case GT_EV_GO_WAITING:
+	case GT_EV_GO_IN_SYSCALL:
+	case GT_EV_GC_START:
+		return G_OTHER;
+	default:
+		return G_NONE;
+	}
+}
+
+/* Ordering dependencies of an event on P p: its goroutine's previous transition and the
+ * strings and stacks it names. */
+static int event_deps(struct gt_writer *w, uint32_t p, enum gt_type t, const uint64_t *args,
+		      unsigned nargs, uint64_t g)
+{
+	const uint64_t *loc;
+	int err = 0;
+
+	if (g && (loc = gt_u64map__get(w->gs, g)))
+		err = add_dep(w, p, *loc);
+	if (!err && (gt_specs[t].flags & GT_STACK))
+		err = use_stack(w, p, args[nargs - 1]);
+	switch (t) {
+	case GT_EV_GO_CREATE:
+		if (!err)
+			err = use_stack(w, p, args[1]);
+		break;
+	case GT_EV_GO_START_LABEL:
+	case GT_EV_USER_TASK_CREATE:
+	case GT_EV_USER_REGION:
+		if (!err)
+			err = use_string_id(w, p, args[2]);
+		break;
+	default:
+		break;
+	}
+	return err;
+}
+
+/* Checks shared by every timestamped record; fixes the batch's base time. */
+static int begin_event(struct gt_writer *w, uint32_t p, uint64_t ts)
+{
+	if (w->err)
+		return w->err;
+	if (p >= w->nprocs || ts < w->procs[p].last_ts)
+		return -EINVAL;
+	return 0;
+}
+
+static uint64_t diff(struct gt_writer *w, struct proc *pr, uint64_t ts)
+{
+	uint64_t dt;
+
+	if (!pr->has_base) {
+		pr->has_base = true;
+		pr->base_ts = ts;
+		pr->last_ts = ts;
+	}
+	dt = ts - pr->last_ts;
+	pr->last_ts = ts;
+	if (ts > w->max_ts)
+		w->max_ts = ts;
+	return dt;
+}
+
+int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type t,
+		     const uint64_t *args, unsigned nargs)
+{
+	struct proc *pr;
+	enum g_role role;
+	uint64_t g, *loc;
+	bool added;
+	int err;
+
+	err = begin_event(w, p, ts);
+	if (err)
+		return err;
+	if ((unsigned)t >= GT_EV_COUNT || (gt_specs[t].flags & (GT_SPECIAL | GT_AVOID)) ||
+	    t == GT_EV_FREQUENCY || t == GT_EV_USER_LOG || t == GT_EV_CPU_SAMPLE ||
+	    nargs != gt_nvalues(t) || (nargs && !args))
+		return -EINVAL;
+	pr = &w->procs[p];
+	role = role_of(t);
+	switch (role) {
+	case G_START:
+	case G_OTHER:
+		g = t == GT_EV_GC_START ? GC_PSEUDO_G : args[0];
+		break;
+	case G_STOP:
+	case G_END:
+		g = pr->cur_g;
+		break;
+	default:
+		g = 0;
+	}
+	err = event_deps(w, p, t, args, nargs, g);
+	if (!err)
+		err = reserve(w, p, GT_MAX_EVENT_LEN);
+	if (err)
+		return err == -EINVAL ? err : fail(w, err);
+	if (t == GT_EV_TIMER_GOROUTINE) {	/* the one untimed event a caller may write */
+		uint8_t *end = pr->buf + pr->len;
+
+		*end++ = gt_header_byte(t);
+		pr->len = (size_t)(gt_varint_put(end, args[0]) - pr->buf);
+		return 0;
+	}
+	pr->len = (size_t)(gt_encode_event(pr->buf + pr->len, t, diff(w, pr, ts), args, nargs) -
+			   pr->buf);
+	w->stats.events++;
+	if (role == G_START)
+		pr->cur_g = g;
+	else if (role == G_STOP || role == G_END)
+		pr->cur_g = 0;
+	if (!g)
+		return 0;
+	if (role == G_END) {
+		gt_u64map__del(w->gs, g);
+		return 0;
+	}
+	loc = gt_u64map__put(w->gs, g, &added);
+	if (!loc)
+		return fail(w, -ENOMEM);
+	*loc = here(w, p);
+	return 0;
+}
+
+int gt_writer__user_log(struct gt_writer *w, uint32_t p, uint64_t ts, uint64_t task,
+			uint64_t key_sid, uint64_t stk, const char *msg, size_t len)
+{
+	uint64_t vals[3] = { task, key_sid, stk };
+	struct proc *pr;
+	uint8_t *end;
+	int err;
+
+	err = begin_event(w, p, ts);
+	if (err)
+		return err;
+	if (len > GT_MAX_STRING_LEN || (len && !msg))
+		return -EINVAL;
+	err = use_string_id(w, p, key_sid);
+	if (!err)
+		err = use_stack(w, p, stk);
+	if (!err)
+		err = reserve(w, p, GT_MAX_EVENT_LEN + GT_MAX_VARINT_LEN + len);
+	if (err)
+		return err == -EINVAL ? err : fail(w, err);
+	pr = &w->procs[p];
+	end = gt_encode_event(pr->buf + pr->len, GT_EV_USER_LOG, diff(w, pr, ts), vals, 3);
+	end = gt_varint_put(end, len);
+	if (len)
+		memcpy(end, msg, len);
+	pr->len = (size_t)(end + len - pr->buf);
+	w->stats.events++;
+	return 0;
+}
+
+/* Go 1.19 adds a sample's diff to the batch clock while Go 1.23 skips samples, so the diff
+ * is always 0 and the sample's time travels in its own argument. Samples are not ordered
+ * against anything, so they may sit in any P's batch; the caller picks the P that took it. */
+int gt_writer__cpu_sample(struct gt_writer *w, uint32_t p, uint64_t ts, int64_t sample_p,
+			  uint64_t g, uint64_t stk)
+{
+	uint64_t vals[4] = { ts, (uint64_t)sample_p, g, stk };
+	struct proc *pr;
+	int err;
+
+	if (w->err)
+		return w->err;
+	if (p >= w->nprocs)
+		return -EINVAL;
+	err = use_stack(w, p, stk);
+	if (!err)
+		err = reserve(w, p, GT_MAX_EVENT_LEN);
+	if (err)
+		return err == -EINVAL ? err : fail(w, err);
+	pr = &w->procs[p];
+	pr->len = (size_t)(gt_encode_event(pr->buf + pr->len, GT_EV_CPU_SAMPLE, 0, vals, 4) -
+			   pr->buf);
+	w->stats.events++;
+	return 0;
+}
+
+int gt_writer__flush(struct gt_writer *w)
+{
+	int err;
+
+	if (w->err)
+		return w->err;
+	for (uint32_t p = 0; p < w->nprocs; p++) {
+		err = write_batch(w, p);
+		if (err)
+			return err;
+	}
+	err = gt_outq__flush(w->out);
+	return err ? fail(w, err) : 0;
+}
+
+void gt_writer__stats(const struct gt_writer *w, struct gt_writer_stats *out)
+{
+	*out = w->stats;
+	out->bytes = gt_outq__written(w->out);
+}
+
+void gt_writer__free(struct gt_writer *w)
+{
+	if (!w)
+		return;
+	if (w->procs) {
+		for (uint32_t p = 0; p < w->nprocs; p++) {
+			free(w->procs[p].buf);
+			free(w->procs[p].deps);
+		}
+	}
+	free(w->procs);
+	gt_outq__free(w->out);
+	gt_u64map__free(w->gs);
+	gt_tracemap__free(w->strings);
+	gt_tracemap__free(w->stacks);
+	free(w->string_loc);
+	free(w->stack_loc);
+	free(w->scratch);
+	free(w);
+}

@@ -1,0 +1,31 @@
+/* test_format_sim.h - a random but valid scheduler simulation written through gt_writer, for
+ * tests that feed the result to the real Go parsers. */
+#ifndef LXTRACE_TESTS_FORMAT_SIM_H
+#define LXTRACE_TESTS_FORMAT_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/wire.h"
+
+struct sim_opts {
+	unsigned ncpu;		/* real Ps; P ncpu is the housekeeping P of the init phase */
+	unsigned nthreads;	/* goroutines alive at start */
+	unsigned steps;		/* actions after the init phase */
+	unsigned seed;
+	size_t batch_size;
+	bool gc;		/* also GC, STW, sweep and mark-assist events */
+};
+
+struct sim_result {
+	size_t counts[GT_EV_COUNT];	/* events written, by type */
+	size_t events;
+};
+
+/* Writes a whole trace to fd. Returns 0 or a negative errno from the writer. */
+int sim_write(int fd, const struct sim_opts *o, struct sim_result *out);
+
+/* Offsets of every batch header in the file buf[0..len), into offs (at most max). */
+size_t sim_batch_offsets(const uint8_t *buf, size_t len, size_t *offs, size_t max);
+
+#endif
