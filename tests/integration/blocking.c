@@ -36,6 +36,10 @@ static void check_pingpong_side(const char *role)
 		     role, blocks, vcsw, vcsw + 2);
 	itest_expect(named >= blocks, tid, "%s: only %zu of %zu blocking syscalls name `syscall read`",
 		     role, named, blocks);
+	itest_expect(tq_count_outermost(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid, itest_ident("pingpong")) ==
+		     tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid), tid,
+		     "%s: not every GoSysCall stack ends in the identity frame '%s'", role,
+		     itest_ident("pingpong"));
 	itest_expect(wakeups >= blocks && (long long)wakeups <= n + 2, tid,
 		     "%s: %zu wakeups for %zu blocks (at most %lld)", role, wakeups, blocks, n + 2);
 	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSEXIT), tid) >= blocks, tid,
@@ -58,9 +62,11 @@ Test(blocking, sleeper_sleeps_are_gosleep_10ms_each)
 
 	itest_record(NULL, "sleeper", (const char *[]){ "20", NULL }, 60);
 	tid = itest_tid("sleeper");
+	itest_expect(tq_count_logs(it.trace, itest_ident("sleeper")) >= 1, tid,
+		     "no UserLog names the exec of '%s'", itest_ident("sleeper"));
 	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SLEEP), tid))) {
 		const struct gt_event *w;
-		const char *leaf = tq_leaf(e->stack);
+		const char *leaf = tq_leaf(e->stack), *outer;
 		size_t j = i + 1;
 		double ms;
 
@@ -68,6 +74,10 @@ Test(blocking, sleeper_sleeps_are_gosleep_10ms_each)
 		itest_expect(leaf && strstr(leaf, "nanosleep"), tid,
 			     "GoSleep #%zu: leaf frame '%s', expected `syscall (clock_)nanosleep`",
 			     n, leaf ? leaf : "(no stack)");
+		outer = tq_outermost(e->stack);
+		itest_expect(outer && !strcmp(outer, itest_ident("sleeper")), tid,
+			     "GoSleep #%zu: outermost frame '%s', expected '%s'", n,
+			     outer ? outer : "(no stack)", itest_ident("sleeper"));
 		w = tq_next(it.trace, &j, TQ_WAKEUPS, tid);
 		itest_expect(w, tid, "GoSleep #%zu never followed by a wakeup", n);
 		ms = tq_ns(it.trace, e->ts, w->ts) / 1e6;

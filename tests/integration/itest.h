@@ -120,6 +120,16 @@ static inline long long itest_stat(const char *key)
 	return v;
 }
 
+/* The identity frame of the workload's threads after its exec: "COMM (pid PID)", COMM being
+ * the program's name cut to 15 bytes as the kernel does. Static storage. */
+static inline const char *itest_ident(const char *name)
+{
+	static char ident[64];
+
+	snprintf(ident, sizeof(ident), "%.15s (pid %d)", name, (int)workload__pid(it.wl));
+	return ident;
+}
+
 /* Asserts cond; when it fails, first prints the thread's events so the log shows why. */
 #define itest_expect(cond, tid, ...)                                              \
 	do {                                                                      \

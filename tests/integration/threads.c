@@ -13,14 +13,19 @@ TestSuite(threads, .fini = itest_fini, .timeout = 120);
 
 Test(threads, create_and_exit_are_gocreate_and_goend)
 {
-	char ident[64];
-	const char *role;
+	const char *role, *ident;
 	pid_t tid, main_tid;
 	size_t children = 0;
 
 	itest_record(NULL, "threads", (const char *[]){ "50", NULL }, 60);
 	main_tid = itest_tid("main");
-	snprintf(ident, sizeof(ident), "threads (pid %d)", (int)workload__pid(it.wl));
+	ident = itest_ident("threads");
+	/* The process itself: forked by the test, exited after joining its children. */
+	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_CREATE), main_tid) == 1 &&
+		     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), main_tid) == 1, main_tid,
+		     "main thread: %zu GoCreate, %zu GoEnd, expected 1 each",
+		     tq_count(it.trace, TQ_BIT(GT_EV_GO_CREATE), main_tid),
+		     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), main_tid));
 	for (size_t k = 0; workload__thread(it.wl, k, &role, &tid); k++) {
 		const struct gt_event *create;
 		const char *name;

@@ -61,6 +61,19 @@ size_t tq_count_frame(const struct gt_trace *t, uint64_t mask, uint32_t tid, con
 	return count;
 }
 
+size_t tq_count_outermost(const struct gt_trace *t, uint64_t mask, uint32_t tid, const char *func)
+{
+	const struct gt_event *e;
+	size_t i = 0, count = 0;
+
+	for (; (e = tq_next(t, &i, mask, tid)); i++) {
+		const char *outer = tq_outermost(e->stack);
+
+		count += outer && !strcmp(outer, func);
+	}
+	return count;
+}
+
 bool tq_stack_has(const struct gt_stack *s, const char *func)
 {
 	for (size_t i = 0; s && i < s->n; i++)

@@ -33,6 +33,9 @@ size_t tq_count(const struct gt_trace *t, uint64_t mask, uint32_t tid);
 /* The same, counting only events whose stack has a frame with function func. */
 size_t tq_count_frame(const struct gt_trace *t, uint64_t mask, uint32_t tid, const char *func);
 
+/* The same, counting only events whose stack's outermost frame (the thread's identity) is func. */
+size_t tq_count_outermost(const struct gt_trace *t, uint64_t mask, uint32_t tid, const char *func);
+
 /* The next event at index >= *i of a type in mask about tid; *i is left on it. NULL at the end. */
 const struct gt_event *tq_next(const struct gt_trace *t, size_t *i, uint64_t mask, uint32_t tid);
 
