@@ -46,6 +46,14 @@ Test(cli, unknown_command)
 	expect_one_line_failure("lxtrace frobnicate", run_lxtrace((const char *[]){ "frobnicate", NULL }));
 }
 
+Test(cli, dump_usage_errors)
+{
+	itest_require_root();
+	expect_one_line_failure("lxtrace dump (no file)", run_lxtrace((const char *[]){ "dump", NULL }));
+	expect_one_line_failure("lxtrace dump (two files)",
+				run_lxtrace((const char *[]){ "dump", "/dev/null", "/dev/null", NULL }));
+}
+
 Test(cli, record_unknown_option)
 {
 	itest_require_root();
