@@ -192,6 +192,7 @@ tracer_stats() {
 echo -e "workload\ttracer\tkind\tpair\twall_ns\tbusy_jiffies\tevents\tlost\tbytes\tstop_ms" >"$RESULTS"
 echo "record.sh: $PAIRS pairs per tracer and workload; tracers: $TRACERS; workloads: $WORKLOADS" >&2
 echo "record.sh: pipe -l $PIPE_N, syscall -l $SYS_N, messaging -g $MSG_GROUPS -l $MSG_LOOPS" >&2
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
 run_pair_half() {
 	local w=$1 tracer=$2 kind=$3 pair=$4 out m s events lost bytes
@@ -225,7 +226,7 @@ for w in $WORKLOADS; do
 	done
 done
 
-python3 - "$RESULTS" <<'EOF'
+python3 - "$RESULTS" "$LOAD_BEFORE" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'EOF'
 import csv, statistics as st, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 hz = 100.0  # USER_HZ: /proc/stat jiffies
@@ -259,4 +260,6 @@ for w, t in keys:
 print()
 print("slowdown = median traced / median untraced wall time; ns/event = (traced - untraced median) "
       "/ (captured + lost); CPU = busy time of all CPUs during the workload (/proc/stat).")
+print(f"load average before: {sys.argv[2]}; after: {sys.argv[3]} (other work on the machine skews "
+      "every figure)")
 EOF
