@@ -1,6 +1,7 @@
 /* blocking.c - recorded workloads that block in known ways must show the matching Go events:
  * pipe reads as syscalls (GoSysCall, GoSysBlock, GoSysExit), sleeps as GoSleep, mutex waits
- * as GoBlockSync, each with the synthetic `syscall NAME` frame. */
+ * as GoBlockSync, poll and socket waits as GoBlockNet, yields as GoSched, each with the
+ * synthetic `syscall NAME` frame. */
 #include "tests/integration/itest.h"
 
 #define PINGPONG_ROUNDS 2000
@@ -141,4 +142,67 @@ Test(blocking, slowread_blocks_50ms_in_read)
 		i++;
 	}
 	itest_expect(n == 3, tid, "%zu GoSysBlock events for the reader, expected 3", n);
+}
+
+Test(blocking, netwait_poll_and_recv_are_goblocknet)
+{
+	const struct gt_event *e;
+	size_t i = 0, polls = 0, recvs = 0, other = 0;
+	pid_t tid;
+
+	itest_record(NULL, "netwait", (const char *[]){ "5", NULL }, 60);
+	tid = itest_tid("reader");
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_BLOCK_NET), tid))) {
+		const char *leaf = tq_leaf(e->stack);
+		const struct gt_event *w;
+		size_t j = i + 1;
+
+		if (leaf && strstr(leaf, "poll"))
+			polls++;
+		else if (leaf && strstr(leaf, "recv"))
+			recvs++;
+		else
+			other++;
+		w = tq_next(it.trace, &j, TQ_WAKEUPS, tid);
+		itest_expect(w && w->type == GT_EV_GO_UNBLOCK, tid,
+			     "GoBlockNet (%s) not ended by GoUnblock", leaf ? leaf : "no stack");
+		i++;
+	}
+	cr_log_info("reader (tid %d): GoBlockNet in poll %zu, in recv %zu, elsewhere %zu", tid,
+		    polls, recvs, other);
+	/* Each wait spans the writer's 20 ms sleep, so each blocks exactly once. */
+	itest_expect(polls == 5 && recvs == 5 && other == 0, tid,
+		     "GoBlockNet: %zu in poll, %zu in recv, %zu elsewhere; expected 5, 5, 0",
+		     polls, recvs, other);
+	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSBLOCK), tid) == 0, tid,
+		     "socket waits must not be shown as blocking syscalls");
+}
+
+Test(blocking, yielder_yields_are_gosched)
+{
+	static const char *const roles[] = { "y0", "y1" };
+	size_t total = 0;
+
+	/* Both threads on CPU 1, so each yield hands the CPU to the other. */
+	itest_record(NULL, "yielder", (const char *[]){ "1000", "1", NULL }, 60);
+	for (size_t k = 0; k < 2; k++) {
+		pid_t tid = itest_tid(roles[k]);
+		char key[32];
+		long long switches;
+		size_t sched, named;
+
+		snprintf(key, sizeof(key), "nivcsw-%s", roles[k]);
+		switches = itest_stat(key);
+		sched = tq_count(it.trace, TQ_BIT(GT_EV_GO_SCHED), tid);
+		named = tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_SCHED), tid, "syscall sched_yield");
+		cr_log_info("%s (tid %d): %lld switches in 1000 yields; trace: %zu GoSched, %zu naming "
+			    "`syscall sched_yield`", roles[k], tid, switches, sched, named);
+		/* Every yield that switched, bar a timer-tick preemption (GoPreempt) now and then. */
+		itest_expect((long long)sched >= switches * 9 / 10 && sched <= 1000, tid,
+			     "%s: %zu GoSched for %lld switches in 1000 yields", roles[k], sched, switches);
+		itest_expect(named == sched, tid, "%s: %zu of %zu GoSched name `syscall sched_yield`",
+			     roles[k], named, sched);
+		total += sched;
+	}
+	cr_assert_gt(total, 0, "no yield switched");
 }
