@@ -46,6 +46,21 @@ Test(threads, create_and_exit_are_gocreate_and_goend)
 		itest_expect(name && !strcmp(name, ident), tid, "%s: named '%s', expected '%s'",
 			     role, name ? name : "(no new stack)", ident);
 	}
+	{
+		/* The process was forked by this test: named after its creator's comm, with its own
+		 * pid, until its exec renames it. */
+		const struct gt_event *create;
+		const char *name;
+		char pid_part[32];
+		size_t i = 0;
+
+		create = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_CREATE), main_tid);
+		name = tq_outermost(tq_create_stack(it.trace, create));
+		snprintf(pid_part, sizeof(pid_part), " (pid %d)", (int)workload__pid(it.wl));
+		itest_expect(name && strstr(name, pid_part) && !strstr(name, "threads"), main_tid,
+			     "the forked process is named '%s', expected its creator's comm and '%s'",
+			     name ? name : "(no new stack)", pid_part);
+	}
 	cr_assert_eq(children, THREADS, "workload reported %zu children, expected %d", children, THREADS);
 	cr_assert(tq_has_func(it.trace, main_tid, ident), "the creator's stacks do not name it '%s'", ident);
 }
