@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "user/model.h"
 #include "user/model_stacks.h"
@@ -200,17 +201,24 @@ static int run_here(struct model *m, uint32_t c, struct thread *t)
 	return err ? err : go_start(m, c, t);
 }
 
-/* True when t runs on c per the model, or could be placed there as the expected first run of
- * a thread whose CPU was unknown (then it is started). */
-static bool on_cpu(struct model *m, uint32_t c, struct thread *t, int *err)
+/* Whether t, runnable on a CPU the model does not know, can be started on c as its expected
+ * first run there. */
+static bool placeable(const struct model *m, uint32_t c, const struct thread *t)
+{
+	return t->state == THREAD_RUNNABLE && t->unplaced && !m->cur[c];
+}
+
+/* Makes t the G running on c, for a record the kernel writes only while t runs there (fork,
+ * exec, syscall entry): started there if that is its first run; otherwise a switch record was
+ * lost, and t is moved there (counted as a foreign record). */
+static int make_current(struct model *m, uint32_t c, struct thread *t)
 {
 	if (m->cur[c] == t)
-		return true;
-	if (t->state == THREAD_RUNNABLE && t->unplaced && !m->cur[c]) {
-		*err = go_start(m, c, t);
-		return true;
-	}
-	return false;
+		return 0;
+	if (placeable(m, c, t))
+		return go_start(m, c, t);
+	repair(m, MODEL_REPAIR_FOREIGN);
+	return run_here(m, c, t);
 }
 
 /* A thread the model cannot find running ends: the housekeeping P runs it for no time and
@@ -408,7 +416,7 @@ static int on_switch(struct model *m, const struct lx_switch *s)
 			if (err)
 				return err;
 			if (m->cur[c] != t) {
-				stale = !(t->state == THREAD_RUNNABLE && t->unplaced && !m->cur[c]);
+				stale = !placeable(m, c, t);
 				err = run_here(m, c, t);
 			}
 			if (!err)
@@ -536,7 +544,8 @@ static int on_fork(struct model *m, const struct lx_fork *f)
 		return err;
 
 	/* GoCreate is attributed to whatever runs on its P: the parent, or nothing at all. */
-	if (parent && on_cpu(m, c, parent, &err)) {
+	if (parent) {
+		err = make_current(m, c, parent);
 		/* An event of its own between a syscall's GoSysCall and GoSysBlock would make the
 		 * 1.23 converter end the syscall there: the switch-out writes a new GoSysCall. */
 		parent->sysenter = -1;
@@ -554,7 +563,7 @@ static int on_fork(struct model *m, const struct lx_fork *f)
 static int on_exec(struct model *m, const struct lx_exec *e)
 {
 	uint32_t c = e->h.cpu;
-	char comm[LX_COMM_LEN], msg[96];
+	char comm[LX_COMM_LEN];
 	const char *name;
 	struct thread *t;
 	uint64_t stk;
@@ -573,16 +582,11 @@ static int on_exec(struct model *m, const struct lx_exec *e)
 	if (err)
 		return err;
 	name = model_stacks__name(m->stacks, t->ident);
-	if (on_cpu(m, c, t, &err)) {
-		t->sysenter = -1;
-		if (!err)
-			err = thread_stack(m, c, t, NR_EXECVE, &stk);
-		return err ? err : gt_writer__user_log(m->w, c, m->now, 0, m->key_exec, stk, name,
-							strlen(name));
-	}
-	repair(m, MODEL_REPAIR_FOREIGN);
-	snprintf(msg, sizeof(msg), "tid %u: %s", e->h.tid, name);
-	return lx_log(m, m->key_exec, msg);
+	err = make_current(m, c, t);
+	t->sysenter = -1;
+	if (!err)
+		err = thread_stack(m, c, t, NR_EXECVE, &stk);
+	return err ? err : gt_writer__user_log(m->w, c, m->now, 0, m->key_exec, stk, name, strlen(name));
 }
 
 static int on_thread_exit(struct model *m, const struct lx_rec *r)
@@ -605,27 +609,30 @@ static int on_thread_exit(struct model *m, const struct lx_rec *r)
 			t->state = THREAD_EXITED;
 		return err;
 	}
-	if (on_cpu(m, r->cpu, t, &err))
+	if (placeable(m, r->cpu, t))
+		err = go_start(m, r->cpu, t);
+	if (m->cur[r->cpu] == t)
 		return err ? err : go_stop(m, r->cpu, GT_EV_GO_END, 0, THREAD_EXITED);
 	return end_elsewhere(m, t);
 }
 
 static int on_syscall(struct model *m, const struct lx_syscall *s)
 {
-	struct thread *t = threads__find(m->threads, s->h.tid);
+	struct thread *t;
 	uint64_t stk;
-	int err = 0;
+	int err;
 
 	m->st.syscalls++;
-	if (m->syscalls != MODEL_SYSCALLS_ALL || !s->h.tid || (t && t->state == THREAD_EXITED)) {
+	if (m->syscalls != MODEL_SYSCALLS_ALL) {
 		m->st.ignored++;
 		return 0;
 	}
-	/* A syscall entry is an instant on the running G: no place for repairs that invent runs. */
-	if (!t || t->state == THREAD_REAPED || !on_cpu(m, s->h.cpu, t, &err)) {
-		repair(m, MODEL_REPAIR_FOREIGN);
-		return 0;
+	t = live(m, s->h.tid, &err);
+	if (!t) {
+		m->st.ignored += !err;
+		return err;
 	}
+	err = make_current(m, s->h.cpu, t);
 	if (!err)
 		err = thread_stack(m, s->h.cpu, t, s->nr, &stk);
 	if (!err)
@@ -671,8 +678,10 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	struct thread *t;
 	int err = 0;
 
-	/* Zombies have exited: nothing of theirs can be shown. */
-	if (pt->state == 'Z' || pt->state == 'X' || threads__find(m->threads, pt->tid))
+	/* Zombies have exited: nothing of theirs can be shown. The recorder's own threads are
+	 * left out as the BPF side leaves out their records. */
+	if (pt->state == 'Z' || pt->state == 'X' || pt->pid == (uint32_t)getpid() ||
+	    threads__find(m->threads, pt->tid))
 		return 0;
 	t = entry(m, pt->tid, &err);
 	if (!t)
