@@ -4,8 +4,8 @@
  * The stream is generated up front so only the model and the writer are timed: NTHREADS
  * threads of a few processes on 4 CPUs that block in futex, read (a blocking syscall) or
  * epoll, are preempted, and wake each other, as sched_switch and sched_waking report them.
- * More threads than fit the caches shows what the thread table costs. The model is started
- * on an empty proc root, so every thread is first created on the fly (a handful of repairs).
+ * More threads than fit the caches shows what the thread table costs. The threads are
+ * created by fork records (from no parent, in 8 processes) before the clock starts.
  *
  * usage: bench_model [RECORDS [NTHREADS [REPEATS]]]
  */
@@ -129,6 +129,12 @@ int main(int argc, char **argv)
 		if (!m || model__start(m, 1000000000ull)) {
 			fprintf(stderr, "bench_model: cannot start the model\n");
 			return 1;
+		}
+		for (unsigned t = 0; t < nthreads; t++) {
+			struct lx_fork f = { .h = { .ts = 1000000000ull, .tid = 1000 + t, .type = LX_REC_FORK },
+					     .child_pid = 1000 + t % 8 };
+
+			model__record(m, &f.h, sizeof(f));
 		}
 		t0 = now();
 		for (size_t i = 0; i < n; i++) {
