@@ -44,7 +44,7 @@ struct model {
 	uint64_t now;			/* time of every event written for the current record */
 	uint64_t scan_ts;		/* CLOCK_MONOTONIC when the /proc scan ended */
 	uint64_t lx_seq;		/* seq of lxtrace's goroutine, which sleeps between logs */
-	uint64_t key_lost, key_exec, key_repair;	/* UserLog key strings */
+	uint64_t key_lost, key_exec;	/* UserLog key strings */
 	int err;			/* sticky: the first error, after which nothing is written */
 	bool started, finished;
 	struct model_stats st;
