@@ -36,10 +36,10 @@ enum model_repair {
 	MODEL_REPAIR_EXIT_UNKNOWN,	/* exit of a thread not running per the model */
 	MODEL_REPAIR_TID_REUSE,		/* a tid born again: given a fresh goroutine id */
 	MODEL_REPAIR_MISSED_WAKEUP,	/* seen running while modelled blocked: its wakeup was lost */
-	MODEL_REPAIR_FOREIGN,		/* fork, exec or syscall of a thread not running there: moved
-					 * to the housekeeping P or dropped */
+	MODEL_REPAIR_FOREIGN,		/* fork, exec or syscall of a thread not running there (a
+					 * switch record was lost): the thread is moved there */
 	MODEL_REPAIR_TIME_CLAMPED,	/* older than the last event written: its time was raised */
-	MODEL_REPAIR_BAD_RECORD,	/* unknown type, short record or CPU out of range: dropped */
+	MODEL_REPAIR_BAD_RECORD,	/* unknown type, short, CPU or tid out of range: dropped */
 	MODEL_REPAIR_COUNT,
 };
 
