@@ -2,13 +2,13 @@
  * one stream in time order.
  *
  * Why per-CPU rings: a BPF ring buffer takes a spinlock on every reserve; one ring shared by
- * all CPUs makes every event of a busy CPU bounce that lock's cache line with the others (with
- * every syscall recorded on both CPUs, a shared ring cost 3.5x where per-CPU rings cost 2x; see
- * docs/record.md).
+ * all CPUs makes every event of a busy CPU bounce that lock's cache line with the others (a
+ * getppid loop on each of two CPUs, every syscall recorded: 6-7x slower with a shared ring, 2x
+ * with per-CPU rings; see docs/record.md).
  *
  * Why polling: programs submit with BPF_RB_NO_WAKEUP, because waking the reader on each
  * record costs more than the record itself. The reader wakes every POLL_MS, or earlier when a
- * program finds its ring half full and forces a wakeup.
+ * record takes its ring past half full and forces a wakeup.
  *
  * Ordering: each ring is in time order on its own (save a record written by an interrupt
  * nested in a program run, which the staging insertion puts back in place). The reader copies
