@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "format/varint.h"
 #include "format/writer.h"
@@ -485,4 +488,25 @@ size_t sim_batch_offsets(const uint8_t *buf, size_t len, size_t *offs, size_t ma
 		}
 	}
 	return n;
+}
+
+int sim_memfd(void)
+{
+	return memfd_create("lxtrace-test", MFD_CLOEXEC);
+}
+
+uint8_t *sim_slurp_fd(int fd, size_t *len)
+{
+	struct stat st;
+	uint8_t *buf;
+
+	if (fstat(fd, &st))
+		return NULL;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf || pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)st.st_size;
+	return buf;
 }

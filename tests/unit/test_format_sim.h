@@ -28,4 +28,8 @@ int sim_write(int fd, const struct sim_opts *o, struct sim_result *out);
 /* Offsets of every batch header in the file buf[0..len), into offs (at most max). */
 size_t sim_batch_offsets(const uint8_t *buf, size_t len, size_t *offs, size_t max);
 
+/* An anonymous in-memory file to write a trace into, and its whole content (malloc'd). */
+int sim_memfd(void);
+uint8_t *sim_slurp_fd(int fd, size_t *len);
+
 #endif

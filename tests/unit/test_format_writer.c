@@ -1,0 +1,299 @@
+/* test_format_writer.c - gt_writer through our own decoder: every event type round-trips,
+ * events straddle batch boundaries at every size, tables deduplicate, errors stick. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "format/reader.h"
+#include "format/writer.h"
+#include "tests/unit/test_format_sim.h"
+
+static struct gt_writer *new_writer(int fd, uint32_t nprocs, size_t batch_size)
+{
+	struct gt_writer_opts o = { .sz = sizeof(o), .fd = fd, .nprocs = nprocs,
+				    .frequency = 1000000000, .batch_size = batch_size };
+	struct gt_writer *w = gt_writer__new(&o);
+
+	cr_assert(w, "gt_writer__new: %s", strerror(errno));
+	return w;
+}
+
+static struct gt_trace *decode(int fd)
+{
+	struct gt_trace *t;
+	size_t len;
+	uint8_t *buf = sim_slurp_fd(fd, &len);
+	char err[256];
+	int ret;
+
+	cr_assert(buf);
+	ret = gt_trace__parse(buf, len, &t, err, sizeof(err));
+	free(buf);
+	cr_assert_eq(ret, 0, "decode: %s", err);
+	return t;
+}
+
+static uint64_t frame_stack(struct gt_writer *w, uint32_t p, uint64_t pc, const char *fn)
+{
+	struct gt_frame f[2] = { { pc, fn, "/a.c", 7 }, { 0x1000, "main", "/main.c", 1 } };
+	uint64_t id = gt_writer__stack(w, p, f, 2);
+
+	cr_assert(id, "stack: %s", strerror(errno));
+	return id;
+}
+
+Test(format_writer, every_event_type_round_trips)
+{
+	int fd = sim_memfd();
+	struct gt_writer *w = new_writer(fd, 2, 0);
+	uint64_t stk = frame_stack(w, 0, 0x4000, "f"), sid = gt_writer__string(w, 1, "name");
+	const struct gt_event *ev;
+	struct gt_trace *t;
+	unsigned n = 0, types[GT_EV_COUNT];
+	uint64_t want[GT_EV_COUNT][GT_MAX_ARGS];
+	int64_t procs[GT_EV_COUNT];
+	uint64_t ts = 100;
+
+	for (unsigned ty = 1; ty < GT_EV_COUNT; ty++) {
+		uint64_t a[GT_MAX_ARGS];
+		unsigned nv = gt_nvalues(ty);
+
+		if (ty == GT_EV_TIMER_GOROUTINE) {	/* untimed: no event in the output */
+			cr_expect_eq(gt_writer__event(w, 0, ts, ty, (uint64_t[]){ 5 }, 1), 0);
+			continue;
+		}
+		if ((gt_specs[ty].flags & (GT_SPECIAL | GT_AVOID | GT_NO_TS)) ||
+		    ty == GT_EV_USER_LOG || ty == GT_EV_CPU_SAMPLE) {
+			cr_expect_eq(gt_writer__event(w, 0, ts, ty, (uint64_t[4]){ 0 }, nv), -EINVAL,
+				     "%s accepted", gt_specs[ty].name);
+			continue;
+		}
+		for (unsigned i = 0; i < nv; i++)
+			a[i] = 1000 * ty + i;
+		if (gt_specs[ty].flags & GT_STACK)
+			a[nv - 1] = stk;
+		if (ty == GT_EV_GO_CREATE)
+			a[1] = stk;
+		if (ty == GT_EV_GO_START_LABEL || ty == GT_EV_USER_TASK_CREATE || ty == GT_EV_USER_REGION)
+			a[2] = sid;
+		cr_assert_eq(gt_writer__event(w, ty % 2, ts += 3, ty, a, nv), 0, "%s", gt_specs[ty].name);
+		memcpy(want[n], a, sizeof(a));
+		procs[n] = ty % 2;
+		types[n++] = ty;
+	}
+	cr_assert_eq(gt_writer__user_log(w, 1, ts += 3, 9, sid, stk, "msg", 3), 0);
+	memcpy(want[n], (uint64_t[GT_MAX_ARGS]){ 9, sid, stk }, sizeof(want[n]));
+	procs[n] = 1;
+	types[n++] = GT_EV_USER_LOG;
+	cr_assert_eq(gt_writer__cpu_sample(w, 0, ts += 3, -1, 0, stk), 0);
+	memcpy(want[n], (uint64_t[GT_MAX_ARGS]){ ts, UINT64_MAX, 0, stk }, sizeof(want[n]));
+	procs[n] = -1;
+	types[n++] = GT_EV_CPU_SAMPLE;
+	cr_assert_eq(gt_writer__flush(w), 0);
+	gt_writer__free(w);
+
+	t = decode(fd);
+	cr_assert_eq(gt_trace__nevents(t), n);
+	ev = gt_trace__events(t);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned ty = types[i], nv = gt_nvalues(ty);
+
+		cr_expect_eq(ev[i].type, ty, "event %u: %u, want %s", i, ev[i].type, gt_specs[ty].name);
+		cr_expect_eq(ev[i].ts, 103 + 3 * i);
+		cr_expect_eq(ev[i].nargs, nv);
+		cr_expect_arr_eq(ev[i].args, want[i], nv * sizeof(uint64_t), "%s", gt_specs[ty].name);
+		cr_expect_eq(ev[i].p, procs[i], "%s", gt_specs[ty].name);
+		if (gt_specs[ty].flags & GT_STACK) {
+			cr_expect_eq(ev[i].args[nv - 1], stk);
+			cr_assert(ev[i].stack, "%s has no stack", gt_specs[ty].name);
+			cr_expect_eq(ev[i].stack->n, 2);
+			cr_expect_str_eq(ev[i].stack->frames[0].func, "f");
+			cr_expect_str_eq(ev[i].stack->frames[1].file, "/main.c");
+		}
+	}
+	cr_expect_eq(ev[n - 2].msg_len, 3);
+	cr_expect_arr_eq(ev[n - 2].msg, "msg", 3);
+	cr_expect_str_eq(gt_trace__string(t, sid), "name");
+	gt_trace__free(t);
+	close(fd);
+}
+
+/* Like Go's TestEventBatch: events of many sizes cross batch boundaries of many sizes. */
+Test(format_writer, events_straddle_batches)
+{
+	for (size_t bsz = 128; bsz < 420; bsz += 7) {
+		for (unsigned shift = 0; shift < 56; shift += 9) {
+			int fd = sim_memfd();
+			struct gt_writer *w = new_writer(fd, 1, bsz);
+			const struct gt_event *ev;
+			struct gt_trace *t;
+			unsigned n = 200;
+
+			for (unsigned i = 0; i < n; i++) {
+				uint64_t a[3] = { (uint64_t)i << shift, i, 0 };
+				enum gt_type ty = i % 3 ? GT_EV_HEAP_ALLOC : GT_EV_GC_SWEEP_DONE;
+
+				cr_assert_eq(gt_writer__event(w, 0, 10 + ((uint64_t)i << shift), ty, a,
+							      gt_nvalues(ty)), 0);
+			}
+			cr_assert_eq(gt_writer__flush(w), 0);
+			gt_writer__free(w);
+			t = decode(fd);
+			cr_assert_eq(gt_trace__nevents(t), n);
+			ev = gt_trace__events(t);
+			for (unsigned i = 0; i < n; i++) {
+				cr_assert_eq(ev[i].ts, 10 + ((uint64_t)i << shift), "bsz %zu shift %u", bsz, shift);
+				cr_assert_eq(ev[i].args[0], (uint64_t)i << shift);
+			}
+			gt_trace__free(t);
+			close(fd);
+		}
+	}
+}
+
+Test(format_writer, strings_and_stacks_dedup)
+{
+	int fd = sim_memfd();
+	struct gt_writer *w = new_writer(fd, 2, 0);
+	struct gt_writer_stats st;
+	uint64_t a = gt_writer__string(w, 0, "alpha"), b = gt_writer__string(w, 1, "beta");
+	uint64_t pcs[2] = { 0x4000, 0x1000 };
+	uint64_t s1 = frame_stack(w, 0, 0x4000, "f"), s2, s3;
+
+	cr_expect_neq(a, 0);
+	cr_expect_neq(a, b);
+	cr_expect_eq(gt_writer__string(w, 1, "alpha"), a);
+	cr_expect_eq(gt_writer__string(w, 0, "beta"), b);
+	cr_expect_eq(gt_writer__string(w, 0, ""), 0);
+	/* Same PCs, same stack, whatever the names: a PC means one frame. */
+	s2 = frame_stack(w, 1, 0x4000, "g");
+	s3 = frame_stack(w, 1, 0x4001, "f");
+	cr_expect_eq(s2, s1);
+	cr_expect_neq(s3, s1);
+	cr_expect_eq(gt_writer__stack_find(w, pcs, 2), s1);
+	pcs[0] = 0x5000;
+	cr_expect_eq(gt_writer__stack_find(w, pcs, 2), 0);
+	gt_writer__stats(w, &st);
+	/* alpha, beta, f, /a.c, main, /main.c */
+	cr_expect_eq(st.strings, 6);
+	cr_expect_eq(st.stacks, 2);
+	gt_writer__free(w);
+	close(fd);
+}
+
+Test(format_writer, stack_too_big_is_refused)
+{
+	int fd = sim_memfd();
+	struct gt_writer *w = new_writer(fd, 1, 0);
+	struct gt_frame f[200];
+
+	for (unsigned i = 0; i < 200; i++)
+		f[i] = (struct gt_frame){ UINT64_MAX - i, "fn", "file", UINT64_MAX };
+	cr_expect_eq(gt_writer__stack(w, 0, f, 200), 0);
+	cr_expect_eq(errno, E2BIG);
+	/* Not fatal: the writer goes on. */
+	cr_expect_neq(gt_writer__stack(w, 0, f, 10), 0);
+	cr_expect_eq(gt_writer__event(w, 0, 5, GT_EV_HEAP_ALLOC, (uint64_t[]){ 1 }, 1), 0);
+	cr_expect_eq(gt_writer__flush(w), 0);
+	gt_writer__free(w);
+	close(fd);
+}
+
+Test(format_writer, bad_calls_are_einval)
+{
+	int fd = sim_memfd();
+	struct gt_writer *w = new_writer(fd, 2, 0);
+	uint64_t a[3] = { 1, 1, 99 };
+
+	cr_expect_eq(gt_writer__event(w, 2, 10, GT_EV_HEAP_ALLOC, a, 1), -EINVAL);
+	cr_expect_eq(gt_writer__event(w, 0, 10, GT_EV_HEAP_ALLOC, a, 2), -EINVAL);
+	cr_expect_eq(gt_writer__event(w, 0, 10, GT_EV_GO_UNBLOCK, a, 3), -EINVAL, "undefined stack");
+	cr_expect_eq(gt_writer__event(w, 0, 10, GT_EV_FUTILE_WAKEUP, a, 0), -EINVAL);
+	cr_expect_eq(gt_writer__event(w, 0, 10, GT_EV_HEAP_ALLOC, a, 1), 0);
+	cr_expect_eq(gt_writer__event(w, 0, 9, GT_EV_HEAP_ALLOC, a, 1), -EINVAL, "time went back");
+	cr_expect_eq(gt_writer__flush(w), 0, "EINVAL is not sticky");
+	gt_writer__free(w);
+	close(fd);
+}
+
+Test(format_writer, new_fails_on_full_device)
+{
+	struct gt_writer_opts o = { .sz = sizeof(o), .nprocs = 1, .frequency = 1000000000 };
+
+	o.fd = open("/dev/full", O_WRONLY);
+	cr_assert(o.fd >= 0);
+	cr_expect_null(gt_writer__new(&o));
+	cr_expect_eq(errno, ENOSPC);
+	close(o.fd);
+}
+
+/* A write error sticks: later calls return it and write nothing, so the file stays a prefix. */
+Test(format_writer, write_error_sticks)
+{
+	int fd = sim_memfd(), full = open("/dev/full", O_WRONLY), out = sim_memfd();
+	struct gt_writer *w = new_writer(fd, 2, 128);
+	uint64_t a[1] = { 7 };
+	int err = 0;
+	size_t len;
+	uint8_t *buf;
+
+	cr_assert(full >= 0);
+	cr_assert(dup2(full, fd) == fd);
+	for (unsigned i = 0; i < 100000 && !err; i++)
+		err = gt_writer__event(w, i % 2, 10 + i, GT_EV_HEAP_ALLOC, a, 1);
+	cr_expect_eq(err, -ENOSPC);
+	cr_assert(dup2(out, fd) == fd);	/* a healthy file now: nothing may reach it */
+	cr_expect_eq(gt_writer__event(w, 0, 5000, GT_EV_HEAP_ALLOC, a, 1), -ENOSPC);
+	cr_expect_eq(gt_writer__string(w, 0, "late"), 0);
+	cr_expect_eq(errno, ENOSPC);
+	cr_expect_eq(gt_writer__flush(w), -ENOSPC);
+	gt_writer__free(w);
+	buf = sim_slurp_fd(out, &len);
+	cr_expect_eq(len, 0);
+	free(buf);
+	close(fd);
+	close(out);
+	close(full);
+}
+
+Test(format_writer, broken_pipe)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	struct gt_writer *w;
+	int pfd[2], err = 0;
+	uint64_t a[1] = { 7 };
+
+	sigaction(SIGPIPE, &ign, NULL);
+	cr_assert(!pipe(pfd));
+	w = new_writer(pfd[1], 1, 0);
+	close(pfd[0]);
+	for (unsigned i = 0; i < 100 && !err; i++)
+		err = gt_writer__event(w, 0, 10 + i, GT_EV_HEAP_ALLOC, a, 1);
+	cr_expect_eq(err, 0, "buffered, nothing written yet");
+	cr_expect_eq(gt_writer__flush(w), -EPIPE);
+	cr_expect_eq(gt_writer__event(w, 0, 500, GT_EV_HEAP_ALLOC, a, 1), -EPIPE);
+	gt_writer__free(w);
+	close(pfd[1]);
+}
+
+/* Goroutine entries follow live goroutines: a long run of short-lived threads keeps working. */
+Test(format_writer, many_short_goroutines)
+{
+	int fd = open("/dev/null", O_WRONLY);
+	struct gt_writer *w = new_writer(fd, 2, 0);
+	uint64_t ts = 10, stk = frame_stack(w, 0, 0x4000, "f");
+
+	for (uint64_t g = 1; g < 200000; g++) {
+		uint32_t p = (uint32_t)(g % 2);
+
+		cr_assert_eq(gt_writer__event(w, p, ts++, GT_EV_GO_CREATE, (uint64_t[]){ g, stk, 0 }, 3), 0);
+		cr_assert_eq(gt_writer__event(w, !p, ts++, GT_EV_GO_START, (uint64_t[]){ g, 1 }, 2), 0);
+		cr_assert_eq(gt_writer__event(w, !p, ts++, GT_EV_GO_END, NULL, 0), 0);
+	}
+	cr_expect_eq(gt_writer__flush(w), 0);
+	gt_writer__free(w);
+	close(fd);
+}
