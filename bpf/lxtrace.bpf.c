@@ -115,12 +115,12 @@ static __always_inline __u8 classify(bool preempt, unsigned int state)
 	return LX_PREV_OTHER;
 }
 
-/* The syscall current (the thread leaving the CPU) is blocked in, from the user registers saved
+/* The syscall current (the thread leaving the CPU) is in, from the user registers saved
  * at kernel entry: the syscall entry stores the number in orig_ax and -ENOSYS in ax until the
  * call returns. An exception stores its error code in orig_ax (a page fault's is small and
  * positive) and leaves the user's ax, an interrupt stores ~vector (negative): both give -1 unless
  * the user's ax happened to hold -ENOSYS. Kernel threads have no user registers. */
-static __always_inline __s16 blocked_syscall(void)
+static __always_inline __s16 current_syscall(void)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs;
@@ -161,7 +161,9 @@ static __always_inline int on_switch(bool btf, bool preempt, struct task_struct 
 	header(&r->h, ts, prev_tid, cpu, LX_REC_SWITCH);
 	r->next_tid = next_tid;
 	r->prev_state = prev_tid ? classify(preempt, prev_state) : LX_PREV_RUNNABLE;
-	r->prev_syscall = r->prev_state == LX_PREV_RUNNABLE ? -1 : blocked_syscall();
+	/* A thread that gave the CPU up itself is in a syscall: blocked in it, or still runnable
+	 * after sched_yield(). A preempted one was interrupted wherever it was. */
+	r->prev_syscall = prev_tid && !preempt ? current_syscall() : -1;
 	r->pad = 0;
 	submit(ring, r, sizeof(*r));
 	return 0;
