@@ -348,8 +348,10 @@ struct capture *capture__new(const struct capture_opts *opts)
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		fprintf(stderr, "lxtrace: capture: out of memory\n");
 		return NULL;
+	}
 	c->opts = *opts;
 	c->ncpus = ncpus;
 	c->stages = calloc(ncpus, sizeof(*c->stages));
@@ -357,6 +359,7 @@ struct capture *capture__new(const struct capture_opts *opts)
 	c->lost_vals = calloc(ncpus, sizeof(*c->lost_vals));
 	if (!c->stages || !c->heap || !c->lost_vals) {
 		err = -ENOMEM;
+		fprintf(stderr, "lxtrace: capture: out of memory\n");
 		goto fail;
 	}
 	for (int cpu = 0; cpu < ncpus; cpu++) {
