@@ -291,6 +291,12 @@ static void running_step(struct sim *s, uint32_t p)
 		ev(s, p, GT_EV_GO_SYSBLOCK, a, 0);
 		g->st = G_SYSCALL;
 		s->cur[p] = 0;
+		/* The P is handed off, as the runtime does; Go 1.23's viewer needs it to end the
+		 * goroutine's slice when the syscall blocks. */
+		tick(s, 1);
+		ev(s, p, GT_EV_PROC_STOP, NULL, 0);
+		tick(s, 1);
+		ev(s, p, GT_EV_PROC_START, (uint64_t[]){ 5000 + p }, 1);
 		break;
 	case 8:
 	case 9:
