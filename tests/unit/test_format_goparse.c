@@ -13,14 +13,39 @@
 #include "tests/unit/test_format_sim.h"
 
 #define MAX_CUTS 150
+#define MAX_TMP 32
+
+/* Every file a test creates, removed by the teardown even when an assertion ends the test
+ * early; LXTRACE_TEST_KEEP=1 keeps them (and the decoded dumps of failing traces). */
+static char *tmp_files[MAX_TMP];
+static size_t ntmp;
 
 static char *tmp_path(const char *tag)
 {
 	char *path = NULL;
 
+	cr_assert_lt(ntmp, MAX_TMP - 1);
 	cr_assert(asprintf(&path, "/tmp/lxtrace-test-%s-%d.trace", tag, getpid()) > 0);
+	cr_assert(asprintf(&tmp_files[ntmp++], "%s.txt", path) > 0);
+	tmp_files[ntmp++] = path;
 	return path;
 }
+
+static void remove_tmp_files(void)
+{
+	bool keep = getenv("LXTRACE_TEST_KEEP");
+
+	for (size_t i = 0; i < ntmp; i++) {
+		if (keep && !access(tmp_files[i], F_OK))
+			fprintf(stderr, "kept %s\n", tmp_files[i]);
+		else
+			unlink(tmp_files[i]);
+		free(tmp_files[i]);
+	}
+	ntmp = 0;
+}
+
+TestSuite(format_goparse, .fini = remove_tmp_files);
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
@@ -48,7 +73,7 @@ static void write_sim(const char *path, const struct sim_opts *o, struct sim_res
 	cr_assert_eq(err, 0, "sim_write: %s", strerror(-err));
 }
 
-/* Keeps a failing trace and its text dump for the post-mortem; returns the dump's name. */
+/* Writes the decoded text of a failing trace next to it, for the post-mortem; returns its name. */
 static const char *dump_path(const char *path)
 {
 	static char out[4200];
@@ -94,8 +119,6 @@ static void check_sim(const char *tag, const struct sim_opts *o)
 
 	write_sim(path, o, &res);
 	check_parsers(path, &res);
-	unlink(path);
-	free(path);
 }
 
 Test(format_goparse, scheduler_mix)
@@ -155,9 +178,5 @@ Test(format_goparse, every_batch_prefix, .timeout = 600)
 		checked++;
 	}
 	cr_assert_gt(checked, n > MAX_CUTS ? MAX_CUTS / 2 : n / 2);
-	unlink(path);
-	unlink(cut);
 	free(buf);
-	free(path);
-	free(cut);
 }
