@@ -1,18 +1,22 @@
 /* goparse.c - runs the real Go 1.19 and Go 1.23 trace parsers (`trace -d`) over a file and
- * reports their verdict and, for 1.19, how many events of each type they printed.
+ * reports their verdict and, for 1.19, how many events of each type they printed; and runs Go
+ * 1.23's viewer far enough to build its timelines, which can crash on files the parser takes.
  *
  * The tool binaries are run directly (not through the `go` wrapper, which costs a second
  * process and masks panics' exit status). Their output can be large, so stdout is parsed
- * line by line as it streams; stderr keeps only its first error line. A parser that hangs
- * is killed after a timeout.
+ * line by line as it streams; stderr keeps only its first error line. A tool that hangs is
+ * killed after a timeout.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,25 +29,39 @@
 #define GOROOT_123 "/usr/lib/go-1.23"
 #define TIMEOUT_MS (180 * 1000)
 #define LINE_MAX_LEN 4096
+/* What Go 1.23's viewer logs once its timelines are built and it serves pages. */
+#define LISTENING "Trace viewer is listening on http://"
+
+enum mode { PARSE_119, PARSE_123, VIEWS_123 };
+
+struct job {
+	enum mode mode;
+	struct goparse_result *r;
+	char addr[64];		/* VIEWS_123: host:port, once the viewer listens */
+};
 
 /* Splits a stream into lines; a line longer than the buffer is cut, the rest dropped. */
 struct lines {
 	char buf[LINE_MAX_LEN];
 	size_t len;
-	bool overflow;
-	void (*fn)(struct goparse_result *r, const char *line, bool is_119);
+	void (*fn)(struct job *j, const char *line);
 };
 
-static void on_stdout(struct goparse_result *r, const char *line, bool is_119)
+static void on_stdout(struct job *j, const char *line)
 {
 	char name[64];
 	int n = 0;
 
-	/* 1.23 prints some events over several lines; continuation lines are indented. */
-	if (!is_119) {
+	switch (j->mode) {
+	case PARSE_123:
+		/* 1.23 prints some events over several lines; continuation lines are indented. */
 		if (line[0] && line[0] != ' ' && line[0] != '\t')
-			r->events++;
+			j->r->events++;
 		return;
+	case VIEWS_123:
+		return;
+	case PARSE_119:
+		break;
 	}
 	/* 1.19: "TS NAME p=P g=G off=OFF ARGS..."; a UserLog message may hold newlines, so a
 	 * line that does not look like this continues the previous event. */
@@ -51,47 +69,64 @@ static void on_stdout(struct goparse_result *r, const char *line, bool is_119)
 		return;
 	for (unsigned t = 0; t < GT_EV_COUNT; t++) {
 		if (!strcmp(gt_specs[t].name, name)) {
-			r->counts[t]++;
-			r->events++;
+			j->r->counts[t]++;
+			j->r->events++;
 			return;
 		}
 	}
 }
 
-static bool is_log_noise(const char *line)
+/* Progress lines the tools log when all is well. Anything else on stderr is an error. */
+static bool is_log_noise(const struct job *j, const char *line)
 {
-	/* 1.19 logs progress on stderr even when all is well. */
-	return !line[0] || strstr(line, "Parsing trace...");
+	static const char *const viewer[] = {
+		"Preparing trace for viewer...", "Splitting trace for viewer...", "processed...",
+		"Opening browser.",
+	};
+
+	if (!line[0])
+		return true;
+	if (j->mode == PARSE_119)
+		return strstr(line, "Parsing trace...");
+	if (j->mode == VIEWS_123) {
+		for (size_t i = 0; i < sizeof(viewer) / sizeof(viewer[0]); i++)
+			if (strstr(line, viewer[i]))
+				return true;
+	}
+	return false;
 }
 
-static void on_stderr(struct goparse_result *r, const char *line, bool is_119)
+static void on_stderr(struct job *j, const char *line)
 {
-	if (is_log_noise(line) || r->error[0])
+	const char *l = j->mode == VIEWS_123 ? strstr(line, LISTENING) : NULL;
+
+	if (l) {
+		snprintf(j->addr, sizeof(j->addr), "%s", l + strlen(LISTENING));
 		return;
-	snprintf(r->error, sizeof(r->error), "%s", line);
+	}
+	if (is_log_noise(j, line) || j->r->error[0])
+		return;
+	snprintf(j->r->error, sizeof(j->r->error), "%s", line);
 }
 
-static void feed(struct lines *l, struct goparse_result *r, const char *data, size_t n, bool is_119)
+static void feed(struct lines *l, struct job *j, const char *data, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (data[i] == '\n') {
 			l->buf[l->len] = '\0';
-			l->fn(r, l->buf, is_119);
+			l->fn(j, l->buf);
 			l->len = 0;
-			l->overflow = false;
 		} else if (l->len < sizeof(l->buf) - 1) {
 			l->buf[l->len++] = data[i];
-		} else {
-			l->overflow = true;
 		}
 	}
 }
 
-static void finish(struct lines *l, struct goparse_result *r, bool is_119)
+static void finish(struct lines *l, struct job *j)
 {
 	if (l->len) {
 		l->buf[l->len] = '\0';
-		l->fn(r, l->buf, is_119);
+		l->fn(j, l->buf);
 		l->len = 0;
 	}
 }
@@ -104,14 +139,122 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int run(const char *tool, const char *goroot, const char *flag, const char *path,
-	       struct goparse_result *out, bool is_119)
+/* GET page from the viewer at addr ("127.0.0.1:PORT"). 0 when it answered 200 and closed
+ * the connection; else a one-line reason in why. A page that panics resets the connection. */
+static int http_get(const char *addr, const char *page, long deadline, char *why, size_t whylen)
 {
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	char req[256], head[16] = "", buf[65536];
+	unsigned port = 0;
+	size_t got = 0;
+	int fd, ret = -1;
+
+	if (sscanf(addr, "127.0.0.1:%u", &port) != 1 || !port || port > 65535) {
+		snprintf(why, whylen, "viewer listens on an unexpected address '%s'", addr);
+		return -1;
+	}
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		snprintf(why, whylen, "GET %s: connect: %s", page, strerror(errno));
+		goto out;
+	}
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", page, addr);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+		snprintf(why, whylen, "GET %s: write: %s", page, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		long left = deadline - now_ms();
+		ssize_t r;
+
+		if (left <= 0) {
+			snprintf(why, whylen, "GET %s: timed out", page);
+			goto out;
+		}
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR) {
+			snprintf(why, whylen, "GET %s: poll: %s", page, strerror(errno));
+			goto out;
+		}
+		r = read(fd, buf, sizeof(buf));
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r < 0) {
+			snprintf(why, whylen, "GET %s: %s (the page crashed?)", page, strerror(errno));
+			goto out;
+		}
+		if (!r)
+			break;
+		if (got < sizeof(head) - 1) {
+			size_t n = (size_t)r < sizeof(head) - 1 - got ? (size_t)r : sizeof(head) - 1 - got;
+
+			memcpy(head + got, buf, n);
+			head[got + n] = '\0';
+		}
+		got += (size_t)r;
+	}
+	if (strncmp(head, "HTTP/1.0 200", 12) && strncmp(head, "HTTP/1.1 200", 12)) {
+		snprintf(why, whylen, "GET %s: %s", page, got ? head : "no answer (the page crashed?)");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* The viewer built its proc timeline before it listened; the pages it builds on demand
+ * (thread timeline, goroutine summaries) are fetched, then it is stopped. */
+static void fetch_views(struct job *j, pid_t pid, long deadline)
+{
+	static const char *const pages[] = { "/jsontrace?view=thread", "/goroutines" };
+
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]) && !j->r->error[0]; i++)
+		http_get(j->addr, pages[i], deadline, j->r->error, sizeof(j->r->error));
+	kill(pid, SIGKILL);
+}
+
+/* Starts `tool flag path` with its stdout and stderr on the pipes po and pe, whose read ends
+ * stay open for the caller (the write ends are closed here). */
+static int spawn(const char *tool, const char *goroot, const char *flag, const char *path,
+		 int po[2], int pe[2], pid_t *pid)
+{
+	if (access(tool, X_OK))
+		return -errno;
+	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))
+		return -errno;
+	*pid = fork();
+	if (*pid < 0)
+		return -errno;
+	if (!*pid) {
+		char *argv[] = { (char *)tool, (char *)flag, (char *)path, NULL };
+
+		dup2(po[1], STDOUT_FILENO);
+		dup2(pe[1], STDERR_FILENO);
+		setenv("GOROOT", goroot, 1);
+		/* The tools need no browser; make sure none is ever started. */
+		setenv("BROWSER", "true", 1);
+		execv(tool, argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	po[1] = pe[1] = -1;
+	return 0;
+}
+
+static int run(const char *tool, const char *goroot, const char *flag, const char *path,
+	       struct goparse_result *out, enum mode mode)
+{
+	struct job j = { .mode = mode, .r = out };
 	struct lines *lo = NULL, *le = NULL;
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status, err = 0;
 	long deadline = now_ms() + TIMEOUT_MS;
-	bool timed_out = false;
-	pid_t pid;
+	bool timed_out = false, stopped = false;
+	pid_t pid = 0;
 
 	memset(out, 0, sizeof(*out));
 	lo = calloc(1, sizeof(*lo));
@@ -122,33 +265,9 @@ static int run(const char *tool, const char *goroot, const char *flag, const cha
 	}
 	lo->fn = on_stdout;
 	le->fn = on_stderr;
-	if (access(tool, X_OK)) {
-		err = -errno;
+	err = spawn(tool, goroot, flag, path, po, pe, &pid);
+	if (err)
 		goto out;
-	}
-	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
-		err = -errno;
-		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		goto out;
-	}
-	if (!pid) {
-		char *argv[] = { (char *)tool, (char *)flag, (char *)path, NULL };
-
-		dup2(po[1], STDOUT_FILENO);
-		dup2(pe[1], STDERR_FILENO);
-		setenv("GOROOT", goroot, 1);
-		/* The parsers need no browser; make sure none is ever started. */
-		setenv("BROWSER", "true", 1);
-		execv(tool, argv);
-		_exit(127);
-	}
-	close(po[1]);
-	close(pe[1]);
-	po[1] = pe[1] = -1;
 
 	for (int open_fds = 2; open_fds > 0;) {
 		struct pollfd fds[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
@@ -156,6 +275,10 @@ static int run(const char *tool, const char *goroot, const char *flag, const cha
 		char buf[65536];
 		int n;
 
+		if (j.addr[0] && !stopped) {
+			fetch_views(&j, pid, deadline);
+			stopped = true;
+		}
 		if (left <= 0) {
 			kill(pid, SIGKILL);
 			timed_out = true;
@@ -186,11 +309,11 @@ static int run(const char *tool, const char *goroot, const char *flag, const cha
 				open_fds--;
 				continue;
 			}
-			feed(i ? le : lo, out, buf, (size_t)r, is_119);
+			feed(i ? le : lo, &j, buf, (size_t)r);
 		}
 	}
-	finish(lo, out, is_119);
-	finish(le, out, is_119);
+	finish(lo, &j);
+	finish(le, &j);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			err = err ? err : -errno;
@@ -198,12 +321,16 @@ static int run(const char *tool, const char *goroot, const char *flag, const cha
 		}
 	}
 	out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (stopped && out->status == 128 + SIGKILL)
+		out->status = 0;	/* we stopped the viewer */
 	if (timed_out)
 		snprintf(out->error, sizeof(out->error), "timed out after %d s", TIMEOUT_MS / 1000);
 	else if (out->status == 127 && !out->error[0])
 		snprintf(out->error, sizeof(out->error), "could not execute %s", tool);
 	else if (out->status && !out->error[0])
 		snprintf(out->error, sizeof(out->error), "exit status %d", out->status);
+	else if (mode == VIEWS_123 && !stopped && !out->error[0])
+		snprintf(out->error, sizeof(out->error), "the viewer exited without serving");
 	out->ok = !out->status && !out->error[0] && !timed_out;
 out:
 	for (int i = 0; i < 2; i++) {
@@ -219,12 +346,17 @@ out:
 
 int goparse_119(const char *path, struct goparse_result *out)
 {
-	return run(TOOL_119, GOROOT_119, "-d", path, out, true);
+	return run(TOOL_119, GOROOT_119, "-d", path, out, PARSE_119);
 }
 
 int goparse_123(const char *path, struct goparse_result *out)
 {
-	return run(TOOL_123, GOROOT_123, "-d=1", path, out, false);
+	return run(TOOL_123, GOROOT_123, "-d=1", path, out, PARSE_123);
+}
+
+int goparse_123_views(const char *path, struct goparse_result *out)
+{
+	return run(TOOL_123, GOROOT_123, "-http=127.0.0.1:0", path, out, VIEWS_123);
 }
 
 bool goparse_both_ok(const char *path, char *why, size_t whylen)

@@ -24,6 +24,12 @@ int goparse_119(const char *path, struct goparse_result *out);
 /* Runs `go tool trace -d=1 FILE` with Go 1.23. Returns 0, or -errno when it could not run. */
 int goparse_123(const char *path, struct goparse_result *out);
 
+/* Runs Go 1.23's viewer (`trace -http=127.0.0.1:0 FILE`): it builds the proc timeline of the
+ * whole trace before it listens, then the thread timeline and goroutine summaries are fetched.
+ * These panic on some files the parser accepts (docs/format.md). ok when none failed; error
+ * holds the panic or the page that failed. Returns 0, or -errno when it could not run. */
+int goparse_123_views(const char *path, struct goparse_result *out);
+
 /* Both parsers must accept path. On failure writes a one-line reason naming the parser. */
 bool goparse_both_ok(const char *path, char *why, size_t whylen);
 

@@ -1,5 +1,6 @@
 /* test_format_goparse.c - traces generated through gt_writer, and every batch-boundary prefix
- * of them, must pass both real Go parsers; 1.19 must print exactly the events written. */
+ * of them, must pass both real Go parsers and Go 1.23's viewer; 1.19 must print exactly the
+ * events written. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -110,6 +111,9 @@ static void check_parsers(const char *path, const struct sim_result *want)
 	}
 	cr_assert_eq(goparse_123(path, &r), 0);
 	cr_assert(r.ok, "go 1.23 rejects %s: %s (decoded: %s)", path, r.error, dump_path(path));
+	cr_assert_eq(goparse_123_views(path, &r), 0);
+	cr_assert(r.ok, "go 1.23's viewer fails on %s: %s (decoded: %s)", path, r.error,
+		  dump_path(path));
 }
 
 static void check_sim(const char *tag, const struct sim_opts *o)
@@ -179,4 +183,18 @@ Test(format_goparse, every_batch_prefix, .timeout = 600)
 	}
 	cr_assert_gt(checked, n > MAX_CUTS ? MAX_CUTS / 2 : n / 2);
 	free(buf);
+}
+
+/* Go 1.23's viewer crashed ("startRunningTime != 0") on generated traces of a few hundred
+ * steps that both parsers took: only long runs reach the sequences it cannot take. */
+Test(format_goparse, long_runs_pass_the_123_viewer, .timeout = 300)
+{
+	for (unsigned seed = 1; seed <= 4; seed++) {
+		struct sim_opts o = { .ncpu = 2 + seed % 3, .nthreads = 10 + 5 * seed, .steps = 2000,
+				      .seed = seed, .gc = seed % 2 };
+		char tag[16];
+
+		snprintf(tag, sizeof(tag), "long%u", seed);
+		check_sim(tag, &o);
+	}
 }
