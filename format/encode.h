@@ -60,7 +60,7 @@ static inline size_t gt_string_record_len(size_t len)
 /* String record; its header byte carries k = 0 (the parsers ignore k for strings). */
 static inline uint8_t *gt_encode_string(uint8_t *p, uint64_t id, const char *s, size_t len)
 {
-	*p++ = GT_EV_STRING;
+	*p++ = gt_header_byte(GT_EV_STRING);
 	p = gt_varint_put(p, id);
 	p = gt_varint_put(p, len);
 	memcpy(p, s, len);
@@ -82,7 +82,7 @@ static inline size_t gt_stack_body_len(uint64_t id, const uint64_t *vals, size_t
 static inline uint8_t *gt_encode_stack(uint8_t *p, uint64_t id, const uint64_t *vals, size_t n,
 				       size_t body_len)
 {
-	*p++ = GT_EV_STACK | 3 << 6;
+	*p++ = gt_header_byte(GT_EV_STACK);
 	p = gt_varint_put(p, body_len);
 	p = gt_varint_put(p, id);
 	p = gt_varint_put(p, n);

@@ -101,11 +101,18 @@ static inline unsigned gt_nvalues(enum gt_type t)
 }
 
 /* Header byte: type in the low 6 bits, in the top 2 the count of values after the first one
- * (the diff, or for untimed events their first argument), 3 meaning length-prefixed. */
+ * (the diff, or for untimed events their first argument), 3 meaning length-prefixed. A Stack
+ * is always length-prefixed; a String (id, len, bytes) has k = 0, which the parsers ignore. */
 static inline uint8_t gt_header_byte(enum gt_type t)
 {
-	unsigned n = gt_nvalues(t) - !!(gt_specs[t].flags & GT_NO_TS);
+	unsigned n;
 
+	if (t == GT_EV_STRING)
+		return GT_EV_STRING;
+	if (t == GT_EV_STACK)
+		return GT_EV_STACK | 3 << 6;
+	/* Every other untimed type has at least one value, so this does not wrap. */
+	n = gt_nvalues(t) - !!(gt_specs[t].flags & GT_NO_TS);
 	return (uint8_t)(t | (n < 3 ? n : 3) << 6);
 }
 

@@ -59,7 +59,8 @@ Test(format_wire, header_bytes)
 		enum gt_type t;
 		uint8_t b;
 	} want[] = {
-		{ GT_EV_BATCH, 0x41 }, { GT_EV_FREQUENCY, 0x02 }, { GT_EV_GOMAXPROCS, 0x84 },
+		{ GT_EV_BATCH, 0x41 }, { GT_EV_FREQUENCY, 0x02 }, { GT_EV_STACK, 0xC3 },
+		{ GT_EV_STRING, 0x25 }, { GT_EV_GOMAXPROCS, 0x84 },
 		{ GT_EV_PROC_START, 0x45 }, { GT_EV_PROC_STOP, 0x06 }, { GT_EV_GC_START, 0x87 },
 		{ GT_EV_GC_DONE, 0x08 }, { GT_EV_GC_STW_START, 0x49 }, { GT_EV_GC_STW_DONE, 0x0A },
 		{ GT_EV_GC_SWEEP_START, 0x4B }, { GT_EV_GC_SWEEP_DONE, 0x8C }, { GT_EV_GO_CREATE, 0xCD },
@@ -82,6 +83,8 @@ Test(format_wire, header_bytes)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		cr_expect_eq(gt_header_byte(want[i].t), want[i].b, "%s: 0x%02x, want 0x%02x",
 			     gt_specs[want[i].t].name, gt_header_byte(want[i].t), want[i].b);
+	/* Every type but None, the special records included. */
+	cr_expect_eq(sizeof(want) / sizeof(want[0]), GT_EV_COUNT - 1);
 }
 
 Test(format_wire, table_is_complete)
