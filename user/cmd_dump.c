@@ -1,10 +1,13 @@
 /* cmd_dump.c - `lxtrace dump FILE`: prints a trace's events one per line, like `go tool trace -d`. */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "format/dump.h"
 #include "format/reader.h"
 #include "user/cmd.h"
+
+#define SEE_HELP "(see lxtrace dump --help)"
 
 static void usage(FILE *f)
 {
@@ -25,19 +28,29 @@ int cmd_dump(int argc, char **argv)
 	char err[256];
 	int c, ret;
 
+	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
 			return 0;
-		default:
-			usage(stderr);
+		default: {
+			const char *arg = argv[optind - 1];
+			char shortopt[3] = { '-', (char)optopt, '\0' };
+
+			fprintf(stderr, "lxtrace dump: unknown option '%s' " SEE_HELP "\n",
+				strncmp(arg, "--", 2) ? shortopt : arg);
 			return 2;
 		}
+		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
+	if (optind == argc) {
+		fprintf(stderr, "lxtrace dump: no trace file given " SEE_HELP "\n");
+		return 2;
+	}
+	if (optind < argc - 1) {
+		fprintf(stderr, "lxtrace dump: unexpected argument '%s' " SEE_HELP "\n", argv[optind + 1]);
 		return 2;
 	}
 	/* Parse: the whole file is decoded and checked before anything is printed. */
