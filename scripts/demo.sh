@@ -10,9 +10,11 @@ workloads=$(dirname "$lxtrace")/tests/workloads
 rec=$!
 trap 'kill -INT $rec 2>/dev/null || true' EXIT
 sleep 0.5
-"$workloads/pingpong" 5000 >/dev/null &
-"$workloads/sleeper" 20 >/dev/null &
-wait %2 %3 2>/dev/null || true
+pids=()
+"$workloads/pingpong" 5000 >/dev/null & pids+=($!)
+"$workloads/sleeper" 20 >/dev/null & pids+=($!)
+"$workloads/futex_contend" >/dev/null & pids+=($!)
+wait "${pids[@]}"
 wait $rec
 trap - EXIT
 echo "demo: wrote $out; open it with: go tool trace $out"
