@@ -6,8 +6,12 @@
  * they do not each cost a system call; the staged bytes are complete batches, so losing
  * them in a crash still leaves the file on a batch boundary.
  *
- * A failed or zero-length write latches the error: nothing more is written, so the file
- * keeps the longest prefix that was written whole.
+ * A failed or zero-length write latches the error: nothing more is written. A write can fail
+ * part-way through a batch (ENOSPC, EFBIG, EIO after some bytes went out), so the file is then
+ * truncated back to the end of the last write that went out whole, which ends on a batch
+ * boundary. That needs a file ftruncate works on: on a pipe or socket the bytes already sent
+ * cannot be taken back, and they are counted as torn instead (so are they when ftruncate
+ * fails).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,9 +24,12 @@
 struct gt_outq {
 	int fd;
 	int err;
+	int trunc_err;		/* why the file could not be cut back after err, or 0 */
 	uint8_t *stage;
 	size_t len, cap;
-	uint64_t written;
+	uint64_t written;	/* bytes that went out whole */
+	uint64_t torn;		/* bytes of a failed write left in the file */
+	off_t base;		/* the fd's offset when we started; -1 when it has none */
 };
 
 struct gt_outq *gt_outq__new(int fd, size_t stage_size)
@@ -32,6 +39,7 @@ struct gt_outq *gt_outq__new(int fd, size_t stage_size)
 	if (!q)
 		return NULL;
 	q->fd = fd;
+	q->base = lseek(fd, 0, SEEK_CUR);
 	q->cap = stage_size;
 	q->stage = malloc(stage_size);
 	if (!q->stage) {
@@ -41,9 +49,28 @@ struct gt_outq *gt_outq__new(int fd, size_t stage_size)
 	return q;
 }
 
-/* Writes all of iov, resuming after partial writes and EINTR. */
+/* After a failed write, takes the part of it that reached the file back out. */
+static void cut_back(struct gt_outq *q, uint64_t part)
+{
+	off_t end = q->base + (off_t)q->written;
+
+	if (!part)
+		return;
+	if (q->base < 0) {
+		q->trunc_err = -ESPIPE;
+	} else if (ftruncate(q->fd, end) || lseek(q->fd, end, SEEK_SET) < 0) {
+		q->trunc_err = -errno;
+	} else {
+		return;
+	}
+	q->torn = part;
+}
+
+/* Writes all of iov, resuming after partial writes and EINTR; on failure, none of it stays. */
 static int write_all(struct gt_outq *q, struct iovec *iov, int n)
 {
+	uint64_t part = 0;
+
 	while (n > 0) {
 		ssize_t r = writev(q->fd, iov, n);
 
@@ -51,9 +78,10 @@ static int write_all(struct gt_outq *q, struct iovec *iov, int n)
 			continue;
 		if (r <= 0) {
 			q->err = r < 0 ? -errno : -EIO;
+			cut_back(q, part);
 			return q->err;
 		}
-		q->written += (uint64_t)r;
+		part += (uint64_t)r;
 		while (n > 0 && (size_t)r >= iov->iov_len) {
 			r -= (ssize_t)iov->iov_len;
 			iov++;
@@ -64,6 +92,7 @@ static int write_all(struct gt_outq *q, struct iovec *iov, int n)
 			iov->iov_len -= (size_t)r;
 		}
 	}
+	q->written += part;
 	return 0;
 }
 
@@ -116,6 +145,13 @@ int gt_outq__error(const struct gt_outq *q)
 uint64_t gt_outq__written(const struct gt_outq *q)
 {
 	return q->written;
+}
+
+uint64_t gt_outq__torn(const struct gt_outq *q, int *why)
+{
+	if (why)
+		*why = q->trunc_err;
+	return q->torn;
 }
 
 void gt_outq__free(struct gt_outq *q)

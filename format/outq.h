@@ -16,9 +16,14 @@ int gt_outq__batch(struct gt_outq *q, const uint8_t *hdr, size_t hlen, const uin
 		   size_t blen);
 /* Writes whatever is staged. */
 int gt_outq__flush(struct gt_outq *q);
-/* The first write error (negative errno), or 0. */
+/* The first write error (negative errno), or 0. After one, the file is cut back to the last
+ * batch boundary when the fd allows it (a regular file; not a pipe or socket). */
 int gt_outq__error(const struct gt_outq *q);
+/* Bytes written whole: the file holds exactly these after the offset the fd had at first. */
 uint64_t gt_outq__written(const struct gt_outq *q);
+/* Bytes of a failed write that stay after them because they could not be cut back (0 when
+ * none); *why gets the reason (-ESPIPE: the fd cannot be truncated; else ftruncate's). */
+uint64_t gt_outq__torn(const struct gt_outq *q, int *why);
 /* Accepts NULL; does not flush. */
 void gt_outq__free(struct gt_outq *q);
 

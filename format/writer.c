@@ -649,6 +649,7 @@ void gt_writer__stats(const struct gt_writer *w, struct gt_writer_stats *out)
 {
 	*out = w->stats;
 	out->bytes = gt_outq__written(w->out);
+	out->torn = gt_outq__torn(w->out, &out->torn_err);
 }
 
 void gt_writer__free(struct gt_writer *w)

@@ -16,8 +16,10 @@
  * the parsers' state machine (docs/format.md); the writer does not repair.
  *
  * Errors: functions returning int give 0 or a negative errno. After a write error (ENOSPC,
- * EIO) the writer is failed: every later call returns that error and nothing more is written,
- * so the file stays a valid prefix.
+ * EFBIG, EIO) the writer is failed: every later call returns that error and nothing more is
+ * written. A write that failed part-way is cut back out of the file (ftruncate), so the file
+ * stays a valid prefix ending on a batch boundary. That takes a regular file: on a pipe or a
+ * socket, or if ftruncate fails, the bytes that went out stay and are reported as torn.
  */
 #ifndef LXTRACE_FORMAT_WRITER_H
 #define LXTRACE_FORMAT_WRITER_H
@@ -48,9 +50,14 @@ struct gt_frame {
 struct gt_writer_stats {
 	uint64_t events;	/* timestamped events, CPU samples and user logs */
 	uint64_t batches;
-	uint64_t bytes;		/* written to fd, header included */
+	uint64_t bytes;		/* written to fd, header included, in whole batches */
 	uint64_t strings;
 	uint64_t stacks;
+	/* After a write error: bytes of the failed write that could not be taken back out of
+	 * the file, which then ends mid-batch (cut it at `bytes` after the fd's first offset),
+	 * and why (-ESPIPE: not a regular file; else ftruncate's error). Both 0 normally. */
+	uint64_t torn;
+	int torn_err;
 };
 
 /* Writes the file header. NULL with errno set on failure. */

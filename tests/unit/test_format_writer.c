@@ -1,14 +1,20 @@
 /* test_format_writer.c - gt_writer through our own decoder: every event type round-trips,
- * events straddle batch boundaries at every size, tables deduplicate, errors stick. */
+ * events straddle batch boundaries at every size, tables deduplicate, errors stick, and a
+ * write that fails part-way leaves the file on a batch boundary. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/reader.h"
 #include "format/writer.h"
+#include "tests/lib/goparse.h"
 #include "tests/unit/test_format_sim.h"
 
 static struct gt_writer *new_writer(int fd, uint32_t nprocs, size_t batch_size)
@@ -21,18 +27,26 @@ static struct gt_writer *new_writer(int fd, uint32_t nprocs, size_t batch_size)
 	return w;
 }
 
+static struct gt_trace *decode_buf(const uint8_t *buf, size_t len)
+{
+	struct gt_trace *t;
+	char err[256];
+	int ret;
+
+	ret = gt_trace__parse(buf, len, &t, err, sizeof(err));
+	cr_assert_eq(ret, 0, "decode: %s", err);
+	return t;
+}
+
 static struct gt_trace *decode(int fd)
 {
 	struct gt_trace *t;
 	size_t len;
 	uint8_t *buf = sim_slurp_fd(fd, &len);
-	char err[256];
-	int ret;
 
 	cr_assert(buf);
-	ret = gt_trace__parse(buf, len, &t, err, sizeof(err));
+	t = decode_buf(buf, len);
 	free(buf);
-	cr_assert_eq(ret, 0, "decode: %s", err);
 	return t;
 }
 
@@ -296,4 +310,113 @@ Test(format_writer, many_short_goroutines)
 	cr_expect_eq(gt_writer__flush(w), 0);
 	gt_writer__free(w);
 	close(fd);
+}
+
+/* A regular file under a file-size limit: writes fail with EFBIG at the limit, the first of
+ * them part-way through the staged batches. */
+static int limited_file(char *path, size_t len, rlim_t limit)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	struct rlimit rl;
+	int fd;
+
+	snprintf(path, len, "/tmp/lxtrace-test-fsize-XXXXXX");
+	fd = mkstemp(path);
+	cr_assert(fd >= 0, "mkstemp: %s", strerror(errno));
+	unlink(path);
+	/* Each test runs in its own process: the limit and the ignored signal stay there. */
+	sigaction(SIGXFSZ, &ign, NULL);
+	cr_assert(!getrlimit(RLIMIT_FSIZE, &rl));
+	rl.rlim_cur = limit;	/* the soft limit only, so that it can be lifted again */
+	cr_assert(!setrlimit(RLIMIT_FSIZE, &rl), "setrlimit: %s", strerror(errno));
+	return fd;
+}
+
+/* A write that fails part-way is taken back out: the file ends on a batch boundary, holds
+ * exactly the bytes reported, and both Go parsers accept it (the disk-full case). */
+Test(format_writer, failed_write_is_cut_back, .timeout = 120)
+{
+	static const rlim_t limits[] = { 70001, 100003, 150001 };
+
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		struct sim_opts o = { .ncpu = 3, .nthreads = 12, .steps = 40000, .seed = 5 + i,
+				      .batch_size = 512 };
+		struct sim_result res;
+		struct gt_trace *t;
+		struct rlimit rl;
+		struct stat st;
+		char path[64], copy[64] = "/tmp/lxtrace-test-cut-XXXXXX", why[512];
+		int fd = limited_file(path, sizeof(path), limits[i]), out;
+		size_t len;
+		uint8_t *buf;
+
+		cr_assert_eq(sim_write(fd, &o, &res), -EFBIG, "limit %ju", (uintmax_t)limits[i]);
+		cr_assert(!fstat(fd, &st));
+		cr_expect_lt(st.st_size, (off_t)limits[i]);
+		buf = sim_slurp_fd(fd, &len);
+		cr_assert(buf);
+		close(fd);
+		/* Our decoder refuses a file that ends inside a record. */
+		t = decode_buf(buf, len);
+		cr_expect_gt(gt_trace__nevents(t), 0);
+		gt_trace__free(t);
+		/* The Go parsers, on a copy made with the limit lifted. */
+		cr_assert(!getrlimit(RLIMIT_FSIZE, &rl));
+		rl.rlim_cur = rl.rlim_max;
+		cr_assert(!setrlimit(RLIMIT_FSIZE, &rl));
+		out = mkstemp(copy);
+		cr_assert(out >= 0);
+		cr_assert_eq(write(out, buf, len), (ssize_t)len);
+		close(out);
+		cr_expect(goparse_both_ok(copy, why, sizeof(why)), "limit %ju: %s",
+			  (uintmax_t)limits[i], why);
+		unlink(copy);
+		free(buf);
+	}
+}
+
+/* The writer's byte count is the file's size, and nothing is torn in a regular file. */
+Test(format_writer, cut_back_file_matches_stats)
+{
+	char path[64];
+	int fd = limited_file(path, sizeof(path), 3001), err = 0;
+	struct gt_writer *w = new_writer(fd, 2, 1000);
+	struct gt_writer_stats ws;
+	struct stat st;
+
+	for (unsigned i = 0; i < 100000 && !err; i++)
+		err = gt_writer__event(w, i % 2, 10 + i, GT_EV_HEAP_ALLOC, (uint64_t[]){ i }, 1);
+	cr_expect_eq(err, -EFBIG);
+	gt_writer__stats(w, &ws);
+	cr_assert(!fstat(fd, &st));
+	cr_expect_eq((uint64_t)st.st_size, ws.bytes);
+	cr_expect_eq(ws.torn, 0);
+	cr_expect_eq(ws.torn_err, 0);
+	gt_writer__free(w);
+	close(fd);
+}
+
+/* A pipe cannot take bytes back: a write that fails part-way says how much of it is torn. */
+Test(format_writer, pipe_reports_torn_bytes)
+{
+	struct gt_writer_stats ws;
+	struct gt_writer *w;
+	int pfd[2], err = 0;
+
+	cr_assert(!pipe(pfd));
+	cr_assert(fcntl(pfd[1], F_SETPIPE_SZ, 4096) >= 0);
+	w = new_writer(pfd[1], 1, 64 * 1024);
+	/* Nobody reads: the first full batch fills the pipe and the rest fails with EAGAIN. */
+	cr_assert(!fcntl(pfd[1], F_SETFL, O_NONBLOCK));
+	for (unsigned i = 0; i < 100000 && !err; i++)
+		err = gt_writer__event(w, 0, 10 + i, GT_EV_HEAP_ALLOC, (uint64_t[]){ i }, 1);
+	cr_expect_eq(err, -EAGAIN);
+	gt_writer__stats(w, &ws);
+	cr_expect_eq(ws.bytes, GT_HEADER_LEN);
+	cr_expect_gt(ws.torn, 0);
+	cr_expect_leq(ws.torn, 4096 - GT_HEADER_LEN, "%ju torn", (uintmax_t)ws.torn);
+	cr_expect_eq(ws.torn_err, -ESPIPE);
+	gt_writer__free(w);
+	close(pfd[0]);
+	close(pfd[1]);
 }
