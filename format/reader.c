@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/grow.h"
 #include "format/reader.h"
 #include "format/u64map.h"
 #include "format/varint.h"
@@ -73,23 +74,6 @@ static int failf(struct parser *ps, const uint8_t *at, const char *fmt, ...)
 		}
 	}
 	return -EINVAL;
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
 }
 
 static int read_val(struct parser *ps, const uint8_t *end, const uint8_t *rec, uint64_t *v)
@@ -189,8 +173,9 @@ static int read_stack(struct parser *ps, const uint8_t *rec)
 	/* Like Go's parsers: id 0 or no frames defines nothing; a later definition wins. */
 	if (!ps->vals[0] || !n)
 		return 0;
-	if (grow((void **)&t->rstacks, &t->stacks_cap, t->nstacks + 1, sizeof(*t->rstacks)) ||
-	    grow((void **)&t->raw_frames, &t->raw_cap, t->nraw + 4 * n, sizeof(uint64_t)))
+	if (gt_grow((void **)&t->rstacks, &t->stacks_cap, t->nstacks + 1, sizeof(*t->rstacks),
+		    64) ||
+	    gt_grow((void **)&t->raw_frames, &t->raw_cap, t->nraw + 4 * n, sizeof(uint64_t), 64))
 		return -ENOMEM;
 	slot = gt_u64map__put(t->stack_ids, ps->vals[0], &added);
 	if (!slot)
@@ -235,7 +220,7 @@ static int add_event(struct parser *ps, const uint8_t *rec, uint8_t type)
 	uint64_t len;
 	int err;
 
-	if (grow((void **)&t->events, &t->events_cap, t->nevents + 1, sizeof(*e)))
+	if (gt_grow((void **)&t->events, &t->events_cap, t->nevents + 1, sizeof(*e), 64))
 		return -ENOMEM;
 	e = &t->events[t->nevents];
 	memset(e, 0, sizeof(*e));
@@ -247,34 +232,22 @@ static int add_event(struct parser *ps, const uint8_t *rec, uint8_t type)
 	e->ts = ps->last_ts;
 	e->p = (int64_t)ps->cur_p;
 	e->g = ps->cur_g;
-	switch (type) {
-	case GT_EV_GO_START:
-	case GT_EV_GO_START_LOCAL:
-	case GT_EV_GO_START_LABEL:
+	switch (gt_specs[type].g) {
+	case GT_G_START:
 		ps->cur_g = e->args[0];
 		e->g = ps->cur_g;
 		break;
-	case GT_EV_GO_END:
-	case GT_EV_GO_STOP:
-	case GT_EV_GO_SCHED:
-	case GT_EV_GO_PREEMPT:
-	case GT_EV_GO_SLEEP:
-	case GT_EV_GO_BLOCK:
-	case GT_EV_GO_BLOCK_SEND:
-	case GT_EV_GO_BLOCK_RECV:
-	case GT_EV_GO_BLOCK_SELECT:
-	case GT_EV_GO_BLOCK_SYNC:
-	case GT_EV_GO_BLOCK_COND:
-	case GT_EV_GO_BLOCK_NET:
-	case GT_EV_GO_SYSBLOCK:
-	case GT_EV_GO_BLOCK_GC:
+	case GT_G_STOP:
+	case GT_G_END:
 		ps->cur_g = 0;
 		break;
-	case GT_EV_GO_SYSEXIT:
-	case GT_EV_GO_WAITING:
-	case GT_EV_GO_IN_SYSCALL:
+	case GT_G_SELF:
 		e->g = e->args[0];
 		break;
+	default:
+		break;
+	}
+	switch (type) {
 	case GT_EV_GC_START:
 	case GT_EV_GC_DONE:
 	case GT_EV_GC_STW_START:
@@ -454,7 +427,7 @@ int gt_trace__load(const char *path, struct gt_trace **out, char *err, size_t er
 	for (;;) {
 		ssize_t n;
 
-		if (len == cap && grow((void **)&buf, &cap, len + 65536, 1)) {
+		if (len == cap && gt_grow((void **)&buf, &cap, len + 65536, 1, 64)) {
 			ret = -ENOMEM;
 			goto fail;
 		}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/grow.h"
 #include "format/tracemap.h"
 
 struct entry {
@@ -76,23 +77,6 @@ uint64_t gt_tracemap__find(const struct gt_tracemap *m, const void *key, size_t 
 	return m->index[lookup(m, hash_bytes(key, len), key, len)];
 }
 
-static int reserve(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 static int grow_index(struct gt_tracemap *m)
 {
 	size_t cap = (m->mask + 1) * 2;
@@ -123,8 +107,8 @@ uint64_t gt_tracemap__put(struct gt_tracemap *m, const void *key, size_t len, bo
 	if (m->index[i])
 		return m->index[i];
 	if (m->nentries >= UINT32_MAX - 1 ||
-	    reserve((void **)&m->entries, &m->entries_cap, m->nentries + 1, sizeof(*e)) ||
-	    reserve((void **)&m->arena, &m->arena_cap, m->arena_len + len, 1))
+	    gt_grow((void **)&m->entries, &m->entries_cap, m->nentries + 1, sizeof(*e), 64) ||
+	    gt_grow((void **)&m->arena, &m->arena_cap, m->arena_len + len, 1, 64))
 		goto nomem;
 	if ((m->nentries + 1) * 2 > m->mask + 1) {
 		if (grow_index(m))

@@ -86,10 +86,22 @@ enum gt_spec_flags {
 	GT_AVOID = 1 << 3,	/* valid in 1.19 but rejected or mishandled by 1.23: lxtrace never writes it */
 };
 
+/* What an event does to goroutines, as both parsers track it: the encoder orders batches by
+ * it and the decoder derives each event's G from it. */
+enum gt_g_effect {
+	GT_G_NONE = 0,
+	GT_G_START,	/* the G in args[0] becomes the P's running G */
+	GT_G_STOP,	/* the P's running G stops: blocks, yields, is preempted, syscall-blocks */
+	GT_G_END,	/* the P's running G is gone for good (GoEnd, GoStop) */
+	GT_G_TARGET,	/* the P's running G acts on the G in args[0] (create, unblock) */
+	GT_G_SELF,	/* the event is about the G in args[0], not the P's (syscall exit, status) */
+};
+
 struct gt_spec {
 	const char *name;	/* as Go's parser names it, e.g. "GoStart" */
 	uint8_t nargs;		/* arguments after the diff, not counting the stack id */
 	uint8_t flags;		/* enum gt_spec_flags */
+	uint8_t g;		/* enum gt_g_effect */
 };
 
 extern const struct gt_spec gt_specs[GT_EV_COUNT];

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "format/encode.h"
+#include "format/grow.h"
 #include "format/outq.h"
 #include "format/tracemap.h"
 #include "format/u64map.h"
@@ -259,15 +260,8 @@ nomem:
 /* Records that id (1-based) of a dictionary is defined at loc. */
 static int set_loc(uint64_t **locs, size_t *cap, uint64_t id, uint64_t loc)
 {
-	if (id > *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		uint64_t *n = realloc(*locs, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		*locs = n;
-		*cap = ncap;
-	}
+	if (gt_grow((void **)locs, cap, id, sizeof(**locs), 256))
+		return -ENOMEM;
 	(*locs)[id - 1] = loc;
 	return 0;
 }
@@ -414,49 +408,6 @@ static int use_string_id(struct gt_writer *w, uint32_t p, uint64_t id)
 	return add_dep(w, p, w->string_loc[id - 1]);
 }
 
-/* What an event does to the goroutine it is about, for ordering. */
-enum g_role {
-	G_NONE,		/* not ordered against other Ps */
-	G_START,	/* the G in args[0] starts running here */
-	G_STOP,		/* the running G stops, blocks or syscall-blocks */
-	G_END,		/* the running G is gone for good */
-	G_OTHER,	/* the G in args[0] changes state (create, unblock, syscall exit, ...) */
-};
-
-static enum g_role role_of(enum gt_type t)
-{
-	switch (t) {
-	case GT_EV_GO_START:
-	case GT_EV_GO_START_LABEL:
-		return G_START;
-	case GT_EV_GO_SCHED:
-	case GT_EV_GO_PREEMPT:
-	case GT_EV_GO_SLEEP:
-	case GT_EV_GO_BLOCK:
-	case GT_EV_GO_BLOCK_SEND:
-	case GT_EV_GO_BLOCK_RECV:
-	case GT_EV_GO_BLOCK_SELECT:
-	case GT_EV_GO_BLOCK_SYNC:
-	case GT_EV_GO_BLOCK_COND:
-	case GT_EV_GO_BLOCK_NET:
-	case GT_EV_GO_BLOCK_GC:
-	case GT_EV_GO_SYSBLOCK:
-		return G_STOP;
-	case GT_EV_GO_END:
-	case GT_EV_GO_STOP:
-		return G_END;
-	case GT_EV_GO_CREATE:
-	case GT_EV_GO_UNBLOCK:
-	case GT_EV_GO_SYSEXIT:
-	case GT_EV_GO_WAITING:
-	case GT_EV_GO_IN_SYSCALL:
-	case GT_EV_GC_START:
-		return G_OTHER;
-	default:
-		return G_NONE;
-	}
-}
-
 /* Ordering dependencies of an event on P p: its goroutine's previous transition and the
  * strings and stacks it names. */
 static int event_deps(struct gt_writer *w, uint32_t p, enum gt_type t, const uint64_t *args,
@@ -516,7 +467,7 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 		     const uint64_t *args, unsigned nargs)
 {
 	struct proc *pr;
-	enum g_role role;
+	enum gt_g_effect eff;
 	uint64_t g, *loc;
 	bool added;
 	int err;
@@ -529,18 +480,19 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 	    nargs != gt_nvalues(t) || (nargs && !args))
 		return -EINVAL;
 	pr = &w->procs[p];
-	role = role_of(t);
-	switch (role) {
-	case G_START:
-	case G_OTHER:
-		g = t == GT_EV_GC_START ? GC_PSEUDO_G : args[0];
+	eff = gt_specs[t].g;
+	switch (eff) {
+	case GT_G_START:
+	case GT_G_TARGET:
+	case GT_G_SELF:
+		g = args[0];
 		break;
-	case G_STOP:
-	case G_END:
+	case GT_G_STOP:
+	case GT_G_END:
 		g = pr->cur_g;
 		break;
 	default:
-		g = 0;
+		g = t == GT_EV_GC_START ? GC_PSEUDO_G : 0;
 	}
 	err = event_deps(w, p, t, args, nargs, g);
 	if (!err)
@@ -557,13 +509,13 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 	pr->len = (size_t)(gt_encode_event(pr->buf + pr->len, t, diff(w, pr, ts), args, nargs) -
 			   pr->buf);
 	w->stats.events++;
-	if (role == G_START)
+	if (eff == GT_G_START)
 		pr->cur_g = g;
-	else if (role == G_STOP || role == G_END)
+	else if (eff == GT_G_STOP || eff == GT_G_END)
 		pr->cur_g = 0;
 	if (!g)
 		return 0;
-	if (role == G_END) {
+	if (eff == GT_G_END) {
 		gt_u64map__del(w->gs, g);
 		return 0;
 	}
