@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "format/writer.h"
+#include "bench/rnd.h"
 
 struct rec {
 	uint64_t ts;
@@ -31,16 +32,6 @@ struct thr {
 	uint64_t tid, seq;
 	int st;
 };
-
-static unsigned long long rng = 88172645463325252ULL;
-
-static unsigned rnd(unsigned n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (unsigned)(rng % n);
-}
 
 #define NTHREADS 256
 #define NSTACKS 48

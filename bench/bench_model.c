@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "user/model.h"
+#include "bench/rnd.h"
 
 #define NCPUS 4
 
@@ -27,16 +28,6 @@ union rec {
 	struct lx_switch sw;
 	struct lx_wakeup wk;
 };
-
-static unsigned long long rng = 88172645463325252ULL;
-
-static unsigned rnd(unsigned n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (unsigned)(rng % n);
-}
 
 static const int16_t blocks[] = { __NR_futex, __NR_futex, __NR_read, __NR_epoll_wait, -1 };
 
