@@ -197,8 +197,14 @@ Test(blocking, yielder_yields_are_gosched)
 		named = tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_SCHED), tid, "syscall sched_yield");
 		cr_log_info("%s (tid %d): %lld switches in 1000 yields; trace: %zu GoSched, %zu naming "
 			    "`syscall sched_yield`", roles[k], tid, switches, sched, named);
-		/* Every yield that switched, bar a timer-tick preemption (GoPreempt) now and then. */
-		itest_expect((long long)sched >= switches * 9 / 10 && sched <= 1000, tid,
+		/* Every yield that switched, bar a timer-tick preemption (GoPreempt) now and then.
+		 * The upper bound is the kernel's count, not the yields: one sched_yield() can
+		 * switch twice. schedule() loops while need_resched(), so a wakeup that asks for
+		 * the CPU just as the thread is switched back in (seen under load: a kworker woken
+		 * from the yielder's CPU) switches it out again inside the same call, with
+		 * preempt false, prev_state running and orig_ax sched_yield: a GoSched with no
+		 * GoSysCall before it in --syscalls=all, and one more nivcsw. */
+		itest_expect((long long)sched >= switches * 9 / 10 && (long long)sched <= switches, tid,
 			     "%s: %zu GoSched for %lld switches in 1000 yields", roles[k], sched, switches);
 		itest_expect(named == sched, tid, "%s: %zu of %zu GoSched name `syscall sched_yield`",
 			     roles[k], named, sched);
