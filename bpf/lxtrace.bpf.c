@@ -35,6 +35,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by user space before load. */
 const volatile __u32 self_tgid;		/* the tracer's own process: never recorded */
 const volatile __u64 wakeup_bytes = ~0ULL;	/* wake the reader once a ring holds this much */
+const volatile bool stage_syscalls;	/* --syscalls=all: the sys_enter programs are loaded */
 
 struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -58,38 +59,93 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
+/* Each CPU's syscall entries not yet sent (lxtrace.h, struct lx_syscalls). `busy` is set while a
+ * program changes the chunk: a program nested in it (an interrupt's wakeup) leaves the chunk
+ * alone, and its record goes ahead of older entries, which the reader puts back in time order. */
+struct stage {
+	struct lx_syscalls rec;
+	__u32 busy;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stage);
+} stages SEC(".maps");
+
 /* A task's field: direct BTF access in tp_btf programs, a probed read in raw_tp ones. */
 #define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
 
-static __always_inline void *reserve(void **ring, __u32 size, __u32 cpu)
+static __always_inline void count_lost(__u64 n)
 {
 	__u32 zero = 0;
-	__u64 *n;
-	void *rec;
+	__u64 *lost_n = bpf_map_lookup_elem(&lost, &zero);
 
-	*ring = bpf_map_lookup_elem(&rings, &cpu);
-	if (!*ring)
-		return NULL;
-	rec = bpf_ringbuf_reserve(*ring, size, 0);
-	if (rec)
-		return rec;
-	n = bpf_map_lookup_elem(&lost, &zero);
-	if (n)
-		__sync_fetch_and_add(n, 1);
-	return NULL;
+	if (lost_n)
+		__sync_fetch_and_add(lost_n, n);	/* a nested program may count too */
 }
 
 /* The reader polls on a timer; only the record that takes the ring past wakeup_bytes wakes it
  * early. Waking it on every record past the mark would cost an interrupt per record exactly
  * when the machine is busiest. `size` is the record's size; the ring adds an 8-byte header. */
-static __always_inline void submit(void *ring, void *rec, __u32 size)
+static __always_inline __u64 wake_flags(void *ring, __u32 size)
 {
 	__u64 avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
-	__u64 flags = BPF_RB_NO_WAKEUP;
 
 	if (avail >= wakeup_bytes && avail - (size + 8) < wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(rec, flags);
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+/* Sends the staged chunk st of this CPU; the caller has set st->busy. */
+static __always_inline void send_chunk(struct stage *st, void *ring)
+{
+	__u32 n = st->rec.n;
+	__u32 size;
+
+	if (n > LX_SYSCALLS_MAX)
+		n = LX_SYSCALLS_MAX;
+	size = sizeof(st->rec) - (LX_SYSCALLS_MAX - n) * sizeof(st->rec.e[0]);
+	if (bpf_ringbuf_output(ring, &st->rec, size, wake_flags(ring, size)))
+		count_lost(n);
+	st->rec.n = 0;
+}
+
+/* Before any other record of this CPU: its staged syscall entries are older. */
+static __always_inline void flush_syscalls(void *ring)
+{
+	__u32 zero = 0;
+	struct stage *st;
+
+	if (!stage_syscalls)
+		return;
+	st = bpf_map_lookup_elem(&stages, &zero);
+	if (!st || !st->rec.n || st->busy)
+		return;
+	st->busy = 1;
+	send_chunk(st, ring);
+	st->busy = 0;
+}
+
+static __always_inline void *reserve(void **ring, __u32 size, __u32 cpu)
+{
+	void *rec;
+
+	*ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!*ring)
+		return NULL;
+	flush_syscalls(*ring);
+	rec = bpf_ringbuf_reserve(*ring, size, 0);
+	if (!rec)
+		count_lost(1);
+	return rec;
+}
+
+static __always_inline void submit(void *ring, void *rec, __u32 size)
+{
+	bpf_ringbuf_submit(rec, wake_flags(ring, size));
 }
 
 static __always_inline void header(struct lx_rec *h, __u64 ts, __u32 tid, __u32 cpu, __u8 type)
@@ -225,7 +281,7 @@ static __always_inline void *reserve_current(void **ring, __u32 size, __u8 type)
 	return h;
 }
 
-static __always_inline int on_exec(void)
+static __always_inline int on_exec(__u32 old_tid)
 {
 	struct lx_exec *r;
 	void *ring;
@@ -235,7 +291,7 @@ static __always_inline int on_exec(void)
 	if (!r)
 		return 0;
 	r->pid = bpf_get_current_pid_tgid() >> 32;
-	r->pad = 0;
+	r->old_tid = old_tid;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	submit(ring, r, sizeof(*r));
 	return 0;
@@ -252,17 +308,53 @@ static __always_inline int on_exit(void)
 	return 0;
 }
 
+/* Appends the entry to this CPU's chunk, and sends the chunk once full. No other record is
+ * written here, so the reader's order holds. sys_enter never nests in itself (interrupts make
+ * no syscalls), so busy only keeps nested programs out. */
 static __always_inline int on_sys_enter(long nr)
 {
-	struct lx_syscall *r;
+	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0, n;
+	struct stage *st;
 	void *ring;
 
-	r = reserve_current(&ring, sizeof(*r), LX_REC_SYSCALL);
-	if (!r)
+	if (id >> 32 == self_tgid)
 		return 0;
-	r->nr = nr;
-	r->pad = 0;
-	submit(ring, r, sizeof(*r));
+	st = bpf_map_lookup_elem(&stages, &zero);
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!st || !ring || st->busy)
+		return 0;
+	st->busy = 1;
+	n = st->rec.n;
+	/* An entry's time is 32 bits of ns after the chunk's: a chunk older than 4 s goes first. */
+	if (n && ts - st->rec.h.ts > 0xffffffffULL) {
+		send_chunk(st, ring);
+		n = 0;
+	}
+	if (!n)
+		header(&st->rec.h, ts, 0, cpu, LX_REC_SYSCALLS);
+	if (n < LX_SYSCALLS_MAX) {
+		st->rec.e[n].dt = ts - st->rec.h.ts;
+		st->rec.e[n].tid_nr = (__u32)id << LX_SYSENT_NR_BITS |
+			(nr >= 0 && nr < LX_SYSENT_NR_NONE ? nr : LX_SYSENT_NR_NONE);
+		st->rec.n = ++n;
+	}
+	if (n >= LX_SYSCALLS_MAX)
+		send_chunk(st, ring);
+	st->busy = 0;
+	return 0;
+}
+
+/* Run by the reader on a CPU (BPF_PROG_TEST_RUN, BPF_F_TEST_RUN_ON_CPU) whose chunk has waited
+ * too long: a CPU that makes a few syscalls and nothing else would otherwise hold them back. */
+SEC("raw_tp")
+int flush_cpu(void *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = bpf_map_lookup_elem(&rings, &cpu);
+
+	if (ring)
+		flush_syscalls(ring);
 	return 0;
 }
 
@@ -320,15 +412,15 @@ int BPF_PROG(raw_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 SEC("tp_btf/sched_process_exec")
-int BPF_PROG(btf_exec)
+int BPF_PROG(btf_exec, struct task_struct *p, pid_t old_pid)
 {
-	return on_exec();
+	return on_exec(old_pid);
 }
 
 SEC("raw_tp/sched_process_exec")
-int BPF_PROG(raw_exec)
+int BPF_PROG(raw_exec, struct task_struct *p, pid_t old_pid)
 {
-	return on_exec();
+	return on_exec(old_pid);
 }
 
 SEC("tp_btf/sched_process_exit")

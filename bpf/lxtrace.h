@@ -20,7 +20,9 @@ enum lx_rec_type {
 	LX_REC_FORK,		/* struct lx_fork */
 	LX_REC_EXEC,		/* struct lx_exec */
 	LX_REC_EXIT,		/* struct lx_rec */
-	LX_REC_SYSCALL,		/* struct lx_syscall: entry, in --syscalls=all */
+	LX_REC_SYSCALL,		/* struct lx_syscall: one syscall entry. Never in a ring: the
+				 * reader makes one of each entry of an LX_REC_SYSCALLS chunk */
+	LX_REC_SYSCALLS,	/* struct lx_syscalls: syscall entries, in --syscalls=all */
 };
 
 /* How a switched-out thread left the CPU, decided in BPF from prev_state. */
@@ -50,8 +52,28 @@ struct lx_switch {
 
 struct lx_syscall {
 	struct lx_rec h;
-	__s32 nr;
+	__s32 nr;	/* -1: not a syscall number the chunk entry could carry */
 	__u32 pad;
+};
+
+/* Syscall entries are the bulk of a --syscalls=all recording, so they travel compactly: each
+ * CPU stages them in BPF and sends them as one chunk, when it is full and before any other
+ * record of that CPU, so that the CPU's records stay in time order. The chunk's header has the
+ * CPU and the first entry's time; an entry is 8 bytes. */
+#define LX_SYSCALLS_MAX 64		/* entries per chunk: a power of two */
+#define LX_SYSENT_NR_BITS 10		/* tid_nr: tid << 10 | nr; PID_MAX_LIMIT is 2^22 */
+#define LX_SYSENT_NR_NONE 1023		/* the syscall number did not fit */
+
+struct lx_sysent {
+	__u32 dt;	/* ns after the chunk's h.ts */
+	__u32 tid_nr;	/* the caller's tid << LX_SYSENT_NR_BITS | syscall number */
+};
+
+struct lx_syscalls {
+	struct lx_rec h;	/* ts = the first entry's, tid = 0 */
+	__u32 n;		/* entries sent: the record is sizeof(lx_syscalls) - (MAX - n) * 8 */
+	__u32 pad;
+	struct lx_sysent e[LX_SYSCALLS_MAX];
 };
 
 struct lx_wakeup {
@@ -69,7 +91,8 @@ struct lx_fork {
 struct lx_exec {
 	struct lx_rec h;	/* tid = the thread after exec */
 	__u32 pid;
-	__u32 pad;
+	__u32 old_tid;		/* its tid before: a non-leader thread that execs takes the
+				 * leader's (pid's) tid, and the old one vanishes without an exit */
 	char comm[LX_COMM_LEN];
 };
 
@@ -79,5 +102,7 @@ _Static_assert(sizeof(struct lx_syscall) == 24, "lx_syscall layout");
 _Static_assert(sizeof(struct lx_wakeup) == 24, "lx_wakeup layout");
 _Static_assert(sizeof(struct lx_fork) == 24, "lx_fork layout");
 _Static_assert(sizeof(struct lx_exec) == 40, "lx_exec layout");
+_Static_assert(sizeof(struct lx_sysent) == 8, "lx_sysent layout");
+_Static_assert(sizeof(struct lx_syscalls) == 24 + 8 * LX_SYSCALLS_MAX, "lx_syscalls layout");
 
 #endif

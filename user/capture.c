@@ -38,6 +38,9 @@
 
 #define POLL_MS 4
 #define WINDOW_NS (10 * 1000 * 1000ULL)
+/* A CPU's staged syscall entries older than this are flushed by the reader: well inside the
+ * window, so they still arrive in order. */
+#define STALE_NS (2 * 1000 * 1000ULL)
 #define STAGE_MIN_SLOTS 4096
 #define MAX_LINKS 16
 
@@ -78,6 +81,8 @@ struct capture {
 	uint32_t *heap;		/* CPUs with staged records, by their oldest ts */
 	size_t heap_len;
 	uint64_t *lost_vals;	/* one per possible CPU, for the per-CPU lookup */
+	char *stage_vals;	/* the BPF side's staged syscall chunks, one per possible CPU */
+	size_t stage_stride;
 	uint64_t last_ts;
 	struct capture_stats stats;
 };
@@ -129,6 +134,8 @@ static void choose_programs(struct capture *c)
 		bpf_program__set_autoload(pairs[i].btf, on && btf);
 		bpf_program__set_autoload(pairs[i].raw, on && !btf);
 	}
+	bpf_program__set_autoload(s->progs.flush_cpu, c->opts.syscalls);
+	s->rodata->stage_syscalls = c->opts.syscalls;
 }
 
 static size_t ring_size(size_t want)
@@ -176,6 +183,31 @@ static struct slot *stage_insert(struct stage *s, uint64_t ts)
 	return &s->slots[(s->head + i) & mask];
 }
 
+/* Unpacks a chunk of syscall entries into one LX_REC_SYSCALL each. */
+static int stage_syscalls(struct stage *s, const struct lx_syscalls *r, size_t size)
+{
+	if (size < offsetof(struct lx_syscalls, e) || r->n > LX_SYSCALLS_MAX ||
+	    size != offsetof(struct lx_syscalls, e) + r->n * sizeof(r->e[0]))
+		return -EPROTO;
+	for (uint32_t i = 0; i < r->n; i++) {
+		uint64_t ts = r->h.ts + r->e[i].dt;
+		uint32_t nr = r->e[i].tid_nr & ((1u << LX_SYSENT_NR_BITS) - 1);
+		struct slot *slot = stage_insert(s, ts);
+
+		if (!slot)
+			return -ENOMEM;
+		slot->rec.sys = (struct lx_syscall){
+			.h = { .ts = ts, .tid = r->e[i].tid_nr >> LX_SYSENT_NR_BITS, .cpu = r->h.cpu,
+			       .type = LX_REC_SYSCALL },
+			.nr = nr == LX_SYSENT_NR_NONE ? -1 : (int32_t)nr,
+		};
+		slot->size = sizeof(slot->rec.sys);
+		if (ts > s->newest)
+			s->newest = ts;
+	}
+	return 0;
+}
+
 /* ring_buffer callback: copies one record into its CPU's queue. */
 static int on_sample(void *ctx, void *data, size_t size)
 {
@@ -183,6 +215,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 	const struct lx_rec *r = data;
 	struct slot *slot;
 
+	if (size >= sizeof(*r) && r->type == LX_REC_SYSCALLS)
+		return stage_syscalls(s, data, size);
 	if (size < sizeof(*r) || size > sizeof(slot->rec))
 		return -EPROTO;
 	slot = stage_insert(s, r->ts);
@@ -221,12 +255,41 @@ static int read_losses(struct capture *c, uint64_t now)
 	return 0;
 }
 
-/* Reads every ring and the loss counters; returns the time the read started in *now. */
-static int collect(struct capture *c, uint64_t *now)
+/* Has every CPU whose staged syscall chunk began before `before` send it to its ring, by running
+ * the flush program there (an IPI; needed only on a CPU that makes few syscalls and nothing
+ * else, since any other record of the CPU sends the chunk first). A torn read of a chunk that
+ * changes meanwhile at worst flushes one that did not need it. */
+static int flush_stale(struct capture *c, uint64_t before)
+{
+	int prog = bpf_program__fd(c->skel->progs.flush_cpu);
+	uint32_t zero = 0;
+
+	if (!c->opts.syscalls)
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stages), &zero, c->stage_vals))
+		return -errno;
+	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
+		const struct lx_syscalls *r = (const void *)(c->stage_vals + cpu * c->stage_stride);
+		LIBBPF_OPTS(bpf_test_run_opts, run, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+
+		if (r->n && r->h.ts < before && bpf_prog_test_run_opts(prog, &run))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Reads every ring and the loss counters; returns the time the read started in *now. With
+ * `all`, every staged syscall chunk is sent first (the programs are detached). */
+static int collect(struct capture *c, uint64_t *now, bool all)
 {
 	int err;
 
 	*now = now_ns();
+	err = flush_stale(c, all ? UINT64_MAX : *now - STALE_NS);
+	if (err) {
+		fprintf(stderr, "lxtrace: capture: flushing staged syscalls: %s\n", strerror(-err));
+		return err;
+	}
 	err = read_losses(c, *now);
 	if (err) {
 		fprintf(stderr, "lxtrace: capture: reading the loss counters: %s\n", strerror(-err));
@@ -376,6 +439,14 @@ struct capture *capture__new(const struct capture_opts *opts)
 	}
 	choose_programs(c);
 	c->skel->rodata->self_tgid = opts->self_tgid;
+	/* A per-CPU map's lookup gives one value per possible CPU, each 8-byte aligned. */
+	c->stage_stride = (bpf_map__value_size(c->skel->maps.stages) + 7) & ~(size_t)7;
+	c->stage_vals = calloc(ncpus, c->stage_stride);
+	if (!c->stage_vals) {
+		err = -ENOMEM;
+		fprintf(stderr, "lxtrace: capture: out of memory\n");
+		goto fail;
+	}
 
 	/* The rings exist before load: the outer map is created with CPU 0's ring as the inner
 	 * map's template (libbpf 1.1 cannot resize the template it would make itself). */
@@ -449,7 +520,8 @@ int capture__attach(struct capture *c)
 		struct bpf_link *link;
 		int err;
 
-		if (!bpf_program__autoload(prog))
+		/* flush_cpu is run by the reader, never attached. */
+		if (!bpf_program__autoload(prog) || prog == c->skel->progs.flush_cpu)
 			continue;
 		link = bpf_program__attach(prog);
 		if (!link) {
@@ -478,7 +550,7 @@ int capture__poll(struct capture *c)
 		fprintf(stderr, "lxtrace: capture: waiting for the ring buffers: %s\n", strerror(-err));
 		return err;
 	}
-	err = collect(c, &now);
+	err = collect(c, &now, false);
 	return err ? err : deliver(c, watermark(c, now));
 }
 
@@ -509,7 +581,7 @@ int capture__drain(struct capture *c)
 	for (unsigned i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
 	c->nlinks = 0;
-	err = collect(c, &now);
+	err = collect(c, &now, true);
 	return err ? err : deliver(c, UINT64_MAX);
 }
 
@@ -534,5 +606,6 @@ void capture__free(struct capture *c)
 	free(c->stages);
 	free(c->heap);
 	free(c->lost_vals);
+	free(c->stage_vals);
 	free(c);
 }
