@@ -560,6 +560,35 @@ static int on_fork(struct model *m, const struct lx_fork *f)
 	return err ? err : go_create(m, p, child, stk);
 }
 
+/* A non-leader thread that execs takes its leader's tid (the leader has exited by then) and
+ * its own tid vanishes with no exit record. So goroutine `old` creates the next goroutine of
+ * the leader's tid, ends, and the new one runs on in its place; *out is the new one. */
+static int exec_takeover(struct model *m, uint32_t c, struct thread *old, const struct lx_exec *e,
+			 const char *comm, struct thread **out)
+{
+	struct thread *t = threads__find(m->threads, e->h.tid);
+	uint64_t stk;
+	int err;
+
+	err = make_current(m, c, old);
+	/* The leader still alive in the model: its exit record was lost. */
+	if (!err && t && t->goid && t->state < THREAD_EXITED)
+		err = end_elsewhere(m, t);
+	if (!err && !t)
+		t = entry(m, e->h.tid, &err);
+	if (err)
+		return err;
+	err = rebirth(m, t, e->pid, comm);
+	if (!err)
+		err = thread_stack(m, c, old, NR_EXECVE, &stk);
+	if (!err)
+		err = go_create(m, c, t, stk);
+	if (!err)
+		err = go_stop(m, c, GT_EV_GO_END, 0, THREAD_REAPED);
+	*out = t;
+	return err ? err : go_start(m, c, t);
+}
+
 static int on_exec(struct model *m, const struct lx_exec *e)
 {
 	uint32_t c = e->h.cpu;
@@ -567,16 +596,22 @@ static int on_exec(struct model *m, const struct lx_exec *e)
 	const char *name;
 	struct thread *t;
 	uint64_t stk;
-	int err;
+	int err = 0;
 
 	m->st.execs++;
-	t = live(m, e->h.tid, &err);
+	memcpy(comm, e->comm, LX_COMM_LEN);
+	comm[LX_COMM_LEN - 1] = '\0';
+	/* An exec by the idle task is corrupt input; old_tid 0 is an exec'er that kept its tid. */
+	t = e->h.tid ? live(m, e->old_tid ? e->old_tid : e->h.tid, &err) : NULL;
 	if (!t) {
 		m->st.ignored += !err;
 		return err;
 	}
-	memcpy(comm, e->comm, LX_COMM_LEN);
-	comm[LX_COMM_LEN - 1] = '\0';
+	if (t->tid != e->h.tid) {
+		err = exec_takeover(m, c, t, e, comm, &t);
+		if (err)
+			return err;
+	}
 	/* Its later stacks carry the new name; goroutines it creates are named after it too. */
 	err = model_stacks__ident(m->stacks, e->pid, comm, &t->ident);
 	if (err)
@@ -804,7 +839,8 @@ static bool well_formed(const struct model *m, const struct lx_rec *r, size_t si
 		return ((const struct lx_fork *)r)->parent_tid <= TID_LIMIT &&
 		       ((const struct lx_fork *)r)->child_pid <= TID_LIMIT;
 	if (r->type == LX_REC_EXEC)
-		return ((const struct lx_exec *)r)->pid <= TID_LIMIT;
+		return ((const struct lx_exec *)r)->pid <= TID_LIMIT &&
+		       ((const struct lx_exec *)r)->old_tid <= TID_LIMIT;
 	return true;
 }
 

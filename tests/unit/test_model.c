@@ -200,6 +200,41 @@ Test(model, fork_exec_exit)
 	mt_proc_free(proc);
 }
 
+/* A non-leader thread execs: the leader exits, the exec'er continues under the leader's tid and
+ * its own tid vanishes with no exit record. Its goroutine must end there, not linger until a
+ * stale-switch repair. */
+Test(model, non_leader_exec)
+{
+	char *proc = mt_proc_new();
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+
+	mt_proc_thread(proc, 700, 700, "app", 'R', -1);
+	mt_proc_thread(proc, 700, 701, "app", 'R', -1);
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0);
+	mt_switch(&t, ts, 0, 0, 700, LX_PREV_RUNNABLE, -1);
+	mt_switch(&t, ts + 10, 1, 0, 701, LX_PREV_RUNNABLE, -1);
+	mt_exit(&t, ts + 20, 0, 700);
+	mt_switch(&t, ts + 30, 0, 700, 0, LX_PREV_DEAD, -1);
+	mt_exec_from(&t, ts + 40, 1, 700, 701, 700, "newprog");
+	mt_switch(&t, ts + 50, 1, 700, 0, LX_PREV_SLEEP, -1);
+	mt_wakeup(&t, ts + 60, 0, 700);
+	mt_switch(&t, ts + 70, 0, 0, 700, LX_PREV_RUNNABLE, -1);
+	mt_exit(&t, ts + 80, 0, 700);
+	mt_switch(&t, ts + 90, 0, 700, 0, LX_PREV_DEAD, -1);
+	mt_finish(&t, ts + 200);
+
+	cr_expect_eq(t.st.repairs[MODEL_REPAIR_TID_REUSE], 1);
+	t.st.repairs[MODEL_REPAIR_TID_REUSE] = 0;
+	assert_no_repairs(&t);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_END), 701), 1);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_CREATE), 701), 1, "701 creates the leader's next life");
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_END), TQ_ANY_THREAD), 3);
+	cr_expect_eq(tq_count_logs(t.trace, "newprog (pid 700)"), 1);
+	mt_close(&t, false);
+	mt_proc_free(proc);
+}
+
 /* Threads alive at start: sleeping ones wait, those in a blocking syscall are in it,
  * running ones are placed by their first record without a repair. */
 Test(model, init_phase)

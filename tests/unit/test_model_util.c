@@ -133,7 +133,14 @@ void mt_fork(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t parent, uint32_t 
 
 void mt_exec(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t pid, const char *comm)
 {
-	struct lx_exec e = { .h = { .ts = ts, .tid = tid, .cpu = cpu, .type = LX_REC_EXEC }, .pid = pid };
+	mt_exec_from(t, ts, cpu, tid, tid, pid, comm);
+}
+
+void mt_exec_from(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t old_tid,
+		  uint32_t pid, const char *comm)
+{
+	struct lx_exec e = { .h = { .ts = ts, .tid = tid, .cpu = cpu, .type = LX_REC_EXEC }, .pid = pid,
+			     .old_tid = old_tid };
 
 	memcpy(e.comm, comm, strnlen(comm, sizeof(e.comm)));
 	feed(t, &e, sizeof(e));

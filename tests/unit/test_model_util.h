@@ -38,6 +38,10 @@ void mt_wakeup(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
 void mt_wakeup_new(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
 void mt_fork(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t parent, uint32_t child, uint32_t child_pid);
 void mt_exec(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t pid, const char *comm);
+/* An exec by thread old_tid, which the kernel renamed tid (a non-leader thread takes over the
+ * leader's tid). */
+void mt_exec_from(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t old_tid,
+		  uint32_t pid, const char *comm);
 void mt_exit(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
 void mt_syscall(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, int nr);
 
