@@ -64,3 +64,31 @@ Test(threads, create_and_exit_are_gocreate_and_goend)
 	cr_assert_eq(children, THREADS, "workload reported %zu children, expected %d", children, THREADS);
 	cr_assert(tq_has_func(it.trace, main_tid, ident), "the creator's stacks do not name it '%s'", ident);
 }
+
+/* A non-leader thread execs: its goroutine ends at the exec and creates the next life of the
+ * leader's tid, which carries on under the new program's name (docs/model.md, "Exec"). */
+Test(threads, non_leader_exec_ends_the_execer)
+{
+	pid_t execer, pid;
+	char log[64];
+	const struct gt_event *create;
+	size_t i = 0, n;
+
+	itest_record(NULL, "execthread", (const char *[]){ NULL }, 30);
+	execer = itest_tid("execer");
+	pid = workload__pid(it.wl);
+	cr_assert_eq(itest_tid("after"), pid, "after the exec the thread has the pid's tid");
+	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_END), execer) == 1, execer,
+		     "exec'er: %zu GoEnd, expected 1", tq_count(it.trace, TQ_BIT(GT_EV_GO_END), execer));
+	/* The pid's goroutines: the leader's first life, and the one the exec'er created. */
+	n = 0;
+	while ((create = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_CREATE), pid))) {
+		if ((uint32_t)create->g == (uint32_t)execer && create->args[0] >> 32)
+			n++;
+		i++;
+	}
+	itest_expect(n == 1, pid, "%zu later lives of tid %d created by the exec'er, expected 1", n,
+		     (int)pid);
+	snprintf(log, sizeof(log), "execthread (pid %d)", (int)pid);
+	cr_assert_geq(tq_count_logs(it.trace, log), 1, "no exec log '%s'", log);
+}
