@@ -1,0 +1,45 @@
+/* sym_elf.h - one ELF binary's function names, source lines and inlined calls, via libdwfl.
+ *
+ * The binary is reported to its own Dwfl at load bias 0, so it is looked up by its ELF
+ * virtual addresses whatever process maps it where: one sym_elf serves every process that
+ * maps the file. Separate debug files are found by build id or .gnu_debuglink under the
+ * debuginfo path (libdwfl's default ":.debug:/usr/lib/debug"). DWARF is read on the first
+ * lookup, not on open.
+ */
+#ifndef LXTRACE_USER_SYM_ELF_H
+#define LXTRACE_USER_SYM_ELF_H
+
+#include <stdint.h>
+
+struct sym_elf;
+
+/* One frame: func is demangled; file is NULL and line 0 without DWARF line information. */
+struct sym_elf_frame {
+	const char *func;
+	const char *file;
+	uint64_t line;
+};
+
+/* Takes ownership of fd (closed by sym_elf__free, or on failure). path names the file for
+ * messages and .gnu_debuglink; the bytes come from fd. debuginfo_path: NULL for libdwfl's
+ * default. NULL with errno set (EINVAL: not an ELF file libdwfl accepts). */
+struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path);
+
+/* The ELF virtual address that file offset off is loaded at, through the PT_LOAD segment
+ * that maps it. 0 or -ENOENT (no segment maps off). */
+int sym_elf__vaddr(struct sym_elf *e, uint64_t off, uint64_t *vaddr);
+
+/* Expands vaddr into frames, innermost first: each inlined call its own frame with the
+ * callee's location, the caller's frame at the call site, the function that holds the
+ * code last. Returns the number written (0: no symbol covers vaddr) or -errno. Strings stay
+ * valid until the next call on e. */
+int sym_elf__frames(struct sym_elf *e, uint64_t vaddr, struct sym_elf_frame *out, int max);
+
+/* mangled demangled when it is a C++ or Rust (legacy) symbol, else NULL. The result is
+ * malloc'd, the caller frees it. */
+char *sym_elf__demangle(const char *mangled);
+
+/* Accepts NULL. */
+void sym_elf__free(struct sym_elf *e);
+
+#endif

@@ -1,0 +1,685 @@
+/* symbolize.c - per-process mapping snapshots, per-binary frame caches, one-to-one trace PCs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/tracemap.h"
+#include "format/u64map.h"
+#include "user/sym_elf.h"
+#include "user/sym_kernel.h"
+#include "user/sym_perfmap.h"
+#include "user/symbolize.h"
+
+#define ADDR_MASK ((1ull << 47) - 1)
+#define MAX_DEPTH_PC 255
+#define MAX_FRAMES 64
+/* A miss in a live process re-reads its maps (code mapped since the snapshot, e.g. dlopen),
+ * at most this often, so addresses that stay unknown cost no more than a read a second. */
+#define REFRESH_NS 1000000000ull
+
+struct module {
+	char *path;
+	const char *name;	/* interned basename, for "[unknown] NAME+0x..." */
+	const char *file;	/* interned path: the file of frames without DWARF lines */
+	int fd;			/* until sym_elf takes it; -1 after */
+	bool failed;
+	struct sym_elf *elf;
+	struct gt_u64map *cache;	/* vaddr -> pool offset << 8 | frame count */
+};
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	uint32_t mod;		/* module id; 0: not a file */
+	const char *name;	/* interned: the path, "[vdso]", or "" for anonymous memory */
+};
+
+struct process {
+	pid_t pid;
+	unsigned long long starttime;	/* tells a reused pid from the process noted */
+	struct mapping *maps;		/* executable mappings, sorted by start */
+	size_t n;
+	uint64_t read_at;		/* CLOCK_MONOTONIC ns of the last maps read */
+	struct sym_perfmap *perfmap;
+};
+
+struct frame {
+	const char *func, *file;
+	uint64_t line;
+};
+
+struct symbolizer {
+	char proc_root[256], kallsyms_path[256], perfmap_dir[256];
+	char *debuginfo_path;
+
+	struct gt_tracemap *str_ids;	/* interned strings; strs[id - 1] owns the copy */
+	char **strs;
+	size_t strs_cap;
+
+	struct gt_tracemap *frame_ids;	/* (func id, file id, line) -> frame id */
+	struct frame *frames;
+	size_t frames_cap;
+	uint32_t *pool;			/* frame ids of cached expansions, innermost first */
+	size_t pool_len, pool_cap;
+
+	struct gt_tracemap *mod_ids;	/* (dev, inode) -> module id */
+	struct module **mods;
+	size_t mods_cap;
+
+	struct gt_u64map *procs;	/* pid -> index in plist */
+	struct process **plist;
+	size_t nprocs, procs_cap;
+	struct gt_u64map *claims;	/* pc -> frame id */
+
+	struct sym_kernel *kernel;
+	int kernel_err;			/* of the first load; then never retried */
+	struct gt_u64map *kcache;	/* kernel pc -> frame id */
+
+	struct symbolizer_stats st;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*arr, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+/* The interned copy of s, stable for the symbolizer's life; NULL when out of memory. */
+static const char *intern(struct symbolizer *s, const char *str)
+{
+	size_t len = strlen(str);
+	bool added;
+	uint64_t id = gt_tracemap__put(s->str_ids, str, len + 1, &added);
+
+	if (!id)
+		return NULL;
+	if (added) {
+		if (grow((void **)&s->strs, &s->strs_cap, id, sizeof(*s->strs)))
+			return NULL;
+		s->strs[id - 1] = strdup(str);
+	}
+	return s->strs[id - 1];
+}
+
+/* The id (> 0) of the frame (func, file, line) with its strings interned; 0 on ENOMEM. */
+static uint32_t frame_id(struct symbolizer *s, const char *func, const char *file, uint64_t line)
+{
+	struct frame f = { intern(s, func), intern(s, file), line };
+	bool added;
+	uint64_t id;
+
+	if (!f.func || !f.file)
+		return 0;
+	/* Interned strings are unique, so their addresses identify them. */
+	id = gt_tracemap__put(s->frame_ids, &f, sizeof(f), &added);
+	if (!id || id > UINT32_MAX)
+		return 0;
+	if (added) {
+		if (grow((void **)&s->frames, &s->frames_cap, id, sizeof(*s->frames)))
+			return 0;
+		s->frames[id - 1] = f;
+	}
+	return (uint32_t)id;
+}
+
+static uint32_t unknown_frame(struct symbolizer *s, const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static uint32_t unknown_frame(struct symbolizer *s, const char *file, const char *fmt, ...)
+{
+	char func[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(func, sizeof(func), fmt, ap);
+	va_end(ap);
+	s->st.unknown++;
+	return frame_id(s, func, file, 0);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+/* pc for frame id: pc itself unless another frame holds it; then a remapped PC found from a
+ * hash of both, so the same pair always lands on the same one. 0 on ENOMEM. */
+static uint64_t claim(struct symbolizer *s, uint64_t pc, uint32_t id)
+{
+	uint64_t *v = gt_u64map__get(s->claims, pc);
+	uint64_t h;
+	bool added;
+
+	if (v && *v == id)
+		return pc;
+	if (v) {
+		s->st.remapped++;
+		h = mix(pc ^ mix(id));
+		for (;;) {
+			pc = SYM_PC_SYNTHETIC | SYM_PC_REMAPPED | (h & (SYM_PC_REMAPPED - 1));
+			v = gt_u64map__get(s->claims, pc);
+			if (!v || *v == id)
+				break;
+			h++;
+		}
+		if (v)
+			return pc;
+	}
+	v = gt_u64map__put(s->claims, pc, &added);
+	if (!v)
+		return 0;
+	*v = id;
+	return pc;
+}
+
+/* Fills out[0..n) from frame ids looked up at address a (see PCs in symbolize.h). */
+static int emit(struct symbolizer *s, uint64_t a, const uint32_t *ids, int n,
+		struct sym_frame *out)
+{
+	for (int i = 0; i < n; i++) {
+		const struct frame *f = &s->frames[ids[i] - 1];
+		uint64_t depth = i < MAX_DEPTH_PC ? (uint64_t)i : MAX_DEPTH_PC;
+		uint64_t pc = i ? SYM_PC_SYNTHETIC | depth << 47 | (a & ADDR_MASK) : a;
+
+		pc = claim(s, pc, ids[i]);
+		if (!pc)
+			return -ENOMEM;
+		out[i] = (struct sym_frame){ pc, f->func, f->file, f->line };
+	}
+	return n;
+}
+
+static int emit_one(struct symbolizer *s, uint64_t a, uint32_t id, struct sym_frame *out)
+{
+	return id ? emit(s, a, &id, 1, out) : -ENOMEM;
+}
+
+/* ---- modules: one per binary, shared by every process mapping it ---- */
+
+static void module_free(struct module *m)
+{
+	if (!m)
+		return;
+	if (m->fd >= 0)
+		close(m->fd);
+	sym_elf__free(m->elf);
+	gt_u64map__free(m->cache);
+	free(m->path);
+	free(m);
+}
+
+/* Opens the file mapped at [start, end) of pid: through map_files first, which reaches it
+ * even when deleted, replaced or in another mount namespace; else by its path as the process
+ * sees it, if that is still the same inode. */
+static int open_mapped(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t end,
+		       const char *path, uint64_t ino)
+{
+	char buf[4352];
+	struct stat st;
+	int fd;
+
+	snprintf(buf, sizeof(buf), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root, pid,
+		 start, end);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(buf, sizeof(buf), "%s/%d/root%s", s->proc_root, pid, path);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_ino != ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* The module id of (dev, ino), opening the file when new. 0 on ENOMEM. */
+static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping *mp,
+			   uint64_t dev, uint64_t ino)
+{
+	uint64_t key[2] = { dev, ino };
+	const char *base;
+	struct module *m;
+	bool added;
+	uint64_t id = gt_tracemap__put(s->mod_ids, key, sizeof(key), &added);
+
+	if (!id || id > UINT32_MAX)
+		return 0;
+	if (!added)
+		return (uint32_t)id;
+	if (grow((void **)&s->mods, &s->mods_cap, id, sizeof(*s->mods)))
+		return 0;
+	m = calloc(1, sizeof(*m));
+	s->mods[id - 1] = m;
+	if (!m)
+		return 0;
+	m->fd = -1;
+	m->path = strdup(mp->name);
+	m->cache = gt_u64map__new();
+	base = strrchr(mp->name, '/');
+	m->name = intern(s, base ? base + 1 : mp->name);
+	m->file = intern(s, mp->name);
+	if (!m->path || !m->cache || !m->name || !m->file)
+		return 0;
+	m->fd = open_mapped(s, pid, mp->start, mp->end, mp->name, ino);
+	m->failed = m->fd < 0;
+	s->st.modules++;
+	s->st.modules_failed += m->failed;
+	return (uint32_t)id;
+}
+
+/* The ELF of m, opened on first use (DWARF itself is read by libdwfl on first lookup). */
+static struct sym_elf *module_elf(struct symbolizer *s, struct module *m)
+{
+	if (!m->elf && !m->failed) {
+		m->elf = sym_elf__open(m->fd, m->path, s->debuginfo_path);
+		m->fd = -1;
+		m->failed = !m->elf;
+		s->st.modules_failed += m->failed;
+	}
+	return m->elf;
+}
+
+/* The frame ids of vaddr in m, from its cache or computed once. Returns their count (0 when
+ * nothing names vaddr) and the pool offset in *first, or -ENOMEM. */
+static int module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, size_t *first)
+{
+	struct sym_elf_frame ef[MAX_FRAMES];
+	struct sym_elf *elf = module_elf(s, m);
+	uint64_t *slot = gt_u64map__get(m->cache, vaddr);
+	bool added;
+	int n;
+
+	if (slot) {
+		s->st.cache_hits++;
+		*first = *slot >> 8;
+		return (int)(*slot & 0xff);
+	}
+	n = elf ? sym_elf__frames(elf, vaddr, ef, MAX_FRAMES) : 0;
+	if (n < 0)
+		n = 0;
+	if (grow((void **)&s->pool, &s->pool_cap, s->pool_len + (size_t)n, sizeof(*s->pool)))
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		uint32_t id = frame_id(s, ef[i].func ? ef[i].func : "[unknown]",
+				       ef[i].file ? ef[i].file : m->file, ef[i].line);
+
+		if (!id)
+			return -ENOMEM;
+		s->pool[s->pool_len + (size_t)i] = id;
+	}
+	slot = gt_u64map__put(m->cache, vaddr, &added);
+	if (!slot)
+		return -ENOMEM;
+	*first = s->pool_len;
+	*slot = (uint64_t)s->pool_len << 8 | (uint64_t)n;
+	s->pool_len += (size_t)n;
+	return n;
+}
+
+/* ---- processes ---- */
+
+static void process_free(struct process *p)
+{
+	if (!p)
+		return;
+	free(p->maps);
+	sym_perfmap__free(p->perfmap);
+	free(p);
+}
+
+/* Field 22 of /proc/PID/stat, after the comm, which may hold spaces and parentheses. */
+static int read_starttime(struct symbolizer *s, pid_t pid, unsigned long long *out)
+{
+	char path[320], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", s->proc_root, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n ? -errno : -ESRCH;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", out) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+/* Reads the executable mappings of pid into p->maps, opening new binaries. */
+static int read_maps(struct symbolizer *s, struct process *p)
+{
+	char path[320], *line = NULL;
+	struct mapping *maps = NULL;
+	size_t n = 0, cap = 0, lcap = 0;
+	int err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	s->st.maps_reads++;
+	while (getline(&line, &lcap, f) > 0) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned int major, minor;
+		char perms[8];
+		int off = 0;
+		struct mapping *mp;
+		char *name, *del;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
+			   &major, &minor, &ino, &off) < 7 || !off || perms[2] != 'x')
+			continue;
+		name = line + off;
+		name[strcspn(name, "\n")] = '\0';
+		del = strstr(name, " (deleted)");
+		if (del && !del[10])
+			*del = '\0';
+		if (grow((void **)&maps, &cap, n + 1, sizeof(*maps))) {
+			err = -ENOMEM;
+			break;
+		}
+		mp = &maps[n];
+		*mp = (struct mapping){ start, end, pgoff, 0, intern(s, name) };
+		if (!mp->name) {
+			err = -ENOMEM;
+			break;
+		}
+		if (ino && *name == '/') {
+			mp->mod = module_get(s, p->pid, mp, makedev(major, minor), ino);
+			if (!mp->mod) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		n++;
+	}
+	free(line);
+	fclose(f);
+	if (err) {
+		free(maps);
+		return err;
+	}
+	/* The kernel lists mappings sorted by address already. */
+	free(p->maps);
+	p->maps = maps;
+	p->n = n;
+	p->read_at = now_ns();
+	return 0;
+}
+
+int symbolizer__note_process(struct symbolizer *s, pid_t pid)
+{
+	struct process *p = calloc(1, sizeof(*p));
+	char path[512];
+	uint64_t *slot;
+	bool added;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	err = read_starttime(s, pid, &p->starttime);
+	if (!err)
+		err = read_maps(s, p);
+	if (err) {
+		process_free(p);
+		return err;
+	}
+	snprintf(path, sizeof(path), "%s/perf-%d.map", s->perfmap_dir, pid);
+	p->perfmap = sym_perfmap__new(path);
+	slot = p->perfmap ? gt_u64map__put(s->procs, (uint64_t)pid, &added) : NULL;
+	if (slot && added && grow((void **)&s->plist, &s->procs_cap, s->nprocs + 1,
+				  sizeof(*s->plist))) {
+		gt_u64map__del(s->procs, (uint64_t)pid);
+		slot = NULL;
+	}
+	if (!slot) {
+		process_free(p);
+		return -ENOMEM;
+	}
+	if (added) {
+		*slot = s->nprocs++;
+		s->st.processes++;
+	} else {
+		process_free(s->plist[*slot]);
+	}
+	s->plist[*slot] = p;
+	return 0;
+}
+
+void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
+{
+	uint64_t *slot = gt_u64map__get(s->procs, (uint64_t)pid);
+	struct process *last;
+	uint64_t idx;
+
+	if (!slot)
+		return;
+	idx = *slot;
+	process_free(s->plist[idx]);
+	gt_u64map__del(s->procs, (uint64_t)pid);
+	last = s->plist[--s->nprocs];
+	if (idx != s->nprocs) {
+		s->plist[idx] = last;
+		*gt_u64map__get(s->procs, (uint64_t)last->pid) = idx;
+	}
+	s->st.processes--;
+}
+
+static struct process *process_get(struct symbolizer *s, pid_t pid)
+{
+	uint64_t *slot = gt_u64map__get(s->procs, (uint64_t)pid);
+
+	if (!slot && symbolizer__note_process(s, pid) == 0)
+		slot = gt_u64map__get(s->procs, (uint64_t)pid);
+	return slot ? s->plist[*slot] : NULL;
+}
+
+static const struct mapping *find_mapping(const struct process *p, uint64_t a)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->n && p->maps[lo].start <= a ? &p->maps[lo] : NULL;
+}
+
+/* The mapping of a, re-reading the maps of a process still alive (and still the same
+ * process) when a is in none and the snapshot is old enough. */
+static const struct mapping *lookup_mapping(struct symbolizer *s, struct process *p, uint64_t a)
+{
+	const struct mapping *mp = find_mapping(p, a);
+	unsigned long long starttime;
+
+	if (mp || now_ns() - p->read_at < REFRESH_NS)
+		return mp;
+	p->read_at = now_ns();
+	if (read_starttime(s, p->pid, &starttime) || starttime != p->starttime ||
+	    read_maps(s, p))
+		return NULL;
+	return find_mapping(p, a);
+}
+
+int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return_addr,
+		     struct sym_frame *out, int max)
+{
+	uint64_t a = is_return_addr && addr ? addr - 1 : addr;
+	const struct mapping *mp = NULL;
+	struct process *p;
+	const char *name;
+
+	if (max < 1)
+		return -EINVAL;
+	s->st.lookups++;
+	p = process_get(s, pid);
+	if (p)
+		mp = lookup_mapping(s, p, a);
+	if (mp && mp->mod) {
+		struct module *m = s->mods[mp->mod - 1];
+		uint64_t off = a - mp->start + mp->pgoff, vaddr = off;
+		size_t first;
+		int n;
+
+		if (module_elf(s, m) && sym_elf__vaddr(m->elf, off, &vaddr))
+			vaddr = off;
+		n = module_frames(s, m, vaddr, &first);
+		if (n < 0)
+			return n;
+		if (n > 0)
+			return emit(s, a, s->pool + first, n < max ? n : max, out);
+		return emit_one(s, a, unknown_frame(s, m->file, "[unknown] %s+0x%" PRIx64,
+						    m->name, vaddr), out);
+	}
+	/* JIT code lives in anonymous memory; look up unmapped addresses too, as the
+	 * process may have unmapped the code since it ran. */
+	if (p && (!mp || !*mp->name)) {
+		name = sym_perfmap__find(p->perfmap, a);
+		if (name)
+			return emit_one(s, a, frame_id(s, name, sym_perfmap__path(p->perfmap), 0),
+					out);
+	}
+	if (mp && *mp->name)
+		return emit_one(s, a, unknown_frame(s, mp->name, "[unknown] %s+0x%" PRIx64,
+						    mp->name, a - mp->start + mp->pgoff), out);
+	return emit_one(s, a, unknown_frame(s, "[unknown]", "[unknown] 0x%" PRIx64, a), out);
+}
+
+int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
+		       struct sym_frame *out, int max)
+{
+	uint64_t a = is_return_addr && addr ? addr - 1 : addr;
+	const char *func, *module = NULL;
+	char file[80];
+	uint64_t *slot;
+	uint32_t id;
+	bool added;
+
+	if (max < 1)
+		return -EINVAL;
+	slot = gt_u64map__get(s->kcache, a);
+	if (slot)
+		return emit_one(s, a, (uint32_t)*slot, out);
+	if (!s->kernel && !s->kernel_err) {
+		s->kernel = sym_kernel__load(s->kallsyms_path);
+		if (!s->kernel)
+			s->kernel_err = -errno;
+	}
+	func = s->kernel ? sym_kernel__find(s->kernel, a, &module) : NULL;
+	snprintf(file, sizeof(file), "[%s]", module ? module : "kernel");
+	id = func ? frame_id(s, func, file, 0)
+		  : unknown_frame(s, "[kernel]", "[unknown] 0x%" PRIx64, a);
+	slot = id ? gt_u64map__put(s->kcache, a, &added) : NULL;
+	if (!slot)
+		return -ENOMEM;
+	*slot = id;
+	return emit_one(s, a, id, out);
+}
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
+{
+	*out = s->st;
+}
+
+static void copy_opt(char *dst, size_t size, const char *val, const char *def)
+{
+	snprintf(dst, size, "%s", val ? val : def);
+}
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
+{
+	struct symbolizer_opts o = { 0 };
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	if (opts)
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	copy_opt(s->proc_root, sizeof(s->proc_root), o.proc_root, "/proc");
+	copy_opt(s->kallsyms_path, sizeof(s->kallsyms_path), o.kallsyms, "/proc/kallsyms");
+	copy_opt(s->perfmap_dir, sizeof(s->perfmap_dir), o.perfmap_dir, "/tmp");
+	s->debuginfo_path = o.debuginfo_path ? strdup(o.debuginfo_path) : NULL;
+	s->str_ids = gt_tracemap__new();
+	s->frame_ids = gt_tracemap__new();
+	s->mod_ids = gt_tracemap__new();
+	s->procs = gt_u64map__new();
+	s->claims = gt_u64map__new();
+	s->kcache = gt_u64map__new();
+	if ((o.debuginfo_path && !s->debuginfo_path) || !s->str_ids || !s->frame_ids ||
+	    !s->mod_ids || !s->procs || !s->claims || !s->kcache) {
+		symbolizer__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nprocs; i++)
+		process_free(s->plist[i]);
+	free(s->plist);
+	gt_u64map__free(s->procs);
+	for (uint64_t i = 0; s->mod_ids && i < gt_tracemap__count(s->mod_ids); i++)
+		module_free(s->mods[i]);
+	free(s->mods);
+	gt_tracemap__free(s->mod_ids);
+	for (uint64_t i = 0; s->str_ids && i < gt_tracemap__count(s->str_ids); i++)
+		free(s->strs[i]);
+	free(s->strs);
+	gt_tracemap__free(s->str_ids);
+	free(s->frames);
+	gt_tracemap__free(s->frame_ids);
+	free(s->pool);
+	gt_u64map__free(s->claims);
+	gt_u64map__free(s->kcache);
+	sym_kernel__free(s->kernel);
+	free(s->debuginfo_path);
+	free(s);
+}

@@ -1,0 +1,97 @@
+/* symbolize.h - turns kernel and user code addresses into trace frames {pc, func, file, line}.
+ *
+ * Kernel addresses resolve through /proc/kallsyms, user addresses through the ELF files a
+ * process maps (libdwfl: symbols, DWARF lines, inlined calls, separate debug files) or its
+ * perf map (/tmp/perf-PID.map) for JIT code. See docs/symbolize.md.
+ *
+ * Lifetime: symbolizer__note_process() snapshots a process's executable mappings and opens
+ * each file it has not seen yet, so its addresses still resolve after it exits (or execs,
+ * or its files are deleted), until symbolizer__forget_process(). Files are cached per binary
+ * (device and inode), shared by every process that maps them, and their DWARF is read on
+ * first use only.
+ *
+ * PCs: a trace maps each PC to one frame for the whole file, so the PCs handed out are
+ * one-to-one with frames for the symbolizer's life:
+ *  - the innermost frame of an address keeps the address looked up (addr, or addr - 1 for a
+ *    return address), as `addr2line` would resolve it;
+ *  - each caller frame of an inlined call gets SYM_PC_SYNTHETIC | depth << 47 | address
+ *    (depth 1 = the function the innermost one is inlined into);
+ *  - when another frame holds that PC already (the same address in two processes running
+ *    different code), a PC in SYM_PC_SYNTHETIC | SYM_PC_REMAPPED | hash is handed out instead.
+ * The same (pid, address) therefore always gives the same frames and PCs. PCs with bits 63..61
+ * = 0b010 or 0b011 are the symbolizer's; other makers of synthetic frames should stay out of
+ * that range and out of real addresses (user space < 2^47, kernel >= 0xffff800000000000).
+ *
+ * Not thread-safe: one symbolizer is used by one thread.
+ */
+#ifndef LXTRACE_USER_SYMBOLIZE_H
+#define LXTRACE_USER_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SYM_PC_SYNTHETIC (1ull << 62)
+#define SYM_PC_REMAPPED (1ull << 61)
+
+/* One frame, ready for struct gt_frame. Strings are owned by the symbolizer and stay valid
+ * until symbolizer__free(). */
+struct sym_frame {
+	uint64_t pc;
+	const char *func;
+	const char *file;
+	uint64_t line;		/* 0 when unknown */
+};
+
+struct symbolizer_opts {
+	size_t sz;			/* sizeof(struct symbolizer_opts), for growth */
+	const char *proc_root;		/* NULL: "/proc" */
+	const char *kallsyms;		/* NULL: "/proc/kallsyms" */
+	const char *perfmap_dir;	/* NULL: "/tmp" (perf-PID.map) */
+	const char *debuginfo_path;	/* NULL: libdwfl's default ":.debug:/usr/lib/debug" */
+};
+
+struct symbolizer_stats {
+	uint64_t processes;		/* noted and not forgotten */
+	uint64_t modules;		/* distinct binaries opened */
+	uint64_t modules_failed;	/* binaries that could not be opened or parsed */
+	uint64_t lookups;		/* user addresses resolved */
+	uint64_t cache_hits;		/* of which answered from a binary's cache */
+	uint64_t unknown;		/* frames that read "[unknown] ..." */
+	uint64_t remapped;		/* PCs moved because another frame had them */
+	uint64_t maps_reads;		/* /proc/PID/maps reads */
+};
+
+/* opts may be NULL. NULL with errno set. */
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
+
+/* Snapshots pid's executable mappings, replacing any earlier snapshot (call it when a process
+ * is first seen and after each exec), and opens the files not cached yet. Returns 0, or
+ * -ENOENT/-ESRCH when the process is gone, or another -errno. A file that cannot be opened
+ * is not an error: its addresses read "[unknown] FILE+0xOFFSET". */
+int symbolizer__note_process(struct symbolizer *s, pid_t pid);
+
+/* Drops pid's snapshot; the binaries stay cached. Call it once the process's records are all
+ * symbolized. Unknown pids are ignored. */
+void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
+
+/* Expands one user address of pid into frames, innermost first (inlined calls first, then the
+ * function holding the code). is_return_addr: addr is a return address (every frame of a
+ * sampled stack but the leaf), looked up at addr - 1 so the line is the call's. A pid never
+ * noted is noted now. Returns the number of frames written (>= 1: an address nothing knows
+ * is one "[unknown] ..." frame) or -errno (-EINVAL: max < 1). */
+int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return_addr,
+		     struct sym_frame *out, int max);
+
+/* The same for a kernel address (one frame: func = function, file = "[kernel]" or the
+ * module in brackets, e.g. "[bpf]", line 0). kallsyms is read on the first call. */
+int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
+		       struct sym_frame *out, int max);
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
+
+/* Accepts NULL. */
+void symbolizer__free(struct symbolizer *s);
+
+#endif
