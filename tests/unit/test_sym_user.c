@@ -1,0 +1,298 @@
+/* test_sym_user.c - user addresses of live and exited fixture processes to frames: inlined
+ * calls, return addresses, C++ names, libc, Go binaries, perf maps, unknowns and PCs. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/test_sym_fixture.h"
+#include "user/sym_elf.h"
+#include "user/symbolize.h"
+
+static struct symfix fix, fix2;
+static struct symbolizer *sym;
+static char perfdir[64];
+
+static void setup(void)
+{
+	struct symbolizer_opts o = { .sz = sizeof(o), .perfmap_dir = perfdir };
+
+	snprintf(perfdir, sizeof(perfdir), "/tmp/lxtrace-symtest-XXXXXX");
+	cr_assert_not_null(mkdtemp(perfdir));
+	sym = symbolizer__new(&o);
+	cr_assert_not_null(sym);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	symfix__stop(&fix);
+	symfix__stop(&fix2);
+	symbolizer__free(sym);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", perfdir);
+	if (system(cmd))
+		fprintf(stderr, "test_sym_user: cannot remove %s\n", perfdir);
+}
+
+TestSuite(sym_user, .init = setup, .fini = teardown);
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static int resolve(pid_t pid, uint64_t addr, bool ret, struct sym_frame *out, int max)
+{
+	int n = symbolizer__user(sym, pid, addr, ret, out, max);
+
+	cr_assert_gt(n, 0, "symbolizer__user(%d, %#lx): %d", pid, (unsigned long)addr, n);
+	for (int i = 0; i < n; i++)
+		cr_log_info("  #%d pc=%#lx %s %s:%lu", i, (unsigned long)out[i].pc, out[i].func,
+			    out[i].file, (unsigned long)out[i].line);
+	return n;
+}
+
+static void check_inlined_chain(const struct sym_frame *f, int n, uint64_t probe_ret)
+{
+	cr_assert_geq(n, 2);
+	cr_expect_str_eq(f[0].func, "hot_inner");
+	cr_expect(ends_with(f[0].file, "tests/symfix/hot.c"), "file %s", f[0].file);
+	cr_expect_eq(f[0].line, symfix__marker_line(f[0].file, "inner_call"));
+	cr_expect_eq(f[0].pc, probe_ret - 1, "the innermost frame keeps the looked-up address");
+	cr_expect_str_eq(f[1].func, "hot_middle");
+	cr_expect_str_eq(f[1].file, f[0].file);
+	cr_expect_eq(f[1].line, symfix__marker_line(f[0].file, "middle_call"),
+		     "the caller of an inlined call is at the call site");
+	cr_expect_eq(f[1].pc, SYM_PC_SYNTHETIC | 1ull << 47 | (probe_ret - 1));
+	cr_expect_eq(n, 2, "hot_middle is a real function: the expansion ends there");
+}
+
+Test(sym_user, inlined_call_is_its_own_frame_with_the_call_site_line)
+{
+	struct sym_frame f[16], again[16];
+	int n;
+
+	symfix__start(&fix, "hot");
+	cr_assert_eq(symbolizer__note_process(sym, fix.pid), 0);
+	n = resolve(fix.pid, symfix__addr(&fix, "probe_ret"), true, f, 16);
+	check_inlined_chain(f, n, symfix__addr(&fix, "probe_ret"));
+	/* The same address gives the same frames and PCs, now from the binary's cache. */
+	cr_assert_eq(resolve(fix.pid, symfix__addr(&fix, "probe_ret"), true, again, 16), n);
+	for (int i = 0; i < n; i++) {
+		cr_expect_eq(again[i].pc, f[i].pc);
+		cr_expect_eq(again[i].func, f[i].func, "strings are interned, stable pointers");
+		cr_expect_eq(again[i].line, f[i].line);
+	}
+}
+
+Test(sym_user, max_cuts_the_expansion_at_its_innermost_frames)
+{
+	struct sym_frame f[1];
+
+	symfix__start(&fix, "hot");
+	cr_assert_eq(symbolizer__user(sym, fix.pid, symfix__addr(&fix, "probe_ret"), true, f, 1), 1);
+	cr_expect_str_eq(f[0].func, "hot_inner");
+	cr_expect_eq(symbolizer__user(sym, fix.pid, 1, true, f, 0), -EINVAL);
+}
+
+Test(sym_user, return_address_resolves_to_the_call_line)
+{
+	struct sym_frame f[16];
+	int n;
+
+	symfix__start(&fix, "hot");
+	n = resolve(fix.pid, symfix__addr(&fix, "middle_ret"), true, f, 16);
+	cr_expect_eq(n, 1);
+	cr_expect_str_eq(f[0].func, "hot_outer");
+	cr_expect_eq(f[0].line, symfix__marker_line(f[0].file, "outer_call"));
+	n = resolve(fix.pid, symfix__addr(&fix, "hot_outer"), false, f, 16);
+	cr_expect_str_eq(f[0].func, "hot_outer");
+	cr_expect_eq(f[0].pc, symfix__addr(&fix, "hot_outer"));
+}
+
+Test(sym_user, exited_process_still_resolves)
+{
+	struct symbolizer_stats st;
+	struct sym_frame f[16];
+	uint64_t probe_ret, getppid_addr;
+	pid_t pid;
+	int n;
+
+	symfix__start(&fix, "hot");
+	pid = fix.pid;
+	probe_ret = symfix__addr(&fix, "probe_ret");
+	getppid_addr = symfix__addr(&fix, "getppid");
+	cr_assert_eq(symbolizer__note_process(sym, pid), 0);
+	symfix__stop(&fix);
+	cr_assert_neq(kill(pid, 0), 0, "the fixture is gone");
+	n = resolve(pid, probe_ret, true, f, 16);
+	check_inlined_chain(f, n, probe_ret);
+	resolve(pid, getppid_addr, false, f, 16);
+	cr_expect_str_eq(f[0].func, "getppid");
+	symbolizer__stats(sym, &st);
+	cr_expect_eq(st.modules_failed, 0);
+	cr_expect_eq(st.maps_reads, 1, "no /proc read after the note");
+}
+
+Test(sym_user, libc_of_a_pie_process)
+{
+	struct sym_frame f[16];
+	uint64_t a;
+
+	symfix__start(&fix, "hot");
+	a = symfix__addr(&fix, "getppid");
+	resolve(fix.pid, a + 2, false, f, 16);
+	cr_expect_str_eq(f[0].func, "getppid");
+	/* The file is libc's when it has no debug file, else its source (libc6-dbg). */
+	cr_expect(f[0].file[0] != '\0');
+	cr_expect_eq(f[0].pc, a + 2);
+}
+
+Test(sym_user, binaries_are_cached_across_processes)
+{
+	struct symbolizer_stats one, two;
+	struct sym_frame f[16];
+
+	symfix__start(&fix, "hot");
+	symfix__start(&fix2, "hot");
+	cr_assert_eq(symbolizer__note_process(sym, fix.pid), 0);
+	resolve(fix.pid, symfix__addr(&fix, "probe_ret"), true, f, 16);
+	symbolizer__stats(sym, &one);
+	cr_assert_eq(symbolizer__note_process(sym, fix2.pid), 0);
+	resolve(fix2.pid, symfix__addr(&fix2, "probe_ret"), true, f, 16);
+	symbolizer__stats(sym, &two);
+	cr_expect_eq(two.modules, one.modules, "the second process opens no file");
+	cr_expect_eq(two.cache_hits, one.cache_hits + 1);
+	cr_expect_eq(two.processes, 2);
+	cr_expect_str_eq(f[0].func, "hot_inner");
+	symbolizer__forget_process(sym, fix.pid);
+	symbolizer__forget_process(sym, 999999999);
+	symbolizer__stats(sym, &two);
+	cr_expect_eq(two.processes, 1);
+	resolve(fix2.pid, symfix__addr(&fix2, "hot_outer"), false, f, 16);
+	cr_expect_str_eq(f[0].func, "hot_outer");
+}
+
+Test(sym_user, cxx_template_in_a_namespace_is_demangled)
+{
+	struct sym_frame f[16];
+
+	symfix__start(&fix, "cxx");
+	resolve(fix.pid, symfix__addr(&fix, "scale"), false, f, 16);
+	cr_expect_str_eq(f[0].func, "int symfix::scale<int>(int)");
+	cr_expect(ends_with(f[0].file, "tests/symfix/cxx.cc"), "file %s", f[0].file);
+	cr_expect_gt(f[0].line, 0);
+}
+
+Test(sym_user, rust_legacy_names_lose_their_hash)
+{
+	char *s = sym_elf__demangle("_ZN4core3fmt5write17h0123456789abcdefE");
+
+	cr_assert_not_null(s);
+	cr_expect_str_eq(s, "core::fmt::write");
+	free(s);
+	cr_expect_null(sym_elf__demangle("main.spin"));
+	cr_expect_null(sym_elf__demangle("_Znot valid"));
+}
+
+static void check_go(const char *fixture)
+{
+	struct sym_frame f[16];
+	uint64_t a;
+
+	symfix__start(&fix, fixture);
+	a = symfix__addr(&fix, "spin");
+	resolve(fix.pid, a, false, f, 16);
+	cr_expect_str_eq(f[0].func, "main.spin");
+	cr_expect(ends_with(f[0].file, "tests/symfix/spin.go"), "file %s", f[0].file);
+	cr_expect_gt(f[0].line, 0);
+}
+
+Test(sym_user, go_1_19_binary)
+{
+	check_go("spin-go1.19");
+}
+
+Test(sym_user, go_1_23_binary)
+{
+	check_go("spin-go1.23");
+}
+
+static void write_perfmap(pid_t pid, const char *mode, uint64_t start, uint64_t size,
+			  const char *name)
+{
+	char path[128];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/perf-%d.map", perfdir, pid);
+	fp = fopen(path, mode);
+	cr_assert_not_null(fp);
+	fprintf(fp, "%lx %lx %s\n", (unsigned long)start, (unsigned long)size, name);
+	fclose(fp);
+}
+
+Test(sym_user, perf_map_names_jit_code)
+{
+	struct sym_frame f[16];
+	uint64_t jit;
+
+	symfix__start(&fix, "hot");
+	jit = symfix__addr(&fix, "jit");
+	write_perfmap(fix.pid, "w", jit, 0x40, "LazyCompile:*hot_loop app.js:12");
+	resolve(fix.pid, jit + 0x10, false, f, 16);
+	cr_expect_str_eq(f[0].func, "LazyCompile:*hot_loop app.js:12");
+	cr_expect(ends_with(f[0].file, "perf-%d.map") || strstr(f[0].file, "perf-"), "file %s",
+		  f[0].file);
+	/* Code emitted later is appended; the file is read again. */
+	sleep(0);
+	write_perfmap(fix.pid, "a", jit + 0x100, 0x20, "Interpreter");
+	resolve(fix.pid, jit + 0x104, false, f, 16);
+	cr_expect_str_eq(f[0].func, "Interpreter");
+	resolve(fix.pid, jit + 0x80, false, f, 16);
+	cr_expect(!strncmp(f[0].func, "[unknown] ", 10), "func %s", f[0].func);
+}
+
+Test(sym_user, unknown_addresses_name_their_mapping_or_address)
+{
+	struct sym_frame f[16];
+	char want[64];
+
+	symfix__start(&fix, "hot");
+	resolve(fix.pid, 0x10, false, f, 16);
+	cr_expect_str_eq(f[0].func, "[unknown] 0x10");
+	cr_expect_eq(f[0].pc, 0x10);
+	resolve(fix.pid, symfix__addr(&fix, "vdso") + 0x20, false, f, 16);
+	cr_expect(!strncmp(f[0].func, "[unknown] [vdso]+0x", 19), "func %s", f[0].func);
+	/* A process that never existed: the address alone. */
+	resolve(999999999, 0x7f0000001234, false, f, 16);
+	snprintf(want, sizeof(want), "[unknown] 0x%lx", 0x7f0000001234ul);
+	cr_expect_str_eq(f[0].func, want);
+	cr_expect_eq(symbolizer__note_process(sym, 999999999), -ENOENT);
+}
+
+Test(sym_user, one_pc_one_frame_across_processes)
+{
+	struct sym_frame a[4], b[4], a2[4];
+
+	symfix__start(&fix, "hot");
+	symfix__start(&fix2, "hot");
+	/* Both processes have code at the same address (unmapped here), named differently. */
+	write_perfmap(fix.pid, "w", 0x100000, 0x100, "jit_a");
+	write_perfmap(fix2.pid, "w", 0x100000, 0x100, "jit_b");
+	resolve(fix.pid, 0x100010, false, a, 4);
+	resolve(fix2.pid, 0x100010, false, b, 4);
+	cr_expect_str_eq(a[0].func, "jit_a");
+	cr_expect_str_eq(b[0].func, "jit_b");
+	cr_expect_eq(a[0].pc, 0x100010);
+	cr_expect_neq(b[0].pc, a[0].pc);
+	cr_expect_eq(b[0].pc & (SYM_PC_SYNTHETIC | SYM_PC_REMAPPED),
+		     SYM_PC_SYNTHETIC | SYM_PC_REMAPPED);
+	resolve(fix2.pid, 0x100010, false, a2, 4);
+	cr_expect_eq(a2[0].pc, b[0].pc, "a remapped PC is stable");
+}
