@@ -117,6 +117,36 @@ $(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $^ -o $@
 
+# Symbolizer (user/symbolize.c): libstdc++ demangles C++ and Rust names; the unit tests look
+# up code addresses printed by the fixture programs of tests/symfix/, built here with
+# frame pointers and debug info (the Go one with both installed toolchains).
+LIBS += -lstdc++
+GO119 ?= /usr/bin/go
+GO123 ?= /usr/lib/go-1.23/bin/go
+SYMFIX := $(addprefix $(OUT)/tests/symfix/,hot cxx spin-go1.19 spin-go1.23)
+
+$(UNIT_TESTS): | $(SYMFIX)
+
+$(OUT)/tests/symfix/hot: tests/symfix/hot.c
+	$(call say,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -fno-omit-frame-pointer $(WARNINGS) $< -o $@
+
+$(OUT)/tests/symfix/cxx: tests/symfix/cxx.cc
+	$(call say,CXX,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) -g -O2 -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
+
+$(OUT)/tests/symfix/spin-go1.19: tests/symfix/spin.go
+	$(call say,GO,$@)
+	@mkdir -p $(@D)
+	$(Q)GOTOOLCHAIN=local $(GO119) build -o $@ $<
+
+$(OUT)/tests/symfix/spin-go1.23: tests/symfix/spin.go
+	$(call say,GO,$@)
+	@mkdir -p $(@D)
+	$(Q)GOTOOLCHAIN=local $(GO123) build -o $@ $<
+
 # The whole suite: unit tests (parallel), the fuzz corpus replayed, then the root-only
 # integration tests one at a time, since they record the whole machine.
 test: unit-test fuzz-replay integration-test
