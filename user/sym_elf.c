@@ -5,6 +5,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "user/sym_elf.h"
+#include "user/sym_search.h"
 
 /* libstdc++'s demangler (C++ ABI); libdw does not demangle. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -27,6 +29,14 @@ struct cu_range {
 	Dwarf_Addr bias;
 };
 
+/* A function symbol. libdwfl's dwfl_module_addrinfo scans the whole symbol table on every
+ * call (a third of the lookup time with libc's debug symbols), so the table is sorted once. */
+struct func_sym {
+	uint64_t addr, size;
+	const char *name;	/* in the ELF string table, alive with the Dwfl */
+	int rank;		/* among aliases: global 2, weak 1, local 0 */
+};
+
 struct sym_elf {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
@@ -37,6 +47,9 @@ struct sym_elf {
 	struct cu_range *ranges;	/* sorted by lo; built on the first aranges miss */
 	size_t nranges;
 	bool ranges_built;
+	struct func_sym *syms;		/* sized functions, sorted by addr; built on first use */
+	size_t nsyms;
+	bool syms_built;
 };
 
 struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path)
@@ -141,25 +154,82 @@ static void build_ranges(struct sym_elf *e)
 static Dwarf_Die *find_cu(struct sym_elf *e, uint64_t vaddr, Dwarf_Addr *bias)
 {
 	Dwarf_Die *cu = dwfl_module_addrdie(e->mod, vaddr, bias);
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (cu)
 		return cu;
 	if (!e->ranges_built)
 		build_ranges(e);
-	hi = e->nranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->ranges[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sym_search__upto(e->ranges, e->nranges, sizeof(*e->ranges),
+			      offsetof(struct cu_range, lo), vaddr);
 	if (!lo || vaddr >= e->ranges[lo - 1].hi)
 		return NULL;
 	*bias = e->ranges[lo - 1].bias;
 	return &e->ranges[lo - 1].cu;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct func_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	/* Among equal aliases, the one without a reserved-name underscore: getppid, not
+	 * __getppid. */
+	return (x->name[0] == '_') - (y->name[0] == '_');
+}
+
+static void build_syms(struct sym_elf *e)
+{
+	int n = dwfl_module_getsymtab(e->mod);
+
+	e->syms_built = true;
+	if (n <= 0)
+		return;
+	e->syms = calloc((size_t)n, sizeof(*e->syms));
+	if (!e->syms)
+		return;
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(e->mod, i, &sym, &addr, NULL, NULL,
+							   NULL);
+		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+
+		if (!name || !*name || !sym.st_size ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		e->syms[e->nsyms++] = (struct func_sym){
+			addr, sym.st_size, name,
+			bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0,
+		};
+	}
+	qsort(e->syms, e->nsyms, sizeof(*e->syms), cmp_sym);
+}
+
+/* The function symbol holding vaddr, or NULL. Functions do not nest, but a few (cold parts,
+ * aliases of different sizes) start before the nearest one and reach past it. */
+static const char *find_sym(struct sym_elf *e, uint64_t vaddr)
+{
+	size_t lo;
+
+	if (!e->syms_built)
+		build_syms(e);
+	lo = sym_search__upto(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct func_sym, addr),
+			      vaddr);
+	for (size_t i = lo; i > 0 && lo - i < 8; i--) {
+		const struct func_sym *f = &e->syms[i - 1];
+
+		if (vaddr - f->addr < f->size) {
+			while (i > 1 && e->syms[i - 2].addr == f->addr &&
+			       vaddr - e->syms[i - 2].addr < e->syms[i - 2].size)
+				f = &e->syms[--i - 1];
+			return f->name;
+		}
+	}
+	return NULL;
 }
 
 /* Rust's legacy mangling is C++'s plus a trailing "::h<16 hex digits>" hash path element,
@@ -262,15 +332,13 @@ int sym_elf__frames(struct sym_elf *e, uint64_t vaddr, struct sym_elf_frame *out
 	Dwarf_Die *cu, *scopes = NULL;
 	Dwarf_Addr bias = 0;
 	uint64_t line = 0;
-	GElf_Off symoff;
-	GElf_Sym sym;
 	int n = 0, nscopes = 0;
 
 	while (e->nowned)
 		free(e->owned[--e->nowned]);
 	if (max <= 0)
 		return -EINVAL;
-	symname = show(e, dwfl_module_addrinfo(e->mod, vaddr, &symoff, &sym, NULL, NULL, NULL));
+	symname = show(e, find_sym(e, vaddr));
 	cu = find_cu(e, vaddr, &bias);
 	if (cu) {
 		Dwarf_Line *dl = dwarf_getsrc_die(cu, vaddr - bias);
@@ -327,6 +395,7 @@ void sym_elf__free(struct sym_elf *e)
 		free(e->owned[--e->nowned]);
 	dwfl_end(e->dwfl);
 	free(e->ranges);
+	free(e->syms);
 	free(e->debuginfo_path);
 	free(e);
 }

@@ -1,11 +1,13 @@
 /* sym_kernel.c - a sorted table of kallsyms text symbols, searched by address. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "user/sym_kernel.h"
+#include "user/sym_search.h"
 
 /* kallsyms has no sizes: a symbol is taken to end where the next one starts. Past the last
  * symbol of a region that would stretch over unmapped space, so an address further than
@@ -155,18 +157,11 @@ fail:
 
 const char *sym_kernel__find(const struct sym_kernel *k, uint64_t addr, const char **module)
 {
-	size_t lo = 0, hi = k->n;
+	size_t lo = sym_search__upto(k->syms, k->n, sizeof(*k->syms), offsetof(struct ksym, addr),
+				     addr);
 	const struct ksym *sym;
 
 	/* The last symbol at or below addr; among equal addresses the first read. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	sym = &k->syms[lo - 1];

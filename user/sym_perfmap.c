@@ -1,12 +1,14 @@
 /* sym_perfmap.c - parses, sorts and searches one perf map file, reloading it when it grows. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "user/sym_perfmap.h"
+#include "user/sym_search.h"
 
 /* How many earlier-starting entries a lookup looks back over for one that still contains the
  * address; only overlapping (rewritten) regions need more than one. */
@@ -129,19 +131,11 @@ static bool changed(struct sym_perfmap *m)
 const char *sym_perfmap__find(struct sym_perfmap *m, uint64_t addr)
 {
 	const struct jit_sym *best = NULL;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (changed(m) && load(m))
 		return NULL;
-	hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sym_search__upto(m->syms, m->n, sizeof(*m->syms), offsetof(struct jit_sym, start), addr);
 	for (size_t i = lo; i > 0 && lo - i < OVERLAP_SCAN; i--) {
 		const struct jit_sym *s = &m->syms[i - 1];
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "user/sym_elf.h"
 #include "user/sym_kernel.h"
 #include "user/sym_perfmap.h"
+#include "user/sym_search.h"
 #include "user/symbolize.h"
 
 #define ADDR_MASK ((1ull << 47) - 1)
@@ -516,17 +518,11 @@ static struct process *process_get(struct symbolizer *s, pid_t pid)
 
 static const struct mapping *find_mapping(const struct process *p, uint64_t a)
 {
-	size_t lo = 0, hi = p->n;
+	/* Mappings do not overlap: only the last one starting at or below a can hold it. */
+	size_t lo = sym_search__upto(p->maps, p->n, sizeof(*p->maps),
+				     offsetof(struct mapping, start), a);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].end <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->n && p->maps[lo].start <= a ? &p->maps[lo] : NULL;
+	return lo && a < p->maps[lo - 1].end ? &p->maps[lo - 1] : NULL;
 }
 
 /* The mapping of a, re-reading the maps of a process still alive (and still the same
