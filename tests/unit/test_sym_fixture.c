@@ -11,16 +11,29 @@
 
 #include "tests/unit/test_sym_fixture.h"
 
-void symfix__start(struct symfix *f, const char *name)
+void symfix__path(const char *name, char *out, size_t size)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 64];
+	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	size_t len = 0;
-	int fds[2];
 
 	cr_assert_gt(n, 0);
 	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/symfix/%s", dirname(exe), name);
+	snprintf(out, size, "%s/symfix/%s", dirname(exe), name);
+}
+
+void symfix__start(struct symfix *f, const char *name)
+{
+	char path[PATH_MAX + 64];
+
+	symfix__path(name, path, sizeof(path));
+	symfix__start_path(f, path);
+}
+
+void symfix__start_path(struct symfix *f, const char *path)
+{
+	size_t len = 0;
+	int fds[2];
+
 	cr_assert_eq(access(path, X_OK), 0, "fixture %s not built", path);
 	cr_assert_eq(pipe(fds), 0);
 	f->pid = fork();

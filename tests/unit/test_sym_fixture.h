@@ -3,6 +3,7 @@
 #ifndef LXTRACE_TESTS_UNIT_TEST_SYM_FIXTURE_H
 #define LXTRACE_TESTS_UNIT_TEST_SYM_FIXTURE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -13,6 +14,12 @@ struct symfix {
 
 /* Starts $(OUT)/tests/symfix/NAME (found next to the test binary) and waits for its line. */
 void symfix__start(struct symfix *f, const char *name);
+
+/* Starts the program at path instead. */
+void symfix__start_path(struct symfix *f, const char *path);
+
+/* The path of fixture NAME, built in $(OUT)/tests/symfix/ next to the test binary. */
+void symfix__path(const char *name, char *out, size_t size);
 
 /* The value printed as "key=0x...". Fails the test when absent. */
 uint64_t symfix__addr(const struct symfix *f, const char *key);

@@ -2,6 +2,7 @@
  * calls, return addresses, C++ names, libc, Go binaries, perf maps, unknowns and PCs. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,43 @@ Test(sym_user, exited_process_still_resolves)
 	symbolizer__stats(sym, &st);
 	cr_expect_eq(st.modules_failed, 0);
 	cr_expect_eq(st.maps_reads, 1, "no /proc read after the note");
+}
+
+static void run(const char *cmd)
+{
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* A stripped binary whose symbols and DWARF are in a separate file found through its
+ * .gnu_debuglink under a debug root laid out like /usr/lib/debug. */
+Test(sym_user, separate_debug_file)
+{
+	struct symbolizer_opts o = { .sz = sizeof(o) };
+	char src[PATH_MAX], cmd[4 * PATH_MAX], bin[PATH_MAX], root[PATH_MAX];
+	struct symbolizer *s;
+	struct sym_frame f[16];
+	int n;
+
+	symfix__path("hot", src, sizeof(src));
+	snprintf(bin, sizeof(bin), "%s/hot-stripped", perfdir);
+	snprintf(root, sizeof(root), "%s/dbg", perfdir);
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; mkdir -p 'dbg%s'; objcopy --only-keep-debug '%s' 'dbg%s/hot.debug'; "
+		 "objcopy --strip-all --add-gnu-debuglink='dbg%s/hot.debug' '%s' '%s'",
+		 perfdir, perfdir, src, perfdir, perfdir, src, bin);
+	run(cmd);
+	o.debuginfo_path = root;
+	s = symbolizer__new(&o);
+	cr_assert_not_null(s);
+	symfix__start_path(&fix, bin);
+	n = symbolizer__user(s, fix.pid, symfix__addr(&fix, "probe_ret"), true, f, 16);
+	cr_assert_eq(n, 2);
+	cr_expect_str_eq(f[0].func, "hot_inner");
+	cr_expect_str_eq(f[1].func, "hot_middle");
+	cr_expect_eq(f[1].line, symfix__marker_line(f[0].file, "middle_call"));
+	cr_assert_eq(symbolizer__user(s, fix.pid, symfix__addr(&fix, "hot_outer"), false, f, 16), 1);
+	cr_expect_str_eq(f[0].func, "hot_outer", "the symbol table comes from the debug file too");
+	symbolizer__free(s);
 }
 
 Test(sym_user, libc_of_a_pie_process)
