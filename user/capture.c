@@ -183,19 +183,29 @@ static struct slot *stage_insert(struct stage *s, uint64_t ts)
 	return &s->slots[(s->head + i) & mask];
 }
 
-/* Unpacks a chunk of syscall entries into one LX_REC_SYSCALL each. */
+/* Unpacks a chunk of syscall entries into one LX_REC_SYSCALL each, room for all of them made
+ * first. An entry no older than the queue's last record is appended without a search; an older
+ * one (a program nested in sys_enter sent its record ahead of the chunk) is put in its place. */
 static int stage_syscalls(struct stage *s, const struct lx_syscalls *r, size_t size)
 {
+	size_t mask;
+
 	if (size < offsetof(struct lx_syscalls, e) || r->n > LX_SYSCALLS_MAX ||
 	    size != offsetof(struct lx_syscalls, e) + r->n * sizeof(r->e[0]))
 		return -EPROTO;
+	while (s->cap - s->len < r->n)
+		if (stage_grow(s))
+			return -ENOMEM;
+	mask = s->cap - 1;
 	for (uint32_t i = 0; i < r->n; i++) {
 		uint64_t ts = r->h.ts + r->e[i].dt;
 		uint32_t nr = r->e[i].tid_nr & ((1u << LX_SYSENT_NR_BITS) - 1);
-		struct slot *slot = stage_insert(s, ts);
+		struct slot *slot;
 
-		if (!slot)
-			return -ENOMEM;
+		if (!s->len || s->slots[(s->head + s->len - 1) & mask].rec.h.ts <= ts)
+			slot = &s->slots[(s->head + s->len++) & mask];
+		else
+			slot = stage_insert(s, ts);
 		slot->rec.sys = (struct lx_syscall){
 			.h = { .ts = ts, .tid = r->e[i].tid_nr >> LX_SYSENT_NR_BITS, .cpu = r->h.cpu,
 			       .type = LX_REC_SYSCALL },
