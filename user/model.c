@@ -82,11 +82,22 @@ static int emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64
 	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
 }
 
-/* A stack id the caller is about to use; 0 means failure (errno set), never "no stack". */
-static int thread_stack(struct model *m, uint32_t p, const struct thread *t, int nr, uint64_t *stk)
+/* The stack of t in syscall nr (-1: none) for an event on P p. A thread mostly repeats its
+ * last stack (a syscall loop, a read that blocks after its GoSysCall), so that one is kept on
+ * the thread: a syscall storm then costs no hash lookup per event. */
+static int thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk)
 {
+	if (t->last_stk && t->last_stk_ident == t->ident && t->last_stk_nr == nr) {
+		*stk = t->last_stk;
+		return 0;
+	}
 	*stk = model_stacks__thread(m->stacks, p, t->ident, nr);
-	return *stk ? 0 : -errno;
+	if (!*stk)
+		return -errno;
+	t->last_stk = *stk;
+	t->last_stk_ident = t->ident;
+	t->last_stk_nr = nr;
+	return 0;
 }
 
 static int special_stack(struct model *m, uint32_t p, enum model_special k, uint64_t *stk)

@@ -19,11 +19,15 @@ struct thread {
 	uint64_t goid;		/* 0 until a GoCreate was written for this generation */
 	uint64_t seq;		/* the seq its next GoStart, GoUnblock or GoSysExit writes */
 	uint64_t wake_stk;	/* waker's stack of a wakeup that came while it ran, 0 = none */
+	uint64_t last_stk;	/* its stack last written, 0 = none: in syscall last_stk_nr (-1:
+				 * none) under identity last_stk_ident */
 	uint32_t tid;
 	uint32_t gen;		/* births of this tid in the recording before this one */
 	uint32_t ident;		/* naming identity (model_stacks.h) */
 	int32_t cpu;		/* its P while THREAD_RUNNING */
 	int32_t sysenter;	/* syscall whose GoSysCall is its latest event, or -1 */
+	int32_t last_stk_nr;
+	uint32_t last_stk_ident;
 	uint8_t state;		/* enum thread_state */
 	uint8_t unplaced;	/* runnable on a CPU the model does not know: its first run there is
 				 * an expected placement, not a repair */
