@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/u64map.h"
 #include "user/sym_elf.h"
 #include "user/sym_search.h"
 
@@ -37,6 +38,20 @@ struct func_sym {
 	int rank;		/* among aliases: global 2, weak 1, local 0 */
 };
 
+/* One range of a concrete function (DW_TAG_subprogram with code) in a CU. dwarf_getscopes
+ * finds an address's scopes by walking its CU's DIEs from the start, which costs 15 to 80 µs
+ * per address in C CUs and 0.8 ms in Go's package-sized ones; a per-CU sorted table of its
+ * functions, built on the CU's first lookup, leaves only one function's subtree to walk. */
+struct fn_range {
+	Dwarf_Addr lo, hi;	/* DWARF addresses (module address - bias), [lo, hi) */
+	Dwarf_Die die;
+};
+
+struct cu_fns {
+	struct fn_range *r;	/* sorted by lo */
+	size_t n;
+};
+
 struct sym_elf {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
@@ -50,6 +65,9 @@ struct sym_elf {
 	struct func_sym *syms;		/* sized functions, sorted by addr; built on first use */
 	size_t nsyms;
 	bool syms_built;
+	struct gt_u64map *cu_fns_at;	/* CU DIE offset -> index + 1 in cu_fns */
+	struct cu_fns *cu_fns;
+	size_t ncu_fns, cu_fns_cap;
 };
 
 struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path)
@@ -64,6 +82,9 @@ struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_pa
 		if (!e->debuginfo_path)
 			goto fail;
 	}
+	e->cu_fns_at = gt_u64map__new();
+	if (!e->cu_fns_at)
+		goto fail;
 	e->cb.find_elf = dwfl_build_id_find_elf;
 	e->cb.find_debuginfo = dwfl_standard_find_debuginfo;
 	e->cb.section_address = dwfl_offline_section_address;
@@ -326,13 +347,173 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, uint64_t
 		*file = dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Adds the code ranges of every concrete function under parent: at the CU's top level for C,
+ * C++ and Go, inside namespaces and types for Rust and some C++. Nested functions (a GNU C
+ * extension) are left to the slow path. */
+static int index_fns(struct cu_fns *f, size_t *cap, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		if (tag == DW_TAG_namespace || tag == DW_TAG_module ||
+		    tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
+		    tag == DW_TAG_union_type) {
+			if (depth < 16 && index_fns(f, cap, &child, depth + 1))
+				return -ENOMEM;
+			continue;
+		}
+		if (tag != DW_TAG_subprogram)
+			continue;
+		while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+			if (lo >= hi)
+				continue;
+			if (f->n == *cap) {
+				size_t ncap = *cap ? *cap * 2 : 64;
+				struct fn_range *r = realloc(f->r, ncap * sizeof(*r));
+
+				if (!r)
+					return -ENOMEM;
+				f->r = r;
+				*cap = ncap;
+			}
+			f->r[f->n++] = (struct fn_range){ lo, hi, child };
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+/* The function table of cu, built on first use; NULL on ENOMEM. */
+static const struct cu_fns *cu_fns(struct sym_elf *e, Dwarf_Die *cu)
+{
+	uint64_t *slot = gt_u64map__get(e->cu_fns_at, dwarf_dieoffset(cu));
+	struct cu_fns f = { 0 };
+	size_t cap = 0;
+	bool added;
+
+	if (slot)
+		return &e->cu_fns[*slot - 1];
+	if (e->ncu_fns == e->cu_fns_cap) {
+		size_t ncap = e->cu_fns_cap ? e->cu_fns_cap * 2 : 64;
+		struct cu_fns *p = realloc(e->cu_fns, ncap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		e->cu_fns = p;
+		e->cu_fns_cap = ncap;
+	}
+	if (index_fns(&f, &cap, cu, 0)) {
+		free(f.r);
+		return NULL;
+	}
+	qsort(f.r, f.n, sizeof(*f.r), cmp_fn);
+	slot = gt_u64map__put(e->cu_fns_at, dwarf_dieoffset(cu), &added);
+	if (!slot) {
+		free(f.r);
+		return NULL;
+	}
+	e->cu_fns[e->ncu_fns++] = f;
+	*slot = e->ncu_fns;
+	return &e->cu_fns[e->ncu_fns - 1];
+}
+
+static bool is_block(int tag)
+{
+	return tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
+	       tag == DW_TAG_catch_block;
+}
+
+/* The function holding pc and the inlined instances nested in it down to the innermost, in
+ * chain[], innermost first. Returns how many, or 0 when no indexed function holds pc. */
+static int fn_chain(struct sym_elf *e, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain, int max)
+{
+	const struct cu_fns *f = cu_fns(e, cu);
+	Dwarf_Die outward[MAX_DEPTH], cur;
+	const struct fn_range *fn = NULL;
+	size_t lo;
+	int n = 0;
+
+	if (!f)
+		return 0;
+	lo = sym_search__upto(f->r, f->n, sizeof(*f->r), offsetof(struct fn_range, lo), pc);
+	/* Functions do not overlap, but one with several ranges may start before another. */
+	for (size_t i = lo; i > 0 && lo - i < 8 && !fn; i--)
+		if (pc < f->r[i - 1].hi)
+			fn = &f->r[i - 1];
+	if (!fn)
+		return 0;
+	cur = fn->die;
+	outward[n++] = cur;
+	for (;;) {
+		Dwarf_Die child;
+		bool found = false;
+		int tag = 0;
+
+		if (dwarf_child(&cur, &child) == 0) {
+			do {
+				tag = dwarf_tag(&child);
+				found = (tag == DW_TAG_inlined_subroutine || is_block(tag)) &&
+					dwarf_haspc(&child, pc) > 0;
+			} while (!found && dwarf_siblingof(&child, &child) == 0);
+		}
+		if (!found)
+			break;
+		cur = child;
+		if (tag == DW_TAG_inlined_subroutine && n < MAX_DEPTH)
+			outward[n++] = cur;
+	}
+	if (n > max)
+		n = max;
+	for (int i = 0; i < n; i++)
+		chain[i] = outward[n - 1 - i];
+	return n;
+}
+
+/* The same through libdw's generic walk of the whole CU, for what the table misses. */
+static int scopes_chain(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain, int max)
+{
+	Dwarf_Die *scopes = NULL, inner;
+	int nscopes = dwarf_getscopes(cu, pc, &scopes), n = 0;
+
+	if (nscopes <= 0)
+		return 0;
+	/* dwarf_getscopes continues an inlined instance with its abstract definition's
+	 * scopes; the code's real nesting (inlined into what) is the DIE's own chain. */
+	inner = scopes[0];
+	free(scopes);
+	scopes = NULL;
+	nscopes = dwarf_getscopes_die(&inner, &scopes);
+	for (int i = 0; i < nscopes && n < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
+			chain[n++] = scopes[i];
+		if (tag == DW_TAG_subprogram)
+			break;
+	}
+	free(scopes);
+	return n;
+}
+
 int sym_elf__frames(struct sym_elf *e, uint64_t vaddr, struct sym_elf_frame *out, int max)
 {
 	const char *symname, *file = NULL;
-	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Die *cu, chain[MAX_DEPTH];
 	Dwarf_Addr bias = 0;
 	uint64_t line = 0;
-	int n = 0, nscopes = 0;
+	int n = 0, nchain = 0;
 
 	while (e->nowned)
 		free(e->owned[--e->nowned]);
@@ -347,27 +528,16 @@ int sym_elf__frames(struct sym_elf *e, uint64_t vaddr, struct sym_elf_frame *out
 		if (dl && dwarf_lineno(dl, &l) == 0 && l > 0)
 			line = (uint64_t)l;
 		file = full_path(e, cu, dl ? dwarf_linesrc(dl, NULL, NULL) : NULL);
-		nscopes = dwarf_getscopes(cu, vaddr - bias, &scopes);
-	}
-	if (nscopes > 0) {
-		/* dwarf_getscopes continues an inlined instance with its abstract definition's
-		 * scopes; the code's real nesting (inlined into what) is the DIE's own chain. */
-		Dwarf_Die inner = scopes[0];
-
-		free(scopes);
-		scopes = NULL;
-		nscopes = dwarf_getscopes_die(&inner, &scopes);
+		nchain = fn_chain(e, cu, vaddr - bias, chain, MAX_DEPTH);
+		if (!nchain)
+			nchain = scopes_chain(cu, vaddr - bias, chain, MAX_DEPTH);
 	}
 
 	/* Walk out from the innermost scope: each inlined instance is a frame at the location
 	 * so far, and moves the location to its call site in the next function out. */
-	for (int i = 0; i < nscopes && n < max; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
-			continue;
-		out[n] = (struct sym_elf_frame){ die_name(e, &scopes[i]), file, line };
-		if (tag == DW_TAG_subprogram) {
+	for (int i = 0; i < nchain && n < max; i++) {
+		out[n] = (struct sym_elf_frame){ die_name(e, &chain[i]), file, line };
+		if (dwarf_tag(&chain[i]) == DW_TAG_subprogram) {
 			/* The symbol table's name is the fully qualified one (DW_AT_name of a
 			 * C++ method is not) and names the code libdwfl actually found. */
 			if (symname)
@@ -375,11 +545,10 @@ int sym_elf__frames(struct sym_elf *e, uint64_t vaddr, struct sym_elf_frame *out
 			n++;
 			break;
 		}
-		call_site(cu, &scopes[i], &file, &line);
+		call_site(cu, &chain[i], &file, &line);
 		file = full_path(e, cu, file);
 		n++;
 	}
-	free(scopes);
 	if (n == 0 && symname) {
 		out[0] = (struct sym_elf_frame){ symname, file, line };
 		n = 1;
@@ -396,6 +565,10 @@ void sym_elf__free(struct sym_elf *e)
 	dwfl_end(e->dwfl);
 	free(e->ranges);
 	free(e->syms);
+	for (size_t i = 0; i < e->ncu_fns; i++)
+		free(e->cu_fns[i].r);
+	free(e->cu_fns);
+	gt_u64map__free(e->cu_fns_at);
 	free(e->debuginfo_path);
 	free(e);
 }
