@@ -5,7 +5,8 @@
  * The addresses are random instructions of this process's own code: libc (with its separate
  * debug file when libc6-dbg is installed), libdw and libstdc++ (symbol tables only on a
  * stock system) and this binary (DWARF), so each stack mixes the cases a real one meets.
- * Every frame but the leaf is looked up as a return address, as for a sampled stack.
+ * Every frame but the leaf is looked up as a return address, as for a sampled stack. Last,
+ * new addresses of each binary alone show what DWARF costs against a symbol table only.
  *
  * usage: bench_symbolize [STACKS [FRAMES]]
  */
@@ -125,6 +126,17 @@ int main(int argc, char **argv)
 	       warm);
 	cached = run(s, a, nstacks, nframes, &nframes_out);
 	printf("cached: the first stacks again: %.2f µs/stack\n", cached);
+	for (int i = 0; i < ntexts; i++) {
+		struct sym_frame out[64];
+		double t0 = now_us();
+		const int n = 2000;
+
+		for (int j = 0; j < n; j++)
+			if (symbolizer__user(s, getpid(), texts[i].start + rnd((unsigned)texts[i].len),
+					     true, out, 64) < 0)
+				return 1;
+		printf("warm, %s alone: %.1f µs/address\n", texts[i].name, (now_us() - t0) / n);
+	}
 	symbolizer__stats(s, &st);
 	printf("modules %lu (failed %lu), lookups %lu, cache hits %lu, unknown frames %lu\n",
 	       (unsigned long)st.modules, (unsigned long)st.modules_failed,
