@@ -321,15 +321,20 @@ static __always_inline int on_sys_enter(long nr)
 	if (id >> 32 == self_tgid)
 		return 0;
 	st = bpf_map_lookup_elem(&stages, &zero);
-	ring = bpf_map_lookup_elem(&rings, &cpu);
-	if (!st || !ring || st->busy)
+	if (!st)
 		return 0;
+	if (st->busy) {
+		count_lost(1);	/* cannot happen: nothing that changes a chunk makes syscalls */
+		return 0;
+	}
 	st->busy = 1;
 	n = st->rec.n;
 	/* An entry's time is 32 bits of ns after the chunk's: a chunk older than 4 s goes first. */
 	if (n && ts - st->rec.h.ts > 0xffffffffULL) {
-		send_chunk(st, ring);
-		n = 0;
+		ring = bpf_map_lookup_elem(&rings, &cpu);
+		if (ring)
+			send_chunk(st, ring);
+		n = st->rec.n;
 	}
 	if (!n)
 		header(&st->rec.h, ts, 0, cpu, LX_REC_SYSCALLS);
@@ -338,9 +343,15 @@ static __always_inline int on_sys_enter(long nr)
 		st->rec.e[n].tid_nr = (__u32)id << LX_SYSENT_NR_BITS |
 			(nr >= 0 && nr < LX_SYSENT_NR_NONE ? nr : LX_SYSENT_NR_NONE);
 		st->rec.n = ++n;
+	} else {
+		count_lost(1);	/* a full chunk that could not be sent: no ring for this CPU */
 	}
-	if (n >= LX_SYSCALLS_MAX)
-		send_chunk(st, ring);
+	/* The ring is looked up only to send: most entries just go into the chunk. */
+	if (n >= LX_SYSCALLS_MAX) {
+		ring = bpf_map_lookup_elem(&rings, &cpu);
+		if (ring)
+			send_chunk(st, ring);
+	}
 	st->busy = 0;
 	return 0;
 }
