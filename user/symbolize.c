@@ -23,6 +23,9 @@
 #define ADDR_MASK ((1ull << 47) - 1)
 #define MAX_DEPTH_PC 255
 #define MAX_FRAMES 64
+/* An address kallsyms did not name (a module or BPF program loaded since it was read) reads
+ * it again, at most this often: a read takes tens of milliseconds. */
+#define KALLSYMS_RELOAD_NS 10000000000ull
 /* A miss in a live process re-reads its maps (code mapped since the snapshot, e.g. dlopen),
  * at most this often, so addresses that stay unknown cost no more than a read a second. */
 #define REFRESH_NS 1000000000ull
@@ -80,9 +83,9 @@ struct symbolizer {
 	size_t nprocs, procs_cap;
 	struct gt_u64map *claims;	/* pc -> frame id */
 
-	struct sym_kernel *kernel;
-	int kernel_err;			/* of the first load; then never retried */
-	struct gt_u64map *kcache;	/* kernel pc -> frame id */
+	struct sym_kernel *kernel;	/* NULL when unreadable or addresses hidden */
+	uint64_t kernel_read_at;	/* CLOCK_MONOTONIC ns of the last read; 0 = never */
+	struct gt_u64map *kcache;	/* kernel pc -> frame id, named addresses only */
 
 	struct symbolizer_stats st;
 };
@@ -278,8 +281,11 @@ static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping
 
 	if (!id || id > UINT32_MAX)
 		return 0;
-	if (!added)
-		return (uint32_t)id;
+	if (!added) {
+		m = s->mods[id - 1];
+		/* A module left half-built by an earlier ENOMEM stays unusable. */
+		return m && m->file ? (uint32_t)id : 0;
+	}
 	if (grow((void **)&s->mods, &s->mods_cap, id, sizeof(*s->mods)))
 		return 0;
 	m = calloc(1, sizeof(*m));
@@ -291,8 +297,11 @@ static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping
 	m->cache = gt_u64map__new();
 	base = strrchr(mp->name, '/');
 	m->name = intern(s, base ? base + 1 : mp->name);
+	if (!m->path || !m->cache || !m->name)
+		return 0;
+	/* Set last: a module with a file is complete. */
 	m->file = intern(s, mp->name);
-	if (!m->path || !m->cache || !m->name || !m->file)
+	if (!m->file)
 		return 0;
 	m->fd = open_mapped(s, pid, mp->start, mp->end, mp->name, ino);
 	m->failed = m->fd < 0;
@@ -585,11 +594,28 @@ int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_ret
 	return emit_one(s, a, unknown_frame(s, "[unknown]", "[unknown] 0x%" PRIx64, a), out);
 }
 
+/* Reads kallsyms on first use, and again after a miss once KALLSYMS_RELOAD_NS have passed;
+ * the cache of named addresses stays valid, as a name once given keeps its PC. */
+static void kernel_load(struct symbolizer *s)
+{
+	uint64_t now = now_ns();
+	struct sym_kernel *k;
+
+	if (s->kernel_read_at && now - s->kernel_read_at < KALLSYMS_RELOAD_NS)
+		return;
+	s->kernel_read_at = now;
+	k = sym_kernel__load(s->kallsyms_path);
+	if (k || !s->kernel) {
+		sym_kernel__free(s->kernel);
+		s->kernel = k;
+	}
+}
+
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
 		       struct sym_frame *out, int max)
 {
 	uint64_t a = is_return_addr && addr ? addr - 1 : addr;
-	const char *func, *module = NULL;
+	const char *func = NULL, *module = NULL;
 	char file[80];
 	uint64_t *slot;
 	uint32_t id;
@@ -600,15 +626,19 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
 	slot = gt_u64map__get(s->kcache, a);
 	if (slot)
 		return emit_one(s, a, (uint32_t)*slot, out);
-	if (!s->kernel && !s->kernel_err) {
-		s->kernel = sym_kernel__load(s->kallsyms_path);
-		if (!s->kernel)
-			s->kernel_err = -errno;
+	if (!s->kernel_read_at)
+		kernel_load(s);
+	if (s->kernel)
+		func = sym_kernel__find(s->kernel, a, &module);
+	if (!func) {
+		kernel_load(s);
+		if (s->kernel)
+			func = sym_kernel__find(s->kernel, a, &module);
 	}
-	func = s->kernel ? sym_kernel__find(s->kernel, a, &module) : NULL;
+	if (!func)
+		return emit_one(s, a, unknown_frame(s, "[kernel]", "[unknown] 0x%" PRIx64, a), out);
 	snprintf(file, sizeof(file), "[%s]", module ? module : "kernel");
-	id = func ? frame_id(s, func, file, 0)
-		  : unknown_frame(s, "[kernel]", "[unknown] 0x%" PRIx64, a);
+	id = frame_id(s, func, file, 0);
 	slot = id ? gt_u64map__put(s->kcache, a, &added) : NULL;
 	if (!slot)
 		return -ENOMEM;
