@@ -98,6 +98,9 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Grows *arr to hold need elements, zeroing the new ones: a table indexed by the ids of a
+ * tracemap may lack the entry of an id whose insertion ran out of memory, and reads it as
+ * zero (absent) rather than garbage. */
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	size_t n = *cap ? *cap : 64;
@@ -110,6 +113,7 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 	p = realloc(*arr, n * elem);
 	if (!p)
 		return -ENOMEM;
+	memset((char *)p + *cap * elem, 0, (n - *cap) * elem);
 	*arr = p;
 	*cap = n;
 	return 0;
@@ -129,7 +133,7 @@ static const char *intern(struct symbolizer *s, const char *str)
 			return NULL;
 		s->strs[id - 1] = strdup(str);
 	}
-	return s->strs[id - 1];
+	return id <= s->strs_cap ? s->strs[id - 1] : NULL;
 }
 
 /* The id (> 0) of the frame (func, file, line) with its strings interned; 0 on ENOMEM. */
@@ -150,7 +154,7 @@ static uint32_t frame_id(struct symbolizer *s, const char *func, const char *fil
 			return 0;
 		s->frames[id - 1] = f;
 	}
-	return (uint32_t)id;
+	return id <= s->frames_cap && s->frames[id - 1].func ? (uint32_t)id : 0;
 }
 
 static uint32_t unknown_frame(struct symbolizer *s, const char *file, const char *fmt, ...)
@@ -282,7 +286,7 @@ static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping
 	if (!id || id > UINT32_MAX)
 		return 0;
 	if (!added) {
-		m = s->mods[id - 1];
+		m = id <= s->mods_cap ? s->mods[id - 1] : NULL;
 		/* A module left half-built by an earlier ENOMEM stays unusable. */
 		return m && m->file ? (uint32_t)id : 0;
 	}
@@ -692,11 +696,11 @@ void symbolizer__free(struct symbolizer *s)
 		process_free(s->plist[i]);
 	free(s->plist);
 	gt_u64map__free(s->procs);
-	for (uint64_t i = 0; s->mod_ids && i < gt_tracemap__count(s->mod_ids); i++)
+	for (size_t i = 0; i < s->mods_cap; i++)
 		module_free(s->mods[i]);
 	free(s->mods);
 	gt_tracemap__free(s->mod_ids);
-	for (uint64_t i = 0; s->str_ids && i < gt_tracemap__count(s->str_ids); i++)
+	for (size_t i = 0; i < s->strs_cap; i++)
 		free(s->strs[i]);
 	free(s->strs);
 	gt_tracemap__free(s->str_ids);
