@@ -16,7 +16,7 @@ fi
 
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
-	make gcc clang llvm pkg-config \
+	make gcc g++ clang llvm pkg-config \
 	libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
 	libcriterion-dev systemtap-sdt-dev \
 	golang-go linux-perf trace-cmd python3 procps
