@@ -224,11 +224,17 @@ static int on_sample(void *ctx, void *data, size_t size)
 	struct stage *s = ctx;
 	const struct lx_rec *r = data;
 	struct slot *slot;
+	int err = 0;
 
 	if (size >= sizeof(*r) && r->type == LX_REC_SYSCALLS)
-		return stage_syscalls(s, data, size);
-	if (size < sizeof(*r) || size > sizeof(slot->rec))
-		return -EPROTO;
+		err = stage_syscalls(s, data, size);
+	else if (size < sizeof(*r) || size > sizeof(slot->rec))
+		err = -EPROTO;
+	if (err == -EPROTO)
+		fprintf(stderr, "lxtrace: capture: ring of CPU %u: malformed record (%zu bytes, type %u)\n",
+			s->cpu, size, size >= sizeof(*r) ? r->type : 0);
+	if (err || r->type == LX_REC_SYSCALLS)
+		return err;
 	slot = stage_insert(s, r->ts);
 	if (!slot)
 		return -ENOMEM;
