@@ -75,6 +75,10 @@ struct {
 	__type(value, struct stage);
 } stages SEC(".maps");
 
+/* busy must be set before the chunk changes and cleared after, as written: a nested program
+ * reads it between any two of the stores. */
+#define barrier() asm volatile("" ::: "memory")
+
 /* A task's field: direct BTF access in tp_btf programs, a probed read in raw_tp ones. */
 #define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
 
@@ -125,7 +129,9 @@ static __always_inline void flush_syscalls(void *ring)
 	if (!st || !st->rec.n || st->busy)
 		return;
 	st->busy = 1;
+	barrier();
 	send_chunk(st, ring);
+	barrier();
 	st->busy = 0;
 }
 
@@ -328,6 +334,7 @@ static __always_inline int on_sys_enter(long nr)
 		return 0;
 	}
 	st->busy = 1;
+	barrier();
 	n = st->rec.n;
 	/* An entry's time is 32 bits of ns after the chunk's: a chunk older than 4 s goes first. */
 	if (n && ts - st->rec.h.ts > 0xffffffffULL) {
@@ -352,6 +359,7 @@ static __always_inline int on_sys_enter(long nr)
 		if (ring)
 			send_chunk(st, ring);
 	}
+	barrier();
 	st->busy = 0;
 	return 0;
 }
