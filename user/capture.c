@@ -18,6 +18,10 @@
  * (a quiet CPU writes nothing, so its newest ts says nothing). A record written later than
  * that anyway is delivered late and counted as out of order.
  *
+ * Syscall entries (--syscalls=all) come in chunks that each CPU stages in BPF and sends before
+ * any other record of its own (lxtrace.h); they are unpacked here into one record each. A CPU
+ * whose chunk has waited STALE_NS is made to send it by running flush_cpu there.
+ *
  * Losses: a program that finds its ring full counts the record in a per-CPU counter. Each
  * round reads the counters and queues the increase as a loss marker, stamped with the time of
  * the read, into that CPU's stream, so the consumer learns of it in order.
