@@ -107,9 +107,13 @@ Test(blocking, futex_waits_are_goblocksync)
 		named = tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_BLOCK_SYNC), tid, "syscall futex");
 		cr_log_info("%s (tid %d): %lld futex waits in the loop; trace: %zu GoBlockSync, "
 			    "%zu naming `syscall futex`", role, tid, vcsw, sync, named);
-		/* The loop's waits, plus the start barrier's if it blocked. */
-		itest_expect(sync >= 1 && (long long)sync >= vcsw, tid,
-			     "%s: %zu GoBlockSync, expected >= max(1, %lld)", role, sync, vcsw);
+		/* The loop's waits, plus the start barrier's if it blocked. Not at least one each:
+		 * the last thread at the barrier does not wait there, and under load a thread can
+		 * run its whole loop while the others wait for a CPU (seen: vcsw 0, no
+		 * GoBlockSync); the kernel's count is the truth, and the total below keeps the test
+		 * from passing with no contention at all. */
+		itest_expect((long long)sync >= vcsw, tid,
+			     "%s: %zu GoBlockSync, expected >= %lld", role, sync, vcsw);
 		itest_expect(named == sync, tid, "%s: %zu of %zu GoBlockSync name `syscall futex`",
 			     role, named, sync);
 		total += sync;
