@@ -7,6 +7,10 @@
  * one always-inlined handler that takes `btf` as a compile-time constant, so the tp_btf variant
  * reads task fields directly and only the raw_tp variant pays for bpf_probe_read_kernel.
  *
+ * In a target mode (-p, a command, --cgroup) every program asks whether the thread a record would
+ * be about is traced before it reserves anything, so other threads cost a map lookup (or a short
+ * cgroup walk) and no record; see traced_task().
+ *
  * Records are submitted without waking the reader (it polls on a timer) unless the ring is
  * filling up; a failed reserve is counted per CPU in `lost`, never dropped silently.
  */
@@ -28,6 +32,11 @@ char LICENSE[] SEC("license") = "GPL";
 #define TASK_DEAD 0x0080
 #define TASK_NOLOAD 0x0400
 #define PF_KTHREAD 0x00200000
+/* enum mm_counter_type: the rss_stat members that make up resident memory (MM_SWAPENTS, 2,
+ * does not). */
+#define MM_FILEPAGES 0
+#define MM_ANONPAGES 1
+#define MM_SHMEMPAGES 3
 /* Syscall numbers are small; anything else in orig_ax is an exception's error code or an
  * interrupt's ~vector. */
 #define MAX_SYSCALL_NR 1024
@@ -36,6 +45,12 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 self_tgid;		/* the tracer's own process: never recorded */
 const volatile __u64 wakeup_bytes = ~0ULL;	/* wake the reader once a ring holds this much */
 const volatile bool stage_syscalls;	/* --syscalls=all: the sys_enter programs are loaded */
+const volatile __u8 target_mode = LX_TARGET_ALL;	/* enum lx_target_mode */
+const volatile __u64 target_cgroup_id;	/* LX_TARGET_CGROUP: the cgroup's kernfs id (inode) */
+const volatile __u32 target_cgroup_level;	/* its depth below the root cgroup */
+/* An rss record per process at most every rss_min_ns, unless it moved by rss_min_pages. */
+const volatile __u32 rss_min_pages = 256;
+const volatile __u64 rss_min_ns = 1000000;
 
 struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -79,8 +94,68 @@ struct {
  * reads it between any two of the stores. */
 #define barrier() asm volatile("" ::: "memory")
 
+/* LX_TARGET_PIDS: the traced processes, by tgid. User space puts the targets in before attach;
+ * the fork program adds each child process of a traced one, so no child is missed between its
+ * fork and its first run, and the exit program removes a process when its last thread exits. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* set before load */
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct rss_last {
+	__u64 ts;
+	__u32 pages;
+	__u32 pad;
+};
+
+/* The last rss record of each traced process, for the throttle. LRU: a process whose exit was
+ * missed ages out instead of filling the map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);		/* set before load */
+	__type(key, __u32);
+	__type(value, struct rss_last);
+} rss_seen SEC(".maps");
+
 /* A task's field: direct BTF access in tp_btf programs, a probed read in raw_tp ones. */
 #define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
+
+/* Whether t (a task of process tgid) is below the target cgroup: its default-hierarchy cgroup
+ * has the target as ancestor at the target's level. Read with CO-RE probes in both program
+ * variants: the cgroup pointers are RCU-protected and read-only here. */
+static __always_inline bool in_cgroup(struct task_struct *t)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *anc = NULL;
+	__u32 level = target_cgroup_level;
+
+	if (!cg || BPF_CORE_READ(cg, level) < (int)level)
+		return false;
+	if (bpf_core_read(&anc, sizeof(anc), &cg->ancestors[level]) || !anc)
+		return false;
+	return BPF_CORE_READ(anc, kn, id) == target_cgroup_id;
+}
+
+/* Whether task t of process tgid is one the user asked to see. target_mode is a constant of
+ * the loaded program: the verifier drops the branches of the other modes. */
+static __always_inline bool traced_task(struct task_struct *t, __u32 tgid)
+{
+	if (tgid == self_tgid)
+		return false;
+	if (target_mode == LX_TARGET_PIDS)
+		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	if (target_mode == LX_TARGET_CGROUP)
+		return in_cgroup(t);
+	return true;
+}
+
+static __always_inline bool traced_current(__u32 tgid)
+{
+	if (target_mode == LX_TARGET_CGROUP)
+		return tgid != self_tgid && in_cgroup(bpf_get_current_task_btf());
+	return traced_task(NULL, tgid);
+}
 
 static __always_inline void count_lost(__u64 n)
 {
@@ -209,11 +284,12 @@ static __always_inline int on_switch(bool btf, bool preempt, struct task_struct 
 	struct lx_switch *r;
 	void *ring;
 
-	/* The tracer's own threads look like the idle task: the CPU is not running anything the
-	 * user asked to see, and the tracer's switches do not feed back into the trace. */
-	if (prev_id >> 32 == self_tgid)
+	/* The tracer's own threads, and in a target mode every untraced thread, look like the
+	 * idle task: the CPU is not running anything the user asked to see (and the tracer's
+	 * switches do not feed back into the trace). A switch between two of them is no record. */
+	if (prev_tid && !traced_current(prev_id >> 32))
 		prev_tid = 0;
-	if (TASK_READ(btf, next, tgid) == self_tgid)
+	if (next_tid && !traced_task(next, TASK_READ(btf, next, tgid)))
 		next_tid = 0;
 	if (prev_tid == next_tid)
 		return 0;
@@ -238,7 +314,8 @@ static __always_inline int on_wakeup(bool btf, struct task_struct *p, __u8 type)
 	struct lx_wakeup *r;
 	void *ring;
 
-	if (TASK_READ(btf, p, tgid) == self_tgid)
+	/* Kept whoever the waker is: an untraced waker shows as the idle P's wakeup. */
+	if (!traced_task(p, TASK_READ(btf, p, tgid)))
 		return 0;
 	r = reserve(&ring, sizeof(*r), cpu);
 	if (!r)
@@ -256,11 +333,21 @@ static __always_inline int on_fork(bool btf, struct task_struct *parent, struct 
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 child_tgid = TASK_READ(btf, child, tgid), parent_tgid = TASK_READ(btf, parent, tgid);
 	struct lx_fork *r;
 	void *ring;
+	__u8 one = 1;
 
-	if (TASK_READ(btf, child, tgid) == self_tgid)
+	/* A new process of a traced one is traced from here on, before it can first run: the
+	 * child is not on a run queue until after this tracepoint. */
+	if (target_mode == LX_TARGET_PIDS) {
+		if (!bpf_map_lookup_elem(&targets, &parent_tgid))
+			return 0;
+		if (child_tgid != parent_tgid)
+			bpf_map_update_elem(&targets, &child_tgid, &one, BPF_ANY);
+	} else if (!traced_task(child, child_tgid)) {
 		return 0;
+	}
 	r = reserve(&ring, sizeof(*r), cpu);
 	if (!r)
 		return 0;
@@ -279,7 +366,7 @@ static __always_inline void *reserve_current(void **ring, __u32 size, __u8 type)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct lx_rec *h;
 
-	if (id >> 32 == self_tgid)
+	if (!traced_current(id >> 32))
 		return NULL;
 	h = reserve(ring, size, cpu);
 	if (h)
@@ -303,14 +390,75 @@ static __always_inline int on_exec(__u32 old_tid)
 	return 0;
 }
 
-static __always_inline int on_exit(void)
+/* Resident pages of mm, the sum the rss_stat tracepoint's members make up (approximate, as
+ * get_mm_counter() is: the per-CPU deltas not yet folded in are left out). */
+static __always_inline __u32 rss_pages(struct mm_struct *mm)
 {
+	__s64 n = BPF_CORE_READ(mm, rss_stat[MM_FILEPAGES].count) +
+		  BPF_CORE_READ(mm, rss_stat[MM_ANONPAGES].count) +
+		  BPF_CORE_READ(mm, rss_stat[MM_SHMEMPAGES].count);
+
+	return n > 0 ? (__u32)n : 0;
+}
+
+static __always_inline void send_rss(__u32 pid, __u32 pages)
+{
+	struct lx_rss *r;
+	void *ring;
+
+	r = reserve_current(&ring, sizeof(*r), LX_REC_RSS);
+	if (!r)
+		return;
+	r->pid = pid;
+	r->pages = pages;
+	submit(ring, r, sizeof(*r));
+}
+
+/* rss_stat fires on every change of an mm counter (each page fault): only the changes of a
+ * traced process's own mm, made by one of its threads, and of those at most one record per
+ * rss_min_ns or rss_min_pages per process. */
+static __always_inline int on_rss(struct mm_struct *mm, int member)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, pages;
+	struct rss_last *last, now = {};
+	__s64 delta;
+
+	if (member != MM_FILEPAGES && member != MM_ANONPAGES && member != MM_SHMEMPAGES)
+		return 0;
+	if (BPF_CORE_READ(t, mm) != mm || !traced_current(pid))
+		return 0;
+	now.ts = bpf_ktime_get_ns();
+	now.pages = pages = rss_pages(mm);
+	last = bpf_map_lookup_elem(&rss_seen, &pid);
+	if (last) {
+		delta = (__s64)pages - last->pages;
+		if (!delta || (delta < rss_min_pages && delta > -(__s64)rss_min_pages &&
+			       now.ts - last->ts < rss_min_ns))
+			return 0;
+	}
+	bpf_map_update_elem(&rss_seen, &pid, &now, BPF_ANY);
+	send_rss(pid, pages);
+	return 0;
+}
+
+/* group_dead: the process's last thread exits. Its tgid leaves the targets (user space stops
+ * when none is left) and its memory, freed after this point outside its context, reads 0. */
+static __always_inline int on_exit(bool group_dead)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct lx_rec *r;
 	void *ring;
 
 	r = reserve_current(&ring, sizeof(*r), LX_REC_EXIT);
 	if (r)
 		submit(ring, r, sizeof(*r));
+	if (!group_dead || !traced_current(pid))
+		return 0;
+	if (bpf_map_delete_elem(&rss_seen, &pid) == 0)
+		send_rss(pid, 0);
+	if (target_mode == LX_TARGET_PIDS)
+		bpf_map_delete_elem(&targets, &pid);
 	return 0;
 }
 
@@ -324,7 +472,7 @@ static __always_inline int on_sys_enter(long nr)
 	struct stage *st;
 	void *ring;
 
-	if (id >> 32 == self_tgid)
+	if (!traced_current(id >> 32))
 		return 0;
 	st = bpf_map_lookup_elem(&stages, &zero);
 	if (!st)
@@ -443,15 +591,30 @@ int BPF_PROG(raw_exec, struct task_struct *p, pid_t old_pid)
 }
 
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(btf_exit)
+int BPF_PROG(btf_exit, struct task_struct *p, bool group_dead)
 {
-	return on_exit();
+	return on_exit(group_dead);
 }
 
+/* Kernels before 6.16 have no group_dead argument; signal->live is already decremented here. */
 SEC("raw_tp/sched_process_exit")
-int BPF_PROG(raw_exit)
+int BPF_PROG(raw_exit, struct task_struct *p)
 {
-	return on_exit();
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return on_exit(BPF_CORE_READ(t, signal, live.counter) == 0);
+}
+
+SEC("tp_btf/rss_stat")
+int BPF_PROG(btf_rss, struct mm_struct *mm, int member)
+{
+	return on_rss(mm, member);
+}
+
+SEC("raw_tp/rss_stat")
+int BPF_PROG(raw_rss, struct mm_struct *mm, int member)
+{
+	return on_rss(mm, member);
 }
 
 SEC("tp_btf/sys_enter")

@@ -23,6 +23,15 @@ enum lx_rec_type {
 	LX_REC_SYSCALL,		/* struct lx_syscall: one syscall entry. Never in a ring: the
 				 * reader makes one of each entry of an LX_REC_SYSCALLS chunk */
 	LX_REC_SYSCALLS,	/* struct lx_syscalls: syscall entries, in --syscalls=all */
+	LX_REC_RSS,		/* struct lx_rss: a target process's resident memory changed */
+};
+
+/* Which threads the programs record (const volatile target_mode, set before load). */
+enum lx_target_mode {
+	LX_TARGET_ALL = 0,	/* every thread but the tracer's */
+	LX_TARGET_PIDS,		/* processes whose tgid is in the `targets` map, which the fork
+				 * program extends to their children */
+	LX_TARGET_CGROUP,	/* threads in a cgroup v2 (target_cgroup_id) or below it */
 };
 
 /* How a switched-out thread left the CPU, decided in BPF from prev_state. */
@@ -96,12 +105,21 @@ struct lx_exec {
 	char comm[LX_COMM_LEN];
 };
 
+/* Resident pages (file + anon + shmem, as the rss_stat tracepoint counts them) of process pid,
+ * throttled in BPF; 0 when the process is gone. tid = the thread that caused the change. */
+struct lx_rss {
+	struct lx_rec h;
+	__u32 pid;
+	__u32 pages;
+};
+
 _Static_assert(sizeof(struct lx_rec) == 16, "lx_rec layout");
 _Static_assert(sizeof(struct lx_switch) == 24, "lx_switch layout");
 _Static_assert(sizeof(struct lx_syscall) == 24, "lx_syscall layout");
 _Static_assert(sizeof(struct lx_wakeup) == 24, "lx_wakeup layout");
 _Static_assert(sizeof(struct lx_fork) == 24, "lx_fork layout");
 _Static_assert(sizeof(struct lx_exec) == 40, "lx_exec layout");
+_Static_assert(sizeof(struct lx_rss) == 24, "lx_rss layout");
 _Static_assert(sizeof(struct lx_sysent) == 8, "lx_sysent layout");
 _Static_assert(sizeof(struct lx_syscalls) == 24 + 8 * LX_SYSCALLS_MAX, "lx_syscalls layout");
 

@@ -47,6 +47,9 @@
 #define STALE_NS (2 * 1000 * 1000ULL)
 #define STAGE_MIN_SLOTS 4096
 #define MAX_LINKS 16
+/* Processes traced at once in LX_TARGET_PIDS mode (a build with make -j of a large tree stays
+ * well below); the rss throttle's table is an LRU of the same size. */
+#define MAX_TARGETS 16384
 
 struct slot {
 	union {
@@ -56,6 +59,7 @@ struct slot {
 		struct lx_fork fork;
 		struct lx_exec exec;
 		struct lx_syscall sys;
+		struct lx_rss rss;
 	} rec;
 	uint32_t size;		/* bytes of rec, or 0 for a loss marker */
 	uint32_t pad;
@@ -114,26 +118,28 @@ static bool have_tp_btf(void)
 	return ok;
 }
 
-/* Keeps one program of each tp_btf/raw_tp pair, and the sys_enter pair only when asked. */
+/* Keeps one program of each tp_btf/raw_tp pair, the sys_enter pair only when asked, and the
+ * rss_stat pair only for a target (system-wide, one memory counter would mean nothing). */
 static void choose_programs(struct capture *c)
 {
 	struct lxtrace *s = c->skel;
 	const struct {
 		struct bpf_program *btf, *raw;
-		bool syscall;
+		bool on;
 	} pairs[] = {
-		{ s->progs.btf_switch, s->progs.raw_switch, false },
-		{ s->progs.btf_waking, s->progs.raw_waking, false },
-		{ s->progs.btf_wakeup_new, s->progs.raw_wakeup_new, false },
-		{ s->progs.btf_fork, s->progs.raw_fork, false },
-		{ s->progs.btf_exec, s->progs.raw_exec, false },
-		{ s->progs.btf_exit, s->progs.raw_exit, false },
-		{ s->progs.btf_sys_enter, s->progs.raw_sys_enter, true },
+		{ s->progs.btf_switch, s->progs.raw_switch, true },
+		{ s->progs.btf_waking, s->progs.raw_waking, true },
+		{ s->progs.btf_wakeup_new, s->progs.raw_wakeup_new, true },
+		{ s->progs.btf_fork, s->progs.raw_fork, true },
+		{ s->progs.btf_exec, s->progs.raw_exec, true },
+		{ s->progs.btf_exit, s->progs.raw_exit, true },
+		{ s->progs.btf_sys_enter, s->progs.raw_sys_enter, c->opts.syscalls },
+		{ s->progs.btf_rss, s->progs.raw_rss, c->opts.target_mode != LX_TARGET_ALL },
 	};
 	bool btf = have_tp_btf();
 
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
-		bool on = !pairs[i].syscall || c->opts.syscalls;
+		bool on = pairs[i].on;
 
 		bpf_program__set_autoload(pairs[i].btf, on && btf);
 		bpf_program__set_autoload(pairs[i].raw, on && !btf);
@@ -467,6 +473,18 @@ struct capture *capture__new(const struct capture_opts *opts)
 		fprintf(stderr, "lxtrace: capture: out of memory\n");
 		goto fail;
 	}
+	c->skel->rodata->target_mode = opts->target_mode;
+	c->skel->rodata->target_cgroup_id = opts->cgroup_id;
+	c->skel->rodata->target_cgroup_level = opts->cgroup_level;
+	err = bpf_map__set_max_entries(c->skel->maps.targets,
+				       opts->target_mode == LX_TARGET_PIDS ? MAX_TARGETS : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(c->skel->maps.rss_seen,
+					       opts->target_mode != LX_TARGET_ALL ? MAX_TARGETS : 1);
+	if (err) {
+		fprintf(stderr, "lxtrace: capture: sizing the target maps: %s\n", strerror(-err));
+		goto fail;
+	}
 
 	/* The rings exist before load: the outer map is created with CPU 0's ring as the inner
 	 * map's template (libbpf 1.1 cannot resize the template it would make itself). */
@@ -557,6 +575,34 @@ int capture__attach(struct capture *c)
 		c->links[c->nlinks++] = link;
 	}
 	return 0;
+}
+
+int capture__add_target(struct capture *c, uint32_t tgid)
+{
+	uint8_t one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &tgid, &one, BPF_ANY)) {
+		int err = -errno;
+
+		fprintf(stderr, "lxtrace: capture: adding process %u to the targets: %s\n", tgid,
+			strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int capture__drop_target(struct capture *c, uint32_t tgid)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &tgid) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+bool capture__has_targets(const struct capture *c)
+{
+	uint32_t key;
+
+	return !bpf_map_get_next_key(bpf_map__fd(c->skel->maps.targets), NULL, &key);
 }
 
 int capture__poll(struct capture *c)

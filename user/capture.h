@@ -1,7 +1,8 @@
 /* capture.h - the user-space half of the kernel side: loads and attaches the BPF programs, reads
  * the per-CPU ring buffers and hands their records to a consumer in global time order.
  *
- * Lifecycle: capture__new (open and configure) -> capture__load -> capture__attach ->
+ * Lifecycle: capture__new (open and configure) -> capture__load -> [capture__add_target] ->
+ * capture__attach ->
  * capture__poll ... -> capture__drain -> capture__free. Errors are reported on stderr with the
  * object and the cause; functions return 0 or a negative errno.
  */
@@ -30,6 +31,11 @@ struct capture_opts {
 	capture_record_fn on_record;
 	capture_lost_fn on_lost;
 	void *ctx;
+	/* Which threads to record (enum lx_target_mode); in a target mode the resident memory of
+	 * the target processes is recorded too (LX_REC_RSS). */
+	uint8_t target_mode;
+	uint64_t cgroup_id;		/* LX_TARGET_CGROUP: the cgroup directory's inode */
+	uint32_t cgroup_level;		/* its depth below the root cgroup */
 };
 
 struct capture_stats {
@@ -43,6 +49,14 @@ struct capture_stats {
 struct capture *capture__new(const struct capture_opts *opts);
 int capture__load(struct capture *c);
 int capture__attach(struct capture *c);
+
+/* LX_TARGET_PIDS: traces process tgid, and from then on the processes it forks. After load. */
+int capture__add_target(struct capture *c, uint32_t tgid);
+/* Stops tracing tgid (a target that was gone before the programs could see it exit). */
+int capture__drop_target(struct capture *c, uint32_t tgid);
+/* LX_TARGET_PIDS: whether any traced process is still alive (the programs remove a process
+ * when its last thread exits). */
+bool capture__has_targets(const struct capture *c);
 
 /* Waits up to one poll period (a few ms) for a ring to fill, reads every ring and delivers the
  * records that are older than the ordering window. */
