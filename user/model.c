@@ -8,6 +8,10 @@
  * record needs, counts that repair, and only then writes the record's own events. So no input
  * can make it write an invalid file.
  *
+ * Memory: with opts.rss, the Go heap counter (HeapAlloc) is the sum of the resident memory of
+ * the traced processes, each process's latest LX_REC_RSS value, written on the P where the
+ * change happened.
+ *
  * Time: every event is written at m->now, the newest record time seen; an older record is
  * written at m->now (counted as MODEL_REPAIR_TIME_CLAMPED), so time never goes backwards on
  * any P or across Ps.
@@ -19,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/u64map.h"
 #include "user/model.h"
 #include "user/model_stacks.h"
 #include "user/procscan.h"
@@ -38,6 +43,12 @@ struct model {
 	uint32_t hk;			/* housekeeping P: ncpus */
 	enum model_syscalls syscalls;
 	char *proc_root;
+	bool (*keep)(void *ctx, const struct procscan_thread *t);
+	void *keep_ctx;
+	bool rss;
+	struct gt_u64map *rss_pages;	/* pid -> resident pages, for the processes that have some */
+	uint64_t rss_total;		/* their sum */
+	uint64_t page_size;
 	struct threads *threads;
 	struct model_stacks *stacks;
 	struct thread **cur;		/* per P: the G running there per the model, or NULL */
@@ -687,6 +698,59 @@ static int on_syscall(struct model *m, const struct lx_syscall *s)
 	return err;
 }
 
+/* Process pid now has `pages` resident: the counter moves by the difference. */
+static int set_rss(struct model *m, uint32_t pid, uint64_t pages)
+{
+	uint64_t *v;
+	bool added;
+
+	if (!pages) {
+		v = gt_u64map__get(m->rss_pages, pid);
+		if (v) {
+			m->rss_total -= *v;
+			gt_u64map__del(m->rss_pages, pid);
+		}
+		return 0;
+	}
+	v = gt_u64map__put(m->rss_pages, pid, &added);
+	if (!v)
+		return -ENOMEM;
+	m->rss_total += pages - *v;
+	*v = pages;
+	return 0;
+}
+
+static int on_rss(struct model *m, const struct lx_rss *r)
+{
+	int err;
+
+	m->st.rss++;
+	if (!m->rss) {
+		m->st.ignored++;
+		return 0;
+	}
+	err = set_rss(m, r->pid, r->pages);
+	return err ? err : emit(m, r->h.cpu, GT_EV_HEAP_ALLOC, m->rss_total * m->page_size, 0, 0);
+}
+
+/* Resident pages of process pid at start: statm's second field (file + anon + shmem, as
+ * rss_stat counts them). 0 when it cannot be read: the first record corrects it. */
+static uint64_t statm_rss(const struct model *m, uint32_t pid)
+{
+	char path[64 + 4096];
+	unsigned long long size, resident = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u/statm", m->proc_root, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return resident;
+}
+
 /* ---- interface ----------------------------------------------------------------------------- */
 
 struct model *model__new(const struct model_opts *opts)
@@ -706,10 +770,15 @@ struct model *model__new(const struct model_opts *opts)
 	m->hk = opts->ncpus;
 	m->syscalls = opts->syscalls;
 	m->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
+	m->keep = opts->keep;
+	m->keep_ctx = opts->keep_ctx;
+	m->rss = opts->rss;
+	m->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	m->rss_pages = gt_u64map__new();
 	m->threads = threads__new();
 	m->stacks = model_stacks__new(opts->writer);
 	m->cur = calloc(opts->ncpus + 1, sizeof(*m->cur));
-	if (!m->proc_root || !m->threads || !m->stacks || !m->cur) {
+	if (!m->proc_root || !m->rss_pages || !m->threads || !m->stacks || !m->cur) {
 		model__free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -729,6 +798,11 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	if (pt->state == 'Z' || pt->state == 'X' || pt->pid == (uint32_t)getpid() ||
 	    threads__find(m->threads, pt->tid))
 		return 0;
+	if (m->rss && pt->tid == pt->pid) {
+		err = set_rss(m, pt->pid, statm_rss(m, pt->pid));
+		if (err)
+			return err;
+	}
 	t = entry(m, pt->tid, &err);
 	if (!t)
 		return err;
@@ -773,6 +847,14 @@ int model__start(struct model *m, uint64_t ts)
 	err = procscan__threads(m->proc_root, &live_threads, &n);
 	if (err)
 		goto out;
+	if (m->keep) {
+		size_t kept = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (m->keep(m->keep_ctx, &live_threads[i]))
+				live_threads[kept++] = live_threads[i];
+		n = kept;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &scanned);
 	m->scan_ts = (uint64_t)scanned.tv_sec * 1000000000ull + (uint64_t)scanned.tv_nsec;
 	n_init = 3;
@@ -810,6 +892,8 @@ int model__start(struct model *m, uint64_t ts)
 		m->now++;
 	for (uint32_t p = 0; p < m->ncpus && !err; p++)
 		err = emit(m, p, GT_EV_PROC_START, p, 0, 0);
+	if (!err && m->rss)
+		err = emit(m, m->hk, GT_EV_HEAP_ALLOC, m->rss_total * m->page_size, 0, 0);
 	m->started = true;
 out:
 	free(live_threads);
@@ -826,6 +910,7 @@ static const size_t rec_size[] = {
 	[LX_REC_EXEC] = sizeof(struct lx_exec),
 	[LX_REC_EXIT] = sizeof(struct lx_rec),
 	[LX_REC_SYSCALL] = sizeof(struct lx_syscall),
+	[LX_REC_RSS] = sizeof(struct lx_rss),
 };
 
 /* Sets the time of the events about to be written; never backwards. */
@@ -841,7 +926,9 @@ static void advance(struct model *m, uint64_t ts)
  * tids a kernel can have (which also keeps them off lxtrace's own goroutine id). */
 static bool well_formed(const struct model *m, const struct lx_rec *r, size_t size)
 {
-	if (size < sizeof(*r) || !r->type || r->type > LX_REC_SYSCALL || size < rec_size[r->type] ||
+	/* LX_REC_SYSCALLS chunks never reach the model: capture unpacks them (size 0 here). */
+	if (size < sizeof(*r) || r->type >= sizeof(rec_size) / sizeof(rec_size[0]) ||
+	    !rec_size[r->type] || size < rec_size[r->type] ||
 	    r->cpu >= m->ncpus || r->tid > TID_LIMIT)
 		return false;
 	if (r->type == LX_REC_SWITCH)
@@ -852,6 +939,8 @@ static bool well_formed(const struct model *m, const struct lx_rec *r, size_t si
 	if (r->type == LX_REC_EXEC)
 		return ((const struct lx_exec *)r)->pid <= TID_LIMIT &&
 		       ((const struct lx_exec *)r)->old_tid <= TID_LIMIT;
+	if (r->type == LX_REC_RSS)
+		return ((const struct lx_rss *)r)->pid <= TID_LIMIT;
 	return true;
 }
 
@@ -887,6 +976,9 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 		break;
 	case LX_REC_EXIT:
 		err = on_thread_exit(m, r);
+		break;
+	case LX_REC_RSS:
+		err = on_rss(m, (const struct lx_rss *)r);
 		break;
 	default:
 		err = on_syscall(m, (const struct lx_syscall *)r);
@@ -950,6 +1042,7 @@ void model__free(struct model *m)
 	if (!m)
 		return;
 	free(m->cur);
+	gt_u64map__free(m->rss_pages);
 	model_stacks__free(m->stacks);
 	threads__free(m->threads);
 	free(m->proc_root);

@@ -6,11 +6,13 @@
 #ifndef LXTRACE_USER_MODEL_H
 #define LXTRACE_USER_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "bpf/lxtrace.h"
 #include "format/writer.h"
+#include "user/procscan.h"
 
 struct model;
 
@@ -26,6 +28,13 @@ struct model_opts {
 	uint32_t ncpus;			/* possible CPUs: P 0..ncpus-1; P ncpus is housekeeping */
 	enum model_syscalls syscalls;
 	const char *proc_root;		/* "/proc" unless a test substitutes one */
+	/* The threads alive at start that the init phase creates: all when NULL, else those it
+	 * returns true for (a target's: records of the others never come). */
+	bool (*keep)(void *ctx, const struct procscan_thread *t);
+	void *keep_ctx;
+	/* The heap counter shows the resident memory of the kept processes (LX_REC_RSS records),
+	 * starting from what proc_root/PID/statm says at start. */
+	bool rss;
 };
 
 enum model_repair {
@@ -45,7 +54,7 @@ enum model_repair {
 
 struct model_stats {
 	uint64_t records;		/* kernel records consumed */
-	uint64_t switches, wakeups, forks, execs, exits, syscalls;
+	uint64_t switches, wakeups, forks, execs, exits, syscalls, rss;
 	uint64_t threads;		/* goroutines created, init phase included */
 	uint64_t lost;			/* records the kernel could not deliver */
 	uint64_t repairs[MODEL_REPAIR_COUNT];
