@@ -1,11 +1,18 @@
-/* cmd_record.c - `lxtrace record`: traces the whole machine into a Go execution trace file
- * until a duration ends or SIGINT/SIGTERM, then prints a summary. */
+/* cmd_record.c - `lxtrace record`: traces the whole machine, some processes and their children,
+ * a cgroup, or a command it starts, into a Go execution trace file until a duration ends,
+ * SIGINT/SIGTERM, the command exits or the target processes are gone; then prints a summary.
+ *
+ * With a command, lxtrace behaves like `perf record -- CMD`: a Ctrl-C on the terminal reaches
+ * the command directly (same process group) and lxtrace keeps recording until the command
+ * exits, then exits with its status. A signal sent to lxtrace alone (kill) is passed on to the
+ * command, which decides when the recording ends. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +28,9 @@
 #include "format/writer.h"
 #include "user/capture.h"
 #include "user/cmd.h"
+#include "user/launch.h"
 #include "user/model.h"
+#include "user/target.h"
 
 #define PREFIX "lxtrace record: "
 #define DEFAULT_BUFFER_MIB 4.0
@@ -39,25 +48,52 @@ struct record_args {
 	double buffer_mib;	/* per CPU */
 	enum model_syscalls syscalls;
 	bool verbose;
+	const char **pid_lists;	/* each -p argument; npid_lists of them */
+	int npid_lists;
+	const char *cgroup;	/* --cgroup PATH */
+	char **command;		/* COMMAND [ARGS...], NULL-terminated; NULL without one */
+	bool as_root;
 };
 
+/* The signal that asked to stop, and one sent to lxtrace alone (not by the terminal to the
+ * whole foreground process group) that the command should get too. */
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t forward_signal;
 static bool verbose;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: lxtrace record [-o FILE] [-d SECONDS] [--buffer-size MIB] [--syscalls=MODE] [-v]\n"
+		"usage: lxtrace record [OPTIONS]                     the whole machine\n"
+		"       lxtrace record [OPTIONS] -p PID[,PID...]     those processes and their children\n"
+		"       lxtrace record [OPTIONS] --cgroup PATH       the threads in a cgroup v2\n"
+		"       lxtrace record [OPTIONS] [--as-root] -- COMMAND [ARGS...]\n"
 		"\n"
-		"Records what every thread of the machine does (runs, blocks, wakeups, forks, execs,\n"
-		"exits, syscalls) into a Go execution trace; open it with `go tool trace FILE`.\n"
-		"Stops after SECONDS, or on Ctrl-C (SIGINT) or SIGTERM. Needs root (CAP_BPF and\n"
-		"CAP_PERFMON) and a kernel with BTF.\n"
+		"Records what threads do (runs, blocks, wakeups, forks, execs, exits, syscalls) into a\n"
+		"Go execution trace; open it with `go tool trace FILE`. Stops after SECONDS, on Ctrl-C\n"
+		"(SIGINT) or SIGTERM, when the target processes have all exited, or when COMMAND exits.\n"
+		"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
+		"\n"
+		"Targets (at most one kind; without one, every thread of the machine):\n"
+		"  -p, --pid PID[,PID...]  every thread of these processes (repeatable), and every\n"
+		"                          process they fork while recording; stops when all are gone\n"
+		"  -g, --cgroup PATH       threads in the cgroup v2 directory PATH or below it (e.g.\n"
+		"                          /sys/fs/cgroup/system.slice/foo.service)\n"
+		"  -- COMMAND [ARGS...]    start COMMAND once tracing runs and trace it and its\n"
+		"                          descendants until it exits; lxtrace exits with its status\n"
+		"                          (128+N when killed by signal N; 127 when it cannot run).\n"
+		"                          Ctrl-C goes to COMMAND; lxtrace stops when COMMAND exits,\n"
+		"                          and passes on signals sent to lxtrace alone\n"
+		"      --as-root           run COMMAND as root; by default, under sudo, it runs as the\n"
+		"                          invoking user (SUDO_UID, SUDO_GID and their groups)\n"
+		"With a target, other threads leave their CPU idle in the trace, and the heap counter\n"
+		"shows the resident memory (RSS) of the target processes, summed.\n"
 		"\n"
 		"Options:\n"
 		"  -o, --output FILE       write the trace to FILE (default: trace.out), mode 0600;\n"
 		"                          under sudo it is given to the invoking user\n"
-		"  -d, --duration SECONDS  stop after SECONDS (default: run until interrupted)\n"
+		"  -d, --duration SECONDS  stop after SECONDS (default: run until interrupted); a\n"
+		"                          COMMAND keeps running and lxtrace waits for it\n"
 		"  -b, --buffer-size MIB   kernel ring buffer per CPU in MiB, rounded up to a power of\n"
 		"                          two pages; fractions allowed (default: %g)\n"
 		"  -s, --syscalls MODE     blocking: show the syscall a thread blocked in (default, no\n"
@@ -87,15 +123,33 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "syscalls", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'g' },
+		{ "as-root", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt;
+	int opt, kinds;
 
 	*a = (struct record_args){ .output = "trace.out", .buffer_mib = DEFAULT_BUFFER_MIB };
+	a->pid_lists = calloc(argc, sizeof(*a->pid_lists));
+	if (!a->pid_lists) {
+		fprintf(stderr, PREFIX "out of memory\n");
+		return 2;
+	}
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":o:d:b:s:vh", longopts, NULL)) != -1) {
+	/* '+': options end at the first non-option, which starts the command. */
+	while ((opt = getopt_long(argc, argv, "+:o:d:b:s:vhp:g:", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'p':
+			a->pid_lists[a->npid_lists++] = optarg;
+			break;
+		case 'g':
+			a->cgroup = optarg;
+			break;
+		case 'R':
+			a->as_root = true;
+			break;
 		case 'o':
 			a->output = optarg;
 			break;
@@ -144,9 +198,16 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		}
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, PREFIX "unexpected argument '%s' (see lxtrace record --help)\n",
-			argv[optind]);
+	if (optind < argc)
+		a->command = argv + optind;
+	kinds = (a->npid_lists > 0) + (a->cgroup != NULL) + (a->command != NULL);
+	if (kinds > 1) {
+		fprintf(stderr, PREFIX "-p, --cgroup and a command exclude each other "
+			"(see lxtrace record --help)\n");
+		return 2;
+	}
+	if (a->as_root && !a->command) {
+		fprintf(stderr, PREFIX "--as-root needs a command (see lxtrace record --help)\n");
 		return 2;
 	}
 	return 0;
@@ -212,15 +273,18 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return verbose ? vfprintf(stderr, fmt, ap) : 0;
 }
 
-static void on_signal(int sig)
+/* SI_KERNEL: the terminal's signal to its foreground process group, which a command shares. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-	stop_requested = 1;
+	stop_requested = sig;
+	if (si->si_code != SI_KERNEL)
+		forward_signal = sig;
 }
 
 /* No SA_RESTART: the signal must cut the ring buffer wait short. */
 static void catch_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -307,10 +371,11 @@ static void print_summary(const char *path, double secs, const struct model *m,
 		(unsigned long long)ms.records, secs > 0 ? ms.records / secs : 0.0);
 	fprintf(stderr, "  records lost:  %llu (ring buffer full)\n", (unsigned long long)cs.lost);
 	fprintf(stderr, "  by kind:       %llu switches, %llu wakeups, %llu forks, %llu execs, "
-		"%llu exits, %llu syscalls\n",
+		"%llu exits, %llu syscalls, %llu memory\n",
 		(unsigned long long)ms.switches, (unsigned long long)ms.wakeups,
 		(unsigned long long)ms.forks, (unsigned long long)ms.execs,
-		(unsigned long long)ms.exits, (unsigned long long)ms.syscalls);
+		(unsigned long long)ms.exits, (unsigned long long)ms.syscalls,
+		(unsigned long long)ms.rss);
 	fprintf(stderr, "  threads:       %llu\n", (unsigned long long)ms.threads);
 	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
 		(unsigned long long)ws.bytes, (unsigned long long)ws.events,
@@ -325,33 +390,107 @@ static void print_summary(const char *path, double secs, const struct model *m,
 			(unsigned long long)ms.repairs[i], i + 1 < MODEL_REPAIR_COUNT ? "," : "\n");
 }
 
+/* The target the arguments name, or NULL for the whole machine (*err 0). A command is forked
+ * here, held until launch__release, and its process is the target. */
+static struct target *make_target(const struct record_args *a, struct launch **cmd, int *err)
+{
+	struct target *t = NULL;
+
+	*err = 0;
+	if (a->cgroup) {
+		t = target__new_cgroup(a->cgroup);
+		*err = t ? 0 : -errno;
+		return t;
+	}
+	if (!a->npid_lists && !a->command)
+		return NULL;
+	t = target__new_pids();
+	if (!t) {
+		*err = -ENOMEM;
+		fprintf(stderr, PREFIX "out of memory\n");
+		return NULL;
+	}
+	for (int i = 0; i < a->npid_lists && !*err; i++)
+		*err = target__add_pids(t, a->pid_lists[i]);
+	if (!*err && a->command) {
+		*cmd = launch__new(a->command, a->as_root);
+		*err = *cmd ? target__add_pid(t, launch__pid(*cmd)) : -errno;
+	}
+	if (*err) {
+		target__free(t);
+		t = NULL;
+	}
+	return t;
+}
+
+/* After attach: a target process that exited before the programs could see it would stay in
+ * the map forever. */
+static int drop_gone_targets(struct capture *cap, const struct target *t)
+{
+	for (size_t i = 0; i < target__npids(t); i++) {
+		if (target__pid_gone(target__pid(t, i))) {
+			int err = capture__drop_target(cap, target__pid(t, i));
+
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static void announce(const struct record_args *a)
+{
+	const char *what = a->command ? a->command[0] : a->cgroup ? a->cgroup :
+			   a->npid_lists ? "the target processes" : "the machine";
+
+	if (a->duration)
+		fprintf(stderr, PREFIX "recording %s to %s for %g s%s\n", what, a->output,
+			a->duration, a->command ? "" : " (Ctrl-C stops)");
+	else if (a->command)
+		fprintf(stderr, PREFIX "recording %s to %s until it exits\n", what, a->output);
+	else
+		fprintf(stderr, PREFIX "recording %s to %s until Ctrl-C\n", what, a->output);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args args;
 	struct capture *cap = NULL;
 	struct gt_writer *writer = NULL;
 	struct model *model = NULL;
+	struct target *target = NULL;
+	struct launch *cmd = NULL;
 	struct sink sink = { 0 };
 	struct status status = { 0 };
-	bool tty = isatty(STDERR_FILENO);
+	bool tty = isatty(STDERR_FILENO), cmd_done = false;
 	uint64_t start, end;
-	int fd = -1, ncpus, err;
+	int fd = -1, ncpus, err, cmd_status = 0;
 
 	/* Parse, and check what would fail later with a worse message. */
 	err = parse_args(argc, argv, &args);
-	if (err)
+	if (err) {
+		free(args.pid_lists);
 		return err == 1 ? 0 : 2;
+	}
 	verbose = args.verbose;
 	libbpf_set_print(libbpf_print);
 	err = check_privileges();
 	if (!err)
 		err = check_btf();
-	if (err)
-		return 1;
+	if (!err)
+		target = make_target(&args, &cmd, &err);
+	if (err) {
+		/* A command that cannot run fails as in a shell. */
+		err = args.command && !cmd ? LAUNCH_CANNOT_RUN : 1;
+		goto out;
+	}
 	fd = open_output(args.output);
-	if (fd < 0)
-		return 1;
-	/* Root may raise its priority; without CAP_SYS_NICE the recording still works. */
+	if (fd < 0) {
+		err = -EIO;
+		goto cleanup;
+	}
+	/* Root may raise its priority; without CAP_SYS_NICE the recording still works. A command
+	 * was forked before this, so it keeps the priority it was started with. */
 	if (setpriority(PRIO_PROCESS, 0, READER_NICE) && verbose)
 		fprintf(stderr, PREFIX "raising the reader's priority (nice %d): %s\n", READER_NICE,
 			strerror(errno));
@@ -365,14 +504,19 @@ int cmd_record(int argc, char **argv)
 		.on_record = to_model,
 		.on_lost = lost_to_model,
 		.ctx = &sink,
+		.target_mode = target ? target__mode(target) : LX_TARGET_ALL,
+		.cgroup_id = target ? target__cgroup_id(target) : 0,
+		.cgroup_level = target ? target__cgroup_level(target) : 0,
 	});
 	if (!cap) {
 		err = -errno;
 		goto cleanup;
 	}
 
-	/* Load. */
+	/* Load, and name the target processes to the programs. */
 	err = capture__load(cap);
+	for (size_t i = 0; !err && target && i < target__npids(target); i++)
+		err = capture__add_target(cap, target__pid(target, i));
 	if (err)
 		goto cleanup;
 
@@ -395,6 +539,9 @@ int cmd_record(int argc, char **argv)
 		.ncpus = ncpus,
 		.syscalls = args.syscalls,
 		.proc_root = "/proc",
+		.keep = target ? target__keep : NULL,
+		.keep_ctx = target,
+		.rss = target != NULL,
 	});
 	if (!model) {
 		err = -errno;
@@ -416,21 +563,48 @@ int cmd_record(int argc, char **argv)
 		report_model_error(args.output, "writing the initial state", err);
 		goto cleanup;
 	}
-	if (args.duration)
-		fprintf(stderr, PREFIX "recording to %s for %g s (Ctrl-C stops)\n", args.output,
-			args.duration);
-	else
-		fprintf(stderr, PREFIX "recording to %s until Ctrl-C\n", args.output);
+	if (target && target__mode(target) == LX_TARGET_PIDS && !cmd) {
+		err = drop_gone_targets(cap, target);
+		if (err) {
+			fprintf(stderr, PREFIX "dropping exited targets: %s\n", strerror(-err));
+			goto cleanup;
+		}
+	}
+	announce(&args);
+	/* The command runs from here, traced from its first instruction. */
+	if (cmd && launch__release(cmd)) {
+		cmd_status = LAUNCH_CANNOT_RUN;
+		cmd_done = launch__wait(cmd, true, &cmd_status) == 1;
+	}
 
-	/* Poll until the duration ends or a signal asks to stop. */
+	/* Poll until the duration ends, a signal asks to stop, the command exits or the target
+	 * processes are gone. */
 	status.start = status.last_ns = start;
 	status.next = start + STATUS_PERIOD_NS;
-	while (!stop_requested) {
+	while (!cmd_done) {
 		uint64_t now;
 
+		if (cmd && forward_signal) {
+			launch__signal(cmd, forward_signal);
+			forward_signal = 0;
+		}
+		if (stop_requested && !cmd)
+			break;
 		err = capture__poll(cap);
 		if (err)
 			break;
+		if (cmd) {
+			err = launch__wait(cmd, false, &cmd_status);
+			cmd_done = err == 1;
+			if (err < 0)
+				break;
+			err = 0;
+		} else if (target && target__mode(target) == LX_TARGET_PIDS &&
+			   !capture__has_targets(cap)) {
+			fprintf(stderr, "%s" PREFIX "every target process has exited\n",
+				tty ? "\r\033[K" : "");
+			break;
+		}
 		now = now_ns();
 		if (args.duration && now - start >= args.duration * 1e9)
 			break;
@@ -457,6 +631,15 @@ int cmd_record(int argc, char **argv)
 	}
 	print_summary(args.output, (end - start) / 1e9, model, writer, cap);
 
+	/* A command that outlives the recording (--duration) still decides the exit status. */
+	if (cmd && !cmd_done) {
+		int rc = launch__wait(cmd, true, &cmd_status);
+
+		cmd_done = rc == 1;
+		if (rc < 0)
+			err = rc;
+	}
+
 cleanup:
 	model__free(model);
 	gt_writer__free(writer);
@@ -465,5 +648,10 @@ cleanup:
 		err = -errno;
 		fprintf(stderr, PREFIX "%s: %s\n", args.output, strerror(-err));
 	}
-	return err ? 1 : 0;
+	err = err ? 1 : cmd_done ? cmd_status : 0;
+out:
+	launch__free(cmd);
+	target__free(target);
+	free(args.pid_lists);
+	return err;
 }
