@@ -50,6 +50,9 @@ struct wl_stat {
 struct workload {
 	int status;
 	pid_t pid;
+	pid_t child;		/* started by workload__start and not reaped yet, else 0 */
+	int in_fd;		/* its stdin, -1 once closed */
+	char outpath[64];	/* its stdout, a file so it can never block on a full pipe */
 	char *out;
 	size_t nthreads, nstats;
 	struct wl_thread *threads;
@@ -134,6 +137,8 @@ static const char *workload_path(const char *name)
 	static char path[3 * PATH_MAX];
 	const char *dir = getenv("LXTRACE_WORKLOADS");
 
+	if (name[0] == '/')
+		return name;
 	if (!dir || !*dir)
 		dir = record__build_path("tests/workloads");
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -153,9 +158,9 @@ int record__tmpfile(char *path, size_t len, const char *suffix)
 	return 0;
 }
 
-/* Forks argv with stdout and stderr on the given fds (-1: /dev/null). The child gets
+/* Forks argv with stdin, stdout and stderr on the given fds (-1: /dev/null). The child gets
  * deathsig when this thread dies, so no test can orphan it. Returns its pid or -errno. */
-static pid_t spawn(const char *const *argv, int out_fd, int err_fd, int deathsig)
+static pid_t spawn(const char *const *argv, int in_fd, int out_fd, int err_fd, int deathsig)
 {
 	pid_t parent = getpid(), pid = fork();
 
@@ -167,7 +172,7 @@ static pid_t spawn(const char *const *argv, int out_fd, int err_fd, int deathsig
 		prctl(PR_SET_PDEATHSIG, deathsig);
 		if (getppid() != parent)
 			_exit(127);
-		dup2(null, STDIN_FILENO);
+		dup2(in_fd >= 0 ? in_fd : null, STDIN_FILENO);
 		dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO);
 		dup2(err_fd >= 0 ? err_fd : null, STDERR_FILENO);
 		execv(argv[0], (char *const *)argv);
@@ -256,7 +261,7 @@ struct recorder *recorder__start(const char *const *args, char *why, size_t whyl
 	if (err_fd < 0)
 		goto fail;
 	/* SIGINT on our death: the recorder's own clean shutdown detaches its programs. */
-	r->pid = spawn(argv, err_fd, err_fd, SIGINT);
+	r->pid = spawn(argv, -1, err_fd, err_fd, SIGINT);
 	close(err_fd);
 	if (r->pid < 0) {
 		errno = -r->pid;
@@ -469,7 +474,7 @@ int run_capture(const char *const *argv, int timeout_s, char **out, char **err)
 		close(po[1]);
 		return e;
 	}
-	pid = spawn(argv, po[1], pe[1], SIGKILL);
+	pid = spawn(argv, -1, po[1], pe[1], SIGKILL);
 	close(po[1]);
 	close(pe[1]);
 	if (pid < 0) {
@@ -518,6 +523,81 @@ static int parse_protocol(struct workload *w)
 	return 0;
 }
 
+struct workload *workload__start(const char *name, const char *const *args)
+{
+	const char *argv[MAX_ARGS + 2];
+	struct workload *w = calloc(1, sizeof(*w));
+	size_t n = 0;
+	int pi[2] = { -1, -1 }, out_fd = -1, saved;
+	pid_t pid;
+
+	if (!w)
+		return NULL;
+	w->in_fd = -1;
+	argv[n++] = workload_path(name);
+	for (size_t i = 0; args && args[i] && i < MAX_ARGS; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if (record__tmpfile(w->outpath, sizeof(w->outpath), ".out") || pipe2(pi, O_CLOEXEC))
+		goto fail;
+	out_fd = open(w->outpath, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (out_fd < 0)
+		goto fail;
+	pid = spawn(argv, pi[0], out_fd, STDERR_FILENO, SIGKILL);
+	if (pid < 0) {
+		errno = -pid;
+		goto fail;
+	}
+	close(pi[0]);
+	close(out_fd);
+	w->child = w->pid = pid;
+	w->in_fd = pi[1];
+	return w;
+fail:
+	saved = errno;
+	for (int i = 0; i < 2; i++)
+		if (pi[i] >= 0)
+			close(pi[i]);
+	if (out_fd >= 0)
+		close(out_fd);
+	workload__free(w);
+	errno = saved;
+	return NULL;
+}
+
+int workload__send(struct workload *w, const char *text)
+{
+	size_t len = strlen(text);
+
+	if (w->in_fd < 0)
+		return -EPIPE;
+	if (write(w->in_fd, text, len) != (ssize_t)len)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int workload__finish(struct workload *w, int timeout_s)
+{
+	int status;
+
+	if (w->in_fd >= 0) {
+		close(w->in_fd);
+		w->in_fd = -1;
+	}
+	if (!w->child)
+		return 0;
+	status = reap(w->child, (long)timeout_s * 1000);
+	if (status < 0)
+		return status;
+	w->child = 0;
+	w->status = status;
+	free(w->out);
+	w->out = slurp(w->outpath);
+	if (!w->out)
+		return -ENOMEM;
+	return parse_protocol(w);
+}
+
 struct workload *workload__run(const char *name, const char *const *args, int timeout_s)
 {
 	const char *argv[MAX_ARGS + 2];
@@ -528,6 +608,7 @@ struct workload *workload__run(const char *name, const char *const *args, int ti
 
 	if (!w)
 		return NULL;
+	w->in_fd = -1;
 	argv[n++] = workload_path(name);
 	for (size_t i = 0; args && args[i] && i < MAX_ARGS; i++)
 		argv[n++] = args[i];
@@ -535,7 +616,7 @@ struct workload *workload__run(const char *name, const char *const *args, int ti
 	if (pipe2(po, O_CLOEXEC))
 		goto fail;
 	/* stderr stays the test's own: a workload's complaint shows in the test log. */
-	pid = spawn(argv, po[1], STDERR_FILENO, SIGKILL);
+	pid = spawn(argv, -1, po[1], STDERR_FILENO, SIGKILL);
 	close(po[1]);
 	if (pid < 0) {
 		close(po[0]);
@@ -598,6 +679,14 @@ void workload__free(struct workload *w)
 {
 	if (!w)
 		return;
+	if (w->in_fd >= 0)
+		close(w->in_fd);
+	if (w->child) {
+		kill(w->child, SIGKILL);
+		reap(w->child, -1);
+	}
+	if (w->outpath[0])
+		unlink(w->outpath);
 	free(w->out);
 	free(w->threads);
 	free(w->stats);

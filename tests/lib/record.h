@@ -51,6 +51,16 @@ struct workload;
  * set when it could not run. */
 struct workload *workload__run(const char *name, const char *const *args, int timeout_s);
 
+/* Starts workload NAME (or the program at an absolute path) with args in the background: its
+ * stdin is a pipe workload__send writes to, its stdout is kept for workload__finish. NULL with
+ * errno set when it could not start. workload__pid is its pid from the start. */
+struct workload *workload__start(const char *name, const char *const *args);
+/* Writes text to its stdin. Returns 0 or -errno. */
+int workload__send(struct workload *w, const char *text);
+/* Closes its stdin, waits up to timeout_s for it to exit (SIGKILL after that), then reads
+ * what it reported. Returns 0 or -errno. */
+int workload__finish(struct workload *w, int timeout_s);
+
 /* Exit status: the exit code, or 128 + the signal that killed it. */
 int workload__status(const struct workload *w);
 pid_t workload__pid(const struct workload *w);
@@ -62,7 +72,7 @@ bool workload__thread(const struct workload *w, size_t n, const char **role, pid
 long long workload__stat(const struct workload *w, const char *key, long long def);
 const char *workload__stdout(const struct workload *w);
 
-/* Accepts NULL. */
+/* Kills (SIGKILL) and reaps a started workload still running, removes its files. Accepts NULL. */
 void workload__free(struct workload *w);
 
 /* Runs argv to completion (killed after timeout_s); *out and *err (malloc'd, NUL-terminated,

@@ -1,0 +1,402 @@
+/* targets.c - recording a target instead of the machine: a command and its children (-- CMD),
+ * running processes (-p), a cgroup v2 (--cgroup); what lands in the trace, what stays out, the
+ * exit status, the heap counter, and the one-line errors for targets that do not exist. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "tests/integration/itest.h"
+
+#define BUSY_LOOP "while :; do :; done"
+
+static struct {
+	char trace[64];			/* a trace written by an lxtrace run_capture'd here */
+	struct workload *busy;		/* a process outside the target, busy all along */
+	struct workload *target;	/* a process to attach to */
+	char cgroup[640];		/* created by the test, removed in the teardown */
+	char files[2][64];		/* temp files a test made */
+} tt;
+
+static void targets_fini(void)
+{
+	workload__free(tt.busy);
+	workload__free(tt.target);
+	if (tt.cgroup[0]) {
+		/* The killed tasks leave the cgroup when reaped, just before: retry briefly. */
+		for (int i = 0; i < 100 && rmdir(tt.cgroup) && errno == EBUSY; i++)
+			usleep(20000);
+	}
+	if (tt.trace[0])
+		unlink(tt.trace);
+	for (int i = 0; i < 2; i++)
+		if (tt.files[i][0])
+			unlink(tt.files[i]);
+	memset(&tt, 0, sizeof(tt));
+	itest_fini();
+}
+
+TestSuite(targets, .fini = targets_fini, .timeout = 180);
+
+/* Runs `lxtrace record -o tt.trace ARGS...` to completion; returns its exit status, *err its
+ * stderr (the caller frees it). */
+static int record_run(const char *const *args, char **err)
+{
+	const char *argv[32] = { record__build_path("lxtrace"), "record", "-o", tt.trace };
+	size_t n = 4;
+	int rc, status;
+
+	if (!tt.trace[0]) {
+		rc = record__tmpfile(tt.trace, sizeof(tt.trace), ".trace");
+		cr_assert_eq(rc, 0, "tmpfile: %s", strerror(-rc));
+	}
+	for (size_t i = 0; args[i] && n < 31; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	status = run_capture(argv, 120, NULL, err);
+	cr_assert_geq(status, 0, "cannot run lxtrace: %s", strerror(-status));
+	return status;
+}
+
+static void load_trace(const char *path)
+{
+	char why[4096];
+	int rc = gt_trace__load(path, &it.trace, why, sizeof(why));
+
+	cr_assert_eq(rc, 0, "lxtrace's own decoder rejects the trace: %s", why);
+	cr_assert(goparse_both_ok(path, why, sizeof(why)), "%s", why);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n = fd >= 0 ? write(fd, text, strlen(text)) : -1;
+
+	cr_assert_eq(n, (ssize_t)strlen(text), "writing '%s' to %s: %s", text, path, strerror(errno));
+	close(fd);
+}
+
+static void start_busy(void)
+{
+	tt.busy = workload__start("/bin/sh", (const char *[]){ "-c", BUSY_LOOP, NULL });
+	cr_assert(tt.busy, "cannot start the busy process: %s", strerror(errno));
+}
+
+static void expect_absent(pid_t pid, const char *what)
+{
+	size_t n = tq_count(it.trace, ~0ULL, (uint32_t)pid);
+
+	cr_assert_eq(n, 0, "%s (pid %d) is outside the target but has %zu events", what, (int)pid, n);
+}
+
+/* Every goroutine the trace creates, lxtrace's own aside, is named after process pid. */
+static void expect_only_process(pid_t pid)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+	char part[32];
+
+	snprintf(part, sizeof(part), " (pid %d)", (int)pid);
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		const char *name;
+
+		if (ev[i].type != GT_EV_GO_CREATE || ev[i].args[0] == 0xffffffffull)
+			continue;
+		name = tq_outermost(tq_create_stack(it.trace, &ev[i]));
+		cr_assert(name && strstr(name, part), "goroutine %llu is '%s', not of the target%s",
+			  (unsigned long long)ev[i].args[0], name ? name : "(unnamed)", part);
+	}
+}
+
+/* Each thread the workload reported appears: created once, named after the process, ended. */
+static void expect_threads(const struct workload *w, const char *ident)
+{
+	const char *role;
+	pid_t tid;
+	size_t k;
+
+	for (k = 0; workload__thread(w, k, &role, &tid); k++) {
+		const struct gt_event *create;
+		const char *name;
+		size_t i = 0;
+
+		create = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_CREATE), tid);
+		itest_expect(create, tid, "%s thread %d was never created", role, tid);
+		name = tq_outermost(tq_create_stack(it.trace, create));
+		itest_expect(name && !strcmp(name, ident), tid, "%s thread %d is named '%s', expected '%s'",
+			     role, tid, name ? name : "(none)", ident);
+		itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_END), tid) == 1, tid,
+			     "%s thread %d: %zu GoEnd, expected 1", role, tid,
+			     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), tid));
+	}
+	cr_assert_gt(k, 1, "the workload reported no threads:\n%s", workload__stdout(w));
+}
+
+/* The target workload (tgroup) started and waiting with all its first threads. */
+static void start_target(const char *nearly, const char *nlate)
+{
+	char path[64];
+	long want = atol(nearly) + 1;
+
+	tt.target = workload__start("tgroup", (const char *[]){ nearly, nlate, NULL });
+	cr_assert(tt.target, "cannot start tgroup: %s", strerror(errno));
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)workload__pid(tt.target));
+	for (int i = 0; i < 500; i++) {
+		char line[128];
+		long threads = 0;
+		FILE *f = fopen(path, "r");
+
+		while (f && fgets(line, sizeof(line), f))
+			sscanf(line, "Threads: %ld", &threads);
+		if (f)
+			fclose(f);
+		if (threads == want)
+			return;
+		usleep(10000);
+	}
+	cr_assert_fail("tgroup never had %ld threads", want);
+}
+
+static void release_target(void)
+{
+	int rc = workload__send(tt.target, "go\n");
+
+	cr_assert_eq(rc, 0, "writing to tgroup: %s", strerror(-rc));
+	rc = workload__finish(tt.target, 60);
+	cr_assert_eq(rc, 0, "waiting for tgroup: %s", strerror(-rc));
+	cr_assert_eq(workload__status(tt.target), 0, "tgroup exited with %d", workload__status(tt.target));
+}
+
+static const char *ident_of(const char *comm, pid_t pid)
+{
+	static char ident[64];
+
+	snprintf(ident, sizeof(ident), "%s (pid %d)", comm, (int)pid);
+	return ident;
+}
+
+Test(targets, command_and_its_children)
+{
+	const struct gt_event *ev;
+	size_t trues = 0;
+	char *err = NULL;
+	int status;
+
+	itest_require_root();
+	start_busy();
+	status = record_run((const char *[]){ "--", "sh", "-c",
+					       "for i in $(seq 50); do /bin/true; done", NULL }, &err);
+	cr_assert_eq(status, 0, "lxtrace exited %d:\n%s", status, err);
+	free(err);
+	load_trace(tt.trace);
+
+	/* Each /bin/true is a child process of the shell that execs: one exec log, with its
+	 * goroutine created (forked) and ended within the recording. */
+	ev = gt_trace__events(it.trace);
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		uint32_t tid = (uint32_t)ev[i].g;
+
+		if (ev[i].type != GT_EV_USER_LOG || !ev[i].msg || ev[i].msg_len < 6 ||
+		    strncmp(ev[i].msg, "true (", 6))
+			continue;
+		trues++;
+		itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_CREATE), tid) == 1 &&
+			     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), tid) == 1, tid,
+			     "/bin/true (tid %u): %zu GoCreate, %zu GoEnd, expected 1 each", tid,
+			     tq_count(it.trace, TQ_BIT(GT_EV_GO_CREATE), tid),
+			     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), tid));
+	}
+	cr_assert_eq(trues, 50, "%zu execs of /bin/true in the trace, expected 50", trues);
+	expect_absent(workload__pid(tt.busy), "the busy shell");
+}
+
+Test(targets, command_exit_status)
+{
+	static const struct {
+		const char *script;
+		int status;
+	} cases[] = {
+		{ "exit 0", 0 },
+		{ "exit 3", 3 },
+		{ "kill -TERM $$", 128 + SIGTERM },
+		{ "kill -KILL $$", 128 + SIGKILL },
+	};
+
+	itest_require_root();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *err = NULL, why[4096];
+		int status = record_run((const char *[]){ "--", "sh", "-c", cases[i].script, NULL }, &err);
+
+		cr_assert_eq(status, cases[i].status, "sh -c '%s': lxtrace exited %d, expected %d:\n%s",
+			     cases[i].script, status, cases[i].status, err);
+		free(err);
+		cr_assert(goparse_both_ok(tt.trace, why, sizeof(why)), "sh -c '%s': %s", cases[i].script, why);
+	}
+}
+
+/* Two lines would mean the error was reported twice, or a summary followed it. */
+static void expect_one_line(const char *what, const char *err, const char *needle)
+{
+	const char *nl = err ? strchr(err, '\n') : NULL;
+
+	cr_assert(nl && nl[1] == '\0', "%s: expected one line on stderr, got:\n%s", what, err);
+	cr_assert(strstr(err, needle), "%s: stderr does not say '%s':\n%s", what, needle, err);
+}
+
+/* A temp file with text in it and mode `mode`, named in tt.files[i]. */
+static const char *text_file(int i, mode_t mode)
+{
+	int rc = record__tmpfile(tt.files[i], sizeof(tt.files[i]), ".txt");
+
+	cr_assert_eq(rc, 0, "tmpfile: %s", strerror(-rc));
+	write_text(tt.files[i], "not a program\n");
+	cr_assert_eq(chmod(tt.files[i], mode), 0, "chmod %s: %s", tt.files[i], strerror(errno));
+	return tt.files[i];
+}
+
+/* Found and not executable: caught before anything is loaded. Executable but not a program:
+ * only exec finds out, once recording runs; still one line and 127. */
+Test(targets, command_that_cannot_run)
+{
+	struct {
+		const char *cmd, *says;
+	} cases[] = {
+		{ "lxtrace-no-such-command", "No such file or directory" },
+		{ "/nonexistent/cmd", "No such file or directory" },
+		{ text_file(0, 0644), "Permission denied" },
+		{ text_file(1, 0755), "Exec format error" },
+	};
+
+	itest_require_root();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *err = NULL, says[256];
+		int status = record_run((const char *[]){ "--", cases[i].cmd, NULL }, &err);
+
+		cr_assert_eq(status, 127, "%s: lxtrace exited %d, expected 127:\n%s", cases[i].cmd, status, err);
+		snprintf(says, sizeof(says), "lxtrace record: %s: %s", cases[i].cmd, cases[i].says);
+		expect_one_line(cases[i].cmd, err, says);
+		free(err);
+	}
+}
+
+Test(targets, pid_threads_before_and_during)
+{
+	pid_t pid;
+
+	itest_require_root();
+	start_busy();
+	start_target("4", "4");
+	pid = workload__pid(tt.target);
+	{
+		char arg[32];
+
+		snprintf(arg, sizeof(arg), "%d", (int)pid);
+		itest_start((const char *[]){ "-p", arg, NULL });
+	}
+	release_target();
+	/* The process is gone: the recorder stops by itself, with a valid file. */
+	itest_stop(0, 0);
+	cr_assert(strstr(recorder__stderr(it.rec), "every target process has exited"),
+		  "the recorder did not say why it stopped:\n%s", recorder__stderr(it.rec));
+	itest_load();
+	expect_threads(tt.target, ident_of("tgroup", pid));
+	expect_only_process(pid);
+	expect_absent(workload__pid(tt.busy), "the busy shell");
+}
+
+/* The cgroup2 mount: /sys/fs/cgroup on a unified system, /sys/fs/cgroup/unified on a hybrid. */
+static bool cgroup2_root(char *out, size_t len)
+{
+	char line[1024], mnt[512], fstype[64];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(dash, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") ||
+		    sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1)
+			continue;
+		snprintf(out, len, "%s", mnt);
+		found = true;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+
+Test(targets, cgroup_only_its_threads)
+{
+	char root[512], procs[700], pidtext[32];
+	pid_t pid;
+
+	itest_require_root();
+	if (!cgroup2_root(root, sizeof(root)))
+		cr_skip_test("no cgroup2 mount");
+	snprintf(tt.cgroup, sizeof(tt.cgroup), "%s/lxtrace-test-%d", root, (int)getpid());
+	cr_assert_eq(mkdir(tt.cgroup, 0755), 0, "mkdir %s: %s", tt.cgroup, strerror(errno));
+	start_busy();
+	start_target("2", "3");
+	pid = workload__pid(tt.target);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", tt.cgroup);
+	snprintf(pidtext, sizeof(pidtext), "%d\n", (int)pid);
+	write_text(procs, pidtext);
+
+	itest_start((const char *[]){ "--cgroup", tt.cgroup, NULL });
+	release_target();
+	itest_stop(SIGINT, 0);
+	itest_load();
+	expect_threads(tt.target, ident_of("tgroup", pid));
+	expect_only_process(pid);
+	expect_absent(workload__pid(tt.busy), "the busy shell");
+}
+
+Test(targets, heap_follows_resident_memory)
+{
+	const struct gt_event *ev;
+	uint64_t max = 0, last = 0;
+	size_t rises = 0;
+	char *err = NULL, allocator[4096];
+	int status;
+
+	itest_require_root();
+	snprintf(allocator, sizeof(allocator), "%s", record__build_path("tests/workloads/allocator"));
+	status = record_run((const char *[]){ "--", allocator, "10", "20", "50", NULL }, &err);
+	cr_assert_eq(status, 0, "lxtrace exited %d:\n%s", status, err);
+	free(err);
+	load_trace(tt.trace);
+	ev = gt_trace__events(it.trace);
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		if (ev[i].type != GT_EV_HEAP_ALLOC)
+			continue;
+		rises += ev[i].args[0] > last;
+		last = ev[i].args[0];
+		if (last > max)
+			max = last;
+	}
+	cr_assert_geq(max, 200ull << 20, "the heap counter peaked at %llu bytes, expected >= 200 MiB",
+		      (unsigned long long)max);
+	cr_assert_geq(rises, 10, "the heap counter rose %zu times, expected at least once per step", rises);
+}
+
+Test(targets, bad_targets_are_one_line_errors)
+{
+	static const struct {
+		const char *opt, *arg, *says;
+	} cases[] = {
+		{ "-p", "2147483647", "lxtrace record: -p 2147483647: no such process" },
+		{ "-p", "12x", "is not a list of process ids" },
+		{ "--cgroup", "/nonexistent/cgroup", "No such file or directory" },
+		{ "--cgroup", "/tmp", "not a cgroup v2 directory" },
+	};
+
+	itest_require_root();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *err = NULL, what[128];
+		int status = record_run((const char *[]){ cases[i].opt, cases[i].arg, NULL }, &err);
+
+		snprintf(what, sizeof(what), "lxtrace record %s %s", cases[i].opt, cases[i].arg);
+		cr_assert(status != 0 && status < 128, "%s: exit status %d, expected a failure", what, status);
+		expect_one_line(what, err, cases[i].says);
+		free(err);
+	}
+}
