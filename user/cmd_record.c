@@ -462,7 +462,7 @@ int cmd_record(int argc, char **argv)
 	struct launch *cmd = NULL;
 	struct sink sink = { 0 };
 	struct status status = { 0 };
-	bool tty = isatty(STDERR_FILENO), cmd_done = false;
+	bool tty = isatty(STDERR_FILENO), cmd_done = false, cmd_failed = false;
 	uint64_t start, end;
 	int fd = -1, ncpus, err, cmd_status = 0;
 
@@ -570,11 +570,14 @@ int cmd_record(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	announce(&args);
-	/* The command runs from here, traced from its first instruction. */
+	/* The command runs from here, traced from its first instruction. One that cannot run
+	 * leaves the one-line error of launch__release alone on stderr, and a valid, short file. */
 	if (cmd && launch__release(cmd)) {
-		cmd_status = LAUNCH_CANNOT_RUN;
+		cmd_failed = true;
 		cmd_done = launch__wait(cmd, true, &cmd_status) == 1;
+		cmd_status = LAUNCH_CANNOT_RUN;
+	} else {
+		announce(&args);
 	}
 
 	/* Poll until the duration ends, a signal asks to stop, the command exits or the target
@@ -629,7 +632,8 @@ int cmd_record(int argc, char **argv)
 		report_model_error(args.output, "ending the trace", err);
 		goto cleanup;
 	}
-	print_summary(args.output, (end - start) / 1e9, model, writer, cap);
+	if (!cmd_failed)
+		print_summary(args.output, (end - start) / 1e9, model, writer, cap);
 
 	/* A command that outlives the recording (--duration) still decides the exit status. */
 	if (cmd && !cmd_done) {
