@@ -400,3 +400,15 @@ Test(targets, bad_targets_are_one_line_errors)
 		free(err);
 	}
 }
+
+/* A signal sent to lxtrace alone (not by a terminal to the process group) goes on to the
+ * command, whose exit ends the recording: the trap's status comes back through lxtrace. */
+Test(targets, signal_to_lxtrace_reaches_the_command)
+{
+	itest_start((const char *[]){ "--", "sh", "-c",
+				      "trap 'exit 5' INT; while :; do sleep 0.05; done", NULL });
+	/* The shell sets its trap right after the exec that follows the announcement. */
+	usleep(300000);
+	itest_stop(SIGINT, 5);
+	itest_load();
+}
