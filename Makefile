@@ -11,6 +11,8 @@ WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CPPFLAGS += -I. -I$(OUT) -D_GNU_SOURCE
 LIBS := -lbpf -lelf -lz -ldw -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Werror
+# libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is in the multiarch dir.
+BPF_CFLAGS += -idirafter /usr/include/$(shell $(CC) -dumpmachine)
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 ifeq ($(V),1)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* lxtrace.bpf.c - the kernel side: scheduler, process-lifetime and syscall tracepoints turned
- * into the fixed-size records of lxtrace.h, one ring buffer per CPU.
+ * into the fixed-size records of lxtrace.h, one ring buffer per CPU (ring.bpf.h).
  *
  * Each tracepoint has a tp_btf program (typed arguments, direct field access) and a raw_tp twin
  * for kernels without tp_btf; user space keeps one of each pair. Both are thin wrappers over
@@ -10,16 +10,13 @@
  * In a target mode (-p, a command, --cgroup) every program asks whether the thread a record would
  * be about is traced before it reserves anything, so other threads cost a map lookup (or a short
  * cgroup walk) and no record; see traced_task().
- *
- * Records are submitted without waking the reader (it polls on a timer) unless the ring is
- * filling up; a failed reserve is counted per CPU in `lost`, never dropped silently.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-#include "lxtrace.h"
+#include "ring.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -43,56 +40,12 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space before load. */
 const volatile __u32 self_tgid;		/* the tracer's own process: never recorded */
-const volatile __u64 wakeup_bytes = ~0ULL;	/* wake the reader once a ring holds this much */
-const volatile bool stage_syscalls;	/* --syscalls=all: the sys_enter programs are loaded */
 const volatile __u8 target_mode = LX_TARGET_ALL;	/* enum lx_target_mode */
 const volatile __u64 target_cgroup_id;	/* LX_TARGET_CGROUP: the cgroup's kernfs id (inode) */
 const volatile __u32 target_cgroup_level;	/* its depth below the root cgroup */
 /* An rss record per process at most every rss_min_ns, unless it moved by rss_min_pages. */
 const volatile __u32 rss_min_pages = 256;
 const volatile __u64 rss_min_ns = 1000000;
-
-struct ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);	/* the real size is set before load */
-};
-
-/* One ring per possible CPU, indexed by CPU: no producer ever contends for another CPU's ring
- * lock, and each ring is in time order on its own. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);		/* possible CPUs, set before load */
-	__type(key, __u32);
-	__array(values, struct ring);
-} rings SEC(".maps");
-
-/* Records that found their CPU's ring full. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} lost SEC(".maps");
-
-/* Each CPU's syscall entries not yet sent (lxtrace.h, struct lx_syscalls). `busy` is set while a
- * program changes the chunk: a program nested in it (an interrupt's wakeup) leaves the chunk
- * alone, and its record goes ahead of older entries, which the reader puts back in time order. */
-struct stage {
-	struct lx_syscalls rec;
-	__u32 busy;
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct stage);
-} stages SEC(".maps");
-
-/* busy must be set before the chunk changes and cleared after, as written: a nested program
- * reads it between any two of the stores. */
-#define barrier() asm volatile("" ::: "memory")
 
 /* LX_TARGET_PIDS: the traced processes, by tgid. User space puts the targets in before attach;
  * the fork program adds each child process of a traced one, so no child is missed between its
@@ -155,87 +108,6 @@ static __always_inline bool traced_current(__u32 tgid)
 	if (target_mode == LX_TARGET_CGROUP)
 		return tgid != self_tgid && in_cgroup(bpf_get_current_task_btf());
 	return traced_task(NULL, tgid);
-}
-
-static __always_inline void count_lost(__u64 n)
-{
-	__u32 zero = 0;
-	__u64 *lost_n = bpf_map_lookup_elem(&lost, &zero);
-
-	if (lost_n)
-		__sync_fetch_and_add(lost_n, n);	/* a nested program may count too */
-}
-
-/* The reader polls on a timer; only the record that takes the ring past wakeup_bytes wakes it
- * early. Waking it on every record past the mark would cost an interrupt per record exactly
- * when the machine is busiest. `size` is the record's size; the ring adds an 8-byte header. */
-static __always_inline __u64 wake_flags(void *ring, __u32 size)
-{
-	__u64 avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
-
-	if (avail >= wakeup_bytes && avail - (size + 8) < wakeup_bytes)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
-}
-
-/* Sends the staged chunk st of this CPU; the caller has set st->busy. */
-static __always_inline void send_chunk(struct stage *st, void *ring)
-{
-	__u32 n = st->rec.n;
-	__u32 size;
-
-	if (n > LX_SYSCALLS_MAX)
-		n = LX_SYSCALLS_MAX;
-	size = sizeof(st->rec) - (LX_SYSCALLS_MAX - n) * sizeof(st->rec.e[0]);
-	if (bpf_ringbuf_output(ring, &st->rec, size, wake_flags(ring, size)))
-		count_lost(n);
-	st->rec.n = 0;
-}
-
-/* Before any other record of this CPU: its staged syscall entries are older. */
-static __always_inline void flush_syscalls(void *ring)
-{
-	__u32 zero = 0;
-	struct stage *st;
-
-	if (!stage_syscalls)
-		return;
-	st = bpf_map_lookup_elem(&stages, &zero);
-	if (!st || !st->rec.n || st->busy)
-		return;
-	st->busy = 1;
-	barrier();
-	send_chunk(st, ring);
-	barrier();
-	st->busy = 0;
-}
-
-static __always_inline void *reserve(void **ring, __u32 size, __u32 cpu)
-{
-	void *rec;
-
-	*ring = bpf_map_lookup_elem(&rings, &cpu);
-	if (!*ring)
-		return NULL;
-	flush_syscalls(*ring);
-	rec = bpf_ringbuf_reserve(*ring, size, 0);
-	if (!rec)
-		count_lost(1);
-	return rec;
-}
-
-static __always_inline void submit(void *ring, void *rec, __u32 size)
-{
-	bpf_ringbuf_submit(rec, wake_flags(ring, size));
-}
-
-static __always_inline void header(struct lx_rec *h, __u64 ts, __u32 tid, __u32 cpu, __u8 type)
-{
-	h->ts = ts;
-	h->tid = tid;
-	h->cpu = cpu;
-	h->type = type;
-	h->pad = 0;
 }
 
 static __always_inline __u8 classify(bool preempt, unsigned int state)

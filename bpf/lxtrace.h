@@ -12,6 +12,10 @@
 #endif
 
 #define LX_COMM_LEN 16
+/* Annotation strings (include/lxtrace/annotate.h), NUL included: a name (task or region type,
+ * log category) and a log message. */
+#define LX_NAME_LEN 64
+#define LX_MSG_LEN 256
 
 enum lx_rec_type {
 	LX_REC_SWITCH = 1,	/* struct lx_switch */
@@ -24,6 +28,11 @@ enum lx_rec_type {
 				 * reader makes one of each entry of an LX_REC_SYSCALLS chunk */
 	LX_REC_SYSCALLS,	/* struct lx_syscalls: syscall entries, in --syscalls=all */
 	LX_REC_RSS,		/* struct lx_rss: a target process's resident memory changed */
+	LX_REC_TASK_BEGIN,	/* struct lx_user: name = task type, parent set */
+	LX_REC_TASK_END,	/* struct lx_user: name empty */
+	LX_REC_REGION_BEGIN,	/* struct lx_user: name = region type */
+	LX_REC_REGION_END,	/* struct lx_user: name = region type */
+	LX_REC_LOG,		/* struct lx_user_log: name = category */
 };
 
 /* Which threads the programs record (const volatile target_mode, set before load). */
@@ -32,6 +41,15 @@ enum lx_target_mode {
 	LX_TARGET_PIDS,		/* processes whose tgid is in the `targets` map, which the fork
 				 * program extends to their children */
 	LX_TARGET_CGROUP,	/* threads in a cgroup v2 (target_cgroup_id) or below it */
+};
+
+/* struct lx_user flags: a string that did not fit its field (cut, still NUL-terminated), or
+ * that could not be read from the program's memory (left empty). */
+enum lx_user_flags {
+	LX_USER_NAME_CUT = 1 << 0,
+	LX_USER_MSG_CUT = 1 << 1,
+	LX_USER_NAME_FAULT = 1 << 2,
+	LX_USER_MSG_FAULT = 1 << 3,
 };
 
 /* How a switched-out thread left the CPU, decided in BPF from prev_state. */
@@ -113,6 +131,23 @@ struct lx_rss {
 	__u32 pages;
 };
 
+/* An annotation, written by the calling thread itself. Task ids are the program's own, unique
+ * only within its process (pid). */
+struct lx_user {
+	struct lx_rec h;	/* tid = the calling thread */
+	__u64 task;		/* task begun or ended, or the task of the region or log; 0 = background */
+	__u64 parent;		/* LX_REC_TASK_BEGIN: the parent task, 0 = none */
+	__u32 pid;		/* the calling process */
+	__u8 flags;		/* enum lx_user_flags */
+	__u8 pad[3];
+	char name[LX_NAME_LEN];
+};
+
+struct lx_user_log {
+	struct lx_user u;
+	char msg[LX_MSG_LEN];
+};
+
 _Static_assert(sizeof(struct lx_rec) == 16, "lx_rec layout");
 _Static_assert(sizeof(struct lx_switch) == 24, "lx_switch layout");
 _Static_assert(sizeof(struct lx_syscall) == 24, "lx_syscall layout");
@@ -122,5 +157,7 @@ _Static_assert(sizeof(struct lx_exec) == 40, "lx_exec layout");
 _Static_assert(sizeof(struct lx_rss) == 24, "lx_rss layout");
 _Static_assert(sizeof(struct lx_sysent) == 8, "lx_sysent layout");
 _Static_assert(sizeof(struct lx_syscalls) == 24 + 8 * LX_SYSCALLS_MAX, "lx_syscalls layout");
+_Static_assert(sizeof(struct lx_user) == 104, "lx_user layout");
+_Static_assert(sizeof(struct lx_user_log) == 360, "lx_user_log layout");
 
 #endif

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/* annotate.bpf.c - the USDT probes of include/lxtrace/annotate.h (provider "lxtrace") turned
+ * into lx_user records, written into the same per-CPU rings as the scheduler's records
+ * (ring.bpf.h), so the daemon's time-ordered merge puts each one in place on its thread.
+ *
+ * Loaded only when the user asks for annotations; user space attaches the programs to each
+ * binary or library that carries the probes.
+ *
+ * Strings are copied with a bounded read into the record's fixed-size field. A string that
+ * fills its field is cut unless the byte after the copy ends it; cut and unreadable strings
+ * are flagged for the model to mark.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "ring.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Copies the NUL-terminated string at src into dst (size bytes); returns cut_flag when it was
+ * longer, fault_flag when it could not be read (dst is then ""), else 0. */
+static __always_inline __u8 copy_str(char *dst, __u32 size, const char *src, __u8 cut_flag,
+				     __u8 fault_flag)
+{
+	long n = bpf_probe_read_user_str(dst, size, src);
+	char next = 0;
+
+	if (n < 0) {
+		dst[0] = '\0';
+		return fault_flag;
+	}
+	/* A full field holds size - 1 bytes: the string is longer unless the next byte is its end. */
+	if (n == size && (bpf_probe_read_user(&next, 1, src + size - 1) || next))
+		return cut_flag;
+	return 0;
+}
+
+static __always_inline long arg(struct pt_regs *ctx, __u64 n)
+{
+	long v = 0;
+
+	bpf_usdt_arg(ctx, n, &v);
+	return v;
+}
+
+/* The record of one annotation by the current thread, its name copied from the program (name
+ * NULL: none). NULL when its CPU's ring is full (counted). */
+static __always_inline struct lx_user *user_rec(void **ring, __u32 size, __u8 type, __u64 task,
+						 __u64 parent, const char *name)
+{
+	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lx_user *r;
+
+	r = reserve(ring, size, cpu);
+	if (!r)
+		return NULL;
+	header(&r->h, ts, (__u32)id, cpu, type);
+	r->task = task;
+	r->parent = parent;
+	r->pid = id >> 32;
+	r->pad[0] = r->pad[1] = r->pad[2] = 0;
+	if (name)
+		r->flags = copy_str(r->name, sizeof(r->name), name, LX_USER_NAME_CUT, LX_USER_NAME_FAULT);
+	else
+		r->flags = 0, r->name[0] = '\0';
+	return r;
+}
+
+static __always_inline int on_user(struct pt_regs *ctx, __u8 type, __u64 task, __u64 parent,
+				   const char *name)
+{
+	struct lx_user *r;
+	void *ring;
+
+	r = user_rec(&ring, sizeof(*r), type, task, parent, name);
+	if (r)
+		submit(ring, r, sizeof(*r));
+	return 0;
+}
+
+/* task_begin(id, parent, type) */
+SEC("usdt")
+int task_begin(struct pt_regs *ctx)
+{
+	return on_user(ctx, LX_REC_TASK_BEGIN, arg(ctx, 0), arg(ctx, 1), (const char *)arg(ctx, 2));
+}
+
+/* task_end(id) */
+SEC("usdt")
+int task_end(struct pt_regs *ctx)
+{
+	return on_user(ctx, LX_REC_TASK_END, arg(ctx, 0), 0, NULL);
+}
+
+/* region_begin(task, type) */
+SEC("usdt")
+int region_begin(struct pt_regs *ctx)
+{
+	return on_user(ctx, LX_REC_REGION_BEGIN, arg(ctx, 0), 0, (const char *)arg(ctx, 1));
+}
+
+/* region_end(task, type) */
+SEC("usdt")
+int region_end(struct pt_regs *ctx)
+{
+	return on_user(ctx, LX_REC_REGION_END, arg(ctx, 0), 0, (const char *)arg(ctx, 1));
+}
+
+/* log(task, category, message) */
+SEC("usdt")
+int user_log(struct pt_regs *ctx)
+{
+	struct lx_user_log *r;
+	void *ring;
+
+	r = (struct lx_user_log *)user_rec(&ring, sizeof(*r), LX_REC_LOG, arg(ctx, 0), 0,
+					   (const char *)arg(ctx, 1));
+	if (!r)
+		return 0;
+	r->u.flags |= copy_str(r->msg, sizeof(r->msg), (const char *)arg(ctx, 2), LX_USER_MSG_CUT,
+			       LX_USER_MSG_FAULT);
+	submit(ring, r, sizeof(*r));
+	return 0;
+}
