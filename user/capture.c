@@ -25,6 +25,11 @@
  * Losses: a program that finds its ring full counts the record in a per-CPU counter. Each
  * round reads the counters and queues the increase as a loss marker, stamped with the time of
  * the read, into that CPU's stream, so the consumer learns of it in order.
+ *
+ * Annotations (include/lxtrace/annotate.h) come from a second BPF object, annotate.bpf.c,
+ * loaded only when asked for and given the same ring and loss maps, so its records merge like
+ * the others. They are larger than a staging slot and rare next to scheduler records (each is a
+ * uprobe hit, a microsecond or so): a slot holds a heap copy of such a record.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +42,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "annotate.skel.h"
 #include "lxtrace.skel.h"
 #include "user/capture.h"
 
@@ -60,8 +66,12 @@ struct slot {
 		struct lx_exec exec;
 		struct lx_syscall sys;
 		struct lx_rss rss;
+		struct {
+			struct lx_rec h;
+			void *copy;	/* malloc'd, owned by the slot */
+		} big;		/* a record larger than rec: size > sizeof(rec) */
 	} rec;
-	uint32_t size;		/* bytes of rec, or 0 for a loss marker */
+	uint32_t size;		/* bytes of the record, or 0 for a loss marker */
 	uint32_t pad;
 	uint64_t lost;		/* a loss marker's count */
 };
@@ -81,6 +91,9 @@ struct stage {
 struct capture {
 	struct capture_opts opts;
 	struct lxtrace *skel;
+	struct annotate *ann;		/* NULL unless opts.annotations */
+	struct bpf_link **usdt_links;
+	size_t n_usdt_links, cap_usdt_links;
 	struct ring_buffer *rb;
 	struct bpf_link *links[MAX_LINKS];
 	unsigned nlinks;
@@ -238,7 +251,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(*r) && r->type == LX_REC_SYSCALLS)
 		err = stage_syscalls(s, data, size);
-	else if (size < sizeof(*r) || size > sizeof(slot->rec))
+	else if (size < sizeof(*r) || size > UINT32_MAX)
 		err = -EPROTO;
 	if (err == -EPROTO)
 		fprintf(stderr, "lxtrace: capture: ring of CPU %u: malformed record (%zu bytes, type %u)\n",
@@ -248,7 +261,20 @@ static int on_sample(void *ctx, void *data, size_t size)
 	slot = stage_insert(s, r->ts);
 	if (!slot)
 		return -ENOMEM;
-	memcpy(&slot->rec, data, size);
+	if (size > sizeof(slot->rec)) {
+		slot->rec.big.copy = malloc(size);
+		if (!slot->rec.big.copy) {
+			/* A loss marker in its place: capture stops, but not silently. */
+			slot->rec.h = *r;
+			slot->size = 0;
+			slot->lost = 1;
+			return -ENOMEM;
+		}
+		memcpy(slot->rec.big.copy, data, size);
+		slot->rec.h = *r;
+	} else {
+		memcpy(&slot->rec, data, size);
+	}
 	slot->size = size;
 	if (r->ts > s->newest)
 		s->newest = r->ts;
@@ -368,9 +394,15 @@ static void heap_down(struct capture *c, size_t i)
 	}
 }
 
+static bool is_big(const struct slot *slot)
+{
+	return slot->size > sizeof(slot->rec);
+}
+
 static int emit(struct capture *c, const struct slot *slot)
 {
 	const struct lx_rec *h = &slot->rec.h;
+	int err;
 
 	if (h->ts < c->last_ts)
 		c->stats.out_of_order++;
@@ -381,7 +413,11 @@ static int emit(struct capture *c, const struct slot *slot)
 		return c->opts.on_lost(c->opts.ctx, h->cpu, h->ts, slot->lost);
 	}
 	c->stats.records++;
-	return c->opts.on_record(c->opts.ctx, h, slot->size);
+	if (!is_big(slot))
+		return c->opts.on_record(c->opts.ctx, h, slot->size);
+	err = c->opts.on_record(c->opts.ctx, slot->rec.big.copy, slot->size);
+	free(slot->rec.big.copy);
+	return err;
 }
 
 /* Delivers, oldest first across CPUs, every staged record no later than upto. */
@@ -485,11 +521,23 @@ struct capture *capture__new(const struct capture_opts *opts)
 		fprintf(stderr, "lxtrace: capture: sizing the target maps: %s\n", strerror(-err));
 		goto fail;
 	}
+	if (opts->annotations) {
+		c->ann = annotate__open();
+		if (!c->ann) {
+			err = -errno;
+			fprintf(stderr, "lxtrace: capture: opening the annotation BPF object: %s\n",
+				strerror(-err));
+			goto fail;
+		}
+		c->ann->rodata->stage_syscalls = opts->syscalls;
+	}
 
 	/* The rings exist before load: the outer map is created with CPU 0's ring as the inner
 	 * map's template (libbpf 1.1 cannot resize the template it would make itself). */
 	bytes = ring_size(opts->ring_bytes);
 	c->skel->rodata->wakeup_bytes = bytes / 2;
+	if (c->ann)
+		c->ann->rodata->wakeup_bytes = bytes / 2;
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "lx_ring", 0, 0, bytes, NULL);
 
@@ -526,6 +574,22 @@ int capture__load(struct capture *c)
 		return err;
 	}
 	outer = bpf_map__fd(c->skel->maps.rings);
+	if (c->ann) {
+		/* The same rings, loss counters and syscall stages: its records merge with the
+		 * others, each after the older syscall entries of its CPU. */
+		err = bpf_map__reuse_fd(c->ann->maps.rings, outer);
+		if (!err)
+			err = bpf_map__reuse_fd(c->ann->maps.lost, bpf_map__fd(c->skel->maps.lost));
+		if (!err)
+			err = bpf_map__reuse_fd(c->ann->maps.stages, bpf_map__fd(c->skel->maps.stages));
+		if (!err)
+			err = annotate__load(c->ann);
+		if (err) {
+			fprintf(stderr, "lxtrace: capture: loading the annotation BPF programs: %s "
+				"(-v shows libbpf's log)\n", strerror(-err));
+			return err;
+		}
+	}
 	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
 		struct stage *s = &c->stages[cpu];
 
@@ -605,6 +669,70 @@ bool capture__has_targets(const struct capture *c)
 	return !bpf_map_get_next_key(bpf_map__fd(c->skel->maps.targets), NULL, &key);
 }
 
+static int add_usdt_link(struct capture *c, struct bpf_link *link)
+{
+	if (c->n_usdt_links == c->cap_usdt_links) {
+		size_t cap = c->cap_usdt_links ? 2 * c->cap_usdt_links : 16;
+		struct bpf_link **n = realloc(c->usdt_links, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->usdt_links = n;
+		c->cap_usdt_links = cap;
+	}
+	c->usdt_links[c->n_usdt_links++] = link;
+	return 0;
+}
+
+int capture__attach_usdt(struct capture *c, pid_t pid, const char *path)
+{
+	size_t found = 0;
+	int err = 0;
+
+	if (!c->ann) {
+		fprintf(stderr, "lxtrace: capture: %s: annotations were not loaded\n", path);
+		return -EINVAL;
+	}
+	const struct {
+		const char *probe;
+		struct bpf_program *prog;
+	} usdt_probes[] = {
+		{ "task_begin", c->ann->progs.task_begin },
+		{ "task_end", c->ann->progs.task_end },
+		{ "region_begin", c->ann->progs.region_begin },
+		{ "region_end", c->ann->progs.region_end },
+		{ "log", c->ann->progs.user_log },
+	};
+
+	/* A program has only the probes of the calls it makes: attach the ones that exist. */
+	for (size_t i = 0; i < sizeof(usdt_probes) / sizeof(usdt_probes[0]); i++) {
+		struct bpf_link *link;
+
+		link = bpf_program__attach_usdt(usdt_probes[i].prog, pid, path, "lxtrace",
+						usdt_probes[i].probe, NULL);
+		if (!link) {
+			err = -errno;
+			if (err == -ENOENT)
+				continue;
+			fprintf(stderr, "lxtrace: capture: attaching to probe lxtrace:%s of %s: %s\n",
+				usdt_probes[i].probe, path, strerror(-err));
+			return err;
+		}
+		err = add_usdt_link(c, link);
+		if (err) {
+			bpf_link__destroy(link);
+			return err;
+		}
+		found++;
+	}
+	if (!found) {
+		fprintf(stderr, "lxtrace: capture: %s: no lxtrace annotation probes (built with "
+			"<lxtrace/annotate.h>?)\n", path);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 int capture__poll(struct capture *c)
 {
 	uint64_t now;
@@ -621,12 +749,12 @@ int capture__poll(struct capture *c)
 }
 
 /* Runs the kernel skipped because the program was already running on that CPU. */
-static uint64_t count_misses(const struct capture *c)
+static uint64_t count_object_misses(const struct bpf_object *obj)
 {
 	struct bpf_program *prog;
 	uint64_t n = 0;
 
-	bpf_object__for_each_program(prog, c->skel->obj) {
+	bpf_object__for_each_program(prog, obj) {
 		struct bpf_prog_info info;
 		uint32_t len = sizeof(info);
 
@@ -638,15 +766,28 @@ static uint64_t count_misses(const struct capture *c)
 	return n;
 }
 
+static uint64_t count_misses(const struct capture *c)
+{
+	return count_object_misses(c->skel->obj) + (c->ann ? count_object_misses(c->ann->obj) : 0);
+}
+
+static void detach(struct capture *c)
+{
+	for (unsigned i = 0; i < c->nlinks; i++)
+		bpf_link__destroy(c->links[i]);
+	c->nlinks = 0;
+	for (size_t i = 0; i < c->n_usdt_links; i++)
+		bpf_link__destroy(c->usdt_links[i]);
+	c->n_usdt_links = 0;
+}
+
 int capture__drain(struct capture *c)
 {
 	uint64_t now;
 	int err;
 
 	c->stats.misses = count_misses(c);
-	for (unsigned i = 0; i < c->nlinks; i++)
-		bpf_link__destroy(c->links[i]);
-	c->nlinks = 0;
+	detach(c);
 	err = collect(c, &now, true);
 	return err ? err : deliver(c, UINT64_MAX);
 }
@@ -660,14 +801,23 @@ void capture__free(struct capture *c)
 {
 	if (!c)
 		return;
-	for (unsigned i = 0; i < c->nlinks; i++)
-		bpf_link__destroy(c->links[i]);
+	detach(c);
+	free(c->usdt_links);
 	ring_buffer__free(c->rb);
+	annotate__destroy(c->ann);
 	lxtrace__destroy(c->skel);
 	for (uint32_t cpu = 0; c->stages && cpu < c->ncpus; cpu++) {
-		if (c->stages[cpu].ring_fd >= 0)
-			close(c->stages[cpu].ring_fd);
-		free(c->stages[cpu].slots);
+		struct stage *s = &c->stages[cpu];
+
+		if (s->ring_fd >= 0)
+			close(s->ring_fd);
+		for (size_t i = 0; i < s->len; i++) {
+			struct slot *slot = &s->slots[(s->head + i) & (s->cap - 1)];
+
+			if (is_big(slot))
+				free(slot->rec.big.copy);
+		}
+		free(s->slots);
 	}
 	free(c->stages);
 	free(c->heap);

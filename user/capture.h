@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "bpf/lxtrace.h"
 
@@ -27,6 +28,7 @@ struct capture_opts {
 	size_t sz;			/* sizeof(struct capture_opts) */
 	size_t ring_bytes;		/* per CPU; rounded up to a power of two pages */
 	bool syscalls;			/* record every syscall entry (raw_syscalls:sys_enter) */
+	bool annotations;		/* load the annotation programs (capture__attach_usdt) */
 	uint32_t self_tgid;		/* a process never recorded: the tracer itself */
 	capture_record_fn on_record;
 	capture_lost_fn on_lost;
@@ -57,6 +59,11 @@ int capture__drop_target(struct capture *c, uint32_t tgid);
 /* LX_TARGET_PIDS: whether any traced process is still alive (the programs remove a process
  * when its last thread exits). */
 bool capture__has_targets(const struct capture *c);
+
+/* Attaches the annotation probes (include/lxtrace/annotate.h) of the binary or shared library
+ * at path, for process pid or every process (-1), after capture__attach. Needs
+ * opts.annotations. -ENOENT when path has none of the probes. */
+int capture__attach_usdt(struct capture *c, pid_t pid, const char *path);
 
 /* Waits up to one poll period (a few ms) for a ring to fill, reads every ring and delivers the
  * records that are older than the ordering window. */
