@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "format/u64map.h"
+#include "user/annotations.h"
 #include "user/model.h"
 #include "user/model_stacks.h"
 #include "user/procscan.h"
@@ -36,6 +37,8 @@
 /* PID_MAX_LIMIT on 64-bit kernels: a larger tid is a corrupt record. */
 #define TID_LIMIT (1u << 22)
 #define NR_EXECVE 59
+/* Appended to an annotation string that did not fit its record field. */
+#define CUT_MARK "\u2026"
 
 struct model {
 	struct gt_writer *w;
@@ -51,6 +54,7 @@ struct model {
 	uint64_t page_size;
 	struct threads *threads;
 	struct model_stacks *stacks;
+	struct annotations *ann;
 	struct thread **cur;		/* per P: the G running there per the model, or NULL */
 	uint64_t now;			/* time of every event written for the current record */
 	uint64_t scan_ts;		/* CLOCK_MONOTONIC when the /proc scan ended */
@@ -72,6 +76,8 @@ static const char *const repair_names[MODEL_REPAIR_COUNT] = {
 	[MODEL_REPAIR_FOREIGN] = "foreign-record",
 	[MODEL_REPAIR_TIME_CLAMPED] = "time-clamped",
 	[MODEL_REPAIR_BAD_RECORD] = "bad-record",
+	[MODEL_REPAIR_TASK_REUSE] = "task-reuse",
+	[MODEL_REPAIR_REGION_NESTING] = "region-nesting",
 };
 
 const char *model__repair_name(enum model_repair r)
@@ -89,6 +95,15 @@ static void repair(struct model *m, enum model_repair r)
 static int emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	const uint64_t args[3] = { a0, a1, a2 };
+
+	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
+}
+
+/* For the user events, which carry three arguments and a stack. */
+static int emit4(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2,
+		 uint64_t a3)
+{
+	const uint64_t args[4] = { a0, a1, a2, a3 };
 
 	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
 }
@@ -163,6 +178,8 @@ static int go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, e
 	t->state = state;
 	t->sysenter = -1;
 	m->cur[p] = NULL;
+	if (ev == GT_EV_GO_END)
+		annotations__forget(m->ann, t->goid);
 	return emit(m, p, ev, stk, 0, 0);
 }
 
@@ -751,6 +768,120 @@ static uint64_t statm_rss(const struct model *m, uint32_t pid)
 	return resident;
 }
 
+/* ---- annotations ------------------------------------------------------------------------- */
+
+/* A name or category from a record as a string id: marked when cut, named when unreadable or
+ * empty (the trace has no empty strings). */
+static uint64_t user_string(struct model *m, uint32_t p, const char *s, bool cut, bool fault)
+{
+	char buf[LX_NAME_LEN + sizeof(CUT_MARK)];
+	size_t len = strnlen(s, LX_NAME_LEN);
+
+	if (fault)
+		return gt_writer__string(m->w, p, "(unreadable)");
+	if (!len)
+		return gt_writer__string(m->w, p, "(empty)");
+	memcpy(buf, s, len);
+	memcpy(buf + len, cut ? CUT_MARK : "", cut ? sizeof(CUT_MARK) : 1);
+	return gt_writer__string(m->w, p, buf);
+}
+
+/* Ends g's innermost region with name in task, first ending the regions still open inside it
+ * (counted): both parsers reject a region end that is not the innermost open one. An end that
+ * matches no open region is written only when none is open (its begin predates the trace). */
+static int region_end(struct model *m, uint32_t c, uint64_t g, uint64_t task, uint64_t name,
+		      uint64_t stk)
+{
+	uint64_t open, t, n;
+	long inner = annotations__region_find(m->ann, g, task, name, &open);
+	int err = 0;
+
+	if (inner < 0) {
+		if (open) {
+			repair(m, MODEL_REPAIR_REGION_NESTING);
+			return 0;
+		}
+		return emit4(m, c, GT_EV_USER_REGION, task, 1, name, stk);
+	}
+	for (long i = 0; i <= inner && !err; i++) {
+		annotations__region_pop(m->ann, g, &t, &n);
+		if (i < inner)
+			repair(m, MODEL_REPAIR_REGION_NESTING);
+		err = emit4(m, c, GT_EV_USER_REGION, t, 1, n, stk);
+	}
+	return err;
+}
+
+static int on_user(struct model *m, const struct lx_user *u)
+{
+	uint32_t c = u->h.cpu;
+	uint64_t stk, task = 0, parent, name = 0;
+	bool reused = false, cut = u->flags & LX_USER_NAME_CUT, fault = u->flags & LX_USER_NAME_FAULT;
+	struct thread *t;
+	int err;
+
+	m->st.annotations++;
+	t = live(m, u->h.tid, &err);
+	if (!t) {
+		m->st.ignored += !err;
+		return err;
+	}
+	/* The thread wrote it, so it runs there; user events need it running, with a stack. */
+	err = make_current(m, c, t);
+	t->sysenter = -1;
+	if (!err)
+		err = thread_stack(m, c, t, -1, &stk);
+	if (err)
+		return err;
+	errno = 0;
+	if (u->h.type == LX_REC_TASK_BEGIN)
+		task = annotations__task_begin(m->ann, u->pid, u->task, &reused);
+	else
+		task = annotations__task(m->ann, u->pid, u->task, u->h.type == LX_REC_TASK_END);
+	if (!task && errno == ENOMEM)
+		return -ENOMEM;
+	if (!task && (errno || u->h.type == LX_REC_TASK_BEGIN || u->h.type == LX_REC_TASK_END)) {
+		/* A task id out of range, or a begin or end of the background task. */
+		repair(m, MODEL_REPAIR_BAD_RECORD);
+		return 0;
+	}
+	if (u->h.type == LX_REC_TASK_BEGIN && reused)
+		repair(m, MODEL_REPAIR_TASK_REUSE);
+	if (u->h.type != LX_REC_TASK_END) {
+		name = user_string(m, c, u->name, cut, fault);
+		if (!name)
+			return -errno;
+	}
+
+	switch (u->h.type) {
+	case LX_REC_TASK_BEGIN:
+		/* A parent out of range is no parent. */
+		parent = annotations__task(m->ann, u->pid, u->parent, false);
+		if (!parent && errno == ENOMEM)
+			return -ENOMEM;
+		return emit4(m, c, GT_EV_USER_TASK_CREATE, task, parent, name, stk);
+	case LX_REC_TASK_END:
+		return emit(m, c, GT_EV_USER_TASK_END, task, stk, 0);
+	case LX_REC_REGION_BEGIN:
+		err = annotations__region_push(m->ann, t->goid, task, name);
+		return err ? err : emit4(m, c, GT_EV_USER_REGION, task, 0, name, stk);
+	case LX_REC_REGION_END:
+		return region_end(m, c, t->goid, task, name, stk);
+	default: {
+		const struct lx_user_log *l = (const struct lx_user_log *)u;
+		char msg[LX_MSG_LEN + sizeof(CUT_MARK)];
+		size_t len = strnlen(l->msg, LX_MSG_LEN);
+
+		memcpy(msg, l->msg, len);
+		if (u->flags & LX_USER_MSG_CUT) {
+			memcpy(msg + len, CUT_MARK, sizeof(CUT_MARK) - 1);
+			len += sizeof(CUT_MARK) - 1;
+		}
+		return gt_writer__user_log(m->w, c, m->now, task, name, stk, msg, len);
+	}
+	}
+}
+
 /* ---- interface ----------------------------------------------------------------------------- */
 
 struct model *model__new(const struct model_opts *opts)
@@ -777,8 +908,9 @@ struct model *model__new(const struct model_opts *opts)
 	m->rss_pages = gt_u64map__new();
 	m->threads = threads__new();
 	m->stacks = model_stacks__new(opts->writer);
+	m->ann = annotations__new();
 	m->cur = calloc(opts->ncpus + 1, sizeof(*m->cur));
-	if (!m->proc_root || !m->rss_pages || !m->threads || !m->stacks || !m->cur) {
+	if (!m->proc_root || !m->rss_pages || !m->threads || !m->stacks || !m->ann || !m->cur) {
 		model__free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -911,6 +1043,11 @@ static const size_t rec_size[] = {
 	[LX_REC_EXIT] = sizeof(struct lx_rec),
 	[LX_REC_SYSCALL] = sizeof(struct lx_syscall),
 	[LX_REC_RSS] = sizeof(struct lx_rss),
+	[LX_REC_TASK_BEGIN] = sizeof(struct lx_user),
+	[LX_REC_TASK_END] = sizeof(struct lx_user),
+	[LX_REC_REGION_BEGIN] = sizeof(struct lx_user),
+	[LX_REC_REGION_END] = sizeof(struct lx_user),
+	[LX_REC_LOG] = sizeof(struct lx_user_log),
 };
 
 /* Sets the time of the events about to be written; never backwards. */
@@ -922,11 +1059,11 @@ static void advance(struct model *m, uint64_t ts)
 		m->now = ts;
 }
 
-/* Whether a record can be trusted to be what its type says: big enough, on a real CPU, naming
- * tids a kernel can have (which also keeps them off lxtrace's own goroutine id). */
+/* Whether a record can be trusted to be what its type says: a type the model takes (not a
+ * syscall chunk, which capture unpacks), big enough, on a real CPU, naming tids a kernel can
+ * have (which also keeps them off lxtrace's own goroutine id). */
 static bool well_formed(const struct model *m, const struct lx_rec *r, size_t size)
 {
-	/* LX_REC_SYSCALLS chunks never reach the model: capture unpacks them (size 0 here). */
 	if (size < sizeof(*r) || r->type >= sizeof(rec_size) / sizeof(rec_size[0]) ||
 	    !rec_size[r->type] || size < rec_size[r->type] ||
 	    r->cpu >= m->ncpus || r->tid > TID_LIMIT)
@@ -941,6 +1078,8 @@ static bool well_formed(const struct model *m, const struct lx_rec *r, size_t si
 		       ((const struct lx_exec *)r)->old_tid <= TID_LIMIT;
 	if (r->type == LX_REC_RSS)
 		return ((const struct lx_rss *)r)->pid <= TID_LIMIT;
+	if (r->type >= LX_REC_TASK_BEGIN)
+		return ((const struct lx_user *)r)->pid <= TID_LIMIT;
 	return true;
 }
 
@@ -980,8 +1119,11 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 	case LX_REC_RSS:
 		err = on_rss(m, (const struct lx_rss *)r);
 		break;
-	default:
+	case LX_REC_SYSCALL:
 		err = on_syscall(m, (const struct lx_syscall *)r);
+		break;
+	default:
+		err = on_user(m, (const struct lx_user *)r);
 		break;
 	}
 	if (err)
@@ -1043,6 +1185,7 @@ void model__free(struct model *m)
 		return;
 	free(m->cur);
 	gt_u64map__free(m->rss_pages);
+	annotations__free(m->ann);
 	model_stacks__free(m->stacks);
 	threads__free(m->threads);
 	free(m->proc_root);

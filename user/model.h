@@ -49,12 +49,16 @@ enum model_repair {
 					 * switch record was lost): the thread is moved there */
 	MODEL_REPAIR_TIME_CLAMPED,	/* older than the last event written: its time was raised */
 	MODEL_REPAIR_BAD_RECORD,	/* unknown type, short, CPU or tid out of range: dropped */
+	MODEL_REPAIR_TASK_REUSE,	/* a task begun again while live: a fresh trace task */
+	MODEL_REPAIR_REGION_NESTING,	/* a region end that is not the innermost: inner regions
+					 * ended first, or dropped when it matches none */
 	MODEL_REPAIR_COUNT,
 };
 
 struct model_stats {
 	uint64_t records;		/* kernel records consumed */
 	uint64_t switches, wakeups, forks, execs, exits, syscalls, rss;
+	uint64_t annotations;		/* task, region and log records */
 	uint64_t threads;		/* goroutines created, init phase included */
 	uint64_t lost;			/* records the kernel could not deliver */
 	uint64_t repairs[MODEL_REPAIR_COUNT];
