@@ -41,12 +41,15 @@
  * 18% at 8 MiB); at nice -10 it runs when it wakes, and the same loads lose nothing while the
  * reader takes no more CPU (docs/record.md). */
 #define READER_NICE -10
+#define MAX_USDT_PATHS 64
 
 struct record_args {
 	const char *output;
 	double duration;	/* seconds; 0 = until a signal */
 	double buffer_mib;	/* per CPU */
 	enum model_syscalls syscalls;
+	const char *usdt[MAX_USDT_PATHS];	/* binaries and libraries whose annotations to trace */
+	size_t n_usdt;
 	bool verbose;
 	const char **pid_lists;	/* each -p argument; npid_lists of them */
 	int npid_lists;
@@ -99,6 +102,9 @@ static void usage(FILE *f)
 		"  -s, --syscalls MODE     blocking: show the syscall a thread blocked in (default, no\n"
 		"                          per-syscall cost); all: every syscall entry too (slower);\n"
 		"                          none: no syscalls\n"
+		"  -u, --usdt PATH         also record the task, region and log annotations\n"
+		"                          (<lxtrace/annotate.h>) of the program or shared library\n"
+		"                          PATH, in every process that runs it; repeatable\n"
 		"  -v, --verbose           show libbpf's messages\n"
 		"  -h, --help              show this help\n",
 		DEFAULT_BUFFER_MIB);
@@ -121,6 +127,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "syscalls", required_argument, NULL, 's' },
+		{ "usdt", required_argument, NULL, 'u' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -139,7 +146,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	opterr = 0;
 	optind = 1;
 	/* '+': options end at the first non-option, which starts the command. */
-	while ((opt = getopt_long(argc, argv, "+:o:d:b:s:vhp:g:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:o:d:b:s:u:vhp:g:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			a->pid_lists[a->npid_lists++] = optarg;
@@ -179,6 +186,13 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 					optarg);
 				return 2;
 			}
+			break;
+		case 'u':
+			if (a->n_usdt == MAX_USDT_PATHS) {
+				fprintf(stderr, PREFIX "--usdt: at most %d paths\n", MAX_USDT_PATHS);
+				return 2;
+			}
+			a->usdt[a->n_usdt++] = optarg;
 			break;
 		case 'v':
 			a->verbose = true;
@@ -371,11 +385,11 @@ static void print_summary(const char *path, double secs, const struct model *m,
 		(unsigned long long)ms.records, secs > 0 ? ms.records / secs : 0.0);
 	fprintf(stderr, "  records lost:  %llu (ring buffer full)\n", (unsigned long long)cs.lost);
 	fprintf(stderr, "  by kind:       %llu switches, %llu wakeups, %llu forks, %llu execs, "
-		"%llu exits, %llu syscalls, %llu memory\n",
+		"%llu exits, %llu syscalls, %llu memory, %llu annotations\n",
 		(unsigned long long)ms.switches, (unsigned long long)ms.wakeups,
 		(unsigned long long)ms.forks, (unsigned long long)ms.execs,
 		(unsigned long long)ms.exits, (unsigned long long)ms.syscalls,
-		(unsigned long long)ms.rss);
+		(unsigned long long)ms.rss, (unsigned long long)ms.annotations);
 	fprintf(stderr, "  threads:       %llu\n", (unsigned long long)ms.threads);
 	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
 		(unsigned long long)ws.bytes, (unsigned long long)ws.events,
@@ -500,6 +514,7 @@ int cmd_record(int argc, char **argv)
 		.sz = sizeof(struct capture_opts),
 		.ring_bytes = (size_t)(args.buffer_mib * 1024 * 1024),
 		.syscalls = args.syscalls == MODEL_SYSCALLS_ALL,
+		.annotations = args.n_usdt > 0,
 		.self_tgid = getpid(),
 		.on_record = to_model,
 		.on_lost = lost_to_model,
@@ -556,6 +571,8 @@ int cmd_record(int argc, char **argv)
 	 * created, which the model reconciles. */
 	start = now_ns();
 	err = capture__attach(cap);
+	for (size_t i = 0; i < args.n_usdt && !err; i++)
+		err = capture__attach_usdt(cap, -1, args.usdt[i]);
 	if (err)
 		goto cleanup;
 	err = model__start(model, start);
