@@ -7,21 +7,19 @@
  * line by line as it streams; stderr keeps only its first error line. A tool that hangs is
  * killed after a timeout.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tests/lib/goparse.h"
+#include "tests/lib/httpget.h"
 
 #define TOOL_119 "/usr/lib/go-1.19/pkg/tool/linux_amd64/trace"
 #define GOROOT_119 "/usr/lib/go-1.19"
@@ -131,81 +129,6 @@ static void finish(struct lines *l, struct job *j)
 	}
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* GET page from the viewer at addr ("127.0.0.1:PORT"). 0 when it answered 200 and closed
- * the connection; else a one-line reason in why. A page that panics resets the connection. */
-static int http_get(const char *addr, const char *page, long deadline, char *why, size_t whylen)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	char req[256], head[16] = "", buf[65536];
-	unsigned port = 0;
-	size_t got = 0;
-	int fd, ret = -1;
-
-	if (sscanf(addr, "127.0.0.1:%u", &port) != 1 || !port || port > 65535) {
-		snprintf(why, whylen, "viewer listens on an unexpected address '%s'", addr);
-		return -1;
-	}
-	sa.sin_port = htons((uint16_t)port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		snprintf(why, whylen, "GET %s: connect: %s", page, strerror(errno));
-		goto out;
-	}
-	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", page, addr);
-	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
-		snprintf(why, whylen, "GET %s: write: %s", page, strerror(errno));
-		goto out;
-	}
-	for (;;) {
-		struct pollfd pfd = { fd, POLLIN, 0 };
-		long left = deadline - now_ms();
-		ssize_t r;
-
-		if (left <= 0) {
-			snprintf(why, whylen, "GET %s: timed out", page);
-			goto out;
-		}
-		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR) {
-			snprintf(why, whylen, "GET %s: poll: %s", page, strerror(errno));
-			goto out;
-		}
-		r = read(fd, buf, sizeof(buf));
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r < 0) {
-			snprintf(why, whylen, "GET %s: %s (the page crashed?)", page, strerror(errno));
-			goto out;
-		}
-		if (!r)
-			break;
-		if (got < sizeof(head) - 1) {
-			size_t n = (size_t)r < sizeof(head) - 1 - got ? (size_t)r : sizeof(head) - 1 - got;
-
-			memcpy(head + got, buf, n);
-			head[got + n] = '\0';
-		}
-		got += (size_t)r;
-	}
-	if (strncmp(head, "HTTP/1.0 200", 12) && strncmp(head, "HTTP/1.1 200", 12)) {
-		snprintf(why, whylen, "GET %s: %s", page, got ? head : "no answer (the page crashed?)");
-		goto out;
-	}
-	ret = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
-
 /* The viewer built its proc timeline before it listened; the pages it builds on demand
  * (thread timeline, goroutine summaries) are fetched, then it is stopped. */
 static void fetch_views(struct job *j, pid_t pid, long deadline)
@@ -213,7 +136,7 @@ static void fetch_views(struct job *j, pid_t pid, long deadline)
 	static const char *const pages[] = { "/jsontrace?view=thread", "/goroutines" };
 
 	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]) && !j->r->error[0]; i++)
-		http_get(j->addr, pages[i], deadline, j->r->error, sizeof(j->r->error));
+		http_get(j->addr, pages[i], deadline, NULL, j->r->error, sizeof(j->r->error));
 	kill(pid, SIGKILL);
 }
 
@@ -252,7 +175,7 @@ static int run(const char *tool, const char *goroot, const char *flag, const cha
 	struct job j = { .mode = mode, .r = out };
 	struct lines *lo = NULL, *le = NULL;
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status, err = 0;
-	long deadline = now_ms() + TIMEOUT_MS;
+	long deadline = http_now_ms() + TIMEOUT_MS;
 	bool timed_out = false, stopped = false;
 	pid_t pid = 0;
 
@@ -271,7 +194,7 @@ static int run(const char *tool, const char *goroot, const char *flag, const cha
 
 	for (int open_fds = 2; open_fds > 0;) {
 		struct pollfd fds[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
-		long left = deadline - now_ms();
+		long left = deadline - http_now_ms();
 		char buf[65536];
 		int n;
 

@@ -132,7 +132,7 @@ const char *record__build_path(const char *name)
 	return path;
 }
 
-static const char *workload_path(const char *name)
+const char *record__workload_path(const char *name)
 {
 	static char path[3 * PATH_MAX];
 	const char *dir = getenv("LXTRACE_WORKLOADS");
@@ -534,7 +534,7 @@ struct workload *workload__start(const char *name, const char *const *args)
 	if (!w)
 		return NULL;
 	w->in_fd = -1;
-	argv[n++] = workload_path(name);
+	argv[n++] = record__workload_path(name);
 	for (size_t i = 0; args && args[i] && i < MAX_ARGS; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
@@ -609,7 +609,7 @@ struct workload *workload__run(const char *name, const char *const *args, int ti
 	if (!w)
 		return NULL;
 	w->in_fd = -1;
-	argv[n++] = workload_path(name);
+	argv[n++] = record__workload_path(name);
 	for (size_t i = 0; args && args[i] && i < MAX_ARGS; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;

@@ -83,6 +83,10 @@ int run_capture(const char *const *argv, int timeout_s, char **out, char **err);
 /* <build>/NAME, e.g. "lxtrace" -> ".../build/lxtrace". Static storage, overwritten by the next call. */
 const char *record__build_path(const char *name);
 
+/* The workload NAME's program: <build>/tests/workloads/NAME, or under $LXTRACE_WORKLOADS.
+ * Static storage, overwritten by the next call. */
+const char *record__workload_path(const char *name);
+
 /* Creates an empty temp file "/tmp/lxtrace-test-XXXXXX<suffix>" and writes its name into
  * path (size len). Returns 0 or -errno. */
 int record__tmpfile(char *path, size_t len, const char *suffix);

@@ -1,0 +1,318 @@
+/* annotate.c - user annotations (include/lxtrace/annotate.h) recorded with --usdt: the
+ * `annotated` workload's tasks, regions and logs come out in order, on the threads that made
+ * them, with the right names, nesting, task ids and parent links; Go 1.23's viewer lists the
+ * tasks on its user task page; a binary without the probes is a clear error.
+ *
+ * The expected sequence mirrors Go's TestUserTaskRegion (runtime/trace/annotation_test.go). */
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "tests/integration/itest.h"
+#include "tests/lib/httpget.h"
+
+#define ROUNDS 3
+#define VIEWER_123 "/usr/lib/go-1.23/pkg/tool/linux_amd64/trace"
+#define VIEWER_TIMEOUT_MS (180 * 1000)
+#define CUT "\u2026"
+
+static pid_t viewer = -1;
+static char viewer_log[64];
+
+static void annotate_fini(void)
+{
+	if (viewer > 0) {
+		kill(viewer, SIGKILL);
+		waitpid(viewer, NULL, 0);
+		viewer = -1;
+	}
+	if (viewer_log[0] && !getenv("LXTRACE_TEST_KEEP"))
+		unlink(viewer_log);
+	viewer_log[0] = '\0';
+	itest_fini();
+}
+
+TestSuite(annotate, .fini = annotate_fini, .timeout = 300);
+
+/* Records ROUNDS rounds of the annotated workload, its probes attached with --usdt. */
+static void record_annotated(void)
+{
+	char usdt[4096], rounds[16];
+
+	snprintf(usdt, sizeof(usdt), "%s", record__workload_path("annotated"));
+	snprintf(rounds, sizeof(rounds), "%d", ROUNDS);
+	itest_record((const char *[]){ "--usdt", usdt, NULL }, "annotated",
+		     (const char *[]){ rounds, NULL }, 60);
+}
+
+/* Task references in the expected sequence: the round's two tasks, or the background. */
+enum task_ref { BG, TASK0, TASK1 };
+
+struct want {
+	uint8_t type;
+	const char *thread;	/* "main" or "worker" (the round's worker) */
+	enum task_ref task;
+	int mode;		/* UserRegion: 0 start, 1 end */
+	const char *name;	/* task type, region type or log key */
+	const char *msg;	/* UserLog */
+	enum task_ref parent;	/* UserTaskCreate */
+};
+
+static char long_key[128], long_msg[512];
+
+/* One round, as the workload's comment states it; the cut log only in the last round. */
+static size_t round_events(bool last, struct want *w)
+{
+	size_t n = 0;
+
+	w[n++] = (struct want){ GT_EV_USER_TASK_CREATE, "main", TASK0, 0, "task0", NULL, BG };
+	w[n++] = (struct want){ GT_EV_USER_TASK_CREATE, "main", TASK1, 0, "task1", NULL, TASK0 };
+	w[n++] = (struct want){ GT_EV_USER_REGION, "worker", TASK0, 0, "region0", NULL, BG };
+	w[n++] = (struct want){ GT_EV_USER_REGION, "worker", TASK0, 0, "region1", NULL, BG };
+	w[n++] = (struct want){ GT_EV_USER_LOG, "worker", TASK0, 0, "key0", "0123456789abcdef", BG };
+	if (last)
+		w[n++] = (struct want){ GT_EV_USER_LOG, "worker", TASK1, 0, long_key, long_msg, BG };
+	w[n++] = (struct want){ GT_EV_USER_REGION, "worker", TASK0, 1, "region1", NULL, BG };
+	w[n++] = (struct want){ GT_EV_USER_REGION, "worker", TASK0, 1, "region0", NULL, BG };
+	w[n++] = (struct want){ GT_EV_USER_TASK_END, "worker", TASK1, 0, NULL, NULL, BG };
+	w[n++] = (struct want){ GT_EV_USER_TASK_END, "worker", TASK0, 0, NULL, NULL, BG };
+	w[n++] = (struct want){ GT_EV_USER_REGION, "main", BG, 0, "background region", NULL, BG };
+	w[n++] = (struct want){ GT_EV_USER_REGION, "main", BG, 1, "background region", NULL, BG };
+	return n;
+}
+
+/* A user event the program made: not the model's own "exec" log. */
+static bool is_user_event(const struct gt_event *e)
+{
+	const char *key;
+
+	if (e->type < GT_EV_USER_TASK_CREATE || e->type > GT_EV_USER_LOG)
+		return false;
+	key = e->type == GT_EV_USER_LOG ? gt_trace__string(it.trace, e->args[1]) : NULL;
+	return !key || strcmp(key, "exec");
+}
+
+static void print_user_events(const uint32_t *tids, size_t ntids)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+
+	fprintf(stderr, "--- user events of the workload:\n");
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		const struct gt_event *e = &ev[i];
+		const char *s = e->nargs > 2 ? gt_trace__string(it.trace, e->args[e->type == GT_EV_USER_LOG ? 1 : 2]) : NULL;
+
+		for (size_t k = 0; k < ntids; k++)
+			if (is_user_event(e) && (uint32_t)e->g == tids[k])
+				fprintf(stderr, "  g=%llu type=%u args=%llu,%llu name=%s\n",
+					(unsigned long long)e->g, e->type, (unsigned long long)e->args[0],
+					(unsigned long long)e->args[1], s ? s : "-");
+	}
+}
+
+Test(annotate, tasks_regions_and_logs_in_order)
+{
+	uint32_t tids[ROUNDS + 1];
+	uint64_t seen_tasks[2 * ROUNDS], ids[3] = { 0 };
+	struct want want[16];
+	const struct gt_event *ev;
+	const char *ident;
+	size_t i = 0, nwant = 0, k = 0, nseen = 0, nev;
+	int round = 0;
+
+	memset(long_key, 'n', 63);
+	memcpy(long_key + 63, CUT, sizeof(CUT));
+	memset(long_msg, 'm', 255);
+	memcpy(long_msg + 255, CUT, sizeof(CUT));
+
+	record_annotated();
+	ident = itest_ident("annotated");
+	tids[0] = (uint32_t)itest_tid("main");
+	for (int r = 0; r < ROUNDS; r++) {
+		char role[32];
+
+		snprintf(role, sizeof(role), "worker-%d", r);
+		tids[r + 1] = (uint32_t)itest_tid(role);
+	}
+
+	ev = gt_trace__events(it.trace);
+	nev = gt_trace__nevents(it.trace);
+	for (i = 0; i < nev; i++) {
+		const struct gt_event *e = &ev[i];
+		const struct want *w;
+		uint32_t tid;
+		bool ours = false;
+
+		if (!is_user_event(e))
+			continue;
+		for (size_t t = 0; t <= ROUNDS; t++)
+			ours |= (uint32_t)e->g == tids[t];
+		if (!ours)
+			continue;
+		if (k == nwant) {
+			if (round == ROUNDS) {
+				print_user_events(tids, ROUNDS + 1);
+				cr_assert_fail("user event of type %u after the last round", e->type);
+			}
+			nwant = round_events(round == ROUNDS - 1, want);
+			k = 0;
+			round++;
+			ids[TASK0] = ids[TASK1] = 0;
+		}
+		w = &want[k++];
+		tid = !strcmp(w->thread, "main") ? tids[0] : tids[round];
+		if (e->type != w->type || (uint32_t)e->g != tid) {
+			print_user_events(tids, ROUNDS + 1);
+			cr_assert_fail("round %d, event %zu: type %u on thread %u, expected type %u on %s (%u)",
+				       round, k, e->type, (uint32_t)e->g, w->type, w->thread, tid);
+		}
+		/* Every user event has a stack naming its thread: the viewers' pages need one. */
+		cr_assert(e->stack && tq_outermost(e->stack) && !strcmp(tq_outermost(e->stack), ident),
+			  "round %d, event %zu: stack %s, expected the identity '%s'", round, k,
+			  e->stack ? tq_outermost(e->stack) : "(none)", ident);
+
+		if (e->type == GT_EV_USER_TASK_CREATE) {
+			/* A fresh id, never used before in the file; the parent is the task named. */
+			cr_assert_neq(e->args[0], 0, "task %s created with id 0", w->name);
+			for (size_t s = 0; s < nseen; s++)
+				cr_assert_neq(seen_tasks[s], e->args[0], "task id %llu reused",
+					      (unsigned long long)e->args[0]);
+			seen_tasks[nseen++] = e->args[0];
+			ids[w->task] = e->args[0];
+			cr_assert_eq(e->args[1], ids[w->parent], "task %s: parent %llu, expected %llu",
+				     w->name, (unsigned long long)e->args[1],
+				     (unsigned long long)ids[w->parent]);
+		} else {
+			cr_assert_eq(e->args[0], ids[w->task], "round %d, event %zu: task %llu, expected %llu",
+				     round, k, (unsigned long long)e->args[0],
+				     (unsigned long long)ids[w->task]);
+		}
+		if (e->type == GT_EV_USER_REGION)
+			cr_assert_eq(e->args[1], (uint64_t)w->mode, "round %d, event %zu: region mode %llu",
+				     round, k, (unsigned long long)e->args[1]);
+		if (w->name) {
+			uint64_t sid = e->args[e->type == GT_EV_USER_LOG ? 1 : 2];
+			const char *name = gt_trace__string(it.trace, sid);
+
+			cr_assert(name && !strcmp(name, w->name), "round %d, event %zu: name '%s', expected '%s'",
+				  round, k, name ? name : "(undefined)", w->name);
+		}
+		if (w->msg)
+			cr_assert(e->msg_len == strlen(w->msg) && !memcmp(e->msg, w->msg, e->msg_len),
+				  "round %d, event %zu: message '%.*s', expected '%s'", round, k,
+				  (int)e->msg_len, e->msg, w->msg);
+	}
+	if (round != ROUNDS || k != nwant)
+		print_user_events(tids, ROUNDS + 1);
+	cr_assert(round == ROUNDS && k == nwant, "only %d rounds (event %zu of %zu) of %d in the trace",
+		  round, k, nwant, ROUNDS);
+	cr_assert(strstr(recorder__stderr(it.rec), "region-nesting 0"),
+		  "the model repaired region nesting:\n%s", recorder__stderr(it.rec));
+}
+
+/* A TCP port that was free a moment ago, for the viewer's -http flag. */
+static int free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    !getsockname(fd, (struct sockaddr *)&sa, &len))
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* Starts Go 1.23's viewer on path at 127.0.0.1:port; output goes to viewer_log. */
+static void start_viewer(const char *path, int port)
+{
+	char flag[64];
+	int rc = record__tmpfile(viewer_log, sizeof(viewer_log), ".log");
+
+	cr_assert_eq(rc, 0, "temp file: %s", strerror(-rc));
+	snprintf(flag, sizeof(flag), "-http=127.0.0.1:%d", port);
+	viewer = fork();
+	cr_assert_geq(viewer, 0, "fork: %s", strerror(errno));
+	if (!viewer) {
+		int fd = open(viewer_log, O_WRONLY | O_TRUNC);
+
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		setenv("GOROOT", "/usr/lib/go-1.23", 1);
+		setenv("BROWSER", "true", 1);
+		execl(VIEWER_123, VIEWER_123, flag, path, (char *)NULL);
+		_exit(127);
+	}
+}
+
+/* GETs page once the viewer serves (it parses the whole trace first). */
+static char *get_page(const char *addr, const char *page, long deadline)
+{
+	char why[512], *body = NULL;
+
+	while (http_get(addr, page, deadline, &body, why, sizeof(why))) {
+		int status;
+
+		cr_assert(strstr(why, "Connection refused") && http_now_ms() < deadline,
+			  "Go 1.23 viewer: %s (log in %s)", why, viewer_log);
+		cr_assert_eq(waitpid(viewer, &status, WNOHANG), 0,
+			     "Go 1.23 viewer exited before serving (log in %s)", viewer_log);
+		usleep(100 * 1000);
+	}
+	return body;
+}
+
+/* The count the user task page shows for task type `type`, or -1. */
+static long task_count(const char *page, const char *type)
+{
+	char cell[128], link[128];
+	const char *p;
+	long n;
+
+	snprintf(cell, sizeof(cell), "<td>%s</td>", type);
+	snprintf(link, sizeof(link), "/usertask?type=%s\">", type);
+	p = strstr(page, cell);
+	p = p ? strstr(p, link) : NULL;
+	return p && sscanf(p + strlen(link), "%ld", &n) == 1 ? n : -1;
+}
+
+Test(annotate, go_viewer_lists_the_tasks)
+{
+	long deadline = http_now_ms() + VIEWER_TIMEOUT_MS;
+	static const char *const pages[] = { "/userregions", "/usertask?type=task0", "/goroutines" };
+	char addr[64], *page;
+	int port;
+
+	record_annotated();
+	port = free_port();
+	cr_assert_gt(port, 0, "no free TCP port: %s", strerror(errno));
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	start_viewer(recorder__path(it.rec), port);
+
+	page = get_page(addr, "/usertasks", deadline);
+	cr_assert_eq(task_count(page, "task0"), ROUNDS, "/usertasks: task0 count %ld, expected %d",
+		     task_count(page, "task0"), ROUNDS);
+	cr_assert_eq(task_count(page, "task1"), ROUNDS, "/usertasks: task1 count %ld, expected %d",
+		     task_count(page, "task1"), ROUNDS);
+	free(page);
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
+		free(get_page(addr, pages[i], deadline));
+}
+
+Test(annotate, usdt_path_without_probes_is_an_error)
+{
+	const char *argv[] = { record__build_path("lxtrace"), "record", "-o", "/dev/null", "-d", "1",
+			       "--usdt", "/bin/true", NULL };
+	char *err = NULL;
+	int status;
+
+	itest_require_root();
+	status = run_capture(argv, 60, NULL, &err);
+	cr_assert(status == 1 && err && strstr(err, "no lxtrace annotation probes"),
+		  "lxtrace record --usdt /bin/true: status %d, stderr:\n%s", status, err ? err : "");
+	free(err);
+}
