@@ -160,6 +160,19 @@ void mt_syscall(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, int nr)
 	feed(t, &s, sizeof(s));
 }
 
+void mt_user(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t pid, uint8_t type,
+	     uint64_t task, uint64_t parent, const char *name, const char *msg, uint8_t flags)
+{
+	struct lx_user_log l = { .u = {
+		.h = { .ts = ts, .tid = tid, .cpu = cpu, .type = type },
+		.task = task, .parent = parent, .pid = pid, .flags = flags,
+	} };
+
+	snprintf(l.u.name, sizeof(l.u.name), "%s", name ? name : "");
+	snprintf(l.msg, sizeof(l.msg), "%s", msg ? msg : "");
+	feed(t, &l, type == LX_REC_LOG ? sizeof(l) : sizeof(l.u));
+}
+
 void mt_finish(struct mt *t, uint64_t ts)
 {
 	char why[1200], err[256];

@@ -44,6 +44,9 @@ void mt_exec_from(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_
 		  uint32_t pid, const char *comm);
 void mt_exit(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
 void mt_syscall(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, int nr);
+/* An annotation record (type LX_REC_TASK_BEGIN .. LX_REC_LOG); name and msg may be NULL. */
+void mt_user(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t pid, uint8_t type,
+	     uint64_t task, uint64_t parent, const char *name, const char *msg, uint8_t flags);
 
 /* model__finish at ts, then both Go parsers must accept the file, then it is decoded into
  * t->trace; t->st has the model's stats. */
