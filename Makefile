@@ -8,7 +8,8 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
-CPPFLAGS += -I. -I$(OUT) -D_GNU_SOURCE
+# -Iinclude: the workloads and benchmarks include <lxtrace/annotate.h> as users do.
+CPPFLAGS += -I. -I$(OUT) -Iinclude -D_GNU_SOURCE
 LIBS := -lbpf -lelf -lz -ldw -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Werror
 # libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is in the multiarch dir.

@@ -7,10 +7,10 @@
  *
  * usage: annotated [ROUNDS]   (default 1)
  * Reports: tid main, tid worker-N, stat rounds. */
+#include <lxtrace/annotate.h>
 #include <pthread.h>
 #include <string.h>
 
-#include "include/lxtrace/annotate.h"
 #include "tests/workloads/workload.h"
 
 struct round {
