@@ -27,9 +27,10 @@
  * the read, into that CPU's stream, so the consumer learns of it in order.
  *
  * Annotations (include/lxtrace/annotate.h) come from a second BPF object, annotate.bpf.c,
- * loaded only when asked for and given the same ring and loss maps, so its records merge like
- * the others. They are larger than a staging slot and rare next to scheduler records (each is a
- * uprobe hit, a microsecond or so): a slot holds a heap copy of such a record.
+ * loaded only when asked for and given the same ring, loss and syscall-stage maps, so its
+ * records merge like the others. They are larger than a staging slot and rare next to scheduler
+ * records (each is a uprobe hit, half a microsecond or more): a slot holds a heap copy of such
+ * a record.
  */
 #include <errno.h>
 #include <stdio.h>
