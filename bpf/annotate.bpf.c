@@ -4,11 +4,18 @@
  * (ring.bpf.h), so the daemon's time-ordered merge puts each one in place on its thread.
  *
  * Loaded only when the user asks for annotations; user space attaches the programs to each
- * binary or library that carries the probes.
+ * binary or library that carries the probes (bpf_program__attach_usdt).
  *
  * Strings are copied with a bounded read into the record's fixed-size field. A string that
  * fills its field is cut unless the byte after the copy ends it; cut and unreadable strings
  * are flagged for the model to mark.
+ *
+ * The programs are sleepable uprobes (libbpf 1.1 has no "usdt.s" section; attach_usdt takes
+ * any uprobe program): a string literal in a page the program has not touched yet (the first
+ * call from a freshly loaded library) cannot be read without a page fault, which only a
+ * sleepable program may take. The record's time is the probe's; a fault may delay its write
+ * past later records of the CPU, which the reader's staging puts back in order. Sleepable
+ * programs run with migration disabled, so the per-CPU maps stay this CPU's.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -27,6 +34,14 @@ static __always_inline __u8 copy_str(char *dst, __u32 size, const char *src, __u
 	long n = bpf_probe_read_user_str(dst, size, src);
 	char next = 0;
 
+	if (n < 0) {
+		/* Not resident: fault in the pages of its first and last possible byte (the
+		 * latter may lie past the mapping; then only the read below can tell). */
+		bpf_copy_from_user(&next, 1, src);
+		bpf_copy_from_user(&next, 1, src + size - 1);
+		n = bpf_probe_read_user_str(dst, size, src);
+		next = 0;
+	}
 	if (n < 0) {
 		dst[0] = '\0';
 		return fault_flag;
@@ -82,35 +97,35 @@ static __always_inline int on_user(struct pt_regs *ctx, __u8 type, __u64 task, _
 }
 
 /* task_begin(id, parent, type) */
-SEC("usdt")
+SEC("uprobe.s")
 int task_begin(struct pt_regs *ctx)
 {
 	return on_user(ctx, LX_REC_TASK_BEGIN, arg(ctx, 0), arg(ctx, 1), (const char *)arg(ctx, 2));
 }
 
 /* task_end(id) */
-SEC("usdt")
+SEC("uprobe.s")
 int task_end(struct pt_regs *ctx)
 {
 	return on_user(ctx, LX_REC_TASK_END, arg(ctx, 0), 0, NULL);
 }
 
 /* region_begin(task, type) */
-SEC("usdt")
+SEC("uprobe.s")
 int region_begin(struct pt_regs *ctx)
 {
 	return on_user(ctx, LX_REC_REGION_BEGIN, arg(ctx, 0), 0, (const char *)arg(ctx, 1));
 }
 
 /* region_end(task, type) */
-SEC("usdt")
+SEC("uprobe.s")
 int region_end(struct pt_regs *ctx)
 {
 	return on_user(ctx, LX_REC_REGION_END, arg(ctx, 0), 0, (const char *)arg(ctx, 1));
 }
 
 /* log(task, category, message) */
-SEC("usdt")
+SEC("uprobe.s")
 int user_log(struct pt_regs *ctx)
 {
 	struct lx_user_log *r;

@@ -1,6 +1,7 @@
 /* annotate.c - user annotations (include/lxtrace/annotate.h) recorded with --usdt: the
  * `annotated` workload's tasks, regions and logs come out in order, on the threads that made
- * them, with the right names, nesting, task ids and parent links; Go 1.23's viewer lists the
+ * them, with the right names, nesting, task ids and parent links, strings read even from a page
+ * the program never touched; Go 1.23's viewer lists the
  * tasks on its user task page; a binary without the probes is a clear error.
  *
  * The expected sequence mirrors Go's TestUserTaskRegion (runtime/trace/annotation_test.go). */
@@ -61,7 +62,8 @@ struct want {
 
 static char long_key[128], long_msg[512];
 
-/* One round, as the workload's comment states it; the cut log only in the last round. */
+/* One round, as the workload's comment states it; the cut log and the log of strings in a
+ * cold page only in the last round. */
 static size_t round_events(bool last, struct want *w)
 {
 	size_t n = 0;
@@ -79,6 +81,8 @@ static size_t round_events(bool last, struct want *w)
 	w[n++] = (struct want){ GT_EV_USER_TASK_END, "worker", TASK0, 0, NULL, NULL, BG };
 	w[n++] = (struct want){ GT_EV_USER_REGION, "main", BG, 0, "background region", NULL, BG };
 	w[n++] = (struct want){ GT_EV_USER_REGION, "main", BG, 1, "background region", NULL, BG };
+	if (last)
+		w[n++] = (struct want){ GT_EV_USER_LOG, "main", BG, 0, "cold", "page", BG };
 	return n;
 }
 

@@ -4,12 +4,16 @@
  * ("key0", "0123456789abcdef") inside both, closes them, and ends task1 and task0 (begun on
  * another thread); then the main thread opens and closes "background region" in the
  * background task. The last round also logs a name and a message too long for the trace.
+ * At the end the main thread logs ("cold", "page") in the background task, both strings in a
+ * page of a file mapped and never touched: the probe must fault it in to read them.
  *
  * usage: annotated [ROUNDS]   (default 1)
  * Reports: tid main, tid worker-N, stat rounds. */
 #include <lxtrace/annotate.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tests/workloads/workload.h"
 
@@ -44,6 +48,24 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void cold_log(void)
+{
+	static const char text[] = "cold\0page";
+	char path[] = "/tmp/annotated-XXXXXX";
+	int fd = mkstemp(path);
+	const char *p;
+
+	if (fd < 0 || write(fd, text, sizeof(text)) != sizeof(text))
+		wl_die("cold page file");
+	p = mmap(NULL, sizeof(text), PROT_READ, MAP_PRIVATE, fd, 0);
+	unlink(path);
+	close(fd);
+	if (p == MAP_FAILED)
+		wl_die("mmap");
+	lxtrace_log(LXTRACE_BACKGROUND, p, p + 5);
+	munmap((void *)p, sizeof(text));
+}
+
 int main(int argc, char **argv)
 {
 	long rounds = wl_arg(argc, argv, 1, 1, 1, 100000);
@@ -66,6 +88,7 @@ int main(int argc, char **argv)
 		bg = lxtrace_region_begin(LXTRACE_BACKGROUND, "background region");
 		lxtrace_region_end(bg);
 	}
+	cold_log();
 	wl_stat("rounds", rounds);
 	return 0;
 }
