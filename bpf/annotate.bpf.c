@@ -4,7 +4,10 @@
  * (ring.bpf.h), so the daemon's time-ordered merge puts each one in place on its thread.
  *
  * Loaded only when the user asks for annotations; user space attaches the programs to each
- * binary or library that carries the probes (bpf_program__attach_usdt).
+ * binary or library that carries the probes (bpf_program__attach_usdt). In a target mode a
+ * probe hit by an untraced thread writes nothing: the same filter as the scheduler's programs
+ * (target.bpf.h, on the scheduler object's `targets` map), checked before the reserve, because
+ * a probe attached to a file fires in every process that runs it.
  *
  * Strings are copied with a bounded read into the record's fixed-size field. A string that
  * fills its field is cut unless the byte after the copy ends it; cut and unreadable strings
@@ -23,6 +26,7 @@
 #include <bpf/usdt.bpf.h>
 
 #include "ring.bpf.h"
+#include "target.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -61,7 +65,7 @@ static __always_inline long arg(struct pt_regs *ctx, __u64 n)
 }
 
 /* The record of one annotation by the current thread, its name copied from the program (name
- * NULL: none). NULL when its CPU's ring is full (counted). */
+ * NULL: none). NULL when the thread is not traced, or when its CPU's ring is full (counted). */
 static __always_inline struct lx_user *user_rec(void **ring, __u32 size, __u8 type, __u64 task,
 						 __u64 parent, const char *name)
 {
@@ -69,6 +73,8 @@ static __always_inline struct lx_user *user_rec(void **ring, __u32 size, __u8 ty
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct lx_user *r;
 
+	if (!traced_current(id >> 32))
+		return NULL;
 	r = reserve(ring, size, cpu);
 	if (!r)
 		return NULL;

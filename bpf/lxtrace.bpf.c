@@ -9,7 +9,7 @@
  *
  * In a target mode (-p, a command, --cgroup) every program asks whether the thread a record would
  * be about is traced before it reserves anything, so other threads cost a map lookup (or a short
- * cgroup walk) and no record; see traced_task().
+ * cgroup walk) and no record; see traced_task() in target.bpf.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -17,6 +17,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "ring.bpf.h"
+#include "target.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -38,24 +39,9 @@ char LICENSE[] SEC("license") = "GPL";
  * interrupt's ~vector. */
 #define MAX_SYSCALL_NR 1024
 
-/* Set by user space before load. */
-const volatile __u32 self_tgid;		/* the tracer's own process: never recorded */
-const volatile __u8 target_mode = LX_TARGET_ALL;	/* enum lx_target_mode */
-const volatile __u64 target_cgroup_id;	/* LX_TARGET_CGROUP: the cgroup's kernfs id (inode) */
-const volatile __u32 target_cgroup_level;	/* its depth below the root cgroup */
 /* An rss record per process at most every rss_min_ns, unless it moved by rss_min_pages. */
 const volatile __u32 rss_min_pages = 256;
 const volatile __u64 rss_min_ns = 1000000;
-
-/* LX_TARGET_PIDS: the traced processes, by tgid. User space puts the targets in before attach;
- * the fork program adds each child process of a traced one, so no child is missed between its
- * fork and its first run, and the exit program removes a process when its last thread exits. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);		/* set before load */
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
 
 struct rss_last {
 	__u64 ts;
@@ -74,41 +60,6 @@ struct {
 
 /* A task's field: direct BTF access in tp_btf programs, a probed read in raw_tp ones. */
 #define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
-
-/* Whether t (a task of process tgid) is below the target cgroup: its default-hierarchy cgroup
- * has the target as ancestor at the target's level. Read with CO-RE probes in both program
- * variants: the cgroup pointers are RCU-protected and read-only here. */
-static __always_inline bool in_cgroup(struct task_struct *t)
-{
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *anc = NULL;
-	__u32 level = target_cgroup_level;
-
-	if (!cg || BPF_CORE_READ(cg, level) < (int)level)
-		return false;
-	if (bpf_core_read(&anc, sizeof(anc), &cg->ancestors[level]) || !anc)
-		return false;
-	return BPF_CORE_READ(anc, kn, id) == target_cgroup_id;
-}
-
-/* Whether task t of process tgid is one the user asked to see. target_mode is a constant of
- * the loaded program: the verifier drops the branches of the other modes. */
-static __always_inline bool traced_task(struct task_struct *t, __u32 tgid)
-{
-	if (tgid == self_tgid)
-		return false;
-	if (target_mode == LX_TARGET_PIDS)
-		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
-	if (target_mode == LX_TARGET_CGROUP)
-		return in_cgroup(t);
-	return true;
-}
-
-static __always_inline bool traced_current(__u32 tgid)
-{
-	if (target_mode == LX_TARGET_CGROUP)
-		return tgid != self_tgid && in_cgroup(bpf_get_current_task_btf());
-	return traced_task(NULL, tgid);
-}
 
 static __always_inline __u8 classify(bool preempt, unsigned int state)
 {

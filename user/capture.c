@@ -28,7 +28,8 @@
  *
  * Annotations (include/lxtrace/annotate.h) come from a second BPF object, annotate.bpf.c,
  * loaded only when asked for and given the same ring, loss and syscall-stage maps, so its
- * records merge like the others. They are larger than a staging slot and rare next to scheduler
+ * records merge like the others, and the same target constants and `targets` map, so in a target
+ * mode it drops the probe hits of untraced threads as the scheduler's programs do. They are larger than a staging slot and rare next to scheduler
  * records (each is a uprobe hit, half a microsecond or more): a slot holds a heap copy of such
  * a record.
  */
@@ -531,6 +532,10 @@ struct capture *capture__new(const struct capture_opts *opts)
 			goto fail;
 		}
 		c->ann->rodata->stage_syscalls = opts->syscalls;
+		c->ann->rodata->self_tgid = opts->self_tgid;
+		c->ann->rodata->target_mode = opts->target_mode;
+		c->ann->rodata->target_cgroup_id = opts->cgroup_id;
+		c->ann->rodata->target_cgroup_level = opts->cgroup_level;
 	}
 
 	/* The rings exist before load: the outer map is created with CPU 0's ring as the inner
@@ -577,12 +582,15 @@ int capture__load(struct capture *c)
 	outer = bpf_map__fd(c->skel->maps.rings);
 	if (c->ann) {
 		/* The same rings, loss counters and syscall stages: its records merge with the
-		 * others, each after the older syscall entries of its CPU. */
+		 * others, each after the older syscall entries of its CPU. The same targets: the
+		 * processes the fork and exit programs add and remove are the ones it records. */
 		err = bpf_map__reuse_fd(c->ann->maps.rings, outer);
 		if (!err)
 			err = bpf_map__reuse_fd(c->ann->maps.lost, bpf_map__fd(c->skel->maps.lost));
 		if (!err)
 			err = bpf_map__reuse_fd(c->ann->maps.stages, bpf_map__fd(c->skel->maps.stages));
+		if (!err)
+			err = bpf_map__reuse_fd(c->ann->maps.targets, bpf_map__fd(c->skel->maps.targets));
 		if (!err)
 			err = annotate__load(c->ann);
 		if (err) {

@@ -1,0 +1,66 @@
+/* target.bpf.h - which threads a record may be about: the target filter (-p, a command,
+ * --cgroup) every lxtrace BPF object applies before it reserves ring space. Each object that
+ * includes it declares the constants and the `targets` map; user space sets the same constants
+ * in every object and hands them the scheduler object's `targets` fd (capture.c), so the fork
+ * and exit programs' updates of the traced processes hold for all of them.
+ */
+#ifndef LXTRACE_BPF_TARGET_BPF_H
+#define LXTRACE_BPF_TARGET_BPF_H
+
+#include <bpf/bpf_core_read.h>
+
+#include "lxtrace.h"
+
+/* Set by user space before load. */
+const volatile __u32 self_tgid;		/* the tracer's own process: never recorded */
+const volatile __u8 target_mode = LX_TARGET_ALL;	/* enum lx_target_mode */
+const volatile __u64 target_cgroup_id;	/* LX_TARGET_CGROUP: the cgroup's kernfs id (inode) */
+const volatile __u32 target_cgroup_level;	/* its depth below the root cgroup */
+
+/* LX_TARGET_PIDS: the traced processes, by tgid. User space puts the targets in before attach;
+ * the fork program adds each child process of a traced one, so no child is missed between its
+ * fork and its first run, and the exit program removes a process when its last thread exits. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* set before load */
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* Whether t (a task of process tgid) is below the target cgroup: its default-hierarchy cgroup
+ * has the target as ancestor at the target's level. Read with CO-RE probes in every program
+ * type: the cgroup pointers are RCU-protected and read-only here. */
+static __always_inline bool in_cgroup(struct task_struct *t)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *anc = NULL;
+	__u32 level = target_cgroup_level;
+
+	if (!cg || BPF_CORE_READ(cg, level) < (int)level)
+		return false;
+	if (bpf_core_read(&anc, sizeof(anc), &cg->ancestors[level]) || !anc)
+		return false;
+	return BPF_CORE_READ(anc, kn, id) == target_cgroup_id;
+}
+
+/* Whether task t of process tgid is one the user asked to see. target_mode is a constant of
+ * the loaded program: the verifier drops the branches of the other modes. */
+static __always_inline bool traced_task(struct task_struct *t, __u32 tgid)
+{
+	if (tgid == self_tgid)
+		return false;
+	if (target_mode == LX_TARGET_PIDS)
+		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	if (target_mode == LX_TARGET_CGROUP)
+		return in_cgroup(t);
+	return true;
+}
+
+/* The same for the current thread, of process tgid. */
+static __always_inline bool traced_current(__u32 tgid)
+{
+	if (target_mode == LX_TARGET_CGROUP)
+		return tgid != self_tgid && in_cgroup(bpf_get_current_task_btf());
+	return traced_task(NULL, tgid);
+}
+
+#endif
