@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "format/tracemap.h"
 #include "format/u64map.h"
+#include "user/procmaps.h"
 #include "user/sym_elf.h"
 #include "user/sym_kernel.h"
 #include "user/sym_perfmap.h"
@@ -413,33 +413,23 @@ static int read_maps(struct symbolizer *s, struct process *p)
 		return -errno;
 	s->st.maps_reads++;
 	while (getline(&line, &lcap, f) > 0) {
-		unsigned long long start, end, pgoff, ino;
-		unsigned int major, minor;
-		char perms[8];
-		int off = 0;
+		struct procmaps_entry e;
 		struct mapping *mp;
-		char *name, *del;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
-			   &major, &minor, &ino, &off) < 7 || !off || perms[2] != 'x')
+		if (!procmaps__parse_exec(line, &e))
 			continue;
-		name = line + off;
-		name[strcspn(name, "\n")] = '\0';
-		del = strstr(name, " (deleted)");
-		if (del && !del[10])
-			*del = '\0';
 		if (grow((void **)&maps, &cap, n + 1, sizeof(*maps))) {
 			err = -ENOMEM;
 			break;
 		}
 		mp = &maps[n];
-		*mp = (struct mapping){ start, end, pgoff, 0, intern(s, name) };
+		*mp = (struct mapping){ e.start, e.end, e.pgoff, 0, intern(s, e.name) };
 		if (!mp->name) {
 			err = -ENOMEM;
 			break;
 		}
-		if (ino && *name == '/') {
-			mp->mod = module_get(s, p->pid, mp, makedev(major, minor), ino);
+		if (e.ino && *e.name == '/') {
+			mp->mod = module_get(s, p->pid, mp, e.dev, e.ino);
 			if (!mp->mod) {
 				err = -ENOMEM;
 				break;
