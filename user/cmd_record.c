@@ -31,6 +31,7 @@
 #include "user/launch.h"
 #include "user/model.h"
 #include "user/target.h"
+#include "user/usdt_files.h"
 
 #define PREFIX "lxtrace record: "
 #define DEFAULT_BUFFER_MIB 4.0
@@ -452,6 +453,51 @@ static int drop_gone_targets(struct capture *cap, const struct target *t)
 	return 0;
 }
 
+/* The files whose annotation probes to attach: the --usdt paths, and for a target the files
+ * that carry probes. A command's program is known before it runs (its libraries are not: they
+ * need --usdt); a running process's are whatever it has mapped executable now. */
+static struct usdt_files *find_usdt_files(const struct record_args *a, const struct target *t,
+					  const struct launch *cmd, int *err)
+{
+	struct usdt_files *s = usdt_files__new();
+
+	*err = s ? 0 : -ENOMEM;
+	if (!s) {
+		fprintf(stderr, PREFIX "out of memory\n");
+		return NULL;
+	}
+	for (size_t i = 0; i < a->n_usdt && !*err; i++)
+		*err = usdt_files__add(s, a->usdt[i]);
+	if (!*err && cmd) {
+		*err = usdt_files__add_annotated(s, launch__path(cmd));
+	} else if (t && target__mode(t) == LX_TARGET_PIDS) {
+		for (size_t i = 0; i < target__npids(t) && !*err; i++) {
+			*err = usdt_files__add_process(s, target__pid(t, i));
+			if (*err == -ESRCH)	/* gone already: drop_gone_targets says so */
+				*err = 0;
+		}
+	}
+	if (*err) {
+		usdt_files__free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Attaches to every file of s for every process: the programs drop the hits of threads outside
+ * the target (target.bpf.h), so a process the target forks later is covered from its start. */
+static int attach_usdt(struct capture *cap, const struct usdt_files *s)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < usdt_files__count(s) && !err; i++) {
+		err = capture__attach_usdt(cap, -1, usdt_files__path(s, i));
+		if (!err && verbose)
+			fprintf(stderr, PREFIX "annotations of %s attached\n", usdt_files__path(s, i));
+	}
+	return err;
+}
+
 static void announce(const struct record_args *a)
 {
 	const char *what = a->command ? a->command[0] : a->cgroup ? a->cgroup :
@@ -474,6 +520,7 @@ int cmd_record(int argc, char **argv)
 	struct model *model = NULL;
 	struct target *target = NULL;
 	struct launch *cmd = NULL;
+	struct usdt_files *usdt = NULL;
 	struct sink sink = { 0 };
 	struct status status = { 0 };
 	bool tty = isatty(STDERR_FILENO), cmd_done = false, cmd_failed = false;
@@ -493,6 +540,8 @@ int cmd_record(int argc, char **argv)
 		err = check_btf();
 	if (!err)
 		target = make_target(&args, &cmd, &err);
+	if (!err)
+		usdt = find_usdt_files(&args, target, cmd, &err);
 	if (err) {
 		/* A command that cannot run fails as in a shell. */
 		err = args.command && !cmd ? LAUNCH_CANNOT_RUN : 1;
@@ -514,7 +563,7 @@ int cmd_record(int argc, char **argv)
 		.sz = sizeof(struct capture_opts),
 		.ring_bytes = (size_t)(args.buffer_mib * 1024 * 1024),
 		.syscalls = args.syscalls == MODEL_SYSCALLS_ALL,
-		.annotations = args.n_usdt > 0,
+		.annotations = usdt_files__count(usdt) > 0,
 		.self_tgid = getpid(),
 		.on_record = to_model,
 		.on_lost = lost_to_model,
@@ -571,8 +620,8 @@ int cmd_record(int argc, char **argv)
 	 * created, which the model reconciles. */
 	start = now_ns();
 	err = capture__attach(cap);
-	for (size_t i = 0; i < args.n_usdt && !err; i++)
-		err = capture__attach_usdt(cap, -1, args.usdt[i]);
+	if (!err)
+		err = attach_usdt(cap, usdt);
 	if (err)
 		goto cleanup;
 	err = model__start(model, start);
@@ -671,6 +720,7 @@ cleanup:
 	}
 	err = err ? 1 : cmd_done ? cmd_status : 0;
 out:
+	usdt_files__free(usdt);
 	launch__free(cmd);
 	target__free(target);
 	free(args.pid_lists);

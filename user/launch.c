@@ -189,6 +189,11 @@ pid_t launch__pid(const struct launch *l)
 	return l->pid;
 }
 
+const char *launch__path(const struct launch *l)
+{
+	return l->path;
+}
+
 int launch__release(struct launch *l)
 {
 	static const char *const steps[] = {

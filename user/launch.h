@@ -23,6 +23,8 @@ struct launch;
 struct launch *launch__new(char *const argv[], bool as_root);
 
 pid_t launch__pid(const struct launch *l);
+/* The program the child will exec: argv[0] as found in $PATH. */
+const char *launch__path(const struct launch *l);
 
 /* Lets the child exec, and waits until it has (or failed to). Returns 0, or the negative errno
  * of the failure, reported on stderr; the child has then exited with LAUNCH_CANNOT_RUN. */
