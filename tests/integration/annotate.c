@@ -1,8 +1,8 @@
-/* annotate.c - user annotations (include/lxtrace/annotate.h) recorded with --usdt: the
- * `annotated` workload's tasks, regions and logs come out in order, on the threads that made
- * them, with the right names, nesting, task ids and parent links, strings read even from a page
- * the program never touched; Go 1.23's viewer lists the
- * tasks on its user task page; a binary without the probes is a clear error.
+/* annotate.c - user annotations (include/lxtrace/annotate.h) recorded with --usdt, or found by
+ * lxtrace itself in a command it starts: the `annotated` workload's tasks, regions and logs come
+ * out in order, on the threads that made them, with the right names, nesting, task ids and
+ * parent links, strings read even from a page the program never touched; Go 1.23's viewer
+ * lists the tasks on its user task page; a binary without the probes is a clear error.
  *
  * The expected sequence mirrors Go's TestUserTaskRegion (runtime/trace/annotation_test.go). */
 #include <fcntl.h>
@@ -20,6 +20,7 @@
 
 static pid_t viewer = -1;
 static char viewer_log[64];
+static char cmd_trace[64];	/* the trace of a recording run here, not by it.rec */
 
 static void annotate_fini(void)
 {
@@ -31,6 +32,9 @@ static void annotate_fini(void)
 	if (viewer_log[0] && !getenv("LXTRACE_TEST_KEEP"))
 		unlink(viewer_log);
 	viewer_log[0] = '\0';
+	if (cmd_trace[0])
+		unlink(cmd_trace);
+	cmd_trace[0] = '\0';
 	itest_fini();
 }
 
@@ -114,7 +118,9 @@ static void print_user_events(const uint32_t *tids, size_t ntids)
 	}
 }
 
-Test(annotate, tasks_regions_and_logs_in_order)
+/* The workload's user events in it.trace are exactly ROUNDS rounds of round_events, and the
+ * recorder's summary reports no region-nesting repair. */
+static void expect_rounds(const char *summary)
 {
 	uint32_t tids[ROUNDS + 1];
 	uint64_t seen_tasks[2 * ROUNDS], ids[3] = { 0 };
@@ -129,7 +135,6 @@ Test(annotate, tasks_regions_and_logs_in_order)
 	memset(long_msg, 'm', 255);
 	memcpy(long_msg + 255, CUT, sizeof(CUT));
 
-	record_annotated();
 	ident = itest_ident("annotated");
 	tids[0] = (uint32_t)itest_tid("main");
 	for (int r = 0; r < ROUNDS; r++) {
@@ -210,8 +215,58 @@ Test(annotate, tasks_regions_and_logs_in_order)
 		print_user_events(tids, ROUNDS + 1);
 	cr_assert(round == ROUNDS && k == nwant, "only %d rounds (event %zu of %zu) of %d in the trace",
 		  round, k, nwant, ROUNDS);
-	cr_assert(strstr(recorder__stderr(it.rec), "region-nesting 0"),
-		  "the model repaired region nesting:\n%s", recorder__stderr(it.rec));
+	cr_assert(strstr(summary, "region-nesting 0"), "the model repaired region nesting:\n%s",
+		  summary);
+}
+
+Test(annotate, tasks_regions_and_logs_in_order)
+{
+	record_annotated();
+	expect_rounds(recorder__stderr(it.rec));
+}
+
+/* Without --usdt: lxtrace finds the probes of the command it starts by itself, and the trace
+ * holds the same events. The command's stdout is lxtrace's (which writes only to stderr). */
+Test(annotate, command_is_attached_without_usdt)
+{
+	char prog[4096], rounds[16], *out = NULL, *err = NULL;
+	int rc, status;
+
+	itest_require_root();
+	rc = record__tmpfile(cmd_trace, sizeof(cmd_trace), ".trace");
+	cr_assert_eq(rc, 0, "tmpfile: %s", strerror(-rc));
+	snprintf(prog, sizeof(prog), "%s", record__workload_path("annotated"));
+	snprintf(rounds, sizeof(rounds), "%d", ROUNDS);
+	status = run_capture((const char *[]){ record__build_path("lxtrace"), "record", "-o", cmd_trace,
+					       "--", prog, rounds, NULL }, 60, &out, &err);
+	cr_assert_eq(status, 0, "lxtrace record -- annotated: status %d, stderr:\n%s", status,
+		     err ? err : "");
+	it.wl = workload__from_output(out, status);
+	free(out);
+	cr_assert(it.wl, "reading the workload's report: %s", strerror(errno));
+	itest_load_file(cmd_trace);
+	expect_rounds(err ? err : "");
+	free(err);
+}
+
+/* In a target mode the probes still fire in every process that runs the file; the programs
+ * drop the hits of processes outside the target before they write anything. */
+Test(annotate, untraced_processes_annotations_are_dropped)
+{
+	char usdt[4096];
+	const struct gt_event *ev;
+
+	snprintf(usdt, sizeof(usdt), "%s", record__workload_path("annotated"));
+	itest_start((const char *[]){ "--usdt", usdt, "--", "/bin/sleep", "3", NULL });
+	itest_run("annotated", (const char *[]){ "2", NULL }, 60);
+	itest_stop(0, 0);
+	itest_load();
+	ev = gt_trace__events(it.trace);
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++)
+		cr_assert(!is_user_event(&ev[i]), "a user event (type %u) of goroutine %llu in the trace",
+			  ev[i].type, (unsigned long long)ev[i].g);
+	cr_assert(strstr(recorder__stderr(it.rec), " 0 annotations"),
+		  "the recorder got annotation records:\n%s", recorder__stderr(it.rec));
 }
 
 /* A TCP port that was free a moment ago, for the viewer's -http flag. */

@@ -80,14 +80,21 @@ static inline void itest_stop(int sig, int want_status)
 	cr_assert_eq(recorder__leftover_progs(it.rec), 0, "BPF programs outlived the recorder");
 }
 
-/* Asserts that our decoder and both Go parsers accept the trace; loads it into it.trace. */
-static inline void itest_load(void)
+/* Asserts that our decoder and both Go parsers accept the trace at path; loads it into
+ * it.trace. */
+static inline void itest_load_file(const char *path)
 {
 	char why[4096];
-	int rc = gt_trace__load(recorder__path(it.rec), &it.trace, why, sizeof(why));
+	int rc = gt_trace__load(path, &it.trace, why, sizeof(why));
 
 	cr_assert_eq(rc, 0, "lxtrace's own decoder rejects the trace: %s", why);
-	cr_assert(goparse_both_ok(recorder__path(it.rec), why, sizeof(why)), "%s", why);
+	cr_assert(goparse_both_ok(path, why, sizeof(why)), "%s", why);
+}
+
+/* The same for the recorder's trace. */
+static inline void itest_load(void)
+{
+	itest_load_file(recorder__path(it.rec));
 }
 
 /* One whole recording: workload `name` run with wargs while lxtrace record (given ropts)

@@ -57,15 +57,6 @@ static int record_run(const char *const *args, char **err)
 	return status;
 }
 
-static void load_trace(const char *path)
-{
-	char why[4096];
-	int rc = gt_trace__load(path, &it.trace, why, sizeof(why));
-
-	cr_assert_eq(rc, 0, "lxtrace's own decoder rejects the trace: %s", why);
-	cr_assert(goparse_both_ok(path, why, sizeof(why)), "%s", why);
-}
-
 static void write_text(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY);
@@ -186,7 +177,7 @@ Test(targets, command_and_its_children)
 					       "for i in $(seq 50); do /bin/true; done", NULL }, &err);
 	cr_assert_eq(status, 0, "lxtrace exited %d:\n%s", status, err);
 	free(err);
-	load_trace(tt.trace);
+	itest_load_file(tt.trace);
 
 	/* Each /bin/true is a child process of the shell that execs: one exec log, with its
 	 * goroutine created (forked) and ended within the recording. */
@@ -363,7 +354,7 @@ Test(targets, heap_follows_resident_memory)
 	status = record_run((const char *[]){ "--", allocator, "10", "20", "50", NULL }, &err);
 	cr_assert_eq(status, 0, "lxtrace exited %d:\n%s", status, err);
 	free(err);
-	load_trace(tt.trace);
+	itest_load_file(tt.trace);
 	ev = gt_trace__events(it.trace);
 	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
 		if (ev[i].type != GT_EV_HEAP_ALLOC)

@@ -635,6 +635,23 @@ fail:
 	return NULL;
 }
 
+struct workload *workload__from_output(const char *out, int status)
+{
+	struct workload *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->in_fd = -1;
+	w->status = status;
+	w->out = strdup(out ? out : "");
+	if (!w->out || parse_protocol(w)) {
+		workload__free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return w;
+}
+
 int workload__status(const struct workload *w)
 {
 	return w->status;

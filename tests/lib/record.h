@@ -61,6 +61,10 @@ int workload__send(struct workload *w, const char *text);
  * what it reported. Returns 0 or -errno. */
 int workload__finish(struct workload *w, int timeout_s);
 
+/* The report of a workload that another program ran (lxtrace record -- NAME ...), from its
+ * stdout `out` as captured; status is what the runner exited with. NULL with errno set. */
+struct workload *workload__from_output(const char *out, int status);
+
 /* Exit status: the exit code, or 128 + the signal that killed it. */
 int workload__status(const struct workload *w);
 pid_t workload__pid(const struct workload *w);
