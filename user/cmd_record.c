@@ -105,7 +105,10 @@ static void usage(FILE *f)
 		"                          none: no syscalls\n"
 		"  -u, --usdt PATH         also record the task, region and log annotations\n"
 		"                          (<lxtrace/annotate.h>) of the program or shared library\n"
-		"                          PATH, in every process that runs it; repeatable\n"
+		"                          PATH, in every process that runs it (with a target: in the\n"
+		"                          target's); repeatable. With -p, the annotated programs and\n"
+		"                          libraries the processes have mapped are found by themselves,\n"
+		"                          with a COMMAND its program\n"
 		"  -v, --verbose           show libbpf's messages\n"
 		"  -h, --help              show this help\n",
 		DEFAULT_BUFFER_MIB);
