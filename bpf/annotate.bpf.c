@@ -69,19 +69,13 @@ static __always_inline long arg(struct pt_regs *ctx, __u64 n)
 static __always_inline struct lx_user *user_rec(void **ring, __u32 size, __u8 type, __u64 task,
 						 __u64 parent, const char *name)
 {
-	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct lx_user *r;
+	struct lx_user *r = reserve_current(ring, size, type);
 
-	if (!traced_current(id >> 32))
-		return NULL;
-	r = reserve(ring, size, cpu);
 	if (!r)
 		return NULL;
-	header(&r->h, ts, (__u32)id, cpu, type);
 	r->task = task;
 	r->parent = parent;
-	r->pid = id >> 32;
+	r->pid = bpf_get_current_pid_tgid() >> 32;
 	r->pad[0] = r->pad[1] = r->pad[2] = 0;
 	if (name)
 		r->flags = copy_str(r->name, sizeof(r->name), name, LX_USER_NAME_CUT, LX_USER_NAME_FAULT);

@@ -181,22 +181,6 @@ static __always_inline int on_fork(bool btf, struct task_struct *parent, struct 
 	return 0;
 }
 
-/* A record about the current thread (exec, exit and syscall entry run in its context), or NULL
- * for the tracer's own threads and when the ring is full. */
-static __always_inline void *reserve_current(void **ring, __u32 size, __u8 type)
-{
-	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct lx_rec *h;
-
-	if (!traced_current(id >> 32))
-		return NULL;
-	h = reserve(ring, size, cpu);
-	if (h)
-		header(h, ts, (__u32)id, cpu, type);
-	return h;
-}
-
 static __always_inline int on_exec(__u32 old_tid)
 {
 	struct lx_exec *r;

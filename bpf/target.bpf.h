@@ -2,14 +2,15 @@
  * --cgroup) every lxtrace BPF object applies before it reserves ring space. Each object that
  * includes it declares the constants and the `targets` map; user space sets the same constants
  * in every object and hands them the scheduler object's `targets` fd (capture.c), so the fork
- * and exit programs' updates of the traced processes hold for all of them.
+ * and exit programs' updates of the traced processes hold for all of them. reserve_current()
+ * is the filtered reserve of the records a thread writes about itself.
  */
 #ifndef LXTRACE_BPF_TARGET_BPF_H
 #define LXTRACE_BPF_TARGET_BPF_H
 
 #include <bpf/bpf_core_read.h>
 
-#include "lxtrace.h"
+#include "ring.bpf.h"
 
 /* Set by user space before load. */
 const volatile __u32 self_tgid;		/* the tracer's own process: never recorded */
@@ -61,6 +62,23 @@ static __always_inline bool traced_current(__u32 tgid)
 	if (target_mode == LX_TARGET_CGROUP)
 		return tgid != self_tgid && in_cgroup(bpf_get_current_task_btf());
 	return traced_task(NULL, tgid);
+}
+
+/* A record about the current thread (exec, exit, syscall entry and annotations run in its
+ * context), its header filled in, or NULL for an untraced thread (the tracer's own included)
+ * and when the ring is full (counted). */
+static __always_inline void *reserve_current(void **ring, __u32 size, __u8 type)
+{
+	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lx_rec *h;
+
+	if (!traced_current(id >> 32))
+		return NULL;
+	h = reserve(ring, size, cpu);
+	if (h)
+		header(h, ts, (__u32)id, cpu, type);
+	return h;
 }
 
 #endif
