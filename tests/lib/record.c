@@ -523,13 +523,11 @@ static int parse_protocol(struct workload *w)
 	return 0;
 }
 
-struct workload *workload__start(const char *name, const char *const *args)
+/* A workload not started yet, and its command line in argv (MAX_ARGS + 2 entries). */
+static struct workload *workload_new(const char *name, const char *const *args, const char **argv)
 {
-	const char *argv[MAX_ARGS + 2];
 	struct workload *w = calloc(1, sizeof(*w));
 	size_t n = 0;
-	int pi[2] = { -1, -1 }, out_fd = -1, saved;
-	pid_t pid;
 
 	if (!w)
 		return NULL;
@@ -538,6 +536,18 @@ struct workload *workload__start(const char *name, const char *const *args)
 	for (size_t i = 0; args && args[i] && i < MAX_ARGS; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
+	return w;
+}
+
+struct workload *workload__start(const char *name, const char *const *args)
+{
+	const char *argv[MAX_ARGS + 2];
+	struct workload *w = workload_new(name, args, argv);
+	int pi[2] = { -1, -1 }, out_fd = -1, saved;
+	pid_t pid;
+
+	if (!w)
+		return NULL;
 	if (record__tmpfile(w->outpath, sizeof(w->outpath), ".out") || pipe2(pi, O_CLOEXEC))
 		goto fail;
 	out_fd = open(w->outpath, O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -601,18 +611,12 @@ int workload__finish(struct workload *w, int timeout_s)
 struct workload *workload__run(const char *name, const char *const *args, int timeout_s)
 {
 	const char *argv[MAX_ARGS + 2];
-	struct workload *w = calloc(1, sizeof(*w));
-	size_t n = 0;
+	struct workload *w = workload_new(name, args, argv);
 	int po[2], saved;
 	pid_t pid;
 
 	if (!w)
 		return NULL;
-	w->in_fd = -1;
-	argv[n++] = record__workload_path(name);
-	for (size_t i = 0; args && args[i] && i < MAX_ARGS; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
 	if (pipe2(po, O_CLOEXEC))
 		goto fail;
 	/* stderr stays the test's own: a workload's complaint shows in the test log. */
