@@ -471,9 +471,11 @@ static struct usdt_files *find_usdt_files(const struct record_args *a, const str
 	}
 	for (size_t i = 0; i < a->n_usdt && !*err; i++)
 		*err = usdt_files__add(s, a->usdt[i]);
+	/* The command's process is in the target, but until released it is a copy of lxtrace:
+	 * its program is the file it will exec. */
 	if (!*err && cmd) {
 		*err = usdt_files__add_annotated(s, launch__path(cmd));
-	} else if (t && target__mode(t) == LX_TARGET_PIDS) {
+	} else if (!*err && t && target__mode(t) == LX_TARGET_PIDS) {
 		for (size_t i = 0; i < target__npids(t) && !*err; i++) {
 			*err = usdt_files__add_process(s, target__pid(t, i));
 			if (*err == -ESRCH)	/* gone already: drop_gone_targets says so */
