@@ -341,6 +341,11 @@ const char *recorder__path(const struct recorder *r)
 	return r->path;
 }
 
+pid_t recorder__pid(const struct recorder *r)
+{
+	return r->pid;
+}
+
 size_t recorder__nprogs(const struct recorder *r)
 {
 	return r->nprogs;

@@ -36,6 +36,8 @@ bool recorder__announced(const struct recorder *r);
 /* Everything it wrote on stderr (read when stopped), NUL-terminated; never NULL. */
 const char *recorder__stderr(const struct recorder *r);
 const char *recorder__path(const struct recorder *r);
+/* Its pid while it runs, 0 once reaped. */
+pid_t recorder__pid(const struct recorder *r);
 /* BPF programs the recorder held while recording (from /proc/PID/fdinfo) that still exist
  * after a few seconds' grace for the kernel to free them: after a stop this must be 0. */
 size_t recorder__leftover_progs(const struct recorder *r);
