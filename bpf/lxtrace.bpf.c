@@ -10,6 +10,9 @@
  * In a target mode (-p, a command, --cgroup) every program asks whether the thread a record would
  * be about is traced before it reserves anything, so other threads cost a map lookup (or a short
  * cgroup walk) and no record; see traced_task() in target.bpf.h.
+ *
+ * CPU samples (a perf_event program on one cpu-clock event per CPU) and, with --stacks, the
+ * switch, wakeup and fork records carry call stacks inline (struct lx_stack after the record).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -42,6 +45,11 @@ char LICENSE[] SEC("license") = "GPL";
 /* An rss record per process at most every rss_min_ns, unless it moved by rss_min_pages. */
 const volatile __u32 rss_min_pages = 256;
 const volatile __u64 rss_min_ns = 1000000;
+const volatile bool stack_kern;		/* --stacks: switch, wakeup and fork records carry */
+const volatile bool stack_user;		/* the current thread's kernel / user stack */
+const volatile bool sample_idle;	/* --sample-idle: samples of the idle task are kept */
+const volatile bool wake_on_process;	/* exec and new-process fork records wake the reader at
+					 * once, so it notes the process's mappings while it lives */
 
 struct rss_last {
 	__u64 ts;
@@ -57,6 +65,92 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rss_last);
 } rss_seen SEC(".maps");
+
+/* Records with a stack are built here and sent with bpf_ringbuf_output, so the ring holds only
+ * the frames taken, not room for the most a stack can have. One buffer per nesting level on a
+ * CPU: a sample (a timer interrupt) or a wakeup from an interrupt can run inside another
+ * program that is building its record. */
+#define SCRATCH_LEVELS 4
+#define TP_SKIP_FRAMES 3
+#define SCRATCH_BYTES 1088	/* largest record (24) + struct lx_stack + 128 frames, rounded */
+
+struct scratch {
+	__u8 buf[SCRATCH_BYTES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCRATCH_LEVELS);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} scratch_depth SEC(".maps");
+
+_Static_assert(24 + sizeof(struct lx_stack) + 8 * (LX_STACK_KERN_MAX + LX_STACK_USER_MAX) <=
+	       SCRATCH_BYTES, "scratch holds the largest record");
+
+/* Sends rec (24 bytes: every record that carries a stack) followed by the current thread's
+ * kernel and/or user stack (struct lx_stack), waking the reader at once with `wake`. Counts the
+ * record as lost when the ring is full. */
+static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, __u32 size,
+					 bool kern, bool user, bool wake, __u32 skip_frames)
+{
+	__u32 zero = 0, *depth, level;
+	struct lx_stack *st;
+	struct scratch *sc;
+	__u64 nk = 0, nu = 0;
+	long n;
+	void *ring;
+
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	depth = bpf_map_lookup_elem(&scratch_depth, &zero);
+	if (!ring || !depth)
+		return;
+	flush_syscalls(ring);
+	/* Interrupts nest strictly, so a nested run restores the depth before this one goes on;
+	 * the depth is raised before the buffer is written and lowered after it is sent. */
+	level = (*depth)++;
+	barrier();
+	sc = level < SCRATCH_LEVELS ? bpf_map_lookup_elem(&scratch, &level) : NULL;
+	if (!sc) {
+		count_lost(1);
+		goto out;
+	}
+	__builtin_memcpy(sc->buf, rec, 24);
+	st = (void *)(sc->buf + size);
+	st->tid = (__u32)bpf_get_current_pid_tgid();
+	if (kern) {
+		/* A tracepoint's stack starts in the BPF program, bpf_trace_runN and the
+		 * tracepoint's iterator: skip them. A sample's starts where the timer hit. */
+		n = bpf_get_stack(ctx, st->pc, LX_STACK_KERN_MAX * 8,
+				  skip_frames & BPF_F_SKIP_FIELD_MASK);
+		nk = n > 0 ? (__u64)n / 8 : 0;
+	}
+	if (nk > LX_STACK_KERN_MAX)
+		nk = LX_STACK_KERN_MAX;
+	if (user) {
+		n = bpf_get_stack(ctx, &st->pc[nk], LX_STACK_USER_MAX * 8, BPF_F_USER_STACK);
+		nu = n > 0 ? (__u64)n / 8 : 0;
+	}
+	if (nu > LX_STACK_USER_MAX)
+		nu = LX_STACK_USER_MAX;
+	st->nkern = nk;
+	st->nuser = nu;
+	n = size + sizeof(*st) + (nk + nu) * 8;
+	if (n > SCRATCH_BYTES)
+		goto out;
+	if (bpf_ringbuf_output(ring, sc->buf, n, wake ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, n)))
+		count_lost(1);
+out:
+	barrier();
+	(*depth)--;
+}
 
 /* A task's field: direct BTF access in tp_btf programs, a probed read in raw_tp ones. */
 #define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
@@ -96,7 +190,19 @@ static __always_inline __s16 current_syscall(void)
 	return nr;
 }
 
-static __always_inline int on_switch(bool btf, bool preempt, struct task_struct *next,
+static __always_inline void fill_switch(struct lx_switch *r, __u64 ts, __u32 prev_tid, __u32 cpu,
+					__u32 next_tid, bool preempt, unsigned int prev_state)
+{
+	header(&r->h, ts, prev_tid, cpu, LX_REC_SWITCH);
+	r->next_tid = next_tid;
+	r->prev_state = prev_tid ? classify(preempt, prev_state) : LX_PREV_RUNNABLE;
+	/* A thread that gave the CPU up itself is in a syscall: blocked in it, or still runnable
+	 * after sched_yield(). A preempted one was interrupted wherever it was. */
+	r->prev_syscall = prev_tid && !preempt ? current_syscall() : -1;
+	r->pad = 0;
+}
+
+static __always_inline int on_switch(void *ctx, bool btf, bool preempt, struct task_struct *next,
 				     unsigned int prev_state)
 {
 	__u64 ts = bpf_ktime_get_ns();
@@ -116,50 +222,61 @@ static __always_inline int on_switch(bool btf, bool preempt, struct task_struct 
 		next_tid = 0;
 	if (prev_tid == next_tid)
 		return 0;
+	/* prev is current, so its own stacks can be taken: where it blocked or was preempted. */
+	if (prev_tid && (stack_kern || stack_user)) {
+		struct lx_switch l;
+
+		fill_switch(&l, ts, prev_tid, cpu, next_tid, preempt, prev_state);
+		send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, stack_user, false, TP_SKIP_FRAMES);
+		return 0;
+	}
 	r = reserve(&ring, sizeof(*r), cpu);
 	if (!r)
 		return 0;
-	header(&r->h, ts, prev_tid, cpu, LX_REC_SWITCH);
-	r->next_tid = next_tid;
-	r->prev_state = prev_tid ? classify(preempt, prev_state) : LX_PREV_RUNNABLE;
-	/* A thread that gave the CPU up itself is in a syscall: blocked in it, or still runnable
-	 * after sched_yield(). A preempted one was interrupted wherever it was. */
-	r->prev_syscall = prev_tid && !preempt ? current_syscall() : -1;
-	r->pad = 0;
+	fill_switch(r, ts, prev_tid, cpu, next_tid, preempt, prev_state);
 	submit(ring, r, sizeof(*r));
 	return 0;
 }
 
-static __always_inline int on_wakeup(bool btf, struct task_struct *p, __u8 type)
+static __always_inline int on_wakeup(void *ctx, bool btf, struct task_struct *p, __u8 type)
 {
-	__u64 ts = bpf_ktime_get_ns();
+	__u64 ts = bpf_ktime_get_ns(), waker = bpf_get_current_pid_tgid();
 	__u32 cpu = bpf_get_smp_processor_id();
-	struct lx_wakeup *r;
+	struct lx_wakeup *r, l;
 	void *ring;
 
 	/* Kept whoever the waker is: an untraced waker shows as the idle P's wakeup. */
 	if (!traced_task(p, TASK_READ(btf, p, tgid)))
 		return 0;
+	header(&l.h, ts, TASK_READ(btf, p, pid), cpu, type);
+	/* At sched_waking the target CPU is not chosen yet: this is where the wakee last ran,
+	 * which is where it goes unless the scheduler migrates it. */
+	l.target_cpu = TASK_READ(btf, p, thread_info.cpu);
+	l.pad = 0;
+	/* The waker is current (sched_waking runs in its context, or in an interrupt on top of
+	 * it, to which the trace attributes the wakeup all the same): its stack, if traced. */
+	if ((__u32)waker && (stack_kern || stack_user) && traced_current(waker >> 32)) {
+		send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, stack_user, false, TP_SKIP_FRAMES);
+		return 0;
+	}
 	r = reserve(&ring, sizeof(*r), cpu);
 	if (!r)
 		return 0;
-	header(&r->h, ts, TASK_READ(btf, p, pid), cpu, type);
-	/* At sched_waking the target CPU is not chosen yet: this is where the wakee last ran,
-	 * which is where it goes unless the scheduler migrates it. */
-	r->target_cpu = TASK_READ(btf, p, thread_info.cpu);
-	r->pad = 0;
+	*r = l;
 	submit(ring, r, sizeof(*r));
 	return 0;
 }
 
-static __always_inline int on_fork(bool btf, struct task_struct *parent, struct task_struct *child)
+static __always_inline int on_fork(void *ctx, bool btf, struct task_struct *parent,
+				   struct task_struct *child)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u32 child_tgid = TASK_READ(btf, child, tgid), parent_tgid = TASK_READ(btf, parent, tgid);
-	struct lx_fork *r;
+	struct lx_fork *r, l;
 	void *ring;
 	__u8 one = 1;
+	bool wake;
 
 	/* A new process of a traced one is traced from here on, before it can first run: the
 	 * child is not on a run queue until after this tracepoint. */
@@ -171,13 +288,22 @@ static __always_inline int on_fork(bool btf, struct task_struct *parent, struct 
 	} else if (!traced_task(child, child_tgid)) {
 		return 0;
 	}
+	header(&l.h, ts, TASK_READ(btf, child, pid), cpu, LX_REC_FORK);
+	l.parent_tid = TASK_READ(btf, parent, pid);
+	l.child_pid = child_tgid;
+	/* A new process is noted by the reader while it still runs (wake_on_process). */
+	wake = wake_on_process && l.child_pid == l.h.tid;
+	/* The parent is current: sched_process_fork runs at the end of its fork. A parent that is
+	 * not traced itself (--cgroup: a child moved in) gives no stack. */
+	if ((stack_kern || stack_user) && traced_current(parent_tgid)) {
+		send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, stack_user, wake, TP_SKIP_FRAMES);
+		return 0;
+	}
 	r = reserve(&ring, sizeof(*r), cpu);
 	if (!r)
 		return 0;
-	header(&r->h, ts, TASK_READ(btf, child, pid), cpu, LX_REC_FORK);
-	r->parent_tid = TASK_READ(btf, parent, pid);
-	r->child_pid = TASK_READ(btf, child, tgid);
-	submit(ring, r, sizeof(*r));
+	*r = l;
+	bpf_ringbuf_submit(r, wake ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, sizeof(*r)));
 	return 0;
 }
 
@@ -193,7 +319,8 @@ static __always_inline int on_exec(__u32 old_tid)
 	r->pid = bpf_get_current_pid_tgid() >> 32;
 	r->old_tid = old_tid;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	submit(ring, r, sizeof(*r));
+	/* The reader notes the new image's mappings at once, while the process still runs. */
+	bpf_ringbuf_submit(r, wake_on_process ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, sizeof(*r)));
 	return 0;
 }
 
@@ -336,14 +463,14 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(true, preempt, next, prev_state);
+	return on_switch(ctx, true, preempt, next, prev_state);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(false, preempt, next, prev_state);
+	return on_switch(ctx, false, preempt, next, prev_state);
 }
 
 /* sched_waking, not sched_wakeup: it runs in the waker's context before the wakee is enqueued,
@@ -352,37 +479,37 @@ int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_str
 SEC("tp_btf/sched_waking")
 int BPF_PROG(btf_waking, struct task_struct *p)
 {
-	return on_wakeup(true, p, LX_REC_WAKEUP);
+	return on_wakeup(ctx, true, p, LX_REC_WAKEUP);
 }
 
 SEC("raw_tp/sched_waking")
 int BPF_PROG(raw_waking, struct task_struct *p)
 {
-	return on_wakeup(false, p, LX_REC_WAKEUP);
+	return on_wakeup(ctx, false, p, LX_REC_WAKEUP);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(btf_wakeup_new, struct task_struct *p)
 {
-	return on_wakeup(true, p, LX_REC_WAKEUP_NEW);
+	return on_wakeup(ctx, true, p, LX_REC_WAKEUP_NEW);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(raw_wakeup_new, struct task_struct *p)
 {
-	return on_wakeup(false, p, LX_REC_WAKEUP_NEW);
+	return on_wakeup(ctx, false, p, LX_REC_WAKEUP_NEW);
 }
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(btf_fork, struct task_struct *parent, struct task_struct *child)
 {
-	return on_fork(true, parent, child);
+	return on_fork(ctx, true, parent, child);
 }
 
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(raw_fork, struct task_struct *parent, struct task_struct *child)
 {
-	return on_fork(false, parent, child);
+	return on_fork(ctx, false, parent, child);
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -434,4 +561,25 @@ SEC("raw_tp/sys_enter")
 int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long nr)
 {
 	return on_sys_enter(nr);
+}
+
+/* A cpu-clock sample (one perf event per CPU, at the frequency set by user space): the thread
+ * that was running and its stacks, kernel (when the timer hit kernel code) and user. In a target
+ * mode only traced threads are sampled. */
+SEC("perf_event")
+int cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lx_sample r;
+
+	if ((__u32)id ? !traced_current(id >> 32) : !sample_idle)
+		return 0;
+	header(&r.h, ts, (__u32)id, cpu, LX_REC_SAMPLE);
+	r.pid = id >> 32;
+	/* Meaningful only when the sample hit kernel code: the daemon uses it then. */
+	r.syscall = (__u32)id ? current_syscall() : -1;
+	r.pad = 0;
+	send_stacked(ctx, cpu, &r, sizeof(r), true, (__u32)id != 0, false, 0);
+	return 0;
 }

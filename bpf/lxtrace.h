@@ -33,6 +33,7 @@ enum lx_rec_type {
 	LX_REC_REGION_BEGIN,	/* struct lx_user: name = region type */
 	LX_REC_REGION_END,	/* struct lx_user: name = region type */
 	LX_REC_LOG,		/* struct lx_user_log: name = category */
+	LX_REC_SAMPLE,		/* struct lx_sample + struct lx_stack: a cpu-clock sample */
 };
 
 /* Which threads the programs record (const volatile target_mode, set before load). */
@@ -148,6 +149,29 @@ struct lx_user_log {
 	char msg[LX_MSG_LEN];
 };
 
+/* A CPU sample: always followed by the sampled thread's stack (struct lx_stack). tid 0 is the
+ * idle task (recorded only with --sample-idle). */
+struct lx_sample {
+	struct lx_rec h;	/* tid = the thread that was running */
+	__u32 pid;		/* its process (tgid) */
+	__s16 syscall;		/* the syscall it was in when the sample hit kernel code, or -1 */
+	__u16 pad;
+};
+
+/* Call stacks travel inline, after the record they belong to: a record longer than its type's
+ * struct carries one (switch: prev's; wakeup: the waker's; fork: the parent's; sample: the
+ * sampled thread's). kernel frames first, then user frames, each leaf first; the record is
+ * sizeof(type) + 8 + 8 * (nkern + nuser) bytes. */
+#define LX_STACK_KERN_MAX 64
+#define LX_STACK_USER_MAX 64
+
+struct lx_stack {
+	__u32 tid;		/* the thread whose stack it is (current when it was taken) */
+	__u16 nkern;
+	__u16 nuser;
+	__u64 pc[];		/* nkern kernel addresses, then nuser user addresses */
+};
+
 _Static_assert(sizeof(struct lx_rec) == 16, "lx_rec layout");
 _Static_assert(sizeof(struct lx_switch) == 24, "lx_switch layout");
 _Static_assert(sizeof(struct lx_syscall) == 24, "lx_syscall layout");
@@ -155,6 +179,8 @@ _Static_assert(sizeof(struct lx_wakeup) == 24, "lx_wakeup layout");
 _Static_assert(sizeof(struct lx_fork) == 24, "lx_fork layout");
 _Static_assert(sizeof(struct lx_exec) == 40, "lx_exec layout");
 _Static_assert(sizeof(struct lx_rss) == 24, "lx_rss layout");
+_Static_assert(sizeof(struct lx_sample) == 24, "lx_sample layout");
+_Static_assert(sizeof(struct lx_stack) == 8, "lx_stack layout");
 _Static_assert(sizeof(struct lx_sysent) == 8, "lx_sysent layout");
 _Static_assert(sizeof(struct lx_syscalls) == 24 + 8 * LX_SYSCALLS_MAX, "lx_syscalls layout");
 _Static_assert(sizeof(struct lx_user) == 104, "lx_user layout");
