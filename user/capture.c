@@ -39,6 +39,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -97,7 +99,7 @@ struct capture {
 	struct bpf_link **usdt_links;
 	size_t n_usdt_links, cap_usdt_links;
 	struct ring_buffer *rb;
-	struct bpf_link *links[MAX_LINKS];
+	struct bpf_link **links;	/* MAX_LINKS + one sampling event per CPU */
 	unsigned nlinks;
 	struct stage *stages;
 	uint32_t ncpus;
@@ -151,6 +153,7 @@ static void choose_programs(struct capture *c)
 		{ s->progs.btf_sys_enter, s->progs.raw_sys_enter, c->opts.syscalls },
 		{ s->progs.btf_rss, s->progs.raw_rss, c->opts.target_mode != LX_TARGET_ALL },
 	};
+	const struct capture_opts *o = &c->opts;
 	bool btf = have_tp_btf();
 
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
@@ -160,7 +163,13 @@ static void choose_programs(struct capture *c)
 		bpf_program__set_autoload(pairs[i].raw, on && !btf);
 	}
 	bpf_program__set_autoload(s->progs.flush_cpu, c->opts.syscalls);
-	s->rodata->stage_syscalls = c->opts.syscalls;
+	bpf_program__set_autoload(s->progs.cpu_sample, o->sample_hz > 0);
+	s->rodata->stage_syscalls = o->syscalls;
+	s->rodata->stack_kern = o->stack_kern;
+	s->rodata->stack_user = o->stack_user;
+	s->rodata->sample_idle = o->sample_idle;
+	/* Stacks are symbolized against each process's mappings, noted when the reader sees it. */
+	s->rodata->wake_on_process = o->sample_hz || o->stack_kern || o->stack_user;
 }
 
 static size_t ring_size(size_t want)
@@ -260,6 +269,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 			s->cpu, size, size >= sizeof(*r) ? r->type : 0);
 	if (err || r->type == LX_REC_SYSCALLS)
 		return err;
+	if (s->c->opts.on_peek)
+		s->c->opts.on_peek(s->c->opts.ctx, r, size);
 	slot = stage_insert(s, r->ts);
 	if (!slot)
 		return -ENOMEM;
@@ -484,7 +495,8 @@ struct capture *capture__new(const struct capture_opts *opts)
 	c->stages = calloc(ncpus, sizeof(*c->stages));
 	c->heap = calloc(ncpus, sizeof(*c->heap));
 	c->lost_vals = calloc(ncpus, sizeof(*c->lost_vals));
-	if (!c->stages || !c->heap || !c->lost_vals) {
+	c->links = calloc(MAX_LINKS + ncpus, sizeof(*c->links));
+	if (!c->stages || !c->heap || !c->lost_vals || !c->links) {
 		err = -ENOMEM;
 		fprintf(stderr, "lxtrace: capture: out of memory\n");
 		goto fail;
@@ -623,6 +635,46 @@ int capture__load(struct capture *c)
 	return 0;
 }
 
+/* One cpu-clock event per online CPU (the software clock: this machine has no PMU, and it
+ * samples the same on any), each running cpu_sample. A CPU that is offline is skipped. */
+static int attach_sampling(struct capture *c)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = c->opts.sample_hz,
+	};
+
+	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
+		struct bpf_link *link;
+		int fd, err;
+
+		fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && errno == ENODEV)
+			continue;
+		if (fd < 0) {
+			err = -errno;
+			fprintf(stderr, "lxtrace: capture: opening the cpu-clock event of CPU %u at %u Hz: %s%s\n",
+				cpu, c->opts.sample_hz, strerror(-err), err == -EINVAL ?
+				" (above /proc/sys/kernel/perf_event_max_sample_rate?)" : "");
+			return err;
+		}
+		link = bpf_program__attach_perf_event(c->skel->progs.cpu_sample, fd);
+		if (!link) {
+			err = -errno;
+			close(fd);
+			fprintf(stderr, "lxtrace: capture: attaching the sampler to CPU %u: %s\n", cpu,
+				strerror(-err));
+			return err;
+		}
+		/* The link owns the event's fd from now on. */
+		c->links[c->nlinks++] = link;
+	}
+	return 0;
+}
+
 int capture__attach(struct capture *c)
 {
 	struct bpf_program *prog;
@@ -631,8 +683,10 @@ int capture__attach(struct capture *c)
 		struct bpf_link *link;
 		int err;
 
-		/* flush_cpu is run by the reader, never attached. */
-		if (!bpf_program__autoload(prog) || prog == c->skel->progs.flush_cpu)
+		/* flush_cpu is run by the reader, never attached; cpu_sample hangs off perf
+		 * events, attached last. */
+		if (!bpf_program__autoload(prog) || prog == c->skel->progs.flush_cpu ||
+		    prog == c->skel->progs.cpu_sample)
 			continue;
 		link = bpf_program__attach(prog);
 		if (!link) {
@@ -647,7 +701,7 @@ int capture__attach(struct capture *c)
 		}
 		c->links[c->nlinks++] = link;
 	}
-	return 0;
+	return c->opts.sample_hz ? attach_sampling(c) : 0;
 }
 
 int capture__add_target(struct capture *c, uint32_t tgid)
@@ -832,5 +886,6 @@ void capture__free(struct capture *c)
 	free(c->heap);
 	free(c->lost_vals);
 	free(c->stage_vals);
+	free(c->links);
 	free(c);
 }

@@ -30,7 +30,14 @@ struct capture_opts {
 	bool syscalls;			/* record every syscall entry (raw_syscalls:sys_enter) */
 	bool annotations;		/* load the annotation programs (capture__attach_usdt) */
 	uint32_t self_tgid;		/* a process never recorded: the tracer itself */
+	uint32_t sample_hz;		/* cpu-clock samples per second and CPU; 0: none */
+	bool sample_idle;		/* keep samples of the idle task */
+	bool stack_kern, stack_user;	/* stacks on switch, wakeup and fork records */
 	capture_record_fn on_record;
+	/* Optional: called for each record as soon as it is read from its ring, before the
+	 * ordering window delays it, for work that cannot wait (noting a new process's mappings
+	 * while it still runs). Its return value is ignored. */
+	capture_record_fn on_peek;
 	capture_lost_fn on_lost;
 	void *ctx;
 	/* Which threads to record (enum lx_target_mode); in a target mode the resident memory of
