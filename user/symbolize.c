@@ -47,6 +47,7 @@ struct mapping {
 };
 
 struct process {
+	uint64_t key;			/* as noted: pid, or pid | generation << 32 */
 	pid_t pid;
 	unsigned long long starttime;	/* tells a reused pid from the process noted */
 	struct mapping *maps;		/* executable mappings, sorted by start */
@@ -451,9 +452,10 @@ static int read_maps(struct symbolizer *s, struct process *p)
 	return 0;
 }
 
-int symbolizer__note_process(struct symbolizer *s, pid_t pid)
+int symbolizer__note_process(struct symbolizer *s, uint64_t proc)
 {
 	struct process *p = calloc(1, sizeof(*p));
+	pid_t pid = SYM_PROC_PID(proc);
 	char path[512];
 	uint64_t *slot;
 	bool added;
@@ -461,6 +463,7 @@ int symbolizer__note_process(struct symbolizer *s, pid_t pid)
 
 	if (!p)
 		return -ENOMEM;
+	p->key = proc;
 	p->pid = pid;
 	err = read_starttime(s, pid, &p->starttime);
 	if (!err)
@@ -471,10 +474,10 @@ int symbolizer__note_process(struct symbolizer *s, pid_t pid)
 	}
 	snprintf(path, sizeof(path), "%s/perf-%d.map", s->perfmap_dir, pid);
 	p->perfmap = sym_perfmap__new(path);
-	slot = p->perfmap ? gt_u64map__put(s->procs, (uint64_t)pid, &added) : NULL;
+	slot = p->perfmap ? gt_u64map__put(s->procs, proc, &added) : NULL;
 	if (slot && added && grow((void **)&s->plist, &s->procs_cap, s->nprocs + 1,
 				  sizeof(*s->plist))) {
-		gt_u64map__del(s->procs, (uint64_t)pid);
+		gt_u64map__del(s->procs, proc);
 		slot = NULL;
 	}
 	if (!slot) {
@@ -491,9 +494,9 @@ int symbolizer__note_process(struct symbolizer *s, pid_t pid)
 	return 0;
 }
 
-void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
+void symbolizer__forget_process(struct symbolizer *s, uint64_t proc)
 {
-	uint64_t *slot = gt_u64map__get(s->procs, (uint64_t)pid);
+	uint64_t *slot = gt_u64map__get(s->procs, proc);
 	struct process *last;
 	uint64_t idx;
 
@@ -501,21 +504,21 @@ void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
 		return;
 	idx = *slot;
 	process_free(s->plist[idx]);
-	gt_u64map__del(s->procs, (uint64_t)pid);
+	gt_u64map__del(s->procs, proc);
 	last = s->plist[--s->nprocs];
 	if (idx != s->nprocs) {
 		s->plist[idx] = last;
-		*gt_u64map__get(s->procs, (uint64_t)last->pid) = idx;
+		*gt_u64map__get(s->procs, last->key) = idx;
 	}
 	s->st.processes--;
 }
 
-static struct process *process_get(struct symbolizer *s, pid_t pid)
+static struct process *process_get(struct symbolizer *s, uint64_t proc)
 {
-	uint64_t *slot = gt_u64map__get(s->procs, (uint64_t)pid);
+	uint64_t *slot = gt_u64map__get(s->procs, proc);
 
-	if (!slot && symbolizer__note_process(s, pid) == 0)
-		slot = gt_u64map__get(s->procs, (uint64_t)pid);
+	if (!slot && symbolizer__note_process(s, proc) == 0)
+		slot = gt_u64map__get(s->procs, proc);
 	return slot ? s->plist[*slot] : NULL;
 }
 
@@ -544,7 +547,7 @@ static const struct mapping *lookup_mapping(struct symbolizer *s, struct process
 	return find_mapping(p, a);
 }
 
-int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return_addr,
+int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is_return_addr,
 		     struct sym_frame *out, int max)
 {
 	uint64_t a = is_return_addr && addr ? addr - 1 : addr;
@@ -555,7 +558,7 @@ int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_ret
 	if (max < 1)
 		return -EINVAL;
 	s->st.lookups++;
-	p = process_get(s, pid);
+	p = process_get(s, proc);
 	if (p)
 		mp = lookup_mapping(s, p, a);
 	if (mp && mp->mod) {

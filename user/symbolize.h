@@ -33,6 +33,12 @@
 #include <sys/types.h>
 
 #define SYM_PC_SYNTHETIC (1ull << 62)
+/* A process snapshot is named by a 64-bit `proc`: its pid in the low 32 bits, and above them
+ * anything that tells successive images of one pid apart (e.g. an exec generation), so the
+ * stacks of an image still resolve after the pid has exec'ed or been reused. A bare pid is a
+ * proc too. */
+#define SYM_PROC(pid, gen) ((uint64_t)(uint32_t)(pid) | (uint64_t)(gen) << 32)
+#define SYM_PROC_PID(proc) ((pid_t)(uint32_t)(proc))
 #define SYM_PC_REMAPPED (1ull << 61)
 
 /* One frame, ready for struct gt_frame. Strings are owned by the symbolizer and stay valid
@@ -66,22 +72,24 @@ struct symbolizer_stats {
 /* opts may be NULL. NULL with errno set. */
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
 
-/* Snapshots pid's executable mappings, replacing any earlier snapshot (call it when a process
- * is first seen and after each exec), and opens the files not cached yet. Returns 0, or
- * -ENOENT/-ESRCH when the process is gone, or another -errno. A file that cannot be opened
- * is not an error: its addresses read "[unknown] FILE+0xOFFSET". */
-int symbolizer__note_process(struct symbolizer *s, pid_t pid);
+/* Snapshots the executable mappings of proc's pid under proc, replacing any earlier snapshot
+ * of proc (call it when a process is first seen and after each exec, with a new proc per
+ * image to keep the old image's snapshot too), and opens the files not cached yet. Returns 0,
+ * or -ENOENT/-ESRCH when the process is gone (an earlier snapshot of proc is then kept), or
+ * another -errno. A file that cannot be opened is not an error: its addresses read
+ * "[unknown] FILE+0xOFFSET". */
+int symbolizer__note_process(struct symbolizer *s, uint64_t proc);
 
-/* Drops pid's snapshot; the binaries stay cached. Call it once the process's records are all
- * symbolized. Unknown pids are ignored. */
-void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
+/* Drops proc's snapshot; the binaries stay cached. Call it once the image's records are all
+ * symbolized. Unknown procs are ignored. */
+void symbolizer__forget_process(struct symbolizer *s, uint64_t proc);
 
-/* Expands one user address of pid into frames, innermost first (inlined calls first, then the
+/* Expands one user address of proc into frames, innermost first (inlined calls first, then the
  * function holding the code). is_return_addr: addr is a return address (every frame of a
  * sampled stack but the leaf), looked up at addr - 1 so the line is the call's. A pid never
  * noted is noted now. Returns the number of frames written (>= 1: an address nothing knows
  * is one "[unknown] ..." frame) or -errno (-EINVAL: max < 1). */
-int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return_addr,
+int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is_return_addr,
 		     struct sym_frame *out, int max);
 
 /* The same for a kernel address (one frame: func = function, file = "[kernel]" or the
