@@ -29,12 +29,14 @@ struct model_stacks {
 	struct gt_u64map *stacks;	/* (ident + 1) << 16 | (nr + 2) -> stack id */
 	struct gt_u64map *sys_pcs;	/* nr + 2 -> PC of the frame "syscall NAME" */
 	uint64_t special[MODEL_SPECIAL_COUNT];
+	uint64_t special_pc[MODEL_SPECIAL_COUNT];
 };
 
 static const char *const special_func[MODEL_SPECIAL_COUNT] = {
 	[MODEL_SPECIAL_IRQ] = "[irq]",
 	[MODEL_SPECIAL_LXTRACE] = "lxtrace",
 	[MODEL_SPECIAL_REPAIR] = "[lxtrace repair]",
+	[MODEL_SPECIAL_IDLE] = "[idle]",
 };
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
@@ -47,10 +49,12 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 }
 
 /* A PC for a new func string: a hash of it (so the same name keeps its PC across files),
- * moved on when another string already has it. 40 bits keep frames short on the wire. */
+ * moved on when another string already has it. MODEL_PC_SYNTHETIC keeps it clear of every
+ * real address and of the symbolizer's PCs; the hash's 40 bits keep it unique. Always odd:
+ * even PCs in the range are model_stacks__trim_frame's. */
 static int new_pc(struct model_stacks *s, const char *func, uint64_t *out)
 {
-	uint64_t pc = (fnv1a(0xcbf29ce484222325ull, func, strlen(func)) >> 24) | 1;
+	uint64_t pc = MODEL_PC_SYNTHETIC | (fnv1a(0xcbf29ce484222325ull, func, strlen(func)) >> 24) | 1;
 	uint64_t *slot;
 	bool added;
 
@@ -168,8 +172,36 @@ const char *model_stacks__comm(const struct model_stacks *s, uint32_t ident)
 	return s->idents[ident].comm;
 }
 
-/* The leaf frame naming syscall nr (func is its storage). */
-static int syscall_frame(struct model_stacks *s, int nr, char *func, size_t len, struct gt_frame *f)
+int model_stacks__ident_frame(const struct model_stacks *s, uint32_t ident, struct gt_frame *f)
+{
+	const struct ident *id = &s->idents[ident];
+
+	*f = (struct gt_frame){ .pc = id->pc, .func = id->func, .file = id->file };
+	return 0;
+}
+
+int model_stacks__special_frame(struct model_stacks *s, enum model_special k, struct gt_frame *f)
+{
+	int err;
+
+	if (!s->special_pc[k]) {
+		err = new_pc(s, special_func[k], &s->special_pc[k]);
+		if (err)
+			return err;
+	}
+	*f = (struct gt_frame){ .pc = s->special_pc[k], .func = special_func[k], .file = "lxtrace" };
+	return 0;
+}
+
+void model_stacks__trim_frame(uint64_t n, char *func, size_t len, struct gt_frame *f)
+{
+	snprintf(func, len, "[trimmed %llu frames]", (unsigned long long)n);
+	*f = (struct gt_frame){ .pc = MODEL_PC_SYNTHETIC | (n & 0xffffffffull) << 1, .func = func,
+				.file = "lxtrace" };
+}
+
+int model_stacks__syscall_frame(struct model_stacks *s, int nr, char *func, size_t len,
+				struct gt_frame *f)
 {
 	const char *name = syscalls__name(nr);
 	uint64_t key = (uint64_t)(nr + 2), *slot;
@@ -214,7 +246,7 @@ uint64_t model_stacks__thread(struct model_stacks *s, uint32_t p, uint32_t ident
 		return *slot;
 
 	if (nr >= 0) {
-		err = syscall_frame(s, nr, func, sizeof(func), &frames[n++]);
+		err = model_stacks__syscall_frame(s, nr, func, sizeof(func), &frames[n++]);
 		if (err) {
 			errno = -err;
 			return 0;
@@ -235,12 +267,12 @@ uint64_t model_stacks__thread(struct model_stacks *s, uint32_t p, uint32_t ident
 
 uint64_t model_stacks__special(struct model_stacks *s, uint32_t p, enum model_special k)
 {
-	struct gt_frame f = { .func = special_func[k], .file = "lxtrace" };
+	struct gt_frame f;
 	int err;
 
 	if (s->special[k])
 		return s->special[k];
-	err = new_pc(s, f.func, &f.pc);
+	err = model_stacks__special_frame(s, k, &f);
 	if (err) {
 		errno = -err;
 		return 0;

@@ -18,8 +18,15 @@ enum model_special {
 	MODEL_SPECIAL_IRQ,	/* "[irq]": a wakeup from a CPU running no thread */
 	MODEL_SPECIAL_LXTRACE,	/* "lxtrace": lxtrace's own goroutine, which writes its logs */
 	MODEL_SPECIAL_REPAIR,	/* "[lxtrace repair]": events invented to keep the trace valid */
+	MODEL_SPECIAL_IDLE,	/* "[idle]": the identity of CPU samples of the idle task */
 	MODEL_SPECIAL_COUNT,
 };
+
+/* Every PC of a synthetic frame (identities, syscalls, specials, trim marks) has this bit:
+ * real user addresses are below 2^57 even with 5-level paging, kernel ones have bits 63..47
+ * set, the symbolizer's own PCs have bit 62 (symbolize.h). Its 40-bit hashes alone could equal
+ * a real address of a non-PIE executable. */
+#define MODEL_PC_SYNTHETIC (1ull << 60)
 
 struct model_stacks;
 
@@ -44,6 +51,16 @@ const char *model_stacks__comm(const struct model_stacks *s, uint32_t ident);
 uint64_t model_stacks__thread(struct model_stacks *s, uint32_t p, uint32_t ident, int nr);
 
 uint64_t model_stacks__special(struct model_stacks *s, uint32_t p, enum model_special k);
+
+/* Frames for stacks built elsewhere (callstacks.c); strings live as long as s, but for the
+ * syscall and trim frames, whose func is written into the caller's buffer. Return 0 or
+ * -errno. */
+int model_stacks__ident_frame(const struct model_stacks *s, uint32_t ident, struct gt_frame *f);
+int model_stacks__special_frame(struct model_stacks *s, enum model_special k, struct gt_frame *f);
+int model_stacks__syscall_frame(struct model_stacks *s, int nr, char *func, size_t len,
+				struct gt_frame *f);
+/* "[trimmed N frames]": marks where a deep stack lost its outer frames. */
+void model_stacks__trim_frame(uint64_t n, char *func, size_t len, struct gt_frame *f);
 
 /* Accepts NULL. */
 void model_stacks__free(struct model_stacks *s);
