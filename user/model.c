@@ -25,6 +25,7 @@
 
 #include "format/u64map.h"
 #include "user/annotations.h"
+#include "user/callstacks.h"
 #include "user/model.h"
 #include "user/model_stacks.h"
 #include "user/procscan.h"
@@ -55,6 +56,8 @@ struct model {
 	struct threads *threads;
 	struct model_stacks *stacks;
 	struct annotations *ann;
+	struct callstacks *cs;		/* NULL unless records carry call stacks */
+	const struct lx_stack *rs;	/* the call stack the current record carries, or NULL */
 	struct thread **cur;		/* per P: the G running there per the model, or NULL */
 	uint64_t now;			/* time of every event written for the current record */
 	uint64_t scan_ts;		/* CLOCK_MONOTONIC when the /proc scan ended */
@@ -108,10 +111,11 @@ static int emit4(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint6
 	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
 }
 
-/* The stack of t in syscall nr (-1: none) for an event on P p. A thread mostly repeats its
- * last stack (a syscall loop, a read that blocks after its GoSysCall), so that one is kept on
- * the thread: a syscall storm then costs no hash lookup per event. */
-static int thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk)
+/* The stack naming t in syscall nr (-1: none), its identity frame alone or under the syscall's,
+ * for an event on P p. A thread mostly repeats its last stack (a syscall loop, a read that
+ * blocks after its GoSysCall), so that one is kept on the thread: a syscall storm then costs
+ * no hash lookup per event. */
+static int ident_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk)
 {
 	if (t->last_stk && t->last_stk_ident == t->ident && t->last_stk_nr == nr) {
 		*stk = t->last_stk;
@@ -126,6 +130,16 @@ static int thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, u
 	return 0;
 }
 
+/* The stack of t in syscall nr for an event on P p: the call stack the current record took of
+ * t when it has one, else ident_stack's. */
+static int thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk)
+{
+	if (!m->rs || m->rs->tid != t->tid)
+		return ident_stack(m, p, t, nr, stk);
+	*stk = callstacks__get(m->cs, p, t->ident, model_stacks__pid(m->stacks, t->ident), nr, m->rs);
+	return *stk ? 0 : -errno;
+}
+
 static int special_stack(struct model *m, uint32_t p, enum model_special k, uint64_t *stk)
 {
 	*stk = model_stacks__special(m->stacks, p, k);
@@ -138,7 +152,8 @@ static int go_create(struct model *m, uint32_t p, struct thread *t, uint64_t cre
 	uint64_t new_stk;
 	int err;
 
-	err = thread_stack(m, p, t, -1, &new_stk);
+	/* The identity alone: 1.19 groups goroutines by its first frame's PC. */
+	err = ident_stack(m, p, t, -1, &new_stk);
 	if (err)
 		return err;
 	t->goid = t->tid | (uint64_t)t->gen << 32;
@@ -581,6 +596,8 @@ static int on_fork(struct model *m, const struct lx_fork *f)
 	err = rebirth(m, child, f->child_pid, comm);
 	if (err)
 		return err;
+	if (m->cs && f->child_pid == f->h.tid)
+		callstacks__image(m->cs, f->child_pid, f->h.ts);
 
 	/* GoCreate is attributed to whatever runs on its P: the parent, or nothing at all. */
 	if (parent) {
@@ -651,7 +668,10 @@ static int on_exec(struct model *m, const struct lx_exec *e)
 		if (err)
 			return err;
 	}
-	/* Its later stacks carry the new name; goroutines it creates are named after it too. */
+	/* Its later stacks carry the new name and resolve in the new image; goroutines it
+	 * creates are named after it too. */
+	if (m->cs)
+		callstacks__image(m->cs, e->pid, e->h.ts);
 	err = model_stacks__ident(m->stacks, e->pid, comm, &t->ident);
 	if (err)
 		return err;
@@ -882,6 +902,33 @@ static int on_user(struct model *m, const struct lx_user *u)
 	}
 }
 
+/* A CPU sample: on the sampling CPU's P, naming the thread's goroutine only once it exists in
+ * the trace (a sample naming a goroutine before its GoCreate breaks Go 1.19's parser). */
+static int on_sample(struct model *m, const struct lx_sample *s)
+{
+	struct thread *t = s->h.tid ? threads__find(m->threads, s->h.tid) : NULL;
+	uint32_t ident = CALLSTACKS_IDLE;
+	struct procscan_thread info;
+	uint64_t stk;
+	int err;
+
+	m->st.samples++;
+	if (t) {
+		ident = t->ident;
+	} else if (s->h.tid) {
+		/* Not seen yet (its fork record is still to come, or was lost): named from /proc. */
+		if (procscan__thread(m->proc_root, s->h.tid, &info))
+			info = (struct procscan_thread){ .pid = 0 };
+		err = model_stacks__ident(m->stacks, info.pid, info.comm, &ident);
+		if (err)
+			return err;
+	}
+	stk = callstacks__get(m->cs, s->h.cpu, ident, s->pid, m->rs->nkern ? s->syscall : -1, m->rs);
+	if (!stk)
+		return -errno;
+	return gt_writer__cpu_sample(m->w, s->h.cpu, m->now, s->h.cpu, t ? t->goid : 0, stk);
+}
+
 /* ---- interface ----------------------------------------------------------------------------- */
 
 struct model *model__new(const struct model_opts *opts)
@@ -910,7 +957,10 @@ struct model *model__new(const struct model_opts *opts)
 	m->stacks = model_stacks__new(opts->writer);
 	m->ann = annotations__new();
 	m->cur = calloc(opts->ncpus + 1, sizeof(*m->cur));
-	if (!m->proc_root || !m->rss_pages || !m->threads || !m->stacks || !m->ann || !m->cur) {
+	if (opts->stacks && m->stacks)
+		m->cs = callstacks__new(opts->writer, m->stacks, m->proc_root);
+	if (!m->proc_root || !m->rss_pages || !m->threads || !m->stacks || !m->ann || !m->cur ||
+	    (opts->stacks && !m->cs)) {
 		model__free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -938,6 +988,8 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	t = entry(m, pt->tid, &err);
 	if (!t)
 		return err;
+	if (m->cs && pt->tid == pt->pid)
+		callstacks__note(m->cs, pt->pid);
 	err = model_stacks__ident(m->stacks, pt->pid, pt->comm, &t->ident);
 	if (!err)
 		err = go_create(m, m->hk, t, 0);
@@ -1048,7 +1100,26 @@ static const size_t rec_size[] = {
 	[LX_REC_REGION_BEGIN] = sizeof(struct lx_user),
 	[LX_REC_REGION_END] = sizeof(struct lx_user),
 	[LX_REC_LOG] = sizeof(struct lx_user_log),
+	[LX_REC_SAMPLE] = sizeof(struct lx_sample),
 };
+
+/* The call stack after a record of its type's size, or NULL when there is none; *ok false when
+ * what follows the record is not a whole stack. Samples always carry one. */
+static const struct lx_stack *trailing_stack(const struct lx_rec *r, size_t size, bool *ok)
+{
+	size_t base = rec_size[r->type];
+	const struct lx_stack *st = (const void *)((const char *)r + base);
+	bool may = r->type == LX_REC_SWITCH || r->type == LX_REC_WAKEUP ||
+		   r->type == LX_REC_WAKEUP_NEW || r->type == LX_REC_FORK || r->type == LX_REC_SAMPLE;
+
+	*ok = true;
+	if (size == base && r->type != LX_REC_SAMPLE)
+		return NULL;
+	*ok = may && size >= base + sizeof(*st) && st->nkern <= LX_STACK_KERN_MAX &&
+	      st->nuser <= LX_STACK_USER_MAX &&
+	      size == base + sizeof(*st) + ((size_t)st->nkern + st->nuser) * sizeof(st->pc[0]);
+	return *ok ? st : NULL;
+}
 
 /* Sets the time of the events about to be written; never backwards. */
 static void advance(struct model *m, uint64_t ts)
@@ -1085,6 +1156,7 @@ static bool well_formed(const struct model *m, const struct lx_rec *r, size_t si
 
 int model__record(struct model *m, const struct lx_rec *r, size_t size)
 {
+	bool ok = false;
 	int err;
 
 	if (m->err)
@@ -1092,7 +1164,11 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 	if (!m->started || m->finished)
 		return -EINVAL;
 	m->st.records++;
-	if (!well_formed(m, r, size)) {
+	if (well_formed(m, r, size))
+		m->rs = trailing_stack(r, size, &ok);
+	/* Stacks nobody asked for (opts.stacks off) are corrupt input too. */
+	if (!ok || (m->rs && !m->cs)) {
+		m->rs = NULL;
 		repair(m, MODEL_REPAIR_BAD_RECORD);
 		return 0;
 	}
@@ -1116,6 +1192,9 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 	case LX_REC_EXIT:
 		err = on_thread_exit(m, r);
 		break;
+	case LX_REC_SAMPLE:
+		err = on_sample(m, (const struct lx_sample *)r);
+		break;
 	case LX_REC_RSS:
 		err = on_rss(m, (const struct lx_rss *)r);
 		break;
@@ -1126,9 +1205,16 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 		err = on_user(m, (const struct lx_user *)r);
 		break;
 	}
+	m->rs = NULL;
 	if (err)
 		m->err = err;
 	return err;
+}
+
+void model__peek(struct model *m, const struct lx_rec *r, size_t size)
+{
+	if (m->cs && size >= sizeof(*r))
+		callstacks__peek(m->cs, r, size);
 }
 
 int model__lost(struct model *m, uint32_t cpu, uint64_t ts, uint64_t n)
@@ -1176,7 +1262,16 @@ int model__finish(struct model *m, uint64_t ts)
 
 void model__stats(const struct model *m, struct model_stats *out)
 {
+	struct callstacks_stats cs = { 0 };
+
 	*out = m->st;
+	if (m->cs)
+		callstacks__stats(m->cs, &cs);
+	out->stack_lookups = cs.lookups;
+	out->stacks_distinct = cs.distinct;
+	out->stacks_trimmed = cs.trimmed;
+	out->images = cs.images;
+	out->symbolize_ns = cs.symbolize_ns;
 }
 
 void model__free(struct model *m)
@@ -1186,6 +1281,7 @@ void model__free(struct model *m)
 	free(m->cur);
 	gt_u64map__free(m->rss_pages);
 	annotations__free(m->ann);
+	callstacks__free(m->cs);
 	model_stacks__free(m->stacks);
 	threads__free(m->threads);
 	free(m->proc_root);

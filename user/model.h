@@ -35,6 +35,8 @@ struct model_opts {
 	/* The heap counter shows the resident memory of the kept processes (LX_REC_RSS records),
 	 * starting from what proc_root/PID/statm says at start. */
 	bool rss;
+	bool stacks;			/* records carry call stacks (samples, --stacks): symbolize
+					 * them (user/callstacks.h) */
 };
 
 enum model_repair {
@@ -57,12 +59,15 @@ enum model_repair {
 
 struct model_stats {
 	uint64_t records;		/* kernel records consumed */
-	uint64_t switches, wakeups, forks, execs, exits, syscalls, rss;
+	uint64_t switches, wakeups, forks, execs, exits, syscalls, rss, samples;
 	uint64_t annotations;		/* task, region and log records */
 	uint64_t threads;		/* goroutines created, init phase included */
 	uint64_t lost;			/* records the kernel could not deliver */
 	uint64_t repairs[MODEL_REPAIR_COUNT];
 	uint64_t ignored;		/* records about exiting threads or the idle task: expected */
+	/* Call stacks (all 0 without opts.stacks): stacks looked up, distinct ones symbolized,
+	 * trimmed to fit, process images noted, time spent symbolizing. */
+	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;
 };
 
 /* NULL with errno set on failure. */
@@ -71,6 +76,10 @@ struct model *model__new(const struct model_opts *opts);
 /* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,
  * then the CPUs started. Must precede every record. */
 int model__start(struct model *m, uint64_t ts);
+
+/* Sees a record as soon as it is read, before its turn (capture_opts.on_peek): notes the
+ * mappings of a new process image while it still exists. */
+void model__peek(struct model *m, const struct lx_rec *r, size_t size);
 
 /* Consumes one record of `size` bytes; records come in non-decreasing ts. */
 int model__record(struct model *m, const struct lx_rec *r, size_t size);

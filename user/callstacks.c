@@ -1,0 +1,344 @@
+/* callstacks.c - raw kernel/user stacks to deduplicated, symbolized, trimmed trace stacks, and
+ * the process images they are symbolized against (callstacks.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "format/u64map.h"
+#include "format/varint.h"
+#include "user/callstacks.h"
+#include "user/symbolize.h"
+
+/* Frames gathered before trimming: every kernel frame, the syscall, user frames with their
+ * inlined calls. Deeper expansions are cut at the root end like any deep stack. */
+#define GATHER_MAX 512
+/* What a frame costs in a Stack body at most, but for its PC and line: two string ids, which
+ * stay below 2^28 (4 varint bytes) in any trace a person can open. */
+#define FRAME_STRINGS_BYTES 8
+/* A body's id and frame count. */
+#define BODY_HEAD_BYTES 12
+/* An image noted at peek time whose record never reached the model (dropped as malformed) is
+ * forgotten after this long. */
+#define PENDING_MAX_AGE_NS (10 * 1000000000ull)
+
+/* A noted image waiting for its record's turn. */
+struct pending {
+	uint64_t ts;
+	uint64_t proc;
+	uint32_t pid;
+};
+
+/* A distinct raw stack: its key words live in the pool at off. */
+struct entry {
+	size_t off;
+	uint32_t len;
+	uint64_t stk;
+};
+
+struct callstacks {
+	struct gt_writer *w;
+	struct model_stacks *ms;
+	struct symbolizer *sym;
+	struct gt_u64map *by_hash;	/* hash of the key words -> entry index */
+	struct entry *entries;
+	size_t nentries, entries_cap;
+	uint64_t *pool;			/* key words of every entry */
+	size_t pool_len, pool_cap;
+	struct gt_u64map *cur;		/* pid -> its current image's proc, when not the pid itself */
+	struct pending *pending;
+	size_t npending, pending_cap;
+	uint32_t next_gen;
+	uint64_t key[4 + LX_STACK_KERN_MAX + LX_STACK_USER_MAX];
+	struct gt_frame frames[GATHER_MAX + 2];
+	struct sym_frame sf[GATHER_MAX];
+	char sys_func[64], trim_func[48];
+	struct callstacks_stats st;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+struct callstacks *callstacks__new(struct gt_writer *w, struct model_stacks *ms, const char *proc_root)
+{
+	struct callstacks *cs = calloc(1, sizeof(*cs));
+
+	if (!cs)
+		return NULL;
+	cs->w = w;
+	cs->ms = ms;
+	cs->next_gen = 1;
+	cs->sym = symbolizer__new(&(struct symbolizer_opts){
+		.sz = sizeof(struct symbolizer_opts),
+		.proc_root = proc_root,
+	});
+	cs->by_hash = gt_u64map__new();
+	cs->cur = gt_u64map__new();
+	if (!cs->sym || !cs->by_hash || !cs->cur) {
+		callstacks__free(cs);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return cs;
+}
+
+static uint64_t proc_of(const struct callstacks *cs, uint32_t pid)
+{
+	const uint64_t *slot = gt_u64map__get(cs->cur, pid);
+
+	return slot ? *slot : pid;
+}
+
+void callstacks__note(struct callstacks *cs, uint32_t pid)
+{
+	if (symbolizer__note_process(cs->sym, pid) == 0)
+		cs->st.images++;
+}
+
+void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size)
+{
+	uint32_t pid;
+	uint64_t proc;
+
+	if (r->type == LX_REC_FORK && size >= sizeof(struct lx_fork) &&
+	    ((const struct lx_fork *)r)->child_pid == r->tid)
+		pid = r->tid;
+	else if (r->type == LX_REC_EXEC && size >= sizeof(struct lx_exec))
+		pid = ((const struct lx_exec *)r)->pid;
+	else
+		return;
+	if (grow((void **)&cs->pending, &cs->pending_cap, cs->npending + 1, sizeof(*cs->pending)))
+		return;	/* noted at its turn instead, if it is still there */
+	proc = SYM_PROC(pid, cs->next_gen++);
+	/* A process gone already cannot be noted; its stacks will read "[unknown]". */
+	if (symbolizer__note_process(cs->sym, proc) == 0)
+		cs->st.images++;
+	cs->pending[cs->npending++] = (struct pending){ .ts = r->ts, .proc = proc, .pid = pid };
+}
+
+void callstacks__image(struct callstacks *cs, uint32_t pid, uint64_t ts)
+{
+	uint64_t proc = 0, old = proc_of(cs, pid), *slot;
+	bool added;
+	size_t i, kept = 0;
+
+	for (i = 0; i < cs->npending; i++) {
+		struct pending *p = &cs->pending[i];
+
+		if (!proc && p->pid == pid && p->ts == ts) {
+			proc = p->proc;
+			continue;
+		}
+		if (p->ts + PENDING_MAX_AGE_NS < ts) {
+			symbolizer__forget_process(cs->sym, p->proc);
+			continue;
+		}
+		cs->pending[kept++] = *p;
+	}
+	cs->npending = kept;
+	if (!proc) {
+		proc = SYM_PROC(pid, cs->next_gen++);
+		if (symbolizer__note_process(cs->sym, proc) == 0)
+			cs->st.images++;
+	}
+	/* Every stack of the old image is older than this record and symbolized already. */
+	symbolizer__forget_process(cs->sym, old);
+	slot = gt_u64map__put(cs->cur, pid, &added);
+	if (slot)
+		*slot = proc;
+	else
+		symbolizer__forget_process(cs->sym, proc);	/* the pid's own snapshot serves */
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+/* Frames leaf first into cs->frames: kernel, syscall, user; returns how many or -errno. */
+static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_stack *st)
+{
+	size_t n = 0;
+	int err;
+
+	for (unsigned i = 0; i < st->nkern && n < GATHER_MAX; i++) {
+		struct sym_frame f;
+
+		if (!st->pc[i])
+			continue;
+		err = symbolizer__kernel(cs->sym, st->pc[i], i > 0, &f, 1);
+		if (err < 0)
+			return err;
+		cs->frames[n++] = (struct gt_frame){ f.pc, f.func, f.file, f.line };
+	}
+	if (nr >= 0) {
+		err = model_stacks__syscall_frame(cs->ms, nr, cs->sys_func, sizeof(cs->sys_func),
+						  &cs->frames[n++]);
+		if (err)
+			return err;
+	}
+	for (unsigned i = 0; i < st->nuser && n < GATHER_MAX; i++) {
+		uint64_t a = st->pc[st->nkern + i];
+		int k;
+
+		/* The frame-pointer walk ends on a null return address at the root (and the
+		 * symbolizer has no PC to give address 0). */
+		if (!a)
+			continue;
+		k = symbolizer__user(cs->sym, proc, a, i > 0, cs->sf, (int)(GATHER_MAX - n));
+		if (k < 0)
+			return k;
+		for (int j = 0; j < k; j++)
+			cs->frames[n++] = (struct gt_frame){ cs->sf[j].pc, cs->sf[j].func, cs->sf[j].file,
+							     cs->sf[j].line };
+	}
+	return (int)n;
+}
+
+static size_t frame_bytes(const struct gt_frame *f)
+{
+	return gt_varint_len(f->pc) + FRAME_STRINGS_BYTES + gt_varint_len(f->line);
+}
+
+/* How many leaf frames of n to keep: all when they fit with the identity, else as many as fit
+ * with a trim mark (sized like the identity: both have synthetic PCs) and the identity. */
+static size_t fit(const struct gt_frame *frames, size_t n, const struct gt_frame *ident)
+{
+	size_t base = BODY_HEAD_BYTES + frame_bytes(ident), bytes = base, keep = 0;
+
+	for (size_t i = 0; i < n; i++)
+		bytes += frame_bytes(&frames[i]);
+	if (n + 1 <= CALLSTACKS_MAX_FRAMES && bytes <= GT_MAX_LONG_BODY)
+		return n;
+	bytes = base + frame_bytes(ident) + 2;
+	while (keep + 2 < CALLSTACKS_MAX_FRAMES && bytes + frame_bytes(&frames[keep]) <= GT_MAX_LONG_BODY)
+		bytes += frame_bytes(&frames[keep++]);
+	return keep;
+}
+
+/* Symbolizes, trims and writes the stack; 0 with errno set on failure. */
+static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_t proc, int nr,
+		      const struct lx_stack *st)
+{
+	struct gt_frame id;
+	size_t keep;
+	uint64_t stk;
+	int n, err;
+
+	err = ident == CALLSTACKS_IDLE ? model_stacks__special_frame(cs->ms, MODEL_SPECIAL_IDLE, &id) :
+					 model_stacks__ident_frame(cs->ms, ident, &id);
+	n = err ? err : gather(cs, proc, nr, st);
+	if (n < 0) {
+		errno = -n;
+		return 0;
+	}
+	keep = fit(cs->frames, (size_t)n, &id);
+	for (;;) {
+		size_t len = keep;
+
+		if (keep < (size_t)n) {
+			model_stacks__trim_frame((uint64_t)n - keep, cs->trim_func, sizeof(cs->trim_func),
+						 &cs->frames[len++]);
+		}
+		cs->frames[len++] = id;
+		stk = gt_writer__stack(cs->w, p, cs->frames, len);
+		/* The estimate of string ids' sizes was short: keep half as many frames. */
+		if (stk || errno != E2BIG || !keep)
+			break;
+		keep /= 2;
+	}
+	if (stk && keep < (size_t)n)
+		cs->st.trimmed++;
+	return stk;
+}
+
+uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint32_t pid, int nr,
+			 const struct lx_stack *st)
+{
+	uint64_t proc = st->nuser ? proc_of(cs, pid) : 0, h = 0x51ed270b27a4e13full, *slot, t0, stk;
+	size_t nkey = 0, nwords = (size_t)st->nkern + st->nuser;
+	struct entry *e;
+	bool added;
+
+	cs->st.lookups++;
+	if (nr > 0xfffd)
+		nr = -1;
+	cs->key[nkey++] = (uint64_t)ident << 32 | (uint64_t)(nr + 1);
+	cs->key[nkey++] = proc;
+	cs->key[nkey++] = (uint64_t)st->nkern << 16 | st->nuser;
+	memcpy(&cs->key[nkey], st->pc, nwords * sizeof(uint64_t));
+	nkey += nwords;
+	for (size_t i = 0; i < nkey; i++)
+		h = mix(h, cs->key[i]);
+	/* Probe past hash collisions with other keys. */
+	for (;; h = mix(h, 1)) {
+		slot = gt_u64map__get(cs->by_hash, h);
+		if (!slot)
+			break;
+		e = &cs->entries[*slot];
+		if (e->len == nkey && !memcmp(&cs->pool[e->off], cs->key, nkey * sizeof(uint64_t)))
+			return e->stk;
+	}
+
+	t0 = now_ns();
+	stk = build(cs, p, ident, proc, nr, st);
+	cs->st.symbolize_ns += now_ns() - t0;
+	if (!stk)
+		return 0;
+	cs->st.distinct++;
+	if (grow((void **)&cs->entries, &cs->entries_cap, cs->nentries + 1, sizeof(*cs->entries)) ||
+	    grow((void **)&cs->pool, &cs->pool_cap, cs->pool_len + nkey, sizeof(*cs->pool)))
+		return stk;	/* not remembered: built again next time, same id */
+	slot = gt_u64map__put(cs->by_hash, h, &added);
+	if (!slot)
+		return stk;
+	memcpy(&cs->pool[cs->pool_len], cs->key, nkey * sizeof(uint64_t));
+	cs->entries[cs->nentries] = (struct entry){ .off = cs->pool_len, .len = (uint32_t)nkey, .stk = stk };
+	cs->pool_len += nkey;
+	*slot = cs->nentries++;
+	return stk;
+}
+
+void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out)
+{
+	*out = cs->st;
+}
+
+void callstacks__free(struct callstacks *cs)
+{
+	if (!cs)
+		return;
+	symbolizer__free(cs->sym);
+	gt_u64map__free(cs->by_hash);
+	gt_u64map__free(cs->cur);
+	free(cs->entries);
+	free(cs->pool);
+	free(cs->pending);
+	free(cs);
+}

@@ -1,0 +1,71 @@
+/* callstacks.h - the kernel and user call stacks of the BPF records, turned into trace stacks.
+ *
+ * A record's stack (struct lx_stack: raw kernel and user addresses) becomes, leaf first:
+ *
+ *     kernel frames   "syscall NAME"   user frames (inlined calls expanded)   identity
+ *
+ * with the thread's identity frame always outermost (both Go viewers name goroutines by it),
+ * "syscall NAME" only when the thread is in one, and a "[trimmed N frames]" mark before the
+ * identity when the stack had to lose its outer frames to fit Go's limits (at most
+ * CALLSTACKS_MAX_FRAMES frames, a body of at most 2048 bytes).
+ *
+ * Each distinct raw stack (identity, syscall, process image, addresses) is symbolized once and
+ * remembered with its stack id: a stack seen a million times costs one hash lookup after the
+ * first.
+ *
+ * Process images: user addresses only mean something against the mappings of the image that
+ * ran them. Each image (a process alive at the start, a new process, an exec) is noted under
+ * its own symbolizer proc (symbolize.h), as soon as the reader sees the record that starts it
+ * (callstacks__peek, before the ordering window delays the record, so short-lived processes
+ * are still there), and becomes the process's current image when that record's turn comes
+ * (callstacks__image), after every older stack of the previous image was symbolized.
+ */
+#ifndef LXTRACE_USER_CALLSTACKS_H
+#define LXTRACE_USER_CALLSTACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/lxtrace.h"
+#include "format/writer.h"
+#include "user/model_stacks.h"
+
+#define CALLSTACKS_MAX_FRAMES 100
+/* The identity of a stack of the idle task. */
+#define CALLSTACKS_IDLE UINT32_MAX
+
+struct callstacks;
+
+struct callstacks_stats {
+	uint64_t lookups;	/* stacks asked for */
+	uint64_t distinct;	/* of which new: symbolized */
+	uint64_t trimmed;	/* distinct stacks that lost outer frames */
+	uint64_t images;	/* process images noted */
+	uint64_t symbolize_ns;	/* time spent symbolizing the distinct stacks */
+};
+
+/* Stacks go to w, identity and syscall frames come from ms. proc_root: "/proc" unless a test
+ * substitutes one. NULL with errno set. */
+struct callstacks *callstacks__new(struct gt_writer *w, struct model_stacks *ms, const char *proc_root);
+
+/* A process alive when the recording starts. */
+void callstacks__note(struct callstacks *cs, uint32_t pid);
+
+/* Every record as soon as it is read: a fork of a new process or an exec gets its image noted
+ * now. Records come in any order here. */
+void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size);
+
+/* In time order: from now on pid runs the image started by the record (fork or exec) at ts. */
+void callstacks__image(struct callstacks *cs, uint32_t pid, uint64_t ts);
+
+/* The trace stack of st, taken from a thread of process pid with identity ident (or
+ * CALLSTACKS_IDLE) while in syscall nr (-1: none), for an event on P p. 0 with errno set. */
+uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint32_t pid, int nr,
+			 const struct lx_stack *st);
+
+void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out);
+
+/* Accepts NULL. */
+void callstacks__free(struct callstacks *cs);
+
+#endif
