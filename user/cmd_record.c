@@ -43,6 +43,11 @@
  * reader takes no more CPU (docs/record.md). */
 #define READER_NICE -10
 #define MAX_USDT_PATHS 64
+#define DEFAULT_SAMPLE_HZ 99
+/* Above this the kernel throttles cpu-clock sampling anyway (perf_event_max_sample_rate). */
+#define MAX_SAMPLE_HZ 100000
+
+enum stacks_mode { STACKS_NONE, STACKS_USER, STACKS_KERNEL, STACKS_BOTH };
 
 struct record_args {
 	const char *output;
@@ -51,6 +56,9 @@ struct record_args {
 	enum model_syscalls syscalls;
 	const char *usdt[MAX_USDT_PATHS];	/* binaries and libraries whose annotations to trace */
 	size_t n_usdt;
+	unsigned sample_hz;	/* 0: no sampling */
+	bool sample_idle;
+	enum stacks_mode stacks;	/* on switch, wakeup and fork records */
 	bool verbose;
 	const char **pid_lists;	/* each -p argument; npid_lists of them */
 	int npid_lists;
@@ -109,9 +117,15 @@ static void usage(FILE *f)
 		"                          target's); repeatable. With -p, the annotated programs and\n"
 		"                          libraries the processes have mapped are found by themselves,\n"
 		"                          with a COMMAND its program\n"
+		"  -F, --freq HZ           CPU samples per second and CPU, with kernel and user call\n"
+		"                          stacks (cpu-clock; default: %d; 0: no sampling)\n"
+		"      --sample-idle       keep samples of idle CPUs too (dropped by default)\n"
+		"      --stacks MODE       call stacks on blocking, preemption, syscall, wakeup and\n"
+		"                          create events: user (default), kernel, both, or none\n"
+		"                          (the thread's name and syscall only; cheapest)\n"
 		"  -v, --verbose           show libbpf's messages\n"
 		"  -h, --help              show this help\n",
-		DEFAULT_BUFFER_MIB);
+		DEFAULT_BUFFER_MIB, DEFAULT_SAMPLE_HZ);
 }
 
 static bool parse_seconds(const char *s, double *out)
@@ -132,6 +146,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "syscalls", required_argument, NULL, 's' },
 		{ "usdt", required_argument, NULL, 'u' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "sample-idle", no_argument, NULL, 'I' },
+		{ "stacks", required_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -141,7 +158,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	};
 	int opt, kinds;
 
-	*a = (struct record_args){ .output = "trace.out", .buffer_mib = DEFAULT_BUFFER_MIB };
+	*a = (struct record_args){ .output = "trace.out", .buffer_mib = DEFAULT_BUFFER_MIB,
+				   .sample_hz = DEFAULT_SAMPLE_HZ, .stacks = STACKS_USER };
 	a->pid_lists = calloc(argc, sizeof(*a->pid_lists));
 	if (!a->pid_lists) {
 		fprintf(stderr, PREFIX "out of memory\n");
@@ -150,7 +168,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	opterr = 0;
 	optind = 1;
 	/* '+': options end at the first non-option, which starts the command. */
-	while ((opt = getopt_long(argc, argv, "+:o:d:b:s:u:vhp:g:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:o:d:b:s:u:F:vhp:g:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			a->pid_lists[a->npid_lists++] = optarg;
@@ -198,6 +216,38 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			}
 			a->usdt[a->n_usdt++] = optarg;
 			break;
+		case 'F': {
+			char *end;
+			unsigned long hz;
+
+			errno = 0;
+			hz = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || hz > MAX_SAMPLE_HZ) {
+				fprintf(stderr, PREFIX "--freq: '%s' is not a frequency in Hz between 0 and %d\n",
+					optarg, MAX_SAMPLE_HZ);
+				return 2;
+			}
+			a->sample_hz = hz;
+			break;
+		}
+		case 'I':
+			a->sample_idle = true;
+			break;
+		case 'S': {
+			static const char *const names[] = { "none", "user", "kernel", "both" };
+			size_t i;
+
+			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+				if (!strcmp(optarg, names[i]))
+					break;
+			if (i == sizeof(names) / sizeof(names[0])) {
+				fprintf(stderr, PREFIX "--stacks: '%s' is not one of none, user, kernel, both\n",
+					optarg);
+				return 2;
+			}
+			a->stacks = (enum stacks_mode)i;
+			break;
+		}
 		case 'v':
 			a->verbose = true;
 			break;
@@ -324,6 +374,14 @@ static int to_model(void *ctx, const struct lx_rec *r, size_t size)
 	return s->err;
 }
 
+static int peek_to_model(void *ctx, const struct lx_rec *r, size_t size)
+{
+	struct sink *s = ctx;
+
+	model__peek(s->model, r, size);
+	return 0;
+}
+
 static int lost_to_model(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 {
 	struct sink *s = ctx;
@@ -389,11 +447,19 @@ static void print_summary(const char *path, double secs, const struct model *m,
 		(unsigned long long)ms.records, secs > 0 ? ms.records / secs : 0.0);
 	fprintf(stderr, "  records lost:  %llu (ring buffer full)\n", (unsigned long long)cs.lost);
 	fprintf(stderr, "  by kind:       %llu switches, %llu wakeups, %llu forks, %llu execs, "
-		"%llu exits, %llu syscalls, %llu memory, %llu annotations\n",
+		"%llu exits, %llu syscalls, %llu memory, %llu annotations, %llu samples\n",
 		(unsigned long long)ms.switches, (unsigned long long)ms.wakeups,
 		(unsigned long long)ms.forks, (unsigned long long)ms.execs,
 		(unsigned long long)ms.exits, (unsigned long long)ms.syscalls,
-		(unsigned long long)ms.rss, (unsigned long long)ms.annotations);
+		(unsigned long long)ms.rss, (unsigned long long)ms.annotations,
+		(unsigned long long)ms.samples);
+	if (ms.stack_lookups)
+		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed), %llu process images; "
+			"symbolizing took %.3f s (%.0f us per distinct stack)\n",
+			(unsigned long long)ms.stack_lookups, (unsigned long long)ms.stacks_distinct,
+			(unsigned long long)ms.stacks_trimmed, (unsigned long long)ms.images,
+			ms.symbolize_ns / 1e9,
+			ms.stacks_distinct ? ms.symbolize_ns / 1e3 / ms.stacks_distinct : 0.0);
 	fprintf(stderr, "  threads:       %llu\n", (unsigned long long)ms.threads);
 	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
 		(unsigned long long)ws.bytes, (unsigned long long)ws.events,
@@ -570,7 +636,12 @@ int cmd_record(int argc, char **argv)
 		.syscalls = args.syscalls == MODEL_SYSCALLS_ALL,
 		.annotations = usdt_files__count(usdt) > 0,
 		.self_tgid = getpid(),
+		.sample_hz = args.sample_hz,
+		.sample_idle = args.sample_idle,
+		.stack_kern = args.stacks == STACKS_KERNEL || args.stacks == STACKS_BOTH,
+		.stack_user = args.stacks == STACKS_USER || args.stacks == STACKS_BOTH,
 		.on_record = to_model,
+		.on_peek = peek_to_model,
 		.on_lost = lost_to_model,
 		.ctx = &sink,
 		.target_mode = target ? target__mode(target) : LX_TARGET_ALL,
@@ -611,6 +682,7 @@ int cmd_record(int argc, char **argv)
 		.keep = target ? target__keep : NULL,
 		.keep_ctx = target,
 		.rss = target != NULL,
+		.stacks = args.sample_hz || args.stacks != STACKS_NONE,
 	});
 	if (!model) {
 		err = -errno;
