@@ -129,6 +129,8 @@ GO123 ?= /usr/lib/go-1.23/bin/go
 SYMFIX := $(addprefix $(OUT)/tests/symfix/,hot cxx spin-go1.19 spin-go1.23)
 
 $(UNIT_TESTS): | $(SYMFIX)
+# tests/integration/stacks.c samples the Go fixtures as they spin.
+$(INTEG_TESTS): | $(SYMFIX)
 
 $(OUT)/tests/symfix/hot: tests/symfix/hot.c
 	$(call say,CC,$@)

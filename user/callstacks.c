@@ -17,6 +17,8 @@
 /* What a frame costs in a Stack body at most, but for its PC and line: two string ids, which
  * stay below 2^28 (4 varint bytes) in any trace a person can open. */
 #define FRAME_STRINGS_BYTES 8
+/* Below vm.mmap_min_addr's default nothing is mapped. */
+#define MIN_USER_ADDR 4096
 /* A body's id and frame count. */
 #define BODY_HEAD_BYTES 12
 /* An image noted at peek time whose record never reached the model (dropped as malformed) is
@@ -159,6 +161,10 @@ void callstacks__image(struct callstacks *cs, uint32_t pid, uint64_t ts)
 		cs->pending[kept++] = *p;
 	}
 	cs->npending = kept;
+	/* An exec's snapshot was taken before the dynamic loader mapped the libraries: take it
+	 * again now that they are there. If the process is gone, the first one stays. */
+	if (proc)
+		symbolizer__note_process(cs->sym, proc);
 	if (!proc) {
 		proc = SYM_PROC(pid, cs->next_gen++);
 		if (symbolizer__note_process(cs->sym, proc) == 0)
@@ -207,9 +213,9 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		uint64_t a = st->pc[st->nkern + i];
 		int k;
 
-		/* The frame-pointer walk ends on a null return address at the root (and the
-		 * symbolizer has no PC to give address 0). */
-		if (!a)
+		/* The frame-pointer walk ends on a null (or garbage) return address at the root;
+		 * nothing runs below mmap_min_addr, and the symbolizer has no PC for address 0. */
+		if (a < MIN_USER_ADDR)
 			continue;
 		k = symbolizer__user(cs->sym, proc, a, i > 0, cs->sf, (int)(GATHER_MAX - n));
 		if (k < 0)

@@ -1,0 +1,333 @@
+/* stacks.c - CPU samples and call stacks: samples of known code name its functions and lines
+ * (inlined calls as their own frames, Go functions, kernel frames of a syscall on top of the
+ * user frames), a process that exited before the recording ended still resolves, the shares
+ * agree with perf's, and --stacks / -F / --sample-idle choose what is recorded. */
+#include "tests/integration/itest.h"
+
+/* perf(1), run by path: run_capture does not search PATH. */
+#define PERF "/usr/bin/perf"
+
+TestSuite(stacks, .fini = itest_fini, .timeout = 180);
+
+/* The index of the first frame of s whose func is func (contains it, when sub), or -1. */
+static int frame_at(const struct gt_stack *s, const char *func, bool sub)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (sub ? !!strstr(s->frames[i].func, func) : !strcmp(s->frames[i].func, func))
+			return (int)i;
+	return -1;
+}
+
+/* CPU samples whose stack's outermost frame (the thread's identity) starts with ident. */
+static size_t samples_of(const char *ident, bool (*match)(const struct gt_stack *), size_t *matched)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+	size_t n = 0;
+
+	*matched = 0;
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		const char *outer;
+
+		if (ev[i].type != GT_EV_CPU_SAMPLE)
+			continue;
+		outer = tq_outermost(ev[i].stack);
+		if (!outer || strncmp(outer, ident, strlen(ident)))
+			continue;
+		n++;
+		*matched += match ? match(ev[i].stack) : 0;
+	}
+	return n;
+}
+
+/* Prints the first few samples of ident, for a failing assertion. */
+static void dump_samples(const char *ident, size_t max)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+
+	for (size_t i = 0; i < gt_trace__nevents(it.trace) && max; i++) {
+		const struct gt_stack *s = ev[i].stack;
+		const char *outer = tq_outermost(s);
+
+		if (ev[i].type != GT_EV_CPU_SAMPLE || !outer || strncmp(outer, ident, strlen(ident)))
+			continue;
+		max--;
+		fprintf(stderr, "--- sample:\n");
+		for (size_t j = 0; j < s->n; j++)
+			fprintf(stderr, "    %s %s:%llu\n", s->frames[j].func, s->frames[j].file,
+				(unsigned long long)s->frames[j].line);
+	}
+}
+
+static long long inner_lo, inner_hi, middle_call, outer_call;
+
+/* hot_inner (inlined, on a line of its loop) <- hot_middle (at its call) <- hot_outer (at its
+ * call) <- main, then the identity. */
+static bool hot_chain(const struct gt_stack *s)
+{
+	int i = frame_at(s, "hot_inner", false);
+
+	return i >= 0 && (size_t)i + 4 < s->n &&
+	       (long long)s->frames[i].line >= inner_lo && (long long)s->frames[i].line <= inner_hi &&
+	       strstr(s->frames[i].file, "hotspin.c") &&
+	       !strcmp(s->frames[i + 1].func, "hot_middle") &&
+	       (long long)s->frames[i + 1].line == middle_call &&
+	       !strcmp(s->frames[i + 2].func, "hot_outer") &&
+	       (long long)s->frames[i + 2].line == outer_call &&
+	       !strcmp(s->frames[i + 3].func, "main");
+}
+
+Test(stacks, inlined_chain_with_lines_even_after_exit)
+{
+	size_t n, chained;
+	const char *ident;
+
+	/* The workload exits before the recorder stops: its last stacks are symbolized after it
+	 * is gone, from the snapshot taken when it exec'ed. */
+	itest_record(NULL, "hotspin", (const char *[]){ "chain", "1500", NULL }, 60);
+	inner_lo = itest_stat("inner_lo");
+	inner_hi = itest_stat("inner_hi");
+	middle_call = itest_stat("middle_call");
+	outer_call = itest_stat("outer_call");
+	ident = itest_ident("hotspin");
+	n = samples_of(ident, hot_chain, &chained);
+	cr_log_info("hotspin: %zu samples, %zu with the inlined chain", n, chained);
+	if (n < 50 || chained * 10 < n * 8)
+		dump_samples(ident, 5);
+	cr_assert_geq(n, 50, "%zu samples of a 1.5 s spin at 99 Hz", n);
+	cr_assert_geq(chained * 10, n * 8, "only %zu of %zu samples carry hot_inner:%lld-%lld <- "
+		      "hot_middle:%lld <- hot_outer:%lld <- main", chained, n, inner_lo, inner_hi,
+		      middle_call, outer_call);
+}
+
+static bool in_main_spin(const struct gt_stack *s)
+{
+	return s && s->n > 1 && !strcmp(s->frames[0].func, "main.spin");
+}
+
+/* The Go fixture spins in main.spin until killed; its samples name that function. */
+static void go_spin(const char *name)
+{
+	char ident[64];
+	size_t n, named;
+	char *out = NULL;
+	int rc;
+
+	itest_start(NULL);
+	snprintf(ident, sizeof(ident), "%s (pid ", strrchr(name, '/') + 1);
+	rc = run_capture((const char *[]){ record__build_path(name), NULL }, 2, &out, NULL);
+	cr_assert(rc == 128 + SIGKILL, "%s: status %d (expected to be killed after 2 s)", name, rc);
+	cr_assert(out && strstr(out, "spin="), "%s printed no address: %s", name, out ? out : "");
+	free(out);
+	itest_stop(SIGINT, 0);
+	itest_load();
+	n = samples_of(ident, in_main_spin, &named);
+	cr_log_info("%s: %zu samples, %zu in main.spin", name, n, named);
+	if (n < 50 || named * 10 < n * 8)
+		dump_samples(ident, 5);
+	cr_assert_geq(n, 50, "%zu samples of a 2 s Go spin at 99 Hz", n);
+	cr_assert_geq(named * 10, n * 8, "only %zu of %zu samples have main.spin as leaf", named, n);
+}
+
+Test(stacks, go119_function_named)
+{
+	go_spin("tests/symfix/spin-go1.19");
+}
+
+Test(stacks, go123_function_named)
+{
+	go_spin("tests/symfix/spin-go1.23");
+}
+
+/* Whether frame i exists and is a user frame: neither kernel, nor lxtrace's syscall frame, nor
+ * the identity (outermost). */
+static bool user_frame_at(const struct gt_stack *s, int i)
+{
+	return i >= 0 && (size_t)i + 1 < s->n && strcmp(s->frames[i].file, "[kernel]") &&
+	       strncmp(s->frames[i].func, "syscall ", 8);
+}
+
+/* do_syscall_64 (the kernel's syscall path), then `syscall getppid`, then user frames. The user
+ * frames stop short of main: libc's syscall() keeps no frame pointer, so a frame-pointer walk
+ * goes from it straight to main's caller (docs/stacks.md). */
+static bool getppid_on_user(const struct gt_stack *s)
+{
+	int k = frame_at(s, "do_syscall_64", false), sys = frame_at(s, "syscall getppid", false);
+
+	return k >= 0 && !strcmp(s->frames[k].file, "[kernel]") && sys > k && user_frame_at(s, sys + 1);
+}
+
+Test(stacks, syscall_kernel_frames_on_user_frames)
+{
+	size_t n, matched;
+
+	itest_record(NULL, "sysloop", (const char *[]){ "5000000", NULL }, 60);
+	n = samples_of(itest_ident("sysloop"), getppid_on_user, &matched);
+	cr_log_info("sysloop: %zu samples, %zu with getppid's kernel path on user frames", n, matched);
+	if (matched * 2 < n || n < 20)
+		dump_samples(itest_ident("sysloop"), 5);
+	cr_assert_geq(n, 20, "%zu samples of a 5M getppid loop", n);
+	cr_assert_geq(matched * 2, n, "only %zu of %zu samples show kernel frames, `syscall getppid`, "
+		      "then user frames", matched, n);
+}
+
+static bool leaf_work_a(const struct gt_stack *s)
+{
+	return s && s->n && !strcmp(s->frames[0].func, "work_a");
+}
+
+/* perf's share of work_a among hotspin's samples, from `perf report`; -1 when not found. */
+static double perf_share(const char *data)
+{
+	char *out = NULL, *line;
+	double share = -1;
+	int rc;
+
+	rc = run_capture((const char *[]){ PERF, "report", "-i", data, "--stdio", "--no-children",
+					   "-g", "none", "--sort", "sym", "--comm", "hotspin",
+					   "--percentage", "relative", "-q",
+					   NULL }, 60, &out, NULL);
+	cr_assert_eq(rc, 0, "perf report failed (%d)", rc);
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+		if (strstr(line, "work_a") && sscanf(line, " %lf%%", &share) == 1)
+			break;
+	free(out);
+	return share;
+}
+
+Test(stacks, top_function_share_agrees_with_perf)
+{
+	char data[64], *out = NULL;
+	size_t n, in_a;
+	double ours, theirs;
+	int rc, pid = 0;
+
+	cr_assert_eq(record__tmpfile(data, sizeof(data), ".perf"), 0);
+	itest_start(NULL);
+	/* The same run seen by both: perf samples its child, lxtrace the whole machine. */
+	rc = run_capture((const char *[]){ PERF, "record", "-q", "-e", "cpu-clock", "-F", "99", "-g",
+					   "-o", data, "--", record__build_path("tests/workloads/hotspin"),
+					   "split", "3000", NULL }, 60, &out, NULL);
+	itest_stop(SIGINT, 0);
+	if (rc) {
+		unlink(data);
+		cr_assert_eq(rc, 0, "perf record failed (%d)", rc);
+	}
+	cr_assert(out && sscanf(out, "pid %d", &pid) == 1, "no pid from hotspin: %s", out ? out : "");
+	free(out);
+	theirs = perf_share(data);
+	unlink(data);
+	itest_load();
+	{
+		char ident[64];
+
+		snprintf(ident, sizeof(ident), "hotspin (pid %d)", pid);
+		n = samples_of(ident, leaf_work_a, &in_a);
+	}
+	cr_assert_geq(n, 100, "%zu samples of a 3 s spin at 99 Hz", n);
+	ours = 100.0 * in_a / n;
+	cr_log_info("work_a: lxtrace %.1f%% of %zu samples, perf %.1f%%", ours, n, theirs);
+	cr_assert_geq(theirs, 0, "perf report shows no work_a");
+	cr_assert(ours - theirs <= 5 && theirs - ours <= 5,
+		  "work_a: lxtrace %.1f%%, perf %.1f%%: more than 5 points apart", ours, theirs);
+}
+
+/* The sleeper's GoSleep events, checked with check(). */
+static size_t sleeps(pid_t tid, bool (*check)(const struct gt_stack *), size_t *ok)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0;
+
+	*ok = 0;
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SLEEP), tid))) {
+		n++;
+		*ok += check(e->stack);
+		i++;
+	}
+	return n;
+}
+
+/* The syscall frame as leaf, then user frames (libc's, at least: its functions keep no frame
+ * pointer, so a walk from them may end there), the identity outermost. */
+static bool user_frames(const struct gt_stack *s)
+{
+	int sys = frame_at(s, "syscall clock_nanosleep", false);
+
+	return sys == 0 && user_frame_at(s, 1) && frame_at(s, "sleeper (pid", true) == (int)s->n - 1;
+}
+
+static bool kernel_and_user(const struct gt_stack *s)
+{
+	int sys = frame_at(s, "syscall clock_nanosleep", false), k = frame_at(s, "do_syscall_64", false);
+
+	return !strcmp(s->frames[0].file, "[kernel]") && k >= 0 && sys > k && user_frame_at(s, sys + 1);
+}
+
+static bool name_only(const struct gt_stack *s)
+{
+	return s && s->n == 2 && !strcmp(s->frames[0].func, "syscall clock_nanosleep");
+}
+
+static void check_sleeps(const char *stacks, bool (*check)(const struct gt_stack *), const char *what)
+{
+	size_t n, ok;
+	pid_t tid;
+
+	itest_record((const char *[]){ stacks, NULL }, "sleeper", (const char *[]){ "10", NULL }, 60);
+	tid = itest_tid("sleeper");
+	n = sleeps(tid, check, &ok);
+	itest_expect(n >= 10 && ok == n, tid, "%s: %zu of %zu GoSleep stacks show %s", stacks, ok, n, what);
+}
+
+Test(stacks, default_user_stacks_on_blocking_events)
+{
+	check_sleeps("--stacks=user", user_frames, "`syscall clock_nanosleep` <- user frames <- identity");
+}
+
+Test(stacks, both_puts_kernel_frames_first)
+{
+	check_sleeps("--stacks=both", kernel_and_user, "kernel frames <- syscall <- user frames");
+}
+
+Test(stacks, none_keeps_only_the_name)
+{
+	check_sleeps("--stacks=none", name_only, "only the syscall and identity frames");
+}
+
+static bool any(const struct gt_stack *s)
+{
+	return true;
+}
+
+/* An idle sample: kernel frames only (the idle loop), then "[idle]". */
+static bool idle_loop(const struct gt_stack *s)
+{
+	return s->n >= 2 && !strcmp(s->frames[0].file, "[kernel]") &&
+	       !strcmp(s->frames[s->n - 2].file, "[kernel]");
+}
+
+Test(stacks, idle_samples_only_when_asked)
+{
+	size_t idle, ok;
+
+	itest_record((const char *[]){ "--sample-idle", "-F", "199", NULL }, "sleeper",
+		     (const char *[]){ "100", NULL }, 60);
+	idle = samples_of("[idle]", idle_loop, &ok);
+	cr_log_info("%zu idle samples with --sample-idle", idle);
+	/* cpu-clock stops on a CPU in NOHZ idle (perf too sees idle samples only from the CPU
+	 * that keeps the tick): a machine busy elsewhere may give none. */
+	if (!idle)
+		cr_log_warn("no idle samples: were the CPUs ever idle?");
+	cr_assert_eq(ok, idle, "%zu of %zu idle samples are not kernel frames under [idle]", idle - ok, idle);
+	itest_fini();
+
+	itest_record(NULL, "sleeper", (const char *[]){ "50", NULL }, 60);
+	idle = samples_of("[idle]", any, &ok);
+	cr_assert_eq(idle, 0, "%zu samples of the idle task without --sample-idle", idle);
+}
+
+Test(stacks, freq_zero_turns_sampling_off)
+{
+	itest_record((const char *[]){ "-F", "0", NULL }, "hotspin", (const char *[]){ "chain", "300", NULL }, 60);
+	cr_assert_eq(tq_count(it.trace, TQ_BIT(GT_EV_CPU_SAMPLE), TQ_ANY_THREAD), 0,
+		     "-F 0 still wrote CPU samples");
+}
