@@ -1,0 +1,162 @@
+/* test_callstacks.c - raw stacks to trace stacks: frame order (kernel, syscall, user, identity),
+ * trimming of deep stacks at the root end within Go's limits, deduplication, synthetic PCs. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/reader.h"
+#include "tests/unit/test_sym_fixture.h"
+#include "user/callstacks.h"
+
+#define NR_GETPPID 110
+
+static struct symfix fix;
+static char path[64];
+static int fd = -1;
+static struct gt_writer *w;
+static struct model_stacks *ms;
+static struct callstacks *cs;
+static struct gt_trace *tr;
+static uint32_t ident;
+static uint64_t ts = 1000;
+static struct {
+	struct lx_stack h;
+	uint64_t pc[LX_STACK_KERN_MAX + LX_STACK_USER_MAX];
+} raw;
+
+static void setup(void)
+{
+	snprintf(path, sizeof(path), "/tmp/lxtrace-cstest-XXXXXX");
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	w = gt_writer__new(&(struct gt_writer_opts){ .sz = sizeof(struct gt_writer_opts), .fd = fd,
+						       .nprocs = 1, .frequency = 1000000000 });
+	ms = model_stacks__new(w);
+	cr_assert(w && ms);
+	cs = callstacks__new(w, ms, NULL);
+	cr_assert_not_null(cs);
+	symfix__start(&fix, "hot");
+	cr_assert_eq(model_stacks__ident(ms, (uint32_t)fix.pid, "hot", &ident), 0);
+}
+
+static void teardown(void)
+{
+	gt_trace__free(tr);
+	tr = NULL;
+	callstacks__free(cs);
+	model_stacks__free(ms);
+	gt_writer__free(w);
+	symfix__stop(&fix);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+}
+
+TestSuite(callstacks, .init = setup, .fini = teardown, .timeout = 60);
+
+/* A raw stack of nk kernel addresses and nu user addresses alternating between two return
+ * addresses of the fixture (each expands to an inlined chain). */
+static const struct lx_stack *make_raw(unsigned nk, unsigned nu)
+{
+	uint64_t a = symfix__addr(&fix, "probe_ret"), b = symfix__addr(&fix, "middle_ret");
+
+	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .nkern = nk, .nuser = nu };
+	for (unsigned i = 0; i < nk; i++)
+		raw.pc[i] = 0xffffffff81000000ull + i * 0x1000;
+	for (unsigned i = 0; i < nu; i++)
+		raw.pc[nk + i] = i % 2 ? b : a;
+	return &raw.h;
+}
+
+/* The stack as the file holds it: written with a CPU sample, flushed and decoded. */
+static const struct gt_stack *decoded(uint64_t stk)
+{
+	char why[256];
+	const struct gt_event *ev;
+
+	cr_assert_eq(gt_writer__cpu_sample(w, 0, ts++, 0, 0, stk), 0);
+	cr_assert_eq(gt_writer__flush(w), 0);
+	gt_trace__free(tr);
+	cr_assert_eq(gt_trace__load(path, &tr, why, sizeof(why)), 0, "%s", why);
+	ev = gt_trace__events(tr);
+	for (size_t i = gt_trace__nevents(tr); i-- > 0;)
+		if (ev[i].type == GT_EV_CPU_SAMPLE && ev[i].args[3] == stk)
+			return ev[i].stack;
+	cr_assert_fail("stack %llu not in the file", (unsigned long long)stk);
+	return NULL;
+}
+
+Test(callstacks, kernel_then_syscall_then_user_then_identity)
+{
+	uint64_t stk = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(3, 2));
+	const struct gt_stack *s;
+	const char *name = model_stacks__name(ms, ident);
+
+	cr_assert_neq(stk, 0);
+	s = decoded(stk);
+	cr_assert_geq(s->n, 3 + 1 + 2 + 1);
+	for (int i = 0; i < 3; i++)
+		cr_expect_str_eq(s->frames[i].file, "[kernel]", "frame %d", i);
+	cr_expect_str_eq(s->frames[3].func, "syscall getppid");
+	cr_expect(strstr(s->frames[4].file, "hot.c"), "user frames follow: %s", s->frames[4].file);
+	cr_expect_str_eq(s->frames[s->n - 1].func, name);
+	/* Synthetic frames are out of every real address range. */
+	cr_expect_eq(s->frames[3].pc & MODEL_PC_SYNTHETIC, MODEL_PC_SYNTHETIC);
+	cr_expect_eq(s->frames[s->n - 1].pc & MODEL_PC_SYNTHETIC, MODEL_PC_SYNTHETIC);
+	cr_expect_lt(s->frames[s->n - 1].pc, 1ull << 61);
+}
+
+Test(callstacks, syscall_is_the_leaf_without_kernel_frames)
+{
+	const struct gt_stack *s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID,
+							   make_raw(0, 2)));
+
+	cr_expect_str_eq(s->frames[0].func, "syscall getppid");
+	cr_expect(strstr(s->frames[1].file, "hot.c"), "user frames follow: %s", s->frames[1].file);
+}
+
+Test(callstacks, deep_stacks_lose_root_frames_keep_leaf_and_identity)
+{
+	struct callstacks_stats st;
+	const struct gt_stack *s;
+	uint64_t stk;
+
+	stk = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID,
+			      make_raw(LX_STACK_KERN_MAX, LX_STACK_USER_MAX));
+	cr_assert_neq(stk, 0, "the writer refused the stack: %s", strerror(errno));
+	s = decoded(stk);
+	cr_expect_leq(s->n, CALLSTACKS_MAX_FRAMES);
+	cr_expect_eq(s->frames[0].pc, raw.pc[0], "the leaf is kept");
+	cr_expect_str_eq(s->frames[s->n - 1].func, model_stacks__name(ms, ident));
+	cr_expect(!strncmp(s->frames[s->n - 2].func, "[trimmed ", 9), "no trim mark: %s",
+		  s->frames[s->n - 2].func);
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.trimmed, 1);
+}
+
+Test(callstacks, one_symbolization_per_distinct_stack)
+{
+	struct callstacks_stats st;
+	uint64_t a, b, c;
+
+	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
+	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
+	c = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(2, 2));
+	cr_assert(a && b && c);
+	cr_expect_eq(a, b);
+	cr_expect_neq(a, c, "the syscall is part of the stack");
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.lookups, 3);
+	cr_expect_eq(st.distinct, 2);
+}
+
+Test(callstacks, idle_stacks_end_in_idle)
+{
+	const struct gt_stack *s = decoded(callstacks__get(cs, 0, CALLSTACKS_IDLE, 0, -1, make_raw(2, 0)));
+
+	cr_expect_eq(s->n, 3);
+	cr_expect_str_eq(s->frames[2].func, "[idle]");
+}
