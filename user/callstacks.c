@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "format/grow.h"
 #include "format/u64map.h"
 #include "format/varint.h"
 #include "user/callstacks.h"
@@ -67,23 +68,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 struct callstacks *callstacks__new(struct gt_writer *w, struct model_stacks *ms, const char *proc_root)
 {
 	struct callstacks *cs = calloc(1, sizeof(*cs));
@@ -132,7 +116,7 @@ void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size
 		pid = ((const struct lx_exec *)r)->pid;
 	else
 		return;
-	if (grow((void **)&cs->pending, &cs->pending_cap, cs->npending + 1, sizeof(*cs->pending)))
+	if (gt_grow((void **)&cs->pending, &cs->pending_cap, cs->npending + 1, sizeof(*cs->pending), 16))
 		return;	/* noted at its turn instead, if it is still there */
 	proc = SYM_PROC(pid, cs->next_gen++);
 	/* A process gone already cannot be noted; its stacks will read "[unknown]". */
@@ -318,8 +302,8 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	if (!stk)
 		return 0;
 	cs->st.distinct++;
-	if (grow((void **)&cs->entries, &cs->entries_cap, cs->nentries + 1, sizeof(*cs->entries)) ||
-	    grow((void **)&cs->pool, &cs->pool_cap, cs->pool_len + nkey, sizeof(*cs->pool)))
+	if (gt_grow((void **)&cs->entries, &cs->entries_cap, cs->nentries + 1, sizeof(*cs->entries), 256) ||
+	    gt_grow((void **)&cs->pool, &cs->pool_cap, cs->pool_len + nkey, sizeof(*cs->pool), 4096))
 		return stk;	/* not remembered: built again next time, same id */
 	slot = gt_u64map__put(cs->by_hash, h, &added);
 	if (!slot)
