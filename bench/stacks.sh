@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# stacks.sh - what CPU sampling and call stacks cost: lxtrace record -F HZ against perf record
+# -g -F HZ on a CPU-bound workload, the --stacks modes on pipe ping-pong, and the daemon's time
+# spent symbolizing.
+#
+# Method (docs/bench.md): alternate untraced and traced runs (A B B A ...), medians with
+# min..max. The CPU-bound workload (tests/workloads/hotspin chain, pinned to CPU 1) runs for a
+# fixed time and counts its rounds, so the slowdown is untraced rounds / traced rounds.
+#
+# Usage: bench/stacks.sh [--pairs N] [--part "sampling stacks symbolize"]
+# Run as root; needs build/lxtrace and build/tests/workloads/hotspin (make), perf, taskset.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LXTRACE=${LXTRACE:-$ROOT/build/lxtrace}
+HOTSPIN=$ROOT/build/tests/workloads/hotspin
+PAIRS=5
+PARTS="sampling stacks symbolize"
+SPIN_MS=3000
+PIPE_N=100000
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--pairs) PAIRS=$2; shift ;;
+	--part) PARTS=$2; shift ;;
+	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "stacks.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+die() { echo "stacks.sh: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "must run as root"
+[ -x "$LXTRACE" ] && [ -x "$HOTSPIN" ] || die "build first (make)"
+command -v perf >/dev/null || die "perf not found"
+
+TMP=$(mktemp -d /tmp/lxtrace-stacks.XXXXXX)
+TRACER_PID=
+cleanup() {
+	if [ -n "$TRACER_PID" ] && kill -0 "$TRACER_PID" 2>/dev/null; then
+		kill -INT "$TRACER_PID" 2>/dev/null || true
+		wait "$TRACER_PID" 2>/dev/null || true
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Starts tracer $1 (none, lxoff, lx-HZ, lxboth-HZ, perf-HZ, lxstacks-MODE) writing $TMP/out.
+start_tracer() {
+	local log=$TMP/tracer.log
+	: >"$log"
+	case $1 in
+	none) TRACER_PID=; return ;;
+	lx-*) "$LXTRACE" record -o "$TMP/out" -F "${1#lx-}" 2>"$log" & ;;
+	lxoff) "$LXTRACE" record -o "$TMP/out" -F 0 2>"$log" & ;;
+	lxstacks-*) "$LXTRACE" record -o "$TMP/out" -F 0 --stacks="${1#lxstacks-}" 2>"$log" & ;;
+	lxboth-*) "$LXTRACE" record -o "$TMP/out" -F "${1#lxboth-}" --stacks=both 2>"$log" & ;;
+	perf-*) perf record -q -a -g -e cpu-clock -F "${1#perf-}" -o "$TMP/out" 2>"$log" & ;;
+	esac
+	TRACER_PID=$!
+	case $1 in
+	perf-*) sleep 1 ;;
+	*) for _ in $(seq 100); do grep -q recording "$log" && break; sleep 0.1; done ;;
+	esac
+}
+
+stop_tracer() {
+	[ -n "$TRACER_PID" ] || return 0
+	kill -INT "$TRACER_PID"
+	wait "$TRACER_PID" 2>/dev/null || true
+	TRACER_PID=
+}
+
+# One run of the CPU-bound workload: prints its rounds.
+spin_run() {
+	taskset -c 1 "$HOTSPIN" chain "$SPIN_MS" | awk '$2 == "rounds" { print $3 }'
+}
+
+# One pinned pipe ping-pong: prints its wall time in seconds.
+pipe_run() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	taskset -c 1 perf bench sched pipe -l "$PIPE_N" >/dev/null
+	t1=$(date +%s.%N)
+	echo "$t1 - $t0" | bc -l
+}
+
+# median (min..max) of the numbers on stdin
+stats() {
+	python3 -c 'import sys, statistics as s
+v = [float(x) for x in sys.stdin.read().split()]
+print("%.4g (%.4g..%.4g)" % (s.median(v), min(v), max(v)) if v else "-")'
+}
+
+# ratio of two medians: $1 / $2 (files of numbers)
+ratio() {
+	python3 -c 'import sys, statistics as s
+a = [float(x) for x in open(sys.argv[1]).read().split()]
+b = [float(x) for x in open(sys.argv[2]).read().split()]
+print("%.3fx" % (s.median(a) / s.median(b)))' "$1" "$2"
+}
+
+# Alternates the untraced baseline with each tracer in $2, running $1 (spin_run or pipe_run).
+compare() {
+	local fn=$1 tracers=$2 i t order
+	for t in none $tracers; do : >"$TMP/$t.vals"; done
+	for i in $(seq "$PAIRS"); do
+		if [ $((i % 2)) = 1 ]; then order="none $tracers"; else order="$(echo $tracers | tr ' ' '\n' | tac | tr '\n' ' ') none"; fi
+		for t in $order; do
+			start_tracer "$t"
+			$fn >>"$TMP/$t.vals"
+			stop_tracer
+			[ "$t" != none ] && cp "$TMP/tracer.log" "$TMP/$t.log" 2>/dev/null || true
+		done
+	done
+}
+
+if [[ " $PARTS " == *" sampling "* ]]; then
+	compare spin_run "lxoff lx-99 perf-99 lx-999 perf-999"
+	echo "## CPU-bound workload (taskset -c 1 hotspin chain $SPIN_MS): rounds, median (min..max) of $PAIRS"
+	echo "| tracer | rounds | slowdown (untraced / traced) |"
+	echo "|---|---|---|"
+	for t in none lxoff lx-99 perf-99 lx-999 perf-999; do
+		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/none.vals" "$TMP/$t.vals") |"
+	done
+	grep -h "samples" "$TMP"/lx-999.log | head -1 || true
+	echo
+fi
+
+if [[ " $PARTS " == *" stacks "* ]]; then
+	compare pipe_run "lxstacks-none lxstacks-user lxstacks-both"
+	echo "## taskset -c 1 perf bench sched pipe -l $PIPE_N, -F 0: wall s, median (min..max) of $PAIRS"
+	echo "| --stacks | wall s | slowdown |"
+	echo "|---|---|---|"
+	for t in none lxstacks-none lxstacks-user lxstacks-both; do
+		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/$t.vals" "$TMP/none.vals") |"
+	done
+	for t in lxstacks-user lxstacks-both; do
+		echo "$t: $(grep -h "call stacks\|by kind" "$TMP/$t.log" | tr -s ' ' | tr '\n' ' ')"
+	done
+	echo
+fi
+
+if [[ " $PARTS " == *" symbolize "* ]]; then
+	echo "## Symbolization in a recording: 3 s, --stacks=both -F 999, messaging + hotspin"
+	start_tracer lxboth-999
+	perf bench sched messaging -l 300 >/dev/null 2>&1
+	"$HOTSPIN" chain 1000 >/dev/null
+	stop_tracer
+	grep -h "call stacks\|by kind" "$TMP/tracer.log"
+fi
