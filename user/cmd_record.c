@@ -81,8 +81,9 @@ static void usage(FILE *f)
 		"       lxtrace record [OPTIONS] --cgroup PATH       the threads in a cgroup v2\n"
 		"       lxtrace record [OPTIONS] [--as-root] -- COMMAND [ARGS...]\n"
 		"\n"
-		"Records what threads do (runs, blocks, wakeups, forks, execs, exits, syscalls) into a\n"
-		"Go execution trace; open it with `go tool trace FILE`. Stops after SECONDS, on Ctrl-C\n"
+		"Records what threads do (runs, blocks, wakeups, forks, execs, exits, syscalls) and\n"
+		"samples of what the CPUs run, with call stacks, into a Go execution trace; open it\n"
+		"with `go tool trace FILE`. Stops after SECONDS, on Ctrl-C\n"
 		"(SIGINT) or SIGTERM, when the target processes have all exited, or when COMMAND exits.\n"
 		"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
 		"\n"
@@ -122,7 +123,8 @@ static void usage(FILE *f)
 		"      --sample-idle       keep samples of idle CPUs too (dropped by default)\n"
 		"      --stacks MODE       call stacks on blocking, preemption, syscall, wakeup and\n"
 		"                          create events: user (default), kernel, both, or none\n"
-		"                          (the thread's name and syscall only; cheapest)\n"
+		"                          (the thread's name and syscall only). Stacks cost each\n"
+		"                          switch and wakeup a stack walk: none for switch-heavy loads\n"
 		"  -v, --verbose           show libbpf's messages\n"
 		"  -h, --help              show this help\n",
 		DEFAULT_BUFFER_MIB, DEFAULT_SAMPLE_HZ);

@@ -66,6 +66,12 @@ Test(cli, record_bad_option_value)
 	itest_require_root();
 	expect_one_line_failure("lxtrace record --syscalls=bogus",
 				run_lxtrace((const char *[]){ "record", "--syscalls=bogus", NULL }));
+	expect_one_line_failure("lxtrace record --stacks=bogus",
+				run_lxtrace((const char *[]){ "record", "--stacks=bogus", NULL }));
+	expect_one_line_failure("lxtrace record -F -1",
+				run_lxtrace((const char *[]){ "record", "-F", "-1", NULL }));
+	expect_one_line_failure("lxtrace record -F 99x",
+				run_lxtrace((const char *[]){ "record", "-F", "99x", NULL }));
 }
 
 /* Root ignores permission bits, so unwritable means a path no one can create a file at. */
