@@ -163,11 +163,13 @@ Test(stacks, syscall_kernel_frames_on_user_frames)
 	itest_record(NULL, "sysloop", (const char *[]){ "5000000", NULL }, 60);
 	n = samples_of(itest_ident("sysloop"), getppid_on_user, &matched);
 	cr_log_info("sysloop: %zu samples, %zu with getppid's kernel path on user frames", n, matched);
-	if (matched * 2 < n || n < 20)
+	if (matched * 10 < n || matched < 5 || n < 20)
 		dump_samples(itest_ident("sysloop"), 5);
 	cr_assert_geq(n, 20, "%zu samples of a 5M getppid loop", n);
-	cr_assert_geq(matched * 2, n, "only %zu of %zu samples show kernel frames, `syscall getppid`, "
-		      "then user frames", matched, n);
+	/* Not most: the timer interrupt that samples is held off while the kernel runs with
+	 * interrupts disabled, and often lands on the first user instruction after the syscall. */
+	cr_assert(matched * 10 >= n && matched >= 5, "only %zu of %zu samples show kernel frames, "
+		  "`syscall getppid`, then user frames", matched, n);
 }
 
 static bool leaf_work_a(const struct gt_stack *s)
@@ -206,7 +208,7 @@ Test(stacks, top_function_share_agrees_with_perf)
 	/* The same run seen by both: perf samples its child, lxtrace the whole machine. */
 	rc = run_capture((const char *[]){ PERF, "record", "-q", "-e", "cpu-clock", "-F", "99", "-g",
 					   "-o", data, "--", record__build_path("tests/workloads/hotspin"),
-					   "split", "3000", NULL }, 60, &out, NULL);
+					   "split", "5000", NULL }, 60, &out, NULL);
 	itest_stop(SIGINT, 0);
 	if (rc) {
 		unlink(data);
@@ -223,7 +225,7 @@ Test(stacks, top_function_share_agrees_with_perf)
 		snprintf(ident, sizeof(ident), "hotspin (pid %d)", pid);
 		n = samples_of(ident, leaf_work_a, &in_a);
 	}
-	cr_assert_geq(n, 100, "%zu samples of a 3 s spin at 99 Hz", n);
+	cr_assert_geq(n, 200, "%zu samples of a 5 s spin at 99 Hz", n);
 	ours = 100.0 * in_a / n;
 	cr_log_info("work_a: lxtrace %.1f%% of %zu samples, perf %.1f%%", ours, n, theirs);
 	cr_assert_geq(theirs, 0, "perf report shows no work_a");

@@ -56,18 +56,19 @@ __attribute__((noinline)) static unsigned long hot_outer(unsigned long x)
 	return hot_middle(x) ^ 3;
 }
 
-__attribute__((noinline)) static unsigned long work_a(unsigned long acc)
+/* work_a and work_b spin 70 and 30 units of (16 + k) * ROUND / 160 iterations. */
+__attribute__((noinline)) static unsigned long work_a(unsigned long acc, unsigned k)
 {
-	for (int i = 0; i < 7 * ROUND / 10; i++) {
+	for (unsigned long i = 0; i < 70 * (16 + k) * (ROUND / 160) / 16; i++) {
 		acc = STEP(acc);
 		__asm__ volatile("" : "+r"(acc));
 	}
 	return acc;
 }
 
-__attribute__((noinline)) static unsigned long work_b(unsigned long acc)
+__attribute__((noinline)) static unsigned long work_b(unsigned long acc, unsigned k)
 {
-	for (int i = 0; i < 3 * ROUND / 10; i++) {
+	for (unsigned long i = 0; i < 30 * (16 + k) * (ROUND / 160) / 16; i++) {
 		acc = STEP(acc);
 		__asm__ volatile("" : "+r"(acc));
 	}
@@ -87,7 +88,7 @@ int main(int argc, char **argv)
 	bool split = argc > 1 && !strcmp(argv[1], "split");
 	long ms = wl_arg(argc, argv, 2, 1000, 1, 600000);
 	double end;
-	unsigned long acc = 1;
+	unsigned long acc = 1, len = 1;
 
 	if (argc < 2 || (!split && strcmp(argv[1], "chain"))) {
 		fprintf(stderr, "usage: hotspin chain|split [MS]\n");
@@ -97,7 +98,9 @@ int main(int argc, char **argv)
 	wl_tid("spinner");
 	end = now_ms() + ms;
 	while (now_ms() < end) {
-		acc = split ? work_b(work_a(acc)) : hot_outer(acc);
+		/* Rounds of random length, so that no sampling period locks onto their phase. */
+		len = STEP(len);
+		acc = split ? work_b(work_a(acc, len >> 60), len >> 60) : hot_outer(acc);
 		count_round();
 	}
 	wl_stat("inner_lo", inner_lo);
