@@ -3,7 +3,7 @@
  *
  *   hotspin chain MS   spins for MS ms in main -> hot_outer -> hot_middle -> hot_inner, the
  *                      last one inlined into hot_middle: nearly every sample is that chain
- *   hotspin split MS   spins for MS ms, 70% of the time in work_a and 30% in work_b
+ *   hotspin split MS   spins for MS ms, 90% of the time in work_a and 10% in work_b
  *
  * Reports the source lines a correct symbolization gives: inner_lo..inner_hi (hot_inner's
  * loop), middle_call (hot_middle's call of hot_inner), outer_call (hot_outer's call of
@@ -56,10 +56,10 @@ __attribute__((noinline)) static unsigned long hot_outer(unsigned long x)
 	return hot_middle(x) ^ 3;
 }
 
-/* work_a and work_b spin 70 and 30 units of (16 + k) * ROUND / 160 iterations. */
+/* work_a and work_b spin 90 and 10 units of (16 + k) * ROUND / 160 iterations. */
 __attribute__((noinline)) static unsigned long work_a(unsigned long acc, unsigned k)
 {
-	for (unsigned long i = 0; i < 70 * (16 + k) * (ROUND / 160) / 16; i++) {
+	for (unsigned long i = 0; i < 90 * (16 + k) * (ROUND / 160) / 16; i++) {
 		acc = STEP(acc);
 		__asm__ volatile("" : "+r"(acc));
 	}
@@ -68,7 +68,7 @@ __attribute__((noinline)) static unsigned long work_a(unsigned long acc, unsigne
 
 __attribute__((noinline)) static unsigned long work_b(unsigned long acc, unsigned k)
 {
-	for (unsigned long i = 0; i < 30 * (16 + k) * (ROUND / 160) / 16; i++) {
+	for (unsigned long i = 0; i < 10 * (16 + k) * (ROUND / 160) / 16; i++) {
 		acc = STEP(acc);
 		__asm__ volatile("" : "+r"(acc));
 	}
