@@ -1149,8 +1149,10 @@ static bool well_formed(const struct model *m, const struct lx_rec *r, size_t si
 		       ((const struct lx_exec *)r)->old_tid <= TID_LIMIT;
 	if (r->type == LX_REC_RSS)
 		return ((const struct lx_rss *)r)->pid <= TID_LIMIT;
-	if (r->type >= LX_REC_TASK_BEGIN)
+	if (r->type >= LX_REC_TASK_BEGIN && r->type <= LX_REC_LOG)
 		return ((const struct lx_user *)r)->pid <= TID_LIMIT;
+	if (r->type == LX_REC_SAMPLE)
+		return ((const struct lx_sample *)r)->pid <= TID_LIMIT;
 	return true;
 }
 
