@@ -110,8 +110,10 @@ run_workload() {
 start_tracer() {
 	local tracer=$1 out=$2
 	case $tracer in
-	lxtrace) "$LXTRACE" record -o "$out" >"$out.err" 2>&1 & ;;
-	lxtrace-all) "$LXTRACE" record --syscalls=all -o "$out" >"$out.err" 2>&1 & ;;
+	# The same events as perf and trace-cmd are asked for: no call stacks, no CPU samples
+	# (their cost is measured by bench/stacks.sh).
+	lxtrace) "$LXTRACE" record -F 0 --stacks=none -o "$out" >"$out.err" 2>&1 & ;;
+	lxtrace-all) "$LXTRACE" record -F 0 --stacks=none --syscalls=all -o "$out" >"$out.err" 2>&1 & ;;
 	perf) perf record -q -e sched:sched_switch -e sched:sched_wakeup \
 		-e raw_syscalls:sys_enter -e raw_syscalls:sys_exit -a -o "$out" >"$out.err" 2>&1 & ;;
 	trace-cmd) trace-cmd record --no-filter -d -e sched:sched_switch -e sched:sched_wakeup \
