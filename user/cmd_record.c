@@ -8,8 +8,6 @@
  * command, which decides when the recording ends. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -30,42 +28,17 @@
 #include "user/cmd.h"
 #include "user/launch.h"
 #include "user/model.h"
+#include "user/record_args.h"
 #include "user/target.h"
 #include "user/usdt_files.h"
 
 #define PREFIX "lxtrace record: "
-#define DEFAULT_BUFFER_MIB 4.0
-#define MAX_BUFFER_MIB 4096.0
 #define STATUS_PERIOD_NS 1000000000ULL
 /* Under saturation (perf bench sched messaging: 160 tasks on 2 CPUs) a reader with a fair share
  * of a CPU is starved and the rings overflow (27% of the records lost at 4 MiB per CPU, still
  * 18% at 8 MiB); at nice -10 it runs when it wakes, and the same loads lose nothing while the
  * reader takes no more CPU (docs/record.md). */
 #define READER_NICE -10
-#define MAX_USDT_PATHS 64
-#define DEFAULT_SAMPLE_HZ 99
-/* Above this the kernel throttles cpu-clock sampling anyway (perf_event_max_sample_rate). */
-#define MAX_SAMPLE_HZ 100000
-
-enum stacks_mode { STACKS_NONE, STACKS_USER, STACKS_KERNEL, STACKS_BOTH };
-
-struct record_args {
-	const char *output;
-	double duration;	/* seconds; 0 = until a signal */
-	double buffer_mib;	/* per CPU */
-	enum model_syscalls syscalls;
-	const char *usdt[MAX_USDT_PATHS];	/* binaries and libraries whose annotations to trace */
-	size_t n_usdt;
-	unsigned sample_hz;	/* 0: no sampling */
-	bool sample_idle;
-	enum stacks_mode stacks;	/* on switch, wakeup and fork records */
-	bool verbose;
-	const char **pid_lists;	/* each -p argument; npid_lists of them */
-	int npid_lists;
-	const char *cgroup;	/* --cgroup PATH */
-	char **command;		/* COMMAND [ARGS...], NULL-terminated; NULL without one */
-	bool as_root;
-};
 
 /* The signal that asked to stop, and one sent to lxtrace alone (not by the terminal to the
  * whole foreground process group) that the command should get too. */
@@ -73,215 +46,6 @@ static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t forward_signal;
 static bool verbose;
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: lxtrace record [OPTIONS]                     the whole machine\n"
-		"       lxtrace record [OPTIONS] -p PID[,PID...]     those processes and their children\n"
-		"       lxtrace record [OPTIONS] --cgroup PATH       the threads in a cgroup v2\n"
-		"       lxtrace record [OPTIONS] [--as-root] -- COMMAND [ARGS...]\n"
-		"\n"
-		"Records what threads do (runs, blocks, wakeups, forks, execs, exits, syscalls) and\n"
-		"samples of what the CPUs run, with call stacks, into a Go execution trace; open it\n"
-		"with `go tool trace FILE`. Stops after SECONDS, on Ctrl-C\n"
-		"(SIGINT) or SIGTERM, when the target processes have all exited, or when COMMAND exits.\n"
-		"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
-		"\n"
-		"Targets (at most one kind; without one, every thread of the machine):\n"
-		"  -p, --pid PID[,PID...]  every thread of these processes (repeatable), and every\n"
-		"                          process they fork while recording; stops when all are gone\n"
-		"  -g, --cgroup PATH       threads in the cgroup v2 directory PATH or below it (e.g.\n"
-		"                          /sys/fs/cgroup/system.slice/foo.service)\n"
-		"  -- COMMAND [ARGS...]    start COMMAND once tracing runs and trace it and its\n"
-		"                          descendants until it exits; lxtrace exits with its status\n"
-		"                          (128+N when killed by signal N; 127 when it cannot run).\n"
-		"                          Ctrl-C goes to COMMAND; lxtrace stops when COMMAND exits,\n"
-		"                          and passes on signals sent to lxtrace alone\n"
-		"      --as-root           run COMMAND as root; by default, under sudo, it runs as the\n"
-		"                          invoking user (SUDO_UID, SUDO_GID and their groups)\n"
-		"With a target, other threads leave their CPU idle in the trace, and the heap counter\n"
-		"shows the resident memory (RSS) of the target processes, summed.\n"
-		"\n"
-		"Options:\n"
-		"  -o, --output FILE       write the trace to FILE (default: trace.out), mode 0600;\n"
-		"                          under sudo it is given to the invoking user\n"
-		"  -d, --duration SECONDS  stop after SECONDS (default: run until interrupted); a\n"
-		"                          COMMAND keeps running and lxtrace waits for it\n"
-		"  -b, --buffer-size MIB   kernel ring buffer per CPU in MiB, rounded up to a power of\n"
-		"                          two pages; fractions allowed (default: %g)\n"
-		"  -s, --syscalls MODE     blocking: show the syscall a thread blocked in (default, no\n"
-		"                          per-syscall cost); all: every syscall entry too (slower);\n"
-		"                          none: no syscalls\n"
-		"  -u, --usdt PATH         also record the task, region and log annotations\n"
-		"                          (<lxtrace/annotate.h>) of the program or shared library\n"
-		"                          PATH, in every process that runs it (with a target: in the\n"
-		"                          target's); repeatable. With -p, the annotated programs and\n"
-		"                          libraries the processes have mapped are found by themselves,\n"
-		"                          with a COMMAND its program\n"
-		"  -F, --freq HZ           CPU samples per second and CPU, with kernel and user call\n"
-		"                          stacks (cpu-clock; default: %d; 0: no sampling)\n"
-		"      --sample-idle       keep samples of idle CPUs too (dropped by default)\n"
-		"      --stacks MODE       call stacks on blocking, preemption, syscall, wakeup and\n"
-		"                          create events: user (default), kernel, both, or none\n"
-		"                          (the thread's name and syscall only). Stacks cost each\n"
-		"                          switch and wakeup a stack walk: none for switch-heavy loads\n"
-		"  -v, --verbose           show libbpf's messages\n"
-		"  -h, --help              show this help\n",
-		DEFAULT_BUFFER_MIB, DEFAULT_SAMPLE_HZ);
-}
-
-static bool parse_seconds(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return !errno && end != s && !*end && isfinite(*out) && *out > 0;
-}
-
-/* 0: run; 1: help shown, exit 0; 2: bad usage, reported. */
-static int parse_args(int argc, char **argv, struct record_args *a)
-{
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "buffer-size", required_argument, NULL, 'b' },
-		{ "syscalls", required_argument, NULL, 's' },
-		{ "usdt", required_argument, NULL, 'u' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "sample-idle", no_argument, NULL, 'I' },
-		{ "stacks", required_argument, NULL, 'S' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "as-root", no_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, kinds;
-
-	*a = (struct record_args){ .output = "trace.out", .buffer_mib = DEFAULT_BUFFER_MIB,
-				   .sample_hz = DEFAULT_SAMPLE_HZ, .stacks = STACKS_USER };
-	a->pid_lists = calloc(argc, sizeof(*a->pid_lists));
-	if (!a->pid_lists) {
-		fprintf(stderr, PREFIX "out of memory\n");
-		return 2;
-	}
-	opterr = 0;
-	optind = 1;
-	/* '+': options end at the first non-option, which starts the command. */
-	while ((opt = getopt_long(argc, argv, "+:o:d:b:s:u:F:vhp:g:", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			a->pid_lists[a->npid_lists++] = optarg;
-			break;
-		case 'g':
-			a->cgroup = optarg;
-			break;
-		case 'R':
-			a->as_root = true;
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case 'd':
-			if (!parse_seconds(optarg, &a->duration)) {
-				fprintf(stderr, PREFIX "--duration: '%s' is not a positive number of seconds\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'b':
-			if (!parse_seconds(optarg, &a->buffer_mib) || a->buffer_mib > MAX_BUFFER_MIB) {
-				fprintf(stderr, PREFIX "--buffer-size: '%s' is not a size in MiB between 0 and %g\n",
-					optarg, MAX_BUFFER_MIB);
-				return 2;
-			}
-			break;
-		case 's':
-			if (!strcmp(optarg, "blocking")) {
-				a->syscalls = MODEL_SYSCALLS_BLOCKING;
-			} else if (!strcmp(optarg, "all")) {
-				a->syscalls = MODEL_SYSCALLS_ALL;
-			} else if (!strcmp(optarg, "none")) {
-				a->syscalls = MODEL_SYSCALLS_NONE;
-			} else {
-				fprintf(stderr, PREFIX "--syscalls: '%s' is not one of blocking, all, none\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'u':
-			if (a->n_usdt == MAX_USDT_PATHS) {
-				fprintf(stderr, PREFIX "--usdt: at most %d paths\n", MAX_USDT_PATHS);
-				return 2;
-			}
-			a->usdt[a->n_usdt++] = optarg;
-			break;
-		case 'F': {
-			char *end;
-			unsigned long hz;
-
-			errno = 0;
-			hz = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-' || hz > MAX_SAMPLE_HZ) {
-				fprintf(stderr, PREFIX "--freq: '%s' is not a frequency in Hz between 0 and %d\n",
-					optarg, MAX_SAMPLE_HZ);
-				return 2;
-			}
-			a->sample_hz = hz;
-			break;
-		}
-		case 'I':
-			a->sample_idle = true;
-			break;
-		case 'S': {
-			static const char *const names[] = { "none", "user", "kernel", "both" };
-			size_t i;
-
-			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-				if (!strcmp(optarg, names[i]))
-					break;
-			if (i == sizeof(names) / sizeof(names[0])) {
-				fprintf(stderr, PREFIX "--stacks: '%s' is not one of none, user, kernel, both\n",
-					optarg);
-				return 2;
-			}
-			a->stacks = (enum stacks_mode)i;
-			break;
-		}
-		case 'v':
-			a->verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-		default: {
-			const char *arg = argv[optind - 1];
-			char shortopt[3] = { '-', (char)optopt, '\0' };
-
-			fprintf(stderr, PREFIX "%s '%s' (see lxtrace record --help)\n",
-				opt == ':' ? "missing value for option" : "unknown option",
-				strncmp(arg, "--", 2) ? shortopt : arg);
-			return 2;
-		}
-		}
-	}
-	if (optind < argc)
-		a->command = argv + optind;
-	kinds = (a->npid_lists > 0) + (a->cgroup != NULL) + (a->command != NULL);
-	if (kinds > 1) {
-		fprintf(stderr, PREFIX "-p, --cgroup and a command exclude each other "
-			"(see lxtrace record --help)\n");
-		return 2;
-	}
-	if (a->as_root && !a->command) {
-		fprintf(stderr, PREFIX "--as-root needs a command (see lxtrace record --help)\n");
-		return 2;
-	}
-	return 0;
-}
 
 /* Loading tracing programs needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN on older kernels. */
 static int check_privileges(void)
@@ -601,9 +365,9 @@ int cmd_record(int argc, char **argv)
 	int fd = -1, ncpus, err, cmd_status = 0;
 
 	/* Parse, and check what would fail later with a worse message. */
-	err = parse_args(argc, argv, &args);
+	err = record_args__parse(argc, argv, &args);
 	if (err) {
-		free(args.pid_lists);
+		record_args__free(&args);
 		return err == 1 ? 0 : 2;
 	}
 	verbose = args.verbose;
@@ -802,6 +566,6 @@ out:
 	usdt_files__free(usdt);
 	launch__free(cmd);
 	target__free(target);
-	free(args.pid_lists);
+	record_args__free(&args);
 	return err;
 }

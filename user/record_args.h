@@ -1,0 +1,40 @@
+/* record_args.h - the options of `lxtrace record`, parsed and checked before anything is
+ * loaded. */
+#ifndef LXTRACE_USER_RECORD_ARGS_H
+#define LXTRACE_USER_RECORD_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "user/model.h"
+
+#define MAX_USDT_PATHS 64	/* --usdt paths on one command line */
+
+enum stacks_mode { STACKS_NONE, STACKS_USER, STACKS_KERNEL, STACKS_BOTH };
+
+struct record_args {
+	const char *output;
+	double duration;	/* seconds; 0 = until a signal */
+	double buffer_mib;	/* per CPU */
+	enum model_syscalls syscalls;
+	const char *usdt[MAX_USDT_PATHS];	/* binaries and libraries whose annotations to trace */
+	size_t n_usdt;
+	unsigned sample_hz;	/* 0: no sampling */
+	bool sample_idle;
+	enum stacks_mode stacks;	/* on switch, wakeup and fork records */
+	bool verbose;
+	const char **pid_lists;	/* each -p argument; npid_lists of them */
+	int npid_lists;
+	const char *cgroup;	/* --cgroup PATH */
+	char **command;		/* COMMAND [ARGS...], NULL-terminated; NULL without one */
+	bool as_root;
+};
+
+/* Fills a from argv (argv[0] is "record"). Returns 0 to record, 1 when --help was shown
+ * (exit 0), 2 after a one-line usage error on stderr (exit 2). Free with record_args__free
+ * whatever it returns. */
+int record_args__parse(int argc, char **argv, struct record_args *a);
+
+void record_args__free(struct record_args *a);
+
+#endif
