@@ -8,10 +8,6 @@
  * record needs, counts that repair, and only then writes the record's own events. So no input
  * can make it write an invalid file.
  *
- * Memory: with opts.rss, the Go heap counter (HeapAlloc) is the sum of the resident memory of
- * the traced processes, each process's latest LX_REC_RSS value, written on the P where the
- * change happened.
- *
  * Time: every event is written at m->now, the newest record time seen; an older record is
  * written at m->now (counted as MODEL_REPAIR_TIME_CLAMPED), so time never goes backwards on
  * any P or across Ps.
@@ -27,6 +23,7 @@
 #include "user/annotations.h"
 #include "user/callstacks.h"
 #include "user/model.h"
+#include "user/model_impl.h"
 #include "user/model_stacks.h"
 #include "user/procscan.h"
 #include "user/syscalls.h"
@@ -38,35 +35,6 @@
 /* PID_MAX_LIMIT on 64-bit kernels: a larger tid is a corrupt record. */
 #define TID_LIMIT (1u << 22)
 #define NR_EXECVE 59
-/* Appended to an annotation string that did not fit its record field. */
-#define CUT_MARK "\u2026"
-
-struct model {
-	struct gt_writer *w;
-	uint32_t ncpus;
-	uint32_t hk;			/* housekeeping P: ncpus */
-	enum model_syscalls syscalls;
-	char *proc_root;
-	bool (*keep)(void *ctx, const struct procscan_thread *t);
-	void *keep_ctx;
-	bool rss;
-	struct gt_u64map *rss_pages;	/* pid -> resident pages, for the processes that have some */
-	uint64_t rss_total;		/* their sum */
-	uint64_t page_size;
-	struct threads *threads;
-	struct model_stacks *stacks;
-	struct annotations *ann;
-	struct callstacks *cs;		/* NULL unless records carry call stacks */
-	const struct lx_stack *rs;	/* the call stack the current record carries, or NULL */
-	struct thread **cur;		/* per P: the G running there per the model, or NULL */
-	uint64_t now;			/* time of every event written for the current record */
-	uint64_t scan_ts;		/* CLOCK_MONOTONIC when the /proc scan ended */
-	uint64_t lx_seq;		/* seq of lxtrace's goroutine, which sleeps between logs */
-	uint64_t key_lost, key_exec;	/* UserLog key strings */
-	int err;			/* sticky: the first error, after which nothing is written */
-	bool started, finished;
-	struct model_stats st;
-};
 
 static const char *const repair_names[MODEL_REPAIR_COUNT] = {
 	[MODEL_REPAIR_UNKNOWN_THREAD] = "unknown-thread",
@@ -88,25 +56,16 @@ const char *model__repair_name(enum model_repair r)
 	return (unsigned)r < MODEL_REPAIR_COUNT ? repair_names[r] : "?";
 }
 
-static void repair(struct model *m, enum model_repair r)
+void model_repair(struct model *m, enum model_repair r)
 {
 	m->st.repairs[r]++;
 }
 
 /* ---- writing events ---------------------------------------------------------------------- */
 
-static int emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2)
+int model_emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	const uint64_t args[3] = { a0, a1, a2 };
-
-	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
-}
-
-/* For the user events, which carry three arguments and a stack. */
-static int emit4(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2,
-		 uint64_t a3)
-{
-	const uint64_t args[4] = { a0, a1, a2, a3 };
 
 	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
 }
@@ -132,7 +91,7 @@ static int ident_stack(struct model *m, uint32_t p, struct thread *t, int nr, ui
 
 /* The stack of t in syscall nr for an event on P p: the call stack the current record took of
  * t when it has one, else ident_stack's. */
-static int thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk)
+int model_thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk)
 {
 	if (!m->rs || m->rs->tid != t->tid)
 		return ident_stack(m, p, t, nr, stk);
@@ -162,13 +121,13 @@ static int go_create(struct model *m, uint32_t p, struct thread *t, uint64_t cre
 	t->sysenter = -1;
 	t->wake_stk = 0;
 	m->st.threads++;
-	return emit(m, p, GT_EV_GO_CREATE, t->goid, new_stk, creator_stk);
+	return model_emit(m, p, GT_EV_GO_CREATE, t->goid, new_stk, creator_stk);
 }
 
 /* Runnable t starts on idle P p. */
 static int go_start(struct model *m, uint32_t p, struct thread *t)
 {
-	int err = emit(m, p, GT_EV_GO_START, t->goid, t->seq, 0);
+	int err = model_emit(m, p, GT_EV_GO_START, t->goid, t->seq, 0);
 
 	t->seq++;
 	t->state = THREAD_RUNNING;
@@ -187,7 +146,7 @@ static int go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, e
 
 	if (t->wake_stk) {
 		/* A wakeup kept for its switch-out, which a repair replaced. */
-		repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
 		t->wake_stk = 0;
 	}
 	t->state = state;
@@ -195,7 +154,7 @@ static int go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, e
 	m->cur[p] = NULL;
 	if (ev == GT_EV_GO_END)
 		annotations__forget(m->ann, t->goid);
-	return emit(m, p, ev, stk, 0, 0);
+	return model_emit(m, p, ev, stk, 0, 0);
 }
 
 static int preempt(struct model *m, uint32_t p)
@@ -203,7 +162,7 @@ static int preempt(struct model *m, uint32_t p)
 	uint64_t stk;
 	int err;
 
-	err = thread_stack(m, p, m->cur[p], -1, &stk);
+	err = model_thread_stack(m, p, m->cur[p], -1, &stk);
 	if (err)
 		return err;
 	return go_stop(m, p, GT_EV_GO_PREEMPT, stk, THREAD_RUNNABLE);
@@ -216,9 +175,9 @@ static int go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 	int err;
 
 	if (t->state == THREAD_SYSBLOCKED)
-		err = emit(m, p, GT_EV_GO_SYSEXIT, t->goid, t->seq, 0);
+		err = model_emit(m, p, GT_EV_GO_SYSEXIT, t->goid, t->seq, 0);
 	else
-		err = emit(m, p, GT_EV_GO_UNBLOCK, t->goid, t->seq, stk);
+		err = model_emit(m, p, GT_EV_GO_UNBLOCK, t->goid, t->seq, stk);
 	t->seq++;
 	t->state = THREAD_RUNNABLE;
 	t->scanned = 0;
@@ -244,10 +203,10 @@ static int run_here(struct model *m, uint32_t c, struct thread *t)
 	if (t->state == THREAD_RUNNING && (uint32_t)t->cpu == c)
 		return 0;
 	if (t->state == THREAD_RUNNING) {
-		repair(m, MODEL_REPAIR_MIGRATED);
+		model_repair(m, MODEL_REPAIR_MIGRATED);
 		err = preempt(m, (uint32_t)t->cpu);
 	} else if (t->state == THREAD_WAITING || t->state == THREAD_SYSBLOCKED) {
-		repair(m, MODEL_REPAIR_MISSED_WAKEUP);
+		model_repair(m, MODEL_REPAIR_MISSED_WAKEUP);
 		err = ready_by_repair(m, t);
 	}
 	if (!err && m->cur[c])
@@ -265,13 +224,13 @@ static bool placeable(const struct model *m, uint32_t c, const struct thread *t)
 /* Makes t the G running on c, for a record the kernel writes only while t runs there (fork,
  * exec, syscall entry): started there if that is its first run; otherwise a switch record was
  * lost, and t is moved there (counted as a foreign record). */
-static int make_current(struct model *m, uint32_t c, struct thread *t)
+int model_make_current(struct model *m, uint32_t c, struct thread *t)
 {
 	if (m->cur[c] == t)
 		return 0;
 	if (placeable(m, c, t))
 		return go_start(m, c, t);
-	repair(m, MODEL_REPAIR_FOREIGN);
+	model_repair(m, MODEL_REPAIR_FOREIGN);
 	return run_here(m, c, t);
 }
 
@@ -281,7 +240,7 @@ static int end_elsewhere(struct model *m, struct thread *t)
 {
 	int err = 0;
 
-	repair(m, MODEL_REPAIR_EXIT_UNKNOWN);
+	model_repair(m, MODEL_REPAIR_EXIT_UNKNOWN);
 	if (t->state == THREAD_RUNNING)
 		err = preempt(m, (uint32_t)t->cpu);
 	else if (t->state == THREAD_WAITING || t->state == THREAD_SYSBLOCKED)
@@ -300,12 +259,12 @@ static int lx_log(struct model *m, uint64_t key, const char *msg)
 
 	err = special_stack(m, m->hk, MODEL_SPECIAL_LXTRACE, &stk);
 	if (!err)
-		err = emit(m, m->hk, GT_EV_GO_UNBLOCK, LXTRACE_GOID, m->lx_seq++, stk);
+		err = model_emit(m, m->hk, GT_EV_GO_UNBLOCK, LXTRACE_GOID, m->lx_seq++, stk);
 	if (!err)
-		err = emit(m, m->hk, GT_EV_GO_START, LXTRACE_GOID, m->lx_seq++, 0);
+		err = model_emit(m, m->hk, GT_EV_GO_START, LXTRACE_GOID, m->lx_seq++, 0);
 	if (!err)
 		err = gt_writer__user_log(m->w, m->hk, m->now, 0, key, stk, msg, strlen(msg));
-	return err ? err : emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
+	return err ? err : model_emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
 }
 
 /* ---- threads ----------------------------------------------------------------------------- */
@@ -317,7 +276,7 @@ static int rebirth(struct model *m, struct thread *t, uint32_t pid, const char *
 	if (t->goid) {
 		t->gen++;
 		t->goid = 0;
-		repair(m, MODEL_REPAIR_TID_REUSE);
+		model_repair(m, MODEL_REPAIR_TID_REUSE);
 	}
 	t->unplaced = 0;
 	return model_stacks__ident(m->stacks, pid, comm, &t->ident);
@@ -343,7 +302,7 @@ static struct thread *create_unknown(struct model *m, struct thread *t, uint32_t
 	struct procscan_thread info;
 	uint64_t stk;
 
-	repair(m, MODEL_REPAIR_UNKNOWN_THREAD);
+	model_repair(m, MODEL_REPAIR_UNKNOWN_THREAD);
 	if (!t)
 		t = entry(m, tid, err);
 	if (!t)
@@ -361,7 +320,7 @@ static struct thread *create_unknown(struct model *m, struct thread *t, uint32_t
 
 /* The live thread a record is about, created when unknown; NULL (and *err 0) when the record
  * is to be ignored: the idle task, or a thread between its exit and its last switch. */
-static struct thread *live(struct model *m, uint32_t tid, int *err)
+struct thread *model_live(struct model *m, uint32_t tid, int *err)
 {
 	struct thread *t;
 
@@ -383,9 +342,9 @@ static struct thread *live(struct model *m, uint32_t tid, int *err)
  * some later ProcStop of that P, when the G may no longer run there, and panics. */
 static int hand_off(struct model *m, uint32_t p)
 {
-	int err = emit(m, p, GT_EV_PROC_STOP, 0, 0, 0);
+	int err = model_emit(m, p, GT_EV_PROC_STOP, 0, 0, 0);
 
-	return err ? err : emit(m, p, GT_EV_PROC_START, p, 0, 0);
+	return err ? err : model_emit(m, p, GT_EV_PROC_START, p, 0, 0);
 }
 
 /* Writes how running t leaves CPU c, from the state and syscall the kernel reported. */
@@ -400,10 +359,10 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 	/* A wakeup that raced ahead of a switch-out that is not a sleep found it still running:
 	 * there is nothing to show. */
 	if (wake && (state == LX_PREV_DEAD || state == LX_PREV_RUNNABLE))
-		repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
 	if (state == LX_PREV_DEAD)
 		return go_stop(m, c, GT_EV_GO_END, 0, THREAD_REAPED);
-	err = thread_stack(m, c, t, nr, &stk);
+	err = model_thread_stack(m, c, t, nr, &stk);
 	if (err)
 		return err;
 	if (state == LX_PREV_RUNNABLE) {
@@ -436,7 +395,7 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 		/* In --syscalls=all the entry's GoSysCall may already be its latest event; then the
 		 * syscall began there, and the block must follow it directly to count as blocking. */
 		if (t->sysenter != nr)
-			err = emit(m, c, GT_EV_GO_SYSCALL, stk, 0, 0);
+			err = model_emit(m, c, GT_EV_GO_SYSCALL, stk, 0, 0);
 		if (!err)
 			err = go_stop(m, c, GT_EV_GO_SYSBLOCK, 0, THREAD_SYSBLOCKED);
 		if (!err)
@@ -466,7 +425,7 @@ static int on_switch(struct model *m, const struct lx_switch *s)
 				t->state = THREAD_REAPED;
 			m->st.ignored++;
 		} else {
-			t = live(m, s->h.tid, &err);
+			t = model_live(m, s->h.tid, &err);
 			if (err)
 				return err;
 			if (m->cur[c] != t) {
@@ -487,11 +446,11 @@ static int on_switch(struct model *m, const struct lx_switch *s)
 			return err;
 	}
 	if (stale)
-		repair(m, MODEL_REPAIR_STALE_SWITCH);
+		model_repair(m, MODEL_REPAIR_STALE_SWITCH);
 
 	if (!s->next_tid)
 		return 0;
-	t = live(m, s->next_tid, &err);
+	t = model_live(m, s->next_tid, &err);
 	if (err || !t) {
 		if (!err)
 			m->st.ignored++;
@@ -514,28 +473,28 @@ static int on_wakeup(struct model *m, const struct lx_wakeup *w)
 	}
 	if (!t || t->state == THREAD_REAPED) {
 		/* Created runnable, which is what the wakeup would have made it. */
-		live(m, w->h.tid, &err);
+		model_live(m, w->h.tid, &err);
 		return err;
 	}
 	switch (t->state) {
 	case THREAD_WAITING:
 	case THREAD_SYSBLOCKED:
 		if (m->cur[c])
-			err = thread_stack(m, c, m->cur[c], -1, &stk);
+			err = model_thread_stack(m, c, m->cur[c], -1, &stk);
 		else
 			err = special_stack(m, c, MODEL_SPECIAL_IRQ, &stk);
 		return err ? err : go_ready(m, c, t, stk);
 	case THREAD_RUNNING:
 		/* sched_waking can precede the wakee's own switch-out (doc: docs/model.md). */
 		if (t->wake_stk)
-			repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+			model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
 		if (m->cur[c] && m->cur[c] != t)
-			err = thread_stack(m, c, m->cur[c], -1, &t->wake_stk);
+			err = model_thread_stack(m, c, m->cur[c], -1, &t->wake_stk);
 		else
 			err = special_stack(m, c, MODEL_SPECIAL_IRQ, &t->wake_stk);
 		return err;
 	default:
-		repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
 		return 0;
 	}
 }
@@ -548,7 +507,7 @@ static int on_wakeup_new(struct model *m, const struct lx_wakeup *w)
 	m->st.wakeups++;
 	/* GoCreate already made a forked thread runnable; only a lost fork needs a repair. */
 	if (w->h.tid && (!t || t->state == THREAD_REAPED))
-		live(m, w->h.tid, &err);
+		model_live(m, w->h.tid, &err);
 	return err;
 }
 
@@ -566,7 +525,7 @@ static int on_fork(struct model *m, const struct lx_fork *f)
 		m->st.ignored++;
 		return 0;
 	}
-	parent = live(m, f->parent_tid, &err);
+	parent = model_live(m, f->parent_tid, &err);
 	if (err)
 		return err;
 	if (parent)
@@ -580,7 +539,7 @@ static int on_fork(struct model *m, const struct lx_fork *f)
 		return 0;
 	}
 	if (child && child == parent) {
-		repair(m, MODEL_REPAIR_BAD_RECORD);
+		model_repair(m, MODEL_REPAIR_BAD_RECORD);
 		return 0;
 	}
 	if (child && child->goid && child->state < THREAD_EXITED) {
@@ -601,14 +560,14 @@ static int on_fork(struct model *m, const struct lx_fork *f)
 
 	/* GoCreate is attributed to whatever runs on its P: the parent, or nothing at all. */
 	if (parent) {
-		err = make_current(m, c, parent);
+		err = model_make_current(m, c, parent);
 		/* An event of its own between a syscall's GoSysCall and GoSysBlock would make the
 		 * 1.23 converter end the syscall there: the switch-out writes a new GoSysCall. */
 		parent->sysenter = -1;
 		if (!err)
-			err = thread_stack(m, c, parent, -1, &stk);
+			err = model_thread_stack(m, c, parent, -1, &stk);
 	} else {
-		repair(m, MODEL_REPAIR_FOREIGN);
+		model_repair(m, MODEL_REPAIR_FOREIGN);
 		if (m->cur[c])
 			p = m->hk;
 		err = special_stack(m, p, MODEL_SPECIAL_REPAIR, &stk);
@@ -626,7 +585,7 @@ static int exec_takeover(struct model *m, uint32_t c, struct thread *old, const 
 	uint64_t stk;
 	int err;
 
-	err = make_current(m, c, old);
+	err = model_make_current(m, c, old);
 	/* The leader still alive in the model: its exit record was lost. */
 	if (!err && t && t->goid && t->state < THREAD_EXITED)
 		err = end_elsewhere(m, t);
@@ -636,7 +595,7 @@ static int exec_takeover(struct model *m, uint32_t c, struct thread *old, const 
 		return err;
 	err = rebirth(m, t, e->pid, comm);
 	if (!err)
-		err = thread_stack(m, c, old, NR_EXECVE, &stk);
+		err = model_thread_stack(m, c, old, NR_EXECVE, &stk);
 	if (!err)
 		err = go_create(m, c, t, stk);
 	if (!err)
@@ -658,7 +617,7 @@ static int on_exec(struct model *m, const struct lx_exec *e)
 	memcpy(comm, e->comm, LX_COMM_LEN);
 	comm[LX_COMM_LEN - 1] = '\0';
 	/* An exec by the idle task is corrupt input; old_tid 0 is an exec'er that kept its tid. */
-	t = e->h.tid ? live(m, e->old_tid ? e->old_tid : e->h.tid, &err) : NULL;
+	t = e->h.tid ? model_live(m, e->old_tid ? e->old_tid : e->h.tid, &err) : NULL;
 	if (!t) {
 		m->st.ignored += !err;
 		return err;
@@ -676,10 +635,10 @@ static int on_exec(struct model *m, const struct lx_exec *e)
 	if (err)
 		return err;
 	name = model_stacks__name(m->stacks, t->ident);
-	err = make_current(m, c, t);
+	err = model_make_current(m, c, t);
 	t->sysenter = -1;
 	if (!err)
-		err = thread_stack(m, c, t, NR_EXECVE, &stk);
+		err = model_thread_stack(m, c, t, NR_EXECVE, &stk);
 	return err ? err : gt_writer__user_log(m->w, c, m->now, 0, m->key_exec, stk, name, strlen(name));
 }
 
@@ -696,7 +655,7 @@ static int on_thread_exit(struct model *m, const struct lx_rec *r)
 	if (!t || t->state == THREAD_REAPED) {
 		/* Never created (or reborn unseen): nothing to end, but its last records must be
 		 * ignored and a later birth of the tid must get a fresh goroutine id. */
-		repair(m, MODEL_REPAIR_EXIT_UNKNOWN);
+		model_repair(m, MODEL_REPAIR_EXIT_UNKNOWN);
 		if (!t)
 			t = entry(m, r->tid, &err);
 		if (t)
@@ -721,212 +680,18 @@ static int on_syscall(struct model *m, const struct lx_syscall *s)
 		m->st.ignored++;
 		return 0;
 	}
-	t = live(m, s->h.tid, &err);
+	t = model_live(m, s->h.tid, &err);
 	if (!t) {
 		m->st.ignored += !err;
 		return err;
 	}
-	err = make_current(m, s->h.cpu, t);
+	err = model_make_current(m, s->h.cpu, t);
 	if (!err)
-		err = thread_stack(m, s->h.cpu, t, s->nr, &stk);
+		err = model_thread_stack(m, s->h.cpu, t, s->nr, &stk);
 	if (!err)
-		err = emit(m, s->h.cpu, GT_EV_GO_SYSCALL, stk, 0, 0);
+		err = model_emit(m, s->h.cpu, GT_EV_GO_SYSCALL, stk, 0, 0);
 	t->sysenter = s->nr;
 	return err;
-}
-
-/* Process pid now has `pages` resident: the counter moves by the difference. */
-static int set_rss(struct model *m, uint32_t pid, uint64_t pages)
-{
-	uint64_t *v;
-	bool added;
-
-	if (!pages) {
-		v = gt_u64map__get(m->rss_pages, pid);
-		if (v) {
-			m->rss_total -= *v;
-			gt_u64map__del(m->rss_pages, pid);
-		}
-		return 0;
-	}
-	v = gt_u64map__put(m->rss_pages, pid, &added);
-	if (!v)
-		return -ENOMEM;
-	m->rss_total += pages - *v;
-	*v = pages;
-	return 0;
-}
-
-static int on_rss(struct model *m, const struct lx_rss *r)
-{
-	int err;
-
-	m->st.rss++;
-	if (!m->rss) {
-		m->st.ignored++;
-		return 0;
-	}
-	err = set_rss(m, r->pid, r->pages);
-	return err ? err : emit(m, r->h.cpu, GT_EV_HEAP_ALLOC, m->rss_total * m->page_size, 0, 0);
-}
-
-/* Resident pages of process pid at start: statm's second field (file + anon + shmem, as
- * rss_stat counts them). 0 when it cannot be read: the first record corrects it. */
-static uint64_t statm_rss(const struct model *m, uint32_t pid)
-{
-	char path[64 + 4096];
-	unsigned long long size, resident = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%u/statm", m->proc_root, pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
-		resident = 0;
-	fclose(f);
-	return resident;
-}
-
-/* ---- annotations ------------------------------------------------------------------------- */
-
-/* A name or category from a record as a string id: marked when cut, named when unreadable or
- * empty (the trace has no empty strings). */
-static uint64_t user_string(struct model *m, uint32_t p, const char *s, bool cut, bool fault)
-{
-	char buf[LX_NAME_LEN + sizeof(CUT_MARK)];
-	size_t len = strnlen(s, LX_NAME_LEN);
-
-	if (fault)
-		return gt_writer__string(m->w, p, "(unreadable)");
-	if (!len)
-		return gt_writer__string(m->w, p, "(empty)");
-	memcpy(buf, s, len);
-	memcpy(buf + len, cut ? CUT_MARK : "", cut ? sizeof(CUT_MARK) : 1);
-	return gt_writer__string(m->w, p, buf);
-}
-
-/* Ends g's innermost region with name in task, first ending the regions still open inside it
- * (counted): both parsers reject a region end that is not the innermost open one. An end that
- * matches no open region is written only when none is open (its begin predates the trace). */
-static int region_end(struct model *m, uint32_t c, uint64_t g, uint64_t task, uint64_t name,
-		      uint64_t stk)
-{
-	uint64_t open, t, n;
-	long inner = annotations__region_find(m->ann, g, task, name, &open);
-	int err = 0;
-
-	if (inner < 0) {
-		if (open) {
-			repair(m, MODEL_REPAIR_REGION_NESTING);
-			return 0;
-		}
-		return emit4(m, c, GT_EV_USER_REGION, task, 1, name, stk);
-	}
-	for (long i = 0; i <= inner && !err; i++) {
-		annotations__region_pop(m->ann, g, &t, &n);
-		if (i < inner)
-			repair(m, MODEL_REPAIR_REGION_NESTING);
-		err = emit4(m, c, GT_EV_USER_REGION, t, 1, n, stk);
-	}
-	return err;
-}
-
-static int on_user(struct model *m, const struct lx_user *u)
-{
-	uint32_t c = u->h.cpu;
-	uint64_t stk, task = 0, parent, name = 0;
-	bool reused = false, cut = u->flags & LX_USER_NAME_CUT, fault = u->flags & LX_USER_NAME_FAULT;
-	struct thread *t;
-	int err;
-
-	m->st.annotations++;
-	t = live(m, u->h.tid, &err);
-	if (!t) {
-		m->st.ignored += !err;
-		return err;
-	}
-	/* The thread wrote it, so it runs there; user events need it running, with a stack. */
-	err = make_current(m, c, t);
-	t->sysenter = -1;
-	if (!err)
-		err = thread_stack(m, c, t, -1, &stk);
-	if (err)
-		return err;
-	errno = 0;
-	if (u->h.type == LX_REC_TASK_BEGIN)
-		task = annotations__task_begin(m->ann, u->pid, u->task, &reused);
-	else
-		task = annotations__task(m->ann, u->pid, u->task, u->h.type == LX_REC_TASK_END);
-	if (!task && errno == ENOMEM)
-		return -ENOMEM;
-	if (!task && (errno || u->h.type == LX_REC_TASK_BEGIN || u->h.type == LX_REC_TASK_END)) {
-		/* A task id out of range, or a begin or end of the background task. */
-		repair(m, MODEL_REPAIR_BAD_RECORD);
-		return 0;
-	}
-	if (u->h.type == LX_REC_TASK_BEGIN && reused)
-		repair(m, MODEL_REPAIR_TASK_REUSE);
-	if (u->h.type != LX_REC_TASK_END) {
-		name = user_string(m, c, u->name, cut, fault);
-		if (!name)
-			return -errno;
-	}
-
-	switch (u->h.type) {
-	case LX_REC_TASK_BEGIN:
-		/* A parent out of range is no parent. */
-		parent = annotations__task(m->ann, u->pid, u->parent, false);
-		if (!parent && errno == ENOMEM)
-			return -ENOMEM;
-		return emit4(m, c, GT_EV_USER_TASK_CREATE, task, parent, name, stk);
-	case LX_REC_TASK_END:
-		return emit(m, c, GT_EV_USER_TASK_END, task, stk, 0);
-	case LX_REC_REGION_BEGIN:
-		err = annotations__region_push(m->ann, t->goid, task, name);
-		return err ? err : emit4(m, c, GT_EV_USER_REGION, task, 0, name, stk);
-	case LX_REC_REGION_END:
-		return region_end(m, c, t->goid, task, name, stk);
-	default: {
-		const struct lx_user_log *l = (const struct lx_user_log *)u;
-		char msg[LX_MSG_LEN + sizeof(CUT_MARK)];
-		size_t len = strnlen(l->msg, LX_MSG_LEN);
-
-		memcpy(msg, l->msg, len);
-		if (u->flags & LX_USER_MSG_CUT) {
-			memcpy(msg + len, CUT_MARK, sizeof(CUT_MARK) - 1);
-			len += sizeof(CUT_MARK) - 1;
-		}
-		return gt_writer__user_log(m->w, c, m->now, task, name, stk, msg, len);
-	}
-	}
-}
-
-/* A CPU sample: on the sampling CPU's P, naming the thread's goroutine only once it exists in
- * the trace (a sample naming a goroutine before its GoCreate breaks Go 1.19's parser). */
-static int on_sample(struct model *m, const struct lx_sample *s)
-{
-	struct thread *t = s->h.tid ? threads__find(m->threads, s->h.tid) : NULL;
-	uint32_t ident = CALLSTACKS_IDLE;
-	struct procscan_thread info;
-	uint64_t stk;
-	int err;
-
-	m->st.samples++;
-	if (t) {
-		ident = t->ident;
-	} else if (s->h.tid) {
-		/* Not seen yet (its fork record is still to come, or was lost): named from /proc. */
-		if (procscan__thread(m->proc_root, s->h.tid, &info))
-			info = (struct procscan_thread){ .pid = 0 };
-		err = model_stacks__ident(m->stacks, info.pid, info.comm, &ident);
-		if (err)
-			return err;
-	}
-	stk = callstacks__get(m->cs, s->h.cpu, ident, s->pid, m->rs->nkern ? s->syscall : -1, m->rs);
-	if (!stk)
-		return -errno;
-	return gt_writer__cpu_sample(m->w, s->h.cpu, m->now, s->h.cpu, t ? t->goid : 0, stk);
 }
 
 /* ---- interface ----------------------------------------------------------------------------- */
@@ -981,7 +746,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	    threads__find(m->threads, pt->tid))
 		return 0;
 	if (m->rss && pt->tid == pt->pid) {
-		err = set_rss(m, pt->pid, statm_rss(m, pt->pid));
+		err = model_set_rss(m, pt->pid, model_statm_rss(m, pt->pid));
 		if (err)
 			return err;
 	}
@@ -1005,10 +770,10 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	if (pt->syscall >= 0 && syscalls__class(pt->syscall) == SYSCALL_CLASS_OTHER &&
 	    m->syscalls != MODEL_SYSCALLS_NONE) {
 		t->state = THREAD_SYSBLOCKED;
-		return emit(m, m->hk, GT_EV_GO_IN_SYSCALL, t->goid, 0, 0);
+		return model_emit(m, m->hk, GT_EV_GO_IN_SYSCALL, t->goid, 0, 0);
 	}
 	t->state = THREAD_WAITING;
-	return emit(m, m->hk, GT_EV_GO_WAITING, t->goid, 0, 0);
+	return model_emit(m, m->hk, GT_EV_GO_WAITING, t->goid, 0, 0);
 }
 
 /* The init phase (doc §3.5, §4 "1.23 viewer invariants") on the housekeeping P, each event one
@@ -1048,13 +813,13 @@ int model__start(struct model *m, uint64_t ts)
 
 	err = special_stack(m, m->hk, MODEL_SPECIAL_LXTRACE, &stk);
 	if (!err)
-		err = emit(m, m->hk, GT_EV_GO_CREATE, LXTRACE_GOID, stk, 0);
+		err = model_emit(m, m->hk, GT_EV_GO_CREATE, LXTRACE_GOID, stk, 0);
 	m->now++;
 	if (!err)
-		err = emit(m, m->hk, GT_EV_PROC_START, m->hk, 0, 0);
+		err = model_emit(m, m->hk, GT_EV_PROC_START, m->hk, 0, 0);
 	m->now++;
 	if (!err)
-		err = emit(m, m->hk, GT_EV_GO_WAITING, LXTRACE_GOID, 0, 0);
+		err = model_emit(m, m->hk, GT_EV_GO_WAITING, LXTRACE_GOID, 0, 0);
 	m->lx_seq = 2;
 	m->key_lost = gt_writer__string(m->w, m->hk, "lxtrace.lost");
 	m->key_exec = gt_writer__string(m->w, m->hk, "exec");
@@ -1066,7 +831,7 @@ int model__start(struct model *m, uint64_t ts)
 	}
 	m->now++;
 	if (!err)
-		err = emit(m, m->hk, GT_EV_GOMAXPROCS, m->ncpus, 0, 0);
+		err = model_emit(m, m->hk, GT_EV_GOMAXPROCS, m->ncpus, 0, 0);
 	m->now++;
 	if (!err)
 		err = hand_off(m, m->hk);
@@ -1075,9 +840,9 @@ int model__start(struct model *m, uint64_t ts)
 	else
 		m->now++;
 	for (uint32_t p = 0; p < m->ncpus && !err; p++)
-		err = emit(m, p, GT_EV_PROC_START, p, 0, 0);
+		err = model_emit(m, p, GT_EV_PROC_START, p, 0, 0);
 	if (!err && m->rss)
-		err = emit(m, m->hk, GT_EV_HEAP_ALLOC, m->rss_total * m->page_size, 0, 0);
+		err = model_emit(m, m->hk, GT_EV_HEAP_ALLOC, m->rss_total * m->page_size, 0, 0);
 	m->started = true;
 out:
 	free(live_threads);
@@ -1125,7 +890,7 @@ static const struct lx_stack *trailing_stack(const struct lx_rec *r, size_t size
 static void advance(struct model *m, uint64_t ts)
 {
 	if (ts < m->now)
-		repair(m, MODEL_REPAIR_TIME_CLAMPED);
+		model_repair(m, MODEL_REPAIR_TIME_CLAMPED);
 	else
 		m->now = ts;
 }
@@ -1171,7 +936,7 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 	/* Stacks nobody asked for (opts.stacks off) are corrupt input too. */
 	if (!ok || (m->rs && !m->cs)) {
 		m->rs = NULL;
-		repair(m, MODEL_REPAIR_BAD_RECORD);
+		model_repair(m, MODEL_REPAIR_BAD_RECORD);
 		return 0;
 	}
 	advance(m, r->ts);
@@ -1195,16 +960,16 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 		err = on_thread_exit(m, r);
 		break;
 	case LX_REC_SAMPLE:
-		err = on_sample(m, (const struct lx_sample *)r);
+		err = model_on_sample(m, (const struct lx_sample *)r);
 		break;
 	case LX_REC_RSS:
-		err = on_rss(m, (const struct lx_rss *)r);
+		err = model_on_rss(m, (const struct lx_rss *)r);
 		break;
 	case LX_REC_SYSCALL:
 		err = on_syscall(m, (const struct lx_syscall *)r);
 		break;
 	default:
-		err = on_user(m, (const struct lx_user *)r);
+		err = model_on_user(m, (const struct lx_user *)r);
 		break;
 	}
 	m->rs = NULL;
@@ -1253,7 +1018,7 @@ int model__finish(struct model *m, uint64_t ts)
 		if (m->cur[p])
 			err = preempt(m, p);
 	for (uint32_t p = 0; p <= m->ncpus && !err; p++)
-		err = emit(m, p, GT_EV_PROC_STOP, 0, 0, 0);
+		err = model_emit(m, p, GT_EV_PROC_STOP, 0, 0, 0);
 	m->finished = true;
 	if (!err)
 		err = gt_writer__flush(m->w);

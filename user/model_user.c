@@ -1,0 +1,134 @@
+/* model_user.c - the model's annotation records (LX_REC_TASK_*, LX_REC_REGION_*, LX_REC_LOG):
+ * Go user tasks, regions and logs on the thread that wrote them (docs/annotate.md).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "user/annotations.h"
+#include "user/model_impl.h"
+
+/* Appended to an annotation string that did not fit its record field. */
+#define CUT_MARK "\u2026"
+
+/* For the user events, which carry three arguments and a stack. */
+static int emit4(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2,
+		 uint64_t a3)
+{
+	const uint64_t args[4] = { a0, a1, a2, a3 };
+
+	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
+}
+
+/* A name or category from a record as a string id: marked when cut, named when unreadable or
+ * empty (the trace has no empty strings). */
+static uint64_t user_string(struct model *m, uint32_t p, const char *s, bool cut, bool fault)
+{
+	char buf[LX_NAME_LEN + sizeof(CUT_MARK)];
+	size_t len = strnlen(s, LX_NAME_LEN);
+
+	if (fault)
+		return gt_writer__string(m->w, p, "(unreadable)");
+	if (!len)
+		return gt_writer__string(m->w, p, "(empty)");
+	memcpy(buf, s, len);
+	memcpy(buf + len, cut ? CUT_MARK : "", cut ? sizeof(CUT_MARK) : 1);
+	return gt_writer__string(m->w, p, buf);
+}
+
+/* Ends g's innermost region with name in task, first ending the regions still open inside it
+ * (counted): both parsers reject a region end that is not the innermost open one. An end that
+ * matches no open region is written only when none is open (its begin predates the trace). */
+static int region_end(struct model *m, uint32_t c, uint64_t g, uint64_t task, uint64_t name,
+		      uint64_t stk)
+{
+	uint64_t open, t, n;
+	long inner = annotations__region_find(m->ann, g, task, name, &open);
+	int err = 0;
+
+	if (inner < 0) {
+		if (open) {
+			model_repair(m, MODEL_REPAIR_REGION_NESTING);
+			return 0;
+		}
+		return emit4(m, c, GT_EV_USER_REGION, task, 1, name, stk);
+	}
+	for (long i = 0; i <= inner && !err; i++) {
+		annotations__region_pop(m->ann, g, &t, &n);
+		if (i < inner)
+			model_repair(m, MODEL_REPAIR_REGION_NESTING);
+		err = emit4(m, c, GT_EV_USER_REGION, t, 1, n, stk);
+	}
+	return err;
+}
+
+int model_on_user(struct model *m, const struct lx_user *u)
+{
+	uint32_t c = u->h.cpu;
+	uint64_t stk, task = 0, parent, name = 0;
+	bool reused = false, cut = u->flags & LX_USER_NAME_CUT, fault = u->flags & LX_USER_NAME_FAULT;
+	struct thread *t;
+	int err;
+
+	m->st.annotations++;
+	t = model_live(m, u->h.tid, &err);
+	if (!t) {
+		m->st.ignored += !err;
+		return err;
+	}
+	/* The thread wrote it, so it runs there; user events need it running, with a stack. */
+	err = model_make_current(m, c, t);
+	t->sysenter = -1;
+	if (!err)
+		err = model_thread_stack(m, c, t, -1, &stk);
+	if (err)
+		return err;
+	errno = 0;
+	if (u->h.type == LX_REC_TASK_BEGIN)
+		task = annotations__task_begin(m->ann, u->pid, u->task, &reused);
+	else
+		task = annotations__task(m->ann, u->pid, u->task, u->h.type == LX_REC_TASK_END);
+	if (!task && errno == ENOMEM)
+		return -ENOMEM;
+	if (!task && (errno || u->h.type == LX_REC_TASK_BEGIN || u->h.type == LX_REC_TASK_END)) {
+		/* A task id out of range, or a begin or end of the background task. */
+		model_repair(m, MODEL_REPAIR_BAD_RECORD);
+		return 0;
+	}
+	if (u->h.type == LX_REC_TASK_BEGIN && reused)
+		model_repair(m, MODEL_REPAIR_TASK_REUSE);
+	if (u->h.type != LX_REC_TASK_END) {
+		name = user_string(m, c, u->name, cut, fault);
+		if (!name)
+			return -errno;
+	}
+
+	switch (u->h.type) {
+	case LX_REC_TASK_BEGIN:
+		/* A parent out of range is no parent. */
+		parent = annotations__task(m->ann, u->pid, u->parent, false);
+		if (!parent && errno == ENOMEM)
+			return -ENOMEM;
+		return emit4(m, c, GT_EV_USER_TASK_CREATE, task, parent, name, stk);
+	case LX_REC_TASK_END:
+		return model_emit(m, c, GT_EV_USER_TASK_END, task, stk, 0);
+	case LX_REC_REGION_BEGIN:
+		err = annotations__region_push(m->ann, t->goid, task, name);
+		return err ? err : emit4(m, c, GT_EV_USER_REGION, task, 0, name, stk);
+	case LX_REC_REGION_END:
+		return region_end(m, c, t->goid, task, name, stk);
+	default: {
+		const struct lx_user_log *l = (const struct lx_user_log *)u;
+		char msg[LX_MSG_LEN + sizeof(CUT_MARK)];
+		size_t len = strnlen(l->msg, LX_MSG_LEN);
+
+		memcpy(msg, l->msg, len);
+		if (u->flags & LX_USER_MSG_CUT) {
+			memcpy(msg + len, CUT_MARK, sizeof(CUT_MARK) - 1);
+			len += sizeof(CUT_MARK) - 1;
+		}
+		return gt_writer__user_log(m->w, c, m->now, task, name, stk, msg, len);
+	}
+	}
+}
