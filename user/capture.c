@@ -46,6 +46,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "format/grow.h"
 #include "annotate.skel.h"
 #include "lxtrace.skel.h"
 #include "user/capture.h"
@@ -734,15 +735,9 @@ bool capture__has_targets(const struct capture *c)
 
 static int add_usdt_link(struct capture *c, struct bpf_link *link)
 {
-	if (c->n_usdt_links == c->cap_usdt_links) {
-		size_t cap = c->cap_usdt_links ? 2 * c->cap_usdt_links : 16;
-		struct bpf_link **n = realloc(c->usdt_links, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->usdt_links = n;
-		c->cap_usdt_links = cap;
-	}
+	if (gt_grow((void **)&c->usdt_links, &c->cap_usdt_links, c->n_usdt_links + 1,
+		    sizeof(*c->usdt_links), 16))
+		return -ENOMEM;
 	c->usdt_links[c->n_usdt_links++] = link;
 	return 0;
 }

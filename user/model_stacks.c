@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/grow.h"
 #include "bpf/lxtrace.h"
 #include "format/u64map.h"
 #include "user/model_stacks.h"
@@ -23,7 +24,8 @@ struct ident {
 struct model_stacks {
 	struct gt_writer *w;
 	struct ident *idents;
-	uint32_t nidents, cap;
+	uint32_t nidents;
+	size_t cap;
 	struct gt_u64map *by_key;	/* hash of (pid, comm, salt) -> ident */
 	struct gt_u64map *pcs;		/* every PC handed out, to keep them distinct */
 	struct gt_u64map *stacks;	/* (ident + 1) << 16 | (nr + 2) -> stack id */
@@ -91,15 +93,8 @@ static int add_ident(struct model_stacks *s, uint32_t pid, const char *comm, uin
 	struct ident *id;
 	int err;
 
-	if (s->nidents == s->cap) {
-		uint32_t ncap = s->cap ? 2 * s->cap : 64;
-		struct ident *n = realloc(s->idents, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->idents = n;
-		s->cap = ncap;
-	}
+	if (gt_grow((void **)&s->idents, &s->cap, (size_t)s->nidents + 1, sizeof(*s->idents), 64))
+		return -ENOMEM;
 	id = &s->idents[s->nidents];
 	memset(id, 0, sizeof(*id));
 	id->pid = pid;

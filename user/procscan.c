@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/grow.h"
 #include "user/procscan.h"
 
 static int read_small(const char *path, char *buf, size_t size)
@@ -120,16 +121,9 @@ static int scan_process(const char *proc_root, uint32_t pid, struct procscan_thr
 		snprintf(path, sizeof(path), "%s/%u/task/%u", proc_root, pid, t.tid);
 		if (read_thread(path, &t))
 			continue;
-		if (*n == *cap) {
-			size_t ncap = *cap ? 2 * *cap : 256;
-			struct procscan_thread *nv = realloc(*v, ncap * sizeof(*nv));
-
-			if (!nv) {
-				err = -ENOMEM;
-				break;
-			}
-			*v = nv;
-			*cap = ncap;
+		if (gt_grow((void **)v, cap, *n + 1, sizeof(**v), 256)) {
+			err = -ENOMEM;
+			break;
 		}
 		(*v)[(*n)++] = t;
 	}

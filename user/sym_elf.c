@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/grow.h"
 #include "format/u64map.h"
 #include "user/sym_elf.h"
 #include "user/sym_search.h"
@@ -156,15 +157,8 @@ static void build_ranges(struct sym_elf *e)
 		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
 			if (lo >= hi)
 				continue;
-			if (e->nranges == cap) {
-				struct cu_range *r;
-
-				cap = cap ? cap * 2 : 256;
-				r = realloc(e->ranges, cap * sizeof(*r));
-				if (!r)
-					return;
-				e->ranges = r;
-			}
+			if (gt_grow((void **)&e->ranges, &cap, e->nranges + 1, sizeof(*e->ranges), 256))
+				return;
 			e->ranges[e->nranges++] = (struct cu_range){ lo + bias, hi + bias, *cu, bias };
 		}
 	}
@@ -380,15 +374,8 @@ static int index_fns(struct cu_fns *f, size_t *cap, Dwarf_Die *parent, int depth
 		while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
 			if (lo >= hi)
 				continue;
-			if (f->n == *cap) {
-				size_t ncap = *cap ? *cap * 2 : 64;
-				struct fn_range *r = realloc(f->r, ncap * sizeof(*r));
-
-				if (!r)
-					return -ENOMEM;
-				f->r = r;
-				*cap = ncap;
-			}
+			if (gt_grow((void **)&f->r, cap, f->n + 1, sizeof(*f->r), 64))
+				return -ENOMEM;
 			f->r[f->n++] = (struct fn_range){ lo, hi, child };
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
@@ -405,15 +392,8 @@ static const struct cu_fns *cu_fns(struct sym_elf *e, Dwarf_Die *cu)
 
 	if (slot)
 		return &e->cu_fns[*slot - 1];
-	if (e->ncu_fns == e->cu_fns_cap) {
-		size_t ncap = e->cu_fns_cap ? e->cu_fns_cap * 2 : 64;
-		struct cu_fns *p = realloc(e->cu_fns, ncap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		e->cu_fns = p;
-		e->cu_fns_cap = ncap;
-	}
+	if (gt_grow((void **)&e->cu_fns, &e->cu_fns_cap, e->ncu_fns + 1, sizeof(*e->cu_fns), 64))
+		return NULL;
 	if (index_fns(&f, &cap, cu, 0)) {
 		free(f.r);
 		return NULL;

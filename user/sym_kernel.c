@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/grow.h"
 #include "user/sym_kernel.h"
 #include "user/sym_search.h"
 
@@ -29,18 +30,8 @@ struct sym_kernel {
 
 static int add_name(struct sym_kernel *k, const char *s, size_t len, uint32_t *out)
 {
-	if (k->names_len + len + 1 > k->names_cap) {
-		size_t cap = k->names_cap ? k->names_cap * 2 : 1 << 20;
-		char *p;
-
-		while (cap < k->names_len + len + 1)
-			cap *= 2;
-		p = realloc(k->names, cap);
-		if (!p)
-			return -ENOMEM;
-		k->names = p;
-		k->names_cap = cap;
-	}
+	if (gt_grow((void **)&k->names, &k->names_cap, k->names_len + len + 1, 1, 1 << 20))
+		return -ENOMEM;
 	if (k->names_len + len + 1 > UINT32_MAX)
 		return -E2BIG;
 	memcpy(k->names + k->names_len, s, len);
@@ -82,15 +73,8 @@ static int parse_line(struct sym_kernel *k, char *line, uint32_t *last_mod, bool
 		*mod++ = '\0';
 	if (addr)
 		*nonzero = true;
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 65536;
-		struct ksym *p = realloc(k->syms, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		k->syms = p;
-		k->cap = cap;
-	}
+	if (gt_grow((void **)&k->syms, &k->cap, k->n + 1, sizeof(*k->syms), 65536))
+		return -ENOMEM;
 	sym = &k->syms[k->n];
 	sym->addr = addr;
 	sym->module = 0;

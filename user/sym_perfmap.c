@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "format/grow.h"
 #include "user/sym_perfmap.h"
 #include "user/sym_search.h"
 
@@ -68,16 +69,9 @@ static int load(struct sym_perfmap *m)
 			continue;
 		p++;
 		p[strcspn(p, "\n")] = '\0';
-		if (m->n == cap) {
-			struct jit_sym *s;
-
-			cap = cap ? cap * 2 : 256;
-			s = realloc(m->syms, cap * sizeof(*s));
-			if (!s) {
-				err = -ENOMEM;
-				break;
-			}
-			m->syms = s;
+		if (gt_grow((void **)&m->syms, &cap, m->n + 1, sizeof(*m->syms), 256)) {
+			err = -ENOMEM;
+			break;
 		}
 		m->syms[m->n].name = strdup(p);
 		if (!m->syms[m->n].name) {

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/grow.h"
 #include "format/tracemap.h"
 #include "format/u64map.h"
 #include "user/procmaps.h"
@@ -104,19 +105,11 @@ static uint64_t now_ns(void)
  * zero (absent) rather than garbage. */
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
-	size_t n = *cap ? *cap : 64;
-	void *p;
+	size_t old = *cap;
 
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, n * elem);
-	if (!p)
+	if (gt_grow(arr, cap, need, elem, 64))
 		return -ENOMEM;
-	memset((char *)p + *cap * elem, 0, (n - *cap) * elem);
-	*arr = p;
-	*cap = n;
+	memset((char *)*arr + old * elem, 0, (*cap - old) * elem);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "format/grow.h"
 #include "user/target.h"
 
 #define PREFIX "lxtrace record: "
@@ -43,15 +44,8 @@ int target__add_pid(struct target *t, uint32_t pid)
 	for (size_t i = 0; i < t->npids; i++)
 		if (t->pids[i] == pid)
 			return 0;
-	if (t->npids == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 8;
-		uint32_t *pids = realloc(t->pids, cap * sizeof(*pids));
-
-		if (!pids)
-			return -ENOMEM;
-		t->pids = pids;
-		t->cap = cap;
-	}
+	if (gt_grow((void **)&t->pids, &t->cap, t->npids + 1, sizeof(*t->pids), 8))
+		return -ENOMEM;
 	t->pids[t->npids++] = pid;
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/grow.h"
 #include "user/procmaps.h"
 #include "user/usdt_files.h"
 
@@ -110,15 +111,8 @@ static int push(struct usdt_files *s, const struct stat *st, const char *path)
 {
 	char *copy = NULL;
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 8;
-		struct usdt_file *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			goto nomem;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (gt_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 8))
+		goto nomem;
 	if (path && !(copy = strdup(path)))
 		goto nomem;
 	s->v[s->n++] = (struct usdt_file){ st->st_dev, st->st_ino, copy };
