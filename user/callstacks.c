@@ -2,6 +2,7 @@
  * the process images they are symbolized against (callstacks.h). */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -71,15 +72,19 @@ static uint64_t now_ns(void)
 struct callstacks *callstacks__new(struct gt_writer *w, struct model_stacks *ms, const char *proc_root)
 {
 	struct callstacks *cs = calloc(1, sizeof(*cs));
+	char kallsyms[4096 + 16];
 
 	if (!cs)
 		return NULL;
 	cs->w = w;
 	cs->ms = ms;
 	cs->next_gen = 1;
+	if (proc_root)
+		snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", proc_root);
 	cs->sym = symbolizer__new(&(struct symbolizer_opts){
 		.sz = sizeof(struct symbolizer_opts),
 		.proc_root = proc_root,
+		.kallsyms = proc_root ? kallsyms : NULL,
 	});
 	cs->by_hash = gt_u64map__new();
 	cs->cur = gt_u64map__new();

@@ -44,8 +44,9 @@ struct callstacks_stats {
 	uint64_t symbolize_ns;	/* time spent symbolizing the distinct stacks */
 };
 
-/* Stacks go to w, identity and syscall frames come from ms. proc_root: "/proc" unless a test
- * substitutes one. NULL with errno set. */
+/* Stacks go to w, identity and syscall frames come from ms. proc_root: "/proc" (NULL) unless a
+ * test substitutes one; kernel symbols are read from its "kallsyms", so a test's fake /proc
+ * can hold a fixture kallsyms. NULL with errno set. */
 struct callstacks *callstacks__new(struct gt_writer *w, struct model_stacks *ms, const char *proc_root);
 
 /* A process alive when the recording starts. */
