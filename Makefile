@@ -47,12 +47,14 @@ LXTRACE := $(OUT)/lxtrace
 UNIT_TESTS := $(OUT)/tests/unit-tests
 INTEG_TESTS := $(OUT)/tests/integration-tests
 FUZZER := $(OUT)/fuzz/fuzz_reader
+# Records the fixtures of the golden tests (tests/streams/), by hand and as root.
+CAPTURE_STREAM := $(OUT)/tests/capture-stream
 
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all test unit-test integration-test fuzz fuzz-replay bench deps demo vmlinux clean
 
-all: $(LXTRACE) $(WORKLOADS) $(BENCHES)
+all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
 
 deps:
 	bash scripts/deps.sh
@@ -114,6 +116,10 @@ $(UNIT_TESTS): $(UNIT_SRCS:%.c=$(OUT)/%.o) $(TESTLIB_OBJS) $(USER_LIB_OBJS) $(LI
 $(INTEG_TESTS): $(INTEG_SRCS:%.c=$(OUT)/%.o) $(TESTLIB_OBJS) $(USER_LIB_OBJS) $(LIBFORMAT)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -lcriterion -o $@
+
+$(CAPTURE_STREAM): $(OUT)/tests/streams/capture.o $(OUT)/tests/lib/stream.o $(USER_LIB_OBJS) $(LIBFORMAT)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
 $(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS)
 	$(call say,FUZZ-CC,$@)
