@@ -92,6 +92,9 @@ $(OUT)/%.o: %.c $(SKELS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
 
+# The golden tests read their fixtures from the source tree, wherever they run from.
+$(OUT)/tests/unit/%.o: CPPFLAGS += -DLXTRACE_SRCDIR='"$(CURDIR)"'
+
 $(LIBFORMAT): $(FORMAT_OBJS)
 	$(call say,AR,$@)
 	$(Q)$(AR) rcs $@ $^

@@ -1,0 +1,580 @@
+/* test_golden.c - the model's output, byte for byte, for two fixed record streams: a real one
+ * recorded from the workloads (tests/streams/workloads.*, made by tests/streams/capture.c) and a
+ * generated one (a seeded simulation with every kind of record, stacks, losses and damage). The
+ * golden traces (tests/streams/workloads.trace and generated.trace) were written by the code before a refactor and must
+ * stay the same after it: a change of behaviour shows as a changed byte.
+ *
+ * Nothing depends on the machine: the /proc the model reads is a fake one built from the
+ * fixture (kernel addresses resolve against its kallsyms, user addresses of processes it does
+ * not have read "[unknown] 0x..."), and the stream's times start at 1 ms, before any clock the
+ * model compares them with.
+ *
+ * A behaviour change that is meant: LXTRACE_GOLDEN_UPDATE=1 writes the golden files anew; the
+ * commit then says why every byte changed. On a mismatch the new trace is kept in /tmp, to
+ * compare with `lxtrace dump` of both.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/lib/goparse.h"
+#include "tests/lib/stream.h"
+#include "tests/unit/test_model_util.h"
+
+#define STREAMS LXTRACE_SRCDIR "/tests/streams/"
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t cap = 0;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (*len == cap) {
+			cap = cap ? 2 * cap : 1 << 16;
+			buf = realloc(buf, cap);
+			cr_assert_not_null(buf);
+		}
+		size_t n = fread(buf + *len, 1, cap - *len, f);
+
+		if (!n)
+			break;
+		*len += n;
+	}
+	fclose(f);
+	return buf;
+}
+
+static void write_all(const char *path, const char *buf, size_t len)
+{
+	FILE *f = fopen(path, "we");
+
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	cr_assert_eq(fwrite(buf, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	size_t len;
+	char *buf = read_all(from, &len);
+
+	cr_assert_not_null(buf, "%s: %s", from, strerror(errno));
+	write_all(to, buf, len);
+	free(buf);
+}
+
+static void proc_statm(const char *root, uint32_t pid, unsigned long long pages)
+{
+	char path[512], text[64];
+
+	snprintf(path, sizeof(path), "%s/%u/statm", root, pid);
+	snprintf(text, sizeof(text), "%llu %llu 0 0 0 0 0\n", pages * 2, pages);
+	write_all(path, text, strlen(text));
+}
+
+/* Replays s through a model writing to a temp file (*t), with call stacks on, as the stream
+ * has them, and the syscall mode and heap counter given. */
+static void replay(struct mt *t, const struct stream *s, const char *proc,
+		   enum model_syscalls syscalls, bool rss)
+{
+	struct model_opts mo = {
+		.sz = sizeof(mo), .ncpus = s->ncpus, .syscalls = syscalls,
+		.proc_root = proc, .rss = rss, .stacks = true,
+	};
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	strcpy(t->path, "/tmp/lxtrace-golden-XXXXXX");
+	t->fd = mkstemp(t->path);
+	cr_assert_geq(t->fd, 0);
+	t->w = gt_writer__new(&(struct gt_writer_opts){ .sz = sizeof(struct gt_writer_opts),
+							.fd = t->fd, .nprocs = s->ncpus + 1,
+							.frequency = 1000000000 });
+	cr_assert_not_null(t->w);
+	mo.writer = t->w;
+	t->m = model__new(&mo);
+	cr_assert_not_null(t->m);
+	cr_assert_eq(model__start(t->m, s->start), 0);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct stream_entry *e = &s->v[i];
+
+		if (e->rec) {
+			model__peek(t->m, e->rec, e->size);
+			err = model__record(t->m, e->rec, e->size);
+		} else {
+			err = model__lost(t->m, e->cpu, e->ts, e->lost);
+		}
+		cr_assert_eq(err, 0, "entry %zu: %s", i, strerror(-err));
+	}
+	mt_finish(t, s->end);
+}
+
+/* The file t wrote must equal the golden file name (or becomes it, when updating). */
+static void compare_golden(struct mt *t, const char *name)
+{
+	char golden[4096];
+	size_t got_len, want_len;
+	char *got, *want;
+	bool same;
+
+	snprintf(golden, sizeof(golden), STREAMS "%s", name);
+	got = read_all(t->path, &got_len);
+	cr_assert_not_null(got);
+	if (getenv("LXTRACE_GOLDEN_UPDATE")) {
+		write_all(golden, got, got_len);
+		fprintf(stderr, "golden: wrote %s (%zu bytes)\n", golden, got_len);
+		free(got);
+		mt_close(t, false);
+		return;
+	}
+	want = read_all(golden, &want_len);
+	cr_assert_not_null(want, "%s: %s", golden, strerror(errno));
+	same = got_len == want_len && !memcmp(got, want, got_len);
+	if (!same) {
+		size_t at = 0;
+
+		while (at < got_len && at < want_len && got[at] == want[at])
+			at++;
+		cr_expect_fail("%s: %zu bytes written, %zu in the golden file, first difference at "
+			       "offset %zu; the new trace is kept for `lxtrace dump`", name, got_len,
+			       want_len, at);
+	}
+	free(got);
+	free(want);
+	mt_close(t, !same);
+}
+
+static size_t count_records(const struct stream *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += s->v[i].rec != NULL;
+	return n;
+}
+
+/* ---- the recorded stream ---------------------------------------------------------------- */
+
+/* A fake /proc with the fixture's threads, their resident memory and its kallsyms. */
+static char *fixture_proc(const char *prefix)
+{
+	char path[4096], dst[4096], comm[64], state;
+	unsigned pid, tid;
+	unsigned long long pages;
+	int syscall;
+	char *root = mt_proc_new();
+	FILE *f;
+
+	snprintf(path, sizeof(path), STREAMS "%s.proc", prefix);
+	f = fopen(path, "re");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	while (fscanf(f, "%u %u %c %d %llu %63s", &pid, &tid, &state, &syscall, &pages, comm) == 6) {
+		mt_proc_thread(root, pid, tid, comm, state, syscall);
+		if (pid == tid)
+			proc_statm(root, pid, pages);
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), STREAMS "%s.kallsyms", prefix);
+	snprintf(dst, sizeof(dst), "%s/kallsyms", root);
+	copy_file(path, dst);
+	return root;
+}
+
+Test(golden, recorded_workloads, .timeout = 120)
+{
+	struct stream s;
+	struct mt t;
+	char *proc = fixture_proc("workloads");
+	int err = stream__load(&s, STREAMS "workloads.stream");
+
+	cr_assert_eq(err, 0, "workloads.stream: %s", strerror(-err));
+	/* As the recorder ran: a target, every syscall. */
+	replay(&t, &s, proc, MODEL_SYSCALLS_ALL, true);
+	cr_expect_eq(t.st.records, count_records(&s));
+	cr_expect_gt(t.st.stack_lookups, 0);
+	compare_golden(&t, "workloads.trace");
+	stream__free(&s);
+	mt_proc_free(proc);
+}
+
+/* ---- the generated stream --------------------------------------------------------------- */
+
+#define G_NCPU 3
+#define G_MAXT 24
+#define G_BASE 5000		/* tid of slot i: G_BASE + i */
+#define G_STEPS 6000
+
+enum g_state { G_FREE, G_RUNNABLE, G_RUNNING, G_SLEEPING };
+
+/* A small kernel: threads of a few processes on G_NCPU CPUs that run, block, wake each other,
+ * fork threads and processes, exec (a non-leader too), exit, make syscalls, grow their memory
+ * and annotate, sampled as they run, with stacks on what the recorder stacks. Its stream is
+ * then damaged: records dropped, repeated, swapped and corrupted, losses reported. */
+struct gen {
+	uint64_t rng, ts;
+	struct stream *s;
+	enum g_state st[G_MAXT];
+	uint32_t pid[G_MAXT];		/* tgid of the slot's thread */
+	bool exiting[G_MAXT];
+	int on[G_NCPU];			/* slot running on each CPU, -1: idle */
+	const uint64_t *ksyms;		/* kernel text addresses of the fixture's kallsyms */
+	size_t nksyms;
+	union {
+		struct lx_rec h;
+		uint64_t words[64 + (sizeof(struct lx_user_log) + sizeof(struct lx_stack)) / 8 +
+			       LX_STACK_KERN_MAX + LX_STACK_USER_MAX];
+	} buf;
+};
+
+/* splitmix64: the same numbers on every libc. */
+static uint64_t g_next(struct gen *g)
+{
+	uint64_t z = (g->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static unsigned g_rand(struct gen *g, unsigned n)
+{
+	return (unsigned)(g_next(g) % n);
+}
+
+static uint32_t g_tid(int slot)
+{
+	return G_BASE + (uint32_t)slot;
+}
+
+/* A fresh record of `size` bytes in g->buf, stamped with the next time. */
+static void *g_rec(struct gen *g, uint8_t type, uint16_t cpu, uint32_t tid, size_t size)
+{
+	memset(&g->buf, 0, size);
+	g->ts += 1 + g_rand(g, 40);
+	g->buf.h = (struct lx_rec){ .ts = g->ts, .tid = tid, .cpu = cpu, .type = type };
+	return &g->buf;
+}
+
+/* Appends a stack after the record of `size` bytes in g->buf; returns the new size. Kernel
+ * frames come from the fixture's symbols (some past every symbol: unknown), user frames from
+ * a small pool so that stacks repeat; now and then one too deep for Go's limits. */
+static size_t g_stack(struct gen *g, size_t size, uint32_t tid, bool kern, bool user)
+{
+	struct lx_stack *st = (void *)((char *)&g->buf + size);
+	unsigned nk = kern ? 1 + g_rand(g, 6) : 0, nu = user ? g_rand(g, 8) : 0;
+
+	if (user && !g_rand(g, 40))
+		nu = LX_STACK_USER_MAX;
+	*st = (struct lx_stack){ .tid = tid, .nkern = (uint16_t)nk, .nuser = (uint16_t)nu };
+	for (unsigned i = 0; i < nk; i++)
+		st->pc[i] = g_rand(g, 10) ? g->ksyms[g_rand(g, (unsigned)g->nksyms)] + g_rand(g, 64)
+					  : 0xffffffffff000000ull + g_rand(g, 4096);
+	for (unsigned i = 0; i < nu; i++)
+		st->pc[nk + i] = 0x401000 + 0x40 * (uint64_t)g_rand(g, 12) + (i ? 5 : 0);
+	return size + sizeof(*st) + (nk + nu) * sizeof(st->pc[0]);
+}
+
+static void g_add(struct gen *g, size_t size)
+{
+	cr_assert_eq(stream__add_record(g->s, &g->buf.h, size), 0);
+}
+
+static const int16_t g_block_nrs[] = { 202 /* futex */, 0 /* read */, 35 /* nanosleep */,
+				       232 /* epoll_wait */, 61 /* wait4 */, -1, 7 /* poll */,
+				       230 /* clock_nanosleep */, 45 /* recvfrom */ };
+
+static void g_switch(struct gen *g, uint16_t c, int prev, int next, uint8_t state, int16_t nr)
+{
+	struct lx_switch *sw = g_rec(g, LX_REC_SWITCH, c, prev >= 0 ? g_tid(prev) : 0, sizeof(*sw));
+	size_t size = sizeof(*sw);
+
+	sw->next_tid = next >= 0 ? g_tid(next) : 0;
+	sw->prev_state = state;
+	sw->prev_syscall = nr;
+	if (prev >= 0 && g_rand(g, 3))
+		size = g_stack(g, size, g_tid(prev), g_rand(g, 2), true);
+	g_add(g, size);
+}
+
+static void g_wakeup(struct gen *g, uint8_t type, uint16_t c, int slot, int waker)
+{
+	struct lx_wakeup *w = g_rec(g, type, c, g_tid(slot), sizeof(*w));
+	size_t size = sizeof(*w);
+
+	w->target_cpu = c;
+	if (waker >= 0 && g_rand(g, 2))
+		size = g_stack(g, size, g_tid(waker), true, g_rand(g, 2));
+	g_add(g, size);
+}
+
+static void g_sample(struct gen *g, uint16_t c, int slot)
+{
+	struct lx_sample *sm = g_rec(g, LX_REC_SAMPLE, c, slot >= 0 ? g_tid(slot) : 0, sizeof(*sm));
+
+	sm->pid = slot >= 0 ? g->pid[slot] : 0;
+	sm->syscall = (int16_t)(g_rand(g, 3) ? -1 : 39 /* getpid */);
+	g_add(g, g_stack(g, sizeof(*sm), slot >= 0 ? g_tid(slot) : 0, true, slot >= 0));
+}
+
+static const char *const g_names[] = { "parse", "render", "io", "", "a-name-long-enough-to-be-cut" };
+
+static void g_user(struct gen *g, uint16_t c, int slot)
+{
+	uint8_t type = (uint8_t)(LX_REC_TASK_BEGIN + g_rand(g, 5));
+	size_t size = type == LX_REC_LOG ? sizeof(struct lx_user_log) : sizeof(struct lx_user);
+	struct lx_user_log *l = g_rec(g, type, c, g_tid(slot), size);
+
+	l->u.pid = g->pid[slot];
+	l->u.task = g_rand(g, 5);
+	l->u.parent = g_rand(g, 3);
+	if (!g_rand(g, 50))
+		l->u.task = 1ull << 50;		/* out of range */
+	if (type != LX_REC_TASK_END)
+		snprintf(l->u.name, sizeof(l->u.name), "%s", g_names[g_rand(g, 5)]);
+	if (!g_rand(g, 8))
+		l->u.flags = (uint8_t)(1 + g_rand(g, 15));
+	if (type == LX_REC_LOG)
+		snprintf(l->msg, sizeof(l->msg), "message %u", g_rand(g, 100));
+	g_add(g, size);
+}
+
+static void g_step(struct gen *g)
+{
+	uint16_t c = (uint16_t)g_rand(g, G_NCPU);
+	int cur = g->on[c], r = (int)g_rand(g, 100);
+
+	if (cur < 0) {
+		/* Idle: run a runnable thread, take an interrupt that wakes one, or a sample. */
+		int pick = (int)g_rand(g, G_MAXT);
+
+		if (r < 8) {
+			g_sample(g, c, -1);
+			return;
+		}
+		for (int k = 0; k < G_MAXT; k++, pick = (pick + 1) % G_MAXT)
+			if (g->st[pick] == G_RUNNABLE || (r < 30 && g->st[pick] == G_SLEEPING))
+				break;
+		if (g->st[pick] == G_SLEEPING) {
+			g_wakeup(g, LX_REC_WAKEUP, c, pick, -1);
+			g->st[pick] = G_RUNNABLE;
+		} else if (g->st[pick] == G_RUNNABLE) {
+			g_switch(g, c, -1, pick, LX_PREV_RUNNABLE, -1);
+			g->st[pick] = G_RUNNING;
+			g->on[c] = pick;
+		}
+		return;
+	}
+	if (g->exiting[cur]) {
+		g_switch(g, c, cur, -1, LX_PREV_DEAD, -1);
+		g->exiting[cur] = false;
+		g->st[cur] = G_FREE;
+		g->on[c] = -1;
+	} else if (r < 22) {
+		/* Blocks; sometimes woken before its switch-out record. */
+		int16_t nr = g_block_nrs[g_rand(g, sizeof(g_block_nrs) / sizeof(g_block_nrs[0]))];
+		bool early = !g_rand(g, 5);
+
+		if (early)
+			g_wakeup(g, LX_REC_WAKEUP, (uint16_t)((c + 1) % G_NCPU), cur, -1);
+		g_switch(g, c, cur, -1, nr == 0 ? LX_PREV_DISK : LX_PREV_SLEEP, nr);
+		g->st[cur] = early ? G_RUNNABLE : G_SLEEPING;
+		g->on[c] = -1;
+	} else if (r < 32) {
+		g_switch(g, c, cur, -1, LX_PREV_RUNNABLE, g_rand(g, 3) ? -1 : 24 /* sched_yield */);
+		g->st[cur] = G_RUNNABLE;
+		g->on[c] = -1;
+	} else if (r < 42) {
+		int w = (int)g_rand(g, G_MAXT);
+
+		if (g->st[w] == G_SLEEPING) {
+			g_wakeup(g, LX_REC_WAKEUP, c, w, cur);
+			g->st[w] = G_RUNNABLE;
+		}
+	} else if (r < 52) {
+		struct lx_syscall *sc = g_rec(g, LX_REC_SYSCALL, c, g_tid(cur), sizeof(*sc));
+
+		sc->nr = g_block_nrs[g_rand(g, 8)];
+		g_add(g, sizeof(*sc));
+	} else if (r < 58) {
+		int k = (int)g_rand(g, G_MAXT);
+
+		if (g->st[k] == G_FREE) {
+			struct lx_fork *f = g_rec(g, LX_REC_FORK, c, g_tid(k), sizeof(*f));
+			size_t size = sizeof(*f);
+
+			/* Now and then by a parent never seen, or by the idle task. */
+			f->parent_tid = g_rand(g, 10) ? g_tid(cur) : g_rand(g, 2) ? 0 : G_BASE + G_MAXT;
+			/* A new process now and then, else a thread of the parent's. */
+			g->pid[k] = g_rand(g, 4) ? g->pid[cur] : g_tid(k);
+			f->child_pid = g->pid[k];
+			if (g_rand(g, 2))
+				size = g_stack(g, size, g_tid(cur), g_rand(g, 2), true);
+			g_add(g, size);
+			g_wakeup(g, LX_REC_WAKEUP_NEW, c, k, -1);
+			g->st[k] = G_RUNNABLE;
+		}
+	} else if (r < 61) {
+		struct lx_exec *e = g_rec(g, LX_REC_EXEC, c, g_tid(cur), sizeof(*e));
+		int leader = (int)(g->pid[cur] - G_BASE);
+
+		e->pid = g->pid[cur];
+		snprintf(e->comm, sizeof(e->comm), "prog%u", g_rand(g, 3));
+		if (leader != cur && leader >= 0 && leader < G_MAXT && g->st[leader] != G_RUNNING) {
+			/* A non-leader execs: it takes the leader's tid, its own vanishes. */
+			e->h.tid = g_tid(leader);
+			e->old_tid = g_tid(cur);
+			g->pid[leader] = g->pid[cur];
+			g->st[leader] = G_RUNNING;
+			g->exiting[leader] = false;
+			g->st[cur] = G_FREE;
+			g->on[c] = leader;
+		}
+		g_add(g, sizeof(*e));
+	} else if (r < 64) {
+		int live = 0;
+
+		for (int i = 0; i < G_MAXT; i++)
+			live += g->st[i] != G_FREE;
+		if (live > 4) {
+			g_rec(g, LX_REC_EXIT, c, g_tid(cur), sizeof(struct lx_rec));
+			g_add(g, sizeof(struct lx_rec));
+			g->exiting[cur] = true;
+		}
+	} else if (r < 72) {
+		g_sample(g, c, cur);
+	} else if (r < 76) {
+		struct lx_rss *rs = g_rec(g, LX_REC_RSS, c, g_tid(cur), sizeof(*rs));
+
+		rs->pid = g->pid[cur];
+		rs->pages = g_rand(g, 8) ? 100 + g_rand(g, 5000) : 0;
+		g_add(g, sizeof(*rs));
+	} else if (r < 86) {
+		g_user(g, c, cur);
+	}
+}
+
+/* Damages the stream in place: drops, repeats, swaps, corrupts, and reports losses. */
+static void g_damage(struct gen *g, struct stream *in, struct stream *out)
+{
+	for (size_t i = 0; i < in->n; i++) {
+		const struct stream_entry *e = &in->v[i];
+		unsigned r = g_rand(g, 1000);
+
+		memcpy(&g->buf, e->rec, e->size);
+		if (r < 15) {
+			if (r < 8)
+				cr_assert_eq(stream__add_lost(out, e->rec->cpu, e->rec->ts, 1 + r), 0);
+			continue;
+		}
+		if (r < 25 && i + 1 < in->n) {
+			cr_assert_eq(stream__add_record(out, in->v[i + 1].rec, in->v[i + 1].size), 0);
+		} else if (r < 35) {
+			switch (g_rand(g, 7)) {
+			case 0:
+				g->buf.h.cpu = (uint16_t)(G_NCPU + g_rand(g, 2));
+				break;
+			case 1:
+				g->buf.h.tid = 1u << 23;
+				break;
+			case 2:
+				g->buf.h.type = (uint8_t)g_rand(g, 20);
+				break;
+			case 3:
+				g->buf.h.ts -= 500;	/* older than what was written */
+				break;
+			case 4:
+				g->buf.h.tid = G_BASE + G_MAXT + g_rand(g, 4);	/* never created */
+				break;
+			case 5:
+				g->buf.h.tid = 0;	/* the idle task */
+				break;
+			default:
+				cr_assert_eq(stream__add_record(out, &g->buf.h, e->size > 8 ? e->size - 8 : e->size), 0);
+				continue;
+			}
+		}
+		cr_assert_eq(stream__add_record(out, &g->buf.h, e->size), 0);
+		if (r >= 990)
+			cr_assert_eq(stream__add_record(out, &g->buf.h, e->size), 0);
+	}
+	out->ncpus = G_NCPU;
+}
+
+/* Kernel text addresses of a kallsyms file. */
+static uint64_t *ksyms_of(const char *path, size_t *n)
+{
+	uint64_t *v = NULL;
+	unsigned long long a;
+	size_t cap = 0;
+	char line[512];
+	FILE *f = fopen(path, "re");
+
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	*n = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx", &a) == 1) {
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 256;
+				v = realloc(v, cap * sizeof(*v));
+				cr_assert_not_null(v);
+			}
+			v[(*n)++] = a;
+		}
+	fclose(f);
+	cr_assert_gt(*n, 0);
+	return v;
+}
+
+Test(golden, generated_stream, .timeout = 120)
+{
+	struct stream clean = { 0 }, damaged = { 0 };
+	struct gen g = { .rng = 11, .ts = 2000000, .s = &clean };
+	char dst[4096], *proc = mt_proc_new();
+	struct mt t;
+
+	g.ksyms = ksyms_of(STREAMS "workloads.kallsyms", &g.nksyms);
+	snprintf(dst, sizeof(dst), "%s/kallsyms", proc);
+	copy_file(STREAMS "workloads.kallsyms", dst);
+	for (int c = 0; c < G_NCPU; c++)
+		g.on[c] = -1;
+	/* Alive at start: two processes, threads running, sleeping, in a syscall. */
+	for (int i = 0; i < 8; i++) {
+		static const char states[] = "RSDS";
+		char st = states[i % 4];
+
+		g.pid[i] = i < 5 ? G_BASE : G_BASE + 5;
+		g.st[i] = st == 'R' ? G_RUNNABLE : G_SLEEPING;
+		mt_proc_thread(proc, g.pid[i], g_tid(i), i < 5 ? "server" : "worker", st,
+			       st == 'S' ? 202 : st == 'D' ? 0 : -1);
+	}
+	proc_statm(proc, G_BASE, 1000);
+	proc_statm(proc, G_BASE + 5, 300);
+	for (int i = 0; i < G_STEPS; i++)
+		g_step(&g);
+	g_damage(&g, &clean, &damaged);
+	damaged.start = 1000000;
+	damaged.end = g.ts + 1000;
+
+	replay(&t, &damaged, proc, MODEL_SYSCALLS_ALL, true);
+	cr_expect_gt(t.st.stack_lookups, 0);
+	cr_expect_gt(t.st.lost, 0);
+	cr_expect_gt(t.st.repairs[MODEL_REPAIR_BAD_RECORD], 0);
+	compare_golden(&t, "generated.trace");
+	/* The whole machine's options, without syscalls: their records and the rss ones are
+	 * ignored, blocking syscalls show as plain blocks. */
+	replay(&t, &damaged, proc, MODEL_SYSCALLS_NONE, false);
+	compare_golden(&t, "generated-nosys.trace");
+	stream__free(&clean);
+	stream__free(&damaged);
+	free((void *)g.ksyms);
+	mt_proc_free(proc);
+}
