@@ -24,8 +24,9 @@ Q := @
 say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
+LIB_SRCS := $(wildcard lib/*.c)
 FORMAT_SRCS := $(wildcard format/*.c)
-USER_SRCS := $(wildcard user/*.c)
+USER_SRCS := $(wildcard user/*/*.c)
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -33,10 +34,11 @@ INTEG_SRCS := $(wildcard tests/integration/*.c)
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 BENCH_SRCS := $(wildcard bench/*.c)
 
+LIB_OBJS := $(LIB_SRCS:%.c=$(OUT)/%.o)
 FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(OUT)/%.o)
 USER_OBJS := $(USER_SRCS:%.c=$(OUT)/%.o)
 # Everything of the daemon but main(), so tests can drive its modules directly.
-USER_LIB_OBJS := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
+USER_LIB_OBJS := $(filter-out $(OUT)/user/cli/main.o,$(USER_OBJS))
 TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(OUT)/%.o)
 SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(OUT)/%.skel.h)
 WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(OUT)/tests/workloads/%)
@@ -95,7 +97,7 @@ $(OUT)/%.o: %.c $(SKELS)
 # The golden tests read their fixtures from the source tree, wherever they run from.
 $(OUT)/tests/unit/%.o: CPPFLAGS += -DLXTRACE_SRCDIR='"$(CURDIR)"'
 
-$(LIBFORMAT): $(FORMAT_OBJS)
+$(LIBFORMAT): $(FORMAT_OBJS) $(LIB_OBJS)
 	$(call say,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
@@ -124,7 +126,7 @@ $(CAPTURE_STREAM): $(OUT)/tests/streams/capture.o $(OUT)/tests/lib/stream.o $(US
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
-$(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS)
+$(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS)
 	$(call say,FUZZ-CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $^ -o $@

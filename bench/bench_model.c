@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "user/model.h"
+#include "user/model/model.h"
 #include "bench/rnd.h"
 
 #define NCPUS 4

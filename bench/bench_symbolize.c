@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "bench/rnd.h"
-#include "user/symbolize.h"
+#include "user/stacks/symbolize.h"
 
 #define MAX_TEXTS 8
 

@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/grow.h"
+#include "lib/grow.h"
 #include "format/reader.h"
-#include "format/u64map.h"
+#include "lib/u64map.h"
 #include "format/varint.h"
 
 #define MAX_VALUES (2 + 4 * GT_MAX_STACK_FRAMES)

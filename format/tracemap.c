@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/grow.h"
+#include "lib/grow.h"
 #include "format/tracemap.h"
 
 struct entry {

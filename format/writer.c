@@ -21,10 +21,10 @@
 #include <string.h>
 
 #include "format/encode.h"
-#include "format/grow.h"
+#include "lib/grow.h"
 #include "format/outq.h"
 #include "format/tracemap.h"
-#include "format/u64map.h"
+#include "lib/u64map.h"
 #include "format/writer.h"
 
 #define DEFAULT_BATCH_SIZE (64 * 1024)

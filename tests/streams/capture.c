@@ -27,11 +27,11 @@
 #include <bpf/libbpf.h>
 
 #include "tests/lib/stream.h"
-#include "user/capture.h"
-#include "user/launch.h"
-#include "user/procscan.h"
-#include "user/target.h"
-#include "user/usdt_files.h"
+#include "user/capture/capture.h"
+#include "user/target/launch.h"
+#include "user/proc/procscan.h"
+#include "user/target/target.h"
+#include "user/target/usdt_files.h"
 
 #define STREAM_T0 1000000ull
 #define MAX_USDT 16

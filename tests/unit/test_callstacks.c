@@ -9,7 +9,7 @@
 
 #include "format/reader.h"
 #include "tests/unit/test_sym_fixture.h"
-#include "user/callstacks.h"
+#include "user/stacks/callstacks.h"
 
 #define NR_GETPPID 110
 

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "tests/unit/test_model_util.h"
-#include "user/procscan.h"
-#include "user/syscalls.h"
+#include "user/proc/procscan.h"
+#include "user/proc/syscalls.h"
 
 Test(syscalls, names_come_from_the_system_header)
 {

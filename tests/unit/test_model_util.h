@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "format/reader.h"
-#include "user/model.h"
+#include "user/model/model.h"
 
 struct mt {
 	char path[64];

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/sym_kernel.h"
-#include "user/symbolize.h"
+#include "user/stacks/sym_kernel.h"
+#include "user/stacks/symbolize.h"
 
 static char path[64];
 

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "tests/unit/test_sym_fixture.h"
-#include "user/sym_elf.h"
-#include "user/symbolize.h"
+#include "user/stacks/sym_elf.h"
+#include "user/stacks/symbolize.h"
 
 static struct symfix fix, fix2;
 static struct symbolizer *sym;

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/grow.h"
-#include "user/procscan.h"
+#include "lib/grow.h"
+#include "user/proc/procscan.h"
 
 static int read_small(const char *path, char *buf, size_t size)
 {

@@ -10,12 +10,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format/u64map.h"
-#include "user/callstacks.h"
-#include "user/model_impl.h"
-#include "user/model_stacks.h"
-#include "user/procscan.h"
-#include "user/threads.h"
+#include "lib/u64map.h"
+#include "user/stacks/callstacks.h"
+#include "user/model/core.h"
+#include "user/stacks/idents.h"
+#include "user/proc/procscan.h"
+#include "user/model/threads.h"
 
 /* A CPU sample: on the sampling CPU's P, naming the thread's goroutine only once it exists in
  * the trace (a sample naming a goroutine before its GoCreate breaks Go 1.19's parser). */

@@ -5,7 +5,7 @@
 
 #include "format/dump.h"
 #include "format/reader.h"
-#include "user/cmd.h"
+#include "user/cli/cmd.h"
 
 #define SEE_HELP "(see lxtrace dump --help)"
 

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/grow.h"
-#include "format/u64map.h"
-#include "user/sym_elf.h"
-#include "user/sym_search.h"
+#include "lib/grow.h"
+#include "lib/u64map.h"
+#include "user/stacks/sym_elf.h"
+#include "user/stacks/sym_search.h"
 
 /* libstdc++'s demangler (C++ ABI); libdw does not demangle. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

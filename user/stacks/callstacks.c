@@ -7,11 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "format/grow.h"
-#include "format/u64map.h"
+#include "lib/grow.h"
+#include "lib/u64map.h"
 #include "format/varint.h"
-#include "user/callstacks.h"
-#include "user/symbolize.h"
+#include "user/stacks/callstacks.h"
+#include "user/stacks/symbolize.h"
 
 /* Frames gathered before trimming: every kernel frame, the syscall, user frames with their
  * inlined calls. Deeper expansions are cut at the root end like any deep stack. */

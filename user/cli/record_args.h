@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "user/model.h"
+#include "user/model/model.h"
 
 #define MAX_USDT_PATHS 64	/* --usdt paths on one command line */
 

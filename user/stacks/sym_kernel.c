@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/grow.h"
-#include "user/sym_kernel.h"
-#include "user/sym_search.h"
+#include "lib/grow.h"
+#include "user/stacks/sym_kernel.h"
+#include "user/stacks/sym_search.h"
 
 /* kallsyms has no sizes: a symbol is taken to end where the next one starts. Past the last
  * symbol of a region that would stretch over unmapped space, so an address further than

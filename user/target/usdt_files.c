@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/grow.h"
-#include "user/procmaps.h"
-#include "user/usdt_files.h"
+#include "lib/grow.h"
+#include "user/proc/procmaps.h"
+#include "user/target/usdt_files.h"
 
 #define PREFIX "lxtrace record: "
 #define NT_STAPSDT 3

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/record_args.h"
+#include "user/cli/record_args.h"
 
 #define PREFIX "lxtrace record: "
 #define DEFAULT_BUFFER_MIB 4.0

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "user/cmd.h"
+#include "user/cli/cmd.h"
 
 static const struct {
 	const char *name;

@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "format/grow.h"
-#include "format/u64map.h"
-#include "user/annotations.h"
+#include "lib/grow.h"
+#include "lib/u64map.h"
+#include "user/model/annotations.h"
 
 struct region {
 	uint64_t task, name;

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "user/launch.h"
+#include "user/target/launch.h"
 
 #define PREFIX "lxtrace record: "
 

@@ -19,15 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format/u64map.h"
-#include "user/annotations.h"
-#include "user/callstacks.h"
-#include "user/model.h"
-#include "user/model_impl.h"
-#include "user/model_stacks.h"
-#include "user/procscan.h"
-#include "user/syscalls.h"
-#include "user/threads.h"
+#include "lib/u64map.h"
+#include "user/model/annotations.h"
+#include "user/stacks/callstacks.h"
+#include "user/model/model.h"
+#include "user/model/core.h"
+#include "user/stacks/idents.h"
+#include "user/proc/procscan.h"
+#include "user/proc/syscalls.h"
+#include "user/model/threads.h"
 
 /* lxtrace's own goroutine: no tid is this large (PID_MAX_LIMIT is 2^22), so it never collides
  * with a thread's goid (tid | generation << 32). */

@@ -10,9 +10,9 @@
 
 #include "bpf/lxtrace.h"
 #include "format/writer.h"
-#include "user/model.h"
-#include "user/procscan.h"
-#include "user/threads.h"
+#include "user/model/model.h"
+#include "user/proc/procscan.h"
+#include "user/model/threads.h"
 
 struct gt_u64map;
 struct model_stacks;

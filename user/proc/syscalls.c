@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "user/syscalls.h"
+#include "user/proc/syscalls.h"
 
 static const char *const names[] = {
 #include "syscall_names.h"

@@ -46,10 +46,10 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "format/grow.h"
+#include "lib/grow.h"
 #include "annotate.skel.h"
 #include "lxtrace.skel.h"
-#include "user/capture.h"
+#include "user/capture/capture.h"
 
 #define POLL_MS 4
 #define WINDOW_NS (10 * 1000 * 1000ULL)

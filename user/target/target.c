@@ -16,8 +16,8 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
-#include "format/grow.h"
-#include "user/target.h"
+#include "lib/grow.h"
+#include "user/target/target.h"
 
 #define PREFIX "lxtrace record: "
 

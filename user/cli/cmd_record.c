@@ -24,13 +24,13 @@
 #include <bpf/libbpf.h>
 
 #include "format/writer.h"
-#include "user/capture.h"
-#include "user/cmd.h"
-#include "user/launch.h"
-#include "user/model.h"
-#include "user/record_args.h"
-#include "user/target.h"
-#include "user/usdt_files.h"
+#include "user/capture/capture.h"
+#include "user/cli/cmd.h"
+#include "user/target/launch.h"
+#include "user/model/model.h"
+#include "user/cli/record_args.h"
+#include "user/target/target.h"
+#include "user/target/usdt_files.h"
 
 #define PREFIX "lxtrace record: "
 #define STATUS_PERIOD_NS 1000000000ULL

@@ -28,7 +28,7 @@
 
 #include "bpf/lxtrace.h"
 #include "format/writer.h"
-#include "user/model_stacks.h"
+#include "user/stacks/idents.h"
 
 #define CALLSTACKS_MAX_FRAMES 100
 /* The identity of a stack of the idle task. */

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/grow.h"
+#include "lib/grow.h"
 #include "bpf/lxtrace.h"
-#include "format/u64map.h"
-#include "user/model_stacks.h"
-#include "user/syscalls.h"
+#include "lib/u64map.h"
+#include "user/stacks/idents.h"
+#include "user/proc/syscalls.h"
 
 /* Longest func: 15 comm bytes, a guard prefix, " (pid 4294967295)". */
 #define FUNC_LEN 48

@@ -12,7 +12,7 @@
 
 #include "bpf/lxtrace.h"
 #include "format/writer.h"
-#include "user/procscan.h"
+#include "user/proc/procscan.h"
 
 struct model;
 

@@ -11,15 +11,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format/grow.h"
+#include "lib/grow.h"
 #include "format/tracemap.h"
-#include "format/u64map.h"
-#include "user/procmaps.h"
-#include "user/sym_elf.h"
-#include "user/sym_kernel.h"
-#include "user/sym_perfmap.h"
-#include "user/sym_search.h"
-#include "user/symbolize.h"
+#include "lib/u64map.h"
+#include "user/proc/procmaps.h"
+#include "user/stacks/sym_elf.h"
+#include "user/stacks/sym_kernel.h"
+#include "user/stacks/sym_perfmap.h"
+#include "user/stacks/sym_search.h"
+#include "user/stacks/symbolize.h"
 
 #define ADDR_MASK ((1ull << 47) - 1)
 #define MAX_DEPTH_PC 255

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "format/u64map.h"
+#include "lib/u64map.h"
 
 struct slot {
 	uint64_t key;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "user/threads.h"
+#include "user/model/threads.h"
 
 #define TID_SLOTS ((1u << 22) + 1)
 

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "user/annotations.h"
-#include "user/model_impl.h"
+#include "user/model/annotations.h"
+#include "user/model/core.h"
 
 /* Appended to an annotation string that did not fit its record field. */
 #define CUT_MARK "\u2026"

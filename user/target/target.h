@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "bpf/lxtrace.h"
-#include "user/procscan.h"
+#include "user/proc/procscan.h"
 
 struct target;
 

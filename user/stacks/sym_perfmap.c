@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "format/grow.h"
-#include "user/sym_perfmap.h"
-#include "user/sym_search.h"
+#include "lib/grow.h"
+#include "user/stacks/sym_perfmap.h"
+#include "user/stacks/sym_search.h"
 
 /* How many earlier-starting entries a lookup looks back over for one that still contains the
  * address; only overlapping (rewritten) regions need more than one. */

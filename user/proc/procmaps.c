@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "user/procmaps.h"
+#include "user/proc/procmaps.h"
 
 bool procmaps__parse_exec(char *line, struct procmaps_entry *e)
 {
