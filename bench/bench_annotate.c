@@ -11,15 +11,8 @@
 #include <lxtrace/annotate.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
+#include "lib/clock.h"
 
 /* One step of work the optimiser must keep. */
 static inline unsigned long step(unsigned long x, unsigned long i)
@@ -79,10 +72,10 @@ int main(int argc, char **argv)
 	}
 	for (int r = 0; r < repeats; r++) {
 		for (int k = 0; k < 3; k++) {
-			double t0 = now_s();
+			double t0 = now_ns() / 1e9;
 
 			sink += fns[k](n);
-			t0 = now_s() - t0;
+			t0 = now_ns() / 1e9 - t0;
 			if (t0 < best[k])
 				best[k] = t0;
 		}

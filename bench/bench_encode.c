@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "format/writer.h"
 #include "bench/rnd.h"
+#include "format/writer.h"
+#include "lib/clock.h"
 
 struct rec {
 	uint64_t ts;
@@ -108,14 +108,6 @@ static size_t gen(struct rec *r, size_t n, unsigned nprocs)
 	return i;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -161,12 +153,12 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		t0 = now_s();
+		t0 = now_ns() / 1e9;
 		for (size_t i = 0; i < n && !err; i++)
 			err = gt_writer__event(w, r[i].p, r[i].ts, r[i].type, r[i].args, r[i].nargs);
 		if (!err)
 			err = gt_writer__flush(w);
-		rate[k] = (double)n / (now_s() - t0);
+		rate[k] = (double)n / (now_ns() / 1e9 - t0);
 		if (err) {
 			fprintf(stderr, "bench_encode: event: %s\n", strerror(-err));
 			return 1;

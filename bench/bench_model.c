@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "user/model/model.h"
 #include "bench/rnd.h"
+#include "lib/clock.h"
+#include "user/model/model.h"
 
 #define NCPUS 4
 
@@ -83,14 +83,6 @@ static size_t rec_size(const union rec *r)
 	return r->h.type == LX_REC_SWITCH ? sizeof(r->sw) : sizeof(r->wk);
 }
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
 	size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000;
@@ -127,7 +119,7 @@ int main(int argc, char **argv)
 
 			model__record(m, &f.h, sizeof(f));
 		}
-		t0 = now();
+		t0 = now_ns() / 1e9;
 		for (size_t i = 0; i < n; i++) {
 			err = model__record(m, &v[i].h, rec_size(&v[i]));
 			if (err) {
@@ -136,7 +128,7 @@ int main(int argc, char **argv)
 			}
 		}
 		err = model__finish(m, v[n - 1].h.ts + 1);
-		dt = now() - t0;
+		dt = now_ns() / 1e9 - t0;
 		gt_writer__stats(w, &ws);
 		printf("%zu records, %u threads: %.2f s, %.2f M records/s, %.2f M events/s, %.1f bytes/record%s\n",
 		       n, nthreads, dt, n / dt / 1e6, ws.events / dt / 1e6, (double)ws.bytes / n,

@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench/rnd.h"
+#include "lib/clock.h"
 #include "user/stacks/symbolize.h"
 
 #define MAX_TEXTS 8
@@ -47,14 +47,6 @@ static int add_text(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static uint64_t random_addr(void)
 {
 	const struct text *t = &texts[rnd((unsigned)ntexts)];
@@ -67,7 +59,7 @@ static double run(struct symbolizer *s, const uint64_t *addrs, size_t nstacks, i
 		  size_t *frames_out)
 {
 	struct sym_frame out[64];
-	double t0 = now_us();
+	double t0 = now_ns() / 1e3;
 
 	*frames_out = 0;
 	for (size_t i = 0; i < nstacks; i++) {
@@ -80,7 +72,7 @@ static double run(struct symbolizer *s, const uint64_t *addrs, size_t nstacks, i
 			*frames_out += (size_t)n;
 		}
 	}
-	return (now_us() - t0) / (double)nstacks;
+	return (now_ns() / 1e3 - t0) / (double)nstacks;
 }
 
 int main(int argc, char **argv)
@@ -107,16 +99,16 @@ int main(int argc, char **argv)
 		a[i] = random_addr();
 		b[i] = random_addr();
 	}
-	note = now_us();
+	note = now_ns() / 1e3;
 	if (symbolizer__note_process(s, getpid())) {
 		fprintf(stderr, "bench_symbolize: cannot note pid %d\n", getpid());
 		return 1;
 	}
-	printf("first note (opens the binaries): %.1f µs\n", now_us() - note);
-	note = now_us();
+	printf("first note (opens the binaries): %.1f µs\n", now_ns() / 1e3 - note);
+	note = now_ns() / 1e3;
 	for (int i = 0; i < notes; i++)
 		symbolizer__note_process(s, getpid());
-	printf("note with every binary cached: %.1f µs\n", (now_us() - note) / notes);
+	printf("note with every binary cached: %.1f µs\n", (now_ns() / 1e3 - note) / notes);
 
 	cold = run(s, a, nstacks, nframes, &nframes_out);
 	printf("cold:   %zu stacks x %d addresses -> %zu frames: %.1f µs/stack\n", nstacks, nframes,
@@ -128,14 +120,14 @@ int main(int argc, char **argv)
 	printf("cached: the first stacks again: %.2f µs/stack\n", cached);
 	for (int i = 0; i < ntexts; i++) {
 		struct sym_frame out[64];
-		double t0 = now_us();
+		double t0 = now_ns() / 1e3;
 		const int n = 2000;
 
 		for (int j = 0; j < n; j++)
 			if (symbolizer__user(s, getpid(), texts[i].start + rnd((unsigned)texts[i].len),
 					     true, out, 64) < 0)
 				return 1;
-		printf("warm, %s alone: %.1f µs/address\n", texts[i].name, (now_us() - t0) / n);
+		printf("warm, %s alone: %.1f µs/address\n", texts[i].name, (now_ns() / 1e3 - t0) / n);
 	}
 	symbolizer__stats(s, &st);
 	printf("modules %lu (failed %lu), lookups %lu, cache hits %lu, unknown frames %lu\n",

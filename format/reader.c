@@ -18,10 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/grow.h"
 #include "format/reader.h"
-#include "lib/u64map.h"
 #include "format/varint.h"
+#include "lib/grow.h"
+#include "lib/u64map.h"
 
 #define MAX_VALUES (2 + 4 * GT_MAX_STACK_FRAMES)
 
@@ -37,8 +37,8 @@ struct gt_trace {
 	uint64_t frequency;
 	char *arena;		/* strings (NUL-terminated) and UserLog messages */
 	size_t arena_len;
-	struct gt_u64map *strings;	/* id -> arena offset */
-	struct gt_u64map *stack_ids;	/* id -> index in stacks */
+	struct u64map *strings;	/* id -> arena offset */
+	struct u64map *stack_ids;	/* id -> index in stacks */
 	struct gt_stack *stacks;
 	struct rstack *rstacks;
 	size_t nstacks, stacks_cap;
@@ -55,7 +55,7 @@ struct parser {
 	uint64_t vals[MAX_VALUES];
 	unsigned nvals;
 	/* Batch state, as Go's parser keeps it. */
-	struct gt_u64map *last_g;	/* P -> G running on it when its batch ended */
+	struct u64map *last_g;	/* P -> G running on it when its batch ended */
 	bool in_batch;
 	uint64_t cur_p, cur_g, last_ts;
 };
@@ -106,7 +106,7 @@ static int read_string(struct parser *ps, const uint8_t *rec)
 			     (unsigned long long)len);
 	if (len > (uint64_t)(ps->end - ps->p))
 		return failf(ps, rec, "truncated string %llu", (unsigned long long)id);
-	slot = gt_u64map__put(t->strings, id, &added);
+	slot = u64map__put(t->strings, id, &added);
 	if (!slot)
 		return -ENOMEM;
 	if (!added)
@@ -173,11 +173,11 @@ static int read_stack(struct parser *ps, const uint8_t *rec)
 	/* Like Go's parsers: id 0 or no frames defines nothing; a later definition wins. */
 	if (!ps->vals[0] || !n)
 		return 0;
-	if (gt_grow((void **)&t->rstacks, &t->stacks_cap, t->nstacks + 1, sizeof(*t->rstacks),
+	if (grow_array((void **)&t->rstacks, &t->stacks_cap, t->nstacks + 1, sizeof(*t->rstacks),
 		    64) ||
-	    gt_grow((void **)&t->raw_frames, &t->raw_cap, t->nraw + 4 * n, sizeof(uint64_t), 64))
+	    grow_array((void **)&t->raw_frames, &t->raw_cap, t->nraw + 4 * n, sizeof(uint64_t), 64))
 		return -ENOMEM;
-	slot = gt_u64map__put(t->stack_ids, ps->vals[0], &added);
+	slot = u64map__put(t->stack_ids, ps->vals[0], &added);
 	if (!slot)
 		return -ENOMEM;
 	*slot = t->nstacks;
@@ -200,14 +200,14 @@ static int read_batch(struct parser *ps, const uint8_t *rec, uint8_t b)
 	if (ps->vals[0] > INT32_MAX && ps->vals[0] != UINT64_MAX)
 		return failf(ps, rec, "Batch P %llu out of range", (unsigned long long)ps->vals[0]);
 	if (ps->in_batch) {
-		slot = gt_u64map__put(ps->last_g, ps->cur_p, &added);
+		slot = u64map__put(ps->last_g, ps->cur_p, &added);
 		if (!slot)
 			return -ENOMEM;
 		*slot = ps->cur_g;
 	}
 	ps->in_batch = true;
 	ps->cur_p = ps->vals[0];
-	slot = gt_u64map__get(ps->last_g, ps->cur_p);
+	slot = u64map__get(ps->last_g, ps->cur_p);
 	ps->cur_g = slot ? *slot : 0;
 	ps->last_ts = ps->vals[1];
 	return 0;
@@ -220,7 +220,7 @@ static int add_event(struct parser *ps, const uint8_t *rec, uint8_t type)
 	uint64_t len;
 	int err;
 
-	if (gt_grow((void **)&t->events, &t->events_cap, t->nevents + 1, sizeof(*e), 64))
+	if (grow_array((void **)&t->events, &t->events_cap, t->nevents + 1, sizeof(*e), 64))
 		return -ENOMEM;
 	e = &t->events[t->nevents];
 	memset(e, 0, sizeof(*e));
@@ -377,9 +377,9 @@ int gt_trace__parse(const uint8_t *buf, size_t len, struct gt_trace **out, char 
 	ps.t = t;
 	ps.p += GT_HEADER_LEN;
 	t->arena = malloc(len);
-	t->strings = gt_u64map__new();
-	t->stack_ids = gt_u64map__new();
-	ps.last_g = gt_u64map__new();
+	t->strings = u64map__new();
+	t->stack_ids = u64map__new();
+	ps.last_g = u64map__new();
 	ret = -ENOMEM;
 	if (!t->arena || !t->strings || !t->stack_ids || !ps.last_g)
 		goto fail;
@@ -401,13 +401,13 @@ int gt_trace__parse(const uint8_t *buf, size_t len, struct gt_trace **out, char 
 	if (ret)
 		goto fail;
 	qsort(t->events, t->nevents, sizeof(*t->events), by_time);
-	gt_u64map__free(ps.last_g);
+	u64map__free(ps.last_g);
 	*out = t;
 	return 0;
 fail:
 	if (ret == -ENOMEM && err && errlen)
 		snprintf(err, errlen, "out of memory");
-	gt_u64map__free(ps.last_g);
+	u64map__free(ps.last_g);
 	gt_trace__free(t);
 	return ret;
 }
@@ -427,7 +427,7 @@ int gt_trace__load(const char *path, struct gt_trace **out, char *err, size_t er
 	for (;;) {
 		ssize_t n;
 
-		if (len == cap && gt_grow((void **)&buf, &cap, len + 65536, 1, 64)) {
+		if (len == cap && grow_array((void **)&buf, &cap, len + 65536, 1, 64)) {
 			ret = -ENOMEM;
 			goto fail;
 		}
@@ -472,14 +472,14 @@ uint64_t gt_trace__frequency(const struct gt_trace *t)
 
 const char *gt_trace__string(const struct gt_trace *t, uint64_t id)
 {
-	const uint64_t *off = gt_u64map__get(t->strings, id);
+	const uint64_t *off = u64map__get(t->strings, id);
 
 	return off ? t->arena + *off : NULL;
 }
 
 const struct gt_stack *gt_trace__stack(const struct gt_trace *t, uint64_t id)
 {
-	const uint64_t *i = gt_u64map__get(t->stack_ids, id);
+	const uint64_t *i = u64map__get(t->stack_ids, id);
 
 	return i && t->stacks ? &t->stacks[*i] : NULL;
 }
@@ -490,8 +490,8 @@ void gt_trace__free(struct gt_trace *t)
 		return;
 	free(t->events);
 	free(t->arena);
-	gt_u64map__free(t->strings);
-	gt_u64map__free(t->stack_ids);
+	u64map__free(t->strings);
+	u64map__free(t->stack_ids);
 	free(t->stacks);
 	free(t->rstacks);
 	free(t->raw_frames);

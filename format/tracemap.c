@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/grow.h"
 #include "format/tracemap.h"
+#include "lib/grow.h"
+#include "lib/hash.h"
 
 struct entry {
 	uint64_t hash;
@@ -22,26 +23,10 @@ struct gt_tracemap {
 	size_t arena_len, arena_cap;
 };
 
-static uint64_t hash_bytes(const uint8_t *p, size_t len)
+/* The index masks the hash's low bits, where FNV-1a is weak: mixed. */
+static uint64_t hash_key(const void *key, size_t len)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
-
-	for (; len >= 8; p += 8, len -= 8) {
-		uint64_t w;
-
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	if (len) {
-		uint64_t w = 0;
-
-		memcpy(&w, p, len);
-		h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-	}
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	return h ^ (h >> 32);
+	return hash_mix(hash_bytes(HASH_BYTES_INIT, key, len));
 }
 
 struct gt_tracemap *gt_tracemap__new(void)
@@ -74,7 +59,7 @@ static size_t lookup(const struct gt_tracemap *m, uint64_t h, const void *key, s
 
 uint64_t gt_tracemap__find(const struct gt_tracemap *m, const void *key, size_t len)
 {
-	return m->index[lookup(m, hash_bytes(key, len), key, len)];
+	return m->index[lookup(m, hash_key(key, len), key, len)];
 }
 
 static int grow_index(struct gt_tracemap *m)
@@ -99,7 +84,7 @@ static int grow_index(struct gt_tracemap *m)
 
 uint64_t gt_tracemap__put(struct gt_tracemap *m, const void *key, size_t len, bool *added)
 {
-	uint64_t h = hash_bytes(key, len);
+	uint64_t h = hash_key(key, len);
 	size_t i = lookup(m, h, key, len);
 	struct entry *e;
 
@@ -107,8 +92,8 @@ uint64_t gt_tracemap__put(struct gt_tracemap *m, const void *key, size_t len, bo
 	if (m->index[i])
 		return m->index[i];
 	if (m->nentries >= UINT32_MAX - 1 ||
-	    gt_grow((void **)&m->entries, &m->entries_cap, m->nentries + 1, sizeof(*e), 64) ||
-	    gt_grow((void **)&m->arena, &m->arena_cap, m->arena_len + len, 1, 64))
+	    grow_array((void **)&m->entries, &m->entries_cap, m->nentries + 1, sizeof(*e), 64) ||
+	    grow_array((void **)&m->arena, &m->arena_cap, m->arena_len + len, 1, 64))
 		goto nomem;
 	if ((m->nentries + 1) * 2 > m->mask + 1) {
 		if (grow_index(m))

@@ -21,11 +21,11 @@
 #include <string.h>
 
 #include "format/encode.h"
-#include "lib/grow.h"
 #include "format/outq.h"
 #include "format/tracemap.h"
-#include "lib/u64map.h"
 #include "format/writer.h"
+#include "lib/grow.h"
+#include "lib/u64map.h"
 
 #define DEFAULT_BATCH_SIZE (64 * 1024)
 #define MIN_BATCH_SIZE 128
@@ -65,7 +65,7 @@ struct gt_writer {
 	uint64_t max_ts;
 	int err;		/* sticky -errno */
 	struct proc *procs;
-	struct gt_u64map *gs;	/* goid -> location of its last ordered event */
+	struct u64map *gs;	/* goid -> location of its last ordered event */
 	struct gt_tracemap *strings, *stacks;
 	uint64_t *string_loc, *stack_loc;	/* by id - 1 */
 	size_t string_loc_cap, stack_loc_cap;
@@ -229,7 +229,7 @@ struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 	w->frequency = opts->frequency;
 	w->procs = calloc(opts->nprocs, sizeof(*w->procs));
 	w->out = gt_outq__new(opts->fd, STAGE_SIZE);
-	w->gs = gt_u64map__new();
+	w->gs = u64map__new();
 	w->strings = gt_tracemap__new();
 	w->stacks = gt_tracemap__new();
 	w->scratch = malloc(5 * GT_MAX_STACK_FRAMES * sizeof(*w->scratch));
@@ -260,7 +260,7 @@ nomem:
 /* Records that id (1-based) of a dictionary is defined at loc. */
 static int set_loc(uint64_t **locs, size_t *cap, uint64_t id, uint64_t loc)
 {
-	if (gt_grow((void **)locs, cap, id, sizeof(**locs), 256))
+	if (grow_array((void **)locs, cap, id, sizeof(**locs), 256))
 		return -ENOMEM;
 	(*locs)[id - 1] = loc;
 	return 0;
@@ -416,7 +416,7 @@ static int event_deps(struct gt_writer *w, uint32_t p, enum gt_type t, const uin
 	const uint64_t *loc;
 	int err = 0;
 
-	if (g && (loc = gt_u64map__get(w->gs, g)))
+	if (g && (loc = u64map__get(w->gs, g)))
 		err = add_dep(w, p, *loc);
 	if (!err && (gt_specs[t].flags & GT_STACK))
 		err = use_stack(w, p, args[nargs - 1]);
@@ -516,10 +516,10 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 	if (!g)
 		return 0;
 	if (eff == GT_G_END) {
-		gt_u64map__del(w->gs, g);
+		u64map__del(w->gs, g);
 		return 0;
 	}
-	loc = gt_u64map__put(w->gs, g, &added);
+	loc = u64map__put(w->gs, g, &added);
 	if (!loc)
 		return fail(w, -ENOMEM);
 	*loc = here(w, p);
@@ -616,7 +616,7 @@ void gt_writer__free(struct gt_writer *w)
 	}
 	free(w->procs);
 	gt_outq__free(w->out);
-	gt_u64map__free(w->gs);
+	u64map__free(w->gs);
 	gt_tracemap__free(w->strings);
 	gt_tracemap__free(w->stacks);
 	free(w->string_loc);

@@ -1,6 +1,6 @@
-/* grow.h - amortised growth of heap arrays, shared by the format library's tables. */
-#ifndef LXTRACE_FORMAT_GROW_H
-#define LXTRACE_FORMAT_GROW_H
+/* grow.h - amortised growth of heap arrays, for the tables of format/ and user/ alike. */
+#ifndef LXTRACE_LIB_GROW_H
+#define LXTRACE_LIB_GROW_H
 
 #include <errno.h>
 #include <stdint.h>
@@ -8,7 +8,7 @@
 
 /* Makes *arr hold at least `need` elements of `elem` bytes, doubling from `min_cap`.
  * Returns 0 or -ENOMEM (also on size overflow); *arr and *cap are unchanged on failure. */
-static inline int gt_grow(void **arr, size_t *cap, size_t need, size_t elem, size_t min_cap)
+static inline int grow_array(void **arr, size_t *cap, size_t need, size_t elem, size_t min_cap)
 {
 	size_t ncap = *cap ? *cap : min_cap;
 	void *n;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "lib/hash.h"
 #include "lib/u64map.h"
 
 struct slot {
@@ -14,7 +15,7 @@ struct slot {
 	uint64_t val;
 };
 
-struct gt_u64map {
+struct u64map {
 	struct slot *slots;
 	size_t mask;		/* capacity - 1; capacity is a power of two */
 	size_t count;		/* keys in slots, key 0 not included */
@@ -22,18 +23,15 @@ struct gt_u64map {
 	uint64_t zero_val;
 };
 
-static inline size_t slot_of(const struct gt_u64map *m, uint64_t key)
+static inline size_t slot_of(const struct u64map *m, uint64_t key)
 {
 	/* Goroutine ids and P ids are small and dense: mix them so they spread. */
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdULL;
-	key ^= key >> 33;
-	return (size_t)key & m->mask;
+	return (size_t)hash_spread(key) & m->mask;
 }
 
-struct gt_u64map *gt_u64map__new(void)
+struct u64map *u64map__new(void)
 {
-	struct gt_u64map *m = calloc(1, sizeof(*m));
+	struct u64map *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
@@ -46,7 +44,7 @@ struct gt_u64map *gt_u64map__new(void)
 	return m;
 }
 
-uint64_t *gt_u64map__get(const struct gt_u64map *m, uint64_t key)
+uint64_t *u64map__get(const struct u64map *m, uint64_t key)
 {
 	if (!key)
 		return m->has_zero ? (uint64_t *)&m->zero_val : NULL;
@@ -60,7 +58,7 @@ uint64_t *gt_u64map__get(const struct gt_u64map *m, uint64_t key)
 	}
 }
 
-static int grow(struct gt_u64map *m)
+static int grow(struct u64map *m)
 {
 	size_t old_cap = m->mask + 1;
 	struct slot *old = m->slots;
@@ -83,7 +81,7 @@ static int grow(struct gt_u64map *m)
 	return 0;
 }
 
-uint64_t *gt_u64map__put(struct gt_u64map *m, uint64_t key, bool *added)
+uint64_t *u64map__put(struct u64map *m, uint64_t key, bool *added)
 {
 	size_t i;
 
@@ -115,7 +113,7 @@ uint64_t *gt_u64map__put(struct gt_u64map *m, uint64_t key, bool *added)
 	return &m->slots[i].val;
 }
 
-void gt_u64map__del(struct gt_u64map *m, uint64_t key)
+void u64map__del(struct u64map *m, uint64_t key)
 {
 	size_t i, j;
 
@@ -144,12 +142,12 @@ void gt_u64map__del(struct gt_u64map *m, uint64_t key)
 	m->count--;
 }
 
-size_t gt_u64map__count(const struct gt_u64map *m)
+size_t u64map__count(const struct u64map *m)
 {
 	return m->count + m->has_zero;
 }
 
-void gt_u64map__free(struct gt_u64map *m)
+void u64map__free(struct u64map *m)
 {
 	if (!m)
 		return;

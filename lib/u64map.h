@@ -1,23 +1,23 @@
 /* u64map.h - open-addressing hash map from uint64_t keys to uint64_t values. */
-#ifndef LXTRACE_FORMAT_U64MAP_H
-#define LXTRACE_FORMAT_U64MAP_H
+#ifndef LXTRACE_LIB_U64MAP_H
+#define LXTRACE_LIB_U64MAP_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct gt_u64map;
+struct u64map;
 
 /* NULL with errno set on failure. */
-struct gt_u64map *gt_u64map__new(void);
+struct u64map *u64map__new(void);
 /* Pointer to the value of key, or NULL. Valid until the next put or del. */
-uint64_t *gt_u64map__get(const struct gt_u64map *m, uint64_t key);
+uint64_t *u64map__get(const struct u64map *m, uint64_t key);
 /* Pointer to the value of key, inserted as 0 when absent (*added tells which); NULL with
  * errno = ENOMEM. Valid until the next put or del. */
-uint64_t *gt_u64map__put(struct gt_u64map *m, uint64_t key, bool *added);
-void gt_u64map__del(struct gt_u64map *m, uint64_t key);
-size_t gt_u64map__count(const struct gt_u64map *m);
+uint64_t *u64map__put(struct u64map *m, uint64_t key, bool *added);
+void u64map__del(struct u64map *m, uint64_t key);
+size_t u64map__count(const struct u64map *m);
 /* Accepts NULL. */
-void gt_u64map__free(struct gt_u64map *m);
+void u64map__free(struct u64map *m);
 
 #endif

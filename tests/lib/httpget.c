@@ -8,17 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "tests/lib/httpget.h"
 
 long http_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long)(now_ns() / 1000000);
 }
 
 int http_get(const char *addr, const char *page, long deadline, char **body, char *why, size_t whylen)

@@ -16,6 +16,7 @@
 
 #include <bpf/bpf.h>
 
+#include "lib/clock.h"
 #include "tests/lib/record.h"
 
 /* Loading and attaching the BPF programs takes well under a second here; a recorder that has
@@ -61,10 +62,7 @@ struct workload {
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(now_ns() / 1000000);
 }
 
 static void sleep_ms(long ms)

@@ -21,28 +21,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
 
+#include "lib/clock.h"
 #include "tests/lib/stream.h"
 #include "user/capture/capture.h"
-#include "user/target/launch.h"
 #include "user/proc/procscan.h"
+#include "user/target/launch.h"
 #include "user/target/target.h"
 #include "user/target/usdt_files.h"
 
 #define STREAM_T0 1000000ull
 #define MAX_USDT 16
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 static int on_record(void *ctx, const struct lx_rec *r, size_t size)
 {

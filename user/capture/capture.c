@@ -37,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -46,10 +45,11 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/clock.h"
 #include "lib/grow.h"
+#include "user/capture/capture.h"
 #include "annotate.skel.h"
 #include "lxtrace.skel.h"
-#include "user/capture/capture.h"
 
 #define POLL_MS 4
 #define WINDOW_NS (10 * 1000 * 1000ULL)
@@ -112,14 +112,6 @@ struct capture {
 	uint64_t last_ts;
 	struct capture_stats stats;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ULL + t.tv_nsec;
-}
 
 /* tp_btf needs the kernel's BTF to describe the tracepoint (btf_trace_<name>, since 5.5).
  * Not libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING): libbpf 1.1 recognises support by a
@@ -735,7 +727,7 @@ bool capture__has_targets(const struct capture *c)
 
 static int add_usdt_link(struct capture *c, struct bpf_link *link)
 {
-	if (gt_grow((void **)&c->usdt_links, &c->cap_usdt_links, c->n_usdt_links + 1,
+	if (grow_array((void **)&c->usdt_links, &c->cap_usdt_links, c->n_usdt_links + 1,
 		    sizeof(*c->usdt_links), 16))
 		return -ENOMEM;
 	c->usdt_links[c->n_usdt_links++] = link;

@@ -17,18 +17,18 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 
 #include <bpf/libbpf.h>
 
 #include "format/writer.h"
+#include "lib/clock.h"
 #include "user/capture/capture.h"
 #include "user/cli/cmd.h"
-#include "user/target/launch.h"
-#include "user/model/model.h"
 #include "user/cli/record_args.h"
+#include "user/model/model.h"
+#include "user/target/launch.h"
 #include "user/target/target.h"
 #include "user/target/usdt_files.h"
 
@@ -154,14 +154,6 @@ static int lost_to_model(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 
 	s->err = model__lost(s->model, cpu, ts, n);
 	return s->err;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ULL + t.tv_nsec;
 }
 
 /* Errors of the model that are the output file's: the writer failed writing it. */

@@ -18,8 +18,8 @@ struct rstack {
 };
 
 struct annotations {
-	struct gt_u64map *tasks;	/* pid << 42 | program id -> trace id */
-	struct gt_u64map *regions;	/* goid -> index in stacks */
+	struct u64map *tasks;	/* pid << 42 | program id -> trace id */
+	struct u64map *regions;	/* goid -> index in stacks */
 	struct rstack *stacks;
 	size_t nstacks, cap_stacks;
 	size_t free_stack;		/* first free entry + 1, 0 = none */
@@ -32,8 +32,8 @@ struct annotations *annotations__new(void)
 
 	if (!a)
 		return NULL;
-	a->tasks = gt_u64map__new();
-	a->regions = gt_u64map__new();
+	a->tasks = u64map__new();
+	a->regions = u64map__new();
 	if (!a->tasks || !a->regions) {
 		annotations__free(a);
 		errno = ENOMEM;
@@ -59,7 +59,7 @@ uint64_t annotations__task_begin(struct annotations *a, uint32_t pid, uint64_t i
 		errno = ERANGE;
 		return 0;
 	}
-	v = gt_u64map__put(a->tasks, key, reused);
+	v = u64map__put(a->tasks, key, reused);
 	if (!v)
 		return 0;
 	*reused = !*reused;
@@ -79,13 +79,13 @@ uint64_t annotations__task(struct annotations *a, uint32_t pid, uint64_t id, boo
 		return 0;
 	}
 	if (end) {
-		v = gt_u64map__get(a->tasks, key);
+		v = u64map__get(a->tasks, key);
 		trace_id = v ? *v : ++a->next_task;
 		if (v)
-			gt_u64map__del(a->tasks, key);
+			u64map__del(a->tasks, key);
 		return trace_id;
 	}
-	v = gt_u64map__put(a->tasks, key, &added);
+	v = u64map__put(a->tasks, key, &added);
 	if (!v)
 		return 0;
 	if (added)
@@ -95,7 +95,7 @@ uint64_t annotations__task(struct annotations *a, uint32_t pid, uint64_t id, boo
 
 static struct rstack *rstack(const struct annotations *a, uint64_t g)
 {
-	uint64_t *v = gt_u64map__get(a->regions, g);
+	uint64_t *v = u64map__get(a->regions, g);
 
 	return v ? &a->stacks[*v] : NULL;
 }
@@ -113,12 +113,12 @@ static struct rstack *rstack_of(struct annotations *a, uint64_t g)
 	if (a->free_stack) {
 		i = a->free_stack - 1;
 	} else {
-		if (gt_grow((void **)&a->stacks, &a->cap_stacks, a->nstacks + 1, sizeof(*a->stacks), 64))
+		if (grow_array((void **)&a->stacks, &a->cap_stacks, a->nstacks + 1, sizeof(*a->stacks), 64))
 			return NULL;
 		i = a->nstacks;
 		a->stacks[i] = (struct rstack){ 0 };
 	}
-	v = gt_u64map__put(a->regions, g, &added);
+	v = u64map__put(a->regions, g, &added);
 	if (!v)
 		return NULL;
 	if (a->free_stack)
@@ -133,7 +133,7 @@ int annotations__region_push(struct annotations *a, uint64_t g, uint64_t task, u
 {
 	struct rstack *s = rstack_of(a, g);
 
-	if (!s || gt_grow((void **)&s->r, &s->cap, s->n + 1, sizeof(*s->r), 8))
+	if (!s || grow_array((void **)&s->r, &s->cap, s->n + 1, sizeof(*s->r), 8))
 		return -ENOMEM;
 	s->r[s->n++] = (struct region){ task, name };
 	return 0;
@@ -167,13 +167,13 @@ bool annotations__region_pop(struct annotations *a, uint64_t g, uint64_t *task, 
 /* Its entry keeps its array (emptied) for the next goroutine that opens a region. */
 void annotations__forget(struct annotations *a, uint64_t g)
 {
-	uint64_t *v = gt_u64map__get(a->regions, g);
+	uint64_t *v = u64map__get(a->regions, g);
 	size_t i;
 
 	if (!v)
 		return;
 	i = *v;
-	gt_u64map__del(a->regions, g);
+	u64map__del(a->regions, g);
 	a->stacks[i].n = 0;
 	a->stacks[i].next_free = a->free_stack;
 	a->free_stack = i + 1;
@@ -183,8 +183,8 @@ void annotations__free(struct annotations *a)
 {
 	if (!a)
 		return;
-	gt_u64map__free(a->tasks);
-	gt_u64map__free(a->regions);
+	u64map__free(a->tasks);
+	u64map__free(a->regions);
 	for (size_t i = 0; i < a->nstacks; i++)
 		free(a->stacks[i].r);
 	free(a->stacks);

@@ -11,10 +11,10 @@
 #include "bpf/lxtrace.h"
 #include "format/writer.h"
 #include "user/model/model.h"
-#include "user/proc/procscan.h"
 #include "user/model/threads.h"
+#include "user/proc/procscan.h"
 
-struct gt_u64map;
+struct u64map;
 struct model_stacks;
 struct annotations;
 struct callstacks;
@@ -28,7 +28,7 @@ struct model {
 	bool (*keep)(void *ctx, const struct procscan_thread *t);
 	void *keep_ctx;
 	bool rss;
-	struct gt_u64map *rss_pages;	/* pid -> resident pages, for the processes that have some */
+	struct u64map *rss_pages;	/* pid -> resident pages, for the processes that have some */
 	uint64_t rss_total;		/* their sum */
 	uint64_t page_size;
 	struct threads *threads;

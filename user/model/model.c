@@ -16,18 +16,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/u64map.h"
 #include "user/model/annotations.h"
-#include "user/stacks/callstacks.h"
-#include "user/model/model.h"
 #include "user/model/core.h"
-#include "user/stacks/idents.h"
+#include "user/model/model.h"
+#include "user/model/threads.h"
 #include "user/proc/procscan.h"
 #include "user/proc/syscalls.h"
-#include "user/model/threads.h"
+#include "user/stacks/callstacks.h"
+#include "user/stacks/idents.h"
 
 /* lxtrace's own goroutine: no tid is this large (PID_MAX_LIMIT is 2^22), so it never collides
  * with a thread's goid (tid | generation << 32). */
@@ -717,7 +717,7 @@ struct model *model__new(const struct model_opts *opts)
 	m->keep_ctx = opts->keep_ctx;
 	m->rss = opts->rss;
 	m->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
-	m->rss_pages = gt_u64map__new();
+	m->rss_pages = u64map__new();
 	m->threads = threads__new();
 	m->stacks = model_stacks__new(opts->writer);
 	m->ann = annotations__new();
@@ -784,7 +784,6 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 int model__start(struct model *m, uint64_t ts)
 {
 	struct procscan_thread *live_threads = NULL;
-	struct timespec scanned;
 	size_t n = 0;
 	uint64_t stk, n_init;
 	int err;
@@ -804,8 +803,7 @@ int model__start(struct model *m, uint64_t ts)
 				live_threads[kept++] = live_threads[i];
 		n = kept;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &scanned);
-	m->scan_ts = (uint64_t)scanned.tv_sec * 1000000000ull + (uint64_t)scanned.tv_nsec;
+	m->scan_ts = now_ns();
 	n_init = 3;
 	for (size_t i = 0; i < n; i++)
 		n_init += live_threads[i].state == 'R' ? 1 : 2;
@@ -1046,7 +1044,7 @@ void model__free(struct model *m)
 	if (!m)
 		return;
 	free(m->cur);
-	gt_u64map__free(m->rss_pages);
+	u64map__free(m->rss_pages);
 	annotations__free(m->ann);
 	callstacks__free(m->cs);
 	model_stacks__free(m->stacks);

@@ -11,11 +11,11 @@
 #include <stdio.h>
 
 #include "lib/u64map.h"
-#include "user/stacks/callstacks.h"
 #include "user/model/core.h"
-#include "user/stacks/idents.h"
-#include "user/proc/procscan.h"
 #include "user/model/threads.h"
+#include "user/proc/procscan.h"
+#include "user/stacks/callstacks.h"
+#include "user/stacks/idents.h"
 
 /* A CPU sample: on the sampling CPU's P, naming the thread's goroutine only once it exists in
  * the trace (a sample naming a goroutine before its GoCreate breaks Go 1.19's parser). */
@@ -50,14 +50,14 @@ int model_set_rss(struct model *m, uint32_t pid, uint64_t pages)
 	bool added;
 
 	if (!pages) {
-		v = gt_u64map__get(m->rss_pages, pid);
+		v = u64map__get(m->rss_pages, pid);
 		if (v) {
 			m->rss_total -= *v;
-			gt_u64map__del(m->rss_pages, pid);
+			u64map__del(m->rss_pages, pid);
 		}
 		return 0;
 	}
-	v = gt_u64map__put(m->rss_pages, pid, &added);
+	v = u64map__put(m->rss_pages, pid, &added);
 	if (!v)
 		return -ENOMEM;
 	m->rss_total += pages - *v;

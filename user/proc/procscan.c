@@ -121,7 +121,7 @@ static int scan_process(const char *proc_root, uint32_t pid, struct procscan_thr
 		snprintf(path, sizeof(path), "%s/%u/task/%u", proc_root, pid, t.tid);
 		if (read_thread(path, &t))
 			continue;
-		if (gt_grow((void **)v, cap, *n + 1, sizeof(**v), 256)) {
+		if (grow_array((void **)v, cap, *n + 1, sizeof(**v), 256)) {
 			err = -ENOMEM;
 			break;
 		}

@@ -5,11 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "lib/grow.h"
-#include "lib/u64map.h"
 #include "format/varint.h"
+#include "lib/clock.h"
+#include "lib/grow.h"
+#include "lib/hash.h"
+#include "lib/u64map.h"
 #include "user/stacks/callstacks.h"
 #include "user/stacks/symbolize.h"
 
@@ -45,12 +46,12 @@ struct callstacks {
 	struct gt_writer *w;
 	struct model_stacks *ms;
 	struct symbolizer *sym;
-	struct gt_u64map *by_hash;	/* hash of the key words -> entry index */
+	struct u64map *by_hash;	/* hash of the key words -> entry index */
 	struct entry *entries;
 	size_t nentries, entries_cap;
 	uint64_t *pool;			/* key words of every entry */
 	size_t pool_len, pool_cap;
-	struct gt_u64map *cur;		/* pid -> its current image's proc, when not the pid itself */
+	struct u64map *cur;		/* pid -> its current image's proc, when not the pid itself */
 	struct pending *pending;
 	size_t npending, pending_cap;
 	uint32_t next_gen;
@@ -60,14 +61,6 @@ struct callstacks {
 	char sys_func[64], trim_func[48];
 	struct callstacks_stats st;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 struct callstacks *callstacks__new(struct gt_writer *w, struct model_stacks *ms, const char *proc_root)
 {
@@ -86,8 +79,8 @@ struct callstacks *callstacks__new(struct gt_writer *w, struct model_stacks *ms,
 		.proc_root = proc_root,
 		.kallsyms = proc_root ? kallsyms : NULL,
 	});
-	cs->by_hash = gt_u64map__new();
-	cs->cur = gt_u64map__new();
+	cs->by_hash = u64map__new();
+	cs->cur = u64map__new();
 	if (!cs->sym || !cs->by_hash || !cs->cur) {
 		callstacks__free(cs);
 		errno = ENOMEM;
@@ -98,7 +91,7 @@ struct callstacks *callstacks__new(struct gt_writer *w, struct model_stacks *ms,
 
 static uint64_t proc_of(const struct callstacks *cs, uint32_t pid)
 {
-	const uint64_t *slot = gt_u64map__get(cs->cur, pid);
+	const uint64_t *slot = u64map__get(cs->cur, pid);
 
 	return slot ? *slot : pid;
 }
@@ -121,7 +114,7 @@ void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size
 		pid = ((const struct lx_exec *)r)->pid;
 	else
 		return;
-	if (gt_grow((void **)&cs->pending, &cs->pending_cap, cs->npending + 1, sizeof(*cs->pending), 16))
+	if (grow_array((void **)&cs->pending, &cs->pending_cap, cs->npending + 1, sizeof(*cs->pending), 16))
 		return;	/* noted at its turn instead, if it is still there */
 	proc = SYM_PROC(pid, cs->next_gen++);
 	/* A process gone already cannot be noted; its stacks will read "[unknown]". */
@@ -161,19 +154,11 @@ void callstacks__image(struct callstacks *cs, uint32_t pid, uint64_t ts)
 	}
 	/* Every stack of the old image is older than this record and symbolized already. */
 	symbolizer__forget_process(cs->sym, old);
-	slot = gt_u64map__put(cs->cur, pid, &added);
+	slot = u64map__put(cs->cur, pid, &added);
 	if (slot)
 		*slot = proc;
 	else
 		symbolizer__forget_process(cs->sym, proc);	/* the pid's own snapshot serves */
-}
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 29);
 }
 
 /* Frames leaf first into cs->frames: kernel, syscall, user; returns how many or -errno. */
@@ -290,10 +275,10 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	memcpy(&cs->key[nkey], st->pc, nwords * sizeof(uint64_t));
 	nkey += nwords;
 	for (size_t i = 0; i < nkey; i++)
-		h = mix(h, cs->key[i]);
+		h = hash_mix(h ^ cs->key[i]);
 	/* Probe past hash collisions with other keys. */
-	for (;; h = mix(h, 1)) {
-		slot = gt_u64map__get(cs->by_hash, h);
+	for (;; h = hash_mix(h + 1)) {
+		slot = u64map__get(cs->by_hash, h);
 		if (!slot)
 			break;
 		e = &cs->entries[*slot];
@@ -307,10 +292,10 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	if (!stk)
 		return 0;
 	cs->st.distinct++;
-	if (gt_grow((void **)&cs->entries, &cs->entries_cap, cs->nentries + 1, sizeof(*cs->entries), 256) ||
-	    gt_grow((void **)&cs->pool, &cs->pool_cap, cs->pool_len + nkey, sizeof(*cs->pool), 4096))
+	if (grow_array((void **)&cs->entries, &cs->entries_cap, cs->nentries + 1, sizeof(*cs->entries), 256) ||
+	    grow_array((void **)&cs->pool, &cs->pool_cap, cs->pool_len + nkey, sizeof(*cs->pool), 4096))
 		return stk;	/* not remembered: built again next time, same id */
-	slot = gt_u64map__put(cs->by_hash, h, &added);
+	slot = u64map__put(cs->by_hash, h, &added);
 	if (!slot)
 		return stk;
 	memcpy(&cs->pool[cs->pool_len], cs->key, nkey * sizeof(uint64_t));
@@ -330,8 +315,8 @@ void callstacks__free(struct callstacks *cs)
 	if (!cs)
 		return;
 	symbolizer__free(cs->sym);
-	gt_u64map__free(cs->by_hash);
-	gt_u64map__free(cs->cur);
+	u64map__free(cs->by_hash);
+	u64map__free(cs->cur);
 	free(cs->entries);
 	free(cs->pool);
 	free(cs->pending);

@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/grow.h"
 #include "bpf/lxtrace.h"
+#include "lib/grow.h"
+#include "lib/hash.h"
 #include "lib/u64map.h"
-#include "user/stacks/idents.h"
 #include "user/proc/syscalls.h"
+#include "user/stacks/idents.h"
 
 /* Longest func: 15 comm bytes, a guard prefix, " (pid 4294967295)". */
 #define FUNC_LEN 48
@@ -26,10 +27,10 @@ struct model_stacks {
 	struct ident *idents;
 	uint32_t nidents;
 	size_t cap;
-	struct gt_u64map *by_key;	/* hash of (pid, comm, salt) -> ident */
-	struct gt_u64map *pcs;		/* every PC handed out, to keep them distinct */
-	struct gt_u64map *stacks;	/* (ident + 1) << 16 | (nr + 2) -> stack id */
-	struct gt_u64map *sys_pcs;	/* nr + 2 -> PC of the frame "syscall NAME" */
+	struct u64map *by_key;	/* hash of (pid, comm, salt) -> ident */
+	struct u64map *pcs;		/* every PC handed out, to keep them distinct */
+	struct u64map *stacks;	/* (ident + 1) << 16 | (nr + 2) -> stack id */
+	struct u64map *sys_pcs;	/* nr + 2 -> PC of the frame "syscall NAME" */
 	uint64_t special[MODEL_SPECIAL_COUNT];
 	uint64_t special_pc[MODEL_SPECIAL_COUNT];
 };
@@ -41,28 +42,19 @@ static const char *const special_func[MODEL_SPECIAL_COUNT] = {
 	[MODEL_SPECIAL_IDLE] = "[idle]",
 };
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* A PC for a new func string: a hash of it (so the same name keeps its PC across files),
  * moved on when another string already has it. MODEL_PC_SYNTHETIC keeps it clear of every
  * real address and of the symbolizer's PCs; the hash's 40 bits keep it unique. Always odd:
  * even PCs in the range are model_stacks__trim_frame's. */
 static int new_pc(struct model_stacks *s, const char *func, uint64_t *out)
 {
-	uint64_t pc = MODEL_PC_SYNTHETIC | (fnv1a(0xcbf29ce484222325ull, func, strlen(func)) >> 24) | 1;
+	uint64_t pc = MODEL_PC_SYNTHETIC | (hash_bytes(HASH_BYTES_INIT, func, strlen(func)) >> 24) | 1;
 	uint64_t *slot;
 	bool added;
 
-	while (gt_u64map__get(s->pcs, pc))
+	while (u64map__get(s->pcs, pc))
 		pc += 2;
-	slot = gt_u64map__put(s->pcs, pc, &added);
+	slot = u64map__put(s->pcs, pc, &added);
 	if (!slot)
 		return -ENOMEM;
 	*out = pc;
@@ -76,10 +68,10 @@ struct model_stacks *model_stacks__new(struct gt_writer *w)
 	if (!s)
 		return NULL;
 	s->w = w;
-	s->by_key = gt_u64map__new();
-	s->pcs = gt_u64map__new();
-	s->stacks = gt_u64map__new();
-	s->sys_pcs = gt_u64map__new();
+	s->by_key = u64map__new();
+	s->pcs = u64map__new();
+	s->stacks = u64map__new();
+	s->sys_pcs = u64map__new();
 	if (!s->by_key || !s->pcs || !s->stacks || !s->sys_pcs) {
 		model_stacks__free(s);
 		errno = ENOMEM;
@@ -93,7 +85,7 @@ static int add_ident(struct model_stacks *s, uint32_t pid, const char *comm, uin
 	struct ident *id;
 	int err;
 
-	if (gt_grow((void **)&s->idents, &s->cap, (size_t)s->nidents + 1, sizeof(*s->idents), 64))
+	if (grow_array((void **)&s->idents, &s->cap, (size_t)s->nidents + 1, sizeof(*s->idents), 64))
 		return -ENOMEM;
 	id = &s->idents[s->nidents];
 	memset(id, 0, sizeof(*id));
@@ -122,14 +114,14 @@ int model_stacks__ident(struct model_stacks *s, uint32_t pid, const char *comm_i
 
 	if (pid)
 		strncpy(comm, comm_in, LX_COMM_LEN - 1);
-	h = fnv1a(fnv1a(0xcbf29ce484222325ull, &pid, sizeof(pid)), comm, sizeof(comm));
+	h = hash_bytes(hash_bytes(HASH_BYTES_INIT, &pid, sizeof(pid)), comm, sizeof(comm));
 	/* Key by a 64-bit hash; on the (rare) collision with another identity, rehash. */
-	for (;; h = fnv1a(h, "salt", 4)) {
+	for (;; h = hash_bytes(h, "salt", 4)) {
 		uint64_t key = h | 1, *slot;
 		bool added;
 		int err;
 
-		slot = gt_u64map__get(s->by_key, key);
+		slot = u64map__get(s->by_key, key);
 		if (slot) {
 			const struct ident *id = &s->idents[*slot];
 
@@ -142,7 +134,7 @@ int model_stacks__ident(struct model_stacks *s, uint32_t pid, const char *comm_i
 		err = add_ident(s, pid, comm, out);
 		if (err)
 			return err;
-		slot = gt_u64map__put(s->by_key, key, &added);
+		slot = u64map__put(s->by_key, key, &added);
 		if (!slot) {
 			s->nidents--;
 			return -ENOMEM;
@@ -207,14 +199,14 @@ int model_stacks__syscall_frame(struct model_stacks *s, int nr, char *func, size
 		snprintf(func, len, "syscall %s", name);
 	else
 		snprintf(func, len, "syscall %d", nr);
-	slot = gt_u64map__get(s->sys_pcs, key);
+	slot = u64map__get(s->sys_pcs, key);
 	if (!slot) {
 		uint64_t pc;
 
 		err = new_pc(s, func, &pc);
 		if (err)
 			return err;
-		slot = gt_u64map__put(s->sys_pcs, key, &added);
+		slot = u64map__put(s->sys_pcs, key, &added);
 		if (!slot)
 			return -ENOMEM;
 		*slot = pc;
@@ -236,7 +228,7 @@ uint64_t model_stacks__thread(struct model_stacks *s, uint32_t p, uint32_t ident
 	if (nr < 0 || nr > 0xfffd)
 		nr = -1;
 	key = ((uint64_t)ident + 1) << 16 | (uint64_t)(nr + 2);
-	slot = gt_u64map__get(s->stacks, key);
+	slot = u64map__get(s->stacks, key);
 	if (slot)
 		return *slot;
 
@@ -251,7 +243,7 @@ uint64_t model_stacks__thread(struct model_stacks *s, uint32_t p, uint32_t ident
 	stk = gt_writer__stack(s->w, p, frames, n);
 	if (!stk)
 		return 0;
-	slot = gt_u64map__put(s->stacks, key, &added);
+	slot = u64map__put(s->stacks, key, &added);
 	if (!slot) {
 		errno = ENOMEM;
 		return 0;
@@ -281,9 +273,9 @@ void model_stacks__free(struct model_stacks *s)
 	if (!s)
 		return;
 	free(s->idents);
-	gt_u64map__free(s->by_key);
-	gt_u64map__free(s->pcs);
-	gt_u64map__free(s->stacks);
-	gt_u64map__free(s->sys_pcs);
+	u64map__free(s->by_key);
+	u64map__free(s->pcs);
+	u64map__free(s->stacks);
+	u64map__free(s->sys_pcs);
 	free(s);
 }

@@ -66,7 +66,7 @@ struct sym_elf {
 	struct func_sym *syms;		/* sized functions, sorted by addr; built on first use */
 	size_t nsyms;
 	bool syms_built;
-	struct gt_u64map *cu_fns_at;	/* CU DIE offset -> index + 1 in cu_fns */
+	struct u64map *cu_fns_at;	/* CU DIE offset -> index + 1 in cu_fns */
 	struct cu_fns *cu_fns;
 	size_t ncu_fns, cu_fns_cap;
 };
@@ -83,7 +83,7 @@ struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_pa
 		if (!e->debuginfo_path)
 			goto fail;
 	}
-	e->cu_fns_at = gt_u64map__new();
+	e->cu_fns_at = u64map__new();
 	if (!e->cu_fns_at)
 		goto fail;
 	e->cb.find_elf = dwfl_build_id_find_elf;
@@ -157,7 +157,7 @@ static void build_ranges(struct sym_elf *e)
 		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
 			if (lo >= hi)
 				continue;
-			if (gt_grow((void **)&e->ranges, &cap, e->nranges + 1, sizeof(*e->ranges), 256))
+			if (grow_array((void **)&e->ranges, &cap, e->nranges + 1, sizeof(*e->ranges), 256))
 				return;
 			e->ranges[e->nranges++] = (struct cu_range){ lo + bias, hi + bias, *cu, bias };
 		}
@@ -374,7 +374,7 @@ static int index_fns(struct cu_fns *f, size_t *cap, Dwarf_Die *parent, int depth
 		while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
 			if (lo >= hi)
 				continue;
-			if (gt_grow((void **)&f->r, cap, f->n + 1, sizeof(*f->r), 64))
+			if (grow_array((void **)&f->r, cap, f->n + 1, sizeof(*f->r), 64))
 				return -ENOMEM;
 			f->r[f->n++] = (struct fn_range){ lo, hi, child };
 		}
@@ -385,21 +385,21 @@ static int index_fns(struct cu_fns *f, size_t *cap, Dwarf_Die *parent, int depth
 /* The function table of cu, built on first use; NULL on ENOMEM. */
 static const struct cu_fns *cu_fns(struct sym_elf *e, Dwarf_Die *cu)
 {
-	uint64_t *slot = gt_u64map__get(e->cu_fns_at, dwarf_dieoffset(cu));
+	uint64_t *slot = u64map__get(e->cu_fns_at, dwarf_dieoffset(cu));
 	struct cu_fns f = { 0 };
 	size_t cap = 0;
 	bool added;
 
 	if (slot)
 		return &e->cu_fns[*slot - 1];
-	if (gt_grow((void **)&e->cu_fns, &e->cu_fns_cap, e->ncu_fns + 1, sizeof(*e->cu_fns), 64))
+	if (grow_array((void **)&e->cu_fns, &e->cu_fns_cap, e->ncu_fns + 1, sizeof(*e->cu_fns), 64))
 		return NULL;
 	if (index_fns(&f, &cap, cu, 0)) {
 		free(f.r);
 		return NULL;
 	}
 	qsort(f.r, f.n, sizeof(*f.r), cmp_fn);
-	slot = gt_u64map__put(e->cu_fns_at, dwarf_dieoffset(cu), &added);
+	slot = u64map__put(e->cu_fns_at, dwarf_dieoffset(cu), &added);
 	if (!slot) {
 		free(f.r);
 		return NULL;
@@ -548,7 +548,7 @@ void sym_elf__free(struct sym_elf *e)
 	for (size_t i = 0; i < e->ncu_fns; i++)
 		free(e->cu_fns[i].r);
 	free(e->cu_fns);
-	gt_u64map__free(e->cu_fns_at);
+	u64map__free(e->cu_fns_at);
 	free(e->debuginfo_path);
 	free(e);
 }

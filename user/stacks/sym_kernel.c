@@ -30,7 +30,7 @@ struct sym_kernel {
 
 static int add_name(struct sym_kernel *k, const char *s, size_t len, uint32_t *out)
 {
-	if (gt_grow((void **)&k->names, &k->names_cap, k->names_len + len + 1, 1, 1 << 20))
+	if (grow_array((void **)&k->names, &k->names_cap, k->names_len + len + 1, 1, 1 << 20))
 		return -ENOMEM;
 	if (k->names_len + len + 1 > UINT32_MAX)
 		return -E2BIG;
@@ -73,7 +73,7 @@ static int parse_line(struct sym_kernel *k, char *line, uint32_t *last_mod, bool
 		*mod++ = '\0';
 	if (addr)
 		*nonzero = true;
-	if (gt_grow((void **)&k->syms, &k->cap, k->n + 1, sizeof(*k->syms), 65536))
+	if (grow_array((void **)&k->syms, &k->cap, k->n + 1, sizeof(*k->syms), 65536))
 		return -ENOMEM;
 	sym = &k->syms[k->n];
 	sym->addr = addr;

@@ -69,7 +69,7 @@ static int load(struct sym_perfmap *m)
 			continue;
 		p++;
 		p[strcspn(p, "\n")] = '\0';
-		if (gt_grow((void **)&m->syms, &cap, m->n + 1, sizeof(*m->syms), 256)) {
+		if (grow_array((void **)&m->syms, &cap, m->n + 1, sizeof(*m->syms), 256)) {
 			err = -ENOMEM;
 			break;
 		}

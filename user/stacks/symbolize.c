@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "lib/grow.h"
 #include "format/tracemap.h"
+#include "lib/clock.h"
+#include "lib/grow.h"
+#include "lib/hash.h"
 #include "lib/u64map.h"
 #include "user/proc/procmaps.h"
 #include "user/stacks/sym_elf.h"
@@ -38,7 +39,7 @@ struct module {
 	int fd;			/* until sym_elf takes it; -1 after */
 	bool failed;
 	struct sym_elf *elf;
-	struct gt_u64map *cache;	/* vaddr -> pool offset << 8 | frame count */
+	struct u64map *cache;	/* vaddr -> pool offset << 8 | frame count */
 };
 
 struct mapping {
@@ -80,25 +81,17 @@ struct symbolizer {
 	struct module **mods;
 	size_t mods_cap;
 
-	struct gt_u64map *procs;	/* pid -> index in plist */
+	struct u64map *procs;	/* pid -> index in plist */
 	struct process **plist;
 	size_t nprocs, procs_cap;
-	struct gt_u64map *claims;	/* pc -> frame id */
+	struct u64map *claims;	/* pc -> frame id */
 
 	struct sym_kernel *kernel;	/* NULL when unreadable or addresses hidden */
 	uint64_t kernel_read_at;	/* CLOCK_MONOTONIC ns of the last read; 0 = never */
-	struct gt_u64map *kcache;	/* kernel pc -> frame id, named addresses only */
+	struct u64map *kcache;	/* kernel pc -> frame id, named addresses only */
 
 	struct symbolizer_stats st;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Grows *arr to hold need elements, zeroing the new ones: a table indexed by the ids of a
  * tracemap may lack the entry of an id whose insertion ran out of memory, and reads it as
@@ -107,7 +100,7 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	size_t old = *cap;
 
-	if (gt_grow(arr, cap, need, elem, 64))
+	if (grow_array(arr, cap, need, elem, 64))
 		return -ENOMEM;
 	memset((char *)*arr + old * elem, 0, (*cap - old) * elem);
 	return 0;
@@ -166,20 +159,11 @@ static uint32_t unknown_frame(struct symbolizer *s, const char *file, const char
 	return frame_id(s, func, file, 0);
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
 /* pc for frame id: pc itself unless another frame holds it; then a remapped PC found from a
  * hash of both, so the same pair always lands on the same one. 0 on ENOMEM. */
 static uint64_t claim(struct symbolizer *s, uint64_t pc, uint32_t id)
 {
-	uint64_t *v = gt_u64map__get(s->claims, pc);
+	uint64_t *v = u64map__get(s->claims, pc);
 	uint64_t h;
 	bool added;
 
@@ -187,10 +171,10 @@ static uint64_t claim(struct symbolizer *s, uint64_t pc, uint32_t id)
 		return pc;
 	if (v) {
 		s->st.remapped++;
-		h = mix(pc ^ mix(id));
+		h = hash_mix(pc ^ hash_mix(id));
 		for (;;) {
 			pc = SYM_PC_SYNTHETIC | SYM_PC_REMAPPED | (h & (SYM_PC_REMAPPED - 1));
-			v = gt_u64map__get(s->claims, pc);
+			v = u64map__get(s->claims, pc);
 			if (!v || *v == id)
 				break;
 			h++;
@@ -198,7 +182,7 @@ static uint64_t claim(struct symbolizer *s, uint64_t pc, uint32_t id)
 		if (v)
 			return pc;
 	}
-	v = gt_u64map__put(s->claims, pc, &added);
+	v = u64map__put(s->claims, pc, &added);
 	if (!v)
 		return 0;
 	*v = id;
@@ -236,7 +220,7 @@ static void module_free(struct module *m)
 	if (m->fd >= 0)
 		close(m->fd);
 	sym_elf__free(m->elf);
-	gt_u64map__free(m->cache);
+	u64map__free(m->cache);
 	free(m->path);
 	free(m);
 }
@@ -292,7 +276,7 @@ static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping
 		return 0;
 	m->fd = -1;
 	m->path = strdup(mp->name);
-	m->cache = gt_u64map__new();
+	m->cache = u64map__new();
 	base = strrchr(mp->name, '/');
 	m->name = intern(s, base ? base + 1 : mp->name);
 	if (!m->path || !m->cache || !m->name)
@@ -326,7 +310,7 @@ static int module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr,
 {
 	struct sym_elf_frame ef[MAX_FRAMES];
 	struct sym_elf *elf = module_elf(s, m);
-	uint64_t *slot = gt_u64map__get(m->cache, vaddr);
+	uint64_t *slot = u64map__get(m->cache, vaddr);
 	bool added;
 	int n;
 
@@ -348,7 +332,7 @@ static int module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr,
 			return -ENOMEM;
 		s->pool[s->pool_len + (size_t)i] = id;
 	}
-	slot = gt_u64map__put(m->cache, vaddr, &added);
+	slot = u64map__put(m->cache, vaddr, &added);
 	if (!slot)
 		return -ENOMEM;
 	*first = s->pool_len;
@@ -467,10 +451,10 @@ int symbolizer__note_process(struct symbolizer *s, uint64_t proc)
 	}
 	snprintf(path, sizeof(path), "%s/perf-%d.map", s->perfmap_dir, pid);
 	p->perfmap = sym_perfmap__new(path);
-	slot = p->perfmap ? gt_u64map__put(s->procs, proc, &added) : NULL;
+	slot = p->perfmap ? u64map__put(s->procs, proc, &added) : NULL;
 	if (slot && added && grow((void **)&s->plist, &s->procs_cap, s->nprocs + 1,
 				  sizeof(*s->plist))) {
-		gt_u64map__del(s->procs, proc);
+		u64map__del(s->procs, proc);
 		slot = NULL;
 	}
 	if (!slot) {
@@ -489,7 +473,7 @@ int symbolizer__note_process(struct symbolizer *s, uint64_t proc)
 
 void symbolizer__forget_process(struct symbolizer *s, uint64_t proc)
 {
-	uint64_t *slot = gt_u64map__get(s->procs, proc);
+	uint64_t *slot = u64map__get(s->procs, proc);
 	struct process *last;
 	uint64_t idx;
 
@@ -497,21 +481,21 @@ void symbolizer__forget_process(struct symbolizer *s, uint64_t proc)
 		return;
 	idx = *slot;
 	process_free(s->plist[idx]);
-	gt_u64map__del(s->procs, proc);
+	u64map__del(s->procs, proc);
 	last = s->plist[--s->nprocs];
 	if (idx != s->nprocs) {
 		s->plist[idx] = last;
-		*gt_u64map__get(s->procs, last->key) = idx;
+		*u64map__get(s->procs, last->key) = idx;
 	}
 	s->st.processes--;
 }
 
 static struct process *process_get(struct symbolizer *s, uint64_t proc)
 {
-	uint64_t *slot = gt_u64map__get(s->procs, proc);
+	uint64_t *slot = u64map__get(s->procs, proc);
 
 	if (!slot && symbolizer__note_process(s, proc) == 0)
-		slot = gt_u64map__get(s->procs, proc);
+		slot = u64map__get(s->procs, proc);
 	return slot ? s->plist[*slot] : NULL;
 }
 
@@ -613,7 +597,7 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
 
 	if (max < 1)
 		return -EINVAL;
-	slot = gt_u64map__get(s->kcache, a);
+	slot = u64map__get(s->kcache, a);
 	if (slot)
 		return emit_one(s, a, (uint32_t)*slot, out);
 	if (!s->kernel_read_at)
@@ -629,7 +613,7 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
 		return emit_one(s, a, unknown_frame(s, "[kernel]", "[unknown] 0x%" PRIx64, a), out);
 	snprintf(file, sizeof(file), "[%s]", module ? module : "kernel");
 	id = frame_id(s, func, file, 0);
-	slot = id ? gt_u64map__put(s->kcache, a, &added) : NULL;
+	slot = id ? u64map__put(s->kcache, a, &added) : NULL;
 	if (!slot)
 		return -ENOMEM;
 	*slot = id;
@@ -662,9 +646,9 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->str_ids = gt_tracemap__new();
 	s->frame_ids = gt_tracemap__new();
 	s->mod_ids = gt_tracemap__new();
-	s->procs = gt_u64map__new();
-	s->claims = gt_u64map__new();
-	s->kcache = gt_u64map__new();
+	s->procs = u64map__new();
+	s->claims = u64map__new();
+	s->kcache = u64map__new();
 	if ((o.debuginfo_path && !s->debuginfo_path) || !s->str_ids || !s->frame_ids ||
 	    !s->mod_ids || !s->procs || !s->claims || !s->kcache) {
 		symbolizer__free(s);
@@ -681,7 +665,7 @@ void symbolizer__free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nprocs; i++)
 		process_free(s->plist[i]);
 	free(s->plist);
-	gt_u64map__free(s->procs);
+	u64map__free(s->procs);
 	for (size_t i = 0; i < s->mods_cap; i++)
 		module_free(s->mods[i]);
 	free(s->mods);
@@ -693,8 +677,8 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->frames);
 	gt_tracemap__free(s->frame_ids);
 	free(s->pool);
-	gt_u64map__free(s->claims);
-	gt_u64map__free(s->kcache);
+	u64map__free(s->claims);
+	u64map__free(s->kcache);
 	sym_kernel__free(s->kernel);
 	free(s->debuginfo_path);
 	free(s);

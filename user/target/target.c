@@ -44,7 +44,7 @@ int target__add_pid(struct target *t, uint32_t pid)
 	for (size_t i = 0; i < t->npids; i++)
 		if (t->pids[i] == pid)
 			return 0;
-	if (gt_grow((void **)&t->pids, &t->cap, t->npids + 1, sizeof(*t->pids), 8))
+	if (grow_array((void **)&t->pids, &t->cap, t->npids + 1, sizeof(*t->pids), 8))
 		return -ENOMEM;
 	t->pids[t->npids++] = pid;
 	return 0;

@@ -111,7 +111,7 @@ static int push(struct usdt_files *s, const struct stat *st, const char *path)
 {
 	char *copy = NULL;
 
-	if (gt_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 8))
+	if (grow_array((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 8))
 		goto nomem;
 	if (path && !(copy = strdup(path)))
 		goto nomem;
