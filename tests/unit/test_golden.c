@@ -25,6 +25,7 @@
 #include "tests/lib/goparse.h"
 #include "tests/lib/stream.h"
 #include "tests/unit/test_model_util.h"
+#include "user/capture/merge.h"
 
 #define STREAMS LXTRACE_SRCDIR "/tests/streams/"
 
@@ -202,6 +203,146 @@ Test(golden, recorded_workloads, .timeout = 120)
 	cr_expect_eq(t.st.records, count_records(&s));
 	cr_expect_gt(t.st.stack_lookups, 0);
 	compare_golden(&t, "workloads.trace");
+	stream__free(&s);
+	mt_proc_free(proc);
+}
+
+/* ---- the recorded stream, cut per CPU and merged again ------------------------------------- */
+
+#define READ_PERIOD_NS 4000000ull	/* capture's POLL_MS */
+#define STALE_NS 2000000ull		/* capture's STALE_NS */
+
+/* What one CPU's ring held: the records of that CPU, its syscall entries packed into chunks as
+ * the BPF side sends them (when full, or before the CPU's next record), each readable from
+ * the time it was written. */
+struct piece {
+	const void *data;	/* a record of the stream, or a chunk in chunks[] */
+	size_t size;
+	uint64_t avail;
+};
+
+struct ring_sim {
+	struct piece *v;
+	size_t n, cap, next;
+};
+
+static void ring_push(struct ring_sim *r, const void *data, size_t size, uint64_t avail)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 1024;
+		r->v = realloc(r->v, r->cap * sizeof(*r->v));
+		cr_assert_not_null(r->v);
+	}
+	r->v[r->n++] = (struct piece){ data, size, avail };
+}
+
+/* Packs the pending syscall entries of a CPU into a chunk readable at avail. */
+static void flush_chunk(struct ring_sim *r, struct lx_syscalls **chunk, uint64_t avail)
+{
+	if (!*chunk)
+		return;
+	ring_push(r, *chunk, offsetof(struct lx_syscalls, e) + (*chunk)->n * sizeof((*chunk)->e[0]),
+		  avail);
+	*chunk = NULL;
+}
+
+static int collect_record(void *ctx, const struct lx_rec *r, size_t size)
+{
+	return stream__add_record(ctx, r, size);
+}
+
+static int collect_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
+{
+	return stream__add_lost(ctx, cpu, ts, n);
+}
+
+/* s cut into per-CPU rings, read every READ_PERIOD_NS by a simulated reader into the merge
+ * engine, delivered up to its watermark each round, into *out. */
+static void merge_from_cpus(const struct stream *s, struct stream *out)
+{
+	struct ring_sim *rings = calloc(s->ncpus, sizeof(*rings));
+	struct lx_syscalls **chunk = calloc(s->ncpus, sizeof(*chunk));
+	struct lx_syscalls *chunks = calloc(s->n, sizeof(*chunks));
+	size_t nchunks = 0, left = 0;
+	struct merge *mg;
+	uint64_t now;
+
+	cr_assert(rings && chunk && chunks);
+	*out = (struct stream){ .ncpus = s->ncpus, .start = s->start, .end = s->end };
+	for (size_t i = 0; i < s->n; i++) {
+		const struct stream_entry *e = &s->v[i];
+		uint32_t cpu = e->rec ? e->rec->cpu : e->cpu;
+		struct ring_sim *r = &rings[cpu];
+
+		cr_assert(e->rec, "the fixture has no losses; test_merge.c covers them");
+		if (e->rec->type == LX_REC_SYSCALL) {
+			const struct lx_syscall *sc = (const void *)e->rec;
+			struct lx_syscalls *ch = chunk[cpu];
+
+			if (!ch) {
+				ch = chunk[cpu] = &chunks[nchunks++];
+				ch->h = (struct lx_rec){ .ts = sc->h.ts, .cpu = (uint16_t)cpu,
+							 .type = LX_REC_SYSCALLS };
+			}
+			ch->e[ch->n++] = (struct lx_sysent){
+				.dt = (uint32_t)(sc->h.ts - ch->h.ts),
+				.tid_nr = sc->h.tid << LX_SYSENT_NR_BITS |
+					  (sc->nr < 0 ? LX_SYSENT_NR_NONE : (uint32_t)sc->nr),
+			};
+			if (ch->n == LX_SYSCALLS_MAX)
+				flush_chunk(r, &chunk[cpu], sc->h.ts);
+			continue;
+		}
+		flush_chunk(r, &chunk[cpu], e->rec->ts);
+		ring_push(r, e->rec, e->size, e->rec->ts);
+	}
+	for (uint32_t cpu = 0; cpu < s->ncpus; cpu++) {
+		if (chunk[cpu])
+			flush_chunk(&rings[cpu], &chunk[cpu],
+				    chunk[cpu]->h.ts + chunk[cpu]->e[chunk[cpu]->n - 1].dt + STALE_NS);
+		left += rings[cpu].n;
+	}
+
+	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = s->ncpus,
+					      .on_record = collect_record, .on_lost = collect_lost,
+					      .ctx = out });
+	cr_assert_not_null(mg);
+	/* The first read comes a window after the start, as the clock is then past it. */
+	for (now = s->start + MERGE_WINDOW_NS; left; now += READ_PERIOD_NS) {
+		for (uint32_t cpu = 0; cpu < s->ncpus; cpu++) {
+			struct ring_sim *r = &rings[cpu];
+
+			for (; r->next < r->n && r->v[r->next].avail <= now; r->next++, left--)
+				cr_assert_eq(merge__add(mg, cpu, r->v[r->next].data, r->v[r->next].size), 0);
+		}
+		cr_assert_eq(merge__deliver(mg, merge__watermark(mg, now)), 0);
+	}
+	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
+	merge__free(mg);
+	for (uint32_t cpu = 0; cpu < s->ncpus; cpu++)
+		free(rings[cpu].v);
+	free(rings);
+	free(chunk);
+	free(chunks);
+}
+
+Test(golden, recorded_workloads_through_merge, .timeout = 120)
+{
+	struct stream s, merged;
+	struct mt t;
+	char *proc = fixture_proc("workloads");
+	int err = stream__load(&s, STREAMS "workloads.stream");
+
+	cr_assert_eq(err, 0, "workloads.stream: %s", strerror(-err));
+	merge_from_cpus(&s, &merged);
+	cr_assert_eq(merged.n, s.n);
+	for (size_t i = 0; i < s.n; i++)
+		cr_assert(merged.v[i].size == s.v[i].size &&
+			  !memcmp(merged.v[i].rec, s.v[i].rec, s.v[i].size),
+			  "entry %zu differs after the merge", i);
+	replay(&t, &merged, proc, MODEL_SYSCALLS_ALL, true);
+	compare_golden(&t, "workloads.trace");
+	stream__free(&merged);
 	stream__free(&s);
 	mt_proc_free(proc);
 }

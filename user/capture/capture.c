@@ -1,5 +1,5 @@
-/* capture.c - loads the BPF programs, reads one ring buffer per CPU and merges the rings into
- * one stream in time order.
+/* capture.c - loads the BPF programs and reads one ring buffer per CPU into the merge engine
+ * (merge.h), which hands the records on in time order.
  *
  * Why per-CPU rings: a BPF ring buffer takes a spinlock on every reserve; one ring shared by
  * all CPUs makes every event of a busy CPU bounce that lock's cache line with the others (a
@@ -10,28 +10,19 @@
  * record costs more than the record itself. The reader wakes every POLL_MS, or earlier when a
  * record takes its ring past half full and forces a wakeup.
  *
- * Ordering: each ring is in time order on its own (save a record written by an interrupt
- * nested in a program run, which the staging insertion puts back in place). The reader copies
- * each ring's records into that CPU's staging queue and delivers, by a k-way merge, those no
- * later than the watermark: the oldest of the rings' "no record older than this can still
- * come", which for a ring is the newest ts read from it, or now - WINDOW_NS for a quiet ring
- * (a quiet CPU writes nothing, so its newest ts says nothing). A record written later than
- * that anyway is delivered late and counted as out of order.
- *
- * Syscall entries (--syscalls=all) come in chunks that each CPU stages in BPF and sends before
- * any other record of its own (lxtrace.h); they are unpacked here into one record each. A CPU
- * whose chunk has waited STALE_NS is made to send it by running flush_cpu there.
+ * Ordering: each round reads every ring into the merge engine and has it deliver what is older
+ * than its watermark (merge.h). Syscall entries (--syscalls=all) come in chunks that each CPU
+ * stages in BPF and sends before any other record of its own (lxtrace.h); a CPU whose chunk has
+ * waited STALE_NS is made to send it by running flush_cpu there.
  *
  * Losses: a program that finds its ring full counts the record in a per-CPU counter. Each
- * round reads the counters and queues the increase as a loss marker, stamped with the time of
+ * round reads the counters and queues the increase as a loss report, stamped with the time of
  * the read, into that CPU's stream, so the consumer learns of it in order.
  *
  * Annotations (include/lxtrace/annotate.h) come from a second BPF object, annotate.bpf.c,
  * loaded only when asked for and given the same ring, loss and syscall-stage maps, so its
  * records merge like the others, and the same target constants and `targets` map, so in a target
- * mode it drops the probe hits of untraced threads as the scheduler's programs do. They are larger than a staging slot and rare next to scheduler
- * records (each is a uprobe hit, half a microsecond or more): a slot holds a heap copy of such
- * a record.
+ * mode it drops the probe hits of untraced threads as the scheduler's programs do.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -48,49 +39,25 @@
 #include "lib/clock.h"
 #include "lib/grow.h"
 #include "user/capture/capture.h"
+#include "user/capture/merge.h"
 #include "annotate.skel.h"
 #include "lxtrace.skel.h"
 
 #define POLL_MS 4
-#define WINDOW_NS (10 * 1000 * 1000ULL)
 /* A CPU's staged syscall entries older than this are flushed by the reader: well inside the
- * window, so they still arrive in order. */
+ * merge window, so they still arrive in order. */
 #define STALE_NS (2 * 1000 * 1000ULL)
-#define STAGE_MIN_SLOTS 4096
 #define MAX_LINKS 16
 /* Processes traced at once in LX_TARGET_PIDS mode (a build with make -j of a large tree stays
  * well below); the rss throttle's table is an LRU of the same size. */
 #define MAX_TARGETS 16384
 
-struct slot {
-	union {
-		struct lx_rec h;
-		struct lx_switch sw;
-		struct lx_wakeup wk;
-		struct lx_fork fork;
-		struct lx_exec exec;
-		struct lx_syscall sys;
-		struct lx_rss rss;
-		struct {
-			struct lx_rec h;
-			void *copy;	/* malloc'd, owned by the slot */
-		} big;		/* a record larger than rec: size > sizeof(rec) */
-	} rec;
-	uint32_t size;		/* bytes of the record, or 0 for a loss marker */
-	uint32_t pad;
-	uint64_t lost;		/* a loss marker's count */
-};
-
-/* One CPU's records read from its ring and not yet delivered, oldest first: a circular queue
- * whose capacity is a power of two. */
-struct stage {
+/* One CPU's ring, as the ring buffer callback sees it. */
+struct ring {
 	struct capture *c;
-	struct slot *slots;
-	size_t cap, head, len;
-	uint64_t newest;	/* largest ts read from the ring */
-	uint64_t lost_seen;	/* the CPU's loss counter at the last read */
 	uint32_t cpu;
-	int ring_fd;
+	int fd;
+	uint64_t lost_seen;	/* the CPU's loss counter at the last read */
 };
 
 struct capture {
@@ -102,15 +69,13 @@ struct capture {
 	struct ring_buffer *rb;
 	struct bpf_link **links;	/* MAX_LINKS + one sampling event per CPU */
 	unsigned nlinks;
-	struct stage *stages;
+	struct ring *rings;
 	uint32_t ncpus;
-	uint32_t *heap;		/* CPUs with staged records, by their oldest ts */
-	size_t heap_len;
+	struct merge *merge;
 	uint64_t *lost_vals;	/* one per possible CPU, for the per-CPU lookup */
 	char *stage_vals;	/* the BPF side's staged syscall chunks, one per possible CPU */
 	size_t stage_stride;
-	uint64_t last_ts;
-	struct capture_stats stats;
+	uint64_t misses;
 };
 
 /* tp_btf needs the kernel's BTF to describe the tracepoint (btf_trace_<name>, since 5.5).
@@ -174,120 +139,23 @@ static size_t ring_size(size_t want)
 	return sz;
 }
 
-static int stage_grow(struct stage *s)
+/* ring_buffer callback: hands one record to the merge engine. */
+static int on_ring_record(void *ctx, void *data, size_t size)
 {
-	size_t cap = s->cap ? s->cap * 2 : STAGE_MIN_SLOTS;
-	struct slot *slots = malloc(cap * sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->len; i++)
-		slots[i] = s->slots[(s->head + i) & (s->cap - 1)];
-	free(s->slots);
-	s->slots = slots;
-	s->cap = cap;
-	s->head = 0;
-	return 0;
-}
-
-/* A free slot at ts's place in the queue. Records come nearly sorted, so the search from the
- * tail stops at once but for a record that a nested program run wrote ahead of its elder. */
-static struct slot *stage_insert(struct stage *s, uint64_t ts)
-{
-	size_t mask, i;
-
-	if (s->len == s->cap && stage_grow(s))
-		return NULL;
-	mask = s->cap - 1;
-	for (i = s->len; i > 0; i--) {
-		struct slot *prev = &s->slots[(s->head + i - 1) & mask];
-
-		if (prev->rec.h.ts <= ts)
-			break;
-		s->slots[(s->head + i) & mask] = *prev;
-	}
-	s->len++;
-	return &s->slots[(s->head + i) & mask];
-}
-
-/* Unpacks a chunk of syscall entries into one LX_REC_SYSCALL each, room for all of them made
- * first. An entry no older than the queue's last record is appended without a search; an older
- * one (a program nested in sys_enter sent its record ahead of the chunk) is put in its place. */
-static int stage_syscalls(struct stage *s, const struct lx_syscalls *r, size_t size)
-{
-	size_t mask;
-
-	if (size < offsetof(struct lx_syscalls, e) || r->n > LX_SYSCALLS_MAX ||
-	    size != offsetof(struct lx_syscalls, e) + r->n * sizeof(r->e[0]))
-		return -EPROTO;
-	while (s->cap - s->len < r->n)
-		if (stage_grow(s))
-			return -ENOMEM;
-	mask = s->cap - 1;
-	for (uint32_t i = 0; i < r->n; i++) {
-		uint64_t ts = r->h.ts + r->e[i].dt;
-		uint32_t nr = r->e[i].tid_nr & ((1u << LX_SYSENT_NR_BITS) - 1);
-		struct slot *slot;
-
-		if (!s->len || s->slots[(s->head + s->len - 1) & mask].rec.h.ts <= ts)
-			slot = &s->slots[(s->head + s->len++) & mask];
-		else
-			slot = stage_insert(s, ts);
-		slot->rec.sys = (struct lx_syscall){
-			.h = { .ts = ts, .tid = r->e[i].tid_nr >> LX_SYSENT_NR_BITS, .cpu = r->h.cpu,
-			       .type = LX_REC_SYSCALL },
-			.nr = nr == LX_SYSENT_NR_NONE ? -1 : (int32_t)nr,
-		};
-		slot->size = sizeof(slot->rec.sys);
-		if (ts > s->newest)
-			s->newest = ts;
-	}
-	return 0;
-}
-
-/* ring_buffer callback: copies one record into its CPU's queue. */
-static int on_sample(void *ctx, void *data, size_t size)
-{
-	struct stage *s = ctx;
+	struct ring *rg = ctx;
+	struct capture *c = rg->c;
 	const struct lx_rec *r = data;
-	struct slot *slot;
-	int err = 0;
+	int err = merge__add(c->merge, rg->cpu, data, size);
 
-	if (size >= sizeof(*r) && r->type == LX_REC_SYSCALLS)
-		err = stage_syscalls(s, data, size);
-	else if (size < sizeof(*r) || size > UINT32_MAX)
-		err = -EPROTO;
 	if (err == -EPROTO)
 		fprintf(stderr, "lxtrace: capture: ring of CPU %u: malformed record (%zu bytes, type %u)\n",
-			s->cpu, size, size >= sizeof(*r) ? r->type : 0);
-	if (err || r->type == LX_REC_SYSCALLS)
-		return err;
-	if (s->c->opts.on_peek)
-		s->c->opts.on_peek(s->c->opts.ctx, r, size);
-	slot = stage_insert(s, r->ts);
-	if (!slot)
-		return -ENOMEM;
-	if (size > sizeof(slot->rec)) {
-		slot->rec.big.copy = malloc(size);
-		if (!slot->rec.big.copy) {
-			/* A loss marker in its place: capture stops, but not silently. */
-			slot->rec.h = *r;
-			slot->size = 0;
-			slot->lost = 1;
-			return -ENOMEM;
-		}
-		memcpy(slot->rec.big.copy, data, size);
-		slot->rec.h = *r;
-	} else {
-		memcpy(&slot->rec, data, size);
-	}
-	slot->size = size;
-	if (r->ts > s->newest)
-		s->newest = r->ts;
-	return 0;
+			rg->cpu, size, size >= sizeof(*r) ? r->type : 0);
+	if (!err && c->opts.on_peek && r->type != LX_REC_SYSCALLS)
+		c->opts.on_peek(c->opts.ctx, r, size);
+	return err;
 }
 
-/* Queues each CPU's new losses as a marker stamped now. */
+/* Queues each CPU's new losses as a report stamped now. */
 static int read_losses(struct capture *c, uint64_t now)
 {
 	uint32_t zero = 0;
@@ -295,20 +163,16 @@ static int read_losses(struct capture *c, uint64_t now)
 	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.lost), &zero, c->lost_vals))
 		return -errno;
 	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
-		struct stage *s = &c->stages[cpu];
-		uint64_t n = c->lost_vals[cpu] - s->lost_seen;
-		struct slot *slot;
+		struct ring *rg = &c->rings[cpu];
+		uint64_t n = c->lost_vals[cpu] - rg->lost_seen;
+		int err;
 
 		if (!n)
 			continue;
-		slot = stage_insert(s, now);
-		if (!slot)
-			return -ENOMEM;
-		memset(slot, 0, sizeof(*slot));
-		slot->rec.h.ts = now;
-		slot->rec.h.cpu = cpu;
-		slot->lost = n;
-		s->lost_seen = c->lost_vals[cpu];
+		err = merge__add_lost(c->merge, cpu, now, n);
+		if (err)
+			return err;
+		rg->lost_seen = c->lost_vals[cpu];
 	}
 	return 0;
 }
@@ -361,107 +225,6 @@ static int collect(struct capture *c, uint64_t *now, bool all)
 	return 0;
 }
 
-static uint64_t watermark(const struct capture *c, uint64_t now)
-{
-	uint64_t quiet = now - WINDOW_NS, mark = now;
-
-	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
-		uint64_t safe = c->stages[cpu].newest > quiet ? c->stages[cpu].newest : quiet;
-
-		if (safe < mark)
-			mark = safe;
-	}
-	return mark;
-}
-
-static uint64_t head_ts(const struct capture *c, uint32_t cpu)
-{
-	const struct stage *s = &c->stages[cpu];
-
-	return s->slots[s->head].rec.h.ts;
-}
-
-static void heap_down(struct capture *c, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		uint32_t tmp;
-
-		if (l < c->heap_len && head_ts(c, c->heap[l]) < head_ts(c, c->heap[m]))
-			m = l;
-		if (l + 1 < c->heap_len && head_ts(c, c->heap[l + 1]) < head_ts(c, c->heap[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		tmp = c->heap[i];
-		c->heap[i] = c->heap[m];
-		c->heap[m] = tmp;
-		i = m;
-	}
-}
-
-static bool is_big(const struct slot *slot)
-{
-	return slot->size > sizeof(slot->rec);
-}
-
-static int emit(struct capture *c, const struct slot *slot)
-{
-	const struct lx_rec *h = &slot->rec.h;
-	int err;
-
-	if (h->ts < c->last_ts)
-		c->stats.out_of_order++;
-	else
-		c->last_ts = h->ts;
-	if (!slot->size) {
-		c->stats.lost += slot->lost;
-		return c->opts.on_lost(c->opts.ctx, h->cpu, h->ts, slot->lost);
-	}
-	c->stats.records++;
-	if (!is_big(slot))
-		return c->opts.on_record(c->opts.ctx, h, slot->size);
-	err = c->opts.on_record(c->opts.ctx, slot->rec.big.copy, slot->size);
-	free(slot->rec.big.copy);
-	return err;
-}
-
-/* Delivers, oldest first across CPUs, every staged record no later than upto. */
-static int deliver(struct capture *c, uint64_t upto)
-{
-	c->heap_len = 0;
-	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++)
-		if (c->stages[cpu].len)
-			c->heap[c->heap_len++] = cpu;
-	for (size_t i = c->heap_len; i-- > 0;)
-		heap_down(c, i);
-	while (c->heap_len) {
-		struct stage *s = &c->stages[c->heap[0]];
-		uint64_t limit = upto;
-		int err = 0;
-
-		/* The oldest CPU's run of records up to the next CPU's oldest goes out in one
-		 * go, with one heap update after it rather than one per record. */
-		if (c->heap_len > 1 && head_ts(c, c->heap[1]) < limit)
-			limit = head_ts(c, c->heap[1]);
-		if (c->heap_len > 2 && head_ts(c, c->heap[2]) < limit)
-			limit = head_ts(c, c->heap[2]);
-		if (head_ts(c, c->heap[0]) > upto)
-			break;
-		do {
-			err = emit(c, &s->slots[s->head]);
-			s->head = (s->head + 1) & (s->cap - 1);
-			s->len--;
-		} while (!err && s->len && s->slots[s->head].rec.h.ts <= limit);
-		if (!s->len)
-			c->heap[0] = c->heap[--c->heap_len];
-		heap_down(c, 0);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 struct capture *capture__new(const struct capture_opts *opts)
 {
 	struct capture *c;
@@ -485,19 +248,25 @@ struct capture *capture__new(const struct capture_opts *opts)
 	}
 	c->opts = *opts;
 	c->ncpus = ncpus;
-	c->stages = calloc(ncpus, sizeof(*c->stages));
-	c->heap = calloc(ncpus, sizeof(*c->heap));
+	c->rings = calloc(ncpus, sizeof(*c->rings));
+	c->merge = merge__new(&(struct merge_opts){
+		.sz = sizeof(struct merge_opts),
+		.ncpus = (uint32_t)ncpus,
+		.on_record = opts->on_record,
+		.on_lost = opts->on_lost,
+		.ctx = opts->ctx,
+	});
 	c->lost_vals = calloc(ncpus, sizeof(*c->lost_vals));
 	c->links = calloc(MAX_LINKS + ncpus, sizeof(*c->links));
-	if (!c->stages || !c->heap || !c->lost_vals || !c->links) {
+	if (!c->rings || !c->merge || !c->lost_vals || !c->links) {
 		err = -ENOMEM;
 		fprintf(stderr, "lxtrace: capture: out of memory\n");
 		goto fail;
 	}
 	for (int cpu = 0; cpu < ncpus; cpu++) {
-		c->stages[cpu].c = c;
-		c->stages[cpu].cpu = cpu;
-		c->stages[cpu].ring_fd = -1;
+		c->rings[cpu].c = c;
+		c->rings[cpu].cpu = cpu;
+		c->rings[cpu].fd = -1;
 	}
 
 	c->skel = lxtrace__open();
@@ -558,11 +327,11 @@ struct capture *capture__new(const struct capture_opts *opts)
 				bytes >> 10, cpu, strerror(-err));
 			goto fail;
 		}
-		c->stages[cpu].ring_fd = fd;
+		c->rings[cpu].fd = fd;
 	}
 	err = bpf_map__set_max_entries(c->skel->maps.rings, ncpus);
 	if (!err)
-		err = bpf_map__set_inner_map_fd(c->skel->maps.rings, c->stages[0].ring_fd);
+		err = bpf_map__set_inner_map_fd(c->skel->maps.rings, c->rings[0].fd);
 	if (err) {
 		fprintf(stderr, "lxtrace: capture: configuring the ring map: %s\n", strerror(-err));
 		goto fail;
@@ -605,19 +374,19 @@ int capture__load(struct capture *c)
 		}
 	}
 	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
-		struct stage *s = &c->stages[cpu];
+		struct ring *rg = &c->rings[cpu];
 
-		if (bpf_map_update_elem(outer, &cpu, &s->ring_fd, BPF_ANY)) {
+		if (bpf_map_update_elem(outer, &cpu, &rg->fd, BPF_ANY)) {
 			err = -errno;
 			fprintf(stderr, "lxtrace: capture: installing the ring of CPU %u: %s\n", cpu,
 				strerror(-err));
 			return err;
 		}
 		if (!c->rb) {
-			c->rb = ring_buffer__new(s->ring_fd, on_sample, s, NULL);
+			c->rb = ring_buffer__new(rg->fd, on_ring_record, rg, NULL);
 			err = c->rb ? 0 : -errno;
 		} else {
-			err = ring_buffer__add(c->rb, s->ring_fd, on_sample, s);
+			err = ring_buffer__add(c->rb, rg->fd, on_ring_record, rg);
 		}
 		if (err) {
 			fprintf(stderr, "lxtrace: capture: mapping the ring of CPU %u: %s\n", cpu,
@@ -795,7 +564,7 @@ int capture__poll(struct capture *c)
 		return err;
 	}
 	err = collect(c, &now, false);
-	return err ? err : deliver(c, watermark(c, now));
+	return err ? err : merge__deliver(c->merge, merge__watermark(c->merge, now));
 }
 
 /* Runs the kernel skipped because the program was already running on that CPU. */
@@ -836,15 +605,23 @@ int capture__drain(struct capture *c)
 	uint64_t now;
 	int err;
 
-	c->stats.misses = count_misses(c);
+	c->misses = count_misses(c);
 	detach(c);
 	err = collect(c, &now, true);
-	return err ? err : deliver(c, UINT64_MAX);
+	return err ? err : merge__deliver(c->merge, UINT64_MAX);
 }
 
 void capture__stats(const struct capture *c, struct capture_stats *out)
 {
-	*out = c->stats;
+	struct merge_stats ms;
+
+	merge__stats(c->merge, &ms);
+	*out = (struct capture_stats){
+		.records = ms.records,
+		.lost = ms.lost,
+		.out_of_order = ms.out_of_order,
+		.misses = c->misses,
+	};
 }
 
 void capture__free(struct capture *c)
@@ -856,21 +633,11 @@ void capture__free(struct capture *c)
 	ring_buffer__free(c->rb);
 	annotate__destroy(c->ann);
 	lxtrace__destroy(c->skel);
-	for (uint32_t cpu = 0; c->stages && cpu < c->ncpus; cpu++) {
-		struct stage *s = &c->stages[cpu];
-
-		if (s->ring_fd >= 0)
-			close(s->ring_fd);
-		for (size_t i = 0; i < s->len; i++) {
-			struct slot *slot = &s->slots[(s->head + i) & (s->cap - 1)];
-
-			if (is_big(slot))
-				free(slot->rec.big.copy);
-		}
-		free(s->slots);
-	}
-	free(c->stages);
-	free(c->heap);
+	for (uint32_t cpu = 0; c->rings && cpu < c->ncpus; cpu++)
+		if (c->rings[cpu].fd >= 0)
+			close(c->rings[cpu].fd);
+	free(c->rings);
+	merge__free(c->merge);
 	free(c->lost_vals);
 	free(c->stage_vals);
 	free(c->links);

@@ -15,14 +15,9 @@
 #include <sys/types.h>
 
 #include "bpf/lxtrace.h"
+#include "user/capture/merge.h"
 
 struct capture;
-
-/* Called for each record, in non-decreasing ts except the few counted as out of order. A
- * negative return stops the poll and is returned by it. */
-typedef int (*capture_record_fn)(void *ctx, const struct lx_rec *r, size_t size);
-/* n records of CPU cpu were lost before ts (the ring was full); ordered among the records. */
-typedef int (*capture_lost_fn)(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n);
 
 struct capture_opts {
 	size_t sz;			/* sizeof(struct capture_opts) */
@@ -33,12 +28,14 @@ struct capture_opts {
 	uint32_t sample_hz;		/* cpu-clock samples per second and CPU; 0: none */
 	bool sample_idle;		/* keep samples of the idle task */
 	bool stack_kern, stack_user;	/* stacks on switch, wakeup and fork records */
-	capture_record_fn on_record;
+	/* Each record in time order (merge.h); a negative return stops the poll and is
+	 * returned by it. */
+	merge_record_fn on_record;
 	/* Optional: called for each record as soon as it is read from its ring, before the
 	 * ordering window delays it, for work that cannot wait (noting a new process's mappings
 	 * while it still runs). Its return value is ignored. */
-	capture_record_fn on_peek;
-	capture_lost_fn on_lost;
+	merge_record_fn on_peek;
+	merge_lost_fn on_lost;
 	void *ctx;
 	/* Which threads to record (enum lx_target_mode); in a target mode the resident memory of
 	 * the target processes is recorded too (LX_REC_RSS). */

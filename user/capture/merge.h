@@ -1,0 +1,69 @@
+/* merge.h - the reorder engine: records read from one ring per CPU, each ring nearly in time
+ * order, are staged per CPU and handed on in global time order by a k-way merge, up to a
+ * watermark before which no CPU can still send anything older.
+ *
+ * It knows rings only as streams of bytes per CPU: capture.c reads the rings and feeds them
+ * here, the tests feed synthetic streams. Lifecycle: merge__new -> (merge__add,
+ * merge__add_lost ... merge__deliver(merge__watermark(now))) ... -> merge__deliver(UINT64_MAX)
+ * -> merge__free.
+ */
+#ifndef LXTRACE_USER_CAPTURE_MERGE_H
+#define LXTRACE_USER_CAPTURE_MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/lxtrace.h"
+
+/* How long a CPU may stay quiet (send nothing) and still send a record older than the others'
+ * newest: the ordering window. */
+#define MERGE_WINDOW_NS (10 * 1000 * 1000ULL)
+
+/* Called for each record, in non-decreasing ts except the few counted as out of order. A
+ * negative return stops the delivery and is returned by it. */
+typedef int (*merge_record_fn)(void *ctx, const struct lx_rec *r, size_t size);
+/* n records of CPU cpu were lost before ts (the ring was full); ordered among the records. */
+typedef int (*merge_lost_fn)(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n);
+
+struct merge_opts {
+	size_t sz;			/* sizeof(struct merge_opts) */
+	uint32_t ncpus;
+	merge_record_fn on_record;
+	merge_lost_fn on_lost;
+	void *ctx;
+};
+
+struct merge_stats {
+	uint64_t records;		/* delivered */
+	uint64_t lost;			/* records reported lost */
+	uint64_t out_of_order;		/* delivered older than an earlier record */
+};
+
+struct merge;
+
+/* NULL with errno set. */
+struct merge *merge__new(const struct merge_opts *opts);
+
+/* Stages one record read from CPU cpu's ring; a chunk of syscall entries (LX_REC_SYSCALLS) is
+ * unpacked into one LX_REC_SYSCALL record each. 0; -EPROTO for a record too short or a
+ * malformed chunk, which is dropped; -ENOMEM. */
+int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size);
+
+/* Stages a report that n records of CPU cpu were lost before ts. 0 or -ENOMEM. */
+int merge__add_lost(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n);
+
+/* The time up to which delivery is safe, for records read up to now (CLOCK_MONOTONIC): the
+ * oldest over the CPUs of the newest ts read from each, or now - MERGE_WINDOW_NS for a CPU
+ * quiet that long (a quiet CPU's newest ts says nothing about what it may still send). */
+uint64_t merge__watermark(const struct merge *mg, uint64_t now);
+
+/* Delivers, oldest first across CPUs, every staged record no later than upto. Returns 0 or the
+ * first negative return of a callback (the record it was given is consumed). */
+int merge__deliver(struct merge *mg, uint64_t upto);
+
+void merge__stats(const struct merge *mg, struct merge_stats *out);
+
+/* Frees what is still staged, undelivered. Accepts NULL. */
+void merge__free(struct merge *mg);
+
+#endif
