@@ -2,7 +2,7 @@
  * its creator, and one GoEnd.
  *
  * Names: a thread is named at its GoCreate after its creator's identity, "COMM (pid PID)"
- * (user/model_stacks.h), and the recorder sees no rename, so the workload's own
+ * (user/stacks/idents.h), and the recorder sees no rename, so the workload's own
  * pthread_setname_np names ("wk-NNN") are not expected in the trace: every child must carry
  * the identity of the `threads` process instead. */
 #include "tests/integration/itest.h"

@@ -17,7 +17,7 @@ static struct symfix fix;
 static char path[64];
 static int fd = -1;
 static struct gt_writer *w;
-static struct model_stacks *ms;
+static struct idents *ids;
 static struct callstacks *cs;
 static struct gt_trace *tr;
 static uint32_t ident;
@@ -34,12 +34,12 @@ static void setup(void)
 	cr_assert_geq(fd, 0);
 	w = gt_writer__new(&(struct gt_writer_opts){ .sz = sizeof(struct gt_writer_opts), .fd = fd,
 						       .nprocs = 1, .frequency = 1000000000 });
-	ms = model_stacks__new(w);
-	cr_assert(w && ms);
-	cs = callstacks__new(w, ms, NULL);
+	ids = idents__new(w);
+	cr_assert(w && ids);
+	cs = callstacks__new(w, ids, NULL);
 	cr_assert_not_null(cs);
 	symfix__start(&fix, "hot");
-	cr_assert_eq(model_stacks__ident(ms, (uint32_t)fix.pid, "hot", &ident), 0);
+	cr_assert_eq(idents__get(ids, (uint32_t)fix.pid, "hot", &ident), 0);
 }
 
 static void teardown(void)
@@ -47,7 +47,7 @@ static void teardown(void)
 	gt_trace__free(tr);
 	tr = NULL;
 	callstacks__free(cs);
-	model_stacks__free(ms);
+	idents__free(ids);
 	gt_writer__free(w);
 	symfix__stop(&fix);
 	if (fd >= 0)
@@ -93,7 +93,7 @@ Test(callstacks, kernel_then_syscall_then_user_then_identity)
 {
 	uint64_t stk = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(3, 2));
 	const struct gt_stack *s;
-	const char *name = model_stacks__name(ms, ident);
+	const char *name = idents__name(ids, ident);
 
 	cr_assert_neq(stk, 0);
 	s = decoded(stk);
@@ -104,8 +104,8 @@ Test(callstacks, kernel_then_syscall_then_user_then_identity)
 	cr_expect(strstr(s->frames[4].file, "hot.c"), "user frames follow: %s", s->frames[4].file);
 	cr_expect_str_eq(s->frames[s->n - 1].func, name);
 	/* Synthetic frames are out of every real address range. */
-	cr_expect_eq(s->frames[3].pc & MODEL_PC_SYNTHETIC, MODEL_PC_SYNTHETIC);
-	cr_expect_eq(s->frames[s->n - 1].pc & MODEL_PC_SYNTHETIC, MODEL_PC_SYNTHETIC);
+	cr_expect_eq(s->frames[3].pc & IDENT_PC_SYNTHETIC, IDENT_PC_SYNTHETIC);
+	cr_expect_eq(s->frames[s->n - 1].pc & IDENT_PC_SYNTHETIC, IDENT_PC_SYNTHETIC);
 	cr_expect_lt(s->frames[s->n - 1].pc, 1ull << 61);
 }
 
@@ -130,7 +130,7 @@ Test(callstacks, deep_stacks_lose_root_frames_keep_leaf_and_identity)
 	s = decoded(stk);
 	cr_expect_leq(s->n, CALLSTACKS_MAX_FRAMES);
 	cr_expect_eq(s->frames[0].pc, raw.pc[0], "the leaf is kept");
-	cr_expect_str_eq(s->frames[s->n - 1].func, model_stacks__name(ms, ident));
+	cr_expect_str_eq(s->frames[s->n - 1].func, idents__name(ids, ident));
 	cr_expect(!strncmp(s->frames[s->n - 2].func, "[trimmed ", 9), "no trim mark: %s",
 		  s->frames[s->n - 2].func);
 	callstacks__stats(cs, &st);

@@ -15,7 +15,7 @@
 #include "user/proc/procscan.h"
 
 struct u64map;
-struct model_stacks;
+struct idents;
 struct annotations;
 struct callstacks;
 
@@ -32,7 +32,7 @@ struct model {
 	uint64_t rss_total;		/* their sum */
 	uint64_t page_size;
 	struct threads *threads;
-	struct model_stacks *stacks;
+	struct idents *idents;
 	struct annotations *ann;
 	struct callstacks *cs;		/* NULL unless records carry call stacks */
 	const struct lx_stack *rs;	/* the call stack the current record carries, or NULL */

@@ -80,7 +80,7 @@ static int ident_stack(struct model *m, uint32_t p, struct thread *t, int nr, ui
 		*stk = t->last_stk;
 		return 0;
 	}
-	*stk = model_stacks__thread(m->stacks, p, t->ident, nr);
+	*stk = idents__stack(m->idents, p, t->ident, nr);
 	if (!*stk)
 		return -errno;
 	t->last_stk = *stk;
@@ -95,13 +95,13 @@ int model_thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, ui
 {
 	if (!m->rs || m->rs->tid != t->tid)
 		return ident_stack(m, p, t, nr, stk);
-	*stk = callstacks__get(m->cs, p, t->ident, model_stacks__pid(m->stacks, t->ident), nr, m->rs);
+	*stk = callstacks__get(m->cs, p, t->ident, idents__pid(m->idents, t->ident), nr, m->rs);
 	return *stk ? 0 : -errno;
 }
 
-static int special_stack(struct model *m, uint32_t p, enum model_special k, uint64_t *stk)
+static int special_stack(struct model *m, uint32_t p, enum ident_special k, uint64_t *stk)
 {
-	*stk = model_stacks__special(m->stacks, p, k);
+	*stk = idents__special(m->idents, p, k);
 	return *stk ? 0 : -errno;
 }
 
@@ -189,7 +189,7 @@ static int ready_by_repair(struct model *m, struct thread *t)
 	uint64_t stk;
 	int err;
 
-	err = special_stack(m, m->hk, MODEL_SPECIAL_REPAIR, &stk);
+	err = special_stack(m, m->hk, IDENT_SPECIAL_REPAIR, &stk);
 	return err ? err : go_ready(m, m->hk, t, stk);
 }
 
@@ -257,7 +257,7 @@ static int lx_log(struct model *m, uint64_t key, const char *msg)
 	uint64_t stk;
 	int err;
 
-	err = special_stack(m, m->hk, MODEL_SPECIAL_LXTRACE, &stk);
+	err = special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk);
 	if (!err)
 		err = model_emit(m, m->hk, GT_EV_GO_UNBLOCK, LXTRACE_GOID, m->lx_seq++, stk);
 	if (!err)
@@ -279,7 +279,7 @@ static int rebirth(struct model *m, struct thread *t, uint32_t pid, const char *
 		model_repair(m, MODEL_REPAIR_TID_REUSE);
 	}
 	t->unplaced = 0;
-	return model_stacks__ident(m->stacks, pid, comm, &t->ident);
+	return idents__get(m->idents, pid, comm, &t->ident);
 }
 
 static struct thread *entry(struct model *m, uint32_t tid, int *err)
@@ -311,7 +311,7 @@ static struct thread *create_unknown(struct model *m, struct thread *t, uint32_t
 		info = (struct procscan_thread){ .pid = 0 };
 	*err = rebirth(m, t, info.pid, info.comm);
 	if (!*err)
-		*err = special_stack(m, m->hk, MODEL_SPECIAL_REPAIR, &stk);
+		*err = special_stack(m, m->hk, IDENT_SPECIAL_REPAIR, &stk);
 	if (!*err)
 		*err = go_create(m, m->hk, t, stk);
 	t->unplaced = 1;
@@ -482,7 +482,7 @@ static int on_wakeup(struct model *m, const struct lx_wakeup *w)
 		if (m->cur[c])
 			err = model_thread_stack(m, c, m->cur[c], -1, &stk);
 		else
-			err = special_stack(m, c, MODEL_SPECIAL_IRQ, &stk);
+			err = special_stack(m, c, IDENT_SPECIAL_IRQ, &stk);
 		return err ? err : go_ready(m, c, t, stk);
 	case THREAD_RUNNING:
 		/* sched_waking can precede the wakee's own switch-out (doc: docs/model.md). */
@@ -491,7 +491,7 @@ static int on_wakeup(struct model *m, const struct lx_wakeup *w)
 		if (m->cur[c] && m->cur[c] != t)
 			err = model_thread_stack(m, c, m->cur[c], -1, &t->wake_stk);
 		else
-			err = special_stack(m, c, MODEL_SPECIAL_IRQ, &t->wake_stk);
+			err = special_stack(m, c, IDENT_SPECIAL_IRQ, &t->wake_stk);
 		return err;
 	default:
 		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
@@ -529,7 +529,7 @@ static int on_fork(struct model *m, const struct lx_fork *f)
 	if (err)
 		return err;
 	if (parent)
-		memcpy(comm, model_stacks__comm(m->stacks, parent->ident), LX_COMM_LEN);
+		memcpy(comm, idents__comm(m->idents, parent->ident), LX_COMM_LEN);
 
 	child = threads__find(m->threads, f->h.tid);
 	if (child && child->scanned && f->h.ts <= m->scan_ts) {
@@ -570,7 +570,7 @@ static int on_fork(struct model *m, const struct lx_fork *f)
 		model_repair(m, MODEL_REPAIR_FOREIGN);
 		if (m->cur[c])
 			p = m->hk;
-		err = special_stack(m, p, MODEL_SPECIAL_REPAIR, &stk);
+		err = special_stack(m, p, IDENT_SPECIAL_REPAIR, &stk);
 	}
 	return err ? err : go_create(m, p, child, stk);
 }
@@ -631,10 +631,10 @@ static int on_exec(struct model *m, const struct lx_exec *e)
 	 * creates are named after it too. */
 	if (m->cs)
 		callstacks__image(m->cs, e->pid, e->h.ts);
-	err = model_stacks__ident(m->stacks, e->pid, comm, &t->ident);
+	err = idents__get(m->idents, e->pid, comm, &t->ident);
 	if (err)
 		return err;
-	name = model_stacks__name(m->stacks, t->ident);
+	name = idents__name(m->idents, t->ident);
 	err = model_make_current(m, c, t);
 	t->sysenter = -1;
 	if (!err)
@@ -719,12 +719,12 @@ struct model *model__new(const struct model_opts *opts)
 	m->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	m->rss_pages = u64map__new();
 	m->threads = threads__new();
-	m->stacks = model_stacks__new(opts->writer);
+	m->idents = idents__new(opts->writer);
 	m->ann = annotations__new();
 	m->cur = calloc(opts->ncpus + 1, sizeof(*m->cur));
-	if (opts->stacks && m->stacks)
-		m->cs = callstacks__new(opts->writer, m->stacks, m->proc_root);
-	if (!m->proc_root || !m->rss_pages || !m->threads || !m->stacks || !m->ann || !m->cur ||
+	if (opts->stacks && m->idents)
+		m->cs = callstacks__new(opts->writer, m->idents, m->proc_root);
+	if (!m->proc_root || !m->rss_pages || !m->threads || !m->idents || !m->ann || !m->cur ||
 	    (opts->stacks && !m->cs)) {
 		model__free(m);
 		errno = ENOMEM;
@@ -755,7 +755,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 		return err;
 	if (m->cs && pt->tid == pt->pid)
 		callstacks__note(m->cs, pt->pid);
-	err = model_stacks__ident(m->stacks, pt->pid, pt->comm, &t->ident);
+	err = idents__get(m->idents, pt->pid, pt->comm, &t->ident);
 	if (!err)
 		err = go_create(m, m->hk, t, 0);
 	if (err)
@@ -809,7 +809,7 @@ int model__start(struct model *m, uint64_t ts)
 		n_init += live_threads[i].state == 'R' ? 1 : 2;
 	m->now = ts > n_init + 2 ? ts - n_init - 2 : 1;
 
-	err = special_stack(m, m->hk, MODEL_SPECIAL_LXTRACE, &stk);
+	err = special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk);
 	if (!err)
 		err = model_emit(m, m->hk, GT_EV_GO_CREATE, LXTRACE_GOID, stk, 0);
 	m->now++;
@@ -1047,7 +1047,7 @@ void model__free(struct model *m)
 	u64map__free(m->rss_pages);
 	annotations__free(m->ann);
 	callstacks__free(m->cs);
-	model_stacks__free(m->stacks);
+	idents__free(m->idents);
 	threads__free(m->threads);
 	free(m->proc_root);
 	free(m);

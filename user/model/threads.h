@@ -23,7 +23,7 @@ struct thread {
 				 * none) under identity last_stk_ident */
 	uint32_t tid;
 	uint32_t gen;		/* births of this tid in the recording before this one */
-	uint32_t ident;		/* naming identity (model_stacks.h) */
+	uint32_t ident;		/* naming identity (stacks/idents.h) */
 	int32_t cpu;		/* its P while THREAD_RUNNING */
 	int32_t sysenter;	/* syscall whose GoSysCall is its latest event, or -1 */
 	int32_t last_stk_nr;

@@ -44,7 +44,7 @@ struct entry {
 
 struct callstacks {
 	struct gt_writer *w;
-	struct model_stacks *ms;
+	struct idents *ids;
 	struct symbolizer *sym;
 	struct u64map *by_hash;	/* hash of the key words -> entry index */
 	struct entry *entries;
@@ -62,7 +62,7 @@ struct callstacks {
 	struct callstacks_stats st;
 };
 
-struct callstacks *callstacks__new(struct gt_writer *w, struct model_stacks *ms, const char *proc_root)
+struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, const char *proc_root)
 {
 	struct callstacks *cs = calloc(1, sizeof(*cs));
 	char kallsyms[4096 + 16];
@@ -70,7 +70,7 @@ struct callstacks *callstacks__new(struct gt_writer *w, struct model_stacks *ms,
 	if (!cs)
 		return NULL;
 	cs->w = w;
-	cs->ms = ms;
+	cs->ids = ids;
 	cs->next_gen = 1;
 	if (proc_root)
 		snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", proc_root);
@@ -178,7 +178,7 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		cs->frames[n++] = (struct gt_frame){ f.pc, f.func, f.file, f.line };
 	}
 	if (nr >= 0) {
-		err = model_stacks__syscall_frame(cs->ms, nr, cs->sys_func, sizeof(cs->sys_func),
+		err = idents__syscall_frame(cs->ids, nr, cs->sys_func, sizeof(cs->sys_func),
 						  &cs->frames[n++]);
 		if (err)
 			return err;
@@ -231,8 +231,8 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 	uint64_t stk;
 	int n, err;
 
-	err = ident == CALLSTACKS_IDLE ? model_stacks__special_frame(cs->ms, MODEL_SPECIAL_IDLE, &id) :
-					 model_stacks__ident_frame(cs->ms, ident, &id);
+	err = ident == CALLSTACKS_IDLE ? idents__special_frame(cs->ids, IDENT_SPECIAL_IDLE, &id) :
+					 idents__frame(cs->ids, ident, &id);
 	n = err ? err : gather(cs, proc, nr, st);
 	if (n < 0) {
 		errno = -n;
@@ -243,7 +243,7 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 		size_t len = keep;
 
 		if (keep < (size_t)n) {
-			model_stacks__trim_frame((uint64_t)n - keep, cs->trim_func, sizeof(cs->trim_func),
+			idents__trim_frame((uint64_t)n - keep, cs->trim_func, sizeof(cs->trim_func),
 						 &cs->frames[len++]);
 		}
 		cs->frames[len++] = id;

@@ -44,10 +44,10 @@ struct callstacks_stats {
 	uint64_t symbolize_ns;	/* time spent symbolizing the distinct stacks */
 };
 
-/* Stacks go to w, identity and syscall frames come from ms. proc_root: "/proc" (NULL) unless a
+/* Stacks go to w, identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
  * test substitutes one; kernel symbols are read from its "kallsyms", so a test's fake /proc
  * can hold a fixture kallsyms. NULL with errno set. */
-struct callstacks *callstacks__new(struct gt_writer *w, struct model_stacks *ms, const char *proc_root);
+struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, const char *proc_root);
 
 /* A process alive when the recording starts. */
 void callstacks__note(struct callstacks *cs, uint32_t pid);

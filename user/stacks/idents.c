@@ -1,4 +1,4 @@
-/* model_stacks.c - identities, their PCs and the cached stack ids built from them. */
+/* idents.c - identities, their PCs and the cached stack ids built from them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@ struct ident {
 	char file[24];
 };
 
-struct model_stacks {
+struct idents {
 	struct gt_writer *w;
 	struct ident *idents;
 	uint32_t nidents;
@@ -31,24 +31,24 @@ struct model_stacks {
 	struct u64map *pcs;		/* every PC handed out, to keep them distinct */
 	struct u64map *stacks;	/* (ident + 1) << 16 | (nr + 2) -> stack id */
 	struct u64map *sys_pcs;	/* nr + 2 -> PC of the frame "syscall NAME" */
-	uint64_t special[MODEL_SPECIAL_COUNT];
-	uint64_t special_pc[MODEL_SPECIAL_COUNT];
+	uint64_t special[IDENT_SPECIAL_COUNT];
+	uint64_t special_pc[IDENT_SPECIAL_COUNT];
 };
 
-static const char *const special_func[MODEL_SPECIAL_COUNT] = {
-	[MODEL_SPECIAL_IRQ] = "[irq]",
-	[MODEL_SPECIAL_LXTRACE] = "lxtrace",
-	[MODEL_SPECIAL_REPAIR] = "[lxtrace repair]",
-	[MODEL_SPECIAL_IDLE] = "[idle]",
+static const char *const special_func[IDENT_SPECIAL_COUNT] = {
+	[IDENT_SPECIAL_IRQ] = "[irq]",
+	[IDENT_SPECIAL_LXTRACE] = "lxtrace",
+	[IDENT_SPECIAL_REPAIR] = "[lxtrace repair]",
+	[IDENT_SPECIAL_IDLE] = "[idle]",
 };
 
 /* A PC for a new func string: a hash of it (so the same name keeps its PC across files),
- * moved on when another string already has it. MODEL_PC_SYNTHETIC keeps it clear of every
+ * moved on when another string already has it. IDENT_PC_SYNTHETIC keeps it clear of every
  * real address and of the symbolizer's PCs; the hash's 40 bits keep it unique. Always odd:
- * even PCs in the range are model_stacks__trim_frame's. */
-static int new_pc(struct model_stacks *s, const char *func, uint64_t *out)
+ * even PCs in the range are idents__trim_frame's. */
+static int new_pc(struct idents *s, const char *func, uint64_t *out)
 {
-	uint64_t pc = MODEL_PC_SYNTHETIC | (hash_bytes(HASH_BYTES_INIT, func, strlen(func)) >> 24) | 1;
+	uint64_t pc = IDENT_PC_SYNTHETIC | (hash_bytes(HASH_BYTES_INIT, func, strlen(func)) >> 24) | 1;
 	uint64_t *slot;
 	bool added;
 
@@ -61,9 +61,9 @@ static int new_pc(struct model_stacks *s, const char *func, uint64_t *out)
 	return 0;
 }
 
-struct model_stacks *model_stacks__new(struct gt_writer *w)
+struct idents *idents__new(struct gt_writer *w)
 {
-	struct model_stacks *s = calloc(1, sizeof(*s));
+	struct idents *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
@@ -73,14 +73,14 @@ struct model_stacks *model_stacks__new(struct gt_writer *w)
 	s->stacks = u64map__new();
 	s->sys_pcs = u64map__new();
 	if (!s->by_key || !s->pcs || !s->stacks || !s->sys_pcs) {
-		model_stacks__free(s);
+		idents__free(s);
 		errno = ENOMEM;
 		return NULL;
 	}
 	return s;
 }
 
-static int add_ident(struct model_stacks *s, uint32_t pid, const char *comm, uint32_t *out)
+static int add_ident(struct idents *s, uint32_t pid, const char *comm, uint32_t *out)
 {
 	struct ident *id;
 	int err;
@@ -107,7 +107,7 @@ static int add_ident(struct model_stacks *s, uint32_t pid, const char *comm, uin
 	return 0;
 }
 
-int model_stacks__ident(struct model_stacks *s, uint32_t pid, const char *comm_in, uint32_t *out)
+int idents__get(struct idents *s, uint32_t pid, const char *comm_in, uint32_t *out)
 {
 	char comm[LX_COMM_LEN] = "";
 	uint64_t h;
@@ -144,22 +144,22 @@ int model_stacks__ident(struct model_stacks *s, uint32_t pid, const char *comm_i
 	}
 }
 
-const char *model_stacks__name(const struct model_stacks *s, uint32_t ident)
+const char *idents__name(const struct idents *s, uint32_t ident)
 {
 	return s->idents[ident].func;
 }
 
-uint32_t model_stacks__pid(const struct model_stacks *s, uint32_t ident)
+uint32_t idents__pid(const struct idents *s, uint32_t ident)
 {
 	return s->idents[ident].pid;
 }
 
-const char *model_stacks__comm(const struct model_stacks *s, uint32_t ident)
+const char *idents__comm(const struct idents *s, uint32_t ident)
 {
 	return s->idents[ident].comm;
 }
 
-int model_stacks__ident_frame(const struct model_stacks *s, uint32_t ident, struct gt_frame *f)
+int idents__frame(const struct idents *s, uint32_t ident, struct gt_frame *f)
 {
 	const struct ident *id = &s->idents[ident];
 
@@ -167,7 +167,7 @@ int model_stacks__ident_frame(const struct model_stacks *s, uint32_t ident, stru
 	return 0;
 }
 
-int model_stacks__special_frame(struct model_stacks *s, enum model_special k, struct gt_frame *f)
+int idents__special_frame(struct idents *s, enum ident_special k, struct gt_frame *f)
 {
 	int err;
 
@@ -180,14 +180,14 @@ int model_stacks__special_frame(struct model_stacks *s, enum model_special k, st
 	return 0;
 }
 
-void model_stacks__trim_frame(uint64_t n, char *func, size_t len, struct gt_frame *f)
+void idents__trim_frame(uint64_t n, char *func, size_t len, struct gt_frame *f)
 {
 	snprintf(func, len, "[trimmed %llu frames]", (unsigned long long)n);
-	*f = (struct gt_frame){ .pc = MODEL_PC_SYNTHETIC | (n & 0xffffffffull) << 1, .func = func,
+	*f = (struct gt_frame){ .pc = IDENT_PC_SYNTHETIC | (n & 0xffffffffull) << 1, .func = func,
 				.file = "lxtrace" };
 }
 
-int model_stacks__syscall_frame(struct model_stacks *s, int nr, char *func, size_t len,
+int idents__syscall_frame(struct idents *s, int nr, char *func, size_t len,
 				struct gt_frame *f)
 {
 	const char *name = syscalls__name(nr);
@@ -215,7 +215,7 @@ int model_stacks__syscall_frame(struct model_stacks *s, int nr, char *func, size
 	return 0;
 }
 
-uint64_t model_stacks__thread(struct model_stacks *s, uint32_t p, uint32_t ident, int nr)
+uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr)
 {
 	const struct ident *id = &s->idents[ident];
 	uint64_t key, *slot, stk;
@@ -233,7 +233,7 @@ uint64_t model_stacks__thread(struct model_stacks *s, uint32_t p, uint32_t ident
 		return *slot;
 
 	if (nr >= 0) {
-		err = model_stacks__syscall_frame(s, nr, func, sizeof(func), &frames[n++]);
+		err = idents__syscall_frame(s, nr, func, sizeof(func), &frames[n++]);
 		if (err) {
 			errno = -err;
 			return 0;
@@ -252,14 +252,14 @@ uint64_t model_stacks__thread(struct model_stacks *s, uint32_t p, uint32_t ident
 	return stk;
 }
 
-uint64_t model_stacks__special(struct model_stacks *s, uint32_t p, enum model_special k)
+uint64_t idents__special(struct idents *s, uint32_t p, enum ident_special k)
 {
 	struct gt_frame f;
 	int err;
 
 	if (s->special[k])
 		return s->special[k];
-	err = model_stacks__special_frame(s, k, &f);
+	err = idents__special_frame(s, k, &f);
 	if (err) {
 		errno = -err;
 		return 0;
@@ -268,7 +268,7 @@ uint64_t model_stacks__special(struct model_stacks *s, uint32_t p, enum model_sp
 	return s->special[k];
 }
 
-void model_stacks__free(struct model_stacks *s)
+void idents__free(struct idents *s)
 {
 	if (!s)
 		return;

@@ -1,4 +1,4 @@
-/* model_stacks.h - the synthetic frames and stacks that name threads and syscalls in the trace.
+/* idents.h - the synthetic frames and stacks that name threads and syscalls in the trace.
  *
  * An identity is one (pid, comm): its frame has func "COMM (pid PID)" and file "pid PID", and
  * is the outermost frame of every stack of the threads that carry it, so both Go viewers group
@@ -6,63 +6,63 @@
  * and keeps it for the whole file, so one PC always shows one frame. Stack ids are cached per
  * (identity, syscall), so the hot path costs one map lookup and no string work.
  */
-#ifndef LXTRACE_USER_MODEL_STACKS_H
-#define LXTRACE_USER_MODEL_STACKS_H
+#ifndef LXTRACE_USER_STACKS_IDENTS_H
+#define LXTRACE_USER_STACKS_IDENTS_H
 
 #include <stdint.h>
 
 #include "format/writer.h"
 
 /* Stacks of one frame that belong to no thread. */
-enum model_special {
-	MODEL_SPECIAL_IRQ,	/* "[irq]": a wakeup from a CPU running no thread */
-	MODEL_SPECIAL_LXTRACE,	/* "lxtrace": lxtrace's own goroutine, which writes its logs */
-	MODEL_SPECIAL_REPAIR,	/* "[lxtrace repair]": events invented to keep the trace valid */
-	MODEL_SPECIAL_IDLE,	/* "[idle]": the identity of CPU samples of the idle task */
-	MODEL_SPECIAL_COUNT,
+enum ident_special {
+	IDENT_SPECIAL_IRQ,	/* "[irq]": a wakeup from a CPU running no thread */
+	IDENT_SPECIAL_LXTRACE,	/* "lxtrace": lxtrace's own goroutine, which writes its logs */
+	IDENT_SPECIAL_REPAIR,	/* "[lxtrace repair]": events invented to keep the trace valid */
+	IDENT_SPECIAL_IDLE,	/* "[idle]": the identity of CPU samples of the idle task */
+	IDENT_SPECIAL_COUNT,
 };
 
 /* Every PC of a synthetic frame (identities, syscalls, specials, trim marks) has this bit:
  * real user addresses are below 2^57 even with 5-level paging, kernel ones have bits 63..47
  * set, the symbolizer's own PCs have bit 62 (symbolize.h). Its 40-bit hashes alone could equal
  * a real address of a non-PIE executable. */
-#define MODEL_PC_SYNTHETIC (1ull << 60)
+#define IDENT_PC_SYNTHETIC (1ull << 60)
 
-struct model_stacks;
+struct idents;
 
 /* New stacks and their strings go into the batch of the P passed to each call, which must be
  * the P of the event about to use them. NULL with errno set. */
-struct model_stacks *model_stacks__new(struct gt_writer *w);
+struct idents *idents__new(struct gt_writer *w);
 
 /* The identity of (pid, comm), added when new; pid 0 stands for an unknown thread. comm need
  * not be NUL-terminated within LX_COMM_LEN bytes. Returns 0 or -errno. */
-int model_stacks__ident(struct model_stacks *s, uint32_t pid, const char *comm, uint32_t *out);
+int idents__get(struct idents *s, uint32_t pid, const char *comm, uint32_t *out);
 
 /* The identity's name as its frame shows it, e.g. "bash (pid 1234)". */
-const char *model_stacks__name(const struct model_stacks *s, uint32_t ident);
+const char *idents__name(const struct idents *s, uint32_t ident);
 
-uint32_t model_stacks__pid(const struct model_stacks *s, uint32_t ident);
+uint32_t idents__pid(const struct idents *s, uint32_t ident);
 
 /* The identity's comm, NUL-terminated ("" for an unknown thread). */
-const char *model_stacks__comm(const struct model_stacks *s, uint32_t ident);
+const char *idents__comm(const struct idents *s, uint32_t ident);
 
 /* The stack "syscall NAME" <- identity, or the identity alone when nr < 0. 0 with errno set on
  * failure. */
-uint64_t model_stacks__thread(struct model_stacks *s, uint32_t p, uint32_t ident, int nr);
+uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr);
 
-uint64_t model_stacks__special(struct model_stacks *s, uint32_t p, enum model_special k);
+uint64_t idents__special(struct idents *s, uint32_t p, enum ident_special k);
 
 /* Frames for stacks built elsewhere (callstacks.c); strings live as long as s, but for the
  * syscall and trim frames, whose func is written into the caller's buffer. Return 0 or
  * -errno. */
-int model_stacks__ident_frame(const struct model_stacks *s, uint32_t ident, struct gt_frame *f);
-int model_stacks__special_frame(struct model_stacks *s, enum model_special k, struct gt_frame *f);
-int model_stacks__syscall_frame(struct model_stacks *s, int nr, char *func, size_t len,
+int idents__frame(const struct idents *s, uint32_t ident, struct gt_frame *f);
+int idents__special_frame(struct idents *s, enum ident_special k, struct gt_frame *f);
+int idents__syscall_frame(struct idents *s, int nr, char *func, size_t len,
 				struct gt_frame *f);
 /* "[trimmed N frames]": marks where a deep stack lost its outer frames. */
-void model_stacks__trim_frame(uint64_t n, char *func, size_t len, struct gt_frame *f);
+void idents__trim_frame(uint64_t n, char *func, size_t len, struct gt_frame *f);
 
 /* Accepts NULL. */
-void model_stacks__free(struct model_stacks *s);
+void idents__free(struct idents *s);
 
 #endif
