@@ -175,22 +175,6 @@ static int save_kallsyms(const struct stream *s, const char *path)
 	return err;
 }
 
-static uint64_t statm_pages(uint32_t pid)
-{
-	unsigned long long size, resident = 0;
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/statm", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
-		resident = 0;
-	fclose(f);
-	return resident;
-}
-
 /* The threads model__start would create for this target, as its /proc scan finds them now. */
 static int save_threads(struct target *t, const char *path)
 {
@@ -209,7 +193,8 @@ static int save_threads(struct target *t, const char *path)
 	for (size_t i = 0; i < n; i++)
 		if (target__keep(t, &v[i]))
 			fprintf(f, "%u %u %c %d %llu %s\n", v[i].pid, v[i].tid, v[i].state, v[i].syscall,
-				(unsigned long long)(v[i].tid == v[i].pid ? statm_pages(v[i].pid) : 0),
+				(unsigned long long)(v[i].tid == v[i].pid ?
+							     procscan__resident("/proc", v[i].pid) : 0),
 				v[i].comm);
 	free(v);
 	return fclose(f) ? -EIO : 0;

@@ -48,7 +48,7 @@ Test(model_annotate, processes_with_the_same_task_ids)
 	mt_finish(&t, T0 + 100);
 
 	cr_assert_eq(mt_repairs(&t.st), 0);
-	cr_assert_eq(t.st.annotations, 7);
+	cr_assert_eq(t.st.kinds[MODEL_KIND_ANNOTATION], 7);
 	a = nth_user(t.trace, GT_EV_USER_TASK_CREATE, 0);
 	b = nth_user(t.trace, GT_EV_USER_TASK_CREATE, 1);
 	cr_assert(a && b && a->args[0] && b->args[0] && a->args[0] != b->args[0],

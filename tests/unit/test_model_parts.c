@@ -97,3 +97,21 @@ Test(procscan, own_threads)
 	pthread_cancel(th);
 	pthread_join(th, NULL);
 }
+
+Test(procscan, resident_pages_from_statm)
+{
+	char *root = mt_proc_new();
+	char path[512];
+	FILE *f;
+
+	mt_proc_thread(root, 30, 30, "big", 'S', -1);
+	snprintf(path, sizeof(path), "%s/30/statm", root);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("5000 1234 300 10 0 800 0\n", f);
+	fclose(f);
+	cr_expect_eq(procscan__resident(root, 30), 1234);
+	cr_expect_eq(procscan__resident(root, 31), 0, "no such process");
+	cr_expect_gt(procscan__resident("/proc", (uint32_t)getpid()), 0);
+	mt_proc_free(root);
+}

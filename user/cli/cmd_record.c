@@ -204,13 +204,10 @@ static void print_summary(const char *path, double secs, const struct model *m,
 	fprintf(stderr, PREFIX "%s: %.1f s, %llu records (%.0f/s)\n", path, secs,
 		(unsigned long long)ms.records, secs > 0 ? ms.records / secs : 0.0);
 	fprintf(stderr, "  records lost:  %llu (ring buffer full)\n", (unsigned long long)cs.lost);
-	fprintf(stderr, "  by kind:       %llu switches, %llu wakeups, %llu forks, %llu execs, "
-		"%llu exits, %llu syscalls, %llu memory, %llu annotations, %llu samples\n",
-		(unsigned long long)ms.switches, (unsigned long long)ms.wakeups,
-		(unsigned long long)ms.forks, (unsigned long long)ms.execs,
-		(unsigned long long)ms.exits, (unsigned long long)ms.syscalls,
-		(unsigned long long)ms.rss, (unsigned long long)ms.annotations,
-		(unsigned long long)ms.samples);
+	fprintf(stderr, "  by kind:      ");
+	for (int i = 0; i < MODEL_KIND_COUNT; i++)
+		fprintf(stderr, " %llu %s%s", (unsigned long long)ms.kinds[i], model__kind_name(i),
+			i + 1 < MODEL_KIND_COUNT ? "," : "\n");
 	if (ms.stack_lookups)
 		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed), %llu process images; "
 			"symbolizing took %.3f s (%.0f us per distinct stack)\n",

@@ -1,4 +1,4 @@
-/* model_user.c - the model's annotation records (LX_REC_TASK_*, LX_REC_REGION_*, LX_REC_LOG):
+/* annotate.c - the model's annotation records (LX_REC_TASK_*, LX_REC_REGION_*, LX_REC_LOG):
  * Go user tasks, regions and logs on the thread that wrote them (docs/annotate.md).
  */
 #include <errno.h>
@@ -8,6 +8,8 @@
 
 #include "user/model/annotations.h"
 #include "user/model/core.h"
+#include "user/model/handlers.h"
+#include "user/model/threads.h"
 
 /* Appended to an annotation string that did not fit its record field. */
 #define CUT_MARK "\u2026"
@@ -63,15 +65,15 @@ static int region_end(struct model *m, uint32_t c, uint64_t g, uint64_t task, ui
 	return err;
 }
 
-int model_on_user(struct model *m, const struct lx_user *u)
+int model_on_user(struct model *m, const struct lx_rec *r)
 {
+	const struct lx_user *u = (const struct lx_user *)r;
 	uint32_t c = u->h.cpu;
 	uint64_t stk, task = 0, parent, name = 0;
 	bool reused = false, cut = u->flags & LX_USER_NAME_CUT, fault = u->flags & LX_USER_NAME_FAULT;
 	struct thread *t;
 	int err;
 
-	m->st.annotations++;
 	t = model_live(m, u->h.tid, &err);
 	if (!t) {
 		m->st.ignored += !err;

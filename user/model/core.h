@@ -1,9 +1,13 @@
-/* model_impl.h - what the model's own files (user/model*.c) share: the model's state and the
- * helpers that write events and bring the model to what a record needs. Nothing outside
- * user/model*.c includes it; everyone else uses user/model.h.
+/* core.h - the model's state and the state machine every record handler works through: the
+ * events that move a thread between states and Ps, the repairs that bring the model to what a
+ * record needs, and the time of the events (core.c). Private to user/model/: everyone else
+ * uses model.h.
+ *
+ * Calls run one way: dispatch.c -> the handlers (handlers.h) -> these functions; model.c (the
+ * model's life) calls them too. Nothing here calls a handler or the dispatcher.
  */
-#ifndef LXTRACE_USER_MODEL_IMPL_H
-#define LXTRACE_USER_MODEL_IMPL_H
+#ifndef LXTRACE_USER_MODEL_CORE_H
+#define LXTRACE_USER_MODEL_CORE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,9 +17,13 @@
 #include "user/model/model.h"
 #include "user/model/threads.h"
 #include "user/proc/procscan.h"
+#include "user/stacks/idents.h"
+
+/* lxtrace's own goroutine: no tid is this large (PID_MAX_LIMIT is 2^22), so it never collides
+ * with a thread's goid (tid | generation << 32). */
+#define LXTRACE_GOID 0xffffffffull
 
 struct u64map;
-struct idents;
 struct annotations;
 struct callstacks;
 
@@ -45,32 +53,89 @@ struct model {
 	bool started, finished;
 	struct model_stats st;
 };
+
+/* Functions returning int return 0 or -errno. */
+
 /* Counts a repair of kind r. */
 void model_repair(struct model *m, enum model_repair r);
+
+/* Sets the time of the events about to be written to ts; never backwards (an older ts is
+ * counted as MODEL_REPAIR_TIME_CLAMPED). */
+void model_advance(struct model *m, uint64_t ts);
+
+/* ---- writing events ---- */
 
 /* Writes event t with up to three arguments on P p at m->now. */
 int model_emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2);
 
 /* The stack of t in syscall nr (-1: none) for an event on P p: the call stack the current
- * record took of t when it has one, else its identity's. */
+ * record took of t when it has one, else its identity's (with the syscall's frame). */
 int model_thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk);
 
-/* Makes t the G running on c, for a record the kernel writes only while t runs there: a lost
- * switch record is repaired (counted as a foreign record). */
+/* The one-frame stack k (idents.h) for an event on P p. */
+int model_special_stack(struct model *m, uint32_t p, enum ident_special k, uint64_t *stk);
+
+/* GoCreate of t (a fresh goid) on P p by whatever runs there, the creator's stack
+ * creator_stk; t becomes runnable. */
+int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t creator_stk);
+
+/* Runnable t starts on idle P p. */
+int model_go_start(struct model *m, uint32_t p, struct thread *t);
+
+/* The G running on p leaves it with event type ev (stack stk when ev has one) into state. */
+int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, enum thread_state state);
+
+/* The G running on p is preempted, with its stack. */
+int model_preempt(struct model *m, uint32_t p);
+
+/* Blocked t becomes runnable, woken from P p (attributed to whatever runs there) with the
+ * waker's stack: GoSysExit for a thread blocked in a syscall, GoUnblock otherwise. */
+int model_go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk);
+
+/* Makes t the G running on P c, with the fewest events: preempts it where the model has it
+ * running, readies it if the model has it blocked, stops whatever else runs on c. The caller
+ * counts the stale switch, if any; the other repairs are counted here. */
+int model_run_here(struct model *m, uint32_t c, struct thread *t);
+
+/* Whether t, runnable on a CPU the model does not know, can be started on c as its expected
+ * first run there. */
+bool model_placeable(const struct model *m, uint32_t c, const struct thread *t);
+
+/* Makes t the G running on c, for a record the kernel writes only while t runs there (fork,
+ * exec, syscall entry, annotation): started there if that is its first run; otherwise a switch
+ * record was lost, and t is moved there (counted as a foreign record). */
 int model_make_current(struct model *m, uint32_t c, struct thread *t);
 
-/* The live thread a record is about, created when unknown; NULL (and *err 0) when the record
- * is to be ignored. */
-struct thread *model_live(struct model *m, uint32_t tid, int *err);
+/* A thread the model cannot find running ends: the housekeeping P runs it for no time and
+ * ends it there, after preempting it where the model has it running (counted). */
+int model_end_elsewhere(struct model *m, struct thread *t);
 
-/* The records of model_user.c and model_sample_rss.c; each returns 0 or -errno. */
-int model_on_user(struct model *m, const struct lx_user *u);
-int model_on_sample(struct model *m, const struct lx_sample *s);
-int model_on_rss(struct model *m, const struct lx_rss *r);
+/* lxtrace's goroutine wakes on the housekeeping P, logs msg under key and sleeps again:
+ * UserLog needs a running G with a stack. */
+int model_log(struct model *m, uint64_t key, const char *msg);
 
-/* Process pid now has `pages` resident (0: none); 0 or -ENOMEM. */
+/* A P whose G blocked in a syscall stops and starts again, as the Go runtime hands off its P:
+ * the 1.23 viewer ends the G's syscall slice at the ProcStop, and without one it ends it at
+ * some later ProcStop of that P, when the G may no longer run there, and panics. */
+int model_hand_off(struct model *m, uint32_t p);
+
+/* ---- the heap counter: with opts.rss, the sum of the resident memory of the traced
+ * processes, each process's latest LX_REC_RSS value ---- */
+
+/* Process pid now has `pages` resident (0: none): the sum moves by the difference. */
 int model_set_rss(struct model *m, uint32_t pid, uint64_t pages);
-/* Resident pages of process pid from proc_root, 0 when unreadable. */
-uint64_t model_statm_rss(const struct model *m, uint32_t pid);
+
+/* ---- threads ---- */
+
+/* Gives t a fresh generation (when its goid was used) and the identity of the process
+ * pid/comm; the caller writes its GoCreate. */
+int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *comm);
+
+/* The table entry of tid, added when absent; NULL with *err = -ENOMEM. */
+struct thread *model_entry(struct model *m, uint32_t tid, int *err);
+
+/* The live thread a record is about, created when unknown; NULL (and *err 0) when the record
+ * is to be ignored: the idle task, or a thread between its exit and its last switch. */
+struct thread *model_live(struct model *m, uint32_t tid, int *err);
 
 #endif

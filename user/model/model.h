@@ -57,10 +57,23 @@ enum model_repair {
 	MODEL_REPAIR_COUNT,
 };
 
+/* Records consumed, by kind as the summary names and orders them (model__kind_name). */
+enum model_kind {
+	MODEL_KIND_SWITCH,		/* "switches" */
+	MODEL_KIND_WAKEUP,		/* "wakeups": of running threads and of new ones */
+	MODEL_KIND_FORK,		/* "forks" */
+	MODEL_KIND_EXEC,		/* "execs" */
+	MODEL_KIND_EXIT,		/* "exits" */
+	MODEL_KIND_SYSCALL,		/* "syscalls": entries, with --syscalls=all */
+	MODEL_KIND_RSS,			/* "memory": resident memory changes of a target */
+	MODEL_KIND_ANNOTATION,		/* "annotations": task, region and log records */
+	MODEL_KIND_SAMPLE,		/* "samples" */
+	MODEL_KIND_COUNT,
+};
+
 struct model_stats {
 	uint64_t records;		/* kernel records consumed */
-	uint64_t switches, wakeups, forks, execs, exits, syscalls, rss, samples;
-	uint64_t annotations;		/* task, region and log records */
+	uint64_t kinds[MODEL_KIND_COUNT];	/* of which well formed, by kind */
 	uint64_t threads;		/* goroutines created, init phase included */
 	uint64_t lost;			/* records the kernel could not deliver */
 	uint64_t repairs[MODEL_REPAIR_COUNT];
@@ -93,6 +106,7 @@ int model__finish(struct model *m, uint64_t ts);
 void model__stats(const struct model *m, struct model_stats *out);
 
 const char *model__repair_name(enum model_repair r);
+const char *model__kind_name(enum model_kind k);
 
 /* Accepts NULL. */
 void model__free(struct model *m);

@@ -182,3 +182,14 @@ int procscan__thread(const char *proc_root, uint32_t tid, struct procscan_thread
 	out->pid = (uint32_t)strtoul(tgid + 6, NULL, 10);
 	return 0;
 }
+
+uint64_t procscan__resident(const char *proc_root, uint32_t pid)
+{
+	char path[4096], buf[128];
+	unsigned long long size, resident;
+
+	snprintf(path, sizeof(path), "%s/%u/statm", proc_root, pid);
+	if (read_small(path, buf, sizeof(buf)) || sscanf(buf, "%llu %llu", &size, &resident) != 2)
+		return 0;
+	return resident;
+}

@@ -1,5 +1,6 @@
 /* procscan.h - the threads alive now, read from /proc (or a directory laid out like it):
- * tid, process, name, scheduler state and the syscall a sleeping thread is blocked in. */
+ * tid, process, name, scheduler state and the syscall a sleeping thread is blocked in; and a
+ * process's resident memory. */
 #ifndef LXTRACE_USER_PROCSCAN_H
 #define LXTRACE_USER_PROCSCAN_H
 
@@ -24,5 +25,9 @@ int procscan__threads(const char *proc_root, struct procscan_thread **out, size_
 /* Reads one thread by tid (found under proc_root/TID even when it is not a group leader).
  * Returns 0 or a negative errno (-ENOENT when it is gone). */
 int procscan__thread(const char *proc_root, uint32_t tid, struct procscan_thread *out);
+
+/* Resident pages of process pid: statm's second field (file + anon + shmem, as the rss_stat
+ * tracepoint counts them). 0 when it cannot be read. */
+uint64_t procscan__resident(const char *proc_root, uint32_t pid);
 
 #endif

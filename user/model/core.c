@@ -1,0 +1,320 @@
+/* core.c - the model's state machine: the Go events that move a thread between states and
+ * Ps, the repairs that bring the model to what a record needs, and the time of the events.
+ *
+ * Invariant: the model's state is exactly the state both Go parsers will have after reading
+ * the events written so far (which G runs on which P, each G's state and seq). Every record
+ * is checked against it; when the record disagrees (lost records, races between CPUs, corrupt
+ * input), the handlers first write, through these functions, the fewest events that bring the
+ * parsers' state to what the record needs, count that repair, and only then write the record's
+ * own events. So no input can make the model write an invalid file.
+ *
+ * Time: every event is written at m->now, the newest record time seen; an older record is
+ * written at m->now (counted as MODEL_REPAIR_TIME_CLAMPED), so time never goes backwards on
+ * any P or across Ps.
+ *
+ * Nothing here knows a record kind: the handlers (handlers.h) call in, never the reverse.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "lib/u64map.h"
+#include "user/model/annotations.h"
+#include "user/model/core.h"
+#include "user/model/threads.h"
+#include "user/proc/procscan.h"
+#include "user/stacks/callstacks.h"
+#include "user/stacks/idents.h"
+
+void model_repair(struct model *m, enum model_repair r)
+{
+	m->st.repairs[r]++;
+}
+
+void model_advance(struct model *m, uint64_t ts)
+{
+	if (ts < m->now)
+		model_repair(m, MODEL_REPAIR_TIME_CLAMPED);
+	else
+		m->now = ts;
+}
+
+/* ---- writing events ---------------------------------------------------------------------- */
+
+int model_emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	const uint64_t args[3] = { a0, a1, a2 };
+
+	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
+}
+
+/* The stack naming t in syscall nr (-1: none), its identity frame alone or under the syscall's,
+ * for an event on P p. A thread mostly repeats its last stack (a syscall loop, a read that
+ * blocks after its GoSysCall), so that one is kept on the thread: a syscall storm then costs
+ * no hash lookup per event. */
+static int ident_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk)
+{
+	if (t->last_stk && t->last_stk_ident == t->ident && t->last_stk_nr == nr) {
+		*stk = t->last_stk;
+		return 0;
+	}
+	*stk = idents__stack(m->idents, p, t->ident, nr);
+	if (!*stk)
+		return -errno;
+	t->last_stk = *stk;
+	t->last_stk_ident = t->ident;
+	t->last_stk_nr = nr;
+	return 0;
+}
+
+int model_thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk)
+{
+	if (!m->rs || m->rs->tid != t->tid)
+		return ident_stack(m, p, t, nr, stk);
+	*stk = callstacks__get(m->cs, p, t->ident, idents__pid(m->idents, t->ident), nr, m->rs);
+	return *stk ? 0 : -errno;
+}
+
+int model_special_stack(struct model *m, uint32_t p, enum ident_special k, uint64_t *stk)
+{
+	*stk = idents__special(m->idents, p, k);
+	return *stk ? 0 : -errno;
+}
+
+int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t creator_stk)
+{
+	uint64_t new_stk;
+	int err;
+
+	/* The identity alone: 1.19 groups goroutines by its first frame's PC. */
+	err = ident_stack(m, p, t, -1, &new_stk);
+	if (err)
+		return err;
+	t->goid = t->tid | (uint64_t)t->gen << 32;
+	t->seq = 1;
+	t->state = THREAD_RUNNABLE;
+	t->sysenter = -1;
+	t->wake_stk = 0;
+	m->st.threads++;
+	return model_emit(m, p, GT_EV_GO_CREATE, t->goid, new_stk, creator_stk);
+}
+
+int model_go_start(struct model *m, uint32_t p, struct thread *t)
+{
+	int err = model_emit(m, p, GT_EV_GO_START, t->goid, t->seq, 0);
+
+	t->seq++;
+	t->state = THREAD_RUNNING;
+	t->scanned = 0;
+	t->cpu = (int32_t)p;
+	t->unplaced = 0;
+	t->sysenter = -1;
+	m->cur[p] = t;
+	return err;
+}
+
+int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, enum thread_state state)
+{
+	struct thread *t = m->cur[p];
+
+	if (t->wake_stk) {
+		/* A wakeup kept for its switch-out, which a repair replaced. */
+		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		t->wake_stk = 0;
+	}
+	t->state = state;
+	t->sysenter = -1;
+	m->cur[p] = NULL;
+	if (ev == GT_EV_GO_END)
+		annotations__forget(m->ann, t->goid);
+	return model_emit(m, p, ev, stk, 0, 0);
+}
+
+int model_preempt(struct model *m, uint32_t p)
+{
+	uint64_t stk;
+	int err;
+
+	err = model_thread_stack(m, p, m->cur[p], -1, &stk);
+	if (err)
+		return err;
+	return model_go_stop(m, p, GT_EV_GO_PREEMPT, stk, THREAD_RUNNABLE);
+}
+
+int model_go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
+{
+	int err;
+
+	if (t->state == THREAD_SYSBLOCKED)
+		err = model_emit(m, p, GT_EV_GO_SYSEXIT, t->goid, t->seq, 0);
+	else
+		err = model_emit(m, p, GT_EV_GO_UNBLOCK, t->goid, t->seq, stk);
+	t->seq++;
+	t->state = THREAD_RUNNABLE;
+	t->scanned = 0;
+	return err;
+}
+
+static int ready_by_repair(struct model *m, struct thread *t)
+{
+	uint64_t stk;
+	int err;
+
+	err = model_special_stack(m, m->hk, IDENT_SPECIAL_REPAIR, &stk);
+	return err ? err : model_go_ready(m, m->hk, t, stk);
+}
+
+int model_run_here(struct model *m, uint32_t c, struct thread *t)
+{
+	int err = 0;
+
+	if (t->state == THREAD_RUNNING && (uint32_t)t->cpu == c)
+		return 0;
+	if (t->state == THREAD_RUNNING) {
+		model_repair(m, MODEL_REPAIR_MIGRATED);
+		err = model_preempt(m, (uint32_t)t->cpu);
+	} else if (t->state == THREAD_WAITING || t->state == THREAD_SYSBLOCKED) {
+		model_repair(m, MODEL_REPAIR_MISSED_WAKEUP);
+		err = ready_by_repair(m, t);
+	}
+	if (!err && m->cur[c])
+		err = model_preempt(m, c);
+	return err ? err : model_go_start(m, c, t);
+}
+
+bool model_placeable(const struct model *m, uint32_t c, const struct thread *t)
+{
+	return t->state == THREAD_RUNNABLE && t->unplaced && !m->cur[c];
+}
+
+int model_make_current(struct model *m, uint32_t c, struct thread *t)
+{
+	if (m->cur[c] == t)
+		return 0;
+	if (model_placeable(m, c, t))
+		return model_go_start(m, c, t);
+	model_repair(m, MODEL_REPAIR_FOREIGN);
+	return model_run_here(m, c, t);
+}
+
+int model_end_elsewhere(struct model *m, struct thread *t)
+{
+	int err = 0;
+
+	model_repair(m, MODEL_REPAIR_EXIT_UNKNOWN);
+	if (t->state == THREAD_RUNNING)
+		err = model_preempt(m, (uint32_t)t->cpu);
+	else if (t->state == THREAD_WAITING || t->state == THREAD_SYSBLOCKED)
+		err = ready_by_repair(m, t);
+	if (!err)
+		err = model_go_start(m, m->hk, t);
+	return err ? err : model_go_stop(m, m->hk, GT_EV_GO_END, 0, THREAD_EXITED);
+}
+
+int model_log(struct model *m, uint64_t key, const char *msg)
+{
+	uint64_t stk;
+	int err;
+
+	err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk);
+	if (!err)
+		err = model_emit(m, m->hk, GT_EV_GO_UNBLOCK, LXTRACE_GOID, m->lx_seq++, stk);
+	if (!err)
+		err = model_emit(m, m->hk, GT_EV_GO_START, LXTRACE_GOID, m->lx_seq++, 0);
+	if (!err)
+		err = gt_writer__user_log(m->w, m->hk, m->now, 0, key, stk, msg, strlen(msg));
+	return err ? err : model_emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
+}
+
+int model_hand_off(struct model *m, uint32_t p)
+{
+	int err = model_emit(m, p, GT_EV_PROC_STOP, 0, 0, 0);
+
+	return err ? err : model_emit(m, p, GT_EV_PROC_START, p, 0, 0);
+}
+
+/* ---- the heap counter ---------------------------------------------------------------------- */
+
+int model_set_rss(struct model *m, uint32_t pid, uint64_t pages)
+{
+	uint64_t *v;
+	bool added;
+
+	if (!pages) {
+		v = u64map__get(m->rss_pages, pid);
+		if (v) {
+			m->rss_total -= *v;
+			u64map__del(m->rss_pages, pid);
+		}
+		return 0;
+	}
+	v = u64map__put(m->rss_pages, pid, &added);
+	if (!v)
+		return -ENOMEM;
+	m->rss_total += pages - *v;
+	*v = pages;
+	return 0;
+}
+
+/* ---- threads ----------------------------------------------------------------------------- */
+
+int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *comm)
+{
+	if (t->goid) {
+		t->gen++;
+		t->goid = 0;
+		model_repair(m, MODEL_REPAIR_TID_REUSE);
+	}
+	t->unplaced = 0;
+	return idents__get(m->idents, pid, comm, &t->ident);
+}
+
+struct thread *model_entry(struct model *m, uint32_t tid, int *err)
+{
+	struct thread *t = threads__find(m->threads, tid);
+
+	if (!t) {
+		t = threads__add(m->threads, tid);
+		if (!t)
+			*err = -ENOMEM;
+	}
+	return t;
+}
+
+/* A thread seen in a record but never created (or running again after it was reaped: its fork
+ * was lost) is created on the housekeeping P, named from /proc when it is still there. It is
+ * runnable on a CPU the model does not know, so its first run is not a further repair. */
+static struct thread *create_unknown(struct model *m, struct thread *t, uint32_t tid, int *err)
+{
+	struct procscan_thread info;
+	uint64_t stk;
+
+	model_repair(m, MODEL_REPAIR_UNKNOWN_THREAD);
+	if (!t)
+		t = model_entry(m, tid, err);
+	if (!t)
+		return NULL;
+	if (procscan__thread(m->proc_root, tid, &info))
+		info = (struct procscan_thread){ .pid = 0 };
+	*err = model_rebirth(m, t, info.pid, info.comm);
+	if (!*err)
+		*err = model_special_stack(m, m->hk, IDENT_SPECIAL_REPAIR, &stk);
+	if (!*err)
+		*err = model_go_create(m, m->hk, t, stk);
+	t->unplaced = 1;
+	return *err ? NULL : t;
+}
+
+struct thread *model_live(struct model *m, uint32_t tid, int *err)
+{
+	struct thread *t;
+
+	*err = 0;
+	if (!tid)
+		return NULL;
+	t = threads__find(m->threads, tid);
+	if (t && t->state < THREAD_EXITED)
+		return t;
+	if (t && t->state == THREAD_EXITED)
+		return NULL;
+	return create_unknown(m, t, tid, err);
+}

@@ -1,0 +1,137 @@
+/* dispatch.c - records in: each is checked against the table of record kinds (its size, the
+ * call stack that may follow it, the thread and process ids it names), counted, and handed to
+ * its kind's handler (handlers.h).
+ *
+ * Adding a record kind to the model: its row here, its handler, and a summary counter
+ * (enum model_kind in model.h, its name in model.c) unless it shares one. Capture stages any
+ * record whole, so it needs nothing.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "user/model/core.h"
+#include "user/model/handlers.h"
+#include "user/model/model.h"
+#include "user/stacks/callstacks.h"
+
+/* PID_MAX_LIMIT on 64-bit kernels: a larger tid is a corrupt record. */
+#define TID_LIMIT (1u << 22)
+
+enum stack_rule {
+	STACK_NONE,	/* never followed by a stack */
+	STACK_MAY,	/* a stack when the record is longer than its struct (lxtrace.h) */
+	STACK_ALWAYS,	/* always followed by one */
+};
+
+static const struct kind {
+	uint16_t size;			/* of the record's struct */
+	uint8_t stack;			/* enum stack_rule */
+	uint8_t ids[2];			/* offsets of other __u32 tid or pid fields; 0: none */
+	enum model_kind count;
+	int (*on)(struct model *m, const struct lx_rec *r);
+} kinds[] = {
+	[LX_REC_SWITCH] = { sizeof(struct lx_switch), STACK_MAY,
+			    { offsetof(struct lx_switch, next_tid) }, MODEL_KIND_SWITCH, model_on_switch },
+	[LX_REC_WAKEUP] = { sizeof(struct lx_wakeup), STACK_MAY, { 0 }, MODEL_KIND_WAKEUP,
+			    model_on_wakeup },
+	[LX_REC_WAKEUP_NEW] = { sizeof(struct lx_wakeup), STACK_MAY, { 0 }, MODEL_KIND_WAKEUP,
+				model_on_wakeup_new },
+	[LX_REC_FORK] = { sizeof(struct lx_fork), STACK_MAY,
+			  { offsetof(struct lx_fork, parent_tid), offsetof(struct lx_fork, child_pid) },
+			  MODEL_KIND_FORK, model_on_fork },
+	[LX_REC_EXEC] = { sizeof(struct lx_exec), STACK_NONE,
+			  { offsetof(struct lx_exec, pid), offsetof(struct lx_exec, old_tid) },
+			  MODEL_KIND_EXEC, model_on_exec },
+	[LX_REC_EXIT] = { sizeof(struct lx_rec), STACK_NONE, { 0 }, MODEL_KIND_EXIT, model_on_exit },
+	[LX_REC_SYSCALL] = { sizeof(struct lx_syscall), STACK_NONE, { 0 }, MODEL_KIND_SYSCALL,
+			     model_on_syscall },
+	[LX_REC_RSS] = { sizeof(struct lx_rss), STACK_NONE, { offsetof(struct lx_rss, pid) },
+			 MODEL_KIND_RSS, model_on_rss },
+	[LX_REC_TASK_BEGIN] = { sizeof(struct lx_user), STACK_NONE, { offsetof(struct lx_user, pid) },
+				MODEL_KIND_ANNOTATION, model_on_user },
+	[LX_REC_TASK_END] = { sizeof(struct lx_user), STACK_NONE, { offsetof(struct lx_user, pid) },
+			      MODEL_KIND_ANNOTATION, model_on_user },
+	[LX_REC_REGION_BEGIN] = { sizeof(struct lx_user), STACK_NONE,
+				  { offsetof(struct lx_user, pid) }, MODEL_KIND_ANNOTATION, model_on_user },
+	[LX_REC_REGION_END] = { sizeof(struct lx_user), STACK_NONE, { offsetof(struct lx_user, pid) },
+				MODEL_KIND_ANNOTATION, model_on_user },
+	[LX_REC_LOG] = { sizeof(struct lx_user_log), STACK_NONE, { offsetof(struct lx_user, pid) },
+			 MODEL_KIND_ANNOTATION, model_on_user },
+	[LX_REC_SAMPLE] = { sizeof(struct lx_sample), STACK_ALWAYS, { offsetof(struct lx_sample, pid) },
+			    MODEL_KIND_SAMPLE, model_on_sample },
+};
+
+/* The kind of a record that can be trusted to be what its type says: a type the model takes
+ * (not a syscall chunk, which capture unpacks), big enough, on a real CPU, naming tids a kernel
+ * can have (which also keeps them off lxtrace's own goroutine id). NULL otherwise. */
+static const struct kind *well_formed(const struct model *m, const struct lx_rec *r, size_t size)
+{
+	const struct kind *k;
+
+	if (size < sizeof(*r) || r->type >= sizeof(kinds) / sizeof(kinds[0]))
+		return NULL;
+	k = &kinds[r->type];
+	if (!k->size || size < k->size || r->cpu >= m->ncpus || r->tid > TID_LIMIT)
+		return NULL;
+	for (size_t i = 0; i < sizeof(k->ids) / sizeof(k->ids[0]) && k->ids[i]; i++) {
+		uint32_t id;
+
+		memcpy(&id, (const char *)r + k->ids[i], sizeof(id));
+		if (id > TID_LIMIT)
+			return NULL;
+	}
+	return k;
+}
+
+/* The call stack after a record of kind k, or NULL when there is none; *ok false when what
+ * follows the record is not a whole stack, or a stack the kind cannot have. */
+static const struct lx_stack *trailing_stack(const struct kind *k, const struct lx_rec *r, size_t size,
+					     bool *ok)
+{
+	const struct lx_stack *st = (const void *)((const char *)r + k->size);
+
+	*ok = true;
+	if (size == k->size && k->stack != STACK_ALWAYS)
+		return NULL;
+	*ok = k->stack != STACK_NONE && size >= k->size + sizeof(*st) &&
+	      st->nkern <= LX_STACK_KERN_MAX && st->nuser <= LX_STACK_USER_MAX &&
+	      size == k->size + sizeof(*st) + ((size_t)st->nkern + st->nuser) * sizeof(st->pc[0]);
+	return *ok ? st : NULL;
+}
+
+int model__record(struct model *m, const struct lx_rec *r, size_t size)
+{
+	const struct kind *k;
+	bool ok = false;
+	int err;
+
+	if (m->err)
+		return m->err;
+	if (!m->started || m->finished)
+		return -EINVAL;
+	m->st.records++;
+	k = well_formed(m, r, size);
+	if (k)
+		m->rs = trailing_stack(k, r, size, &ok);
+	/* Stacks nobody asked for (opts.stacks off) are corrupt input too. */
+	if (!ok || (m->rs && !m->cs)) {
+		m->rs = NULL;
+		model_repair(m, MODEL_REPAIR_BAD_RECORD);
+		return 0;
+	}
+	model_advance(m, r->ts);
+	m->st.kinds[k->count]++;
+	err = k->on(m, r);
+	m->rs = NULL;
+	if (err)
+		m->err = err;
+	return err;
+}
+
+void model__peek(struct model *m, const struct lx_rec *r, size_t size)
+{
+	if (m->cs && size >= sizeof(*r))
+		callstacks__peek(m->cs, r, size);
+}

@@ -1,0 +1,175 @@
+/* sched.c - the scheduler's records: a switch (LX_REC_SWITCH) stops the thread leaving the
+ * CPU the way the kernel says it left (preempted, yielded, blocked in a syscall, dead) and
+ * starts the next one; a wakeup (LX_REC_WAKEUP) readies a blocked thread on the waker's P;
+ * a new thread's first wakeup (LX_REC_WAKEUP_NEW) only repairs a lost fork.
+ */
+#include <stdbool.h>
+
+#include "user/model/core.h"
+#include "user/model/handlers.h"
+#include "user/model/threads.h"
+#include "user/proc/syscalls.h"
+
+/* Writes how running t leaves CPU c, from the state and syscall the kernel reported. */
+static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned state, int nr)
+{
+	uint64_t wake = t->wake_stk, stk;
+	enum syscall_class cls = nr >= 0 ? syscalls__class(nr) : SYSCALL_CLASS_OTHER;
+	enum gt_type ev;
+	int err;
+
+	t->wake_stk = 0;
+	/* A wakeup that raced ahead of a switch-out that is not a sleep found it still running:
+	 * there is nothing to show. */
+	if (wake && (state == LX_PREV_DEAD || state == LX_PREV_RUNNABLE))
+		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+	if (state == LX_PREV_DEAD)
+		return model_go_stop(m, c, GT_EV_GO_END, 0, THREAD_REAPED);
+	err = model_thread_stack(m, c, t, nr, &stk);
+	if (err)
+		return err;
+	if (state == LX_PREV_RUNNABLE) {
+		ev = cls == SYSCALL_CLASS_YIELD && nr >= 0 ? GT_EV_GO_SCHED : GT_EV_GO_PREEMPT;
+		return model_go_stop(m, c, ev, stk, THREAD_RUNNABLE);
+	}
+
+	if (nr < 0) {
+		ev = GT_EV_GO_BLOCK;
+	} else {
+		switch (cls) {
+		case SYSCALL_CLASS_SYNC:
+			ev = GT_EV_GO_BLOCK_SYNC;
+			break;
+		case SYSCALL_CLASS_NET:
+			ev = GT_EV_GO_BLOCK_NET;
+			break;
+		case SYSCALL_CLASS_SLEEP:
+			ev = GT_EV_GO_SLEEP;
+			break;
+		case SYSCALL_CLASS_OTHER:
+			ev = m->syscalls == MODEL_SYSCALLS_NONE ? GT_EV_GO_BLOCK : GT_EV_GO_SYSBLOCK;
+			break;
+		default:
+			ev = GT_EV_GO_BLOCK;
+			break;
+		}
+	}
+	if (ev == GT_EV_GO_SYSBLOCK) {
+		/* In --syscalls=all the entry's GoSysCall may already be its latest event; then the
+		 * syscall began there, and the block must follow it directly to count as blocking. */
+		if (t->sysenter != nr)
+			err = model_emit(m, c, GT_EV_GO_SYSCALL, stk, 0, 0);
+		if (!err)
+			err = model_go_stop(m, c, GT_EV_GO_SYSBLOCK, 0, THREAD_SYSBLOCKED);
+		if (!err)
+			err = model_hand_off(m, c);
+	} else {
+		err = model_go_stop(m, c, ev, stk, THREAD_WAITING);
+	}
+	/* Woken after setting its sleep state but before this switch: it blocked and was woken
+	 * right away, by the waker whose stack was kept. */
+	if (!err && wake)
+		err = model_go_ready(m, c, t, wake);
+	return err;
+}
+
+int model_on_switch(struct model *m, const struct lx_rec *r)
+{
+	const struct lx_switch *s = (const struct lx_switch *)r;
+	uint32_t c = s->h.cpu;
+	bool stale = false;
+	struct thread *t;
+	int err = 0;
+
+	if (s->h.tid) {
+		t = threads__find(m->threads, s->h.tid);
+		if (t && t->state == THREAD_EXITED) {
+			if (s->prev_state == LX_PREV_DEAD)
+				t->state = THREAD_REAPED;
+			m->st.ignored++;
+		} else {
+			t = model_live(m, s->h.tid, &err);
+			if (err)
+				return err;
+			if (m->cur[c] != t) {
+				stale = !model_placeable(m, c, t);
+				err = model_run_here(m, c, t);
+			}
+			if (!err)
+				err = switch_out(m, c, t, s->prev_state, s->prev_syscall);
+			if (err)
+				return err;
+		}
+	}
+	if (m->cur[c]) {
+		/* The model had another G here than the kernel switched out. */
+		stale = true;
+		err = model_preempt(m, c);
+		if (err)
+			return err;
+	}
+	if (stale)
+		model_repair(m, MODEL_REPAIR_STALE_SWITCH);
+
+	if (!s->next_tid)
+		return 0;
+	t = model_live(m, s->next_tid, &err);
+	if (err || !t) {
+		if (!err)
+			m->st.ignored++;
+		return err;
+	}
+	return model_run_here(m, c, t);
+}
+
+int model_on_wakeup(struct model *m, const struct lx_rec *r)
+{
+	const struct lx_wakeup *w = (const struct lx_wakeup *)r;
+	uint32_t c = w->h.cpu;
+	struct thread *t = threads__find(m->threads, w->h.tid);
+	uint64_t stk;
+	int err;
+
+	if (!w->h.tid || (t && t->state == THREAD_EXITED)) {
+		m->st.ignored++;
+		return 0;
+	}
+	if (!t || t->state == THREAD_REAPED) {
+		/* Created runnable, which is what the wakeup would have made it. */
+		model_live(m, w->h.tid, &err);
+		return err;
+	}
+	switch (t->state) {
+	case THREAD_WAITING:
+	case THREAD_SYSBLOCKED:
+		if (m->cur[c])
+			err = model_thread_stack(m, c, m->cur[c], -1, &stk);
+		else
+			err = model_special_stack(m, c, IDENT_SPECIAL_IRQ, &stk);
+		return err ? err : model_go_ready(m, c, t, stk);
+	case THREAD_RUNNING:
+		/* sched_waking can precede the wakee's own switch-out (doc: docs/model.md). */
+		if (t->wake_stk)
+			model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		if (m->cur[c] && m->cur[c] != t)
+			err = model_thread_stack(m, c, m->cur[c], -1, &t->wake_stk);
+		else
+			err = model_special_stack(m, c, IDENT_SPECIAL_IRQ, &t->wake_stk);
+		return err;
+	default:
+		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		return 0;
+	}
+}
+
+int model_on_wakeup_new(struct model *m, const struct lx_rec *r)
+{
+	const struct lx_wakeup *w = (const struct lx_wakeup *)r;
+	struct thread *t = threads__find(m->threads, w->h.tid);
+	int err = 0;
+
+	/* GoCreate already made a forked thread runnable; only a lost fork needs a repair. */
+	if (w->h.tid && (!t || t->state == THREAD_REAPED))
+		model_live(m, w->h.tid, &err);
+	return err;
+}
