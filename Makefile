@@ -54,7 +54,7 @@ CAPTURE_STREAM := $(OUT)/tests/capture-stream
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test unit-test integration-test fuzz fuzz-replay bench deps demo vmlinux clean
+.PHONY: all test layers unit-test integration-test fuzz fuzz-replay bench deps demo vmlinux clean
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
 
@@ -163,9 +163,13 @@ $(OUT)/tests/symfix/spin-go1.23: tests/symfix/spin.go
 	@mkdir -p $(@D)
 	$(Q)GOTOOLCHAIN=local $(GO123) build -o $@ $<
 
-# The whole suite: unit tests (parallel), the fuzz corpus replayed, then the root-only
+# The whole suite: the layout's rules, unit tests (parallel), the fuzz corpus replayed, then the root-only
 # integration tests one at a time, since they record the whole machine.
-test: unit-test fuzz-replay integration-test
+test: layers unit-test fuzz-replay integration-test
+
+# The layout's rules (docs/layout.md): includes go down the wings; no include or call cycle.
+layers: $(LXTRACE)
+	python3 scripts/check-layers.py $(OUT)
 
 unit-test: $(UNIT_TESTS) $(LXTRACE)
 	$(UNIT_TESTS) --short-filename
