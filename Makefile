@@ -54,7 +54,7 @@ CAPTURE_STREAM := $(OUT)/tests/capture-stream
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test layers unit-test integration-test fuzz fuzz-replay bench deps demo vmlinux clean
+.PHONY: all test layers docs docs-check unit-test integration-test fuzz fuzz-replay bench deps demo vmlinux clean
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
 
@@ -163,9 +163,18 @@ $(OUT)/tests/symfix/spin-go1.23: tests/symfix/spin.go
 	@mkdir -p $(@D)
 	$(Q)GOTOOLCHAIN=local $(GO123) build -o $@ $<
 
-# The whole suite: the layout's rules, unit tests (parallel), the fuzz corpus replayed, then the root-only
-# integration tests one at a time, since they record the whole machine.
-test: layers unit-test fuzz-replay integration-test
+# The whole suite: the layout's rules, the README's --help, unit tests (parallel), the fuzz
+# corpus replayed, then the root-only integration tests one at a time, since they record the
+# whole machine.
+test: layers docs-check unit-test fuzz-replay integration-test
+
+# The option list has one source, user/cli/record_args.c; the README shows `lxtrace record
+# --help` (scripts/sync-help.py): make docs rewrites that copy, make test fails when it drifted.
+docs: $(LXTRACE)
+	python3 scripts/sync-help.py $(LXTRACE) README.md
+
+docs-check: $(LXTRACE)
+	python3 scripts/sync-help.py --check $(LXTRACE) README.md
 
 # The layout's rules (docs/layout.md): includes go down the wings; no include or call cycle.
 layers: $(LXTRACE)

@@ -9,67 +9,159 @@
 #include "user/cli/record_args.h"
 
 #define PREFIX "lxtrace record: "
-#define DEFAULT_BUFFER_MIB 4.0
+#define DEFAULT_BUFFER_MIB 4
 #define MAX_BUFFER_MIB 4096.0
 #define DEFAULT_SAMPLE_HZ 99
 /* Above this the kernel throttles cpu-clock sampling anyway (perf_event_max_sample_rate). */
 #define MAX_SAMPLE_HZ 100000
+#define STR(x) STR_(x)
+#define STR_(x) #x
+
+/* Keys of the options that have no short form. */
+enum { OPT_SAMPLE_IDLE = 256, OPT_STACKS, OPT_AS_ROOT };
+
+/* The options of `lxtrace record`, the one list: the parser's getopt tables and --help are
+ * built from it, and the README shows --help (`make docs`, checked by `make test`). */
+struct record_opt {
+	const char *name;	/* long name; NULL: the "-- COMMAND" row, which is no option */
+	int key;		/* its short letter, or OPT_* when it has none */
+	const char *arg;	/* the value as --help names it; NULL: takes none */
+	const char *help;	/* one line per '\n', wrapped to fit 80 columns */
+};
+
+static const struct record_opt targets[] = {
+	{ "pid", 'p', "PID[,PID...]",
+	  "every thread of these processes (repeatable), and every\n"
+	  "process they fork while recording; stops when all are gone" },
+	{ "cgroup", 'g', "PATH",
+	  "threads in the cgroup v2 directory PATH or below it (e.g.\n"
+	  "/sys/fs/cgroup/system.slice/foo.service)" },
+	{ NULL, 0, "COMMAND [ARGS...]",
+	  "start COMMAND once tracing runs and trace it and its\n"
+	  "descendants until it exits; lxtrace exits with its status\n"
+	  "(128+N when killed by signal N; 127 when it cannot run).\n"
+	  "Ctrl-C goes to COMMAND; lxtrace stops when COMMAND exits,\n"
+	  "and passes on signals sent to lxtrace alone" },
+	{ "as-root", OPT_AS_ROOT, NULL,
+	  "run COMMAND as root; by default, under sudo, it runs as the\n"
+	  "invoking user (SUDO_UID, SUDO_GID and their groups)" },
+};
+
+static const struct record_opt options[] = {
+	{ "output", 'o', "FILE",
+	  "write the trace to FILE (default: trace.out), mode 0600;\n"
+	  "under sudo it is given to the invoking user" },
+	{ "duration", 'd', "SECONDS",
+	  "stop after SECONDS (default: run until interrupted); a\n"
+	  "COMMAND keeps running and lxtrace waits for it" },
+	{ "buffer-size", 'b', "MIB",
+	  "kernel ring buffer per CPU in MiB, rounded up to a power of\n"
+	  "two pages; fractions allowed (default: " STR(DEFAULT_BUFFER_MIB) "); raise it\n"
+	  "when the summary reports lost records" },
+	{ "syscalls", 's', "MODE",
+	  "blocking: show the syscall a thread blocked in (default, no\n"
+	  "per-syscall cost); all: every syscall entry too (slower);\n"
+	  "none: no syscalls" },
+	{ "usdt", 'u', "PATH",
+	  "also record the task, region and log annotations\n"
+	  "(<lxtrace/annotate.h>) of the program or shared library\n"
+	  "PATH, in every process that runs it (with a target: in the\n"
+	  "target's); repeatable. With -p, the annotated programs and\n"
+	  "libraries the processes have mapped are found by themselves,\n"
+	  "with a COMMAND its program" },
+	{ "freq", 'F', "HZ",
+	  "CPU samples per second and CPU, with kernel and user call\n"
+	  "stacks (cpu-clock; default: " STR(DEFAULT_SAMPLE_HZ) "; 0: no sampling)" },
+	{ "sample-idle", OPT_SAMPLE_IDLE, NULL, "keep samples of idle CPUs too (dropped by default)" },
+	{ "stacks", OPT_STACKS, "MODE",
+	  "call stacks on blocking, preemption, syscall, wakeup and\n"
+	  "create events: user (default), kernel, both, or none\n"
+	  "(the thread's name and syscall only). Stacks cost each\n"
+	  "switch and wakeup a stack walk: none for switch-heavy loads" },
+	{ "verbose", 'v', NULL, "show libbpf's messages" },
+	{ "help", 'h', NULL, "show this help" },
+};
+
+#define NTARGETS (sizeof(targets) / sizeof(targets[0]))
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+/* "  -o, --output FILE       write the trace ...": the option, then its help from column 26,
+ * each further line of it indented as far. */
+static void print_opt(FILE *f, const struct record_opt *o)
+{
+	char spec[64];
+	const char *line = o->help;
+
+	if (!o->name)
+		snprintf(spec, sizeof(spec), "-- %s", o->arg);
+	else if (o->key < 256)
+		snprintf(spec, sizeof(spec), "-%c, --%s%s%s", o->key, o->name, o->arg ? " " : "",
+			 o->arg ? o->arg : "");
+	else
+		snprintf(spec, sizeof(spec), "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+	fprintf(f, "  %-24s", spec);
+	for (;;) {
+		size_t len = strcspn(line, "\n");
+
+		fprintf(f, "%.*s\n", (int)len, line);
+		if (!line[len])
+			break;
+		line += len + 1;
+		fprintf(f, "%26s", "");
+	}
+}
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: lxtrace record [OPTIONS]                     the whole machine\n"
-		"       lxtrace record [OPTIONS] -p PID[,PID...]     those processes and their children\n"
-		"       lxtrace record [OPTIONS] --cgroup PATH       the threads in a cgroup v2\n"
-		"       lxtrace record [OPTIONS] [--as-root] -- COMMAND [ARGS...]\n"
-		"\n"
-		"Records what threads do (runs, blocks, wakeups, forks, execs, exits, syscalls) and\n"
-		"samples of what the CPUs run, with call stacks, into a Go execution trace; open it\n"
-		"with `go tool trace FILE`. Stops after SECONDS, on Ctrl-C\n"
-		"(SIGINT) or SIGTERM, when the target processes have all exited, or when COMMAND exits.\n"
-		"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
-		"\n"
-		"Targets (at most one kind; without one, every thread of the machine):\n"
-		"  -p, --pid PID[,PID...]  every thread of these processes (repeatable), and every\n"
-		"                          process they fork while recording; stops when all are gone\n"
-		"  -g, --cgroup PATH       threads in the cgroup v2 directory PATH or below it (e.g.\n"
-		"                          /sys/fs/cgroup/system.slice/foo.service)\n"
-		"  -- COMMAND [ARGS...]    start COMMAND once tracing runs and trace it and its\n"
-		"                          descendants until it exits; lxtrace exits with its status\n"
-		"                          (128+N when killed by signal N; 127 when it cannot run).\n"
-		"                          Ctrl-C goes to COMMAND; lxtrace stops when COMMAND exits,\n"
-		"                          and passes on signals sent to lxtrace alone\n"
-		"      --as-root           run COMMAND as root; by default, under sudo, it runs as the\n"
-		"                          invoking user (SUDO_UID, SUDO_GID and their groups)\n"
-		"With a target, other threads leave their CPU idle in the trace, and the heap counter\n"
-		"shows the resident memory (RSS) of the target processes, summed.\n"
-		"\n"
-		"Options:\n"
-		"  -o, --output FILE       write the trace to FILE (default: trace.out), mode 0600;\n"
-		"                          under sudo it is given to the invoking user\n"
-		"  -d, --duration SECONDS  stop after SECONDS (default: run until interrupted); a\n"
-		"                          COMMAND keeps running and lxtrace waits for it\n"
-		"  -b, --buffer-size MIB   kernel ring buffer per CPU in MiB, rounded up to a power of\n"
-		"                          two pages; fractions allowed (default: %g)\n"
-		"  -s, --syscalls MODE     blocking: show the syscall a thread blocked in (default, no\n"
-		"                          per-syscall cost); all: every syscall entry too (slower);\n"
-		"                          none: no syscalls\n"
-		"  -u, --usdt PATH         also record the task, region and log annotations\n"
-		"                          (<lxtrace/annotate.h>) of the program or shared library\n"
-		"                          PATH, in every process that runs it (with a target: in the\n"
-		"                          target's); repeatable. With -p, the annotated programs and\n"
-		"                          libraries the processes have mapped are found by themselves,\n"
-		"                          with a COMMAND its program\n"
-		"  -F, --freq HZ           CPU samples per second and CPU, with kernel and user call\n"
-		"                          stacks (cpu-clock; default: %d; 0: no sampling)\n"
-		"      --sample-idle       keep samples of idle CPUs too (dropped by default)\n"
-		"      --stacks MODE       call stacks on blocking, preemption, syscall, wakeup and\n"
-		"                          create events: user (default), kernel, both, or none\n"
-		"                          (the thread's name and syscall only). Stacks cost each\n"
-		"                          switch and wakeup a stack walk: none for switch-heavy loads\n"
-		"  -v, --verbose           show libbpf's messages\n"
-		"  -h, --help              show this help\n",
-		DEFAULT_BUFFER_MIB, DEFAULT_SAMPLE_HZ);
+	fputs("usage: lxtrace record [OPTIONS]                     the whole machine\n"
+	      "       lxtrace record [OPTIONS] -p PID[,PID...]     those processes and their children\n"
+	      "       lxtrace record [OPTIONS] --cgroup PATH       the threads in a cgroup v2\n"
+	      "       lxtrace record [OPTIONS] [--as-root] -- COMMAND [ARGS...]\n"
+	      "\n"
+	      "Records what threads do (runs, blocks, wakeups, forks, execs, exits, syscalls) and\n"
+	      "samples of what the CPUs run, with call stacks, into a Go execution trace; open it\n"
+	      "with `go tool trace FILE`. Stops after SECONDS, on Ctrl-C\n"
+	      "(SIGINT) or SIGTERM, when the target processes have all exited, or when COMMAND exits.\n"
+	      "Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
+	      "\n"
+	      "Targets (at most one kind; without one, every thread of the machine):\n", f);
+	for (size_t i = 0; i < NTARGETS; i++)
+		print_opt(f, &targets[i]);
+	fputs("With a target, other threads leave their CPU idle in the trace, and the heap counter\n"
+	      "shows the resident memory (RSS) of the target processes, summed.\n"
+	      "\n"
+	      "Options:\n", f);
+	for (size_t i = 0; i < NOPTIONS; i++)
+		print_opt(f, &options[i]);
+}
+
+/* getopt_long's tables, from the option list: "+:" (options end at the first non-option,
+ * which starts the command; ':' reports a missing value) and each short letter. */
+static void getopt_tables(char *shorts, struct option *longs)
+{
+	const struct record_opt *all[] = { targets, options };
+	const size_t counts[] = { NTARGETS, NOPTIONS };
+	size_t n = 0;
+
+	*shorts++ = '+';
+	*shorts++ = ':';
+	for (size_t t = 0; t < 2; t++) {
+		for (size_t i = 0; i < counts[t]; i++) {
+			const struct record_opt *o = &all[t][i];
+
+			if (!o->name)
+				continue;
+			longs[n++] = (struct option){ o->name, o->arg ? required_argument : no_argument,
+						      NULL, o->key };
+			if (o->key < 256) {
+				*shorts++ = (char)o->key;
+				if (o->arg)
+					*shorts++ = ':';
+			}
+		}
+	}
+	*shorts = '\0';
+	longs[n] = (struct option){ 0 };
 }
 
 static bool parse_seconds(const char *s, double *out)
@@ -84,22 +176,8 @@ static bool parse_seconds(const char *s, double *out)
 /* 0: run; 1: help shown, exit 0; 2: bad usage, reported. */
 int record_args__parse(int argc, char **argv, struct record_args *a)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "buffer-size", required_argument, NULL, 'b' },
-		{ "syscalls", required_argument, NULL, 's' },
-		{ "usdt", required_argument, NULL, 'u' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "sample-idle", no_argument, NULL, 'I' },
-		{ "stacks", required_argument, NULL, 'S' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "as-root", no_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option longopts[NTARGETS + NOPTIONS + 1];
+	char shortopts[2 + 2 * (NTARGETS + NOPTIONS) + 1];
 	int opt, kinds;
 
 	*a = (struct record_args){ .output = "trace.out", .buffer_mib = DEFAULT_BUFFER_MIB,
@@ -109,10 +187,10 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 		fprintf(stderr, PREFIX "out of memory\n");
 		return 2;
 	}
+	getopt_tables(shortopts, longopts);
 	opterr = 0;
 	optind = 1;
-	/* '+': options end at the first non-option, which starts the command. */
-	while ((opt = getopt_long(argc, argv, "+:o:d:b:s:u:F:vhp:g:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			a->pid_lists[a->npid_lists++] = optarg;
@@ -120,7 +198,7 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 		case 'g':
 			a->cgroup = optarg;
 			break;
-		case 'R':
+		case OPT_AS_ROOT:
 			a->as_root = true;
 			break;
 		case 'o':
@@ -174,10 +252,10 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			a->sample_hz = hz;
 			break;
 		}
-		case 'I':
+		case OPT_SAMPLE_IDLE:
 			a->sample_idle = true;
 			break;
-		case 'S': {
+		case OPT_STACKS: {
 			static const char *const names[] = { "none", "user", "kernel", "both" };
 			size_t i;
 

@@ -1,0 +1,109 @@
+/* test_record_args.c - `lxtrace record`'s option table: every option --help lists parses, the
+ * short and long forms agree, values are checked, and what is not in the table is refused. */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "user/cli/record_args.h"
+
+/* Parses argv (NULL-terminated, "record" first) into *a; returns record_args__parse's value. */
+static int parse(struct record_args *a, const char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	return record_args__parse(argc, (char **)argv, a);
+}
+
+Test(record_args, long_and_short_forms)
+{
+	const char *l[] = { "record", "--output", "x.trace", "--duration", "2.5", "--buffer-size", "0.5",
+			    "--syscalls", "all", "--usdt", "/bin/a", "--freq", "499", "--sample-idle",
+			    "--stacks", "both", "--verbose", "--cgroup", "/sys/fs/cgroup", NULL };
+	const char *s[] = { "record", "-o", "x.trace", "-d", "2.5", "-b", "0.5", "-s", "all", "-u", "/bin/a",
+			    "-F", "499", "--sample-idle", "--stacks=both", "-v", "-g", "/sys/fs/cgroup", NULL };
+	struct record_args a, b;
+
+	cr_assert_eq(parse(&a, l), 0);
+	cr_assert_eq(parse(&b, s), 0);
+	for (struct record_args *x = &a; x; x = x == &a ? &b : NULL) {
+		cr_expect_str_eq(x->output, "x.trace");
+		cr_expect_eq(x->duration, 2.5);
+		cr_expect_eq(x->buffer_mib, 0.5);
+		cr_expect_eq(x->syscalls, MODEL_SYSCALLS_ALL);
+		cr_expect_eq(x->n_usdt, 1);
+		cr_expect_eq(x->sample_hz, 499);
+		cr_expect(x->sample_idle);
+		cr_expect_eq(x->stacks, STACKS_BOTH);
+		cr_expect(x->verbose);
+		cr_expect_str_eq(x->cgroup, "/sys/fs/cgroup");
+	}
+	record_args__free(&a);
+	record_args__free(&b);
+}
+
+Test(record_args, defaults_and_targets)
+{
+	const char *d[] = { "record", NULL };
+	const char *p[] = { "record", "-p", "1,2", "--pid", "3", NULL };
+	const char *c[] = { "record", "--as-root", "--", "sleep", "1", NULL };
+	struct record_args a;
+
+	cr_assert_eq(parse(&a, d), 0);
+	cr_expect_str_eq(a.output, "trace.out");
+	cr_expect_eq(a.buffer_mib, 4);
+	cr_expect_eq(a.sample_hz, 99);
+	cr_expect_eq(a.stacks, STACKS_USER);
+	cr_expect_eq(a.syscalls, MODEL_SYSCALLS_BLOCKING);
+	record_args__free(&a);
+	cr_assert_eq(parse(&a, p), 0);
+	cr_expect_eq(a.npid_lists, 2);
+	record_args__free(&a);
+	cr_assert_eq(parse(&a, c), 0);
+	cr_expect(a.as_root);
+	cr_expect_str_eq(a.command[0], "sleep");
+	record_args__free(&a);
+}
+
+Test(record_args, refused, .init = cr_redirect_stderr)
+{
+	const char *bad[][4] = {
+		{ "record", "-I", NULL },		/* long-only options have no short form */
+		{ "record", "--stacks", NULL },		/* missing value */
+		{ "record", "--stacks=some", NULL },
+		{ "record", "-F", "-1", NULL },
+		{ "record", "--no-such", NULL },
+		{ "record", "--as-root", NULL },	/* without a command */
+	};
+	struct record_args a;
+
+	const char *both[] = { "record", "-p", "1", "--cgroup", "/sys/fs/cgroup", NULL };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(parse(&a, bad[i]), 2, "%s %s", bad[i][1], bad[i][2] ? bad[i][2] : "");
+		record_args__free(&a);
+	}
+	cr_expect_eq(parse(&a, both), 2, "two kinds of target");
+	record_args__free(&a);
+}
+
+Test(record_args, help_lists_every_option, .init = cr_redirect_stdout)
+{
+	static const char *const names[] = { "--pid", "--cgroup", "-- COMMAND", "--as-root",
+		"--output", "--duration", "--buffer-size", "--syscalls", "--usdt", "--freq",
+		"--sample-idle", "--stacks", "--verbose", "--help" };
+	const char *h[] = { "record", "--help", NULL };
+	struct record_args a;
+	char out[8192];
+	size_t n;
+
+	cr_assert_eq(parse(&a, h), 1);
+	record_args__free(&a);
+	fflush(stdout);
+	n = fread(out, 1, sizeof(out) - 1, cr_get_redirected_stdout());
+	out[n] = '\0';
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cr_expect(strstr(out, names[i]), "--help lacks %s", names[i]);
+}
