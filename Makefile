@@ -1,5 +1,5 @@
 # lxtrace build. Everything built goes under $(OUT); `make V=1` prints full commands.
-# Data flow in the layout: bpf/ (kernel) -> user/ (capture, model, CLI) -> format/ (encoder) -> file.
+# The layout: docs/layout.md (wings lowest first, checked by `make layers`).
 
 OUT ?= build
 ARCH ?= x86
@@ -11,9 +11,14 @@ WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 # -Iinclude: the workloads and benchmarks include <lxtrace/annotate.h> as users do.
 CPPFLAGS += -I. -I$(OUT) -Iinclude -D_GNU_SOURCE
 LIBS := -lbpf -lelf -lz -ldw -lpthread
+# ARCH is the kernel's name of the architecture (vmlinux/ARCH, __TARGET_ARCH_ARCH); its Debian
+# multiarch directory holds the asm/ headers: the syscall table and what libbpf's headers include.
+MULTIARCH_x86 := x86_64-linux-gnu
+MULTIARCH_arm64 := aarch64-linux-gnu
+MULTIARCH := $(or $(MULTIARCH_$(ARCH)),$(error ARCH=$(ARCH): unknown; x86 or arm64))
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Werror
 # libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is in the multiarch dir.
-BPF_CFLAGS += -idirafter /usr/include/$(shell $(CC) -dumpmachine)
+BPF_CFLAGS += -idirafter /usr/include/$(MULTIARCH)
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 ifeq ($(V),1)
@@ -69,27 +74,31 @@ demo: all
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
 
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h
+# -MMD: each object depends on exactly the headers it includes, as the C objects below.
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c
 	$(call say,BPF,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call say,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
-# x86_64 syscall number -> name, generated from the system's own header, never typed by hand.
-SYSCALL_HDR ?= /usr/include/x86_64-linux-gnu/asm/unistd_64.h
+# Syscall number -> name, generated from the system's own header for ARCH, never typed by hand
+# (x86's 64-bit table is unistd_64.h; the other architectures use the generic unistd.h).
+SYSCALL_HDR ?= /usr/include/$(MULTIARCH)/asm/unistd$(if $(filter x86,$(ARCH)),_64).h
 $(OUT)/syscall_names.h: $(SYSCALL_HDR)
 	$(call say,GEN,$@)
 	@mkdir -p $(@D)
 	$(Q)sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/[\2] = "\1",/p' $< > $@
 	$(Q)test -s $@ || { echo "syscall_names.h: no __NR_ definitions in $<" >&2; exit 1; }
 
-$(USER_OBJS): $(OUT)/syscall_names.h
+# Generated headers exist before user/ compiles (order-only: they do not make every object
+# out of date); from then on -MMD ties each object to the headers it includes, so only
+# user/capture/capture.o follows the skeletons and only user/proc/syscalls.o the names.
+$(USER_OBJS): | $(SKELS) $(OUT)/syscall_names.h
 
-# Objects depend on every skeleton so user/ can include them; -MMD tracks the rest.
-$(OUT)/%.o: %.c $(SKELS)
+$(OUT)/%.o: %.c
 	$(call say,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
@@ -108,9 +117,13 @@ $(LXTRACE): $(USER_OBJS) $(LIBFORMAT)
 $(OUT)/tests/workloads/%: tests/workloads/%.c
 	$(call say,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -O1 -g -fno-omit-frame-pointer $(WARNINGS) $< -lpthread -o $@
+	$(Q)$(CC) $(CPPFLAGS) -O1 -g -fno-omit-frame-pointer $(WARNINGS) -MMD -MP -MF $@.d $< -lpthread -o $@
 
-$(OUT)/bench/%: $(OUT)/bench/%.o $(USER_LIB_OBJS) $(LIBFORMAT)
+# Each benchmark links what it measures: the model and the symbolizer need the daemon's modules,
+# the encoder only the format library, the annotation API nothing.
+$(OUT)/bench/bench_model $(OUT)/bench/bench_symbolize: $(USER_LIB_OBJS) $(LIBFORMAT)
+$(OUT)/bench/bench_encode: $(LIBFORMAT)
+$(OUT)/bench/%: $(OUT)/bench/%.o
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
@@ -126,10 +139,12 @@ $(CAPTURE_STREAM): $(OUT)/tests/streams/capture.o $(OUT)/tests/lib/stream.o $(US
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
-$(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS)
+# One compile of the decoder and what it needs, instrumented; the headers they include are
+# format/'s and lib/'s.
+$(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/*.h lib/*.h)
 	$(call say,FUZZ-CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $^ -o $@
+	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
 # Symbolizer (user/symbolize.c): libstdc++ demangles C++ and Rust names; the unit tests look
 # up code addresses printed by the fixture programs of tests/symfix/, built here with

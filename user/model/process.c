@@ -1,6 +1,7 @@
 /* process.c - the records of a thread's life: fork (LX_REC_FORK) creates its goroutine, exec
  * (LX_REC_EXEC) renames it and logs the new program, exit (LX_REC_EXIT) ends it.
  */
+#include <asm/unistd.h>
 #include <string.h>
 
 #include "user/model/core.h"
@@ -8,8 +9,6 @@
 #include "user/model/threads.h"
 #include "user/stacks/callstacks.h"
 #include "user/stacks/idents.h"
-
-#define NR_EXECVE 59
 
 int model_on_fork(struct model *m, const struct lx_rec *r)
 {
@@ -94,7 +93,7 @@ static int exec_takeover(struct model *m, uint32_t c, struct thread *old, const 
 		return err;
 	err = model_rebirth(m, t, e->pid, comm);
 	if (!err)
-		err = model_thread_stack(m, c, old, NR_EXECVE, &stk);
+		err = model_thread_stack(m, c, old, __NR_execve, &stk);
 	if (!err)
 		err = model_go_create(m, c, t, stk);
 	if (!err)
@@ -137,7 +136,7 @@ int model_on_exec(struct model *m, const struct lx_rec *r)
 	err = model_make_current(m, c, t);
 	t->sysenter = -1;
 	if (!err)
-		err = model_thread_stack(m, c, t, NR_EXECVE, &stk);
+		err = model_thread_stack(m, c, t, __NR_execve, &stk);
 	return err ? err : gt_writer__user_log(m->w, c, m->now, 0, m->key_exec, stk, name, strlen(name));
 }
 

@@ -1,5 +1,5 @@
 /* syscalls.c - x86_64 syscall names (generated table) and their blocking classes. */
-#include <asm/unistd_64.h>
+#include <asm/unistd.h>
 #include <stddef.h>
 #include <string.h>
 

@@ -1,5 +1,6 @@
-/* syscalls.h - x86_64 syscall numbers: their names, and how a thread blocked in one is shown
- * in the trace. The name table is generated at build time from the system's asm/unistd_64.h. */
+/* syscalls.h - syscall numbers: their names, and what kind of wait a thread blocked in one is
+ * in (the model decides how each kind shows in the trace). The name table is generated at build
+ * time from the system's asm/unistd header of the build's architecture. */
 #ifndef LXTRACE_USER_SYSCALLS_H
 #define LXTRACE_USER_SYSCALLS_H
 
