@@ -59,7 +59,8 @@ CAPTURE_STREAM := $(OUT)/tests/capture-stream
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test layers docs docs-check unit-test integration-test fuzz fuzz-replay bench deps demo vmlinux clean
+.PHONY: all test layers docs docs-check unit-test integration-test fuzz fuzz-replay bench deps \
+	demo vmlinux clean
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
 
@@ -117,7 +118,8 @@ $(LXTRACE): $(USER_OBJS) $(LIBFORMAT)
 $(OUT)/tests/workloads/%: tests/workloads/%.c
 	$(call say,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -O1 -g -fno-omit-frame-pointer $(WARNINGS) -MMD -MP -MF $@.d $< -lpthread -o $@
+	$(Q)$(CC) $(CPPFLAGS) -O1 -g -fno-omit-frame-pointer $(WARNINGS) -MMD -MP -MF $@.d $< \
+		-lpthread -o $@
 
 # Each benchmark links what it measures: the model and the symbolizer need the daemon's modules,
 # the encoder only the format library, the annotation API nothing.
@@ -135,7 +137,8 @@ $(INTEG_TESTS): $(INTEG_SRCS:%.c=$(OUT)/%.o) $(TESTLIB_OBJS) $(USER_LIB_OBJS) $(
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -lcriterion -o $@
 
-$(CAPTURE_STREAM): $(OUT)/tests/streams/capture.o $(OUT)/tests/lib/stream.o $(USER_LIB_OBJS) $(LIBFORMAT)
+$(CAPTURE_STREAM): $(OUT)/tests/streams/capture.o $(OUT)/tests/lib/stream.o $(USER_LIB_OBJS) \
+		  $(LIBFORMAT)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
@@ -146,7 +149,7 @@ $(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard form
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
-# Symbolizer (user/symbolize.c): libstdc++ demangles C++ and Rust names; the unit tests look
+# Symbolizer (user/stacks/symbolize.c): libstdc++ demangles C++ and Rust names; the unit tests look
 # up code addresses printed by the fixture programs of tests/symfix/, built here with
 # frame pointers and debug info (the Go one with both installed toolchains).
 LIBS += -lstdc++

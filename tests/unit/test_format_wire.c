@@ -52,7 +52,7 @@ Test(format_wire, varint_rejects_overflow)
 	cr_expect_eq(gt_varint_get(big, big + sizeof(big), &v), 0);
 }
 
-/* Header bytes as the Go 1.19 runtime writes them (docs/go-trace-format.md §1.5). */
+/* Header bytes as the Go 1.19 runtime writes them (docs/format.md §2.1). */
 Test(format_wire, header_bytes)
 {
 	static const struct {

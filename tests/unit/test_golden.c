@@ -1,8 +1,9 @@
 /* test_golden.c - the model's output, byte for byte, for two fixed record streams: a real one
- * recorded from the workloads (tests/streams/workloads.*, made by tests/streams/capture.c) and a
- * generated one (a seeded simulation with every kind of record, stacks, losses and damage). The
- * golden traces (tests/streams/workloads.trace and generated.trace) were written by the code before a refactor and must
- * stay the same after it: a change of behaviour shows as a changed byte.
+ * recorded from the workloads (tests/streams/workloads.*, made by tests/streams/capture.c) and
+ * a generated one (a seeded simulation with every kind of record, stacks, losses and damage).
+ * The golden traces (tests/streams/workloads.trace, generated*.trace) were written by the code
+ * before a refactor and must stay the same after it: a change of behaviour shows as a changed
+ * byte.
  *
  * Nothing depends on the machine: the /proc the model reads is a fake one built from the
  * fixture (kernel addresses resolve against its kallsyms, user addresses of processes it does

@@ -107,16 +107,18 @@ bool model_placeable(const struct model *m, uint32_t c, const struct thread *t);
 int model_make_current(struct model *m, uint32_t c, struct thread *t);
 
 /* A thread the model cannot find running ends: the housekeeping P runs it for no time and
- * ends it there, after preempting it where the model has it running (counted). */
+ * ends it there, after preempting it where the model has it running (counted: exit-unknown,
+ * docs/model.md); only a running G can end (docs/format.md §6.3). */
 int model_end_elsewhere(struct model *m, struct thread *t);
 
 /* lxtrace's goroutine wakes on the housekeeping P, logs msg under key and sleeps again:
- * UserLog needs a running G with a stack. */
+ * UserLog needs a running G with a stack (docs/format.md §10.3). */
 int model_log(struct model *m, uint64_t key, const char *msg);
 
 /* A P whose G blocked in a syscall stops and starts again, as the Go runtime hands off its P:
  * the 1.23 viewer ends the G's syscall slice at the ProcStop, and without one it ends it at
- * some later ProcStop of that P, when the G may no longer run there, and panics. */
+ * some later ProcStop of that P, when the G may no longer run there, and panics
+ * (docs/format.md §10.5). */
 int model_hand_off(struct model *m, uint32_t p);
 
 /* ---- the heap counter: with opts.rss, the sum of the resident memory of the traced

@@ -137,7 +137,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	return model_emit(m, m->hk, GT_EV_GO_WAITING, t->goid, 0, 0);
 }
 
-/* The init phase (doc §3.5, §4 "1.23 viewer invariants") on the housekeeping P, each event one
+/* The init phase (docs/format.md §8, §10.5) on the housekeeping P, each event one
  * tick after the last so that nothing collides, ending two ticks before ts: lxtrace's goroutine
  * created first (strictly the earliest event), the P started, every live thread created, then
  * Gomaxprocs; then the housekeeping P is handed off (for the threads put in a syscall on it);
@@ -239,7 +239,7 @@ int model__finish(struct model *m, uint64_t ts)
 	if (m->finished)
 		return 0;
 	model_advance(m, ts);
-	/* The 1.19 viewer crashes on a GoStart with no later stop (doc §2). */
+	/* The 1.19 viewer crashes on a GoStart with no later stop (docs/format.md §10.5). */
 	for (uint32_t p = 0; p < m->ncpus && !err; p++)
 		if (m->cur[p])
 			err = model_preempt(m, p);

@@ -36,7 +36,7 @@ struct model_opts {
 	 * starting from what proc_root/PID/statm says at start. */
 	bool rss;
 	bool stacks;			/* records carry call stacks (samples, --stacks): symbolize
-					 * them (user/callstacks.h) */
+					 * them (user/stacks/callstacks.h) */
 };
 
 enum model_repair {

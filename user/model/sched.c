@@ -148,7 +148,7 @@ int model_on_wakeup(struct model *m, const struct lx_rec *r)
 			err = model_special_stack(m, c, IDENT_SPECIAL_IRQ, &stk);
 		return err ? err : model_go_ready(m, c, t, stk);
 	case THREAD_RUNNING:
-		/* sched_waking can precede the wakee's own switch-out (doc: docs/model.md). */
+		/* sched_waking can precede the wakee's own switch-out (docs/model.md). */
 		if (t->wake_stk)
 			model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
 		if (m->cur[c] && m->cur[c] != t)
