@@ -75,6 +75,18 @@ static struct merge_stats stats(void)
 	return st;
 }
 
+/* The deliveries so far are the records of these tids, in this order. */
+static void expect_tids(const uint32_t *tids, size_t n)
+{
+	cr_assert_eq(ngot, n);
+	for (size_t i = 0; i < n; i++)
+		cr_expect_eq(got[i].tid, tids[i], "delivery %zu: tid %u, not %u", i, got[i].tid, tids[i]);
+}
+
+#define EXPECT_TIDS(...)                                                                        \
+	expect_tids((const uint32_t[]){ __VA_ARGS__ },                                         \
+		    sizeof((const uint32_t[]){ __VA_ARGS__ }) / sizeof(uint32_t))
+
 static void expect_sorted(void)
 {
 	for (size_t i = 1; i < ngot; i++)
@@ -110,12 +122,9 @@ Test(merge, watermark_is_the_oldest_cpus_newest_or_the_window)
 	cr_expect_eq(merge__watermark(mg, now), now - 5000);
 	/* Delivery stops at the watermark; the rest waits. */
 	cr_assert_eq(merge__deliver(mg, merge__watermark(mg, now)), 0);
-	cr_assert_eq(ngot, 1);
-	cr_expect_eq(got[0].tid, 2);
+	EXPECT_TIDS(2);
 	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
-	cr_assert_eq(ngot, 3);
-	cr_expect_eq(got[1].tid, 3);
-	cr_expect_eq(got[2].tid, 1);
+	EXPECT_TIDS(2, 3, 1);
 }
 
 Test(merge, nested_record_is_put_back_in_place)
@@ -126,11 +135,7 @@ Test(merge, nested_record_is_put_back_in_place)
 	add(0, 20, 2);
 	add(1, 25, 4);
 	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
-	cr_assert_eq(ngot, 4);
-	cr_expect_eq(got[0].tid, 1);
-	cr_expect_eq(got[1].tid, 2);
-	cr_expect_eq(got[2].tid, 4);
-	cr_expect_eq(got[3].tid, 3);
+	EXPECT_TIDS(1, 2, 4, 3);
 	cr_expect_eq(stats().out_of_order, 0);
 }
 
@@ -139,14 +144,12 @@ Test(merge, late_record_is_delivered_and_counted)
 	add(0, 100, 1);
 	add(1, 200, 2);
 	cr_assert_eq(merge__deliver(mg, 200), 0);
-	cr_assert_eq(ngot, 2);
+	EXPECT_TIDS(1, 2);
 	/* CPU 0 sends something older than what went out already. */
 	add(0, 150, 3);
 	add(1, 300, 4);
 	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
-	cr_assert_eq(ngot, 4);
-	cr_expect_eq(got[2].tid, 3);
-	cr_expect_eq(got[3].tid, 4);
+	EXPECT_TIDS(1, 2, 3, 4);
 	cr_expect_eq(stats().out_of_order, 1);
 	cr_expect_eq(stats().records, 4);
 }
