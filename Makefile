@@ -203,7 +203,7 @@ layers: $(LXTRACE)
 unit-test: $(UNIT_TESTS) $(LXTRACE)
 	$(UNIT_TESTS) --short-filename
 
-integration-test: $(INTEG_TESTS) $(LXTRACE) $(WORKLOADS)
+integration-test: $(INTEG_TESTS) $(LXTRACE) $(WORKLOADS) $(CAPTURE_STREAM)
 	$(INTEG_TESTS) --short-filename --jobs 1
 
 fuzz-replay: $(FUZZER)
