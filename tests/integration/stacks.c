@@ -320,7 +320,7 @@ Test(stacks, idle_samples_only_when_asked)
 	/* cpu-clock stops on a CPU in NOHZ idle (perf too sees idle samples only from the CPU
 	 * that keeps the tick): a machine busy elsewhere may give none. */
 	if (!idle)
-		cr_log_warn("no idle samples: were the CPUs ever idle?");
+		cr_log_info("note: no idle samples: were the CPUs ever idle?");
 	cr_assert_eq(ok, idle, "%zu of %zu idle samples are not kernel frames under [idle]", idle - ok, idle);
 	itest_fini();
 
