@@ -59,11 +59,11 @@ static void print_frames(FILE *f, const struct gt_stack *s, const char *prefix)
 			s->frames[i].pc);
 }
 
-int gt_dump__event(FILE *f, const struct gt_trace *t, const struct gt_event *e, uint64_t t0)
+int gt_dump__event(FILE *f, const struct gt_dict *d, uint64_t freq, const struct gt_event *e,
+		   uint64_t t0)
 {
 	const struct gt_spec *s = &gt_specs[e->type];
 	unsigned nargs = e->nargs - !!(s->flags & GT_STACK);
-	uint64_t freq = gt_trace__frequency(t);
 	/* ns since t0; a sample may predate t0, hence the sign. */
 	__int128 dt = (__int128)e->ts - (__int128)t0;
 	long long ns = (long long)(dt * 1000000000 / (freq ? (__int128)freq : 1000000000));
@@ -75,7 +75,7 @@ int gt_dump__event(FILE *f, const struct gt_trace *t, const struct gt_event *e, 
 		if (!name)
 			fprintf(f, " arg%u=%" PRIu64, i, e->args[i]);
 		else if (name[0] == '*') {
-			const char *str = gt_trace__string(t, e->args[i]);
+			const char *str = gt_dict__string(d, e->args[i]);
 
 			fprintf(f, " %s=", name + 1);
 			print_quoted(f, str ? str : "", str ? strlen(str) : 0);
@@ -94,7 +94,7 @@ int gt_dump__event(FILE *f, const struct gt_trace *t, const struct gt_event *e, 
 	fputc('\n', f);
 	print_frames(f, e->stack, "");
 	if (e->type == GT_EV_GO_CREATE)
-		print_frames(f, gt_trace__stack(t, e->args[1]), "new: ");
+		print_frames(f, gt_dict__stack(d, e->args[1]), "new: ");
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -106,6 +106,6 @@ int gt_dump__trace(FILE *f, const struct gt_trace *t)
 	int err = 0;
 
 	for (size_t i = 0; i < n && !err; i++)
-		err = gt_dump__event(f, t, &ev[i], t0);
+		err = gt_dump__event(f, gt_trace__dict(t), gt_trace__frequency(t), &ev[i], t0);
 	return err;
 }

@@ -7,10 +7,11 @@
 
 #include "format/reader.h"
 
-/* Prints e as "TIME p=P g=G Name arg=value ..." with TIME in ns since t0 (ticks), string
- * arguments resolved and quoted, then one "    func file:line" line per frame of its stack.
- * Returns 0 or -EIO when f fails. */
-int gt_dump__event(FILE *f, const struct gt_trace *t, const struct gt_event *e, uint64_t t0);
+/* Prints e as "TIME p=P g=G Name arg=value ..." with TIME in ns since t0 (ticks at freq per
+ * second), string arguments resolved through d and quoted, then one "    func file:line" line
+ * per frame of its stack. Returns 0 or -EIO when f fails. */
+int gt_dump__event(FILE *f, const struct gt_dict *d, uint64_t freq, const struct gt_event *e,
+		   uint64_t t0);
 
 /* Every event of t, t0 being the first one's time. */
 int gt_dump__trace(FILE *f, const struct gt_trace *t);

@@ -1,7 +1,11 @@
-/* cmd_dump.c - `lxtrace dump FILE`: prints a trace's events one per line, like `go tool trace -d`. */
+/* cmd_dump.c - `lxtrace dump FILE`: prints a trace's events one per line, like `go tool trace -d`,
+ * streaming: memory does not grow with the file (format/reader.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "format/dump.h"
 #include "format/reader.h"
@@ -12,10 +16,63 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: lxtrace dump FILE\n\n"
-		   "Prints the events of a Go execution trace written by lxtrace, sorted by time, one\n"
-		   "per line: TIME(ns since the first event) p=P g=G EVENT ARGS, followed by the\n"
-		   "event's stack frames, indented.\n\n"
+		   "Prints the events of a Go execution trace, one per line: TIME p=P g=G EVENT ARGS,\n"
+		   "followed by the event's stack frames, indented. TIME is in ns since the trace's\n"
+		   "first event, as the viewers count it. Events come in file order: batch by batch,\n"
+		   "each P's events in time order (sort by TIME to merge the Ps).\n\n"
+		   "The file is read as a stream, in constant memory; a file that can be read twice\n"
+		   "is checked whole before anything is printed. A malformed file is refused at its\n"
+		   "first bad record, with the byte offset (exit status 1). FILE - reads stdin.\n\n"
 		   "  -h, --help  show this help\n");
+}
+
+/* The trace's first time (what the viewers count from), reading fd to its end: 0, or 1 on a
+ * bad file with the reason in err. */
+static int scan(int fd, uint64_t *t0, char *err, size_t errlen)
+{
+	struct gt_reader *r;
+	struct gt_event e;
+	int ret;
+
+	r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
+	if (!r) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return 1;
+	}
+	*t0 = UINT64_MAX;
+	while ((ret = gt_reader__next(r, &e)) == 1)
+		if (e.ts < *t0)
+			*t0 = e.ts;
+	if (ret)
+		snprintf(err, errlen, "%s", gt_reader__error(r));
+	gt_reader__free(r);
+	return ret ? 1 : 0;
+}
+
+/* Prints every event of fd; t0 is the time origin, UINT64_MAX to take the first event's.
+ * 0, 1 on a bad file (err says why), -1 when stdout fails. */
+static int print(int fd, uint64_t t0, char *err, size_t errlen)
+{
+	struct gt_reader *r;
+	struct gt_event e;
+	int ret, out = 0;
+
+	r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
+	if (!r) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return 1;
+	}
+	while (!out && (ret = gt_reader__next(r, &e)) == 1) {
+		if (t0 == UINT64_MAX)
+			t0 = e.ts;
+		out = gt_dump__event(stdout, gt_reader__dict(r), gt_reader__frequency(r), &e, t0);
+	}
+	if (!out && ret)
+		snprintf(err, errlen, "%s", gt_reader__error(r));
+	gt_reader__free(r);
+	if (out || fflush(stdout))
+		return -1;
+	return ret ? 1 : 0;
 }
 
 int cmd_dump(int argc, char **argv)
@@ -24,9 +81,10 @@ int cmd_dump(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct gt_trace *t = NULL;
+	const char *path;
+	uint64_t t0 = UINT64_MAX;
 	char err[256];
-	int c, ret;
+	int c, fd, ret;
 
 	opterr = 0;
 	optind = 1;
@@ -53,17 +111,31 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "lxtrace dump: unexpected argument '%s' " SEE_HELP "\n", argv[optind + 1]);
 		return 2;
 	}
-	/* Parse: the whole file is decoded and checked before anything is printed. */
-	ret = gt_trace__load(argv[optind], &t, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "lxtrace dump: %s: %s\n", argv[optind], err);
+	path = argv[optind];
+	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	if (fd < 0) {
+		fprintf(stderr, "lxtrace dump: %s: %s\n", path, strerror(errno));
 		return 1;
 	}
+	/* Check, when the file can be read twice; else the stream is checked as it prints. */
+	ret = 0;
+	err[0] = '\0';
+	if (lseek(fd, 0, SEEK_SET) == 0) {
+		ret = scan(fd, &t0, err, sizeof(err));
+		if (!ret && lseek(fd, 0, SEEK_SET)) {
+			snprintf(err, sizeof(err), "rewinding: %s", strerror(errno));
+			ret = 1;
+		}
+	}
 	/* Print. */
-	ret = gt_dump__trace(stdout, t);
-	if (!ret && fflush(stdout))
-		ret = -1;
-	gt_trace__free(t);
+	if (!ret)
+		ret = print(fd, t0, err, sizeof(err));
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (ret > 0) {
+		fprintf(stderr, "lxtrace dump: %s: %s\n", path, err);
+		return 1;
+	}
 	if (ret) {
 		fprintf(stderr, "lxtrace dump: writing to stdout failed\n");
 		return 1;

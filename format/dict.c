@@ -1,0 +1,210 @@
+/* dict.c - string and stack definitions of a trace, under a byte budget.
+ *
+ * Strings are never freed before the dictionary, so the frames of every stack can point at
+ * them. Each stack is one allocation (header and frames), replaced whole when its id is
+ * defined again. The budget counts what a definition costs here (bytes, frames and the index
+ * entries), so no input can make the dictionary grow past it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/dict.h"
+#include "lib/grow.h"
+#include "lib/u64map.h"
+
+/* What an index entry costs beside the data: the map slot (counted twice for its load
+ * factor) and the array slot. */
+#define ENTRY_COST 40
+
+struct dstack {
+	struct gt_stack pub;
+	struct gt_rframe frames[];
+};
+
+struct gt_dict {
+	const struct gt_dict *parent;
+	uint64_t budget, bytes;
+	struct u64map *string_ids;	/* id -> index in strings */
+	char **strings;
+	size_t nstrings, strings_cap;
+	struct u64map *stack_ids;	/* id -> index in stacks */
+	struct dstack **stacks;
+	size_t nstacks, stacks_cap;
+	uint64_t max_string, max_stack;
+};
+
+struct gt_dict *gt_dict__new(const struct gt_dict *parent, uint64_t budget)
+{
+	struct gt_dict *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->parent = parent;
+	d->budget = budget ? budget : GT_DICT_DEFAULT_BUDGET;
+	d->string_ids = u64map__new();
+	d->stack_ids = u64map__new();
+	if (!d->string_ids || !d->stack_ids) {
+		gt_dict__free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return d;
+}
+
+static int spend(struct gt_dict *d, uint64_t cost)
+{
+	if (cost > d->budget - d->bytes)
+		return -E2BIG;
+	d->bytes += cost;
+	return 0;
+}
+
+int gt_dict__add_string(struct gt_dict *d, uint64_t id, const void *bytes, size_t len)
+{
+	uint64_t *slot;
+	bool added;
+	char *s;
+	int err;
+
+	if (!id || !len)
+		return -EINVAL;
+	if (gt_dict__string(d, id))
+		return -EEXIST;
+	err = spend(d, len + 1 + ENTRY_COST);
+	if (err)
+		return err;
+	if (grow_array((void **)&d->strings, &d->strings_cap, d->nstrings + 1, sizeof(*d->strings), 64))
+		return -ENOMEM;
+	s = malloc(len + 1);
+	slot = s ? u64map__put(d->string_ids, id, &added) : NULL;
+	if (!slot) {
+		free(s);
+		return -ENOMEM;
+	}
+	memcpy(s, bytes, len);
+	s[len] = '\0';
+	*slot = d->nstrings;
+	d->strings[d->nstrings++] = s;
+	if (id > d->max_string)
+		d->max_string = id;
+	return 0;
+}
+
+static void name_frames(const struct gt_dict *d, struct dstack *s)
+{
+	for (size_t i = 0; i < s->pub.n; i++) {
+		struct gt_rframe *f = &s->frames[i];
+		const char *fn = gt_dict__string(d, f->func_id), *file = gt_dict__string(d, f->file_id);
+
+		f->func = fn ? fn : "";
+		f->file = file ? file : "";
+	}
+}
+
+int gt_dict__add_stack(struct gt_dict *d, uint64_t id, const uint64_t *vals, size_t n)
+{
+	size_t size = sizeof(struct dstack) + n * sizeof(struct gt_rframe);
+	uint64_t *slot;
+	int64_t delta;	/* change of d->bytes */
+	struct dstack *s;
+	bool added;
+
+	if (!id || !n)
+		return -EINVAL;
+	slot = u64map__get(d->stack_ids, id);
+	/* A new id costs its index entry too; a redefinition gives back the old frames. */
+	delta = (int64_t)size + (slot ? -(int64_t)(sizeof(struct dstack) +
+			d->stacks[*slot]->pub.n * sizeof(struct gt_rframe)) : ENTRY_COST);
+	if (delta > 0 && (uint64_t)delta > d->budget - d->bytes)
+		return -E2BIG;
+	if (!slot &&
+	    grow_array((void **)&d->stacks, &d->stacks_cap, d->nstacks + 1, sizeof(*d->stacks), 64))
+		return -ENOMEM;
+	s = malloc(size);
+	if (!s)
+		return -ENOMEM;
+	s->pub = (struct gt_stack){ id, n, s->frames };
+	for (size_t i = 0; i < n; i++)
+		s->frames[i] = (struct gt_rframe){ .pc = vals[4 * i], .func_id = vals[4 * i + 1],
+						   .file_id = vals[4 * i + 2], .line = vals[4 * i + 3] };
+	name_frames(d, s);
+	if (slot) {
+		free(d->stacks[*slot]);
+		d->stacks[*slot] = s;
+	} else {
+		slot = u64map__put(d->stack_ids, id, &added);
+		if (!slot) {
+			free(s);
+			return -ENOMEM;
+		}
+		*slot = d->nstacks;
+		d->stacks[d->nstacks++] = s;
+	}
+	d->bytes += (uint64_t)delta;
+	if (id > d->max_stack)
+		d->max_stack = id;
+	return 0;
+}
+
+const char *gt_dict__string(const struct gt_dict *d, uint64_t id)
+{
+	for (; d; d = d->parent) {
+		const uint64_t *i = u64map__get(d->string_ids, id);
+
+		if (i)
+			return d->strings[*i];
+	}
+	return NULL;
+}
+
+const struct gt_stack *gt_dict__stack(const struct gt_dict *d, uint64_t id)
+{
+	for (; d; d = d->parent) {
+		const uint64_t *i = u64map__get(d->stack_ids, id);
+
+		if (i)
+			return &d->stacks[*i]->pub;
+	}
+	return NULL;
+}
+
+void gt_dict__resolve(struct gt_dict *d)
+{
+	for (size_t i = 0; i < d->nstacks; i++)
+		name_frames(d, d->stacks[i]);
+}
+
+uint64_t gt_dict__max_string_id(const struct gt_dict *d)
+{
+	uint64_t up = d->parent ? gt_dict__max_string_id(d->parent) : 0;
+
+	return d->max_string > up ? d->max_string : up;
+}
+
+uint64_t gt_dict__max_stack_id(const struct gt_dict *d)
+{
+	uint64_t up = d->parent ? gt_dict__max_stack_id(d->parent) : 0;
+
+	return d->max_stack > up ? d->max_stack : up;
+}
+
+uint64_t gt_dict__bytes(const struct gt_dict *d)
+{
+	return d->bytes;
+}
+
+void gt_dict__free(struct gt_dict *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nstrings; i++)
+		free(d->strings[i]);
+	for (size_t i = 0; i < d->nstacks; i++)
+		free(d->stacks[i]);
+	free(d->strings);
+	free(d->stacks);
+	u64map__free(d->string_ids);
+	u64map__free(d->stack_ids);
+	free(d);
+}
