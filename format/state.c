@@ -1,0 +1,570 @@
+/* state.c - the trace state tracker: goroutines, Ps, tasks, regions and GC phases as the
+ * events of a trace leave them.
+ *
+ * The rules are the ones Go's parsers check after ordering a trace (docs/format.md lists
+ * them): a start needs a runnable goroutine and an idle P, a block or stop needs the P's own
+ * running goroutine, an unblock a waiting one, and so on. An event the state does not allow is
+ * applied as it says and counted, so the state stays what a viewer would show. Goroutines
+ * live in an array indexed through a map and leave it when they end; tasks and Ps the same.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/grow.h"
+#include "format/state.h"
+#include "lib/u64map.h"
+
+struct gt_state {
+	struct gt_gstat *gs;
+	size_t ngs, gs_cap;
+	struct u64map *g_index;	/* goid -> index in gs */
+	struct gt_pstat *ps;
+	size_t nps, ps_cap;
+	struct u64map *p_index;	/* P (as uint64_t) -> index in ps */
+	struct gt_task *tasks;
+	size_t ntasks, tasks_cap;
+	struct u64map *task_index;	/* task id -> index in tasks */
+	struct gt_gcstat gc;
+	struct gt_state_stats st;
+	struct gt_reader *feeder;	/* gt_state__feed's decoder */
+	char problem[256];
+};
+
+struct gt_state *gt_state__new(void)
+{
+	struct gt_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->g_index = u64map__new();
+	s->p_index = u64map__new();
+	s->task_index = u64map__new();
+	s->st.max_p = -1;
+	if (!s->g_index || !s->p_index || !s->task_index) {
+		gt_state__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+/* Notes that e is not allowed here; returns -EPROTO. */
+static int problem(struct gt_state *s, const struct gt_event *e, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!s->st.problems++) {
+		n = snprintf(s->problem, sizeof(s->problem), "offset %llu: %s: ",
+			     (unsigned long long)e->off, gt_specs[e->type].name);
+		if (n >= 0 && (size_t)n < sizeof(s->problem)) {
+			va_start(ap, fmt);
+			vsnprintf(s->problem + n, sizeof(s->problem) - (size_t)n, fmt, ap);
+			va_end(ap);
+		}
+	}
+	return -EPROTO;
+}
+
+static struct gt_gstat *find_g(const struct gt_state *s, uint64_t id)
+{
+	const uint64_t *i = u64map__get(s->g_index, id);
+
+	return i ? &s->gs[*i] : NULL;
+}
+
+/* A new goroutine, runnable with seq 1 as GoCreate makes it. NULL on ENOMEM. */
+static struct gt_gstat *add_g(struct gt_state *s, uint64_t id, uint64_t ts)
+{
+	uint64_t *slot;
+	bool added;
+
+	if (grow_array((void **)&s->gs, &s->gs_cap, s->ngs + 1, sizeof(*s->gs), 64))
+		return NULL;
+	slot = u64map__put(s->g_index, id, &added);
+	if (!slot)
+		return NULL;
+	*slot = s->ngs;
+	s->gs[s->ngs] = (struct gt_gstat){ .id = id, .state = GT_GS_RUNNABLE, .seq = 1,
+					   .why = GT_EV_GO_CREATE, .since = ts, .p = -1 };
+	return &s->gs[s->ngs++];
+}
+
+static void del_g(struct gt_state *s, struct gt_gstat *g)
+{
+	size_t i = (size_t)(g - s->gs);
+
+	free((void *)g->regions);
+	u64map__del(s->g_index, g->id);
+	if (i != --s->ngs) {
+		s->gs[i] = s->gs[s->ngs];
+		*u64map__get(s->g_index, s->gs[i].id) = i;
+	}
+}
+
+/* The P of id, added (stopped) when first seen. NULL on ENOMEM. */
+static struct gt_pstat *get_p(struct gt_state *s, int64_t id)
+{
+	uint64_t *slot;
+	bool added;
+
+	slot = u64map__get(s->p_index, (uint64_t)id);
+	if (slot)
+		return &s->ps[*slot];
+	if (grow_array((void **)&s->ps, &s->ps_cap, s->nps + 1, sizeof(*s->ps), 16))
+		return NULL;
+	slot = u64map__put(s->p_index, (uint64_t)id, &added);
+	if (!slot)
+		return NULL;
+	*slot = s->nps;
+	s->ps[s->nps] = (struct gt_pstat){ .id = id };
+	if (id > s->st.max_p)
+		s->st.max_p = id;
+	return &s->ps[s->nps++];
+}
+
+static int push_region(struct gt_gstat *g, const struct gt_event *e)
+{
+	size_t n = g->nregions;
+	struct gt_region *r = (struct gt_region *)g->regions;
+
+	/* Capacity is the next power of two, at least 4. */
+	if (n >= 4 && !(n & (n - 1))) {
+		r = realloc(r, 2 * n * sizeof(*r));
+	} else if (!n) {
+		r = malloc(4 * sizeof(*r));
+	}
+	if (!r)
+		return -ENOMEM;
+	r[n] = (struct gt_region){ e->args[0], e->args[2], e->args[3] };
+	g->regions = r;
+	g->nregions = n + 1;
+	return 0;
+}
+
+static int user_region(struct gt_state *s, struct gt_gstat *g, const struct gt_event *e)
+{
+	const struct gt_region *in;
+
+	if (!g)
+		return e->g ? problem(s, e, "g %llu does not exist", (unsigned long long)e->g) :
+			      problem(s, e, "no goroutine runs");
+	if (e->args[1] == 0)
+		return push_region(g, e);
+	if (e->args[1] != 1)
+		return problem(s, e, "mode %llu", (unsigned long long)e->args[1]);
+	if (!g->nregions)	/* an end without its start is allowed */
+		return 0;
+	in = &g->regions[g->nregions - 1];
+	g->nregions--;
+	if (in->task != e->args[0] || in->name != e->args[2])
+		return problem(s, e, "g %llu ends a region that is not its innermost",
+			       (unsigned long long)g->id);
+	return 0;
+}
+
+static int user_task(struct gt_state *s, const struct gt_event *e)
+{
+	uint64_t *slot;
+	bool added;
+	size_t i;
+
+	if (e->type == GT_EV_USER_TASK_END) {
+		slot = u64map__get(s->task_index, e->args[0]);
+		if (!slot)	/* an end without its start is allowed */
+			return 0;
+		i = (size_t)*slot;
+		u64map__del(s->task_index, e->args[0]);
+		if (i != --s->ntasks) {
+			s->tasks[i] = s->tasks[s->ntasks];
+			*u64map__get(s->task_index, s->tasks[i].id) = i;
+		}
+		return 0;
+	}
+	if (u64map__get(s->task_index, e->args[0]))
+		return problem(s, e, "task %llu exists", (unsigned long long)e->args[0]);
+	if (grow_array((void **)&s->tasks, &s->tasks_cap, s->ntasks + 1, sizeof(*s->tasks), 16))
+		return -ENOMEM;
+	slot = u64map__put(s->task_index, e->args[0], &added);
+	if (!slot)
+		return -ENOMEM;
+	*slot = s->ntasks;
+	s->tasks[s->ntasks++] = (struct gt_task){ e->args[0], e->args[1], e->args[2], e->args[3],
+						  e->g, e->ts };
+	return 0;
+}
+
+/* The goroutine e says runs on its P must: it is the P's, and running. */
+static int check_running(struct gt_state *s, const struct gt_event *e, struct gt_pstat *p,
+			 struct gt_gstat *g, bool allow_g0)
+{
+	if (!e->g)
+		return allow_g0 && !p->g ? 0 : problem(s, e, "no goroutine runs on p %lld",
+							 (long long)e->p);
+	if (!g || g->state != GT_GS_RUNNING)
+		return problem(s, e, "g %llu is not running", (unsigned long long)e->g);
+	if (p->g != e->g)
+		return problem(s, e, "p %lld does not run g %llu", (long long)e->p,
+			       (unsigned long long)e->g);
+	return 0;
+}
+
+/* The running goroutine of p leaves it into state (why = e's type, its stack). */
+static void leave(struct gt_pstat *p, struct gt_gstat *g, const struct gt_event *e,
+		  enum gt_gstate state)
+{
+	if (p->g == e->g)
+		p->g = 0;
+	if (!g)
+		return;
+	g->state = (uint8_t)state;
+	g->why = e->type;
+	g->stk = (gt_specs[e->type].flags & GT_STACK) ? e->args[e->nargs - 1] : 0;
+	g->since = e->ts;
+	g->label = 0;
+	g->p = -1;
+}
+
+/* A transition of target into runnable by e (unblock, syscall exit), checking its seq. */
+static int ready(struct gt_state *s, const struct gt_event *e, struct gt_gstat *t, uint8_t from)
+{
+	int err = 0;
+
+	if (!t)
+		return problem(s, e, "g %llu does not exist", (unsigned long long)e->args[0]);
+	if (t->state != from)
+		err = problem(s, e, "g %llu is not %s", (unsigned long long)t->id,
+			      from == GT_GS_SYSCALL ? "in a syscall" : "waiting");
+	else if (e->args[1] != t->seq)
+		err = problem(s, e, "g %llu has seq %llu, not %llu", (unsigned long long)t->id,
+			      (unsigned long long)t->seq, (unsigned long long)e->args[1]);
+	t->state = GT_GS_RUNNABLE;
+	t->why = e->type;
+	t->stk = (gt_specs[e->type].flags & GT_STACK) ? e->args[e->nargs - 1] : 0;
+	t->since = e->ts;
+	t->seq = e->args[1] + 1;
+	return err;
+}
+
+static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_pstat *p,
+		    struct gt_gstat *g)
+{
+	struct gt_gstat *t;
+	int err = 0, ret;
+
+	switch (e->type) {
+	case GT_EV_GO_CREATE:
+		err = check_running(s, e, p, g, true);
+		if (find_g(s, e->args[0]))
+			return problem(s, e, "g %llu exists", (unsigned long long)e->args[0]);
+		t = add_g(s, e->args[0], e->ts);
+		if (!t)
+			return -ENOMEM;
+		t->name_stk = e->args[1];
+		t->stk = e->args[2];
+		if (e->args[0] > s->st.max_goid)
+			s->st.max_goid = e->args[0];
+		return err;
+	case GT_EV_GO_START:
+	case GT_EV_GO_START_LABEL:
+		if (!g)
+			return problem(s, e, "g %llu does not exist", (unsigned long long)e->g);
+		if (g->state != GT_GS_RUNNABLE)
+			err = problem(s, e, "g %llu is not runnable", (unsigned long long)g->id);
+		else if (p->g)
+			err = problem(s, e, "p %lld runs g %llu", (long long)e->p,
+				      (unsigned long long)p->g);
+		else if (e->args[1] != g->seq)
+			err = problem(s, e, "g %llu has seq %llu, not %llu", (unsigned long long)g->id,
+				      (unsigned long long)g->seq, (unsigned long long)e->args[1]);
+		g->state = GT_GS_RUNNING;
+		g->why = e->type;
+		g->p = e->p;
+		g->seq = e->args[1] + 1;
+		g->stk = 0;
+		g->since = e->ts;
+		g->label = e->type == GT_EV_GO_START_LABEL ? e->args[2] : 0;
+		p->g = g->id;
+		return err;
+	case GT_EV_GO_END:
+	case GT_EV_GO_STOP:
+		err = check_running(s, e, p, g, false);
+		if (p->g == e->g)
+			p->g = 0;
+		if (g)
+			del_g(s, g);
+		return err;
+	case GT_EV_GO_SCHED:
+	case GT_EV_GO_PREEMPT:
+		err = check_running(s, e, p, g, false);
+		leave(p, g, e, GT_GS_RUNNABLE);
+		return err;
+	case GT_EV_GO_SLEEP:
+	case GT_EV_GO_BLOCK:
+	case GT_EV_GO_BLOCK_SEND:
+	case GT_EV_GO_BLOCK_RECV:
+	case GT_EV_GO_BLOCK_SELECT:
+	case GT_EV_GO_BLOCK_SYNC:
+	case GT_EV_GO_BLOCK_COND:
+	case GT_EV_GO_BLOCK_NET:
+	case GT_EV_GO_BLOCK_GC:
+		err = check_running(s, e, p, g, false);
+		leave(p, g, e, GT_GS_WAITING);
+		return err;
+	case GT_EV_GO_SYSBLOCK:
+		err = check_running(s, e, p, g, false);
+		leave(p, g, e, GT_GS_SYSCALL);
+		return err;
+	case GT_EV_GO_SYSCALL:
+		err = check_running(s, e, p, g, false);
+		if (g) {
+			g->syscall = true;
+			g->stk = e->args[0];
+		}
+		return err;
+	case GT_EV_GO_UNBLOCK:
+		err = check_running(s, e, p, g, true);
+		t = find_g(s, e->args[0]);
+		ret = ready(s, e, t, GT_GS_WAITING);
+		return err ? err : ret;
+	case GT_EV_GO_SYSEXIT:
+		return ready(s, e, g, GT_GS_SYSCALL);
+	case GT_EV_GO_WAITING:
+	case GT_EV_GO_IN_SYSCALL:
+		if (!g)
+			return problem(s, e, "g %llu does not exist", (unsigned long long)e->g);
+		if (g->state != GT_GS_RUNNABLE || g->why != GT_EV_GO_CREATE)
+			err = problem(s, e, "g %llu is not freshly created", (unsigned long long)g->id);
+		g->state = e->type == GT_EV_GO_WAITING ? GT_GS_WAITING : GT_GS_SYSCALL;
+		g->why = e->type;
+		g->seq = 2;
+		g->stk = 0;
+		g->since = e->ts;
+		return err;
+	default:
+		return 0;
+	}
+}
+
+/* GC phases, sweeps, mark assists, heap counters, Ps. */
+static int other_event(struct gt_state *s, const struct gt_event *e, struct gt_pstat *p,
+		       struct gt_gstat *g)
+{
+	struct gt_gcstat *gc = &s->gc;
+	int err = 0;
+
+	switch (e->type) {
+	case GT_EV_PROC_START:
+		if (p->started)
+			err = problem(s, e, "p %lld is running", (long long)e->p);
+		p->started = true;
+		p->thread = e->args[0];
+		p->since = e->ts;
+		return err;
+	case GT_EV_PROC_STOP:
+		if (!p->started)
+			err = problem(s, e, "p %lld is not running", (long long)e->p);
+		else if (p->g)
+			err = problem(s, e, "p %lld runs g %llu", (long long)e->p,
+				      (unsigned long long)p->g);
+		p->started = false;
+		p->since = e->ts;
+		return err;
+	case GT_EV_GOMAXPROCS:
+		gc->init_done = true;
+		gc->gomaxprocs = e->args[0];
+		return 0;
+	case GT_EV_GC_START:
+		if (gc->gc)
+			err = problem(s, e, "a GC is running");
+		else if (e->args[0] != gc->gc_seq)
+			err = problem(s, e, "seq %llu, not %llu", (unsigned long long)e->args[0],
+				      (unsigned long long)gc->gc_seq);
+		gc->gc = true;
+		gc->gc_seq = e->args[0] + 1;
+		gc->gc_stk = e->args[1];
+		return err;
+	case GT_EV_GC_DONE:
+		if (!gc->gc)
+			err = problem(s, e, "no GC is running");
+		gc->gc = false;
+		return err;
+	case GT_EV_GC_STW_START:
+		if (gc->stw)
+			err = problem(s, e, "the world is stopped");
+		gc->stw = true;
+		gc->stw_kind = e->args[0];
+		gc->stw_p = e->p;
+		return err;
+	case GT_EV_GC_STW_DONE:
+		if (!gc->stw)
+			err = problem(s, e, "the world is not stopped");
+		gc->stw = false;
+		return err;
+	case GT_EV_GC_SWEEP_START:
+	case GT_EV_GC_SWEEP_DONE:
+		if (p->sweep == (e->type == GT_EV_GC_SWEEP_START))
+			err = problem(s, e, "p %lld is %ssweeping", (long long)e->p,
+				      p->sweep ? "" : "not ");
+		p->sweep = e->type == GT_EV_GC_SWEEP_START;
+		return err;
+	case GT_EV_GC_MARK_ASSIST_START:
+	case GT_EV_GC_MARK_ASSIST_DONE:
+		/* A done without its start is allowed: assists can span the trace's start. */
+		if (g && g->mark_assist && e->type == GT_EV_GC_MARK_ASSIST_START)
+			err = problem(s, e, "g %llu is assisting already", (unsigned long long)g->id);
+		if (g)
+			g->mark_assist = e->type == GT_EV_GC_MARK_ASSIST_START;
+		return err;
+	case GT_EV_HEAP_ALLOC:
+		gc->has_heap_alloc = true;
+		gc->heap_alloc = e->args[0];
+		return 0;
+	case GT_EV_HEAP_GOAL:
+		gc->has_heap_goal = true;
+		gc->heap_goal = e->args[0];
+		return 0;
+	case GT_EV_USER_TASK_CREATE:
+	case GT_EV_USER_TASK_END:
+		return user_task(s, e);
+	case GT_EV_USER_REGION:
+		return user_region(s, g, e);
+	default:
+		return 0;
+	}
+}
+
+int gt_state__event(struct gt_state *s, const struct gt_event *e)
+{
+	struct gt_gstat *g = NULL;
+	struct gt_pstat *p;
+
+	if (!s->st.events || e->ts < s->st.first_ts)
+		s->st.first_ts = e->ts;
+	if (e->ts > s->st.last_ts)
+		s->st.last_ts = e->ts;
+	s->st.events++;
+	/* A sample names a P and a G but changes neither. */
+	if (e->type == GT_EV_CPU_SAMPLE)
+		return 0;
+	p = get_p(s, e->p);
+	if (!p)
+		return -ENOMEM;
+	if (e->g) {
+		g = find_g(s, e->g);
+		/* In 1.23's reading, any later event of the goroutine ends the syscall GoSysCall
+		 * began, unless that event is the GoSysBlock that makes it blocking. */
+		if (g && e->type != GT_EV_GO_SYSBLOCK)
+			g->syscall = false;
+	}
+	if (gt_specs[e->type].g != GT_G_NONE)
+		return go_event(s, e, p, g);
+	return other_event(s, e, p, g);
+}
+
+int gt_state__feed(struct gt_state *s, const void *bytes, size_t len)
+{
+	struct gt_event e;
+	int ret, err = 0;
+
+	if (!s->feeder) {
+		s->feeder = gt_reader__new(&(struct gt_reader_opts){
+			.sz = sizeof(struct gt_reader_opts), .fd = -1, .headerless = true });
+		if (!s->feeder)
+			return -ENOMEM;
+	}
+	gt_reader__feed(s->feeder, bytes, len);
+	while ((ret = gt_reader__next(s->feeder, &e)) == 1) {
+		ret = gt_state__event(s, &e);
+		if (ret == -ENOMEM)
+			return ret;
+		err = err ? err : ret;
+	}
+	if (ret) {
+		if (!s->st.problems++)
+			snprintf(s->problem, sizeof(s->problem), "%s", gt_reader__error(s->feeder));
+		return ret;
+	}
+	return err;
+}
+
+const struct gt_dict *gt_state__dict(const struct gt_state *s)
+{
+	return s->feeder ? gt_reader__dict(s->feeder) : NULL;
+}
+
+const char *gt_state__problem(const struct gt_state *s)
+{
+	return s->problem;
+}
+
+size_t gt_state__ngoroutines(const struct gt_state *s)
+{
+	return s->ngs;
+}
+
+const struct gt_gstat *gt_state__goroutines(const struct gt_state *s)
+{
+	return s->gs;
+}
+
+const struct gt_gstat *gt_state__goroutine(const struct gt_state *s, uint64_t g)
+{
+	return find_g(s, g);
+}
+
+size_t gt_state__nprocs(const struct gt_state *s)
+{
+	return s->nps;
+}
+
+const struct gt_pstat *gt_state__procs(const struct gt_state *s)
+{
+	return s->ps;
+}
+
+const struct gt_pstat *gt_state__proc(const struct gt_state *s, int64_t p)
+{
+	const uint64_t *i = u64map__get(s->p_index, (uint64_t)p);
+
+	return i ? &s->ps[*i] : NULL;
+}
+
+size_t gt_state__ntasks(const struct gt_state *s)
+{
+	return s->ntasks;
+}
+
+const struct gt_task *gt_state__tasks(const struct gt_state *s)
+{
+	return s->tasks;
+}
+
+const struct gt_gcstat *gt_state__gc(const struct gt_state *s)
+{
+	return &s->gc;
+}
+
+void gt_state__stats(const struct gt_state *s, struct gt_state_stats *out)
+{
+	*out = s->st;
+}
+
+void gt_state__free(struct gt_state *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->ngs; i++)
+		free((void *)s->gs[i].regions);
+	free(s->gs);
+	free(s->ps);
+	free(s->tasks);
+	u64map__free(s->g_index);
+	u64map__free(s->p_index);
+	u64map__free(s->task_index);
+	gt_reader__free(s->feeder);
+	free(s);
+}
