@@ -6,6 +6,14 @@
  * they do not each cost a system call; the staged bytes are complete batches, so losing
  * them in a crash still leaves the file on a batch boundary.
  *
+ * Disk full: with a reserve, the bytes past the end of the file are kept allocated
+ * (fallocate, KEEP_SIZE) before every write, the write's own bytes plus the reserve. When the
+ * disk cannot give that much, the write is not attempted: the queue fails with ENOSPC while
+ * the reserve is still there, for whatever closes the trace (format/close.h). Writes into
+ * allocated blocks do not fail for want of space, so with a reserve a full disk never cuts a
+ * batch. The reserve is grown in steps of RESERVE_AHEAD, so this costs one fallocate per
+ * megabyte written, and what is left of it past the file's end is given back at the end.
+ *
  * A failed or zero-length write latches the error: nothing more is written. A write can fail
  * part-way through a batch (ENOSPC, EFBIG, EIO after some bytes went out), so the file is then
  * truncated back to the end of the last write that went out whole, which ends on a batch
@@ -14,8 +22,10 @@
  * fails).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -30,16 +40,25 @@ struct gt_outq {
 	uint64_t written;	/* bytes that went out whole */
 	uint64_t torn;		/* bytes of a failed write left in the file */
 	off_t base;		/* the fd's offset when we started; -1 when it has none */
+	size_t reserve;		/* bytes to keep allocated past what is written; 0: none */
+	off_t reserved_to;	/* the file's blocks are allocated up to here */
 };
 
-struct gt_outq *gt_outq__new(int fd, size_t stage_size)
+#define RESERVE_AHEAD (1 << 20)
+
+struct gt_outq *gt_outq__new(int fd, size_t stage_size, size_t reserve)
 {
 	struct gt_outq *q = calloc(1, sizeof(*q));
+	struct stat st;
 
 	if (!q)
 		return NULL;
 	q->fd = fd;
 	q->base = lseek(fd, 0, SEEK_CUR);
+	if (reserve && q->base >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode)) {
+		q->reserve = reserve;
+		q->reserved_to = q->base;
+	}
 	q->cap = stage_size;
 	q->stage = malloc(stage_size);
 	if (!q->stage) {
@@ -66,10 +85,43 @@ static void cut_back(struct gt_outq *q, uint64_t part)
 	q->torn = part;
 }
 
+/* Makes sure len more bytes and the reserve after them are allocated: 0, or -ENOSPC or
+ * -EDQUOT when the disk cannot give them (the reserve allocated before is still there). */
+static int top_up(struct gt_outq *q, size_t len)
+{
+	off_t need = q->base + (off_t)q->written + (off_t)len + (off_t)q->reserve;
+
+	if (!q->reserve || need <= q->reserved_to)
+		return 0;
+	if (!fallocate(q->fd, FALLOC_FL_KEEP_SIZE, q->reserved_to,
+		       need + RESERVE_AHEAD - q->reserved_to)) {
+		q->reserved_to = need + RESERVE_AHEAD;
+		return 0;
+	}
+	if (errno == ENOSPC || errno == EDQUOT) {
+		if (!fallocate(q->fd, FALLOC_FL_KEEP_SIZE, q->reserved_to, need - q->reserved_to)) {
+			q->reserved_to = need;
+			return 0;
+		}
+		if (errno == ENOSPC || errno == EDQUOT)
+			return -errno;
+	}
+	/* A file system without fallocate: no reserve, a full disk ends the file as it may. */
+	q->reserve = 0;
+	return 0;
+}
+
 /* Writes all of iov, resuming after partial writes and EINTR; on failure, none of it stays. */
 static int write_all(struct gt_outq *q, struct iovec *iov, int n)
 {
 	uint64_t part = 0;
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	q->err = top_up(q, len);
+	if (q->err)
+		return q->err;
 
 	while (n > 0) {
 		ssize_t r = writev(q->fd, iov, n);
@@ -154,10 +206,25 @@ uint64_t gt_outq__torn(const struct gt_outq *q, int *why)
 	return q->torn;
 }
 
+/* Gives back what is left of the reserve past the end of the file. ext4 drops blocks past
+ * the end on a truncate to the same size; tmpfs needs the hole punched. */
+static void release(struct gt_outq *q)
+{
+	struct stat st;
+
+	if (!q->reserve || fstat(q->fd, &st) || st.st_size >= q->reserved_to)
+		return;
+	/* Best effort: what stays allocated is at most the reserve and RESERVE_AHEAD. */
+	if (!ftruncate(q->fd, st.st_size))
+		fallocate(q->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
+			  q->reserved_to - st.st_size);
+}
+
 void gt_outq__free(struct gt_outq *q)
 {
 	if (!q)
 		return;
+	release(q);
 	free(q->stage);
 	free(q);
 }

@@ -7,8 +7,10 @@
 
 struct gt_outq;
 
-/* Small batches are gathered in a staging buffer of stage_size bytes. NULL with errno set. */
-struct gt_outq *gt_outq__new(int fd, size_t stage_size);
+/* Small batches are gathered in a staging buffer of stage_size bytes. With reserve > 0 and a
+ * regular file, that many bytes are kept allocated past each write, so that a full disk
+ * fails the queue with ENOSPC while they still fit (outq.c). NULL with errno set. */
+struct gt_outq *gt_outq__new(int fd, size_t stage_size, size_t reserve);
 /* Queues raw bytes that must reach the file before anything later (the file header). */
 int gt_outq__bytes(struct gt_outq *q, const void *buf, size_t len);
 /* Queues one batch, given as its header and its body. 0 or the sticky -errno. */
@@ -24,7 +26,7 @@ uint64_t gt_outq__written(const struct gt_outq *q);
 /* Bytes of a failed write that stay after them because they could not be cut back (0 when
  * none); *why gets the reason (-ESPIPE: the fd cannot be truncated; else ftruncate's). */
 uint64_t gt_outq__torn(const struct gt_outq *q, int *why);
-/* Accepts NULL; does not flush. */
+/* Accepts NULL; does not flush. Gives back what is left of the reserve past the file's end. */
 void gt_outq__free(struct gt_outq *q);
 
 #endif

@@ -21,11 +21,11 @@
 #include <string.h>
 
 #include "format/encode.h"
+#include "lib/grow.h"
 #include "format/outq.h"
 #include "format/tracemap.h"
-#include "format/writer.h"
-#include "lib/grow.h"
 #include "lib/u64map.h"
+#include "format/writer.h"
 
 #define DEFAULT_BATCH_SIZE (64 * 1024)
 #define MIN_BATCH_SIZE 128
@@ -55,6 +55,11 @@ struct proc {
 	uint32_t ndeps, deps_cap;
 	uint64_t last_dep;	/* fast path: the edge added most recently */
 	uint64_t mark;		/* cycle search epoch */
+	bool started, sweep;	/* as the events taken so far leave this P */
+	uint32_t nevents;	/* events in the open batch */
+	/* The P as its last written batch leaves it: queued (maybe only staged by the output
+	 * queue), and in the file. */
+	struct gt_writer_pstate queued, file;
 };
 
 struct gt_writer {
@@ -71,6 +76,9 @@ struct gt_writer {
 	size_t string_loc_cap, stack_loc_cap;
 	uint64_t *scratch;	/* stack record values */
 	uint64_t epoch;
+	uint64_t sbase, kbase;	/* string and stack ids handed out start above these */
+	/* Last event time and events of the batches queued, and of those in the file. */
+	uint64_t queued_ts, file_ts, queued_events, file_events;
 	struct gt_writer_stats stats;
 };
 
@@ -81,17 +89,25 @@ static int fail(struct gt_writer *w, int err)
 	return err;
 }
 
-static int write_batch(struct gt_writer *w, uint32_t a);
-
 static bool is_open(const struct gt_writer *w, uint64_t loc)
 {
 	return w->procs[LOC_P(loc)].gen == LOC_GEN(loc);
+}
+
+/* The output queue wrote out everything queued: the file now holds it. */
+static void commit(struct gt_writer *w)
+{
+	for (uint32_t p = 0; p < w->nprocs; p++)
+		w->procs[p].file = w->procs[p].queued;
+	w->file_ts = w->queued_ts;
+	w->file_events = w->queued_events;
 }
 
 static int write_batch(struct gt_writer *w, uint32_t a)
 {
 	struct proc *pr = &w->procs[a];
 	uint8_t hdr[GT_MAX_BATCH_HDR_LEN];
+	uint64_t written;
 	uint8_t *end;
 	int err;
 
@@ -114,9 +130,17 @@ static int write_batch(struct gt_writer *w, uint32_t a)
 		return 0;
 	end = gt_encode_batch_header(hdr, a, pr->has_base ? pr->base_ts : pr->last_ts,
 				     w->frequency);
+	written = gt_outq__written(w->out);
 	err = gt_outq__batch(w->out, hdr, (size_t)(end - hdr), pr->buf, pr->len);
 	if (err)
 		return fail(w, err);
+	pr->queued = (struct gt_writer_pstate){ pr->started, pr->sweep, pr->cur_g };
+	if (pr->last_ts > w->queued_ts)
+		w->queued_ts = pr->last_ts;
+	w->queued_events += pr->nevents;
+	pr->nevents = 0;
+	if (gt_outq__written(w->out) != written)
+		commit(w);
 	w->frequency = 0;
 	w->stats.batches++;
 	pr->gen++;
@@ -214,7 +238,7 @@ struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 	int err;
 
 	if (!opts || opts->sz < sizeof(*opts) || opts->fd < 0 || !opts->nprocs ||
-	    opts->nprocs > MAX_PROCS || !opts->frequency) {
+	    opts->nprocs > MAX_PROCS || (!opts->frequency && !opts->append)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -227,8 +251,10 @@ struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 	w->nprocs = opts->nprocs;
 	w->batch_size = bsz;
 	w->frequency = opts->frequency;
+	w->sbase = opts->string_base;
+	w->kbase = opts->stack_base;
 	w->procs = calloc(opts->nprocs, sizeof(*w->procs));
-	w->out = gt_outq__new(opts->fd, STAGE_SIZE);
+	w->out = gt_outq__new(opts->fd, STAGE_SIZE, opts->reserve);
 	w->gs = u64map__new();
 	w->strings = gt_tracemap__new();
 	w->stacks = gt_tracemap__new();
@@ -242,7 +268,7 @@ struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 		w->procs[p].cap = bsz;
 		w->procs[p].last_dep = NO_LOC;
 	}
-	err = gt_outq__bytes(w->out, GT_HEADER, GT_HEADER_LEN);
+	err = opts->append ? 0 : gt_outq__bytes(w->out, GT_HEADER, GT_HEADER_LEN);
 	if (!err)
 		err = gt_outq__flush(w->out);
 	if (err) {
@@ -275,6 +301,8 @@ static uint64_t here(const struct gt_writer *w, uint32_t p)
 static int use_string(struct gt_writer *w, uint32_t p, const char *s, uint64_t *id)
 {
 	size_t len = s ? strlen(s) : 0;
+	struct proc *pr = &w->procs[p];
+	uint64_t k;
 	bool added;
 	int err;
 
@@ -283,20 +311,21 @@ static int use_string(struct gt_writer *w, uint32_t p, const char *s, uint64_t *
 		return 0;
 	if (len > GT_MAX_STRING_LEN)
 		return -E2BIG;
-	*id = gt_tracemap__find(w->strings, s, len);
-	if (*id)
-		return add_dep(w, p, w->string_loc[*id - 1]);
+	k = gt_tracemap__find(w->strings, s, len);
+	if (k) {
+		*id = w->sbase + k;
+		return add_dep(w, p, w->string_loc[k - 1]);
+	}
 	err = reserve(w, p, gt_string_record_len(len));
 	if (err)
 		return err;
-	*id = gt_tracemap__put(w->strings, s, len, &added);
-	if (!*id)
+	k = gt_tracemap__put(w->strings, s, len, &added);
+	if (!k)
 		return -ENOMEM;
-	err = set_loc(&w->string_loc, &w->string_loc_cap, *id, here(w, p));
+	err = set_loc(&w->string_loc, &w->string_loc_cap, k, here(w, p));
 	if (err)
 		return err;
-	struct proc *pr = &w->procs[p];
-
+	*id = w->sbase + k;
 	pr->len = (size_t)(gt_encode_string(pr->buf + pr->len, *id, s, len) - pr->buf);
 	w->stats.strings++;
 	return 0;
@@ -327,15 +356,18 @@ uint64_t gt_writer__string(struct gt_writer *w, uint32_t p, const char *s)
 
 uint64_t gt_writer__stack_find(struct gt_writer *w, const uint64_t *pcs, size_t n)
 {
+	uint64_t k;
+
 	if (!n || n > GT_MAX_STACK_FRAMES)
 		return 0;
-	return gt_tracemap__find(w->stacks, pcs, n * sizeof(*pcs));
+	k = gt_tracemap__find(w->stacks, pcs, n * sizeof(*pcs));
+	return k ? w->kbase + k : 0;
 }
 
 uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame *frames, size_t n)
 {
 	/* Scratch: the record's 4 values per frame, then the PCs alone as the table key. */
-	uint64_t *vals = w->scratch, *key = w->scratch + 4 * GT_MAX_STACK_FRAMES, id;
+	uint64_t *vals = w->scratch, *key = w->scratch + 4 * GT_MAX_STACK_FRAMES, id, k;
 	struct proc *pr;
 	size_t body;
 	bool added;
@@ -351,9 +383,9 @@ uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame
 	}
 	for (size_t i = 0; i < n; i++)
 		key[i] = frames[i].pc;
-	id = gt_tracemap__find(w->stacks, key, n * sizeof(*key));
-	if (id)
-		return id;
+	k = gt_tracemap__find(w->stacks, key, n * sizeof(*key));
+	if (k)
+		return w->kbase + k;
 	for (size_t i = 0; i < n && !err; i++) {
 		vals[4 * i] = frames[i].pc;
 		err = use_string(w, p, frames[i].func, &vals[4 * i + 1]);
@@ -363,7 +395,8 @@ uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame
 	}
 	if (err)
 		goto out;
-	id = gt_tracemap__count(w->stacks) + 1;
+	k = gt_tracemap__count(w->stacks) + 1;
+	id = w->kbase + k;
 	body = gt_stack_body_len(id, vals, n);
 	if (body > GT_MAX_LONG_BODY) {
 		errno = E2BIG;
@@ -372,11 +405,11 @@ uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame
 	err = reserve(w, p, 1 + GT_MAX_VARINT_LEN + body);
 	if (err)
 		goto out;
-	if (gt_tracemap__put(w->stacks, key, n * sizeof(*key), &added) != id) {
+	if (gt_tracemap__put(w->stacks, key, n * sizeof(*key), &added) != k) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = set_loc(&w->stack_loc, &w->stack_loc_cap, id, here(w, p));
+	err = set_loc(&w->stack_loc, &w->stack_loc_cap, k, here(w, p));
 	if (err)
 		goto out;
 	pr = &w->procs[p];
@@ -394,18 +427,18 @@ static int use_stack(struct gt_writer *w, uint32_t p, uint64_t id)
 {
 	if (!id)
 		return 0;
-	if (id > gt_tracemap__count(w->stacks))
+	if (id <= w->kbase || id - w->kbase > gt_tracemap__count(w->stacks))
 		return -EINVAL;
-	return add_dep(w, p, w->stack_loc[id - 1]);
+	return add_dep(w, p, w->stack_loc[id - w->kbase - 1]);
 }
 
 static int use_string_id(struct gt_writer *w, uint32_t p, uint64_t id)
 {
 	if (!id)
 		return 0;
-	if (id > gt_tracemap__count(w->strings))
+	if (id <= w->sbase || id - w->sbase > gt_tracemap__count(w->strings))
 		return -EINVAL;
-	return add_dep(w, p, w->string_loc[id - 1]);
+	return add_dep(w, p, w->string_loc[id - w->sbase - 1]);
 }
 
 /* Ordering dependencies of an event on P p: its goroutine's previous transition and the
@@ -492,7 +525,8 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 		g = pr->cur_g;
 		break;
 	default:
-		g = t == GT_EV_GC_START ? GC_PSEUDO_G : 0;
+		/* A GCDone must not reach the file before its GCStart. */
+		g = t == GT_EV_GC_START || t == GT_EV_GC_DONE ? GC_PSEUDO_G : 0;
 	}
 	err = event_deps(w, p, t, args, nargs, g);
 	if (!err)
@@ -509,6 +543,11 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 	pr->len = (size_t)(gt_encode_event(pr->buf + pr->len, t, diff(w, pr, ts), args, nargs) -
 			   pr->buf);
 	w->stats.events++;
+	pr->nevents++;
+	if (t == GT_EV_PROC_START || t == GT_EV_PROC_STOP)
+		pr->started = t == GT_EV_PROC_START;
+	else if (t == GT_EV_GC_SWEEP_START || t == GT_EV_GC_SWEEP_DONE)
+		pr->sweep = t == GT_EV_GC_SWEEP_START;
 	if (eff == GT_G_START)
 		pr->cur_g = g;
 	else if (eff == GT_G_STOP || eff == GT_G_END)
@@ -553,6 +592,7 @@ int gt_writer__user_log(struct gt_writer *w, uint32_t p, uint64_t ts, uint64_t t
 		memcpy(end, msg, len);
 	pr->len = (size_t)(end + len - pr->buf);
 	w->stats.events++;
+	pr->nevents++;
 	return 0;
 }
 
@@ -579,6 +619,7 @@ int gt_writer__cpu_sample(struct gt_writer *w, uint32_t p, uint64_t ts, int64_t 
 	pr->len = (size_t)(gt_encode_event(pr->buf + pr->len, GT_EV_CPU_SAMPLE, 0, vals, 4) -
 			   pr->buf);
 	w->stats.events++;
+	pr->nevents++;
 	return 0;
 }
 
@@ -594,7 +635,25 @@ int gt_writer__flush(struct gt_writer *w)
 			return err;
 	}
 	err = gt_outq__flush(w->out);
-	return err ? fail(w, err) : 0;
+	if (err)
+		return fail(w, err);
+	commit(w);
+	return 0;
+}
+
+void gt_writer__file_state(const struct gt_writer *w, struct gt_writer_pstate *out,
+			   uint64_t *last_ts, uint64_t *lost)
+{
+	for (uint32_t p = 0; p < w->nprocs; p++)
+		out[p] = w->procs[p].file;
+	*last_ts = w->file_ts;
+	*lost = w->stats.events - w->file_events;
+}
+
+void gt_writer__max_ids(const struct gt_writer *w, uint64_t *string_id, uint64_t *stack_id)
+{
+	*string_id = w->sbase + gt_tracemap__count(w->strings);
+	*stack_id = w->kbase + gt_tracemap__count(w->stacks);
 }
 
 void gt_writer__stats(const struct gt_writer *w, struct gt_writer_stats *out)

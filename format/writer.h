@@ -35,8 +35,17 @@ struct gt_writer_opts {
 	size_t sz;		/* sizeof(struct gt_writer_opts), for growth */
 	int fd;			/* output; the writer does not close it */
 	uint32_t nprocs;	/* P ids are 0 .. nprocs-1 */
-	uint64_t frequency;	/* ticks per second; > 0 */
+	uint64_t frequency;	/* ticks per second; > 0 (appending: 0, or the file has no batch) */
 	size_t batch_size;	/* bytes per batch buffer; 0 = 64 KiB */
+	/* Appending to a trace: fd already holds the header (and the Frequency, unless one is
+	 * given), so only batches are written, and string and stack ids are handed out above
+	 * the given bases (the largest ids the file defines). */
+	bool append;
+	uint64_t string_base, stack_base;
+	/* Bytes of disk kept allocated past the end of a regular file, topped up before each
+	 * write: when the disk fills, writing stops while this much still fits, for the events
+	 * that close the trace (format/close.h, gt_close__seal). 0: none. */
+	size_t reserve;
 };
 
 /* One symbolized frame. Strings are copied (interned) by the writer. */
@@ -91,6 +100,22 @@ uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame
 
 /* Writes every buffered batch, in dependency order. */
 int gt_writer__flush(struct gt_writer *w);
+
+/* What the file holds of P p at its end: only batches that reached the file count. */
+struct gt_writer_pstate {
+	bool started;		/* ProcStart without ProcStop */
+	bool sweep;		/* GCSweepStart without GCSweepDone */
+	uint64_t g;		/* the goroutine running on it, 0 for none */
+};
+
+/* The state of every P (out[0 .. nprocs-1]) as the file written so far leaves it, and the
+ * time of its last event: what must be closed after a write error. Events the writer took
+ * that never reached the file are counted in *lost. */
+void gt_writer__file_state(const struct gt_writer *w, struct gt_writer_pstate *out,
+			   uint64_t *last_ts, uint64_t *lost);
+
+/* The largest string and stack ids handed out: an appending writer's bases. */
+void gt_writer__max_ids(const struct gt_writer *w, uint64_t *string_id, uint64_t *stack_id);
 
 void gt_writer__stats(const struct gt_writer *w, struct gt_writer_stats *out);
 
