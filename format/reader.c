@@ -51,6 +51,7 @@ struct gt_reader {
 	struct u64map *last_g;	/* P -> G running on it when its batch ended */
 	bool in_batch;
 	uint64_t cur_p, cur_g, last_ts, batch_off;
+	uint64_t rec_off;		/* where the record read last (or failing) begins */
 	uint64_t frequency, nevents;
 };
 
@@ -383,6 +384,7 @@ static int read_record(struct gt_reader *r, struct gt_event *e)
 	unsigned want;
 	int err;
 
+	r->rec_off = offset_of(r, rec);
 	if (type == GT_EV_NONE || type >= GT_EV_COUNT)
 		return failf(r, rec, "unknown event type %u", type);
 	if (type == GT_EV_STRING)
@@ -466,6 +468,11 @@ uint64_t gt_reader__offset(const struct gt_reader *r)
 uint64_t gt_reader__batch_offset(const struct gt_reader *r)
 {
 	return r->batch_off;
+}
+
+uint64_t gt_reader__record_offset(const struct gt_reader *r)
+{
+	return r->rec_off;
 }
 
 uint64_t gt_reader__frequency(const struct gt_reader *r)

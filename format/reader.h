@@ -76,6 +76,8 @@ const char *gt_reader__error(const struct gt_reader *r);
 uint64_t gt_reader__offset(const struct gt_reader *r);
 /* Offset of the Batch header of the batch the last event belongs to. */
 uint64_t gt_reader__batch_offset(const struct gt_reader *r);
+/* Offset of the record decoded last, or of the one that failed. */
+uint64_t gt_reader__record_offset(const struct gt_reader *r);
 /* 0 until the Frequency record has been read. */
 uint64_t gt_reader__frequency(const struct gt_reader *r);
 uint64_t gt_reader__nevents(const struct gt_reader *r);
