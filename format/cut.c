@@ -226,9 +226,10 @@ static int init_proc(struct gt_cut *c, const struct gt_state *start, const struc
 	const struct gt_gstat *og;
 	uint32_t pid = (uint32_t)p->id;
 	uint64_t a[4];
-	int err;
+	int err = 0;
 
-	err = emit3(c, pid, ts, GT_EV_PROC_START, p->thread, 0, 0);
+	if (p->started || g)
+		err = emit3(c, pid, ts, GT_EV_PROC_START, p->thread, 0, 0);
 	if (!err && g) {
 		og = gt_state__goroutine(c->out, g->id);
 		a[0] = g->id, a[1] = og ? og->seq : 1, a[2] = map_string(c, pid, g->label);
@@ -321,7 +322,7 @@ static int init_phase(struct gt_cut *c, const struct gt_cut_opts *o)
 
 	/* One tick before the window: the Ps, what runs on them, the GC and the heap. */
 	for (size_t i = 0; i < np && !err; i++)
-		if (pv[i]->started || pv[i]->g)
+		if (pv[i]->started || pv[i]->g || pv[i]->sweep)
 			err = init_proc(c, start, pv[i], o->from - 1);
 	if (!err && gc->gc) {
 		a[0] = gt_state__gc(c->out)->gc_seq;

@@ -455,6 +455,19 @@ int gt_reader__next(struct gt_reader *r, struct gt_event *e)
 	}
 }
 
+int gt_reader__set_running(struct gt_reader *r, int64_t p, uint64_t g)
+{
+	bool added;
+	uint64_t *slot = u64map__put(r->last_g, (uint64_t)p, &added);
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = g;
+	if (r->in_batch && r->cur_p == (uint64_t)p)
+		r->cur_g = g;
+	return 0;
+}
+
 const char *gt_reader__error(const struct gt_reader *r)
 {
 	return r->err ? r->msg : "";

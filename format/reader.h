@@ -70,6 +70,11 @@ int gt_reader__next(struct gt_reader *r, struct gt_event *e);
  * reader whose input is complete. 0 or -EINVAL with the message in gt_reader__error. */
 int gt_reader__end(struct gt_reader *r);
 
+/* For batches that continue a stream read elsewhere (a window of batches kept in memory):
+ * goroutine g runs on P p when p's next batch begins, as the batches before left it (the
+ * state tracker's gt_pstat.g). Returns 0 or -ENOMEM. */
+int gt_reader__set_running(struct gt_reader *r, int64_t p, uint64_t g);
+
 /* One line naming the offset and the cause of the last error; "" when none. */
 const char *gt_reader__error(const struct gt_reader *r);
 /* Bytes consumed: the offset right after the last record decoded. */

@@ -155,6 +155,8 @@ int gt_repair(int fd, int out_fd, struct gt_repair_report *rep, char *err, size_
 		rep->kept = whole_end(fd, r);
 		gt_reader__free(r);
 		gt_state__free(s);
+		r = NULL;
+		s = NULL;
 		ret = rep->kept > GT_HEADER_LEN ? replay(fd, rep->kept, &r, &s) : -EINVAL;
 		if (ret == -EINVAL) {
 			snprintf(err, errlen, "nothing to repair: %s",

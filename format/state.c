@@ -460,7 +460,7 @@ int gt_state__event(struct gt_state *s, const struct gt_event *e)
 		if (g && e->type != GT_EV_GO_SYSBLOCK)
 			g->syscall = false;
 	}
-	if (gt_specs[e->type].g != GT_G_NONE)
+	if (gt_specs[e->type].g != GT_G_NONE || e->type == GT_EV_GO_SYSCALL)
 		return go_event(s, e, p, g);
 	return other_event(s, e, p, g);
 }
@@ -551,6 +551,90 @@ const struct gt_gcstat *gt_state__gc(const struct gt_state *s)
 void gt_state__stats(const struct gt_state *s, struct gt_state_stats *out)
 {
 	*out = s->st;
+}
+
+/* Copies n elements of size from src into a fresh array (kept at least 1 long), with an index
+ * map from each element's key. */
+static int copy_table(void **dst, size_t *cap, const void *src, size_t n, size_t size,
+		      struct u64map *index, uint64_t (*key)(const void *))
+{
+	uint64_t *slot;
+	bool added;
+
+	*dst = malloc((n ? n : 1) * size);
+	if (!*dst)
+		return -ENOMEM;
+	*cap = n ? n : 1;
+	if (n)
+		memcpy(*dst, src, n * size);
+	for (size_t i = 0; i < n; i++) {
+		slot = u64map__put(index, key((const char *)src + i * size), &added);
+		if (!slot)
+			return -ENOMEM;
+		*slot = i;
+	}
+	return 0;
+}
+
+static uint64_t g_key(const void *x)
+{
+	return ((const struct gt_gstat *)x)->id;
+}
+
+static uint64_t p_key(const void *x)
+{
+	return (uint64_t)((const struct gt_pstat *)x)->id;
+}
+
+static uint64_t task_key(const void *x)
+{
+	return ((const struct gt_task *)x)->id;
+}
+
+struct gt_state *gt_state__clone(const struct gt_state *s)
+{
+	struct gt_state *c = gt_state__new();
+	int err;
+
+	if (!c)
+		return NULL;
+	c->gc = s->gc;
+	c->st = s->st;
+	memcpy(c->problem, s->problem, sizeof(c->problem));
+	err = copy_table((void **)&c->gs, &c->gs_cap, s->gs, s->ngs, sizeof(*s->gs), c->g_index,
+			 g_key);
+	c->ngs = c->gs ? s->ngs : 0;
+	if (!err)
+		err = copy_table((void **)&c->ps, &c->ps_cap, s->ps, s->nps, sizeof(*s->ps),
+				 c->p_index, p_key);
+	c->nps = c->ps ? s->nps : 0;
+	if (!err)
+		err = copy_table((void **)&c->tasks, &c->tasks_cap, s->tasks, s->ntasks,
+				 sizeof(*s->tasks), c->task_index, task_key);
+	c->ntasks = c->tasks ? s->ntasks : 0;
+	/* Each goroutine's regions are its own. */
+	for (size_t i = 0; i < c->ngs; i++) {
+		struct gt_gstat *g = &c->gs[i];
+		size_t n = g->nregions, cap = 4;
+		struct gt_region *r;
+
+		while (cap < n)	/* as push_region keeps it: 4, or the next power of two */
+			cap *= 2;
+		r = !err && n ? malloc(cap * sizeof(*r)) : NULL;
+		if (r)
+			memcpy(r, g->regions, n * sizeof(*r));
+		else if (n)
+			err = -ENOMEM;
+		g->regions = r;
+		if (!r)
+			g->nregions = 0;
+	}
+	if (err) {
+		gt_state__free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
 }
 
 void gt_state__free(struct gt_state *s)

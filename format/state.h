@@ -129,6 +129,11 @@ const struct gt_task *gt_state__tasks(const struct gt_state *s);
 const struct gt_gcstat *gt_state__gc(const struct gt_state *s);
 void gt_state__stats(const struct gt_state *s, struct gt_state_stats *out);
 
+/* A copy of s that goes its own way (fed the events of a window that are still before its
+ * start, while s goes on with the stream). The copy does not share gt_state__feed's
+ * dictionary: look ids up in the original's. NULL with errno set. */
+struct gt_state *gt_state__clone(const struct gt_state *s);
+
 /* Accepts NULL. */
 void gt_state__free(struct gt_state *s);
 

@@ -1,6 +1,6 @@
 /* goparse.c - runs the real Go 1.19 and Go 1.23 trace parsers (`trace -d`) over a file and
- * reports their verdict and, for 1.19, how many events of each type they printed; and runs Go
- * 1.23's viewer far enough to build its timelines, which can crash on files the parser takes.
+ * reports their verdict and, for 1.19, how many events of each type they printed; and runs
+ * each version's viewer and fetches its pages, which can crash on files the parser takes.
  *
  * The tool binaries are run directly (not through the `go` wrapper, which costs a second
  * process and masks panics' exit status). Their output can be large, so stdout is parsed
@@ -30,7 +30,7 @@
 /* What Go 1.23's viewer logs once its timelines are built and it serves pages. */
 #define LISTENING "Trace viewer is listening on http://"
 
-enum mode { PARSE_119, PARSE_123, VIEWS_123 };
+enum mode { PARSE_119, PARSE_123, VIEWS_119, VIEWS_123 };
 
 struct job {
 	enum mode mode;
@@ -56,6 +56,7 @@ static void on_stdout(struct job *j, const char *line)
 		if (line[0] && line[0] != ' ' && line[0] != '\t')
 			j->r->events++;
 		return;
+	case VIEWS_119:
 	case VIEWS_123:
 		return;
 	case PARSE_119:
@@ -79,14 +80,14 @@ static bool is_log_noise(const struct job *j, const char *line)
 {
 	static const char *const viewer[] = {
 		"Preparing trace for viewer...", "Splitting trace for viewer...", "processed...",
-		"Opening browser.",
+		"Opening browser.", "Parsing trace...", "Splitting trace...",
 	};
 
 	if (!line[0])
 		return true;
 	if (j->mode == PARSE_119)
 		return strstr(line, "Parsing trace...");
-	if (j->mode == VIEWS_123) {
+	if (j->mode == VIEWS_119 || j->mode == VIEWS_123) {
 		for (size_t i = 0; i < sizeof(viewer) / sizeof(viewer[0]); i++)
 			if (strstr(line, viewer[i]))
 				return true;
@@ -96,7 +97,8 @@ static bool is_log_noise(const struct job *j, const char *line)
 
 static void on_stderr(struct job *j, const char *line)
 {
-	const char *l = j->mode == VIEWS_123 ? strstr(line, LISTENING) : NULL;
+	const char *l = j->mode == VIEWS_119 || j->mode == VIEWS_123 ? strstr(line, LISTENING) :
+			NULL;
 
 	if (l) {
 		snprintf(j->addr, sizeof(j->addr), "%s", l + strlen(LISTENING));
@@ -129,14 +131,27 @@ static void finish(struct lines *l, struct job *j)
 	}
 }
 
-/* The viewer built its proc timeline before it listened; the pages it builds on demand
- * (thread timeline, goroutine summaries) are fetched, then it is stopped. */
+/* Once the viewer listens (1.23 built its proc timeline before), the pages a person opens
+ * first are fetched: the index, the timeline's JSON (which must hold events), the goroutine
+ * list; then the viewer is stopped. */
 static void fetch_views(struct job *j, pid_t pid, long deadline)
 {
-	static const char *const pages[] = { "/jsontrace?view=thread", "/goroutines" };
+	static const char *const pages_119[] = { "/", "/jsontrace", "/goroutines", NULL };
+	static const char *const pages_123[] = {
+		"/", "/trace?view=proc", "/jsontrace?view=proc", "/jsontrace?view=thread",
+		"/goroutines", NULL,
+	};
+	const char *const *pages = j->mode == VIEWS_119 ? pages_119 : pages_123;
 
-	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]) && !j->r->error[0]; i++)
-		http_get(j->addr, pages[i], deadline, NULL, j->r->error, sizeof(j->r->error));
+	for (size_t i = 0; pages[i] && !j->r->error[0]; i++) {
+		char *body = NULL;
+
+		if (http_get(j->addr, pages[i], deadline, &body, j->r->error, sizeof(j->r->error)))
+			break;
+		if (!strncmp(pages[i], "/jsontrace", 10) && !strstr(body, "\"traceEvents\""))
+			snprintf(j->r->error, sizeof(j->r->error), "%s: no traceEvents", pages[i]);
+		free(body);
+	}
 	kill(pid, SIGKILL);
 }
 
@@ -252,7 +267,7 @@ static int run(const char *tool, const char *goroot, const char *flag, const cha
 		snprintf(out->error, sizeof(out->error), "could not execute %s", tool);
 	else if (out->status && !out->error[0])
 		snprintf(out->error, sizeof(out->error), "exit status %d", out->status);
-	else if (mode == VIEWS_123 && !stopped && !out->error[0])
+	else if ((mode == VIEWS_119 || mode == VIEWS_123) && !stopped && !out->error[0])
 		snprintf(out->error, sizeof(out->error), "the viewer exited without serving");
 	out->ok = !out->status && !out->error[0] && !timed_out;
 out:
@@ -280,6 +295,39 @@ int goparse_123(const char *path, struct goparse_result *out)
 int goparse_123_views(const char *path, struct goparse_result *out)
 {
 	return run(TOOL_123, GOROOT_123, "-http=127.0.0.1:0", path, out, VIEWS_123);
+}
+
+int goparse_119_views(const char *path, struct goparse_result *out)
+{
+	return run(TOOL_119, GOROOT_119, "-http=127.0.0.1:0", path, out, VIEWS_119);
+}
+
+bool goparse_views_ok(const char *path, char *why, size_t whylen)
+{
+	struct goparse_result *r = malloc(sizeof(*r));
+	bool ok = false;
+	int err;
+
+	if (!r) {
+		snprintf(why, whylen, "goparse: out of memory");
+		return false;
+	}
+	err = goparse_119_views(path, r);
+	if (err || !r->ok) {
+		snprintf(why, whylen, "go 1.19 viewer on %s: %s", path, err ? strerror(-err) : r->error);
+		goto out;
+	}
+	err = goparse_123_views(path, r);
+	if (err || !r->ok) {
+		snprintf(why, whylen, "go 1.23 viewer on %s: %s", path, err ? strerror(-err) : r->error);
+		goto out;
+	}
+	ok = true;
+	if (whylen)
+		why[0] = '\0';
+out:
+	free(r);
+	return ok;
 }
 
 bool goparse_both_ok(const char *path, char *why, size_t whylen)
