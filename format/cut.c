@@ -552,9 +552,14 @@ static uint64_t to_ticks(uint64_t t0, uint64_t ns, uint64_t freq)
 	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
 }
 
+/* Nanoseconds from ticks since t0. */
+static uint64_t ns_since(uint64_t t0, uint64_t ticks, uint64_t freq)
+{
+	return (uint64_t)((unsigned __int128)(ticks - t0) * 1000000000u / freq);
+}
+
 int gt_cut__file(int in_fd, int out_fd, uint64_t from_ns, uint64_t to_ns,
-		 struct gt_cut_stats *st, uint64_t *from_out, uint64_t *to_out, char *err,
-		 size_t errlen)
+		 struct gt_cut_stats *st, struct gt_cut_window *win, char *err, size_t errlen)
 {
 	struct gt_reader *r = NULL;
 	struct gt_state *s = NULL;
@@ -653,10 +658,9 @@ int gt_cut__file(int in_fd, int out_fd, uint64_t from_ns, uint64_t to_ns,
 		snprintf(err, errlen, "%s", gt_cut__error(c));
 	if (st)
 		gt_cut__stats(c, st);
-	if (from_out)
-		*from_out = from;
-	if (to_out)
-		*to_out = end;
+	if (win)
+		*win = (struct gt_cut_window){ from, end, ns_since(ss.first_ts, from, freq),
+					       ns_since(ss.first_ts, end, freq) };
 out:
 	if (ret && !err[0])
 		snprintf(err, errlen, "%s", strerror(-ret));

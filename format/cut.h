@@ -64,11 +64,18 @@ void gt_cut__stats(const struct gt_cut *c, struct gt_cut_stats *out);
 /* Accepts NULL. */
 void gt_cut__free(struct gt_cut *c);
 
+/* The window a file cut took. */
+struct gt_cut_window {
+	uint64_t from, to;		/* in the source's ticks: [from, to) */
+	uint64_t from_ns, to_ns;	/* since the trace's first event */
+};
+
 /* The whole job on files: the window [from_ns, to_ns) of in_fd, times in nanoseconds since
  * the trace's first event (what the viewers show; to_ns UINT64_MAX: to the end), to out_fd.
- * Three streaming passes over in_fd (its first time, the state at the start, the window).
- * *st (may be NULL) gets the figures, *from and *to (may be NULL) the window in ticks. */
+ * A window that starts inside the trace's own init phase starts at the trace's start. Three
+ * streaming passes over in_fd (its span, the state at the start, the window). *st and *win
+ * (either may be NULL) get the figures and the window taken. */
 int gt_cut__file(int in_fd, int out_fd, uint64_t from_ns, uint64_t to_ns,
-		 struct gt_cut_stats *st, uint64_t *from, uint64_t *to, char *err, size_t errlen);
+		 struct gt_cut_stats *st, struct gt_cut_window *win, char *err, size_t errlen);
 
 #endif

@@ -97,13 +97,16 @@ static void check_window(int src, uint64_t from_ns, uint64_t to_ns, const char *
 {
 	struct gt_trace *in, *out;
 	struct gt_cut_stats st;
+	struct gt_cut_window win;
 	uint64_t from, to;
 	size_t na, nb;
 	char err[512], why[1200], **a, **b;
 	int fd = out_file();
 
-	cr_assert_eq(gt_cut__file(src, fd, from_ns, to_ns, &st, &from, &to, err, sizeof(err)), 0,
+	cr_assert_eq(gt_cut__file(src, fd, from_ns, to_ns, &st, &win, err, sizeof(err)), 0,
 		     "%s: %s", what, err);
+	from = win.from;
+	to = win.to;
 	cr_assert(goparse_both_ok(path, why, sizeof(why)), "%s: %s", what, why);
 	cr_assert(goparse_views_ok(path, why, sizeof(why)), "%s: %s", what, why);
 	in = load_fd(src);
@@ -156,7 +159,7 @@ Test(format_cut, empty_window_is_refused)
 	int src = sim_fd(&o), fd = out_file();
 	char err[512];
 
-	cr_expect_eq(gt_cut__file(src, fd, 5000000000ull, UINT64_MAX, NULL, NULL, NULL, err,
+	cr_expect_eq(gt_cut__file(src, fd, 5000000000ull, UINT64_MAX, NULL, NULL, err,
 				  sizeof(err)), -EINVAL);
 	cr_expect(strstr(err, "window is empty"), "%s", err);
 	close(src);
