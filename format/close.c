@@ -131,16 +131,21 @@ int gt_close__seal(const struct gt_writer *w, int fd, uint32_t nprocs,
 		   const struct gt_close_note *note)
 {
 	struct gt_writer_pstate *ps = calloc(nprocs, sizeof(*ps));
+	struct gt_writer_fstate fs;
 	struct gt_open o = { 0 };
 	struct gt_writer *aw = NULL;
-	uint64_t lost, sbase, kbase;
+	uint64_t sbase, kbase;
 	int err;
 
 	o.procs = calloc(nprocs, sizeof(*o.procs));
 	err = ps && o.procs ? 0 : -ENOMEM;
 	if (err)
 		goto out;
-	gt_writer__file_state(w, ps, &o.ts, &lost);
+	gt_writer__file_state(w, ps, &fs);
+	o.ts = fs.last_ts;
+	o.gc = fs.gc;
+	o.stw = fs.stw;
+	o.stw_p = fs.stw_p;
 	if (!o.ts) {
 		err = -ENODATA;
 		goto out;

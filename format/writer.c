@@ -57,6 +57,9 @@ struct proc {
 	uint64_t mark;		/* cycle search epoch */
 	bool started, sweep;	/* as the events taken so far leave this P */
 	uint32_t nevents;	/* events in the open batch */
+	/* The last GC and stop-the-world event in the open batch (a type, or GT_EV_NONE): those
+	 * are global, and batches holding them are written in their order (GC_PSEUDO_G). */
+	uint8_t gc_last, stw_last;
 	/* The P as its last written batch leaves it: queued (maybe only staged by the output
 	 * queue), and in the file. */
 	struct gt_writer_pstate queued, file;
@@ -77,8 +80,9 @@ struct gt_writer {
 	uint64_t *scratch;	/* stack record values */
 	uint64_t epoch;
 	uint64_t sbase, kbase;	/* string and stack ids handed out start above these */
-	/* Last event time and events of the batches queued, and of those in the file. */
-	uint64_t queued_ts, file_ts, queued_events, file_events;
+	/* The whole file as the batches queued leave it, and as those in the file do. */
+	struct gt_writer_fstate queued_fs, file_fs;
+	uint64_t queued_events, file_events;
 	struct gt_writer_stats stats;
 };
 
@@ -99,7 +103,7 @@ static void commit(struct gt_writer *w)
 {
 	for (uint32_t p = 0; p < w->nprocs; p++)
 		w->procs[p].file = w->procs[p].queued;
-	w->file_ts = w->queued_ts;
+	w->file_fs = w->queued_fs;
 	w->file_events = w->queued_events;
 }
 
@@ -135,10 +139,17 @@ static int write_batch(struct gt_writer *w, uint32_t a)
 	if (err)
 		return fail(w, err);
 	pr->queued = (struct gt_writer_pstate){ pr->started, pr->sweep, pr->cur_g };
-	if (pr->last_ts > w->queued_ts)
-		w->queued_ts = pr->last_ts;
+	if (pr->last_ts > w->queued_fs.last_ts)
+		w->queued_fs.last_ts = pr->last_ts;
+	if (pr->gc_last)
+		w->queued_fs.gc = pr->gc_last == GT_EV_GC_START;
+	if (pr->stw_last) {
+		w->queued_fs.stw = pr->stw_last == GT_EV_GC_STW_START;
+		w->queued_fs.stw_p = a;
+	}
 	w->queued_events += pr->nevents;
 	pr->nevents = 0;
+	pr->gc_last = pr->stw_last = GT_EV_NONE;
 	if (gt_outq__written(w->out) != written)
 		commit(w);
 	w->frequency = 0;
@@ -525,8 +536,10 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 		g = pr->cur_g;
 		break;
 	default:
-		/* A GCDone must not reach the file before its GCStart. */
-		g = t == GT_EV_GC_START || t == GT_EV_GC_DONE ? GC_PSEUDO_G : 0;
+		/* A GCDone must not reach the file before its GCStart, nor a stop-the-world's
+		 * end before its start (both are global to the parsers). */
+		g = t == GT_EV_GC_START || t == GT_EV_GC_DONE || t == GT_EV_GC_STW_START ||
+		    t == GT_EV_GC_STW_DONE ? GC_PSEUDO_G : 0;
 	}
 	err = event_deps(w, p, t, args, nargs, g);
 	if (!err)
@@ -548,6 +561,10 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 		pr->started = t == GT_EV_PROC_START;
 	else if (t == GT_EV_GC_SWEEP_START || t == GT_EV_GC_SWEEP_DONE)
 		pr->sweep = t == GT_EV_GC_SWEEP_START;
+	else if (t == GT_EV_GC_START || t == GT_EV_GC_DONE)
+		pr->gc_last = (uint8_t)t;
+	else if (t == GT_EV_GC_STW_START || t == GT_EV_GC_STW_DONE)
+		pr->stw_last = (uint8_t)t;
 	if (eff == GT_G_START)
 		pr->cur_g = g;
 	else if (eff == GT_G_STOP || eff == GT_G_END)
@@ -641,13 +658,13 @@ int gt_writer__flush(struct gt_writer *w)
 	return 0;
 }
 
-void gt_writer__file_state(const struct gt_writer *w, struct gt_writer_pstate *out,
-			   uint64_t *last_ts, uint64_t *lost)
+void gt_writer__file_state(const struct gt_writer *w, struct gt_writer_pstate *procs,
+			   struct gt_writer_fstate *file)
 {
 	for (uint32_t p = 0; p < w->nprocs; p++)
-		out[p] = w->procs[p].file;
-	*last_ts = w->file_ts;
-	*lost = w->stats.events - w->file_events;
+		procs[p] = w->procs[p].file;
+	*file = w->file_fs;
+	file->lost = w->stats.events - w->file_events;
 }
 
 void gt_writer__max_ids(const struct gt_writer *w, uint64_t *string_id, uint64_t *stack_id)

@@ -108,11 +108,19 @@ struct gt_writer_pstate {
 	uint64_t g;		/* the goroutine running on it, 0 for none */
 };
 
-/* The state of every P (out[0 .. nprocs-1]) as the file written so far leaves it, and the
- * time of its last event: what must be closed after a write error. Events the writer took
- * that never reached the file are counted in *lost. */
-void gt_writer__file_state(const struct gt_writer *w, struct gt_writer_pstate *out,
-			   uint64_t *last_ts, uint64_t *lost);
+/* What the file holds as a whole. */
+struct gt_writer_fstate {
+	uint64_t last_ts;	/* time of its last event; 0 when it holds no batch */
+	uint64_t lost;		/* events the writer took that never reached it */
+	bool gc;		/* a GCStart without its GCDone */
+	bool stw;		/* a GCSTWStart without its GCSTWDone, begun on stw_p */
+	uint32_t stw_p;
+};
+
+/* The state of every P (procs[0 .. nprocs-1]) and of the GC as the file written so far leaves
+ * them: what must be closed after a write error. */
+void gt_writer__file_state(const struct gt_writer *w, struct gt_writer_pstate *procs,
+			   struct gt_writer_fstate *file);
 
 /* The largest string and stack ids handed out: an appending writer's bases. */
 void gt_writer__max_ids(const struct gt_writer *w, uint64_t *string_id, uint64_t *stack_id);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/close.h"
 #include "format/varint.h"
 #include "format/writer.h"
 #include "tests/unit/test_format_sim.h"
@@ -424,6 +425,24 @@ static void init_phase(struct sim *s)
 	ev(s, hk, GT_EV_PROC_START, (uint64_t[]){ 4999 }, 1);
 }
 
+/* What the recorder does on a full disk: the file closed where it stops, with a note. */
+static void seal(struct sim *s, int fd)
+{
+	struct gt_writer_pstate *ps = calloc(s->o->ncpu + 1, sizeof(*ps));
+	struct gt_close_note note = { 999, s->o->ncpu, "sim", "sim.lost", "" };
+	struct gt_writer_fstate fs;
+	char msg[64];
+
+	if (s->o->before_seal)
+		s->o->before_seal();
+	gt_writer__file_state(s->w, ps, &fs);
+	s->res->lost = fs.lost;
+	snprintf(msg, sizeof(msg), "%llu events not written", (unsigned long long)s->res->lost);
+	note.msg = msg;
+	s->res->seal_err = ps ? gt_close__seal(s->w, fd, s->o->ncpu + 1, &note) : -ENOMEM;
+	free(ps);
+}
+
 int sim_write(int fd, const struct sim_opts *o, struct sim_result *out)
 {
 	struct gt_writer_opts wo = { .sz = sizeof(wo), .fd = fd, .nprocs = o->ncpu + 1,
@@ -461,6 +480,8 @@ int sim_write(int fd, const struct sim_opts *o, struct sim_result *out)
 	if (s.gc_on)
 		ev(&s, 0, GT_EV_GC_DONE, NULL, 0);
 	err = s.err ? s.err : gt_writer__flush(s.w);
+	if (err && err != -EINVAL && o->seal)
+		seal(&s, fd);
 	gt_writer__free(s.w);
 	free(s.gs);
 	free(s.cur);

@@ -15,11 +15,17 @@ struct sim_opts {
 	unsigned seed;
 	size_t batch_size;
 	bool gc;		/* also GC, STW, sweep and mark-assist events */
+	/* After a write error: close the file the writer leaves (gt_close__seal, with a note),
+	 * having called before_seal (e.g. to lift a file-size limit) when set. */
+	bool seal;
+	void (*before_seal)(void);
 };
 
 struct sim_result {
 	size_t counts[GT_EV_COUNT];	/* events written, by type */
 	size_t events;
+	int seal_err;			/* gt_close__seal's result, with opts.seal */
+	uint64_t lost;			/* events the writer took that never reached the file */
 };
 
 /* Writes a whole trace to fd. Returns 0 or a negative errno from the writer. */

@@ -420,3 +420,62 @@ Test(format_writer, pipe_reports_torn_bytes)
 	close(pfd[0]);
 	close(pfd[1]);
 }
+
+static void lift_fsize_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_FSIZE, &rl)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_FSIZE, &rl);
+	}
+}
+
+/* What the recorder does on a full disk: the file a failed writer leaves is closed after the
+ * last batch that reached it (running goroutines, Ps, GC phases ended there), with a note
+ * counting what never reached it; both parsers and both viewers take it. Only the batches the
+ * file holds count: others were only queued or staged when the write failed. */
+Test(format_writer, failed_writer_seals_its_file, .timeout = 300)
+{
+	static const rlim_t limits[] = { 70001, 90001, 130003 };
+
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		struct sim_opts o = { .ncpu = 3, .nthreads = 12, .steps = 40000, .seed = 40 + i,
+				      .batch_size = 256 + 512 * (i % 2), .gc = i != 1, .seal = true,
+				      .before_seal = lift_fsize_limit };
+		char path[64], copy[64] = "/tmp/lxtrace-test-seal-XXXXXX", why[1200];
+		int fd = limited_file(path, sizeof(path), limits[i]), out;
+		struct sim_result res;
+		struct gt_trace *t;
+		size_t len, notes = 0;
+		uint8_t *buf;
+
+		cr_assert_eq(sim_write(fd, &o, &res), -EFBIG, "limit %ju", (uintmax_t)limits[i]);
+		cr_assert_eq(res.seal_err, 0, "seal: %s", strerror(-res.seal_err));
+		cr_expect_gt(res.lost, 0);
+		buf = sim_slurp_fd(fd, &len);
+		cr_assert(buf);
+		close(fd);
+		t = decode_buf(buf, len);
+		for (size_t j = 0; j < gt_trace__nevents(t); j++) {
+			const struct gt_event *e = &gt_trace__events(t)[j];
+			const char *key = e->type == GT_EV_USER_LOG ? gt_trace__string(t, e->args[1]) : NULL;
+
+			notes += key && !strcmp(key, "sim.lost") && e->msg_len &&
+				 strtoull(e->msg, NULL, 10) == res.lost;
+		}
+		cr_expect_eq(notes, 1, "limit %ju: the note is there %zu times", (uintmax_t)limits[i],
+			     notes);
+		gt_trace__free(t);
+		out = mkstemp(copy);
+		cr_assert(out >= 0);
+		cr_assert_eq(write(out, buf, len), (ssize_t)len);
+		close(out);
+		cr_expect(goparse_both_ok(copy, why, sizeof(why)), "limit %ju: %s",
+			  (uintmax_t)limits[i], why);
+		cr_expect(goparse_views_ok(copy, why, sizeof(why)), "limit %ju: %s",
+			  (uintmax_t)limits[i], why);
+		if (!getenv("LXTRACE_TEST_KEEP")) unlink(copy); else fprintf(stderr, "kept %s\n", copy);
+		free(buf);
+	}
+}
