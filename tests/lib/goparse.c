@@ -133,13 +133,15 @@ static void finish(struct lines *l, struct job *j)
 
 /* Once the viewer listens (1.23 built its proc timeline before), the pages a person opens
  * first are fetched: the index, the timeline's JSON (which must hold events), the goroutine
- * list; then the viewer is stopped. */
+ * list, the user tasks and regions; then the viewer is stopped. */
 static void fetch_views(struct job *j, pid_t pid, long deadline)
 {
-	static const char *const pages_119[] = { "/", "/jsontrace", "/goroutines", NULL };
+	static const char *const pages_119[] = {
+		"/", "/jsontrace", "/goroutines", "/usertasks", "/userregions", NULL,
+	};
 	static const char *const pages_123[] = {
 		"/", "/trace?view=proc", "/jsontrace?view=proc", "/jsontrace?view=thread",
-		"/goroutines", NULL,
+		"/goroutines", "/usertasks", "/userregions", NULL,
 	};
 	const char *const *pages = j->mode == VIEWS_119 ? pages_119 : pages_123;
 

@@ -26,14 +26,14 @@ int goparse_123(const char *path, struct goparse_result *out);
 
 /* Runs Go 1.23's viewer (`trace -http=127.0.0.1:0 FILE`): it builds the proc timeline of the
  * whole trace before it listens, then the index, the proc and thread timelines (their JSON
- * must hold events) and the goroutine summaries are fetched. These panic on some files the
+ * must hold events), the goroutine summaries and the user task and region pages are fetched. These panic on some files the
  * parser accepts (docs/format.md). ok when none failed; error holds the panic or the page
  * that failed. Returns 0, or -errno when it could not run. */
 int goparse_123_views(const char *path, struct goparse_result *out);
 
 /* The same with Go 1.19's viewer, which builds its timeline before it listens too (and
- * panics there on a goroutine that starts and never stops): the index, the timeline's JSON
- * and the goroutine list are fetched. */
+ * panics there on a goroutine that starts and never stops): the index, the timeline's JSON,
+ * the goroutine list and the user task and region pages are fetched. */
 int goparse_119_views(const char *path, struct goparse_result *out);
 
 /* Both viewers serve their pages for path. On failure writes a one-line reason. */

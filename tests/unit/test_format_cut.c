@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "format/cut.h"
+#include "format/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_format_sim.h"
 
@@ -229,5 +230,86 @@ Test(format_cut, window_of_batches_in_memory)
 	gt_state__free(start);
 	gt_state__free(evicted);
 	free(buf);
+	close(src);
+}
+
+static void put(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type t, uint64_t a0,
+		uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	const uint64_t args[4] = { a0, a1, a2, a3 };
+
+	cr_assert_eq(gt_writer__event(w, p, ts, t, args, gt_nvalues(t)), 0, "%s at %llu",
+		     gt_specs[t].name, (unsigned long long)ts);
+}
+
+/* Open tasks, regions of a running and of a waiting goroutine, a goroutine in a syscall entry
+ * and one with a label at the window's start: the init phase writes what the format allows,
+ * and both viewers (their task and region pages too) take it. */
+Test(format_cut, open_tasks_and_regions_at_the_start)
+{
+	int src = sim_memfd(), fd = out_file();
+	struct gt_writer *w = gt_writer__new(&(struct gt_writer_opts){
+		.sz = sizeof(struct gt_writer_opts), .fd = src, .nprocs = 3, .frequency = 1000000000 });
+	struct gt_frame f[2] = { { 0x1000, "main.work", "/a.go", 3 }, { 0x2000, "g-one", "[tid 1]", 1 } };
+	struct gt_cut_stats st;
+	char err[512], why[1200];
+	uint64_t stk, name, task, region, label;
+
+	cr_assert(w);
+	stk = gt_writer__stack(w, 2, f, 2);
+	name = gt_writer__stack(w, 2, f + 1, 1);
+	task = gt_writer__string(w, 2, "request");
+	region = gt_writer__string(w, 2, "parse");
+	label = gt_writer__string(w, 2, "GC (idle)");
+	/* Init phase on P 2: g1..g4, then the CPUs. */
+	put(w, 2, 1000, GT_EV_GO_CREATE, 1, name, 0, 0);
+	put(w, 2, 1001, GT_EV_PROC_START, 2, 0, 0, 0);
+	for (uint64_t g = 2; g <= 4; g++)
+		put(w, 2, 1000 + g, GT_EV_GO_CREATE, g, name, 0, 0);
+	put(w, 2, 1010, GT_EV_GOMAXPROCS, 2, 0, 0, 0);
+	put(w, 0, 2000, GT_EV_PROC_START, 0, 0, 0, 0);
+	put(w, 1, 2000, GT_EV_PROC_START, 1, 0, 0, 0);
+	/* g1 on P0: a task, two regions, blocks inside them; g2 runs with a region and a label;
+	 * g3 enters a syscall on P1 and blocks there after the window starts. */
+	put(w, 0, 2001, GT_EV_GO_START, 1, 1, 0, 0);
+	put(w, 0, 2002, GT_EV_USER_TASK_CREATE, 7, 0, task, stk);
+	put(w, 0, 2003, GT_EV_USER_REGION, 7, 0, region, stk);
+	put(w, 0, 2004, GT_EV_USER_REGION, 7, 0, region, stk);
+	put(w, 0, 2005, GT_EV_GO_BLOCK_NET, stk, 0, 0, 0);
+	put(w, 0, 2006, GT_EV_GO_START_LABEL, 2, 1, label, 0);
+	put(w, 0, 2007, GT_EV_USER_REGION, 0, 0, region, stk);
+	put(w, 1, 2008, GT_EV_GO_START, 3, 1, 0, 0);
+	put(w, 1, 2009, GT_EV_GO_SYSCALL, stk, 0, 0, 0);
+	/* The window starts at 3000 (2000 ns after the first event). */
+	put(w, 1, 3001, GT_EV_GO_SYSBLOCK, 0, 0, 0, 0);
+	put(w, 1, 3002, GT_EV_PROC_STOP, 0, 0, 0, 0);
+	put(w, 1, 3003, GT_EV_PROC_START, 1, 0, 0, 0);
+	put(w, 0, 3004, GT_EV_USER_REGION, 0, 1, region, stk);
+	put(w, 0, 3005, GT_EV_GO_UNBLOCK, 1, 2, stk, 0);
+	put(w, 0, 3006, GT_EV_GO_PREEMPT, stk, 0, 0, 0);
+	put(w, 0, 3007, GT_EV_GO_START, 1, 3, 0, 0);
+	put(w, 0, 3008, GT_EV_USER_REGION, 7, 1, region, stk);
+	put(w, 0, 3009, GT_EV_USER_REGION, 7, 1, region, stk);
+	put(w, 0, 3010, GT_EV_USER_TASK_END, 7, stk, 0, 0);
+	put(w, 0, 3011, GT_EV_GO_END, 0, 0, 0, 0);
+	put(w, 2, 3012, GT_EV_GO_SYSEXIT, 3, 2, 0, 0);
+	put(w, 0, 3013, GT_EV_GO_START, 3, 3, 0, 0);
+	put(w, 0, 3014, GT_EV_GO_END, 0, 0, 0, 0);
+	put(w, 0, 3015, GT_EV_PROC_STOP, 0, 0, 0, 0);
+	put(w, 1, 3015, GT_EV_PROC_STOP, 0, 0, 0, 0);
+	cr_assert_eq(gt_writer__flush(w), 0);
+	gt_writer__free(w);
+
+	cr_assert_eq(gt_cut__file(src, fd, 2000, UINT64_MAX, &st, NULL, err, sizeof(err)), 0, "%s",
+		     err);
+	close(fd);
+	cr_expect_eq(st.goroutines, 4);
+	cr_expect_eq(st.running, 2);
+	cr_expect_eq(st.waiting, 1, "g1, blocked in the network: GoWaiting");
+	cr_expect_eq(st.tasks, 1);
+	cr_expect_eq(st.regions, 1, "g2's region");
+	cr_expect_eq(st.left_out, 2, "g1's regions: it is blocked");
+	cr_assert(goparse_both_ok(path, why, sizeof(why)), "%s", why);
+	cr_assert(goparse_views_ok(path, why, sizeof(why)), "%s", why);
 	close(src);
 }
