@@ -14,8 +14,8 @@
 
 #include "format/close.h"
 #include "format/cut.h"
-#include "lib/u64map.h"
 #include "format/writer.h"
+#include "lib/u64map.h"
 
 /* The name of a goroutine whose creation stack is unknown (1.19 needs one). Bits 63..60 =
  * 0b0010: the format tools' own frames (close.c). */

@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "format/reader.h"
-#include "lib/u64map.h"
 #include "format/varint.h"
+#include "lib/u64map.h"
 
 #define MAX_VALUES (2 + 4 * GT_MAX_STACK_FRAMES)
 /* The largest record: a UserLog, whose length-prefixed part is followed by its message. */

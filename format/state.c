@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/grow.h"
 #include "format/state.h"
+#include "lib/grow.h"
 #include "lib/u64map.h"
 
 struct gt_state {

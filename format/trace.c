@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/grow.h"
 #include "format/reader.h"
+#include "lib/grow.h"
 
 #define CHUNK_SIZE (64 * 1024)
 

@@ -21,11 +21,11 @@
 #include <string.h>
 
 #include "format/encode.h"
-#include "lib/grow.h"
 #include "format/outq.h"
 #include "format/tracemap.h"
-#include "lib/u64map.h"
 #include "format/writer.h"
+#include "lib/grow.h"
+#include "lib/u64map.h"
 
 #define DEFAULT_BATCH_SIZE (64 * 1024)
 #define MIN_BATCH_SIZE 128
