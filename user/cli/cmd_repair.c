@@ -1,0 +1,142 @@
+/* cmd_repair.c - `lxtrace repair FILE [-o OUT]`: makes a trace cut short by kill -9, a crash,
+ * power loss or a full disk one that every viewer opens (format/repair.h), and says what it
+ * did in one line. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/repair.h"
+#include "user/cli/cmd.h"
+
+#define PREFIX "lxtrace repair: "
+#define SEE_HELP "(see lxtrace repair --help)"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: lxtrace repair FILE [-o OUT]\n\n"
+		   "Makes a trace that was cut short (lxtrace killed, a crash, power loss, a full\n"
+		   "disk) open in every viewer: Go 1.19's `go tool trace` panics on goroutines still\n"
+		   "running where the file ends. What follows the last whole batch before the first\n"
+		   "bad byte (a batch torn by power loss) is dropped; the goroutines, Ps and GC\n"
+		   "phases the file leaves open are ended at its last time; a log event in the file\n"
+		   "says what was done. A whole trace is left as it is, so repairing twice changes\n"
+		   "nothing. Prints one line saying what it did; exit status 1 when there is no\n"
+		   "trace left to repair.\n\n"
+		   "  -o, --output OUT  write the repaired trace to OUT (mode 0600) and leave FILE\n"
+		   "                    as it is; by default FILE is repaired in place\n"
+		   "  -h, --help        show this help\n");
+}
+
+/* OUT for writing, never through a symlink; -2 when it is FILE itself. */
+static int open_out(const char *out, const struct stat *in)
+{
+	struct stat st;
+
+	if (!stat(out, &st) && st.st_dev == in->st_dev && st.st_ino == in->st_ino)
+		return -2;
+	return open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+static void print_report(const char *path, const char *out, const struct gt_repair_report *r)
+{
+	if (!r->appended) {
+		printf("%s: a whole trace (%llu events, nothing open): nothing to do%s%s\n", path,
+		       (unsigned long long)r->events, out ? "; copied to " : "", out ? out : "");
+		return;
+	}
+	printf("%s%s%s: kept %llu of %llu bytes", path, out ? " -> " : "", out ? out : "",
+	       (unsigned long long)r->kept, (unsigned long long)r->size);
+	if (r->kept < r->size)
+		printf(" (dropped %llu: %s)", (unsigned long long)(r->size - r->kept), r->why);
+	printf(", %llu events; stopped %llu running goroutine%s and %llu P%s, ended %llu GC "
+	       "phase%s; appended %llu bytes\n", (unsigned long long)r->events,
+	       (unsigned long long)r->goroutines, r->goroutines == 1 ? "" : "s",
+	       (unsigned long long)r->procs, r->procs == 1 ? "" : "s",
+	       (unsigned long long)r->phases, r->phases == 1 ? "" : "s",
+	       (unsigned long long)r->appended);
+}
+
+int cmd_repair(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct gt_repair_report rep;
+	const char *path, *out = NULL;
+	int c, fd = -1, ofd = -1, ret;
+	struct stat st;
+	char err[512];
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'o':
+			out = optarg;
+			break;
+		default:
+			if (optopt == 'o')
+				fprintf(stderr, PREFIX "-o needs a file name " SEE_HELP "\n");
+			else
+				fprintf(stderr, PREFIX "unknown option '%s' " SEE_HELP "\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, PREFIX "%s " SEE_HELP "\n", optind == argc ? "no trace file given" :
+			"give one trace file");
+		return 2;
+	}
+	path = argv[optind];
+
+	/* Open: FILE for reading (and writing, in place), OUT when given. */
+	fd = open(path, (out ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
+		goto fail;
+	}
+	if (out) {
+		ofd = open_out(out, &st);
+		if (ofd == -2) {
+			fprintf(stderr, PREFIX "%s is %s: leave out -o to repair in place\n", out, path);
+			goto fail;
+		}
+		if (ofd < 0) {
+			fprintf(stderr, PREFIX "%s: %s\n", out, strerror(errno));
+			goto fail;
+		}
+	}
+
+	/* Repair. */
+	ret = gt_repair(fd, ofd, &rep, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, PREFIX "%s: %s\n", path, err);
+		if (out)
+			unlink(out);
+		goto fail;
+	}
+	if ((ofd >= 0 && close(ofd)) || close(fd)) {
+		fprintf(stderr, PREFIX "%s: %s\n", out && ofd >= 0 ? out : path, strerror(errno));
+		return 1;
+	}
+	print_report(path, out, &rep);
+	if (rep.problems)
+		fprintf(stderr, PREFIX "warning: %llu transitions that Go's parsers refuse were in the "
+			"file already, the first: %s\n", (unsigned long long)rep.problems, rep.problem);
+	return 0;
+fail:
+	if (ofd >= 0)
+		close(ofd);
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
