@@ -127,6 +127,14 @@ int gt_close__write(struct gt_writer *w, const struct gt_open *o, const struct g
 	return err ? err : gt_writer__flush(w);
 }
 
+/* Per P: a batch header and up to four events (stop-the-world, sweep, goroutine, P), 128 bytes
+ * at most; the note: its strings, its stack and five events around a 512-byte message, well
+ * under 4 KiB. */
+size_t gt_close__reserve(uint32_t nprocs)
+{
+	return 4096 + 128 * (size_t)nprocs;
+}
+
 int gt_close__seal(const struct gt_writer *w, int fd, uint32_t nprocs,
 		   const struct gt_close_note *note)
 {

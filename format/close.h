@@ -57,6 +57,10 @@ bool gt_close__needed(const struct gt_open *o);
  * NULL), then flushes w. Every P of o and the note's P must be below w's nprocs. */
 int gt_close__write(struct gt_writer *w, const struct gt_open *o, const struct gt_close_note *note);
 
+/* Bytes the closing of a trace of nprocs Ps may take, a note with a message of up to 512
+ * bytes included: the disk reserve a writer should keep (gt_writer_opts.reserve). */
+size_t gt_close__reserve(uint32_t nprocs);
+
 /* After w (of nprocs Ps) failed writing to fd (a full disk): appends to fd, through a writer
  * of its own, what closes the file w leaves, and the note (gt_writer__file_state counts the
  * events that never reached the file, for its message). 0; -ENODATA when the file holds no

@@ -661,7 +661,7 @@ int gt_writer__flush(struct gt_writer *w)
 void gt_writer__file_state(const struct gt_writer *w, struct gt_writer_pstate *procs,
 			   struct gt_writer_fstate *file)
 {
-	for (uint32_t p = 0; p < w->nprocs; p++)
+	for (uint32_t p = 0; procs && p < w->nprocs; p++)
 		procs[p] = w->procs[p].file;
 	*file = w->file_fs;
 	file->lost = w->stats.events - w->file_events;

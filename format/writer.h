@@ -117,8 +117,8 @@ struct gt_writer_fstate {
 	uint32_t stw_p;
 };
 
-/* The state of every P (procs[0 .. nprocs-1]) and of the GC as the file written so far leaves
- * them: what must be closed after a write error. */
+/* The state of every P (procs[0 .. nprocs-1], unless procs is NULL) and of the GC as the file
+ * written so far leaves them: what must be closed after a write error. */
 void gt_writer__file_state(const struct gt_writer *w, struct gt_writer_pstate *procs,
 			   struct gt_writer_fstate *file);
 

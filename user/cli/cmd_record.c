@@ -22,6 +22,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "format/close.h"
 #include "format/writer.h"
 #include "lib/clock.h"
 #include "user/capture/capture.h"
@@ -162,10 +163,42 @@ static bool is_write_error(int err)
 	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG || err == -EIO || err == -EPIPE;
 }
 
-static void report_model_error(const char *path, const char *step, int err)
+/* The writer failed writing the file (a full disk, most often): the file ends on the last
+ * batch that reached it. What that batch leaves open is closed there, into the disk reserve
+ * the writer kept, with a note counting the events that never reached it; said in one line. */
+static void close_after_write_error(const char *path, int err, struct gt_writer *w, int fd,
+				    uint32_t nprocs)
 {
-	if (is_write_error(err))
-		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(-err));
+	struct gt_writer_fstate fs;
+	char msg[256];
+	int ret;
+
+	gt_writer__file_state(w, NULL, &fs);
+	snprintf(msg, sizeof(msg), "lxtrace record: %s: the trace ends here; %llu events not "
+		 "written", strerror(-err), (unsigned long long)fs.lost);
+	ret = gt_close__seal(w, fd, nprocs, &(struct gt_close_note){
+		MODEL_SPARE_GOID, nprocs - 1, "lxtrace (write error)", "lxtrace.lost", msg });
+	if (!ret)
+		fprintf(stderr, PREFIX "%s: %s; the trace ends there and was closed (%llu events "
+			"not written)\n", path, strerror(-err), (unsigned long long)fs.lost);
+	else
+		fprintf(stderr, PREFIX "%s: %s; closing the trace failed too (%s): run `lxtrace "
+			"repair %s` once there is space\n", path, strerror(-err), strerror(-ret), path);
+}
+
+struct output {
+	const char *path;
+	struct gt_writer *writer;
+	int fd;
+	uint32_t nprocs;
+};
+
+static void report_model_error(const struct output *o, const char *step, int err)
+{
+	if (is_write_error(err) && o->writer)
+		close_after_write_error(o->path, err, o->writer, o->fd, o->nprocs);
+	else if (is_write_error(err))
+		fprintf(stderr, PREFIX "%s: %s\n", o->path, strerror(-err));
 	else
 		fprintf(stderr, PREFIX "model: %s: %s\n", step, strerror(-err));
 }
@@ -349,6 +382,7 @@ int cmd_record(int argc, char **argv)
 	struct usdt_files *usdt = NULL;
 	struct sink sink = { 0 };
 	struct status status = { 0 };
+	struct output out = { 0 };
 	bool tty = isatty(STDERR_FILENO), cmd_done = false, cmd_failed = false;
 	uint64_t start, end;
 	int fd = -1, ncpus, err, cmd_status = 0;
@@ -422,6 +456,7 @@ int cmd_record(int argc, char **argv)
 		.fd = fd,
 		.nprocs = ncpus + 1,
 		.frequency = 1000000000,
+		.reserve = gt_close__reserve(ncpus + 1),
 	});
 	if (!writer) {
 		err = -errno;
@@ -439,9 +474,10 @@ int cmd_record(int argc, char **argv)
 		.rss = target != NULL,
 		.stacks = args.sample_hz || args.stacks != STACKS_NONE,
 	});
+	out = (struct output){ args.output, writer, fd, ncpus + 1 };
 	if (!model) {
 		err = -errno;
-		report_model_error(args.output, "creating the model", err);
+		report_model_error(&out, "creating the model", err);
 		goto cleanup;
 	}
 	sink.model = model;
@@ -458,7 +494,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	err = model__start(model, start);
 	if (err) {
-		report_model_error(args.output, "writing the initial state", err);
+		report_model_error(&out, "writing the initial state", err);
 		goto cleanup;
 	}
 	if (target && target__mode(target) == LX_TARGET_PIDS && !cmd) {
@@ -520,14 +556,15 @@ int cmd_record(int argc, char **argv)
 		err = capture__drain(cap);
 	end = now_ns();
 	if (sink.err) {
-		report_model_error(args.output, "recording", err);
+		err = sink.err;
+		report_model_error(&out, "recording", err);
 		goto cleanup;
 	}
 	if (err)
 		goto cleanup;
 	err = model__finish(model, end);
 	if (err) {
-		report_model_error(args.output, "ending the trace", err);
+		report_model_error(&out, "ending the trace", err);
 		goto cleanup;
 	}
 	if (!cmd_failed)

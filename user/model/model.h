@@ -16,6 +16,11 @@
 
 struct model;
 
+/* A goroutine id the model never gives (a thread's is its tid, never 0, with the tid's
+ * generation above bit 32): for events written about the file by others, such as the note
+ * that closes it on a full disk (format/close.h). */
+#define MODEL_SPARE_GOID (1ull << 32)
+
 enum model_syscalls {
 	MODEL_SYSCALLS_BLOCKING = 0,	/* only syscalls the thread blocked in (default) */
 	MODEL_SYSCALLS_ALL,		/* every syscall entry too, from LX_REC_SYSCALL */
