@@ -75,7 +75,7 @@ static int dump_rusage(const char *path, long *rss_kib, double *secs, char *err,
 
 /* Issue 12: 2 GB of zeros after a valid header took 2.1 GB and 12.8 s to be refused, and
  * /dev/zero was OOM-killed; Go's parser refuses both in 0.06 s with 9 MB. The file is sparse,
- * so making it costs nothing. Time is printed, not asserted (bench/dump.sh measures it). */
+ * so making it costs nothing. Time is printed, not asserted (bench/readers.sh measures it). */
 Test(dump, endless_zeros_are_refused_in_constant_memory)
 {
 	const char *inputs[] = { NULL, "/dev/zero" };
