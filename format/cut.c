@@ -46,21 +46,41 @@ static int failf(struct gt_cut *c, int err, const char *fmt, ...)
 
 /* ---- ids --------------------------------------------------------------------------------- */
 
+/* The output's id for source id sid, remembered in m; 0 when none yet. */
+static uint64_t cached(const struct u64map *m, uint64_t sid)
+{
+	const uint64_t *slot = u64map__get(m, sid);
+
+	return slot ? *slot : 0;
+}
+
+/* Remembers that source id sid is id in the output; returns id, or 0 (*err -ENOMEM). */
+static uint64_t remember(struct u64map *m, uint64_t sid, uint64_t id, int *err)
+{
+	bool added;
+	uint64_t *slot = u64map__put(m, sid, &added);
+
+	if (!slot) {
+		*err = -ENOMEM;
+		return 0;
+	}
+	*slot = id;
+	return id;
+}
+
+/* The output's id of source string sid, defined on P p; 0 when undefined, or when the writer
+ * failed (its next event says so). */
 static uint64_t map_string(struct gt_cut *c, uint32_t p, uint64_t sid)
 {
-	uint64_t *slot, id;
 	const char *s;
-	bool added;
+	uint64_t id;
+	int err = 0;
 
 	if (!sid || !(s = gt_dict__string(c->dict, sid)))
 		return 0;
-	slot = u64map__get(c->strings, sid);
-	if (slot)
-		return *slot;
-	id = gt_writer__string(c->w, p, s);
-	slot = id ? u64map__put(c->strings, sid, &added) : NULL;
-	if (slot)
-		*slot = id;
+	id = cached(c->strings, sid);
+	if (!id && (id = gt_writer__string(c->w, p, s)))
+		id = remember(c->strings, sid, id, &err);
 	return id;
 }
 
@@ -70,16 +90,15 @@ static uint64_t map_string(struct gt_cut *c, uint32_t p, uint64_t sid)
 static uint64_t map_stack(struct gt_cut *c, uint32_t p, uint64_t sid, int *err)
 {
 	const struct gt_stack *s;
-	uint64_t *slot, id = 0;
+	uint64_t id;
 	size_t n;
-	bool added;
 
 	*err = 0;
 	if (!sid || !(s = gt_dict__stack(c->dict, sid)))
 		return 0;
-	slot = u64map__get(c->stacks, sid);
-	if (slot)
-		return *slot;
+	id = cached(c->stacks, sid);
+	if (id)
+		return id;
 	n = s->n;
 	for (size_t i = 0; i < n; i++)
 		c->frames[i] = (struct gt_frame){ s->frames[i].pc, s->frames[i].func,
@@ -97,13 +116,7 @@ static uint64_t map_stack(struct gt_cut *c, uint32_t p, uint64_t sid, int *err)
 		*err = -errno;
 		return 0;
 	}
-	slot = u64map__put(c->stacks, sid, &added);
-	if (!slot) {
-		*err = -ENOMEM;
-		return 0;
-	}
-	*slot = id;
-	return id;
+	return remember(c->stacks, sid, id, err);
 }
 
 /* A goroutine's name stack: its own, else one frame saying it has none. */
@@ -577,18 +590,13 @@ int gt_cut__file(int in_fd, int out_fd, uint64_t from_ns, uint64_t to_ns,
 		ret = -ENOMEM;
 		goto out;
 	}
-	while ((ret = gt_reader__next(r, &e)) == 1) {
-		if (e.type == GT_EV_GOMAXPROCS && !init_end)
-			init_end = e.ts;
-		ret = gt_state__event(s, &e);
-		if (ret == -ENOMEM)
-			goto out;
-	}
+	ret = gt_state__replay(s, r, UINT64_MAX);
 	if (ret) {
 		snprintf(err, errlen, "%s", gt_reader__error(r));
 		goto out;
 	}
 	gt_state__stats(s, &ss);
+	init_end = gt_state__gc(s)->init_ts;
 	freq = gt_reader__frequency(r);
 	from = to_ticks(ss.first_ts, from_ns, freq);
 	/* A window that starts inside the trace's init phase (a few microseconds) starts with it:
@@ -613,13 +621,7 @@ int gt_cut__file(int in_fd, int out_fd, uint64_t from_ns, uint64_t to_ns,
 	ret = -ENOMEM;
 	if (!r || !s)
 		goto out;
-	while ((ret = gt_reader__next(r, &e)) == 1) {
-		if (e.ts >= from)
-			continue;
-		ret = gt_state__event(s, &e);
-		if (ret == -ENOMEM)
-			goto out;
-	}
+	ret = gt_state__replay(s, r, from);
 	if (ret) {
 		snprintf(err, errlen, "%s", gt_reader__error(r));
 		goto out;

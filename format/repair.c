@@ -22,9 +22,6 @@
  * set whatever it returns (NULL on ENOMEM). */
 static int replay(int fd, uint64_t limit, struct gt_reader **rp, struct gt_state **sp)
 {
-	struct gt_event e;
-	int ret;
-
 	*rp = NULL;
 	*sp = gt_state__new();
 	if (lseek(fd, 0, SEEK_SET))
@@ -33,10 +30,7 @@ static int replay(int fd, uint64_t limit, struct gt_reader **rp, struct gt_state
 						      .fd = fd, .limit = limit });
 	if (!*rp || !*sp)
 		return -ENOMEM;
-	while ((ret = gt_reader__next(*rp, &e)) == 1)
-		if (gt_state__event(*sp, &e) == -ENOMEM)
-			return -ENOMEM;
-	return ret;
+	return gt_state__replay(*sp, *rp, UINT64_MAX);
 }
 
 /* Where the whole batches end before the bad record the reader stopped at: the start of the

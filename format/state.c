@@ -374,6 +374,8 @@ static int other_event(struct gt_state *s, const struct gt_event *e, struct gt_p
 		p->since = e->ts;
 		return err;
 	case GT_EV_GOMAXPROCS:
+		if (!gc->init_done)
+			gc->init_ts = e->ts;
 		gc->init_done = true;
 		gc->gomaxprocs = e->args[0];
 		return 0;
@@ -463,6 +465,17 @@ int gt_state__event(struct gt_state *s, const struct gt_event *e)
 	if (gt_specs[e->type].g != GT_G_NONE || e->type == GT_EV_GO_SYSCALL)
 		return go_event(s, e, p, g);
 	return other_event(s, e, p, g);
+}
+
+int gt_state__replay(struct gt_state *s, struct gt_reader *r, uint64_t before)
+{
+	struct gt_event e;
+	int ret;
+
+	while ((ret = gt_reader__next(r, &e)) == 1)
+		if (e.ts < before && gt_state__event(s, &e) == -ENOMEM)
+			return -ENOMEM;
+	return ret;
 }
 
 int gt_state__feed(struct gt_state *s, const void *bytes, size_t len)

@@ -78,6 +78,7 @@ struct gt_gcstat {
 	bool has_heap_alloc, has_heap_goal;
 	uint64_t heap_alloc, heap_goal;	/* latest values */
 	bool init_done;		/* a Gomaxprocs was seen (the end of Go 1.23's init phase) */
+	uint64_t init_ts;	/* the time of the first one */
 	uint64_t gomaxprocs;
 };
 
@@ -98,6 +99,11 @@ struct gt_state *gt_state__new(void);
  * when the state did not allow it (applied all the same; gt_state__problem says what);
  * -ENOMEM. */
 int gt_state__event(struct gt_state *s, const struct gt_event *e);
+
+/* Applies every event r reads to the end of its input, but those at `before` or later. The
+ * reader's verdict: 0 when its input ended well, else its error (gt_reader__error), or
+ * -ENOMEM. Problems of the state are counted, not returned (gt_state__stats). */
+int gt_state__replay(struct gt_state *s, struct gt_reader *r, uint64_t before);
 
 /* Decodes and applies whole batches kept in memory (as the writer writes them: a Batch
  * header, its records, strings and stacks), one call per batch or more. The state keeps the

@@ -1,40 +1,12 @@
 /* cut.c - `lxtrace cut` on a recording: the window is a trace both Go parsers and both viewers
  * open, holding exactly the recording's events of the window (for each goroutine, the same
- * number of each event type, with the same leaf frames), with the workload's threads created
- * in its init phase. */
+ * number of each event type, with the same leaf frames and messages), with the workload's
+ * threads created in its init phase. */
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
 
 TestSuite(cut, .fini = itest_fini, .timeout = 300);
-
-static int by_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* One line per event in [from, to): goroutine, type, leaf frame (samples: no goroutine, the
- * cut names none when its goroutine is created later). Sorted. */
-static char **keys(const struct gt_trace *t, uint64_t from, uint64_t to, size_t *n)
-{
-	const struct gt_event *ev = gt_trace__events(t);
-	char **k = calloc(gt_trace__nevents(t) + 1, sizeof(*k));
-
-	cr_assert(k);
-	*n = 0;
-	for (size_t i = 0; i < gt_trace__nevents(t); i++) {
-		const struct gt_event *e = &ev[i];
-
-		if (e->ts < from || e->ts >= to)
-			continue;
-		cr_assert(asprintf(&k[(*n)++], "g=%llu %s %s",
-				   e->type == GT_EV_CPU_SAMPLE ? 0ull : (unsigned long long)e->g,
-				   gt_specs[e->type].name,
-				   e->stack && e->stack->n ? e->stack->frames[0].func : "-") > 0);
-	}
-	qsort(k, *n, sizeof(*k), by_str);
-	return k;
-}
 
 Test(cut, a_window_of_a_recording)
 {
@@ -66,8 +38,8 @@ Test(cut, a_window_of_a_recording)
 	first = gt_trace__events(it.trace)[0].ts;
 	from = first + 800000000ull;
 	to = first + 1800000000ull;
-	a = keys(it.trace, from, to, &na);
-	b = keys(cut, from, to, &nb);
+	a = tq_window_lines(it.trace, from, to, &na);
+	b = tq_window_lines(cut, from, to, &nb);
 	cr_assert_gt(na, 1000, "only %zu events in the window", na);
 	cr_assert_eq(na, nb, "%zu events in the recording's window, %zu in the cut", na, nb);
 	for (size_t i = 0; i < na; i++)
@@ -85,10 +57,8 @@ Test(cut, a_window_of_a_recording)
 	cr_assert_eq(stat(recorder__path(it.rec), &src_st), 0);
 	cr_assert_eq(stat(out, &cut_st), 0);
 	cr_expect_lt(cut_st.st_size, src_st.st_size, "the cut is not smaller than the recording");
-	for (size_t i = 0; i < na; i++)
-		free(a[i]), free(b[i]);
-	free(a);
-	free(b);
+	tq_free_lines(a, na);
+	tq_free_lines(b, nb);
 	free(sout);
 	free(serr);
 	gt_trace__free(cut);

@@ -304,58 +304,42 @@ int goparse_119_views(const char *path, struct goparse_result *out)
 	return run(TOOL_119, GOROOT_119, "-http=127.0.0.1:0", path, out, VIEWS_119);
 }
 
-bool goparse_views_ok(const char *path, char *why, size_t whylen)
+typedef int check_fn(const char *path, struct goparse_result *out);
+
+/* Runs c119 then c123 on path; on a failure writes which one (named what119/what123) said what. */
+static bool both(const char *path, char *why, size_t whylen, check_fn *c119, const char *what119,
+		 check_fn *c123, const char *what123)
 {
 	struct goparse_result *r = malloc(sizeof(*r));
-	bool ok = false;
-	int err;
+	check_fn *checks[2] = { c119, c123 };
+	const char *what[2] = { what119, what123 };
+	bool ok = true;
 
 	if (!r) {
 		snprintf(why, whylen, "goparse: out of memory");
 		return false;
 	}
-	err = goparse_119_views(path, r);
-	if (err || !r->ok) {
-		snprintf(why, whylen, "go 1.19 viewer on %s: %s", path, err ? strerror(-err) : r->error);
-		goto out;
+	for (int i = 0; i < 2 && ok; i++) {
+		int err = checks[i](path, r);
+
+		ok = !err && r->ok;
+		if (!ok)
+			snprintf(why, whylen, "%s %s: %s", what[i], path, err ? strerror(-err) : r->error);
 	}
-	err = goparse_123_views(path, r);
-	if (err || !r->ok) {
-		snprintf(why, whylen, "go 1.23 viewer on %s: %s", path, err ? strerror(-err) : r->error);
-		goto out;
-	}
-	ok = true;
-	if (whylen)
+	if (ok && whylen)
 		why[0] = '\0';
-out:
 	free(r);
 	return ok;
 }
 
+bool goparse_views_ok(const char *path, char *why, size_t whylen)
+{
+	return both(path, why, whylen, goparse_119_views, "go 1.19 viewer on", goparse_123_views,
+		    "go 1.23 viewer on");
+}
+
 bool goparse_both_ok(const char *path, char *why, size_t whylen)
 {
-	struct goparse_result *r = malloc(sizeof(*r));
-	bool ok = false;
-	int err;
-
-	if (!r) {
-		snprintf(why, whylen, "goparse: out of memory");
-		return false;
-	}
-	err = goparse_119(path, r);
-	if (err || !r->ok) {
-		snprintf(why, whylen, "go 1.19 trace -d %s: %s", path, err ? strerror(-err) : r->error);
-		goto out;
-	}
-	err = goparse_123(path, r);
-	if (err || !r->ok) {
-		snprintf(why, whylen, "go 1.23 trace -d=1 %s: %s", path, err ? strerror(-err) : r->error);
-		goto out;
-	}
-	ok = true;
-	if (whylen)
-		why[0] = '\0';
-out:
-	free(r);
-	return ok;
+	return both(path, why, whylen, goparse_119, "go 1.19 trace -d", goparse_123,
+		    "go 1.23 trace -d=1");
 }

@@ -1,4 +1,6 @@
 /* tquery.c - counting and locating events, frames and logs in a decoded trace, for tests. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/lib/tquery.h"
@@ -174,4 +176,39 @@ void tq_dump(const struct gt_trace *t, uint32_t tid, size_t max, FILE *f)
 			leaf ? "  " : "", leaf ? leaf : "");
 		shown++;
 	}
+}
+
+static int by_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **tq_window_lines(const struct gt_trace *t, uint64_t from, uint64_t to, size_t *n)
+{
+	const struct gt_event *ev = gt_trace__events(t);
+	char **lines = calloc(gt_trace__nevents(t) + 1, sizeof(*lines));
+
+	*n = 0;
+	for (size_t i = 0; lines && i < gt_trace__nevents(t); i++) {
+		const struct gt_event *e = &ev[i];
+
+		if (e->ts < from || e->ts >= to)
+			continue;
+		if (asprintf(&lines[*n], "g=%llu %s %s %.*s",
+			     e->type == GT_EV_CPU_SAMPLE ? 0ull : (unsigned long long)e->g,
+			     gt_specs[e->type].name, tq_leaf(e->stack) ? tq_leaf(e->stack) : "-",
+			     (int)e->msg_len, e->msg ? e->msg : "") < 0)
+			break;
+		(*n)++;
+	}
+	if (lines)
+		qsort(lines, *n, sizeof(*lines), by_line);
+	return lines;
+}
+
+void tq_free_lines(char **lines, size_t n)
+{
+	for (size_t i = 0; lines && i < n; i++)
+		free(lines[i]);
+	free(lines);
 }

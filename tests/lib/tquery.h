@@ -54,6 +54,13 @@ bool tq_has_func(const struct gt_trace *t, uint32_t tid, const char *needle);
 /* UserLog events whose key or message contains needle. */
 size_t tq_count_logs(const struct gt_trace *t, const char *needle);
 
+/* One line per event with from <= ts < to, "g=G Type leaf-function message", sorted, a CPU
+ * sample's without its goroutine (a window cut out of a trace names none it has not created
+ * yet): what a window cut out of a trace must share with the trace. Malloc'd, *n lines;
+ * tq_free_lines frees them. */
+char **tq_window_lines(const struct gt_trace *t, uint64_t from, uint64_t to, size_t *n);
+void tq_free_lines(char **lines, size_t n);
+
 /* Tick difference in nanoseconds. */
 double tq_ns(const struct gt_trace *t, uint64_t from, uint64_t to);
 

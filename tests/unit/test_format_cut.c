@@ -12,6 +12,7 @@
 #include "format/cut.h"
 #include "format/writer.h"
 #include "tests/lib/goparse.h"
+#include "tests/lib/tquery.h"
 #include "tests/unit/test_format_sim.h"
 
 static char path[64];
@@ -58,41 +59,6 @@ static struct gt_trace *load_fd(int fd)
 	return t;
 }
 
-static int by_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* One line per event in [from, to): goroutine, type, leaf function, UserLog message. Samples
- * carry no goroutine (a cut may name none when the goroutine is created later). Sorted. */
-static char **keys(const struct gt_trace *t, uint64_t from, uint64_t to, size_t *n)
-{
-	const struct gt_event *ev = gt_trace__events(t);
-	char **k = calloc(gt_trace__nevents(t) + 1, sizeof(*k));
-
-	*n = 0;
-	for (size_t i = 0; i < gt_trace__nevents(t); i++) {
-		const struct gt_event *e = &ev[i];
-
-		if (e->ts < from || e->ts >= to)
-			continue;
-		cr_assert(asprintf(&k[(*n)++], "g=%llu %s %s %.*s",
-				   e->type == GT_EV_CPU_SAMPLE ? 0ull : (unsigned long long)e->g,
-				   gt_specs[e->type].name,
-				   e->stack && e->stack->n ? e->stack->frames[0].func : "-",
-				   (int)e->msg_len, e->msg ? e->msg : "") > 0);
-	}
-	qsort(k, *n, sizeof(*k), by_str);
-	return k;
-}
-
-static void free_keys(char **k, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(k[i]);
-	free(k);
-}
-
 /* Cuts [from_ns, to_ns) of the trace in src; checks the output. */
 static void check_window(int src, uint64_t from_ns, uint64_t to_ns, const char *what)
 {
@@ -113,8 +79,8 @@ static void check_window(int src, uint64_t from_ns, uint64_t to_ns, const char *
 	in = load_fd(src);
 	out = load_fd(fd);
 	close(fd);
-	a = keys(in, from, to, &na);
-	b = keys(out, from, to, &nb);
+	a = tq_window_lines(in, from, to, &na);
+	b = tq_window_lines(out, from, to, &nb);
 	cr_assert_eq(na, st.window_events, "%s", what);
 	cr_assert_eq(na, nb, "%s: %zu events in the window, %zu in the cut", what, na, nb);
 	for (size_t i = 0; i < na; i++)
@@ -122,8 +88,8 @@ static void check_window(int src, uint64_t from_ns, uint64_t to_ns, const char *
 	/* Nothing else happens inside the window; the init phase is before it. */
 	cr_expect_eq(gt_trace__nevents(out), st.init_events + st.window_events + st.closing_events);
 	cr_expect_lt(gt_trace__events(out)[0].ts, from + !st.init_events);
-	free_keys(a, na);
-	free_keys(b, nb);
+	tq_free_lines(a, na);
+	tq_free_lines(b, nb);
 	gt_trace__free(in);
 	gt_trace__free(out);
 }

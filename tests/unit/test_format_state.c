@@ -29,17 +29,13 @@ static struct gt_state *replay(const uint8_t *buf, size_t len, uint64_t before)
 	struct gt_reader *r = gt_reader__new(&(struct gt_reader_opts){
 		.sz = sizeof(struct gt_reader_opts), .fd = -1 });
 	struct gt_state *s = gt_state__new();
-	struct gt_event e;
-	int ret;
+	struct gt_state_stats st;
 
 	cr_assert(r && s);
 	gt_reader__feed(r, buf, len);
-	while ((ret = gt_reader__next(r, &e)) == 1) {
-		if (e.ts >= before)
-			continue;
-		cr_assert_eq(gt_state__event(s, &e), 0, "%s", gt_state__problem(s));
-	}
-	cr_assert_eq(ret, 0, "%s", gt_reader__error(r));
+	cr_assert_eq(gt_state__replay(s, r, before), 0, "%s", gt_reader__error(r));
+	gt_state__stats(s, &st);
+	cr_assert_eq(st.problems, 0, "%s", gt_state__problem(s));
 	gt_reader__free(r);
 	return s;
 }

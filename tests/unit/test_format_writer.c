@@ -332,6 +332,28 @@ static int limited_file(char *path, size_t len, rlim_t limit)
 	return fd;
 }
 
+/* The Go parsers (and with views, both viewers) on a copy of buf written with the file-size
+ * limit lifted. */
+static void check_copy(const uint8_t *buf, size_t len, bool views, rlim_t limit)
+{
+	char copy[64] = "/tmp/lxtrace-test-cut-XXXXXX", why[1200];
+	struct rlimit rl;
+	int out;
+
+	cr_assert(!getrlimit(RLIMIT_FSIZE, &rl));
+	rl.rlim_cur = rl.rlim_max;
+	cr_assert(!setrlimit(RLIMIT_FSIZE, &rl));
+	out = mkstemp(copy);
+	cr_assert(out >= 0);
+	cr_assert_eq(write(out, buf, len), (ssize_t)len);
+	close(out);
+	cr_expect(goparse_both_ok(copy, why, sizeof(why)), "limit %ju: %s", (uintmax_t)limit, why);
+	if (views)
+		cr_expect(goparse_views_ok(copy, why, sizeof(why)), "limit %ju: %s",
+			  (uintmax_t)limit, why);
+	unlink(copy);
+}
+
 /* A write that fails part-way is taken back out: the file ends on a batch boundary, holds
  * exactly the bytes reported, and both Go parsers accept it (the disk-full case). */
 Test(format_writer, failed_write_is_cut_back, .timeout = 120)
@@ -343,10 +365,9 @@ Test(format_writer, failed_write_is_cut_back, .timeout = 120)
 				      .batch_size = 512 };
 		struct sim_result res;
 		struct gt_trace *t;
-		struct rlimit rl;
 		struct stat st;
-		char path[64], copy[64] = "/tmp/lxtrace-test-cut-XXXXXX", why[512];
-		int fd = limited_file(path, sizeof(path), limits[i]), out;
+		char path[64];
+		int fd = limited_file(path, sizeof(path), limits[i]);
 		size_t len;
 		uint8_t *buf;
 
@@ -360,17 +381,7 @@ Test(format_writer, failed_write_is_cut_back, .timeout = 120)
 		t = decode_buf(buf, len);
 		cr_expect_gt(gt_trace__nevents(t), 0);
 		gt_trace__free(t);
-		/* The Go parsers, on a copy made with the limit lifted. */
-		cr_assert(!getrlimit(RLIMIT_FSIZE, &rl));
-		rl.rlim_cur = rl.rlim_max;
-		cr_assert(!setrlimit(RLIMIT_FSIZE, &rl));
-		out = mkstemp(copy);
-		cr_assert(out >= 0);
-		cr_assert_eq(write(out, buf, len), (ssize_t)len);
-		close(out);
-		cr_expect(goparse_both_ok(copy, why, sizeof(why)), "limit %ju: %s",
-			  (uintmax_t)limits[i], why);
-		unlink(copy);
+		check_copy(buf, len, false, limits[i]);
 		free(buf);
 	}
 }
@@ -443,8 +454,8 @@ Test(format_writer, failed_writer_seals_its_file, .timeout = 300)
 		struct sim_opts o = { .ncpu = 3, .nthreads = 12, .steps = 40000, .seed = 40 + i,
 				      .batch_size = 256 + 512 * (i % 2), .gc = i != 1, .seal = true,
 				      .before_seal = lift_fsize_limit };
-		char path[64], copy[64] = "/tmp/lxtrace-test-seal-XXXXXX", why[1200];
-		int fd = limited_file(path, sizeof(path), limits[i]), out;
+		char path[64];
+		int fd = limited_file(path, sizeof(path), limits[i]);
 		struct sim_result res;
 		struct gt_trace *t;
 		size_t len, notes = 0;
@@ -467,15 +478,7 @@ Test(format_writer, failed_writer_seals_its_file, .timeout = 300)
 		cr_expect_eq(notes, 1, "limit %ju: the note is there %zu times", (uintmax_t)limits[i],
 			     notes);
 		gt_trace__free(t);
-		out = mkstemp(copy);
-		cr_assert(out >= 0);
-		cr_assert_eq(write(out, buf, len), (ssize_t)len);
-		close(out);
-		cr_expect(goparse_both_ok(copy, why, sizeof(why)), "limit %ju: %s",
-			  (uintmax_t)limits[i], why);
-		cr_expect(goparse_views_ok(copy, why, sizeof(why)), "limit %ju: %s",
-			  (uintmax_t)limits[i], why);
-		if (!getenv("LXTRACE_TEST_KEEP")) unlink(copy); else fprintf(stderr, "kept %s\n", copy);
+		check_copy(buf, len, true, limits[i]);
 		free(buf);
 	}
 }

@@ -5,11 +5,11 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/cut.h"
 #include "user/cli/cmd.h"
+#include "user/cli/file_cmd.h"
 
 #define PREFIX "lxtrace cut: "
 #define SEE_HELP "(see lxtrace cut --help)"
@@ -78,7 +78,6 @@ int cmd_cut(int argc, char **argv)
 	struct gt_cut_window win;
 	const char *path, *out = NULL;
 	struct gt_cut_stats st;
-	struct stat in_st, out_st;
 	int c, fd = -1, ofd = -1, ret;
 	char err[512];
 
@@ -102,18 +101,12 @@ int cmd_cut(int argc, char **argv)
 			out = optarg;
 			break;
 		default:
-			if (optopt == 'f' || optopt == 't' || optopt == 'o')
-				fprintf(stderr, PREFIX "-%c needs a value " SEE_HELP "\n", optopt);
-			else
-				fprintf(stderr, PREFIX "unknown option '%s' " SEE_HELP "\n", argv[optind - 1]);
-			return 2;
+			return file_cmd__bad_option("cut", argv, "fto");
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, PREFIX "%s " SEE_HELP "\n", optind == argc ? "no trace file given" :
-			"give one trace file");
+	path = file_cmd__one_file("cut", argc, argv);
+	if (!path)
 		return 2;
-	}
 	if (!out) {
 		fprintf(stderr, PREFIX "no output file: give -o OUT " SEE_HELP "\n");
 		return 2;
@@ -122,23 +115,16 @@ int cmd_cut(int argc, char **argv)
 		fprintf(stderr, PREFIX "--from must come before --to " SEE_HELP "\n");
 		return 2;
 	}
-	path = argv[optind];
 
 	/* Open. */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &in_st)) {
+	if (fd < 0) {
 		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
 		goto fail;
 	}
-	if (!stat(out, &out_st) && out_st.st_dev == in_st.st_dev && out_st.st_ino == in_st.st_ino) {
-		fprintf(stderr, PREFIX "%s is %s: write the window to another file\n", out, path);
+	ofd = file_cmd__create("cut", out, fd);
+	if (ofd < 0)
 		goto fail;
-	}
-	ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (ofd < 0) {
-		fprintf(stderr, PREFIX "%s: %s\n", out, strerror(errno));
-		goto fail;
-	}
 
 	/* Cut: three passes over FILE. */
 	ret = gt_cut__file(fd, ofd, from_ns, to_ns, &st, &win, err, sizeof(err));

@@ -10,8 +10,7 @@
 #include "format/dump.h"
 #include "format/reader.h"
 #include "user/cli/cmd.h"
-
-#define SEE_HELP "(see lxtrace dump --help)"
+#include "user/cli/file_cmd.h"
 
 static void usage(FILE *f)
 {
@@ -93,25 +92,13 @@ int cmd_dump(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		default: {
-			const char *arg = argv[optind - 1];
-			char shortopt[3] = { '-', (char)optopt, '\0' };
-
-			fprintf(stderr, "lxtrace dump: unknown option '%s' " SEE_HELP "\n",
-				strncmp(arg, "--", 2) ? shortopt : arg);
-			return 2;
-		}
+		default:
+			return file_cmd__bad_option("dump", argv, "");
 		}
 	}
-	if (optind == argc) {
-		fprintf(stderr, "lxtrace dump: no trace file given " SEE_HELP "\n");
+	path = file_cmd__one_file("dump", argc, argv);
+	if (!path)
 		return 2;
-	}
-	if (optind < argc - 1) {
-		fprintf(stderr, "lxtrace dump: unexpected argument '%s' " SEE_HELP "\n", argv[optind + 1]);
-		return 2;
-	}
-	path = argv[optind];
 	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
 	if (fd < 0) {
 		fprintf(stderr, "lxtrace dump: %s: %s\n", path, strerror(errno));

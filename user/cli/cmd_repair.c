@@ -6,14 +6,13 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/repair.h"
 #include "user/cli/cmd.h"
+#include "user/cli/file_cmd.h"
 
 #define PREFIX "lxtrace repair: "
-#define SEE_HELP "(see lxtrace repair --help)"
 
 static void usage(FILE *f)
 {
@@ -29,16 +28,6 @@ static void usage(FILE *f)
 		   "  -o, --output OUT  write the repaired trace to OUT (mode 0600) and leave FILE\n"
 		   "                    as it is; by default FILE is repaired in place\n"
 		   "  -h, --help        show this help\n");
-}
-
-/* OUT for writing, never through a symlink; -2 when it is FILE itself. */
-static int open_out(const char *out, const struct stat *in)
-{
-	struct stat st;
-
-	if (!stat(out, &st) && st.st_dev == in->st_dev && st.st_ino == in->st_ino)
-		return -2;
-	return open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
 static void print_report(const char *path, const char *out, const struct gt_repair_report *r)
@@ -70,7 +59,6 @@ int cmd_repair(int argc, char **argv)
 	struct gt_repair_report rep;
 	const char *path, *out = NULL;
 	int c, fd = -1, ofd = -1, ret;
-	struct stat st;
 	char err[512];
 
 	opterr = 0;
@@ -84,37 +72,21 @@ int cmd_repair(int argc, char **argv)
 			out = optarg;
 			break;
 		default:
-			if (optopt == 'o')
-				fprintf(stderr, PREFIX "-o needs a file name " SEE_HELP "\n");
-			else
-				fprintf(stderr, PREFIX "unknown option '%s' " SEE_HELP "\n", argv[optind - 1]);
-			return 2;
+			return file_cmd__bad_option("repair", argv, "o");
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, PREFIX "%s " SEE_HELP "\n", optind == argc ? "no trace file given" :
-			"give one trace file");
+	path = file_cmd__one_file("repair", argc, argv);
+	if (!path)
 		return 2;
-	}
-	path = argv[optind];
 
 	/* Open: FILE for reading (and writing, in place), OUT when given. */
 	fd = open(path, (out ? O_RDONLY : O_RDWR) | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
+	if (fd < 0) {
 		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
 		goto fail;
 	}
-	if (out) {
-		ofd = open_out(out, &st);
-		if (ofd == -2) {
-			fprintf(stderr, PREFIX "%s is %s: leave out -o to repair in place\n", out, path);
-			goto fail;
-		}
-		if (ofd < 0) {
-			fprintf(stderr, PREFIX "%s: %s\n", out, strerror(errno));
-			goto fail;
-		}
-	}
+	if (out && (ofd = file_cmd__create("repair", out, fd)) < 0)
+		goto fail;
 
 	/* Repair. */
 	ret = gt_repair(fd, ofd, &rep, err, sizeof(err));

@@ -1,0 +1,20 @@
+/* file_cmd.h - what the commands that read a trace file (dump, repair, cut) share: their
+ * one-line usage errors, their one FILE argument, the output file they create. */
+#ifndef LXTRACE_USER_CLI_FILE_CMD_H
+#define LXTRACE_USER_CLI_FILE_CMD_H
+
+/* After getopt_long returned '?': prints "lxtrace CMD: unknown option 'X'" or, for one of the
+ * option letters in `with_value`, "-X needs a value", pointing at `lxtrace CMD --help`.
+ * Returns 2, the exit status of a usage error. */
+int file_cmd__bad_option(const char *cmd, char **argv, const char *with_value);
+
+/* The one FILE left in argv after the options (at optind), or NULL after saying, in one line,
+ * that there is none or more than one. */
+const char *file_cmd__one_file(const char *cmd, int argc, char **argv);
+
+/* Creates (or truncates) path for a trace the command writes: mode 0600 as the recorder's, never
+ * through a symlink, and never the file open on in_fd (the input). A descriptor, or -1 after
+ * saying why in one line. */
+int file_cmd__create(const char *cmd, const char *path, int in_fd);
+
+#endif
