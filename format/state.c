@@ -131,12 +131,12 @@ static int push_region(struct gt_gstat *g, const struct gt_event *e)
 	size_t n = g->nregions;
 	struct gt_region *r = (struct gt_region *)g->regions;
 
-	/* Capacity is the next power of two, at least 4. */
-	if (n >= 4 && !(n & (n - 1))) {
-		r = realloc(r, 2 * n * sizeof(*r));
-	} else if (!n) {
+	/* Once allocated, the capacity is the next power of two, at least 4 (the array stays
+	 * when the regions are all ended). */
+	if (!r)
 		r = malloc(4 * sizeof(*r));
-	}
+	else if (n >= 4 && !(n & (n - 1)))
+		r = realloc(r, 2 * n * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	r[n] = (struct gt_region){ e->args[0], e->args[2], e->args[3] };

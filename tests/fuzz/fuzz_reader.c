@@ -1,14 +1,19 @@
 /* fuzz_reader.c - libFuzzer target: the streaming reader (the path `lxtrace dump`, repair and
  * cut take, reading a file through its window) and the whole-trace loader built on it must
  * survive any input without a crash, a leak or an out-of-bounds access, explain every refusal,
- * and agree with each other. */
+ * and agree with each other; the state tracker, repair and cut must survive whatever the
+ * reader lets through. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "format/cut.h"
 #include "format/reader.h"
+#include "format/repair.h"
+#include "format/state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -23,38 +28,73 @@ static void touch(const struct gt_event *e, size_t size)
 		abort();
 }
 
-/* Streams the input from a file descriptor; returns the events read, or -1 when refused. */
-static long stream(const uint8_t *data, size_t size)
+static int memfd(const char *name)
 {
-	static int fd = -1;
+	int fd = memfd_create(name, MFD_CLOEXEC);
+
+	if (fd < 0)
+		abort();
+	return fd;
+}
+
+/* Streams the input from a file descriptor through the state tracker; returns the events
+ * read, or -1 when refused. */
+static long stream(int fd, size_t size)
+{
+	struct gt_state *s = gt_state__new();
 	struct gt_reader *r;
 	struct gt_event e;
 	long n = 0;
 	int ret;
 
-	if (fd < 0)
-		fd = memfd_create("fuzz", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size ||
-	    lseek(fd, 0, SEEK_SET))
-		abort();
 	r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
-	if (!r)
+	if (!r || !s || lseek(fd, 0, SEEK_SET))
 		abort();
 	while ((ret = gt_reader__next(r, &e)) == 1) {
 		touch(&e, size);
+		if (gt_state__event(s, &e) == -ENOMEM)
+			abort();
 		n++;
 	}
 	if (ret && (!gt_reader__error(r)[0] || strchr(gt_reader__error(r), '\n')))
 		abort();
 	gt_reader__free(r);
+	gt_state__free(s);
 	return ret ? -1 : n;
+}
+
+/* Repair into another file, and a cut of the middle third: an error or a file, never a
+ * crash. */
+static void repair_and_cut(int fd, int out)
+{
+	struct gt_repair_report rep;
+	char err[512];
+
+	if (ftruncate(out, 0) || lseek(out, 0, SEEK_SET))
+		abort();
+	if (gt_repair(fd, out, &rep, err, sizeof(err)) && !err[0])
+		abort();
+	if (ftruncate(out, 0) || lseek(out, 0, SEEK_SET))
+		abort();
+	if (gt_cut__file(fd, out, 1000, 2000, NULL, NULL, err, sizeof(err)) && !err[0])
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static int fd = -1, out = -1;
 	struct gt_trace *t = NULL;
-	long streamed = stream(data, size);
 	char err[256];
+	long streamed;
+
+	if (fd < 0) {
+		fd = memfd("fuzz-in");
+		out = memfd("fuzz-out");
+	}
+	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		abort();
+	streamed = stream(fd, size);
+	repair_and_cut(fd, out);
 
 	if (gt_trace__parse(data, size, &t, err, sizeof(err))) {
 		if (!err[0] || t || streamed >= 0)
