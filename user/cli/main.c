@@ -11,7 +11,7 @@ static const struct {
 } cmds[] = {
 	{ "record", cmd_record, "record what threads do into a Go execution trace" },
 	{ "dump", cmd_dump, "print the events of a trace file, one per line" },
-	{ "repair", cmd_repair, "make a trace cut short (crash, kill -9, full disk) open in every viewer" },
+	{ "repair", cmd_repair, "make a trace cut short (crash, kill -9) open in every viewer" },
 	{ "cut", cmd_cut, "write a window of a trace as a trace of its own" },
 };
 
