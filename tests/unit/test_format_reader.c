@@ -166,3 +166,30 @@ Test(format_reader, load_missing_file)
 	cr_expect_null(t);
 	cr_expect(strlen(err) > 0);
 }
+
+/* The string and stack tables hold what the file defines, up to a budget: a file cannot make
+ * the reader hold more, whatever it defines. */
+Test(format_reader, dictionary_budget)
+{
+	struct sim_opts o = { .ncpu = 2, .nthreads = 40, .steps = 2000, .seed = 6 };
+	struct sim_result res;
+	struct gt_reader *r;
+	struct gt_event e;
+	int fd = sim_memfd(), ret;
+
+	cr_assert_eq(sim_write(fd, &o, &res), 0);
+	for (uint64_t budget = 1024; budget <= 4096; budget *= 2) {
+		cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+		r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts),
+							     .fd = fd, .dict_budget = budget });
+		cr_assert(r);
+		while ((ret = gt_reader__next(r, &e)) == 1)
+			;
+		cr_expect_eq(ret, -EINVAL, "budget %llu", (unsigned long long)budget);
+		cr_expect(strstr(gt_reader__error(r), "exceed the reader's budget"), "%s",
+			  gt_reader__error(r));
+		cr_expect_leq(gt_dict__bytes(gt_reader__dict(r)), budget);
+		gt_reader__free(r);
+	}
+	close(fd);
+}
