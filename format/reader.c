@@ -13,7 +13,6 @@
  * (format/state.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +31,6 @@
 
 struct gt_reader {
 	int fd;				/* -1: fed */
-	bool own_fd;			/* opened by gt_reader__open */
 	uint8_t *buf;			/* fd mode: the window */
 	size_t cap;
 	const uint8_t *start;		/* the byte at offset base_off */
@@ -149,29 +147,6 @@ struct gt_reader *gt_reader__new(const struct gt_reader_opts *opts)
 		return NULL;
 	}
 	return r;
-}
-
-struct gt_reader *gt_reader__open(const char *path, char *err, size_t errlen)
-{
-	struct gt_reader *r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
-
-	if (fd < 0) {
-		e = errno;
-		goto fail;
-	}
-	r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
-	if (r) {
-		r->own_fd = true;
-		return r;
-	}
-	e = errno;
-	close(fd);
-fail:
-	if (err && errlen)
-		snprintf(err, errlen, "%s", strerror(e));
-	errno = e;
-	return NULL;
 }
 
 void gt_reader__feed(struct gt_reader *r, const void *buf, size_t len)
@@ -473,11 +448,6 @@ const char *gt_reader__error(const struct gt_reader *r)
 	return r->err ? r->msg : "";
 }
 
-uint64_t gt_reader__offset(const struct gt_reader *r)
-{
-	return offset_of(r, r->p);
-}
-
 uint64_t gt_reader__batch_offset(const struct gt_reader *r)
 {
 	return r->batch_off;
@@ -493,11 +463,6 @@ uint64_t gt_reader__frequency(const struct gt_reader *r)
 	return r->frequency;
 }
 
-uint64_t gt_reader__nevents(const struct gt_reader *r)
-{
-	return r->nevents;
-}
-
 const struct gt_dict *gt_reader__dict(const struct gt_reader *r)
 {
 	return r->dict;
@@ -507,8 +472,6 @@ void gt_reader__free(struct gt_reader *r)
 {
 	if (!r)
 		return;
-	if (r->own_fd)
-		close(r->fd);
 	if (r->own_dict)
 		gt_dict__free(r->dict);
 	u64map__free(r->last_g);

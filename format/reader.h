@@ -53,9 +53,6 @@ struct gt_reader_opts {
 /* NULL with errno set on failure. */
 struct gt_reader *gt_reader__new(const struct gt_reader_opts *opts);
 
-/* Opens path and reads it from its start. NULL with errno set; err gets the reason. */
-struct gt_reader *gt_reader__open(const char *path, char *err, size_t errlen);
-
 /* For a reader without fd: the next bytes of the input, whole records only (a batch as the
  * writer produced it). buf must stay valid until gt_reader__next returns 0 again. */
 void gt_reader__feed(struct gt_reader *r, const void *buf, size_t len);
@@ -77,15 +74,12 @@ int gt_reader__set_running(struct gt_reader *r, int64_t p, uint64_t g);
 
 /* One line naming the offset and the cause of the last error; "" when none. */
 const char *gt_reader__error(const struct gt_reader *r);
-/* Bytes consumed: the offset right after the last record decoded. */
-uint64_t gt_reader__offset(const struct gt_reader *r);
 /* Offset of the Batch header of the batch the last event belongs to. */
 uint64_t gt_reader__batch_offset(const struct gt_reader *r);
 /* Offset of the record decoded last, or of the one that failed. */
 uint64_t gt_reader__record_offset(const struct gt_reader *r);
 /* 0 until the Frequency record has been read. */
 uint64_t gt_reader__frequency(const struct gt_reader *r);
-uint64_t gt_reader__nevents(const struct gt_reader *r);
 const struct gt_dict *gt_reader__dict(const struct gt_reader *r);
 
 /* Accepts NULL. Does not close the fd given in the options. */

@@ -143,6 +143,7 @@ Test(format_cut, window_of_batches_in_memory)
 	uint8_t *buf = sim_slurp_fd(src, &len);
 	struct gt_state *evicted = gt_state__new(), *start;
 	struct gt_state_stats st;
+	struct gt_cut_stats cs;
 	struct gt_cut *c = NULL;
 	char err[512], why[1200];
 	uint64_t from, last = 0;
@@ -189,6 +190,9 @@ Test(format_cut, window_of_batches_in_memory)
 		gt_reader__free(r);
 	}
 	cr_assert_eq(gt_cut__finish(c, last + 1), 0, "%s", gt_cut__error(c));
+	gt_cut__stats(c, &cs);
+	cr_expect_gt(cs.window_events, 1000);
+	cr_expect_gt(cs.goroutines, 0);
 	gt_cut__free(c);
 	close(fd);
 	cr_assert(goparse_both_ok(path, why, sizeof(why)), "%s", why);
