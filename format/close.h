@@ -2,10 +2,11 @@
  *
  * Both Go parsers accept a trace cut at a batch boundary, but Go 1.19's viewer builds a slice
  * for every goroutine run, GC, stop-the-world and sweep from its start to its end event, and
- * crashes (a nil end) on one that never ends. Closing writes those ends at the trace's last
- * time, P by P: the stop-the-world and the sweep of the P, the running goroutine preempted,
- * the P stopped; then the GC. Optionally a note goroutine runs for no time on one P and logs
- * (UserLog) what happened to the file, so that the repair is seen in the trace itself.
+ * crashes (a nil end) on one that never ends (docs/format.md §10.5). Closing writes those ends
+ * at the trace's last time, P by P: the stop-the-world and the sweep of the P, the running
+ * goroutine preempted, the P stopped; then the GC. Optionally a note goroutine runs for no
+ * time on one P and logs (UserLog) what happened to the file, so that the repair is seen in
+ * the trace itself (docs/format.md §15).
  *
  * What is open comes from the state tracker (gt_close__plan: `lxtrace repair`, `lxtrace cut`)
  * or from a writer that failed (gt_close__seal: `lxtrace record` on a full disk).

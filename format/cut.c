@@ -1,4 +1,4 @@
-/* cut.c - a window of a trace as a trace of its own (cut.h).
+/* cut.c - a window of a trace as a trace of its own (cut.h, docs/format.md §16).
  *
  * Times of the init phase: each event one tick after the previous one, the last two ticks
  * before the window, so that nothing collides (Go 1.23's viewer cannot take equal times in an
@@ -329,7 +329,8 @@ static int init_phase(struct gt_cut *c, const struct gt_cut_opts *o)
 	if (!err)
 		err = emit3(c, c->ip, t++, GT_EV_GOMAXPROCS, gc->init_done ? gc->gomaxprocs :
 			    c->nprocs, 0, 0);
-	/* Stopped, so that 1.23's viewer ends the syscalls of GoInSyscall here (docs/format.md). */
+	/* Stopped, so that 1.23's viewer ends the syscalls of GoInSyscall here (docs/format.md
+	 * §10.5). */
 	if (!err)
 		err = emit3(c, c->ip, t++, GT_EV_PROC_STOP, 0, 0, 0);
 
@@ -478,7 +479,7 @@ int gt_cut__event(struct gt_cut *c, const struct gt_event *e, const struct gt_di
 	case GT_EV_GO_SYSEXIT:
 		a[1] = next_seq(c, a[0], a[1]);
 		if (t == GT_EV_GO_SYSEXIT)
-			a[2] = 0;	/* a real timestamp would move it: docs/format.md */
+			a[2] = 0;	/* a real time would move it (docs/format.md §7.3) */
 		break;
 	case GT_EV_GC_START:
 		a[0] = gt_state__gc(c->out)->gc_seq;

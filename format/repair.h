@@ -5,7 +5,7 @@
  * batch cut by power loss, garbage) is dropped and counted. The state tracker replays what is
  * kept, and what it leaves open is closed at the trace's last time (format/close.h), with a
  * note in the file saying what was done. A file that ends whole, with nothing open, is left
- * as it is: repairing twice changes nothing.
+ * as it is: repairing twice changes nothing. docs/format.md §15.
  */
 #ifndef LXTRACE_FORMAT_REPAIR_H
 #define LXTRACE_FORMAT_REPAIR_H

@@ -1,8 +1,8 @@
 /* state.c - the trace state tracker: goroutines, Ps, tasks, regions and GC phases as the
  * events of a trace leave them.
  *
- * The rules are the ones Go's parsers check after ordering a trace (docs/format.md lists
- * them): a start needs a runnable goroutine and an idle P, a block or stop needs the P's own
+ * The rules are the ones Go's parsers check after ordering a trace (docs/format.md §6.3): a
+ * start needs a runnable goroutine and an idle P, a block or stop needs the P's own
  * running goroutine, an unblock a waiting one, and so on. An event the state does not allow is
  * applied as it says and counted, so the state stays what a viewer would show. Goroutines
  * live in an array indexed through a map and leave it when they end; tasks and Ps the same.

@@ -14,7 +14,7 @@
  * the first such problem is kept, with its offset, for a one-line message.
  *
  * Memory follows what is open (live goroutines, started Ps, open tasks and regions), never
- * the number of events.
+ * the number of events. docs/format.md §14.
  */
 #ifndef LXTRACE_FORMAT_STATE_H
 #define LXTRACE_FORMAT_STATE_H
