@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package lxtrace needs to build, test and benchmark.
+# Installs every Debian 12 package lxtrace needs to build, test, benchmark and view traces.
 # Go 1.19 and Go 1.23 are the real trace viewers the tests run; 1.23 lives in bookworm-backports.
+# Their profile pages draw graphs with graphviz's dot (without it they answer 500); chromium
+# shows their timelines headless in the viewer tests and bench/view.sh.
 #
 # bookworm-backports comes from wherever this machine already gets Debian bookworm (a mirror,
 # a proxy, a snapshot): its URI and Signed-By are read from apt's own sources, in either format
@@ -143,5 +145,6 @@ apt-get install -y -q --no-install-recommends \
 	make gcc g++ clang llvm pkg-config \
 	libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
 	libcriterion-dev systemtap-sdt-dev \
-	golang-go linux-perf trace-cmd python3 procps
+	golang-go linux-perf trace-cmd python3 procps \
+	graphviz chromium curl
 apt-get install -y -q --no-install-recommends -t bookworm-backports golang-1.23-go
