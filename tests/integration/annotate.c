@@ -90,7 +90,7 @@ static size_t round_events(bool last, struct want *w)
 	return n;
 }
 
-/* A user event the program made: not the model's own "exec" log. */
+/* A user event the program made: a task, region or log, not lxtrace's own lost-records log. */
 static bool is_user_event(const struct gt_event *e)
 {
 	const char *key;
@@ -98,7 +98,7 @@ static bool is_user_event(const struct gt_event *e)
 	if (e->type < GT_EV_USER_TASK_CREATE || e->type > GT_EV_USER_LOG)
 		return false;
 	key = e->type == GT_EV_USER_LOG ? gt_trace__string(it.trace, e->args[1]) : NULL;
-	return !key || strcmp(key, "exec");
+	return !key || strcmp(key, "lxtrace.lost");
 }
 
 static void print_user_events(const uint32_t *tids, size_t ntids)

@@ -179,13 +179,18 @@ Test(model, fork_exec_exit)
 	cr_expect_eq(t.st.repairs[MODEL_REPAIR_TID_REUSE], 1);
 	t.st.repairs[MODEL_REPAIR_TID_REUSE] = 0;
 	assert_no_repairs(&t);
-	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_CREATE), TQ_ANY_THREAD), 5);
-	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_END), TQ_ANY_THREAD), 3);
-	cr_expect_eq(tq_count_logs(t.trace, "worker (pid 401)"), 1);
-	/* Created as sh's child, 401 is named after sh; its thread 402 after the new program. */
+	/* lxtrace's, 400, 401, 401's image after the exec, 402 and 402 again. */
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_CREATE), TQ_ANY_THREAD), 6);
+	/* 401's first image ends at the exec, then 402, 401, 402 again. */
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_END), TQ_ANY_THREAD), 4);
+	cr_expect_eq(tq_count_logs(t.trace, "worker"), 0, "the exec is the new goroutine, no log");
+	cr_expect_eq(t.st.threads, 4, "an exec's new image is not a new thread");
+	/* Created as sh's child, 401 is named after sh; the exec starts 401's next goroutine,
+	 * named after the new program, as is the thread 402 it creates. */
 	while ((ev = tq_next(t.trace, &i, BIT(GT_EV_GO_CREATE), TQ_ANY_THREAD))) {
 		const struct gt_stack *s = tq_create_stack(t.trace, ev);
 		const char *want = ev->args[0] == 401 ? "sh (pid 401)" :
+				   ev->args[0] == (401 | 1ull << 32) ? "worker (pid 401)" :
 				   ev->args[0] == 402 ? "worker (pid 401)" :
 				   ev->args[0] == (402 | 1ull << 32) ? "sh (pid 400)" : NULL;
 
@@ -208,6 +213,8 @@ Test(model, non_leader_exec)
 	char *proc = mt_proc_new();
 	struct mt t;
 	uint64_t ts = T0 + 1000;
+	const struct gt_event *ev;
+	size_t i = 0;
 
 	mt_proc_thread(proc, 700, 700, "app", 'R', -1);
 	mt_proc_thread(proc, 700, 701, "app", 'R', -1);
@@ -224,13 +231,19 @@ Test(model, non_leader_exec)
 	mt_switch(&t, ts + 90, 0, 700, 0, LX_PREV_DEAD, -1);
 	mt_finish(&t, ts + 200);
 
-	cr_expect_eq(t.st.repairs[MODEL_REPAIR_TID_REUSE], 1);
-	t.st.repairs[MODEL_REPAIR_TID_REUSE] = 0;
 	assert_no_repairs(&t);
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_END), 701), 1);
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_CREATE), 701), 1, "701 creates the leader's next life");
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_END), TQ_ANY_THREAD), 3);
-	cr_expect_eq(tq_count_logs(t.trace, "newprog (pid 700)"), 1);
+	/* The new image is the leader tid's next goroutine, created by 701 and named after the
+	 * new program. */
+	while ((ev = tq_next(t.trace, &i, BIT(GT_EV_GO_CREATE), TQ_ANY_THREAD))) {
+		if (ev->args[0] == (700 | 1ull << 32)) {
+			cr_expect_eq(ev->g, 701);
+			cr_expect_str_eq(tq_outermost(tq_create_stack(t.trace, ev)), "newprog (pid 700)");
+		}
+		i++;
+	}
 	mt_close(&t, false);
 	mt_proc_free(proc);
 }

@@ -94,7 +94,6 @@ int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t crea
 	t->state = THREAD_RUNNABLE;
 	t->sysenter = -1;
 	t->wake_stk = 0;
-	m->st.threads++;
 	return model_emit(m, p, GT_EV_GO_CREATE, t->goid, new_stk, creator_stk);
 }
 
@@ -300,6 +299,7 @@ static struct thread *create_unknown(struct model *m, struct thread *t, uint32_t
 		*err = model_special_stack(m, m->hk, IDENT_SPECIAL_REPAIR, &stk);
 	if (!*err)
 		*err = model_go_create(m, m->hk, t, stk);
+	m->st.threads++;
 	t->unplaced = 1;
 	return *err ? NULL : t;
 }

@@ -48,7 +48,7 @@ struct model {
 	uint64_t now;			/* time of every event written for the current record */
 	uint64_t scan_ts;		/* CLOCK_MONOTONIC when the /proc scan ended */
 	uint64_t lx_seq;		/* seq of lxtrace's goroutine, which sleeps between logs */
-	uint64_t key_lost, key_exec;	/* UserLog key strings */
+	uint64_t key_lost;		/* UserLog key string */
 	int err;			/* sticky: the first error, after which nothing is written */
 	bool started, finished;
 	struct model_stats st;
@@ -76,7 +76,8 @@ int model_thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, ui
 int model_special_stack(struct model *m, uint32_t p, enum ident_special k, uint64_t *stk);
 
 /* GoCreate of t (a fresh goid) on P p by whatever runs there, the creator's stack
- * creator_stk; t becomes runnable. */
+ * creator_stk; t becomes runnable. The caller counts a new thread (an exec's new image is a new
+ * goroutine of the same thread). */
 int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t creator_stk);
 
 /* Runnable t starts on idle P p. */

@@ -121,6 +121,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 		err = model_go_create(m, m->hk, t, 0);
 	if (err)
 		return err;
+	m->st.threads++;
 	t->scanned = 1;
 	if (pt->state == 'R') {
 		t->unplaced = 1;
@@ -181,8 +182,7 @@ int model__start(struct model *m, uint64_t ts)
 		err = model_emit(m, m->hk, GT_EV_GO_WAITING, LXTRACE_GOID, 0, 0);
 	m->lx_seq = 2;
 	m->key_lost = gt_writer__string(m->w, m->hk, "lxtrace.lost");
-	m->key_exec = gt_writer__string(m->w, m->hk, "exec");
-	if (!err && (!m->key_lost || !m->key_exec))
+	if (!err && !m->key_lost)
 		err = -errno;
 	for (size_t i = 0; i < n && !err; i++) {
 		m->now++;

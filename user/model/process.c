@@ -1,9 +1,10 @@
 /* process.c - the records of a thread's life: fork (LX_REC_FORK) creates its goroutine, exec
- * (LX_REC_EXEC) renames it and logs the new program, exit (LX_REC_EXIT) ends it.
+ * (LX_REC_EXEC) replaces it with the goroutine of the new image, exit (LX_REC_EXIT) ends it.
  */
 #include <asm/unistd.h>
 #include <string.h>
 
+#include "user/model/annotations.h"
 #include "user/model/core.h"
 #include "user/model/handlers.h"
 #include "user/model/threads.h"
@@ -70,74 +71,86 @@ int model_on_fork(struct model *m, const struct lx_rec *r)
 			p = m->hk;
 		err = model_special_stack(m, p, IDENT_SPECIAL_REPAIR, &stk);
 	}
-	return err ? err : model_go_create(m, p, child, stk);
+	if (!err)
+		err = model_go_create(m, p, child, stk);
+	m->st.threads++;
+	return err;
 }
 
-/* A non-leader thread that execs takes its leader's tid (the leader has exited by then) and
- * its own tid vanishes with no exit record. So goroutine `old` creates the next goroutine of
- * the leader's tid, ends, and the new one runs on in its place; *out is the new one. */
-static int exec_takeover(struct model *m, uint32_t c, struct thread *old, const struct lx_exec *e,
-			 const char *comm, struct thread **out)
+/* An exec starts a new image as a new goroutine: the goroutine that ran the old image creates
+ * the one of the new image (creation stack: the new program's name; creator: `syscall execve`
+ * in the old one), ends, and the new one runs on in its place. Both Go viewers name and group a
+ * goroutine by its creation stack alone, which an exec cannot change on a goroutine that
+ * exists: this is how the exec'd program appears under its own name.
+ *
+ * The tid that goes on is old's own, or, when a non-leader thread execs, its leader's: Linux
+ * ends the leader first (its exit record comes first) and gives the exec'ing thread the
+ * leader's tid, and old's own tid vanishes with no exit record. t is that tid's entry; the new
+ * goroutine is its next generation, so the goroutine id's high bits count the tid's earlier
+ * goroutines (docs/model.md). The new image is the same thread: no thread is counted. */
+static int exec_image(struct model *m, uint32_t c, struct thread *old, struct thread *t,
+		      uint32_t pid, const char *comm)
 {
-	struct thread *t = threads__find(m->threads, e->h.tid);
-	uint64_t stk;
+	uint64_t old_goid, stk;
 	int err;
 
 	err = model_make_current(m, c, old);
-	/* The leader still alive in the model: its exit record was lost. */
-	if (!err && t && t->goid && t->state < THREAD_EXITED)
-		err = model_end_elsewhere(m, t);
-	if (!err && !t)
-		t = model_entry(m, e->h.tid, &err);
-	if (err)
-		return err;
-	err = model_rebirth(m, t, e->pid, comm);
 	if (!err)
 		err = model_thread_stack(m, c, old, __NR_execve, &stk);
+	if (err)
+		return err;
+	if (old->wake_stk) {
+		/* A wakeup that raced ahead of a switch-out the exec came before. */
+		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		old->wake_stk = 0;
+	}
+	old_goid = old->goid;
+	if (t->goid) {
+		t->gen++;
+		t->goid = 0;
+	}
+	t->unplaced = 0;
+	t->scanned = 0;
+	err = idents__get(m->idents, pid, comm, &t->ident);
 	if (!err)
 		err = model_go_create(m, c, t, stk);
+	/* GoEnd is old's, which still runs on c; when old is t, t stays the runnable new G. */
 	if (!err)
-		err = model_go_stop(m, c, GT_EV_GO_END, 0, THREAD_REAPED);
-	*out = t;
+		err = model_go_stop(m, c, GT_EV_GO_END, 0, old == t ? THREAD_RUNNABLE : THREAD_REAPED);
+	annotations__forget(m->ann, old_goid);
 	return err ? err : model_go_start(m, c, t);
 }
 
 int model_on_exec(struct model *m, const struct lx_rec *r)
 {
 	const struct lx_exec *e = (const struct lx_exec *)r;
-	uint32_t c = e->h.cpu;
 	char comm[LX_COMM_LEN];
-	const char *name;
-	struct thread *t;
-	uint64_t stk;
+	struct thread *old, *t;
 	int err = 0;
 
 	memcpy(comm, e->comm, LX_COMM_LEN);
 	comm[LX_COMM_LEN - 1] = '\0';
 	/* An exec by the idle task is corrupt input; old_tid 0 is an exec'er that kept its tid. */
-	t = e->h.tid ? model_live(m, e->old_tid ? e->old_tid : e->h.tid, &err) : NULL;
-	if (!t) {
+	old = e->h.tid ? model_live(m, e->old_tid ? e->old_tid : e->h.tid, &err) : NULL;
+	if (!old) {
 		m->st.ignored += !err;
 		return err;
 	}
-	if (t->tid != e->h.tid) {
-		err = exec_takeover(m, c, t, e, comm, &t);
+	t = old;
+	if (old->tid != e->h.tid) {
+		t = threads__find(m->threads, e->h.tid);
+		/* The leader still alive in the model: its exit record was lost. */
+		if (t && t->goid && t->state < THREAD_EXITED)
+			err = model_end_elsewhere(m, t);
+		if (!err && !t)
+			t = model_entry(m, e->h.tid, &err);
 		if (err)
 			return err;
 	}
-	/* Its later stacks carry the new name and resolve in the new image; goroutines it
-	 * creates are named after it too. */
+	/* Its later stacks resolve in the new image. */
 	if (m->cs)
 		callstacks__image(m->cs, e->pid, e->h.ts);
-	err = idents__get(m->idents, e->pid, comm, &t->ident);
-	if (err)
-		return err;
-	name = idents__name(m->idents, t->ident);
-	err = model_make_current(m, c, t);
-	t->sysenter = -1;
-	if (!err)
-		err = model_thread_stack(m, c, t, __NR_execve, &stk);
-	return err ? err : gt_writer__user_log(m->w, c, m->now, 0, m->key_exec, stk, name, strlen(name));
+	return exec_image(m, e->h.cpu, old, t, e->pid, comm);
 }
 
 int model_on_exit(struct model *m, const struct lx_rec *r)
