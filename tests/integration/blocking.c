@@ -63,8 +63,8 @@ Test(blocking, sleeper_sleeps_are_gosleep_10ms_each)
 
 	itest_record(NULL, "sleeper", (const char *[]){ "20", NULL }, 60);
 	tid = itest_tid("sleeper");
-	itest_expect(tq_count_logs(it.trace, itest_ident("sleeper")) >= 1, tid,
-		     "no UserLog names the exec of '%s'", itest_ident("sleeper"));
+	itest_expect(tq_count_created(it.trace, tid, itest_ident("sleeper")) == 1, tid,
+		     "no goroutine of the exec named '%s'", itest_ident("sleeper"));
 	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SLEEP), tid))) {
 		const struct gt_event *w;
 		const char *leaf = tq_leaf(e->stack), *outer;

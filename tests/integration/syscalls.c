@@ -7,16 +7,17 @@
 
 TestSuite(syscalls, .fini = itest_fini, .timeout = 120);
 
-/* GoSysCall events of tid naming func after its exec: before it, the thread was the test
- * harness's forked child, which makes syscalls of its own (getppid among them). */
+/* GoSysCall events of tid naming func after its exec (from the GoCreate of the new image, made
+ * in `syscall execve`): before it, the thread was the test harness's forked child, which makes
+ * syscalls of its own (getppid among them). */
 static size_t syscalls_after_exec(pid_t tid, const char *func)
 {
 	const struct gt_event *e;
 	size_t i = 0, n = 0;
 
-	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_USER_LOG), tid)) && !tq_stack_has(e->stack, "syscall execve"))
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_CREATE), tid)) && !tq_stack_has(e->stack, "syscall execve"))
 		i++;
-	itest_expect(e, tid, "no exec UserLog for thread %d", tid);
+	itest_expect(e, tid, "no goroutine of thread %d created by its exec", tid);
 	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SYSCALL), tid))) {
 		n += tq_stack_has(e->stack, func);
 		i++;

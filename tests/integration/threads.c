@@ -2,7 +2,8 @@
  * its creator, and one GoEnd.
  *
  * Names: a thread is named at its GoCreate after its creator's identity, "COMM (pid PID)"
- * (user/stacks/idents.h), and the recorder sees no rename, so the workload's own
+ * (user/stacks/idents.h); an exec starts a new goroutine named after the new program; the
+ * recorder sees no rename, so the workload's own
  * pthread_setname_np names ("wk-NNN") are not expected in the trace: every child must carry
  * the identity of the `threads` process instead. */
 #include "tests/integration/itest.h"
@@ -20,10 +21,11 @@ Test(threads, create_and_exit_are_gocreate_and_goend)
 	itest_record(NULL, "threads", (const char *[]){ "50", NULL }, 60);
 	main_tid = itest_tid("main");
 	ident = itest_ident("threads");
-	/* The process itself: forked by the test, exited after joining its children. */
-	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_CREATE), main_tid) == 1 &&
-		     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), main_tid) == 1, main_tid,
-		     "main thread: %zu GoCreate, %zu GoEnd, expected 1 each",
+	/* The process itself: forked by the test, a new goroutine at its exec, exited after
+	 * joining its children. */
+	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_CREATE), main_tid) == 2 &&
+		     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), main_tid) == 2, main_tid,
+		     "main thread: %zu GoCreate, %zu GoEnd, expected 2 each (fork, exec)",
 		     tq_count(it.trace, TQ_BIT(GT_EV_GO_CREATE), main_tid),
 		     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), main_tid));
 	for (size_t k = 0; workload__thread(it.wl, k, &role, &tid); k++) {
@@ -47,8 +49,8 @@ Test(threads, create_and_exit_are_gocreate_and_goend)
 			     role, name ? name : "(no new stack)", ident);
 	}
 	{
-		/* The process was forked by this test: named after its creator's comm, with its own
-		 * pid, until its exec renames it. */
+		/* The process was forked by this test: its first goroutine is named after its
+		 * creator's comm, with its own pid; its exec starts the next one. */
 		const struct gt_event *create;
 		const char *name;
 		char pid_part[32];
@@ -70,7 +72,7 @@ Test(threads, create_and_exit_are_gocreate_and_goend)
 Test(threads, non_leader_exec_ends_the_execer)
 {
 	pid_t execer, pid;
-	char log[64];
+	char name[64];
 	const struct gt_event *create;
 	size_t i = 0, n;
 
@@ -89,6 +91,7 @@ Test(threads, non_leader_exec_ends_the_execer)
 	}
 	itest_expect(n == 1, pid, "%zu later lives of tid %d created by the exec'er, expected 1", n,
 		     (int)pid);
-	snprintf(log, sizeof(log), "execthread (pid %d)", (int)pid);
-	cr_assert_geq(tq_count_logs(it.trace, log), 1, "no exec log '%s'", log);
+	snprintf(name, sizeof(name), "execthread (pid %d)", (int)pid);
+	cr_assert_eq(tq_count_created(it.trace, pid, name), 1, "no goroutine of tid %d named '%s'",
+		     (int)pid, name);
 }

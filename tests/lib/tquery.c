@@ -101,6 +101,19 @@ const struct gt_stack *tq_create_stack(const struct gt_trace *t, const struct gt
 	return gt_trace__stack(t, e->args[1]);
 }
 
+size_t tq_count_created(const struct gt_trace *t, uint32_t tid, const char *name)
+{
+	const struct gt_event *e;
+	size_t i = 0, count = 0;
+
+	for (; (e = tq_next(t, &i, TQ_BIT(GT_EV_GO_CREATE), tid)); i++) {
+		const char *outer = tq_outermost(tq_create_stack(t, e));
+
+		count += outer && !strcmp(outer, name);
+	}
+	return count;
+}
+
 static bool stack_mentions(const struct gt_stack *s, const char *needle)
 {
 	for (size_t i = 0; s && i < s->n; i++)

@@ -51,6 +51,9 @@ const struct gt_stack *tq_create_stack(const struct gt_trace *t, const struct gt
  * contains needle? With tid != 0, only events about tid count. */
 bool tq_has_func(const struct gt_trace *t, uint32_t tid, const char *needle);
 
+/* GoCreates of goroutines of tid whose creation stack's outermost frame is name. */
+size_t tq_count_created(const struct gt_trace *t, uint32_t tid, const char *name);
+
 /* UserLog events whose key or message contains needle. */
 size_t tq_count_logs(const struct gt_trace *t, const char *needle);
 
