@@ -176,9 +176,9 @@ static void expect_rounds(const char *summary)
 				       round, k, e->type, (uint32_t)e->g, w->type, w->thread, tid);
 		}
 		/* Every user event has a stack naming its thread: the viewers' pages need one. */
-		cr_assert(e->stack && tq_outermost(e->stack) && !strcmp(tq_outermost(e->stack), ident),
+		cr_assert(e->stack && tq_process(e->stack) && !strcmp(tq_process(e->stack), ident),
 			  "round %d, event %zu: stack %s, expected the identity '%s'", round, k,
-			  e->stack ? tq_outermost(e->stack) : "(none)", ident);
+			  e->stack ? tq_process(e->stack) : "(none)", ident);
 
 		if (e->type == GT_EV_USER_TASK_CREATE) {
 			/* A fresh id, never used before in the file; the parent is the task named. */

@@ -37,7 +37,7 @@ static void check_pingpong_side(const char *role)
 		     role, blocks, vcsw, vcsw + 2);
 	itest_expect(named >= blocks, tid, "%s: only %zu of %zu blocking syscalls name `syscall read`",
 		     role, named, blocks);
-	itest_expect(tq_count_outermost(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid, itest_ident("pingpong")) ==
+	itest_expect(tq_count_process(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid, itest_ident("pingpong")) ==
 		     tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid), tid,
 		     "%s: not every GoSysCall stack ends in the identity frame '%s'", role,
 		     itest_ident("pingpong"));
@@ -63,8 +63,8 @@ Test(blocking, sleeper_sleeps_are_gosleep_10ms_each)
 
 	itest_record(NULL, "sleeper", (const char *[]){ "20", NULL }, 60);
 	tid = itest_tid("sleeper");
-	itest_expect(tq_count_created(it.trace, tid, itest_ident("sleeper")) == 1, tid,
-		     "no goroutine of the exec named '%s'", itest_ident("sleeper"));
+	itest_expect(tq_count_created(it.trace, tid, itest_program("sleeper")) == 1, tid,
+		     "no goroutine of the exec named '%s'", itest_program("sleeper"));
 	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SLEEP), tid))) {
 		const struct gt_event *w;
 		const char *leaf = tq_leaf(e->stack), *outer;
@@ -75,7 +75,7 @@ Test(blocking, sleeper_sleeps_are_gosleep_10ms_each)
 		itest_expect(leaf && strstr(leaf, "nanosleep"), tid,
 			     "GoSleep #%zu: leaf frame '%s', expected `syscall (clock_)nanosleep`",
 			     n, leaf ? leaf : "(no stack)");
-		outer = tq_outermost(e->stack);
+		outer = tq_process(e->stack);
 		itest_expect(outer && !strcmp(outer, itest_ident("sleeper")), tid,
 			     "GoSleep #%zu: outermost frame '%s', expected '%s'", n,
 			     outer ? outer : "(no stack)", itest_ident("sleeper"));

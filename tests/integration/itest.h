@@ -127,7 +127,17 @@ static inline long long itest_stat(const char *key)
 	return v;
 }
 
-/* The identity frame of the workload's threads after its exec: "COMM (pid PID)", COMM being
+/* The program frame of the workload's threads after its exec: its name cut to 15 bytes as the
+ * kernel cuts a comm. Static storage. */
+static inline const char *itest_program(const char *name)
+{
+	static char prog[16];
+
+	snprintf(prog, sizeof(prog), "%.15s", name);
+	return prog;
+}
+
+/* The process frame of the workload's threads after its exec: "COMM (pid PID)", COMM being
  * the program's name cut to 15 bytes as the kernel does. Static storage. */
 static inline const char *itest_ident(const char *name)
 {

@@ -18,7 +18,7 @@ static int frame_at(const struct gt_stack *s, const char *func, bool sub)
 	return -1;
 }
 
-/* CPU samples whose stack's outermost frame (the thread's identity) starts with ident. */
+/* CPU samples whose stack's process frame (the thread's identity) starts with ident. */
 static size_t samples_of(const char *ident, bool (*match)(const struct gt_stack *), size_t *matched)
 {
 	const struct gt_event *ev = gt_trace__events(it.trace);
@@ -30,7 +30,7 @@ static size_t samples_of(const char *ident, bool (*match)(const struct gt_stack 
 
 		if (ev[i].type != GT_EV_CPU_SAMPLE)
 			continue;
-		outer = tq_outermost(ev[i].stack);
+		outer = tq_process(ev[i].stack);
 		if (!outer || strncmp(outer, ident, strlen(ident)))
 			continue;
 		n++;
@@ -46,7 +46,7 @@ static void dump_samples(const char *ident, size_t max)
 
 	for (size_t i = 0; i < gt_trace__nevents(it.trace) && max; i++) {
 		const struct gt_stack *s = ev[i].stack;
-		const char *outer = tq_outermost(s);
+		const char *outer = tq_process(s);
 
 		if (ev[i].type != GT_EV_CPU_SAMPLE || !outer || strncmp(outer, ident, strlen(ident)))
 			continue;

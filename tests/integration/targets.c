@@ -79,26 +79,30 @@ static void expect_absent(pid_t pid, const char *what)
 	cr_assert_eq(n, 0, "%s (pid %d) is outside the target but has %zu events", what, (int)pid, n);
 }
 
-/* Every goroutine the trace creates, lxtrace's own aside, is named after process pid. */
-static void expect_only_process(pid_t pid)
+/* Every goroutine the trace creates, lxtrace's own aside, is of program prog, and every stack
+ * with a process frame names process pid. */
+static void expect_only_process(pid_t pid, const char *prog)
 {
 	const struct gt_event *ev = gt_trace__events(it.trace);
 	char part[32];
 
 	snprintf(part, sizeof(part), " (pid %d)", (int)pid);
 	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
-		const char *name;
+		const char *name = tq_process(ev[i].stack);
 
+		cr_assert(!name || !strncmp(name, "[", 1) || strstr(name, part),
+			  "an event of goroutine %llu names '%s', not the target%s",
+			  (unsigned long long)ev[i].g, name, part);
 		if (ev[i].type != GT_EV_GO_CREATE || ev[i].args[0] == 0xffffffffull)
 			continue;
 		name = tq_outermost(tq_create_stack(it.trace, &ev[i]));
-		cr_assert(name && strstr(name, part), "goroutine %llu is '%s', not of the target%s",
-			  (unsigned long long)ev[i].args[0], name ? name : "(unnamed)", part);
+		cr_assert(name && !strcmp(name, prog), "goroutine %llu is '%s', not of the target's program %s",
+			  (unsigned long long)ev[i].args[0], name ? name : "(unnamed)", prog);
 	}
 }
 
-/* Each thread the workload reported appears: created once, named after the process, ended. */
-static void expect_threads(const struct workload *w, const char *ident)
+/* Each thread the workload reported appears: created once, named after its program, ended. */
+static void expect_threads(const struct workload *w, const char *prog)
 {
 	const char *role;
 	pid_t tid;
@@ -112,8 +116,8 @@ static void expect_threads(const struct workload *w, const char *ident)
 		create = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_CREATE), tid);
 		itest_expect(create, tid, "%s thread %d was never created", role, tid);
 		name = tq_outermost(tq_create_stack(it.trace, create));
-		itest_expect(name && !strcmp(name, ident), tid, "%s thread %d is named '%s', expected '%s'",
-			     role, tid, name ? name : "(none)", ident);
+		itest_expect(name && !strcmp(name, prog), tid, "%s thread %d is named '%s', expected '%s'",
+			     role, tid, name ? name : "(none)", prog);
 		itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_END), tid) == 1, tid,
 			     "%s thread %d: %zu GoEnd, expected 1", role, tid,
 			     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), tid));
@@ -156,14 +160,6 @@ static void release_target(void)
 	cr_assert_eq(workload__status(tt.target), 0, "tgroup exited with %d", workload__status(tt.target));
 }
 
-static const char *ident_of(const char *comm, pid_t pid)
-{
-	static char ident[64];
-
-	snprintf(ident, sizeof(ident), "%s (pid %d)", comm, (int)pid);
-	return ident;
-}
-
 Test(targets, command_and_its_children)
 {
 	const struct gt_event *ev;
@@ -179,19 +175,19 @@ Test(targets, command_and_its_children)
 	free(err);
 	itest_load_file(tt.trace);
 
-	/* Each /bin/true is a child process of the shell that execs: one exec log, with its
-	 * goroutine created (forked) and ended within the recording. */
+	/* Each /bin/true is a child process of the shell that execs: a goroutine forked (named
+	 * after sh), ended at its exec, which creates the one named "true", ended at its exit. */
 	ev = gt_trace__events(it.trace);
 	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
-		uint32_t tid = (uint32_t)ev[i].g;
+		const char *name = tq_outermost(tq_create_stack(it.trace, &ev[i]));
+		uint32_t tid = (uint32_t)ev[i].args[0];
 
-		if (ev[i].type != GT_EV_USER_LOG || !ev[i].msg || ev[i].msg_len < 6 ||
-		    strncmp(ev[i].msg, "true (", 6))
+		if (ev[i].type != GT_EV_GO_CREATE || !name || strcmp(name, "true"))
 			continue;
 		trues++;
-		itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_CREATE), tid) == 1 &&
-			     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), tid) == 1, tid,
-			     "/bin/true (tid %u): %zu GoCreate, %zu GoEnd, expected 1 each", tid,
+		itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_CREATE), tid) == 2 &&
+			     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), tid) == 2, tid,
+			     "/bin/true (tid %u): %zu GoCreate, %zu GoEnd, expected 2 each (fork, exec)", tid,
 			     tq_count(it.trace, TQ_BIT(GT_EV_GO_CREATE), tid),
 			     tq_count(it.trace, TQ_BIT(GT_EV_GO_END), tid));
 	}
@@ -288,8 +284,8 @@ Test(targets, pid_threads_before_and_during)
 	cr_assert(strstr(recorder__stderr(it.rec), "every target process has exited"),
 		  "the recorder did not say why it stopped:\n%s", recorder__stderr(it.rec));
 	itest_load();
-	expect_threads(tt.target, ident_of("tgroup", pid));
-	expect_only_process(pid);
+	expect_threads(tt.target, "tgroup");
+	expect_only_process(pid, "tgroup");
 	expect_absent(workload__pid(tt.busy), "the busy shell");
 }
 
@@ -336,8 +332,8 @@ Test(targets, cgroup_only_its_threads)
 	release_target();
 	itest_stop(SIGINT, 0);
 	itest_load();
-	expect_threads(tt.target, ident_of("tgroup", pid));
-	expect_only_process(pid);
+	expect_threads(tt.target, "tgroup");
+	expect_only_process(pid, "tgroup");
 	expect_absent(workload__pid(tt.busy), "the busy shell");
 }
 

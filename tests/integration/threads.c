@@ -1,9 +1,9 @@
 /* threads.c - thread lifetimes: each thread the workload creates is one GoCreate, made by
  * its creator, and one GoEnd.
  *
- * Names: a thread is named at its GoCreate after its creator's identity, "COMM (pid PID)"
- * (user/stacks/idents.h); an exec starts a new goroutine named after the new program; the
- * recorder sees no rename, so the workload's own
+ * Names: a thread is named at its GoCreate after its creator's program (user/stacks/idents.h),
+ * and its other stacks carry "COMM (pid PID)"; an exec starts a new goroutine named after the
+ * new program; the recorder sees no rename, so the workload's own
  * pthread_setname_np names ("wk-NNN") are not expected in the trace: every child must carry
  * the identity of the `threads` process instead. */
 #include "tests/integration/itest.h"
@@ -14,13 +14,14 @@ TestSuite(threads, .fini = itest_fini, .timeout = 120);
 
 Test(threads, create_and_exit_are_gocreate_and_goend)
 {
-	const char *role, *ident;
+	const char *role, *ident, *prog;
 	pid_t tid, main_tid;
 	size_t children = 0;
 
 	itest_record(NULL, "threads", (const char *[]){ "50", NULL }, 60);
 	main_tid = itest_tid("main");
 	ident = itest_ident("threads");
+	prog = itest_program("threads");
 	/* The process itself: forked by the test, a new goroutine at its exec, exited after
 	 * joining its children. */
 	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_CREATE), main_tid) == 2 &&
@@ -45,23 +46,22 @@ Test(threads, create_and_exit_are_gocreate_and_goend)
 			     "%s: GoCreate made by goroutine %llu, expected the creator, tid %d",
 			     role, (unsigned long long)create->g, main_tid);
 		name = tq_outermost(tq_create_stack(it.trace, create));
-		itest_expect(name && !strcmp(name, ident), tid, "%s: named '%s', expected '%s'",
-			     role, name ? name : "(no new stack)", ident);
+		itest_expect(name && !strcmp(name, prog), tid, "%s: named '%s', expected '%s'",
+			     role, name ? name : "(no new stack)", prog);
 	}
 	{
 		/* The process was forked by this test: its first goroutine is named after its
-		 * creator's comm, with its own pid; its exec starts the next one. */
+		 * creator's program; its exec starts the next one, named after its own. */
 		const struct gt_event *create;
 		const char *name;
-		char pid_part[32];
 		size_t i = 0;
 
 		create = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_CREATE), main_tid);
 		name = tq_outermost(tq_create_stack(it.trace, create));
-		snprintf(pid_part, sizeof(pid_part), " (pid %d)", (int)workload__pid(it.wl));
-		itest_expect(name && strstr(name, pid_part) && !strstr(name, "threads"), main_tid,
-			     "the forked process is named '%s', expected its creator's comm and '%s'",
-			     name ? name : "(no new stack)", pid_part);
+		itest_expect(name && strcmp(name, prog), main_tid,
+			     "the forked process is named '%s', expected its creator's program", name ? name : "(no new stack)");
+		itest_expect(tq_count_created(it.trace, main_tid, prog) == 1, main_tid,
+			     "no goroutine of the exec named '%s'", prog);
 	}
 	cr_assert_eq(children, THREADS, "workload reported %zu children, expected %d", children, THREADS);
 	cr_assert(tq_has_func(it.trace, main_tid, ident), "the creator's stacks do not name it '%s'", ident);
@@ -91,7 +91,7 @@ Test(threads, non_leader_exec_ends_the_execer)
 	}
 	itest_expect(n == 1, pid, "%zu later lives of tid %d created by the exec'er, expected 1", n,
 		     (int)pid);
-	snprintf(name, sizeof(name), "execthread (pid %d)", (int)pid);
+	snprintf(name, sizeof(name), "execthread");
 	cr_assert_eq(tq_count_created(it.trace, pid, name), 1, "no goroutine of tid %d named '%s'",
 		     (int)pid, name);
 }

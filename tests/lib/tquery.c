@@ -63,15 +63,15 @@ size_t tq_count_frame(const struct gt_trace *t, uint64_t mask, uint32_t tid, con
 	return count;
 }
 
-size_t tq_count_outermost(const struct gt_trace *t, uint64_t mask, uint32_t tid, const char *func)
+size_t tq_count_process(const struct gt_trace *t, uint64_t mask, uint32_t tid, const char *func)
 {
 	const struct gt_event *e;
 	size_t i = 0, count = 0;
 
 	for (; (e = tq_next(t, &i, mask, tid)); i++) {
-		const char *outer = tq_outermost(e->stack);
+		const char *proc = tq_process(e->stack);
 
-		count += outer && !strcmp(outer, func);
+		count += proc && !strcmp(proc, func);
 	}
 	return count;
 }
@@ -92,6 +92,11 @@ const char *tq_leaf(const struct gt_stack *s)
 const char *tq_outermost(const struct gt_stack *s)
 {
 	return s && s->n ? s->frames[s->n - 1].func : NULL;
+}
+
+const char *tq_process(const struct gt_stack *s)
+{
+	return s && s->n > 1 ? s->frames[s->n - 2].func : NULL;
 }
 
 const struct gt_stack *tq_create_stack(const struct gt_trace *t, const struct gt_event *e)

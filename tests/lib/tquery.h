@@ -33,16 +33,20 @@ size_t tq_count(const struct gt_trace *t, uint64_t mask, uint32_t tid);
 /* The same, counting only events whose stack has a frame with function func. */
 size_t tq_count_frame(const struct gt_trace *t, uint64_t mask, uint32_t tid, const char *func);
 
-/* The same, counting only events whose stack's outermost frame (the thread's identity) is func. */
-size_t tq_count_outermost(const struct gt_trace *t, uint64_t mask, uint32_t tid, const char *func);
+/* The same, counting only events whose stack's process frame (tq_process) is func. */
+size_t tq_count_process(const struct gt_trace *t, uint64_t mask, uint32_t tid, const char *func);
 
 /* The next event at index >= *i of a type in mask about tid; *i is left on it. NULL at the end. */
 const struct gt_event *tq_next(const struct gt_trace *t, size_t *i, uint64_t mask, uint32_t tid);
 
-/* Frame queries; s may be NULL. The leaf is frames[0]; the outermost frame names the thread. */
+/* Frame queries; s may be NULL. The leaf is frames[0]; a thread's stacks end in its process
+ * frame "COMM (pid PID)" and, outermost, its program frame "PROGRAM"; a creation stack is the
+ * program frame alone (user/stacks/idents.h). */
 bool tq_stack_has(const struct gt_stack *s, const char *func);
 const char *tq_leaf(const struct gt_stack *s);
 const char *tq_outermost(const struct gt_stack *s);
+/* The process frame: the one inside the outermost, NULL for a stack of fewer than 2 frames. */
+const char *tq_process(const struct gt_stack *s);
 
 /* The stack a GoCreate gives its new goroutine (its name), NULL when none. */
 const struct gt_stack *tq_create_stack(const struct gt_trace *t, const struct gt_event *e);

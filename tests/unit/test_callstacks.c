@@ -39,7 +39,7 @@ static void setup(void)
 	cs = callstacks__new(w, ids, NULL);
 	cr_assert_not_null(cs);
 	symfix__start(&fix, "hot");
-	cr_assert_eq(idents__get(ids, (uint32_t)fix.pid, "hot", &ident), 0);
+	cr_assert_eq(idents__get(ids, (uint32_t)fix.pid, "hot", NULL, &ident), 0);
 }
 
 static void teardown(void)
@@ -97,12 +97,14 @@ Test(callstacks, kernel_then_syscall_then_user_then_identity)
 
 	cr_assert_neq(stk, 0);
 	s = decoded(stk);
-	cr_assert_geq(s->n, 3 + 1 + 2 + 1);
+	cr_assert_geq(s->n, 3 + 1 + 2 + 2);
 	for (int i = 0; i < 3; i++)
 		cr_expect_str_eq(s->frames[i].file, "[kernel]", "frame %d", i);
 	cr_expect_str_eq(s->frames[3].func, "syscall getppid");
 	cr_expect(strstr(s->frames[4].file, "hot.c"), "user frames follow: %s", s->frames[4].file);
-	cr_expect_str_eq(s->frames[s->n - 1].func, name);
+	/* The identity: the process, then the program outermost. */
+	cr_expect_str_eq(s->frames[s->n - 2].func, name);
+	cr_expect_str_eq(s->frames[s->n - 1].func, "hot");
 	/* Synthetic frames are out of every real address range. */
 	cr_expect_eq(s->frames[3].pc & IDENT_PC_SYNTHETIC, IDENT_PC_SYNTHETIC);
 	cr_expect_eq(s->frames[s->n - 1].pc & IDENT_PC_SYNTHETIC, IDENT_PC_SYNTHETIC);
@@ -130,9 +132,10 @@ Test(callstacks, deep_stacks_lose_root_frames_keep_leaf_and_identity)
 	s = decoded(stk);
 	cr_expect_leq(s->n, CALLSTACKS_MAX_FRAMES);
 	cr_expect_eq(s->frames[0].pc, raw.pc[0], "the leaf is kept");
-	cr_expect_str_eq(s->frames[s->n - 1].func, idents__name(ids, ident));
-	cr_expect(!strncmp(s->frames[s->n - 2].func, "[trimmed ", 9), "no trim mark: %s",
-		  s->frames[s->n - 2].func);
+	cr_expect_str_eq(s->frames[s->n - 1].func, "hot");
+	cr_expect_str_eq(s->frames[s->n - 2].func, idents__name(ids, ident));
+	cr_expect(!strncmp(s->frames[s->n - 3].func, "[trimmed ", 9), "no trim mark: %s",
+		  s->frames[s->n - 3].func);
 	callstacks__stats(cs, &st);
 	cr_expect_eq(st.trimmed, 1);
 }

@@ -83,12 +83,11 @@ int model_special_stack(struct model *m, uint32_t p, enum ident_special k, uint6
 int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t creator_stk)
 {
 	uint64_t new_stk;
-	int err;
 
-	/* The identity alone: 1.19 groups goroutines by its first frame's PC. */
-	err = ident_stack(m, p, t, -1, &new_stk);
-	if (err)
-		return err;
+	/* The program frame alone: the viewers group goroutines by it (idents.h). */
+	new_stk = idents__create_stack(m->idents, p, t->ident);
+	if (!new_stk)
+		return -errno;
 	t->goid = t->tid | (uint64_t)t->gen << 32;
 	t->seq = 1;
 	t->state = THREAD_RUNNABLE;
@@ -256,7 +255,8 @@ int model_set_rss(struct model *m, uint32_t pid, uint64_t pages)
 
 /* ---- threads ----------------------------------------------------------------------------- */
 
-int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *comm)
+int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *comm,
+		  const char *prog)
 {
 	if (t->goid) {
 		t->gen++;
@@ -264,7 +264,7 @@ int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *c
 		model_repair(m, MODEL_REPAIR_TID_REUSE);
 	}
 	t->unplaced = 0;
-	return idents__get(m->idents, pid, comm, &t->ident);
+	return idents__get(m->idents, pid, comm, prog, &t->ident);
 }
 
 struct thread *model_entry(struct model *m, uint32_t tid, int *err)
@@ -294,7 +294,7 @@ static struct thread *create_unknown(struct model *m, struct thread *t, uint32_t
 		return NULL;
 	if (procscan__thread(m->proc_root, tid, &info))
 		info = (struct procscan_thread){ .pid = 0 };
-	*err = model_rebirth(m, t, info.pid, info.comm);
+	*err = model_rebirth(m, t, info.pid, info.comm, info.program);
 	if (!*err)
 		*err = model_special_stack(m, m->hk, IDENT_SPECIAL_REPAIR, &stk);
 	if (!*err)

@@ -131,8 +131,9 @@ int model_set_rss(struct model *m, uint32_t pid, uint64_t pages);
 /* ---- threads ---- */
 
 /* Gives t a fresh generation (when its goid was used) and the identity of the process
- * pid/comm; the caller writes its GoCreate. */
-int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *comm);
+ * pid/comm of program prog (idents__get); the caller writes its GoCreate. */
+int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *comm,
+		  const char *prog);
 
 /* The table entry of tid, added when absent; NULL with *err = -ENOMEM. */
 struct thread *model_entry(struct model *m, uint32_t tid, int *err);

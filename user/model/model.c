@@ -116,7 +116,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 		return err;
 	if (m->cs && pt->tid == pt->pid)
 		callstacks__note(m->cs, pt->pid);
-	err = idents__get(m->idents, pt->pid, pt->comm, &t->ident);
+	err = idents__get(m->idents, pt->pid, pt->comm, pt->program, &t->ident);
 	if (!err)
 		err = model_go_create(m, m->hk, t, 0);
 	if (err)

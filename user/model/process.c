@@ -16,7 +16,7 @@ int model_on_fork(struct model *m, const struct lx_rec *r)
 	const struct lx_fork *f = (const struct lx_fork *)r;
 	uint32_t c = f->h.cpu, p = c;
 	struct thread *parent, *child;
-	char comm[LX_COMM_LEN] = "";
+	char comm[LX_COMM_LEN] = "", prog[LX_COMM_LEN] = "";
 	uint64_t stk;
 	int err = 0;
 
@@ -27,8 +27,11 @@ int model_on_fork(struct model *m, const struct lx_rec *r)
 	parent = model_live(m, f->parent_tid, &err);
 	if (err)
 		return err;
-	if (parent)
+	/* A child has its parent's name and program, as in Linux, until it execs. */
+	if (parent) {
 		memcpy(comm, idents__comm(m->idents, parent->ident), LX_COMM_LEN);
+		memcpy(prog, idents__prog(m->idents, parent->ident), LX_COMM_LEN);
+	}
 
 	child = threads__find(m->threads, f->h.tid);
 	if (child && child->scanned && f->h.ts <= m->scan_ts) {
@@ -51,7 +54,7 @@ int model_on_fork(struct model *m, const struct lx_rec *r)
 		child = model_entry(m, f->h.tid, &err);
 	if (!child)
 		return err;
-	err = model_rebirth(m, child, f->child_pid, comm);
+	err = model_rebirth(m, child, f->child_pid, comm, prog);
 	if (err)
 		return err;
 	if (m->cs && f->child_pid == f->h.tid)
@@ -111,7 +114,7 @@ static int exec_image(struct model *m, uint32_t c, struct thread *old, struct th
 	}
 	t->unplaced = 0;
 	t->scanned = 0;
-	err = idents__get(m->idents, pid, comm, &t->ident);
+	err = idents__get(m->idents, pid, comm, comm, &t->ident);
 	if (!err)
 		err = model_go_create(m, c, t, stk);
 	/* GoEnd is old's, which still runs on c; when old is t, t stays the runnable new G. */

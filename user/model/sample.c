@@ -28,7 +28,7 @@ int model_on_sample(struct model *m, const struct lx_rec *r)
 		/* Not seen yet (its fork record is still to come, or was lost): named from /proc. */
 		if (procscan__thread(m->proc_root, s->h.tid, &info))
 			info = (struct procscan_thread){ .pid = 0 };
-		err = idents__get(m->idents, info.pid, info.comm, &ident);
+		err = idents__get(m->idents, info.pid, info.comm, info.program, &ident);
 		if (err)
 			return err;
 	}

@@ -100,11 +100,29 @@ static int cmp_tid(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* The name of process pid (proc_root/PID/comm) into out, "" when unreadable. */
+static void read_program(const char *proc_root, uint32_t pid, char out[LX_COMM_LEN])
+{
+	char path[4096], buf[64];
+	size_t len;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s/%u/comm", proc_root, pid);
+	if (read_small(path, buf, sizeof(buf)))
+		return;
+	len = strcspn(buf, "\n");
+	if (len >= LX_COMM_LEN)
+		len = LX_COMM_LEN - 1;
+	memcpy(out, buf, len);
+	out[len] = '\0';
+}
+
 /* Adds the threads of process pid to *v (growing it). Returns 0 or -ENOMEM. */
 static int scan_process(const char *proc_root, uint32_t pid, struct procscan_thread **v, size_t *n,
 			size_t *cap)
 {
 	char path[4096];
+	char program[LX_COMM_LEN];
 	struct dirent *de;
 	DIR *d;
 	int err = 0;
@@ -113,9 +131,11 @@ static int scan_process(const char *proc_root, uint32_t pid, struct procscan_thr
 	d = opendir(path);
 	if (!d)
 		return 0;	/* exited meanwhile */
+	read_program(proc_root, pid, program);
 	while ((de = readdir(d))) {
 		struct procscan_thread t = { .pid = pid };
 
+		memcpy(t.program, program, sizeof(program));
 		if (!parse_u32(de->d_name, &t.tid))
 			continue;
 		snprintf(path, sizeof(path), "%s/%u/task/%u", proc_root, pid, t.tid);
@@ -180,6 +200,7 @@ int procscan__thread(const char *proc_root, uint32_t tid, struct procscan_thread
 	if (!tgid)
 		return -EINVAL;
 	out->pid = (uint32_t)strtoul(tgid + 6, NULL, 10);
+	read_program(proc_root, out->pid, out->program);
 	return 0;
 }
 

@@ -12,7 +12,8 @@
 struct procscan_thread {
 	uint32_t tid;
 	uint32_t pid;			/* thread group id */
-	char comm[LX_COMM_LEN];		/* NUL-terminated */
+	char comm[LX_COMM_LEN];		/* the thread's name, NUL-terminated */
+	char program[LX_COMM_LEN];	/* the process's (PID/comm), "" when unreadable */
 	char state;			/* from stat: 'R', 'S', 'D', 'T', 'Z', 'I', ... */
 	int32_t syscall;		/* syscall it is blocked in, or -1 (running, none, unreadable) */
 };

@@ -56,7 +56,7 @@ struct callstacks {
 	size_t npending, pending_cap;
 	uint32_t next_gen;
 	uint64_t key[4 + LX_STACK_KERN_MAX + LX_STACK_USER_MAX];
-	struct gt_frame frames[GATHER_MAX + 2];
+	struct gt_frame frames[GATHER_MAX + 1 + IDENT_FRAMES];
 	struct sym_frame sf[GATHER_MAX];
 	char sys_func[64], trim_func[48];
 	struct callstacks_stats st;
@@ -206,18 +206,23 @@ static size_t frame_bytes(const struct gt_frame *f)
 	return gt_varint_len(f->pc) + FRAME_STRINGS_BYTES + gt_varint_len(f->line);
 }
 
-/* How many leaf frames of n to keep: all when they fit with the identity, else as many as fit
- * with a trim mark (sized like the identity: both have synthetic PCs) and the identity. */
-static size_t fit(const struct gt_frame *frames, size_t n, const struct gt_frame *ident)
+/* How many leaf frames of n to keep: all when they fit with the nid identity frames, else as
+ * many as fit with a trim mark (sized like an identity frame: both have synthetic PCs) and
+ * the identity frames. */
+static size_t fit(const struct gt_frame *frames, size_t n, const struct gt_frame *ids, size_t nid)
 {
-	size_t base = BODY_HEAD_BYTES + frame_bytes(ident), bytes = base, keep = 0;
+	size_t base = BODY_HEAD_BYTES, bytes, keep = 0;
 
+	for (size_t i = 0; i < nid; i++)
+		base += frame_bytes(&ids[i]);
+	bytes = base;
 	for (size_t i = 0; i < n; i++)
 		bytes += frame_bytes(&frames[i]);
-	if (n + 1 <= CALLSTACKS_MAX_FRAMES && bytes <= GT_MAX_LONG_BODY)
+	if (n + nid <= CALLSTACKS_MAX_FRAMES && bytes <= GT_MAX_LONG_BODY)
 		return n;
-	bytes = base + frame_bytes(ident) + 2;
-	while (keep + 2 < CALLSTACKS_MAX_FRAMES && bytes + frame_bytes(&frames[keep]) <= GT_MAX_LONG_BODY)
+	bytes = base + frame_bytes(&ids[0]) + 2;
+	while (keep + 1 + nid < CALLSTACKS_MAX_FRAMES &&
+	       bytes + frame_bytes(&frames[keep]) <= GT_MAX_LONG_BODY)
 		bytes += frame_bytes(&frames[keep++]);
 	return keep;
 }
@@ -226,19 +231,21 @@ static size_t fit(const struct gt_frame *frames, size_t n, const struct gt_frame
 static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_t proc, int nr,
 		      const struct lx_stack *st)
 {
-	struct gt_frame id;
-	size_t keep;
+	struct gt_frame ids[IDENT_FRAMES];
+	size_t keep, nid = 1;
 	uint64_t stk;
-	int n, err;
+	int n, err = 0;
 
-	err = ident == CALLSTACKS_IDLE ? idents__special_frame(cs->ids, IDENT_SPECIAL_IDLE, &id) :
-					 idents__frame(cs->ids, ident, &id);
+	if (ident == CALLSTACKS_IDLE)
+		err = idents__special_frame(cs->ids, IDENT_SPECIAL_IDLE, &ids[0]);
+	else
+		nid = idents__frames(cs->ids, ident, ids);
 	n = err ? err : gather(cs, proc, nr, st);
 	if (n < 0) {
 		errno = -n;
 		return 0;
 	}
-	keep = fit(cs->frames, (size_t)n, &id);
+	keep = fit(cs->frames, (size_t)n, ids, nid);
 	for (;;) {
 		size_t len = keep;
 
@@ -246,7 +253,8 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 			idents__trim_frame((uint64_t)n - keep, cs->trim_func, sizeof(cs->trim_func),
 						 &cs->frames[len++]);
 		}
-		cs->frames[len++] = id;
+		for (size_t i = 0; i < nid; i++)
+			cs->frames[len++] = ids[i];
 		stk = gt_writer__stack(cs->w, p, cs->frames, len);
 		/* The estimate of string ids' sizes was short: keep half as many frames. */
 		if (stk || errno != E2BIG || !keep)

@@ -1,4 +1,4 @@
-/* idents.c - identities, their PCs and the cached stack ids built from them. */
+/* idents.c - identities and programs, their PCs and the cached stack ids built from them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +14,19 @@
 /* Longest func: 15 comm bytes, a guard prefix, " (pid 4294967295)". */
 #define FUNC_LEN 48
 
+/* A program: the name its threads are grouped by. One PC per name, and the stack of that frame
+ * alone, every goroutine's creation stack. */
+struct prog {
+	uint64_t pc;
+	uint64_t create_stk;	/* 0 until first asked for */
+	char name[LX_COMM_LEN];
+	char func[FUNC_LEN];
+};
+
 struct ident {
 	uint64_t pc;
 	uint32_t pid;
+	uint32_t prog;		/* index into progs */
 	char comm[LX_COMM_LEN];
 	char func[FUNC_LEN];
 	char file[24];
@@ -27,7 +37,12 @@ struct idents {
 	struct ident *idents;
 	uint32_t nidents;
 	size_t cap;
-	struct u64map *by_key;	/* hash of (pid, comm, salt) -> ident */
+	struct prog *progs;
+	uint32_t nprogs;
+	size_t cap_progs;
+	uint32_t unknown_prog;		/* 1 + index of "[unknown thread]", 0 until made */
+	struct u64map *by_key;	/* hash of (pid, comm, program, salt) -> ident */
+	struct u64map *by_prog;	/* hash of (program, salt) -> prog */
 	struct u64map *pcs;		/* every PC handed out, to keep them distinct */
 	struct u64map *stacks;	/* (ident + 1) << 16 | (nr + 2) -> stack id */
 	struct u64map *sys_pcs;	/* nr + 2 -> PC of the frame "syscall NAME" */
@@ -69,10 +84,11 @@ struct idents *idents__new(struct gt_writer *w)
 		return NULL;
 	s->w = w;
 	s->by_key = u64map__new();
+	s->by_prog = u64map__new();
 	s->pcs = u64map__new();
 	s->stacks = u64map__new();
 	s->sys_pcs = u64map__new();
-	if (!s->by_key || !s->pcs || !s->stacks || !s->sys_pcs) {
+	if (!s->by_key || !s->by_prog || !s->pcs || !s->stacks || !s->sys_pcs) {
 		idents__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -80,7 +96,81 @@ struct idents *idents__new(struct gt_writer *w)
 	return s;
 }
 
-static int add_ident(struct idents *s, uint32_t pid, const char *comm, uint32_t *out)
+/* The 1.23 viewer hides goroutines whose name starts with "runtime.": such a name gets a '_'. */
+static const char *guard(const char *name)
+{
+	return strncmp(name, "runtime.", 8) ? "" : "_";
+}
+
+/* A program called name (NUL-padded to LX_COMM_LEN) whose frame shows func. */
+static int add_prog(struct idents *s, const char *name, const char *func, uint32_t *out)
+{
+	struct prog *pr;
+	int err;
+
+	if (grow_array((void **)&s->progs, &s->cap_progs, (size_t)s->nprogs + 1, sizeof(*s->progs), 64))
+		return -ENOMEM;
+	pr = &s->progs[s->nprogs];
+	memset(pr, 0, sizeof(*pr));
+	memcpy(pr->name, name, LX_COMM_LEN);
+	snprintf(pr->func, sizeof(pr->func), "%s", func);
+	err = new_pc(s, pr->func, &pr->pc);
+	if (err)
+		return err;
+	*out = s->nprogs++;
+	return 0;
+}
+
+/* The program of unknown threads, whose frame is "[unknown thread]" (and name ""). */
+static int unknown_prog(struct idents *s, uint32_t *out)
+{
+	int err;
+
+	if (!s->unknown_prog) {
+		err = add_prog(s, "", "[unknown thread]", out);
+		if (err)
+			return err;
+		s->unknown_prog = *out + 1;
+	}
+	*out = s->unknown_prog - 1;
+	return 0;
+}
+
+/* The program called name (NUL-padded to LX_COMM_LEN), added when new. */
+static int get_prog(struct idents *s, const char *name, uint32_t *out)
+{
+	uint64_t h = hash_bytes(HASH_BYTES_INIT, name, LX_COMM_LEN);
+
+	for (;; h = hash_bytes(h, "salt", 4)) {
+		uint64_t key = h | 1, *slot;
+		bool added;
+		int err;
+
+		slot = u64map__get(s->by_prog, key);
+		if (slot) {
+			if (!memcmp(s->progs[*slot].name, name, LX_COMM_LEN)) {
+				*out = (uint32_t)*slot;
+				return 0;
+			}
+			continue;
+		}
+		char func[FUNC_LEN];
+
+		snprintf(func, sizeof(func), "%s%s", guard(name), name[0] ? name : "?");
+		err = add_prog(s, name, func, out);
+		if (err)
+			return err;
+		slot = u64map__put(s->by_prog, key, &added);
+		if (!slot) {
+			s->nprogs--;
+			return -ENOMEM;
+		}
+		*slot = *out;
+		return 0;
+	}
+}
+
+static int add_ident(struct idents *s, uint32_t pid, const char *comm, uint32_t prog, uint32_t *out)
 {
 	struct ident *id;
 	int err;
@@ -90,14 +180,13 @@ static int add_ident(struct idents *s, uint32_t pid, const char *comm, uint32_t 
 	id = &s->idents[s->nidents];
 	memset(id, 0, sizeof(*id));
 	id->pid = pid;
+	id->prog = prog;
 	memcpy(id->comm, comm, LX_COMM_LEN);
 	if (!pid) {
 		snprintf(id->func, sizeof(id->func), "[unknown thread]");
 		snprintf(id->file, sizeof(id->file), "unknown");
 	} else {
-		/* The 1.23 viewer hides goroutines whose name starts with "runtime.". */
-		snprintf(id->func, sizeof(id->func), "%s%s (pid %u)",
-			 strncmp(comm, "runtime.", 8) ? "" : "_", comm[0] ? comm : "?", pid);
+		snprintf(id->func, sizeof(id->func), "%s%s (pid %u)", guard(comm), comm[0] ? comm : "?", pid);
 		snprintf(id->file, sizeof(id->file), "pid %u", pid);
 	}
 	err = new_pc(s, id->func, &id->pc);
@@ -107,31 +196,39 @@ static int add_ident(struct idents *s, uint32_t pid, const char *comm, uint32_t 
 	return 0;
 }
 
-int idents__get(struct idents *s, uint32_t pid, const char *comm_in, uint32_t *out)
+int idents__get(struct idents *s, uint32_t pid, const char *comm_in, const char *prog_in,
+		uint32_t *out)
 {
-	char comm[LX_COMM_LEN] = "";
+	char comm[LX_COMM_LEN] = "", name[LX_COMM_LEN] = "";
+	uint32_t prog;
 	uint64_t h;
+	int err;
 
-	if (pid)
+	if (pid) {
 		strncpy(comm, comm_in, LX_COMM_LEN - 1);
+		strncpy(name, prog_in && prog_in[0] ? prog_in : comm_in, LX_COMM_LEN - 1);
+	}
+	err = pid ? get_prog(s, name, &prog) : unknown_prog(s, &prog);
+	if (err)
+		return err;
 	h = hash_bytes(hash_bytes(HASH_BYTES_INIT, &pid, sizeof(pid)), comm, sizeof(comm));
+	h = hash_bytes(h, &prog, sizeof(prog));
 	/* Key by a 64-bit hash; on the (rare) collision with another identity, rehash. */
 	for (;; h = hash_bytes(h, "salt", 4)) {
 		uint64_t key = h | 1, *slot;
 		bool added;
-		int err;
 
 		slot = u64map__get(s->by_key, key);
 		if (slot) {
 			const struct ident *id = &s->idents[*slot];
 
-			if (id->pid == pid && !memcmp(id->comm, comm, sizeof(comm))) {
+			if (id->pid == pid && id->prog == prog && !memcmp(id->comm, comm, sizeof(comm))) {
 				*out = (uint32_t)*slot;
 				return 0;
 			}
 			continue;
 		}
-		err = add_ident(s, pid, comm, out);
+		err = add_ident(s, pid, comm, prog, out);
 		if (err)
 			return err;
 		slot = u64map__put(s->by_key, key, &added);
@@ -142,6 +239,11 @@ int idents__get(struct idents *s, uint32_t pid, const char *comm_in, uint32_t *o
 		*slot = *out;
 		return 0;
 	}
+}
+
+const char *idents__prog(const struct idents *s, uint32_t ident)
+{
+	return s->progs[s->idents[ident].prog].name;
 }
 
 const char *idents__name(const struct idents *s, uint32_t ident)
@@ -159,12 +261,17 @@ const char *idents__comm(const struct idents *s, uint32_t ident)
 	return s->idents[ident].comm;
 }
 
-int idents__frame(const struct idents *s, uint32_t ident, struct gt_frame *f)
+size_t idents__frames(const struct idents *s, uint32_t ident, struct gt_frame f[IDENT_FRAMES])
 {
 	const struct ident *id = &s->idents[ident];
+	const struct prog *pr = &s->progs[id->prog];
+	size_t n = 0;
 
-	*f = (struct gt_frame){ .pc = id->pc, .func = id->func, .file = id->file };
-	return 0;
+	/* An unknown thread has no process: its program frame says all there is. */
+	if (id->pid)
+		f[n++] = (struct gt_frame){ .pc = id->pc, .func = id->func, .file = id->file };
+	f[n++] = (struct gt_frame){ .pc = pr->pc, .func = pr->func, .file = "program" };
+	return n;
 }
 
 int idents__special_frame(struct idents *s, enum ident_special k, struct gt_frame *f)
@@ -217,9 +324,8 @@ int idents__syscall_frame(struct idents *s, int nr, char *func, size_t len,
 
 uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr)
 {
-	const struct ident *id = &s->idents[ident];
 	uint64_t key, *slot, stk;
-	struct gt_frame frames[2];
+	struct gt_frame frames[1 + IDENT_FRAMES];
 	char func[64];
 	size_t n = 0;
 	bool added;
@@ -239,7 +345,7 @@ uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr)
 			return 0;
 		}
 	}
-	frames[n++] = (struct gt_frame){ .pc = id->pc, .func = id->func, .file = id->file };
+	n += idents__frames(s, ident, &frames[n]);
 	stk = gt_writer__stack(s->w, p, frames, n);
 	if (!stk)
 		return 0;
@@ -250,6 +356,16 @@ uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr)
 	}
 	*slot = stk;
 	return stk;
+}
+
+uint64_t idents__create_stack(struct idents *s, uint32_t p, uint32_t ident)
+{
+	struct prog *pr = &s->progs[s->idents[ident].prog];
+	struct gt_frame f = { .pc = pr->pc, .func = pr->func, .file = "program" };
+
+	if (!pr->create_stk)
+		pr->create_stk = gt_writer__stack(s->w, p, &f, 1);
+	return pr->create_stk;
 }
 
 uint64_t idents__special(struct idents *s, uint32_t p, enum ident_special k)
@@ -273,7 +389,9 @@ void idents__free(struct idents *s)
 	if (!s)
 		return;
 	free(s->idents);
+	free(s->progs);
 	u64map__free(s->by_key);
+	u64map__free(s->by_prog);
 	u64map__free(s->pcs);
 	u64map__free(s->stacks);
 	u64map__free(s->sys_pcs);

@@ -1,14 +1,21 @@
 /* idents.h - the synthetic frames and stacks that name threads and syscalls in the trace.
  *
- * An identity is one (pid, comm): its frame has func "COMM (pid PID)" and file "pid PID", and
- * is the outermost frame of every stack of the threads that carry it, so both Go viewers group
- * and name goroutines by program (docs/model.md). Each distinct func string gets its own PC
- * and keeps it for the whole file, so one PC always shows one frame. Stack ids are cached per
- * (identity, syscall), so the hot path costs one map lookup and no string work.
+ * An identity is one (pid, comm, program). Two frames name it, outermost last:
+ *   "COMM (pid PID)", file "pid PID"   the process (comm is the thread's name)
+ *   "PROGRAM", file "program"           the program, one PC per program name
+ * A goroutine's creation stack is the program frame alone: Go 1.19 groups goroutines by the PC
+ * of its leaf frame and Go 1.23 by the func of its root frame, so both group every thread of a
+ * program (all 400 perf workers, the 50 threads of a process) in one row. Every other stack of
+ * a thread ends in both frames, so the pid is on each stack a person selects, and 1.23 names a
+ * thread that existed before the trace (its creation is not shown) by its program too.
+ * Each distinct func string gets its own PC and keeps it for the whole file, so one PC always
+ * shows one frame. Stack ids are cached per (identity, syscall), so the hot path costs one map
+ * lookup and no string work.
  */
 #ifndef LXTRACE_USER_STACKS_IDENTS_H
 #define LXTRACE_USER_STACKS_IDENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "format/writer.h"
@@ -34,9 +41,17 @@ struct idents;
  * the P of the event about to use them. NULL with errno set. */
 struct idents *idents__new(struct gt_writer *w);
 
-/* The identity of (pid, comm), added when new; pid 0 stands for an unknown thread. comm need
- * not be NUL-terminated within LX_COMM_LEN bytes. Returns 0 or -errno. */
-int idents__get(struct idents *s, uint32_t pid, const char *comm, uint32_t *out);
+/* Frames naming an identity at most (idents__frames). */
+#define IDENT_FRAMES 2
+
+/* The identity of (pid, comm, program), added when new; pid 0 stands for an unknown thread.
+ * The program is the process's name: its comm at exec, /proc/PID/comm, a parent's program for
+ * a fork; NULL or "" stands for comm. comm and prog need not be NUL-terminated within
+ * LX_COMM_LEN bytes. Returns 0 or -errno. */
+int idents__get(struct idents *s, uint32_t pid, const char *comm, const char *prog, uint32_t *out);
+
+/* The identity's program name, NUL-terminated. */
+const char *idents__prog(const struct idents *s, uint32_t ident);
 
 /* The identity's name as its frame shows it, e.g. "bash (pid 1234)". */
 const char *idents__name(const struct idents *s, uint32_t ident);
@@ -46,16 +61,21 @@ uint32_t idents__pid(const struct idents *s, uint32_t ident);
 /* The identity's comm, NUL-terminated ("" for an unknown thread). */
 const char *idents__comm(const struct idents *s, uint32_t ident);
 
-/* The stack "syscall NAME" <- identity, or the identity alone when nr < 0. 0 with errno set on
- * failure. */
+/* The stack "syscall NAME" <- identity frames, or the identity frames alone when nr < 0. 0 with
+ * errno set on failure. */
 uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr);
+
+/* The creation stack of the identity's goroutines: its program frame alone. 0 with errno set. */
+uint64_t idents__create_stack(struct idents *s, uint32_t p, uint32_t ident);
 
 uint64_t idents__special(struct idents *s, uint32_t p, enum ident_special k);
 
 /* Frames for stacks built elsewhere (callstacks.c); strings live as long as s, but for the
- * syscall and trim frames, whose func is written into the caller's buffer. Return 0 or
- * -errno. */
-int idents__frame(const struct idents *s, uint32_t ident, struct gt_frame *f);
+ * syscall and trim frames, whose func is written into the caller's buffer. The int ones
+ * return 0 or -errno. */
+/* The identity's frames, process then program (only the program for an unknown thread): f has
+ * room for IDENT_FRAMES; returns how many. */
+size_t idents__frames(const struct idents *s, uint32_t ident, struct gt_frame f[IDENT_FRAMES]);
 int idents__special_frame(struct idents *s, enum ident_special k, struct gt_frame *f);
 int idents__syscall_frame(struct idents *s, int nr, char *func, size_t len,
 				struct gt_frame *f);
