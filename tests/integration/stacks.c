@@ -18,7 +18,8 @@ static int frame_at(const struct gt_stack *s, const char *func, bool sub)
 	return -1;
 }
 
-/* CPU samples whose stack's process frame (the thread's identity) starts with ident. */
+/* CPU samples whose stack's process frame (the thread's identity; the outermost frame for a
+ * "[...]" one, which stands alone) starts with ident. */
 static size_t samples_of(const char *ident, bool (*match)(const struct gt_stack *), size_t *matched)
 {
 	const struct gt_event *ev = gt_trace__events(it.trace);
@@ -30,7 +31,7 @@ static size_t samples_of(const char *ident, bool (*match)(const struct gt_stack 
 
 		if (ev[i].type != GT_EV_CPU_SAMPLE)
 			continue;
-		outer = tq_process(ev[i].stack);
+		outer = ident[0] == '[' ? tq_outermost(ev[i].stack) : tq_process(ev[i].stack);
 		if (!outer || strncmp(outer, ident, strlen(ident)))
 			continue;
 		n++;
@@ -46,7 +47,7 @@ static void dump_samples(const char *ident, size_t max)
 
 	for (size_t i = 0; i < gt_trace__nevents(it.trace) && max; i++) {
 		const struct gt_stack *s = ev[i].stack;
-		const char *outer = tq_process(s);
+		const char *outer = ident[0] == '[' ? tq_outermost(s) : tq_process(s);
 
 		if (ev[i].type != GT_EV_CPU_SAMPLE || !outer || strncmp(outer, ident, strlen(ident)))
 			continue;
@@ -251,12 +252,13 @@ static size_t sleeps(pid_t tid, bool (*check)(const struct gt_stack *), size_t *
 }
 
 /* The syscall frame as leaf, then user frames (libc's, at least: its functions keep no frame
- * pointer, so a walk from them may end there), the identity outermost. */
+ * pointer, so a walk from them may end there), the identity (process, program) outermost. */
 static bool user_frames(const struct gt_stack *s)
 {
 	int sys = frame_at(s, "syscall clock_nanosleep", false);
 
-	return sys == 0 && user_frame_at(s, 1) && frame_at(s, "sleeper (pid", true) == (int)s->n - 1;
+	return sys == 0 && user_frame_at(s, 1) && frame_at(s, "sleeper (pid", true) == (int)s->n - 2 &&
+	       !strcmp(tq_outermost(s), "sleeper");
 }
 
 static bool kernel_and_user(const struct gt_stack *s)
@@ -268,7 +270,7 @@ static bool kernel_and_user(const struct gt_stack *s)
 
 static bool name_only(const struct gt_stack *s)
 {
-	return s && s->n == 2 && !strcmp(s->frames[0].func, "syscall clock_nanosleep");
+	return s && s->n == 3 && !strcmp(s->frames[0].func, "syscall clock_nanosleep");
 }
 
 static void check_sleeps(const char *stacks, bool (*check)(const struct gt_stack *), const char *what)

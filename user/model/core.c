@@ -47,7 +47,7 @@ int model_emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_
 	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
 }
 
-/* The stack naming t in syscall nr (-1: none), its identity frame alone or under the syscall's,
+/* The stack naming t in syscall nr (-1: none), its identity frames alone or under the syscall's,
  * for an event on P p. A thread mostly repeats its last stack (a syscall loop, a read that
  * blocks after its GoSysCall), so that one is kept on the thread: a syscall storm then costs
  * no hash lookup per event. */

@@ -4,7 +4,7 @@
  *
  *     kernel frames   "syscall NAME"   user frames (inlined calls expanded)   identity
  *
- * with the thread's identity frame always outermost (both Go viewers name goroutines by it),
+ * with the thread's identity frames (process, program) always outermost (idents.h),
  * "syscall NAME" only when the thread is in one, and a "[trimmed N frames]" mark before the
  * identity when the stack had to lose its outer frames to fit Go's limits (at most
  * CALLSTACKS_MAX_FRAMES frames, a body of at most 2048 bytes).
