@@ -1,7 +1,8 @@
 /* blocking.c - recorded workloads that block in known ways must show the matching Go events:
- * pipe reads as syscalls (GoSysCall, GoSysBlock, GoSysExit), sleeps as GoSleep, mutex waits
- * as GoBlockSync, poll and socket waits as GoBlockNet, yields as GoSched, each with the
- * synthetic `syscall NAME` frame. */
+ * pipe reads, poll and socket waits (waits for a file descriptor) as GoBlockSelect ended by
+ * GoUnblock, sleeps as GoSleep, mutex waits as GoBlockSync, yields as GoSched, each with the
+ * synthetic `syscall NAME` frame. Only an uninterruptible sleep in a syscall is a blocking
+ * syscall (docs/model.md). */
 #include "tests/integration/itest.h"
 
 #define PINGPONG_ROUNDS 2000
@@ -23,32 +24,33 @@ static void check_pingpong_side(const char *role)
 	vcsw = itest_stat(key);
 	starts = tq_count(it.trace, TQ_BIT(GT_EV_GO_START), tid);
 	wakeups = tq_count(it.trace, TQ_WAKEUPS, tid);
-	blocks = tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSBLOCK), tid);
-	named = tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid, "syscall read");
+	blocks = tq_count(it.trace, TQ_BIT(GT_EV_GO_BLOCK_SELECT), tid);
+	named = tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_BLOCK_SELECT), tid, "syscall read");
 
 	cr_log_info("%s (tid %d): %lld rounds, %lld blocked; trace: %zu GoStart, %zu wakeups, "
-		    "%zu GoSysBlock, %zu GoSysCall naming `syscall read`",
+		    "%zu GoBlockSelect, %zu naming `syscall read`",
 		    role, tid, n, vcsw, starts, wakeups, blocks, named);
 	cr_assert_gt(vcsw, 0, "%s never blocked: the workload did not ping-pong", role);
 	/* Every voluntary switch in the loop is one blocking read; outside it the thread makes
 	 * no blocking call, bar a stray page fault. */
 	itest_expect((long long)blocks >= vcsw && (long long)blocks <= vcsw + 2, tid,
-		     "%s: %zu GoSysBlock, expected %lld..%lld (one per blocking read)",
+		     "%s: %zu GoBlockSelect, expected %lld..%lld (one per blocking read)",
 		     role, blocks, vcsw, vcsw + 2);
-	itest_expect(named >= blocks, tid, "%s: only %zu of %zu blocking syscalls name `syscall read`",
+	itest_expect(named >= blocks, tid, "%s: only %zu of %zu blocking reads name `syscall read`",
 		     role, named, blocks);
-	itest_expect(tq_count_process(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid, itest_ident("pingpong")) ==
-		     tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid), tid,
-		     "%s: not every GoSysCall stack ends in the identity frame '%s'", role,
-		     itest_ident("pingpong"));
+	itest_expect(tq_count_process(it.trace, TQ_BIT(GT_EV_GO_BLOCK_SELECT), tid, itest_ident("pingpong")) ==
+		     blocks, tid, "%s: not every GoBlockSelect stack ends in the identity frame '%s'",
+		     role, itest_ident("pingpong"));
 	itest_expect(wakeups >= blocks && (long long)wakeups <= n + 2, tid,
 		     "%s: %zu wakeups for %zu blocks (at most %lld)", role, wakeups, blocks, n + 2);
-	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSEXIT), tid) >= blocks, tid,
-		     "%s: a pipe read is an `other` syscall, so it must end in GoSysExit", role);
+	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_UNBLOCK), tid) >= blocks, tid,
+		     "%s: a pipe read waits for the other side, which must unblock it", role);
+	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSBLOCK), tid) == 0, tid,
+		     "%s: a pipe read waiting for data is not a blocking syscall", role);
 	itest_expect(starts >= wakeups, tid, "%s: %zu GoStart for %zu wakeups", role, starts, wakeups);
 }
 
-Test(blocking, pingpong_pipe_reads_are_syscalls)
+Test(blocking, pingpong_pipe_reads_are_goblockselect)
 {
 	itest_record(NULL, "pingpong", (const char *[]){ "2000", NULL }, 60);
 	check_pingpong_side("ping");
@@ -129,26 +131,26 @@ Test(blocking, slowread_blocks_50ms_in_read)
 
 	itest_record(NULL, "slowread", (const char *[]){ "3", "50", NULL }, 60);
 	tid = itest_tid("reader");
-	itest_expect(tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid, "syscall read") >= 3, tid,
-		     "fewer than 3 GoSysCall naming `syscall read`");
-	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SYSBLOCK), tid))) {
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_BLOCK_SELECT), tid))) {
 		const struct gt_event *x;
 		size_t j = i + 1;
 		double ms;
 
 		n++;
+		itest_expect(tq_stack_has(e->stack, "syscall read"), tid,
+			     "GoBlockSelect #%zu does not name `syscall read`", n);
 		x = tq_next(it.trace, &j, TQ_WAKEUPS, tid);
-		itest_expect(x && x->type == GT_EV_GO_SYSEXIT, tid,
-			     "GoSysBlock #%zu not ended by GoSysExit", n);
+		itest_expect(x && x->type == GT_EV_GO_UNBLOCK, tid,
+			     "GoBlockSelect #%zu not ended by GoUnblock", n);
 		ms = tq_ns(it.trace, e->ts, x->ts) / 1e6;
 		itest_expect(ms >= 40 && ms <= 500, tid,
-			     "GoSysBlock #%zu: GoSysExit after %.3f ms, expected 40..500", n, ms);
+			     "GoBlockSelect #%zu: GoUnblock after %.3f ms, expected 40..500", n, ms);
 		i++;
 	}
-	itest_expect(n == 3, tid, "%zu GoSysBlock events for the reader, expected 3", n);
+	itest_expect(n == 3, tid, "%zu GoBlockSelect events for the reader, expected 3", n);
 }
 
-Test(blocking, netwait_poll_and_recv_are_goblocknet)
+Test(blocking, netwait_poll_and_recv_are_goblockselect)
 {
 	const struct gt_event *e;
 	size_t i = 0, polls = 0, recvs = 0, other = 0;
@@ -156,7 +158,7 @@ Test(blocking, netwait_poll_and_recv_are_goblocknet)
 
 	itest_record(NULL, "netwait", (const char *[]){ "5", NULL }, 60);
 	tid = itest_tid("reader");
-	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_BLOCK_NET), tid))) {
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_BLOCK_SELECT), tid))) {
 		const char *leaf = tq_leaf(e->stack);
 		const struct gt_event *w;
 		size_t j = i + 1;
@@ -169,14 +171,14 @@ Test(blocking, netwait_poll_and_recv_are_goblocknet)
 			other++;
 		w = tq_next(it.trace, &j, TQ_WAKEUPS, tid);
 		itest_expect(w && w->type == GT_EV_GO_UNBLOCK, tid,
-			     "GoBlockNet (%s) not ended by GoUnblock", leaf ? leaf : "no stack");
+			     "GoBlockSelect (%s) not ended by GoUnblock", leaf ? leaf : "no stack");
 		i++;
 	}
-	cr_log_info("reader (tid %d): GoBlockNet in poll %zu, in recv %zu, elsewhere %zu", tid,
+	cr_log_info("reader (tid %d): GoBlockSelect in poll %zu, in recv %zu, elsewhere %zu", tid,
 		    polls, recvs, other);
 	/* Each wait spans the writer's 20 ms sleep, so each blocks exactly once. */
 	itest_expect(polls == 5 && recvs == 5 && other == 0, tid,
-		     "GoBlockNet: %zu in poll, %zu in recv, %zu elsewhere; expected 5, 5, 0",
+		     "GoBlockSelect: %zu in poll, %zu in recv, %zu elsewhere; expected 5, 5, 0",
 		     polls, recvs, other);
 	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSBLOCK), tid) == 0, tid,
 		     "socket waits must not be shown as blocking syscalls");

@@ -27,12 +27,13 @@ Test(syscalls, names_come_from_the_system_header)
 Test(syscalls, classes)
 {
 	cr_expect_eq(syscalls__class(__NR_futex), SYSCALL_CLASS_SYNC);
-	cr_expect_eq(syscalls__class(__NR_epoll_wait), SYSCALL_CLASS_NET);
-	cr_expect_eq(syscalls__class(__NR_recvmsg), SYSCALL_CLASS_NET);
-	cr_expect_eq(syscalls__class(__NR_ppoll), SYSCALL_CLASS_NET);
+	cr_expect_eq(syscalls__class(__NR_epoll_wait), SYSCALL_CLASS_FD);
+	cr_expect_eq(syscalls__class(__NR_recvmsg), SYSCALL_CLASS_FD);
+	cr_expect_eq(syscalls__class(__NR_ppoll), SYSCALL_CLASS_FD);
+	cr_expect_eq(syscalls__class(__NR_read), SYSCALL_CLASS_FD);
 	cr_expect_eq(syscalls__class(__NR_nanosleep), SYSCALL_CLASS_SLEEP);
 	cr_expect_eq(syscalls__class(__NR_sched_yield), SYSCALL_CLASS_YIELD);
-	cr_expect_eq(syscalls__class(__NR_read), SYSCALL_CLASS_OTHER);
+	cr_expect_eq(syscalls__class(__NR_wait4), SYSCALL_CLASS_OTHER);
 	cr_expect_eq(syscalls__class(-1), SYSCALL_CLASS_OTHER);
 }
 

@@ -15,7 +15,6 @@
 #include "user/model/model.h"
 #include "user/model/threads.h"
 #include "user/proc/procscan.h"
-#include "user/proc/syscalls.h"
 #include "user/stacks/callstacks.h"
 #include "user/stacks/idents.h"
 
@@ -93,8 +92,8 @@ struct model *model__new(const struct model_opts *opts)
 	return m;
 }
 
-/* One thread alive at start: created runnable, then put waiting or in its syscall unless it
- * is running (on a CPU the model learns from its first record). */
+/* One thread alive at start: created runnable, then put waiting unless it is running (on a
+ * CPU the model learns from its first record). */
 static int init_thread(struct model *m, const struct procscan_thread *pt)
 {
 	struct thread *t;
@@ -129,11 +128,9 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	}
 	m->now++;
 	t->seq = 2;
-	if (pt->syscall >= 0 && syscalls__class(pt->syscall) == SYSCALL_CLASS_OTHER &&
-	    m->syscalls != MODEL_SYSCALLS_NONE) {
-		t->state = THREAD_SYSBLOCKED;
-		return model_emit(m, m->hk, GT_EV_GO_IN_SYSCALL, t->goid, 0, 0);
-	}
+	/* Waiting, whatever it sleeps in: a GoInSyscall would make Go 1.23 draw the thread as
+	 * running a syscall on the housekeeping P (its view=proc) or on its thread (view=thread)
+	 * from the start until it wakes, or to the end if it never does (docs/viewing.md). */
 	t->state = THREAD_WAITING;
 	return model_emit(m, m->hk, GT_EV_GO_WAITING, t->goid, 0, 0);
 }
@@ -141,8 +138,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 /* The init phase (docs/format.md §8, §10.5) on the housekeeping P, each event one
  * tick after the last so that nothing collides, ending two ticks before ts: lxtrace's goroutine
  * created first (strictly the earliest event), the P started, every live thread created, then
- * Gomaxprocs; then the housekeeping P is handed off (for the threads put in a syscall on it);
- * at ts every CPU's P starts. */
+ * Gomaxprocs; at ts every CPU's P starts. */
 int model__start(struct model *m, uint64_t ts)
 {
 	struct procscan_thread *live_threads = NULL;
@@ -191,9 +187,6 @@ int model__start(struct model *m, uint64_t ts)
 	m->now++;
 	if (!err)
 		err = model_emit(m, m->hk, GT_EV_GOMAXPROCS, m->ncpus, 0, 0);
-	m->now++;
-	if (!err)
-		err = model_hand_off(m, m->hk);
 	if (m->now < ts)
 		m->now = ts;
 	else

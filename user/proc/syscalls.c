@@ -47,7 +47,24 @@ enum syscall_class syscalls__class(int nr)
 	case __NR_sendto:
 	case __NR_sendmsg:
 	case __NR_sendmmsg:
-		return SYSCALL_CLASS_NET;
+	case __NR_read:
+	case __NR_readv:
+	case __NR_pread64:
+	case __NR_preadv:
+	case __NR_preadv2:
+	case __NR_write:
+	case __NR_writev:
+	case __NR_pwrite64:
+	case __NR_pwritev:
+	case __NR_pwritev2:
+	case __NR_sendfile:
+	case __NR_splice:
+	case __NR_tee:
+	case __NR_vmsplice:
+	case __NR_io_getevents:
+	case __NR_io_pgetevents:
+	case __NR_io_uring_enter:
+		return SYSCALL_CLASS_FD;
 	case __NR_nanosleep:
 	case __NR_clock_nanosleep:
 		return SYSCALL_CLASS_SLEEP;

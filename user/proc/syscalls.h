@@ -4,11 +4,14 @@
 #ifndef LXTRACE_USER_SYSCALLS_H
 #define LXTRACE_USER_SYSCALLS_H
 
-/* What blocking in a syscall means for a Go trace (docs/model.md). */
+/* What an interruptible sleep in a syscall waits for (docs/model.md). An uninterruptible one,
+ * in any syscall, is the syscall's own work (disk, page cache, kernel locks) and shows as a
+ * blocking syscall whatever the class. */
 enum syscall_class {
-	SYSCALL_CLASS_OTHER = 0,	/* GoSysCall + GoSysBlock, later GoSysExit */
+	SYSCALL_CLASS_OTHER = 0,	/* a child, a signal, anything else: GoBlock */
 	SYSCALL_CLASS_SYNC,		/* futex: GoBlockSync */
-	SYSCALL_CLASS_NET,		/* poll, epoll, socket waits: GoBlockNet */
+	SYSCALL_CLASS_FD,		/* a file descriptor: poll, epoll, select, sockets, and reads
+					 * and writes of pipes, sockets, terminals: GoBlockSelect */
 	SYSCALL_CLASS_SLEEP,		/* nanosleep: GoSleep */
 	SYSCALL_CLASS_YIELD,		/* sched_yield: GoSched */
 };
