@@ -5,33 +5,21 @@
  * lists the tasks on its user task page; a binary without the probes is a clear error.
  *
  * The expected sequence mirrors Go's TestUserTaskRegion (runtime/trace/annotation_test.go). */
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-
 #include "tests/integration/itest.h"
 #include "tests/lib/httpget.h"
+#include "tests/lib/viewer.h"
 
 #define ROUNDS 3
-#define VIEWER_123 "/usr/lib/go-1.23/pkg/tool/linux_amd64/trace"
 #define VIEWER_TIMEOUT_MS (180 * 1000)
 #define CUT "\u2026"
 
-static pid_t viewer = -1;
-static char viewer_log[64];
+static struct viewer *viewer;
 static char cmd_trace[64];	/* the trace of a recording run here, not by it.rec */
 
 static void annotate_fini(void)
 {
-	if (viewer > 0) {
-		kill(viewer, SIGKILL);
-		waitpid(viewer, NULL, 0);
-		viewer = -1;
-	}
-	if (viewer_log[0] && !getenv("LXTRACE_TEST_KEEP"))
-		unlink(viewer_log);
-	viewer_log[0] = '\0';
+	viewer__stop(viewer);
+	viewer = NULL;
 	if (cmd_trace[0])
 		unlink(cmd_trace);
 	cmd_trace[0] = '\0';
@@ -269,62 +257,6 @@ Test(annotate, untraced_processes_annotations_are_dropped)
 		  "the recorder got annotation records:\n%s", recorder__stderr(it.rec));
 }
 
-/* A TCP port that was free a moment ago, for the viewer's -http flag. */
-static int free_port(void)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
-
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
-	    !getsockname(fd, (struct sockaddr *)&sa, &len))
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
-/* Starts Go 1.23's viewer on path at 127.0.0.1:port; output goes to viewer_log. */
-static void start_viewer(const char *path, int port)
-{
-	char flag[64];
-	int rc = record__tmpfile(viewer_log, sizeof(viewer_log), ".log");
-
-	cr_assert_eq(rc, 0, "temp file: %s", strerror(-rc));
-	snprintf(flag, sizeof(flag), "-http=127.0.0.1:%d", port);
-	viewer = fork();
-	cr_assert_geq(viewer, 0, "fork: %s", strerror(errno));
-	if (!viewer) {
-		int fd = open(viewer_log, O_WRONLY | O_TRUNC);
-
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		setenv("GOROOT", "/usr/lib/go-1.23", 1);
-		setenv("BROWSER", "true", 1);
-		execl(VIEWER_123, VIEWER_123, flag, path, (char *)NULL);
-		_exit(127);
-	}
-}
-
-/* GETs page once the viewer serves (it parses the whole trace first). */
-static char *get_page(const char *addr, const char *page, long deadline)
-{
-	char why[512], *body = NULL;
-
-	while (http_get(addr, page, deadline, &body, why, sizeof(why))) {
-		int status;
-
-		cr_assert(strstr(why, "Connection refused") && http_now_ms() < deadline,
-			  "Go 1.23 viewer: %s (log in %s)", why, viewer_log);
-		cr_assert_eq(waitpid(viewer, &status, WNOHANG), 0,
-			     "Go 1.23 viewer exited before serving (log in %s)", viewer_log);
-		usleep(100 * 1000);
-	}
-	return body;
-}
-
 /* The count the user task page shows for task type `type`, or -1. */
 static long task_count(const char *page, const char *type)
 {
@@ -339,27 +271,40 @@ static long task_count(const char *page, const char *type)
 	return p && sscanf(p + strlen(link), "%ld", &n) == 1 ? n : -1;
 }
 
+/* The command runs as lxtrace's target, so other processes' annotations (a test run beside
+ * this one) stay out of the counts. */
 Test(annotate, go_viewer_lists_the_tasks)
 {
 	long deadline = http_now_ms() + VIEWER_TIMEOUT_MS;
 	static const char *const pages[] = { "/userregions", "/usertask?type=task0", "/goroutines" };
-	char addr[64], *page;
-	int port;
+	char prog[4096], rounds[16], why[512], *page, *err = NULL;
+	int rc, status;
 
-	record_annotated();
-	port = free_port();
-	cr_assert_gt(port, 0, "no free TCP port: %s", strerror(errno));
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
-	start_viewer(recorder__path(it.rec), port);
+	itest_require_root();
+	rc = record__tmpfile(cmd_trace, sizeof(cmd_trace), ".trace");
+	cr_assert_eq(rc, 0, "tmpfile: %s", strerror(-rc));
+	snprintf(prog, sizeof(prog), "%s", record__workload_path("annotated"));
+	snprintf(rounds, sizeof(rounds), "%d", ROUNDS);
+	status = run_capture((const char *[]){ record__build_path("lxtrace"), "record", "-o", cmd_trace,
+					       "--", prog, rounds, NULL }, 60, NULL, &err);
+	cr_assert_eq(status, 0, "lxtrace record -- annotated: status %d, stderr:\n%s", status,
+		     err ? err : "");
+	free(err);
+	viewer = viewer__start("1.23", cmd_trace, why, sizeof(why));
+	cr_assert(viewer, "%s", why);
 
-	page = get_page(addr, "/usertasks", deadline);
+	page = viewer__get(viewer, "/usertasks", deadline, why, sizeof(why));
+	cr_assert(page, "Go 1.23 viewer: %s", why);
 	cr_assert_eq(task_count(page, "task0"), ROUNDS, "/usertasks: task0 count %ld, expected %d",
 		     task_count(page, "task0"), ROUNDS);
 	cr_assert_eq(task_count(page, "task1"), ROUNDS, "/usertasks: task1 count %ld, expected %d",
 		     task_count(page, "task1"), ROUNDS);
 	free(page);
-	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
-		free(get_page(addr, pages[i], deadline));
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+		page = viewer__get(viewer, pages[i], deadline, why, sizeof(why));
+		cr_assert(page, "Go 1.23 viewer, %s: %s", pages[i], why);
+		free(page);
+	}
 }
 
 Test(annotate, usdt_path_without_probes_is_an_error)

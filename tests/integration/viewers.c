@@ -1,0 +1,226 @@
+/* viewers.c - what a person sees in both Go viewers (docs/viewing.md): programs a shell execs
+ * and the command lxtrace starts appear under their own names on the Goroutines page, the 50
+ * threads of one program form one group, threads asleep when recording began are not drawn
+ * running a syscall anywhere, and no page shows an id like 18446744073709551615. */
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "tests/integration/itest.h"
+#include "tests/lib/httpget.h"
+#include "tests/lib/viewer.h"
+
+#define VIEWER_TIMEOUT_MS (180 * 1000)
+#define WORKERS 50
+
+static struct viewer *viewer;
+static char cmd_trace[64];
+static pid_t asleep = -1;
+
+static void viewers_fini(void)
+{
+	viewer__stop(viewer);
+	viewer = NULL;
+	if (cmd_trace[0])
+		unlink(cmd_trace);
+	cmd_trace[0] = '\0';
+	if (asleep > 0) {
+		kill(asleep, SIGKILL);
+		waitpid(asleep, NULL, 0);
+		asleep = -1;
+	}
+	itest_fini();
+}
+
+TestSuite(viewers, .fini = viewers_fini, .timeout = 600);
+
+static const char *const versions[] = { "1.19", "1.23" };
+
+static char *get(const char *ver, const char *page, long deadline)
+{
+	char why[512], *body = viewer__get(viewer, page, deadline, why, sizeof(why));
+
+	cr_assert(body, "Go %s viewer, %s: %s (log in %s)", ver, page, why, viewer__log(viewer));
+	return body;
+}
+
+/* The count of goroutine group name on a Goroutines page, -1 when the group is not there. */
+static long group_count(const char *ver, const char *page, const char *name)
+{
+	char needle[128];
+	const char *p;
+	long n;
+
+	if (!strcmp(ver, "1.19")) {
+		snprintf(needle, sizeof(needle), "\">%s</a> N=", name);
+		p = strstr(page, needle);
+		return p && sscanf(p + strlen(needle), "%ld", &n) == 1 ? n : -1;
+	}
+	snprintf(needle, sizeof(needle), "\">%s</a></code></td>", name);
+	p = strstr(page, needle);
+	return p && sscanf(p + strlen(needle), " <td>%ld", &n) == 1 ? n : -1;
+}
+
+/* Every page a person opens: none may show the ids Go prints for "none" (2^64-1, and as a
+ * float in the browser). */
+static void expect_no_huge_ids(const char *ver, long deadline)
+{
+	static const char *const pages19[] = { "/", "/goroutines", "/jsontrace", "/usertasks",
+					       "/userregions", "/io", "/block", "/syscall", "/sched" };
+	static const char *const pages23[] = { "/", "/goroutines", "/jsontrace?view=proc",
+					       "/jsontrace?view=thread", "/usertasks", "/userregions",
+					       "/io", "/block", "/syscall", "/sched" };
+	const char *const *pages = strcmp(ver, "1.19") ? pages23 : pages19;
+	size_t n = strcmp(ver, "1.19") ? sizeof(pages23) / sizeof(*pages) : sizeof(pages19) / sizeof(*pages);
+
+	for (size_t i = 0; i < n; i++) {
+		char *body = get(ver, pages[i], deadline);
+
+		cr_expect(!strstr(body, "18446744073709551615") && !strstr(body, "18446744073709552000"),
+			  "Go %s %s shows the id 18446744073709551615", ver, pages[i]);
+		free(body);
+	}
+}
+
+/* A shell that sleeps, runs cat and curl, then execs the `threads` workload: each program
+ * exec'd is a group of its own in both viewers, the workload's main thread and 50 workers one
+ * group of 51; no group is named after a pid. */
+Test(viewers, exec_names_and_program_groups)
+{
+	long deadline = http_now_ms() + VIEWER_TIMEOUT_MS;
+	static const char *const progs[] = { "sh", "sleep", "cat", "curl" };
+	char script[4096 + 256], why[512], *err = NULL;
+	int rc, status;
+
+	itest_require_root();
+	rc = record__tmpfile(cmd_trace, sizeof(cmd_trace), ".trace");
+	cr_assert_eq(rc, 0, "tmpfile: %s", strerror(-rc));
+	snprintf(script, sizeof(script), "sleep 0.2; cat /etc/hostname >/dev/null; "
+		 "curl -s file:///etc/hostname >/dev/null; exec %s %d >/dev/null",
+		 record__workload_path("threads"), WORKERS);
+	status = run_capture((const char *[]){ record__build_path("lxtrace"), "record", "-o", cmd_trace,
+					       "--", "sh", "-c", script, NULL }, 60, NULL, &err);
+	cr_assert_eq(status, 0, "lxtrace record -- sh -c ...: status %d, stderr:\n%s", status, err ? err : "");
+	free(err);
+	itest_load_file(cmd_trace);
+	for (size_t v = 0; v < 2; v++) {
+		char *page;
+
+		viewer = viewer__start(versions[v], cmd_trace, why, sizeof(why));
+		cr_assert(viewer, "%s", why);
+		page = get(versions[v], "/goroutines", deadline);
+		for (size_t i = 0; i < sizeof(progs) / sizeof(*progs); i++)
+			cr_expect_geq(group_count(versions[v], page, progs[i]), 1,
+				      "Go %s /goroutines: no group '%s'", versions[v], progs[i]);
+		cr_expect_eq(group_count(versions[v], page, "threads"), WORKERS + 1,
+			     "Go %s /goroutines: group 'threads' of %ld, expected %d", versions[v],
+			     group_count(versions[v], page, "threads"), WORKERS + 1);
+		cr_expect(!strstr(page, "(pid "), "Go %s /goroutines: a group is named after a pid",
+			  versions[v]);
+		free(page);
+		expect_no_huge_ids(versions[v], deadline);
+		viewer__stop(viewer);
+		viewer = NULL;
+	}
+}
+
+/* The end of the JSON object that starts at p ('{'), strings skipped. */
+static const char *object_end(const char *p)
+{
+	int depth = 0;
+
+	for (; *p; p++) {
+		if (*p == '"') {
+			for (p++; *p && *p != '"'; p++)
+				if (*p == '\\' && p[1])
+					p++;
+			if (!*p)
+				return NULL;
+		} else if (*p == '{') {
+			depth++;
+		} else if (*p == '}' && !--depth) {
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* The number after "key": in the object [obj, end), or -1. */
+static double field(const char *obj, const char *end, const char *key)
+{
+	char needle[32];
+	const char *p;
+
+	snprintf(needle, sizeof(needle), "\"%s\":", key);
+	p = strstr(obj, needle);
+	return p && p < end ? strtod(p + strlen(needle), NULL) : -1;
+}
+
+/* Slices ("ph":"X") of a timeline's JSON that last longer than max_us and are on row tid (-1:
+ * any) or named name (NULL: any name); prints the first few. */
+static size_t long_slices(const char *json, long tid, const char *name, double max_us)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(json, "\"ph\":\"X\""); p; p = strstr(p + 1, "\"ph\":\"X\"")) {
+		const char *obj = p, *end, *nm;
+
+		while (obj > json && *obj != '{')
+			obj--;
+		end = object_end(obj);
+		if (!end)
+			break;
+		nm = strstr(obj, "\"name\":\"");
+		if (field(obj, end, "dur") <= max_us || (tid >= 0 && field(obj, end, "tid") != tid) ||
+		    (name && (!nm || nm > end || strncmp(nm + 8, name, strlen(name)))))
+			continue;
+		if (n++ < 5)
+			fprintf(stderr, "  long slice: %.*s\n", (int)(end - obj + 1 > 300 ? 300 : end - obj + 1), obj);
+	}
+	return n;
+}
+
+/* A shell waiting for its child and the child sleeping, both since before the recording: no
+ * viewer draws either running a syscall (nor running at all) for more than a millisecond, and
+ * nothing lasts on the housekeeping P. */
+Test(viewers, threads_asleep_at_start_are_not_drawn_running)
+{
+	long deadline = http_now_ms() + VIEWER_TIMEOUT_MS, ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	char why[512], sh_name[32];
+
+	asleep = fork();
+	cr_assert_geq(asleep, 0, "fork: %s", strerror(errno));
+	if (!asleep) {
+		execl("/bin/sh", "sh", "-c", "sleep 5; true", (char *)NULL);
+		_exit(127);
+	}
+	usleep(200 * 1000);
+	itest_start(NULL);
+	usleep(800 * 1000);
+	itest_stop(SIGINT, 0);
+	itest_load();
+	snprintf(sh_name, sizeof(sh_name), "G%d ", (int)asleep);
+	for (size_t v = 0; v < 2; v++) {
+		bool is19 = !strcmp(versions[v], "1.19");
+		char *json;
+
+		viewer = viewer__start(versions[v], recorder__path(it.rec), why, sizeof(why));
+		cr_assert(viewer, "%s", why);
+		json = get(versions[v], is19 ? "/jsontrace" : "/jsontrace?view=proc", deadline);
+		cr_expect_eq(long_slices(json, ncpus, NULL, 1000), 0,
+			     "Go %s: slices longer than 1 ms on the housekeeping P", versions[v]);
+		cr_expect_eq(long_slices(json, -1, sh_name, 1000), 0,
+			     "Go %s: the sleeping shell drawn running", versions[v]);
+		cr_expect_eq(long_slices(json, -1, "syscall\"", 1000), 0,
+			     "Go %s: syscall slices longer than 1 ms in view=proc", versions[v]);
+		free(json);
+		if (!is19) {
+			json = get(versions[v], "/jsontrace?view=thread", deadline);
+			cr_expect_eq(long_slices(json, -1, sh_name, 1000), 0,
+				     "Go 1.23 view=thread: the sleeping shell drawn running");
+			free(json);
+		}
+		expect_no_huge_ids(versions[v], deadline);
+		viewer__stop(viewer);
+		viewer = NULL;
+	}
+}
