@@ -213,11 +213,11 @@ Test(annotate, tasks_regions_and_logs_in_order)
 	expect_rounds(recorder__stderr(it.rec));
 }
 
-/* Without --usdt: lxtrace finds the probes of the command it starts by itself, and the trace
- * holds the same events. The command's stdout is lxtrace's (which writes only to stderr). */
-Test(annotate, command_is_attached_without_usdt)
+/* Runs lxtrace record -o cmd_trace -- annotated ROUNDS and asserts it exited 0; the
+ * command's stdout (when out is not NULL) and lxtrace's stderr in *out and *err. */
+static void record_command(char **out, char **err)
 {
-	char prog[4096], rounds[16], *out = NULL, *err = NULL;
+	char prog[4096], rounds[16];
 	int rc, status;
 
 	itest_require_root();
@@ -226,10 +226,20 @@ Test(annotate, command_is_attached_without_usdt)
 	snprintf(prog, sizeof(prog), "%s", record__workload_path("annotated"));
 	snprintf(rounds, sizeof(rounds), "%d", ROUNDS);
 	status = run_capture((const char *[]){ record__build_path("lxtrace"), "record", "-o", cmd_trace,
-					       "--", prog, rounds, NULL }, 60, &out, &err);
+					       "--", prog, rounds, NULL }, 60, out, err);
 	cr_assert_eq(status, 0, "lxtrace record -- annotated: status %d, stderr:\n%s", status,
-		     err ? err : "");
-	it.wl = workload__from_output(out, status);
+		     *err ? *err : "");
+	if (out)
+		it.wl = workload__from_output(*out, status);
+}
+
+/* Without --usdt: lxtrace finds the probes of the command it starts by itself, and the trace
+ * holds the same events. The command's stdout is lxtrace's (which writes only to stderr). */
+Test(annotate, command_is_attached_without_usdt)
+{
+	char *out = NULL, *err = NULL;
+
+	record_command(&out, &err);
 	free(out);
 	cr_assert(it.wl, "reading the workload's report: %s", strerror(errno));
 	itest_load_file(cmd_trace);
@@ -277,18 +287,9 @@ Test(annotate, go_viewer_lists_the_tasks)
 {
 	long deadline = http_now_ms() + VIEWER_TIMEOUT_MS;
 	static const char *const pages[] = { "/userregions", "/usertask?type=task0", "/goroutines" };
-	char prog[4096], rounds[16], why[512], *page, *err = NULL;
-	int rc, status;
+	char why[512], *page, *err = NULL;
 
-	itest_require_root();
-	rc = record__tmpfile(cmd_trace, sizeof(cmd_trace), ".trace");
-	cr_assert_eq(rc, 0, "tmpfile: %s", strerror(-rc));
-	snprintf(prog, sizeof(prog), "%s", record__workload_path("annotated"));
-	snprintf(rounds, sizeof(rounds), "%d", ROUNDS);
-	status = run_capture((const char *[]){ record__build_path("lxtrace"), "record", "-o", cmd_trace,
-					       "--", prog, rounds, NULL }, 60, NULL, &err);
-	cr_assert_eq(status, 0, "lxtrace record -- annotated: status %d, stderr:\n%s", status,
-		     err ? err : "");
+	record_command(NULL, &err);
 	free(err);
 	viewer = viewer__start("1.23", cmd_trace, why, sizeof(why));
 	cr_assert(viewer, "%s", why);

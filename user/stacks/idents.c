@@ -140,6 +140,9 @@ static int unknown_prog(struct idents *s, uint32_t *out)
 static int get_prog(struct idents *s, const char *name, uint32_t *out)
 {
 	uint64_t h = hash_bytes(HASH_BYTES_INIT, name, LX_COMM_LEN);
+	char func[FUNC_LEN];
+
+	snprintf(func, sizeof(func), "%s%s", guard(name), name[0] ? name : "?");
 
 	for (;; h = hash_bytes(h, "salt", 4)) {
 		uint64_t key = h | 1, *slot;
@@ -154,9 +157,6 @@ static int get_prog(struct idents *s, const char *name, uint32_t *out)
 			}
 			continue;
 		}
-		char func[FUNC_LEN];
-
-		snprintf(func, sizeof(func), "%s%s", guard(name), name[0] ? name : "?");
 		err = add_prog(s, name, func, out);
 		if (err)
 			return err;
