@@ -286,9 +286,9 @@ int main(int argc, char **argv)
 			err = done < 0 ? done : 0;
 		}
 	}
-	if (!err)
-		err = capture__drain(cap);
 	s.end = now_ns();
+	if (!err)
+		err = capture__drain(cap, s.end);
 	if (err)
 		goto out;
 	rebase(&s, s.start);

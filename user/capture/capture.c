@@ -76,6 +76,9 @@ struct capture {
 	char *stage_vals;	/* the BPF side's staged syscall chunks, one per possible CPU */
 	size_t stage_stride;
 	uint64_t misses;
+	uint64_t until;		/* records after this time are not delivered (capture__drain) */
+	uint64_t after_stop;	/* how many were not, lost ones included */
+	uint64_t lost_after_stop;
 };
 
 /* tp_btf needs the kernel's BTF to describe the tracepoint (btf_trace_<name>, since 5.5).
@@ -225,6 +228,30 @@ static int collect(struct capture *c, uint64_t *now, bool all)
 	return 0;
 }
 
+/* The merge engine's consumers: the caller's, but for what comes after the stop. */
+static int deliver_record(void *ctx, const struct lx_rec *r, size_t size)
+{
+	struct capture *c = ctx;
+
+	if (r->ts > c->until) {
+		c->after_stop++;
+		return 0;
+	}
+	return c->opts.on_record(c->opts.ctx, r, size);
+}
+
+static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
+{
+	struct capture *c = ctx;
+
+	if (ts > c->until) {
+		c->after_stop += n;
+		c->lost_after_stop += n;
+		return 0;
+	}
+	return c->opts.on_lost(c->opts.ctx, cpu, ts, n);
+}
+
 struct capture *capture__new(const struct capture_opts *opts)
 {
 	struct capture *c;
@@ -248,13 +275,14 @@ struct capture *capture__new(const struct capture_opts *opts)
 	}
 	c->opts = *opts;
 	c->ncpus = ncpus;
+	c->until = UINT64_MAX;
 	c->rings = calloc(ncpus, sizeof(*c->rings));
 	c->merge = merge__new(&(struct merge_opts){
 		.sz = sizeof(struct merge_opts),
 		.ncpus = (uint32_t)ncpus,
-		.on_record = opts->on_record,
-		.on_lost = opts->on_lost,
-		.ctx = opts->ctx,
+		.on_record = deliver_record,
+		.on_lost = deliver_lost,
+		.ctx = c,
 	});
 	c->lost_vals = calloc(ncpus, sizeof(*c->lost_vals));
 	c->links = calloc(MAX_LINKS + ncpus, sizeof(*c->links));
@@ -600,12 +628,15 @@ static void detach(struct capture *c)
 	c->n_usdt_links = 0;
 }
 
-int capture__drain(struct capture *c)
+int capture__drain(struct capture *c, uint64_t until)
 {
 	uint64_t now;
 	int err;
 
 	c->misses = count_misses(c);
+	/* Detaching can take long (each uprobe of the annotation probes waits for an RCU grace
+	 * period, ~0.1 s here): what the programs send meanwhile is after the stop. */
+	c->until = until;
 	detach(c);
 	err = collect(c, &now, true);
 	return err ? err : merge__deliver(c->merge, UINT64_MAX);
@@ -617,10 +648,11 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 
 	merge__stats(c->merge, &ms);
 	*out = (struct capture_stats){
-		.records = ms.records,
-		.lost = ms.lost,
+		.records = ms.records - (c->after_stop - c->lost_after_stop),
+		.lost = ms.lost - c->lost_after_stop,
 		.out_of_order = ms.out_of_order,
 		.misses = c->misses,
+		.after_stop = c->after_stop,
 	};
 }
 

@@ -49,6 +49,7 @@ struct capture_stats {
 	uint64_t lost;			/* reserve failures: ring full */
 	uint64_t out_of_order;		/* delivered older than an earlier record */
 	uint64_t misses;		/* program runs the kernel skipped (recursion) */
+	uint64_t after_stop;		/* read after the stop, not delivered (capture__drain) */
 };
 
 /* Opens the BPF object and configures it; NULL with errno set on failure. */
@@ -73,8 +74,10 @@ int capture__attach_usdt(struct capture *c, pid_t pid, const char *path);
  * records that are older than the ordering window. */
 int capture__poll(struct capture *c);
 
-/* Detaches the programs, then reads what is left in the rings and delivers all of it. */
-int capture__drain(struct capture *c);
+/* Detaches the programs, then reads what is left in the rings and delivers all of it up to
+ * until (CLOCK_MONOTONIC, the time recording stopped); later records are counted, not
+ * delivered (capture_stats.after_stop). */
+int capture__drain(struct capture *c, uint64_t until);
 
 void capture__stats(const struct capture *c, struct capture_stats *out);
 

@@ -256,6 +256,8 @@ static void print_summary(const char *path, double secs, const struct model *m,
 		(unsigned long long)cs.out_of_order);
 	fprintf(stderr, "  kernel skips:  %llu program runs (recursion)\n",
 		(unsigned long long)cs.misses);
+	fprintf(stderr, "  after stop:    %llu records (sent while the programs were detached)\n",
+		(unsigned long long)cs.after_stop);
 	fprintf(stderr, "  repairs:      ");
 	for (int i = 0; i < MODEL_REPAIR_COUNT; i++)
 		fprintf(stderr, " %s %llu%s", model__repair_name(i),
@@ -548,13 +550,22 @@ int cmd_record(int argc, char **argv)
 		if (tty)
 			show_status(&status, cap, now);
 	}
+	/* The command is gone; processes it started that outlived it are recorded until they are
+	 * gone too, or a signal stops the recording. */
+	while (!err && cmd_done && !stop_requested && capture__has_targets(cap)) {
+		err = capture__poll(cap);
+		if (args.duration && now_ns() - start >= args.duration * 1e9)
+			break;
+	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 
-	/* Finish: everything the rings still hold, then the end of the trace. */
-	if (!err)
-		err = capture__drain(cap);
+	/* Finish: everything the rings still hold up to now, then the end of the trace. The
+	 * trace ends here, not after the programs are detached, which takes long with
+	 * annotation probes (docs/record.md). */
 	end = now_ns();
+	if (!err)
+		err = capture__drain(cap, end);
 	if (sink.err) {
 		err = sink.err;
 		report_model_error(&out, "recording", err);

@@ -38,10 +38,11 @@ static const struct record_opt targets[] = {
 	  "/sys/fs/cgroup/system.slice/foo.service)" },
 	{ NULL, 0, "COMMAND [ARGS...]",
 	  "start COMMAND once tracing runs and trace it and its\n"
-	  "descendants until it exits; lxtrace exits with its status\n"
-	  "(128+N when killed by signal N; 127 when it cannot run).\n"
-	  "Ctrl-C goes to COMMAND; lxtrace stops when COMMAND exits,\n"
-	  "and passes on signals sent to lxtrace alone" },
+	  "descendants until they have all exited; lxtrace exits with\n"
+	  "its status (128+N when killed by signal N; 127 when it\n"
+	  "cannot run). Ctrl-C goes to COMMAND; lxtrace stops when\n"
+	  "COMMAND and its descendants are gone (or at Ctrl-C once\n"
+	  "COMMAND is), and passes on signals sent to lxtrace alone" },
 	{ "as-root", OPT_AS_ROOT, NULL,
 	  "run COMMAND as root; by default, under sudo, it runs as the\n"
 	  "invoking user (SUDO_UID, SUDO_GID and their groups)" },
