@@ -224,3 +224,119 @@ Test(viewers, threads_asleep_at_start_are_not_drawn_running)
 		viewer = NULL;
 	}
 }
+
+/* The total delay (ns) of viewer ver's profile kind (`-pprof=` net, sync, syscall, sched) of
+ * the trace at path, summed from `go tool pprof -raw`; -1 when it cannot be read. */
+static double profile_total(const char *ver, const char *kind, const char *path)
+{
+	char pb[64], cmd[512], *out = NULL;
+	double total = -1;
+	int rc = record__tmpfile(pb, sizeof(pb), ".pb"), status;
+
+	cr_assert_eq(rc, 0, "tmpfile: %s", strerror(-rc));
+	snprintf(cmd, sizeof(cmd), "GOROOT=/usr/lib/go-%s /usr/lib/go-%s/pkg/tool/linux_amd64/trace "
+		 "-pprof=%s %s > %s", ver, ver, kind, path, pb);
+	status = run_capture((const char *[]){ "/bin/sh", "-c", cmd, NULL }, 300, NULL, NULL);
+	if (!status)
+		status = run_capture((const char *[]){ "/usr/bin/go", "tool", "pprof", "-raw", pb, NULL },
+				     300, &out, NULL);
+	unlink(pb);
+	if (!status && out) {
+		const char *p = strstr(out, "delay/nanoseconds\n");
+
+		/* "   count   delay: location ids", one line per stack, until "Locations". */
+		for (total = 0, p = p ? strchr(p, '\n') + 1 : NULL; p && *p == ' '; p = strchr(p, '\n') + 1) {
+			unsigned long long count, ns;
+
+			if (sscanf(p, "%llu %llu:", &count, &ns) == 2)
+				total += (double)ns;
+			if (!strchr(p, '\n'))
+				break;
+		}
+	}
+	free(out);
+	return total;
+}
+
+/* What docs/viewing.md says the profiles agree with, summed from the events as Go 1.19's
+ * goroutine analysis sums them: block = futex and file-descriptor waits to their wakeup;
+ * syscall = a syscall's GoSysCall to its GoSysExit; sched = a wakeup or creation to the start
+ * that follows. ns. */
+struct sums {
+	double block, syscall, sched;
+};
+
+static struct sums event_sums(const struct gt_trace *t)
+{
+	const struct gt_event *ev = gt_trace__events(t);
+	size_t n = gt_trace__nevents(t);
+	struct sums s = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		const struct gt_event *e = &ev[i];
+		uint64_t g = tq_subject(e);
+		uint64_t want;
+
+		if (e->type == GT_EV_GO_BLOCK_SYNC || e->type == GT_EV_GO_BLOCK_SELECT) {
+			want = TQ_BIT(GT_EV_GO_UNBLOCK);
+		} else if (e->type == GT_EV_GO_SYSCALL) {
+			want = TQ_BIT(GT_EV_GO_SYSEXIT) | TQ_BIT(GT_EV_GO_START) | TQ_BIT(GT_EV_GO_SYSCALL);
+		} else if ((e->type == GT_EV_GO_UNBLOCK || e->type == GT_EV_GO_CREATE) && e->stack) {
+			want = TQ_BIT(GT_EV_GO_START);
+		} else {
+			continue;
+		}
+		for (size_t j = i + 1; j < n; j++) {
+			const struct gt_event *f = &ev[j];
+
+			if (f->type >= 64 || !(want & TQ_BIT(f->type)) || tq_subject(f) != g)
+				continue;
+			/* A syscall that did not block ends at the thread's next syscall or start. */
+			if (e->type == GT_EV_GO_SYSCALL && f->type == GT_EV_GO_SYSEXIT)
+				s.syscall += tq_ns(t, e->ts, f->ts);
+			else if (e->type == GT_EV_GO_BLOCK_SYNC || e->type == GT_EV_GO_BLOCK_SELECT)
+				s.block += tq_ns(t, e->ts, f->ts);
+			else if (e->type != GT_EV_GO_SYSCALL)
+				s.sched += tq_ns(t, e->ts, f->ts);
+			break;
+		}
+	}
+	return s;
+}
+
+static void expect_close(const char *what, double profile, double sum)
+{
+	cr_log_info("%s: profile %.3f ms, events %.3f ms", what, profile / 1e6, sum / 1e6);
+	cr_expect(profile >= 0, "%s: no profile", what);
+	cr_expect(profile - sum <= sum / 1000 + 1000 && sum - profile <= sum / 1000 + 1000,
+		  "%s: profile %.0f ns, the events sum to %.0f ns", what, profile, sum);
+}
+
+/* The profiles agree with the goroutine tables where docs/viewing.md says they should: both
+ * viewers' /block and 1.19's /syscall and /sched total what the events add up to; /io is
+ * empty. A ping-pong over pipes (waits for a file descriptor, woken by the other side), run
+ * as the recorder's command. */
+Test(viewers, profiles_agree_with_the_events)
+{
+	char prog[4096], *err = NULL;
+	struct sums s;
+	int rc, status;
+
+	itest_require_root();
+	rc = record__tmpfile(cmd_trace, sizeof(cmd_trace), ".trace");
+	cr_assert_eq(rc, 0, "tmpfile: %s", strerror(-rc));
+	snprintf(prog, sizeof(prog), "%s", record__workload_path("pingpong"));
+	status = run_capture((const char *[]){ record__build_path("lxtrace"), "record", "-o", cmd_trace,
+					       "--", prog, "2000", NULL }, 60, NULL, &err);
+	cr_assert_eq(status, 0, "lxtrace record -- pingpong: status %d, stderr:\n%s", status, err ? err : "");
+	free(err);
+	itest_load_file(cmd_trace);
+	s = event_sums(it.trace);
+	cr_assert_gt(s.block, 0, "no wait for the pipe in the trace");
+	expect_close("Go 1.19 /block", profile_total("1.19", "sync", cmd_trace), s.block);
+	expect_close("Go 1.23 /block", profile_total("1.23", "sync", cmd_trace), s.block);
+	expect_close("Go 1.19 /syscall", profile_total("1.19", "syscall", cmd_trace), s.syscall);
+	expect_close("Go 1.19 /sched", profile_total("1.19", "sched", cmd_trace), s.sched);
+	cr_expect_eq(profile_total("1.19", "net", cmd_trace), 0, "Go 1.19 /io is not empty");
+	cr_expect_eq(profile_total("1.23", "net", cmd_trace), 0, "Go 1.23 /io is not empty");
+}
