@@ -102,6 +102,21 @@ static const char *guard(const char *name)
 	return strncmp(name, "runtime.", 8) ? "" : "_";
 }
 
+/* Files the entry *out, just added as the last of *count, under key in map; takes it back
+ * when the map cannot grow. */
+static int index_put(struct u64map *map, uint64_t key, const uint32_t *out, uint32_t *count)
+{
+	bool added;
+	uint64_t *slot = u64map__put(map, key, &added);
+
+	if (!slot) {
+		--*count;
+		return -ENOMEM;
+	}
+	*slot = *out;
+	return 0;
+}
+
 /* A program called name (NUL-padded to LX_COMM_LEN) whose frame shows func. */
 static int add_prog(struct idents *s, const char *name, const char *func, uint32_t *out)
 {
@@ -146,7 +161,6 @@ static int get_prog(struct idents *s, const char *name, uint32_t *out)
 
 	for (;; h = hash_bytes(h, "salt", 4)) {
 		uint64_t key = h | 1, *slot;
-		bool added;
 		int err;
 
 		slot = u64map__get(s->by_prog, key);
@@ -158,15 +172,7 @@ static int get_prog(struct idents *s, const char *name, uint32_t *out)
 			continue;
 		}
 		err = add_prog(s, name, func, out);
-		if (err)
-			return err;
-		slot = u64map__put(s->by_prog, key, &added);
-		if (!slot) {
-			s->nprogs--;
-			return -ENOMEM;
-		}
-		*slot = *out;
-		return 0;
+		return err ? err : index_put(s->by_prog, key, out, &s->nprogs);
 	}
 }
 
@@ -216,7 +222,6 @@ int idents__get(struct idents *s, uint32_t pid, const char *comm_in, const char 
 	/* Key by a 64-bit hash; on the (rare) collision with another identity, rehash. */
 	for (;; h = hash_bytes(h, "salt", 4)) {
 		uint64_t key = h | 1, *slot;
-		bool added;
 
 		slot = u64map__get(s->by_key, key);
 		if (slot) {
@@ -229,15 +234,7 @@ int idents__get(struct idents *s, uint32_t pid, const char *comm_in, const char 
 			continue;
 		}
 		err = add_ident(s, pid, comm, prog, out);
-		if (err)
-			return err;
-		slot = u64map__put(s->by_key, key, &added);
-		if (!slot) {
-			s->nidents--;
-			return -ENOMEM;
-		}
-		*slot = *out;
-		return 0;
+		return err ? err : index_put(s->by_key, key, out, &s->nidents);
 	}
 }
 
