@@ -122,7 +122,8 @@ static void usage(FILE *f)
 	      "Records what threads do (runs, blocks, wakeups, forks, execs, exits, syscalls) and\n"
 	      "samples of what the CPUs run, with call stacks, into a Go execution trace; open it\n"
 	      "with `go tool trace FILE`. Stops after SECONDS, on Ctrl-C\n"
-	      "(SIGINT) or SIGTERM, when the target processes have all exited, or when COMMAND exits.\n"
+	      "(SIGINT) or SIGTERM, when the target processes have all exited, or when COMMAND and\n"
+	      "its descendants have.\n"
 	      "Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
 	      "\n"
 	      "Targets (at most one kind; without one, every thread of the machine):\n", f);
