@@ -218,3 +218,33 @@ Test(blocking, yielder_yields_are_gosched)
 	}
 	cr_assert_gt(total, 0, "no yield switched");
 }
+
+/* The kernel's own blocking: a vfork parent waits uninterruptibly inside the syscall until its
+ * child exits, so each wait is a blocking syscall (GoSysCall, GoSysBlock, GoSysExit) naming
+ * `syscall vfork`, about the child's 20 ms. */
+Test(blocking, vfork_waits_are_blocking_syscalls)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0;
+	pid_t tid;
+
+	itest_record(NULL, "vforker", (const char *[]){ "5", NULL }, 60);
+	tid = itest_tid("parent");
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SYSBLOCK), tid))) {
+		const struct gt_event *x;
+		size_t j = i + 1;
+		double ms;
+
+		n++;
+		x = tq_next(it.trace, &j, TQ_WAKEUPS, tid);
+		itest_expect(x && x->type == GT_EV_GO_SYSEXIT, tid, "GoSysBlock #%zu not ended by GoSysExit", n);
+		ms = tq_ns(it.trace, e->ts, x->ts) / 1e6;
+		itest_expect(ms >= 15 && ms <= 500, tid, "GoSysBlock #%zu: GoSysExit after %.3f ms, expected 15..500",
+			     n, ms);
+		i++;
+	}
+	itest_expect(n == 5, tid, "%zu GoSysBlock events for the parent's 5 vforks, expected 5", n);
+	itest_expect(tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid, "syscall vfork") == 5, tid,
+		     "%zu GoSysCall naming `syscall vfork`, expected 5",
+		     tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid, "syscall vfork"));
+}

@@ -314,25 +314,28 @@ static void expect_close(const char *what, double profile, double sum)
 
 /* The profiles agree with the goroutine tables where docs/viewing.md says they should: both
  * viewers' /block and 1.19's /syscall and /sched total what the events add up to; /io is
- * empty. A ping-pong over pipes (waits for a file descriptor, woken by the other side), run
- * as the recorder's command. */
+ * empty. A ping-pong over pipes (waits for a file descriptor, woken by the other side), then
+ * vforks (blocking syscalls), run as the recorder's command. */
 Test(viewers, profiles_agree_with_the_events)
 {
-	char prog[4096], *err = NULL;
+	char script[2 * 4096 + 64], *err = NULL;
 	struct sums s;
-	int rc, status;
+	int rc, status, len;
 
 	itest_require_root();
 	rc = record__tmpfile(cmd_trace, sizeof(cmd_trace), ".trace");
 	cr_assert_eq(rc, 0, "tmpfile: %s", strerror(-rc));
-	snprintf(prog, sizeof(prog), "%s", record__workload_path("pingpong"));
+	len = snprintf(script, sizeof(script), "%s 2000 >/dev/null && ", record__workload_path("pingpong"));
+	snprintf(script + len, sizeof(script) - (size_t)len, "%s 5 >/dev/null", record__workload_path("vforker"));
 	status = run_capture((const char *[]){ record__build_path("lxtrace"), "record", "-o", cmd_trace,
-					       "--", prog, "2000", NULL }, 60, NULL, &err);
-	cr_assert_eq(status, 0, "lxtrace record -- pingpong: status %d, stderr:\n%s", status, err ? err : "");
+					       "--", "sh", "-c", script, NULL }, 60, NULL, &err);
+	cr_assert_eq(status, 0, "lxtrace record -- sh -c '%s': status %d, stderr:\n%s", script, status,
+		     err ? err : "");
 	free(err);
 	itest_load_file(cmd_trace);
 	s = event_sums(it.trace);
 	cr_assert_gt(s.block, 0, "no wait for the pipe in the trace");
+	cr_assert_gt(s.syscall, 0, "no blocking syscall (vfork) in the trace");
 	expect_close("Go 1.19 /block", profile_total("1.19", "sync", cmd_trace), s.block);
 	expect_close("Go 1.23 /block", profile_total("1.23", "sync", cmd_trace), s.block);
 	expect_close("Go 1.19 /syscall", profile_total("1.19", "syscall", cmd_trace), s.syscall);
