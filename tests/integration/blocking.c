@@ -125,28 +125,12 @@ Test(blocking, futex_waits_are_goblocksync)
 
 Test(blocking, slowread_blocks_50ms_in_read)
 {
-	const struct gt_event *e;
-	size_t i = 0, n = 0;
+	size_t n;
 	pid_t tid;
 
 	itest_record(NULL, "slowread", (const char *[]){ "3", "50", NULL }, 60);
 	tid = itest_tid("reader");
-	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_BLOCK_SELECT), tid))) {
-		const struct gt_event *x;
-		size_t j = i + 1;
-		double ms;
-
-		n++;
-		itest_expect(tq_stack_has(e->stack, "syscall read"), tid,
-			     "GoBlockSelect #%zu does not name `syscall read`", n);
-		x = tq_next(it.trace, &j, TQ_WAKEUPS, tid);
-		itest_expect(x && x->type == GT_EV_GO_UNBLOCK, tid,
-			     "GoBlockSelect #%zu not ended by GoUnblock", n);
-		ms = tq_ns(it.trace, e->ts, x->ts) / 1e6;
-		itest_expect(ms >= 40 && ms <= 500, tid,
-			     "GoBlockSelect #%zu: GoUnblock after %.3f ms, expected 40..500", n, ms);
-		i++;
-	}
+	n = itest_timed_blocks(tid, GT_EV_GO_BLOCK_SELECT, "syscall read", GT_EV_GO_UNBLOCK, 40, 500);
 	itest_expect(n == 3, tid, "%zu GoBlockSelect events for the reader, expected 3", n);
 }
 
@@ -224,25 +208,12 @@ Test(blocking, yielder_yields_are_gosched)
  * `syscall vfork`, about the child's 20 ms. */
 Test(blocking, vfork_waits_are_blocking_syscalls)
 {
-	const struct gt_event *e;
-	size_t i = 0, n = 0;
+	size_t n;
 	pid_t tid;
 
 	itest_record(NULL, "vforker", (const char *[]){ "5", NULL }, 60);
 	tid = itest_tid("parent");
-	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SYSBLOCK), tid))) {
-		const struct gt_event *x;
-		size_t j = i + 1;
-		double ms;
-
-		n++;
-		x = tq_next(it.trace, &j, TQ_WAKEUPS, tid);
-		itest_expect(x && x->type == GT_EV_GO_SYSEXIT, tid, "GoSysBlock #%zu not ended by GoSysExit", n);
-		ms = tq_ns(it.trace, e->ts, x->ts) / 1e6;
-		itest_expect(ms >= 15 && ms <= 500, tid, "GoSysBlock #%zu: GoSysExit after %.3f ms, expected 15..500",
-			     n, ms);
-		i++;
-	}
+	n = itest_timed_blocks(tid, GT_EV_GO_SYSBLOCK, NULL, GT_EV_GO_SYSEXIT, 15, 500);
 	itest_expect(n == 5, tid, "%zu GoSysBlock events for the parent's 5 vforks, expected 5", n);
 	itest_expect(tq_count_frame(it.trace, TQ_BIT(GT_EV_GO_SYSCALL), tid, "syscall vfork") == 5, tid,
 		     "%zu GoSysCall naming `syscall vfork`, expected 5",

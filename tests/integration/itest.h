@@ -157,6 +157,33 @@ static inline const char *itest_ident(const char *name)
 		}                                                                 \
 	} while (0)
 
+/* Asserts that each event of type block of tid names frame (NULL: any) and is ended by a
+ * wakeup of type wake lo_ms..hi_ms later; returns how many there were. */
+static inline size_t itest_timed_blocks(pid_t tid, enum gt_type block, const char *frame,
+					enum gt_type wake, double lo_ms, double hi_ms)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0;
+
+	while ((e = tq_next(it.trace, &i, TQ_BIT(block), tid))) {
+		const struct gt_event *w;
+		size_t j = i + 1;
+		double ms;
+
+		n++;
+		itest_expect(!frame || tq_stack_has(e->stack, frame), tid,
+			     "block #%zu (type %d) does not name `%s`", n, block, frame);
+		w = tq_next(it.trace, &j, TQ_WAKEUPS, tid);
+		itest_expect(w && w->type == wake, tid, "block #%zu (type %d) not ended by a type %d wakeup",
+			     n, block, wake);
+		ms = tq_ns(it.trace, e->ts, w->ts) / 1e6;
+		itest_expect(ms >= lo_ms && ms <= hi_ms, tid, "block #%zu: woken after %.3f ms, expected %g..%g",
+			     n, ms, lo_ms, hi_ms);
+		i++;
+	}
+	return n;
+}
+
 /* Records lost, as the recorder's summary states them ("records lost:  N"); -1 when the
  * summary does not say. */
 static inline long long itest_summary_lost(void)

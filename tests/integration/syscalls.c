@@ -59,8 +59,7 @@ Test(syscalls, default_records_only_blocking_syscalls)
  * for a file descriptor (an uninterruptible sleep in a syscall would be a plain GoBlock). */
 Test(syscalls, none_writes_no_syscall_events)
 {
-	const struct gt_event *e;
-	size_t i = 0, n = 0;
+	size_t n;
 	pid_t tid;
 
 	itest_record((const char *[]){ "--syscalls=none", NULL }, "slowread",
@@ -69,17 +68,6 @@ Test(syscalls, none_writes_no_syscall_events)
 	itest_expect(tq_count(it.trace, TQ_BIT(GT_EV_GO_SYSCALL) | TQ_BIT(GT_EV_GO_SYSBLOCK) |
 					TQ_BIT(GT_EV_GO_SYSEXIT), tid) == 0,
 		     tid, "--syscalls=none, yet the reader has syscall events");
-	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_BLOCK_SELECT), tid))) {
-		size_t j = i + 1;
-		const struct gt_event *w = tq_next(it.trace, &j, TQ_WAKEUPS, tid);
-		double ms;
-
-		n++;
-		itest_expect(w && w->type == GT_EV_GO_UNBLOCK, tid, "GoBlockSelect #%zu not ended by GoUnblock", n);
-		ms = tq_ns(it.trace, e->ts, w->ts) / 1e6;
-		itest_expect(ms >= 40 && ms <= 500, tid, "GoBlockSelect #%zu: woken after %.3f ms, expected 40..500",
-			     n, ms);
-		i++;
-	}
+	n = itest_timed_blocks(tid, GT_EV_GO_BLOCK_SELECT, NULL, GT_EV_GO_UNBLOCK, 40, 500);
 	itest_expect(n == 2, tid, "%zu GoBlockSelect for the reader's 2 blocking reads", n);
 }
