@@ -1,0 +1,190 @@
+/* foreign_file.c - opens files another user controls under explicit rules, reads their lines
+ * within bounds, and keeps the list of those refused (foreign_file.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/foreign_file.h"
+
+/* What pread asks for at a time, beyond the line carried over from the last one. */
+#define CHUNK (64 * 1024)
+
+int foreign_file__open(int dirfd, const char *path, const struct foreign_rules *rules,
+		       struct stat *st)
+{
+	struct foreign_rules r = { .owner = FOREIGN_ANY_OWNER };
+	/* O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise. */
+	struct open_how how = { .flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC };
+	struct stat s;
+	int fd, err;
+
+	if (rules)
+		memcpy(&r, rules, rules->sz < sizeof(r) ? rules->sz : sizeof(r));
+	how.resolve = r.resolve;
+	/* A link at the end names whatever the user likes, even what he could not open
+	 * himself; only inside a root it cannot leave is it as good as the file. */
+	if (!(r.resolve & RESOLVE_IN_ROOT))
+		how.flags |= O_NOFOLLOW;
+	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &s)) {
+		err = -errno;
+		goto refuse;
+	}
+	if (!S_ISREG(s.st_mode))
+		err = -ENXIO;
+	else if (r.owner != FOREIGN_ANY_OWNER && s.st_uid != 0 && s.st_uid != r.owner)
+		err = -EPERM;
+	else if (r.single_link && s.st_nlink != 1)
+		err = -EMLINK;
+	else if (r.max_bytes && (uint64_t)s.st_size > r.max_bytes)
+		err = -EFBIG;
+	else
+		err = 0;
+	if (err)
+		goto refuse;
+	if (st)
+		*st = s;
+	return fd;
+refuse:
+	close(fd);
+	return err;
+}
+
+const char *foreign_file__why(int err)
+{
+	switch (err) {
+	case -ELOOP:
+		return "a symbolic link";
+	case -EXDEV:
+		return "across a mount point or out of its directory";
+	case -ENXIO:
+		return "not a regular file";
+	case -EPERM:
+		return "owned by another user";
+	case -EMLINK:
+		return "has other hard links";
+	case -EFBIG:
+		return "too large";
+	case -E2BIG:
+		return "a line too long";
+	default:
+		return strerror(-err);
+	}
+}
+
+int foreign_file__lines(int fd, uint64_t from, uint64_t limit, size_t max_line,
+			foreign_line_fn fn, void *ctx, uint64_t *end)
+{
+	size_t cap = CHUNK + max_line + 1, have = 0;	/* have: bytes of an unfinished line */
+	uint64_t pos = from, line_off = from;		/* pos: next byte to read */
+	char *buf = malloc(cap);
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		size_t want = cap - 1 - have, start = 0;
+		ssize_t n;
+		char *nl;
+
+		if (limit && pos >= limit)
+			break;
+		if (limit && want > limit - pos)
+			want = (size_t)(limit - pos);
+		n = pread(fd, buf + have, want, (off_t)pos);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		pos += (uint64_t)n;
+		have += (size_t)n;
+		while ((nl = memchr(buf + start, '\n', have - start))) {
+			size_t len = (size_t)(nl - (buf + start));
+
+			if (len > max_line) {
+				err = -E2BIG;
+				break;
+			}
+			*nl = '\0';
+			err = fn(ctx, buf + start, len, line_off);
+			start += len + 1;
+			line_off += len + 1;
+			if (err)
+				break;
+		}
+		if (err)
+			break;
+		/* What is left is the start of a line: longer than allowed already, or kept. */
+		if (have - start > max_line) {
+			err = -E2BIG;
+			break;
+		}
+		memmove(buf, buf + start, have - start);
+		have -= start;
+	}
+	free(buf);
+	if (end)
+		*end = line_off;
+	return err > 0 ? 0 : err;
+}
+
+struct refusal {
+	char *path;
+	int err;
+};
+
+struct foreign_log {
+	uint64_t count;
+	size_t keep, named;
+	struct refusal list[];
+};
+
+struct foreign_log *foreign_log__new(size_t keep)
+{
+	struct foreign_log *l = calloc(1, sizeof(*l) + keep * sizeof(l->list[0]));
+
+	if (l)
+		l->keep = keep;
+	return l;
+}
+
+void foreign_log__note(struct foreign_log *l, const char *path, int err)
+{
+	l->count++;
+	if (l->named < l->keep) {
+		l->list[l->named].path = strdup(path);
+		l->list[l->named].err = err;
+		l->named += l->list[l->named].path != NULL;
+	}
+}
+
+uint64_t foreign_log__count(const struct foreign_log *l)
+{
+	return l->count;
+}
+
+void foreign_log__print(const struct foreign_log *l, FILE *f, const char *prefix)
+{
+	for (size_t i = 0; i < l->named; i++)
+		fprintf(f, "%s %s: %s\n", prefix, l->list[i].path, foreign_file__why(l->list[i].err));
+	if (l->count > l->named)
+		fprintf(f, "%s ... and %llu more\n", prefix, (unsigned long long)(l->count - l->named));
+}
+
+void foreign_log__free(struct foreign_log *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->named; i++)
+		free(l->list[i].path);
+	free(l);
+}
