@@ -1,0 +1,217 @@
+/* output_file.c - the record's output file: no links followed, no file taken over, the new
+ * file in place and locked from the start (output_file.h).
+ *
+ * Every step names the file by (directory descriptor, last component), with the directory
+ * opened once, so a path changed by someone else meanwhile can make an open fail but never
+ * make it land elsewhere. The existing file is locked before it is replaced and checked to be
+ * still the one at the path afterwards, so two recordings racing for one path cannot both win.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+
+#include "user/cli/output_file.h"
+
+/* The path changing under us this many times in a row: give up. */
+#define ATTEMPTS 8
+
+struct output_file {
+	int fd;
+};
+
+/* openat2 with resolve flags that refuse every symlink and /proc magic link on the path. */
+static int open_nolinks(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+		/* openat2 takes no other flags with O_PATH. */
+		.flags = (uint64_t)flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NOCTTY),
+		.mode = mode,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : fd;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* A new file at base, locked and given to uid:gid, made under a random hidden name and
+ * renamed onto base: replacing what is there when replace, else only if base is still free
+ * (-EEXIST otherwise). Returns its descriptor or -errno. */
+static int create_at(int dirfd, const char *base, uid_t uid, gid_t gid, bool replace)
+{
+	char tmp[64];
+	int fd = -EEXIST, err;
+
+	for (int i = 0; i < ATTEMPTS && fd == -EEXIST; i++) {
+		uint32_t r = 0;
+
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r ^= (uint32_t)getpid() << 8 ^ (uint32_t)i;
+		snprintf(tmp, sizeof(tmp), ".lxtrace-record-%08x", r);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			fd = -errno;
+	}
+	if (fd < 0)
+		return fd;
+	/* Nobody else can have it open yet: this lock never waits. */
+	if (flock(fd, LOCK_EX | LOCK_NB) || (uid != (uid_t)-1 && fchown(fd, uid, gid)) ||
+	    (replace ? renameat(dirfd, tmp, dirfd, base) :
+		       renameat2(dirfd, tmp, dirfd, base, RENAME_NOREPLACE))) {
+		err = -errno;
+		unlinkat(dirfd, tmp, 0);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Takes over the regular file at base (st: its lstat) when no recording holds it: locks it,
+ * checks it is still the one at base, and puts a new file in its place. -EAGAIN when the
+ * path changed meanwhile, -EBUSY when another recording writes it. */
+static int replace_at(int dirfd, const char *base, const struct stat *st, uid_t uid, gid_t gid)
+{
+	struct stat now;
+	int old, fd;
+
+	old = open_nolinks(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+	if (old == -ENOENT || old == -ELOOP)
+		return -EAGAIN;
+	if (old < 0)
+		return old;
+	if (fstat(old, &now) || !same_file(&now, st)) {
+		close(old);
+		return -EAGAIN;
+	}
+	if (flock(old, LOCK_EX | LOCK_NB)) {
+		fd = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		close(old);
+		return fd;
+	}
+	/* A recording that held it until now may have replaced it on its way out. */
+	if (fstatat(dirfd, base, &now, AT_SYMLINK_NOFOLLOW) || !same_file(&now, st)) {
+		close(old);
+		return -EAGAIN;
+	}
+	fd = create_at(dirfd, base, uid, gid, true);
+	close(old);
+	return fd;
+}
+
+/* A character device or FIFO at base (-o /dev/null) is written as it is, if it is still the
+ * one that was checked. */
+static int open_special(int dirfd, const char *base, const struct stat *st)
+{
+	struct stat now;
+	int fd = open_nolinks(dirfd, base, O_WRONLY | O_NOFOLLOW, 0);
+
+	if (fd == -ENOENT || fd == -ELOOP)
+		return -EAGAIN;
+	if (fd >= 0 && (fstat(fd, &now) || !same_file(&now, st))) {
+		close(fd);
+		return -EAGAIN;
+	}
+	return fd;
+}
+
+struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, char *why,
+				      size_t whylen)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path, *what = NULL;
+	struct output_file *f = NULL;
+	char *dir = NULL;
+	int dirfd = -1, fd = -EAGAIN;
+	struct stat st;
+
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+		fd = -EISDIR;
+		goto out;
+	}
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir) {
+		fd = -ENOMEM;
+		goto out;
+	}
+	dirfd = open_nolinks(AT_FDCWD, dir, O_PATH | O_DIRECTORY, 0);
+	if (dirfd < 0) {
+		fd = dirfd;
+		if (fd == -ELOOP)
+			what = "its directory's path goes through a symbolic link, which lxtrace does "
+			       "not follow: give the path without links";
+		goto out;
+	}
+	for (int i = 0; i < ATTEMPTS && fd == -EAGAIN; i++) {
+		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
+			fd = errno == ENOENT ? create_at(dirfd, base, uid, gid, false) : -errno;
+			if (fd == -EEXIST)
+				fd = -EAGAIN;
+		} else if (S_ISLNK(st.st_mode)) {
+			fd = -ELOOP;
+			what = "is a symbolic link, which lxtrace does not write through";
+		} else if (st.st_uid != 0 && st.st_uid != uid) {
+			fd = -EPERM;
+			what = "belongs to another user; lxtrace replaces only root's files and "
+			       "the invoking user's";
+		} else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+			fd = open_special(dirfd, base, &st);
+		} else if (S_ISREG(st.st_mode)) {
+			fd = replace_at(dirfd, base, &st, uid, gid);
+			if (fd == -EBUSY)
+				what = "another recording is writing it";
+		} else {
+			fd = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+			what = S_ISDIR(st.st_mode) ? NULL : "is not a regular file";
+		}
+	}
+	if (fd == -EAGAIN)
+		what = "the path kept changing while it was being opened";
+	if (fd >= 0) {
+		f = malloc(sizeof(*f));
+		if (!f) {
+			close(fd);
+			fd = -ENOMEM;
+		}
+	}
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	free(dir);
+	if (!f) {
+		snprintf(why, whylen, "%s: %s", path, what ? what : strerror(-fd));
+		errno = -fd;
+		return NULL;
+	}
+	f->fd = fd;
+	return f;
+}
+
+int output_file__fd(const struct output_file *f)
+{
+	return f->fd;
+}
+
+int output_file__close(struct output_file *f)
+{
+	int err = 0;
+
+	if (!f)
+		return 0;
+	if (close(f->fd))
+		err = -errno;
+	free(f);
+	return err;
+}
