@@ -24,9 +24,7 @@ int foreign_file__open(int dirfd, const char *path, const struct foreign_rules *
 	if (rules)
 		memcpy(&r, rules, rules->sz < sizeof(r) ? rules->sz : sizeof(r));
 	how.resolve = r.resolve;
-	/* A link at the end names whatever the user likes, even what he could not open
-	 * himself; only inside a root it cannot leave is it as good as the file. */
-	if (!(r.resolve & RESOLVE_IN_ROOT))
+	if (!r.follow)
 		how.flags |= O_NOFOLLOW;
 	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	if (fd < 0)

@@ -46,6 +46,10 @@ struct foreign_rules {
 	uint64_t resolve;	/* openat2 RESOLVE_* flags, e.g. FOREIGN_RESOLVE_STRICT; for a
 				 * path inside a process's root, RESOLVE_IN_ROOT with dirfd on
 				 * /proc/PID/root makes its absolute symlinks stay in that root */
+	bool follow;		/* the last component may be a link: a /proc magic link that
+				 * names the file itself (/proc/PID/map_files/...), or a symlink
+				 * under RESOLVE_IN_ROOT; never with a plain dirfd, where a link
+				 * names whatever the user likes, even what he could not open */
 	uid_t owner;		/* the file must belong to root or to this user (perf's rule for
 				 * perf maps: the process's user); FOREIGN_ANY_OWNER: no rule */
 	bool single_link;	/* refuse a file with other hard links (a hard link to a file
@@ -55,10 +59,9 @@ struct foreign_rules {
 
 /* Opens path (relative to dirfd, or absolute when the rules allow) read-only, non-blocking
  * (a FIFO's open returns at once), close-on-exec, without a controlling terminal, and checks
- * it by what the descriptor refers to: a regular file that meets the rules. A symlink at the
- * end of the path is never followed, but under RESOLVE_IN_ROOT (whose links stay in the
- * root). rules NULL: no rule but those. Returns the descriptor, with its stat in *st when st
- * is not NULL, or a negative errno (above). */
+ * it by what the descriptor refers to: a regular file that meets the rules. A link at the end
+ * of the path is not followed unless rules->follow. rules NULL: no rule but those. Returns the
+ * descriptor, with its stat in *st when st is not NULL, or a negative errno (above). */
 int foreign_file__open(int dirfd, const char *path, const struct foreign_rules *rules,
 		       struct stat *st);
 
