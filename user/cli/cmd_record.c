@@ -8,6 +8,7 @@
  * command, which decides when the recording ends. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,6 +28,7 @@
 #include "lib/clock.h"
 #include "user/capture/capture.h"
 #include "user/cli/cmd.h"
+#include "user/cli/output_file.h"
 #include "user/cli/record_args.h"
 #include "user/model/model.h"
 #include "user/target/launch.h"
@@ -76,31 +78,48 @@ static int check_btf(void)
 	return -ENOENT;
 }
 
-/* Opened before anything is loaded, so a bad path fails fast. A trace shows every process of
- * the machine: the file is 0600, and belongs to the user who ran sudo. */
-static int open_output(const char *path)
+/* The invoking user of a sudo run, who gets the trace; (uid_t)-1 without sudo. A SUDO_UID that
+ * is no number is an error: the file must not go to a guess. */
+static int sudo_user(uid_t *uid, gid_t *gid)
 {
-	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
-	struct stat st;
-	int fd, err;
+	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	unsigned long u, g;
+	char *end_u = NULL, *end_g = NULL;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || fstat(fd, &st))
-		goto fail;
-	/* Leave devices and pipes (-o /dev/null) alone; an existing file gets our mode too. */
-	if (!S_ISREG(st.st_mode))
-		return fd;
-	if (fchmod(fd, 0600))
-		goto fail;
-	if (uid && gid && fchown(fd, strtoul(uid, NULL, 10), strtoul(gid, NULL, 10)))
-		goto fail;
-	return fd;
-fail:
-	err = -errno;
-	fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	return err;
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	if (!su)
+		return 0;
+	errno = 0;
+	u = strtoul(su, &end_u, 10);
+	g = sg ? strtoul(sg, &end_g, 10) : 0;
+	if (errno || end_u == su || *end_u || u >= (uid_t)-1 ||
+	    (sg && (end_g == sg || *end_g || g >= (gid_t)-1))) {
+		fprintf(stderr, PREFIX "SUDO_UID=%s SUDO_GID=%s: not a user and group id\n", su,
+			sg ? sg : "");
+		return -EINVAL;
+	}
+	*uid = (uid_t)u;
+	*gid = sg ? (gid_t)g : (gid_t)-1;
+	return 0;
+}
+
+/* Opened before anything is loaded, so a bad path fails fast (user/cli/output_file.h: no
+ * link followed, no file taken over, a second recording refused). A trace shows every process
+ * of the machine: the file is 0600, and belongs to the user who ran sudo. */
+static struct output_file *open_output(const char *path)
+{
+	struct output_file *f = NULL;
+	char why[PATH_MAX + 256];
+	uid_t uid;
+	gid_t gid;
+
+	if (sudo_user(&uid, &gid))
+		return NULL;
+	f = output_file__open(path, uid, gid, why, sizeof(why));
+	if (!f)
+		fprintf(stderr, PREFIX "%s\n", why);
+	return f;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -382,12 +401,13 @@ int cmd_record(int argc, char **argv)
 	struct target *target = NULL;
 	struct launch *cmd = NULL;
 	struct usdt_files *usdt = NULL;
+	struct output_file *file = NULL;
 	struct sink sink = { 0 };
 	struct status status = { 0 };
 	struct output out = { 0 };
 	bool tty = isatty(STDERR_FILENO), cmd_done = false, cmd_failed = false;
 	uint64_t start, end;
-	int fd = -1, ncpus, err, cmd_status = 0;
+	int ncpus, err, close_err, cmd_status = 0;
 
 	/* Parse, and check what would fail later with a worse message. */
 	err = record_args__parse(argc, argv, &args);
@@ -409,8 +429,8 @@ int cmd_record(int argc, char **argv)
 		err = args.command && !cmd ? LAUNCH_CANNOT_RUN : 1;
 		goto out;
 	}
-	fd = open_output(args.output);
-	if (fd < 0) {
+	file = open_output(args.output);
+	if (!file) {
 		err = -EIO;
 		goto cleanup;
 	}
@@ -455,7 +475,7 @@ int cmd_record(int argc, char **argv)
 	ncpus = libbpf_num_possible_cpus();
 	writer = gt_writer__new(&(struct gt_writer_opts){
 		.sz = sizeof(struct gt_writer_opts),
-		.fd = fd,
+		.fd = output_file__fd(file),
 		.nprocs = ncpus + 1,
 		.frequency = 1000000000,
 		.reserve = gt_close__reserve(ncpus + 1),
@@ -476,7 +496,7 @@ int cmd_record(int argc, char **argv)
 		.rss = target != NULL,
 		.stacks = args.sample_hz || args.stacks != STACKS_NONE,
 	});
-	out = (struct output){ args.output, writer, fd, ncpus + 1 };
+	out = (struct output){ args.output, writer, output_file__fd(file), ncpus + 1 };
 	if (!model) {
 		err = -errno;
 		report_model_error(&out, "creating the model", err);
@@ -594,8 +614,9 @@ cleanup:
 	model__free(model);
 	gt_writer__free(writer);
 	capture__free(cap);
-	if (fd >= 0 && close(fd) && !err) {
-		err = -errno;
+	close_err = output_file__close(file);
+	if (close_err && !err) {
+		err = close_err;
 		fprintf(stderr, PREFIX "%s: %s\n", args.output, strerror(-err));
 	}
 	err = err ? 1 : cmd_done ? cmd_status : 0;

@@ -1,0 +1,208 @@
+/* test_output_file.c - the record's output file against what another user can leave at the
+ * path: a symlink (at the end or on the way), a file of his that he holds open, a second
+ * recording; and that a new or replaced file is 0600, locked, in place and the invoker's. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "user/cli/output_file.h"
+
+#define OTHER_UID 61234
+#define ROOT_RUN ((uid_t)-1)
+
+static char dir[64], path[128], why[512];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/lxtrace-output-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/x.trace", dir);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (dir[0] && system(cmd))
+		fprintf(stderr, "test_output_file: cannot remove %s\n", dir);
+}
+
+TestSuite(output_file, .init = setup, .fini = teardown, .timeout = 20);
+
+static void put(const char *p, const char *text, mode_t mode)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+	cr_assert_geq(fd, 0, "create %s: %s", p, strerror(errno));
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	cr_assert_eq(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+static void expect_content(const char *p, const char *text)
+{
+	char buf[256] = "";
+	int fd = open(p, O_RDONLY | O_NOFOLLOW);
+
+	cr_assert_geq(fd, 0, "open %s: %s", p, strerror(errno));
+	cr_expect_geq(read(fd, buf, sizeof(buf) - 1), 0);
+	close(fd);
+	cr_expect_str_eq(buf, text, "%s holds \"%s\", expected \"%s\"", p, buf, text);
+}
+
+/* Only x.trace (and what the test put there) is left in the directory: no temp file. */
+static void expect_no_leftovers(void)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | grep -q lxtrace-record", dir);
+	cr_expect_neq(system(cmd), 0, "a temp file was left in %s", dir);
+}
+
+static void write_all(struct output_file *f, const char *text)
+{
+	cr_assert_eq(write(output_file__fd(f), text, strlen(text)), (ssize_t)strlen(text));
+}
+
+Test(output_file, a_new_file_is_0600_locked_and_in_place_from_the_start)
+{
+	struct output_file *f = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	struct stat st;
+	int other;
+
+	cr_assert_not_null(f, "%s", why);
+	write_all(f, "trace");
+	/* Before close, as after kill -9: the bytes are at the path. */
+	expect_content(path, "trace");
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0600);
+	other = open(path, O_RDONLY);
+	cr_assert_geq(other, 0);
+	cr_expect_neq(flock(other, LOCK_EX | LOCK_NB), 0, "the file is not locked");
+	close(other);
+	cr_expect_eq(output_file__close(f), 0);
+	expect_no_leftovers();
+}
+
+Test(output_file, a_second_recording_to_the_path_fails_at_once)
+{
+	struct output_file *first = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	struct output_file *second;
+
+	cr_assert_not_null(first, "%s", why);
+	write_all(first, "first");
+	second = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_expect_null(second);
+	cr_expect_eq(errno, EBUSY);
+	cr_expect(strstr(why, path) && strstr(why, "another recording"), "why: %s", why);
+	cr_expect_null(strchr(why, '\n'));
+	expect_content(path, "first");
+	output_file__close(first);
+	/* Once the first one is done, the path is free again. */
+	second = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_assert_not_null(second, "%s", why);
+	output_file__close(second);
+	expect_no_leftovers();
+}
+
+Test(output_file, an_existing_file_is_replaced_not_written_into)
+{
+	struct output_file *f;
+	char buf[16] = "";
+	struct stat before, after;
+	int held;
+
+	put(path, "old", 0666);
+	held = open(path, O_RDONLY);
+	cr_assert_geq(held, 0);
+	cr_assert_eq(fstat(held, &before), 0);
+	f = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_assert_not_null(f, "%s", why);
+	write_all(f, "new");
+	cr_assert_eq(stat(path, &after), 0);
+	cr_expect_neq(after.st_ino, before.st_ino, "the old inode was reused");
+	cr_expect_eq(after.st_mode & 07777, 0600);
+	/* Whoever held the old file open reads the old bytes, not the trace. */
+	cr_expect_eq(pread(held, buf, sizeof(buf) - 1, 0), 3);
+	cr_expect_str_eq(buf, "old");
+	close(held);
+	output_file__close(f);
+	expect_content(path, "new");
+}
+
+Test(output_file, links_are_refused_and_their_targets_untouched)
+{
+	char target[128], sub[128], via[160];
+	struct output_file *f;
+	struct stat st;
+
+	snprintf(target, sizeof(target), "%s/rootfile", dir);
+	put(target, "precious", 0644);
+	cr_assert_eq(symlink(target, path), 0);
+	f = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_expect_null(f);
+	cr_expect_eq(errno, ELOOP);
+	cr_expect(strstr(why, "symbolic link"), "why: %s", why);
+	expect_content(target, "precious");
+	cr_assert_eq(stat(target, &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0644);
+
+	/* A link on the way: dir/sub -> dir, then dir/sub/new.trace. */
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	cr_assert_eq(symlink(dir, sub), 0);
+	snprintf(via, sizeof(via), "%s/new.trace", sub);
+	f = output_file__open(via, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_expect_null(f);
+	cr_expect(strstr(why, "symbolic link"), "why: %s", why);
+	snprintf(via, sizeof(via), "%s/new.trace", dir);
+	cr_expect_neq(access(via, F_OK), 0, "a file was created through the link");
+}
+
+Test(output_file, another_users_file_is_not_taken_and_the_invokers_is)
+{
+	struct output_file *f;
+	struct stat st;
+
+	if (geteuid() != 0)
+		cr_skip_test("chown needs root");
+	put(path, "his", 0666);
+	cr_assert_eq(chown(path, OTHER_UID, OTHER_UID), 0);
+	f = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_expect_null(f);
+	cr_expect_eq(errno, EPERM);
+	cr_expect(strstr(why, "another user"), "why: %s", why);
+	expect_content(path, "his");
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_uid, OTHER_UID);
+	cr_expect_eq(st.st_mode & 07777, 0666);
+
+	/* Under sudo by that user, his file is replaced, and the new one is his. */
+	f = output_file__open(path, OTHER_UID, OTHER_UID + 1, why, sizeof(why));
+	cr_assert_not_null(f, "%s", why);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_uid, OTHER_UID);
+	cr_expect_eq(st.st_gid, OTHER_UID + 1);
+	cr_expect_eq(st.st_mode & 07777, 0600);
+	output_file__close(f);
+}
+
+Test(output_file, devices_are_written_as_they_are_and_directories_refused)
+{
+	struct output_file *f = output_file__open("/dev/null", ROOT_RUN, (gid_t)-1, why, sizeof(why));
+
+	cr_assert_not_null(f, "%s", why);
+	write_all(f, "nothing");
+	output_file__close(f);
+	cr_expect_null(output_file__open(dir, ROOT_RUN, (gid_t)-1, why, sizeof(why)));
+	cr_expect_eq(errno, EISDIR);
+	cr_expect_null(output_file__open("/proc/self", ROOT_RUN, (gid_t)-1, why, sizeof(why)));
+	cr_expect_null(output_file__open("/proc/nope/x", ROOT_RUN, (gid_t)-1, why, sizeof(why)));
+	cr_expect_eq(errno, ENOENT);
+}
