@@ -53,6 +53,12 @@ refuse:
 	return err;
 }
 
+bool foreign_file__refused(int err)
+{
+	return err == -ELOOP || err == -EXDEV || err == -ENXIO || err == -EPERM || err == -EMLINK ||
+	       err == -EFBIG || err == -E2BIG;
+}
+
 const char *foreign_file__why(int err)
 {
 	switch (err) {
@@ -70,6 +76,8 @@ const char *foreign_file__why(int err)
 		return "too large";
 	case -E2BIG:
 		return "a line too long";
+	case -ESTALE:
+		return "shrank while being read";
 	default:
 		return strerror(-err);
 	}

@@ -17,6 +17,7 @@
  *   -EMLINK  has other hard links, when the rules want the only one
  *   -EFBIG   larger than the rules' bound
  *   -E2BIG   (reading) a line longer than the reader's bound: not the text the caller expects
+ * and, for callers that read a file in steps: -ESTALE, the file shrank between two reads.
  * Anything else is the system's own errno (-ENOENT: nothing there).
  *
  * Reads use pread on the descriptor; on a local filesystem, a regular file's read returns.
@@ -64,6 +65,9 @@ struct foreign_rules {
  * descriptor, with its stat in *st when st is not NULL, or a negative errno (above). */
 int foreign_file__open(int dirfd, const char *path, const struct foreign_rules *rules,
 		       struct stat *st);
+
+/* Whether err is one of the refusals above (not the system's own error, such as -ENOENT). */
+bool foreign_file__refused(int err);
 
 /* A phrase for a refusal of foreign_file__open or foreign_file__lines ("a symbolic link",
  * "not a regular file", ...), or strerror's text for any other errno (err < 0). */

@@ -26,6 +26,7 @@
 #include "format/close.h"
 #include "format/writer.h"
 #include "lib/clock.h"
+#include "lib/foreign_file.h"
 #include "user/capture/capture.h"
 #include "user/cli/cmd.h"
 #include "user/cli/output_file.h"
@@ -246,6 +247,7 @@ static void show_status(struct status *s, const struct capture *cap, uint64_t no
 static void print_summary(const char *path, double secs, const struct model *m,
 			  const struct gt_writer *w, const struct capture *cap)
 {
+	const struct foreign_log *refused;
 	struct model_stats ms;
 	struct gt_writer_stats ws;
 	struct capture_stats cs;
@@ -267,6 +269,12 @@ static void print_summary(const char *path, double secs, const struct model *m,
 			(unsigned long long)ms.stacks_trimmed, (unsigned long long)ms.images,
 			ms.symbolize_ns / 1e9,
 			ms.stacks_distinct ? ms.symbolize_ns / 1e3 / ms.stacks_distinct : 0.0);
+	refused = model__refused(m);
+	if (refused && foreign_log__count(refused)) {
+		fprintf(stderr, "  refused files: %llu that other users control (not read):\n",
+			(unsigned long long)foreign_log__count(refused));
+		foreign_log__print(refused, stderr, "   ");
+	}
 	fprintf(stderr, "  threads:       %llu\n", (unsigned long long)ms.threads);
 	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
 		(unsigned long long)ws.bytes, (unsigned long long)ws.events,

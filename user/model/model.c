@@ -260,6 +260,11 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->symbolize_ns = cs.symbolize_ns;
 }
 
+const struct foreign_log *model__refused(const struct model *m)
+{
+	return m->cs ? callstacks__refused(m->cs) : NULL;
+}
+
 void model__free(struct model *m)
 {
 	if (!m)

@@ -15,6 +15,7 @@
 #include "user/proc/procscan.h"
 
 struct model;
+struct foreign_log;
 
 /* A goroutine id the model never gives (a thread's is its tid, never 0, with the tid's
  * generation above bit 32): for events written about the file by others, such as the note
@@ -109,6 +110,10 @@ int model__lost(struct model *m, uint32_t cpu, uint64_t ts, uint64_t n);
 int model__finish(struct model *m, uint64_t ts);
 
 void model__stats(const struct model *m, struct model_stats *out);
+
+/* Files other users control that the model's symbolizing refused (lib/foreign_file.h), each
+ * named once; NULL when records carry no stacks. Valid for the model's life. */
+const struct foreign_log *model__refused(const struct model *m);
 
 const char *model__repair_name(enum model_repair r);
 const char *model__kind_name(enum model_kind k);

@@ -318,6 +318,11 @@ void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out
 	*out = cs->st;
 }
 
+const struct foreign_log *callstacks__refused(const struct callstacks *cs)
+{
+	return symbolizer__refused(cs->sym);
+}
+
 void callstacks__free(struct callstacks *cs)
 {
 	if (!cs)

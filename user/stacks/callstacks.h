@@ -35,6 +35,7 @@
 #define CALLSTACKS_IDLE UINT32_MAX
 
 struct callstacks;
+struct foreign_log;
 
 struct callstacks_stats {
 	uint64_t lookups;	/* stacks asked for */
@@ -65,6 +66,9 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 			 const struct lx_stack *st);
 
 void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out);
+
+/* The files of other users that symbolizing refused (symbolizer__refused). */
+const struct foreign_log *callstacks__refused(const struct callstacks *cs);
 
 /* Accepts NULL. */
 void callstacks__free(struct callstacks *cs);

@@ -12,6 +12,7 @@
 
 #include "format/tracemap.h"
 #include "lib/clock.h"
+#include "lib/foreign_file.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/u64map.h"
@@ -55,6 +56,7 @@ struct process {
 	struct mapping *maps;		/* executable mappings, sorted by start */
 	size_t n;
 	uint64_t read_at;		/* CLOCK_MONOTONIC ns of the last maps read */
+	uid_t uid;			/* its user: the owner its perf map may have, besides root */
 	struct sym_perfmap *perfmap;
 };
 
@@ -66,6 +68,8 @@ struct frame {
 struct symbolizer {
 	char proc_root[256], kallsyms_path[256], perfmap_dir[256];
 	char *debuginfo_path;
+	struct sym_perfmap_env perfmaps;	/* what the processes' perf maps share */
+	struct foreign_log *refused;	/* files other users control, refused by their rules */
 
 	struct gt_tracemap *str_ids;	/* interned strings; strs[id - 1] owns the copy */
 	char **strs;
@@ -227,27 +231,39 @@ static void module_free(struct module *m)
 
 /* Opens the file mapped at [start, end) of pid: through map_files first, which reaches it
  * even when deleted, replaced or in another mount namespace; else by its path as the process
- * sees it, if that is still the same inode. */
+ * sees it, resolved inside its root (an absolute symlink there must not lead to ours), if that
+ * is still the same inode. Either way only a regular file, opened without blocking
+ * (lib/foreign_file.h); a refusal by those rules is named in the summary. */
 static int open_mapped(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t end,
 		       const char *path, uint64_t ino)
 {
+	const struct foreign_rules magic = { .sz = sizeof(magic), .follow = true,
+					     .owner = FOREIGN_ANY_OWNER };
+	const struct foreign_rules in_root = { .sz = sizeof(in_root), .follow = true,
+					       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+					       .owner = FOREIGN_ANY_OWNER };
 	char buf[4352];
 	struct stat st;
-	int fd;
+	int fd, root;
 
 	snprintf(buf, sizeof(buf), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root, pid,
 		 start, end);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	snprintf(buf, sizeof(buf), "%s/%d/root%s", s->proc_root, pid, path);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = foreign_file__open(AT_FDCWD, buf, &magic, NULL);
+	if (fd >= 0 || foreign_file__refused(fd))
+		goto out;
+	snprintf(buf, sizeof(buf), "%s/%d/root", s->proc_root, pid);
+	root = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
 		return -errno;
-	if (fstat(fd, &st) || st.st_ino != ino) {
+	fd = foreign_file__open(root, path, &in_root, &st);
+	close(root);
+	if (fd >= 0 && st.st_ino != ino) {
 		close(fd);
 		return -ESTALE;
 	}
+out:
+	if (foreign_file__refused(fd))
+		foreign_log__note(s->refused, path, fd);
 	return fd;
 }
 
@@ -352,10 +368,13 @@ static void process_free(struct process *p)
 	free(p);
 }
 
-/* Field 22 of /proc/PID/stat, after the comm, which may hold spaces and parentheses. */
-static int read_starttime(struct symbolizer *s, pid_t pid, unsigned long long *out)
+/* Field 22 of /proc/PID/stat, after the comm, which may hold spaces and parentheses; and, when
+ * uid is not NULL, the file's owner, which procfs makes the process's effective user (root
+ * for a process that may not be inspected, e.g. setuid). */
+static int read_starttime(struct symbolizer *s, pid_t pid, unsigned long long *out, uid_t *uid)
 {
 	char path[320], buf[1024], *p;
+	struct stat st;
 	ssize_t n;
 	int fd;
 
@@ -363,6 +382,8 @@ static int read_starttime(struct symbolizer *s, pid_t pid, unsigned long long *o
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	if (uid)
+		*uid = fstat(fd, &st) ? 0 : st.st_uid;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
@@ -421,7 +442,13 @@ static int read_maps(struct symbolizer *s, struct process *p)
 		free(maps);
 		return err;
 	}
-	/* The kernel lists mappings sorted by address already. */
+	/* The kernel lists mappings sorted by address already. A snapshot lives as long as its
+	 * process: give back what growth reserved (64 entries where a process has a dozen). */
+	if (n && n < cap) {
+		struct mapping *fit = realloc(maps, n * sizeof(*maps));
+
+		maps = fit ? fit : maps;
+	}
 	free(p->maps);
 	p->maps = maps;
 	p->n = n;
@@ -433,7 +460,6 @@ int symbolizer__note_process(struct symbolizer *s, uint64_t proc)
 {
 	struct process *p = calloc(1, sizeof(*p));
 	pid_t pid = SYM_PROC_PID(proc);
-	char path[512];
 	uint64_t *slot;
 	bool added;
 	int err;
@@ -442,15 +468,14 @@ int symbolizer__note_process(struct symbolizer *s, uint64_t proc)
 		return -ENOMEM;
 	p->key = proc;
 	p->pid = pid;
-	err = read_starttime(s, pid, &p->starttime);
+	err = read_starttime(s, pid, &p->starttime, &p->uid);
 	if (!err)
 		err = read_maps(s, p);
 	if (err) {
 		process_free(p);
 		return err;
 	}
-	snprintf(path, sizeof(path), "%s/perf-%d.map", s->perfmap_dir, pid);
-	p->perfmap = sym_perfmap__new(path);
+	p->perfmap = sym_perfmap__new(&s->perfmaps, pid, p->uid);
 	slot = p->perfmap ? u64map__put(s->procs, proc, &added) : NULL;
 	if (slot && added && grow((void **)&s->plist, &s->procs_cap, s->nprocs + 1,
 				  sizeof(*s->plist))) {
@@ -518,7 +543,7 @@ static const struct mapping *lookup_mapping(struct symbolizer *s, struct process
 	if (mp || now_ns() - p->read_at < REFRESH_NS)
 		return mp;
 	p->read_at = now_ns();
-	if (read_starttime(s, p->pid, &starttime) || starttime != p->starttime ||
+	if (read_starttime(s, p->pid, &starttime, NULL) || starttime != p->starttime ||
 	    read_maps(s, p))
 		return NULL;
 	return find_mapping(p, a);
@@ -623,6 +648,12 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 {
 	*out = s->st;
+	out->files_refused = foreign_log__count(s->refused);
+}
+
+const struct foreign_log *symbolizer__refused(const struct symbolizer *s)
+{
+	return s->refused;
 }
 
 static void copy_opt(char *dst, size_t size, const char *val, const char *def)
@@ -643,6 +674,15 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	copy_opt(s->kallsyms_path, sizeof(s->kallsyms_path), o.kallsyms, "/proc/kallsyms");
 	copy_opt(s->perfmap_dir, sizeof(s->perfmap_dir), o.perfmap_dir, "/tmp");
 	s->debuginfo_path = o.debuginfo_path ? strdup(o.debuginfo_path) : NULL;
+	s->refused = foreign_log__new(SYM_REFUSED_NAMED);
+	/* The maps' directory is root's: opened once, so that a map's own path is all that is
+	 * resolved (without links or mounts) at each open. */
+	s->perfmaps = (struct sym_perfmap_env){
+		.dirfd = open(s->perfmap_dir, O_PATH | O_DIRECTORY | O_CLOEXEC),
+		.dir = s->perfmap_dir,
+		.budget = SYM_PERFMAP_BUDGET,
+		.refused = s->refused,
+	};
 	s->str_ids = gt_tracemap__new();
 	s->frame_ids = gt_tracemap__new();
 	s->mod_ids = gt_tracemap__new();
@@ -650,7 +690,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->claims = u64map__new();
 	s->kcache = u64map__new();
 	if ((o.debuginfo_path && !s->debuginfo_path) || !s->str_ids || !s->frame_ids ||
-	    !s->mod_ids || !s->procs || !s->claims || !s->kcache) {
+	    !s->mod_ids || !s->procs || !s->claims || !s->kcache || !s->refused) {
 		symbolizer__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -681,5 +721,8 @@ void symbolizer__free(struct symbolizer *s)
 	u64map__free(s->kcache);
 	sym_kernel__free(s->kernel);
 	free(s->debuginfo_path);
+	if (s->perfmaps.dirfd >= 0)
+		close(s->perfmaps.dirfd);
+	foreign_log__free(s->refused);
 	free(s);
 }

@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct foreign_log;
+
 #define SYM_PC_SYNTHETIC (1ull << 62)
 /* A process snapshot is named by a 64-bit `proc`: its pid in the low 32 bits, and above them
  * anything that tells successive images of one pid apart (e.g. an exec generation), so the
@@ -67,7 +69,12 @@ struct symbolizer_stats {
 	uint64_t unknown;		/* frames that read "[unknown] ..." */
 	uint64_t remapped;		/* PCs moved because another frame had them */
 	uint64_t maps_reads;		/* /proc/PID/maps reads */
+	uint64_t files_refused;		/* perf maps and binaries refused by the rules of
+					 * lib/foreign_file.h (a link, a FIFO, someone else's...) */
 };
+
+/* How many refused files symbolizer__refused names; the rest are only counted. */
+#define SYM_REFUSED_NAMED 8
 
 /* opts may be NULL. NULL with errno set. */
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
@@ -98,6 +105,10 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
 		       struct sym_frame *out, int max);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
+
+/* The files other users control that were refused (each once), for the summary. Valid for the
+ * symbolizer's life. */
+const struct foreign_log *symbolizer__refused(const struct symbolizer *s);
 
 /* Accepts NULL. */
 void symbolizer__free(struct symbolizer *s);
