@@ -385,8 +385,11 @@ static __always_inline int on_exit(bool group_dead)
 	void *ring;
 
 	r = reserve_current(&ring, sizeof(*r), LX_REC_EXIT);
-	if (r)
+	if (r) {
+		/* The daemon then lets go of what it keeps per process. */
+		r->flags = group_dead ? LX_EXIT_GROUP : 0;
 		submit(ring, r, sizeof(*r));
+	}
 	if (!group_dead || !traced_current(pid))
 		return 0;
 	if (bpf_map_delete_elem(&rss_seen, &pid) == 0)

@@ -62,12 +62,17 @@ enum lx_prev_state {
 	LX_PREV_OTHER,		/* stopped, traced, ... */
 };
 
+/* struct lx_rec flags, by type; 0 for the other types. */
+enum lx_rec_flags {
+	LX_EXIT_GROUP = 1 << 0,	/* LX_REC_EXIT: the exiter was its process's last thread */
+};
+
 struct lx_rec {
 	__u64 ts;
 	__u32 tid;	/* the thread the record is about: prev, wakee, child, exec'er, exiter */
 	__u16 cpu;	/* where it happened */
 	__u8 type;	/* enum lx_rec_type */
-	__u8 pad;
+	__u8 flags;	/* enum lx_rec_flags */
 };
 
 struct lx_switch {

@@ -136,7 +136,7 @@ static __always_inline void header(struct lx_rec *h, __u64 ts, __u32 tid, __u32 
 	h->tid = tid;
 	h->cpu = cpu;
 	h->type = type;
-	h->pad = 0;
+	h->flags = 0;
 }
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/hash.h"
 #include "lib/u64map.h"
@@ -42,6 +43,13 @@ struct u64map *u64map__new(void)
 		return NULL;
 	}
 	return m;
+}
+
+void u64map__clear(struct u64map *m)
+{
+	memset(m->slots, 0, (m->mask + 1) * sizeof(*m->slots));
+	m->count = 0;
+	m->has_zero = false;
 }
 
 uint64_t *u64map__get(const struct u64map *m, uint64_t key)

@@ -17,6 +17,8 @@ uint64_t *u64map__get(const struct u64map *m, uint64_t key);
 uint64_t *u64map__put(struct u64map *m, uint64_t key, bool *added);
 void u64map__del(struct u64map *m, uint64_t key);
 size_t u64map__count(const struct u64map *m);
+/* Removes every key; the table keeps its size for what comes next. */
+void u64map__clear(struct u64map *m);
 /* Accepts NULL. */
 void u64map__free(struct u64map *m);
 

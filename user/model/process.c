@@ -178,6 +178,12 @@ int model_on_exit(struct model *m, const struct lx_rec *r)
 	if (model_placeable(m, r->cpu, t))
 		err = model_go_start(m, r->cpu, t);
 	if (m->cur[r->cpu] == t)
-		return err ? err : model_go_stop(m, r->cpu, GT_EV_GO_END, 0, THREAD_EXITED);
-	return model_end_elsewhere(m, t);
+		err = err ? err : model_go_stop(m, r->cpu, GT_EV_GO_END, 0, THREAD_EXITED);
+	else
+		err = model_end_elsewhere(m, t);
+	/* Its process is gone with it: no later record is about that process (the records of
+	 * an exited thread are ignored), so what is kept for its stacks can go. */
+	if (m->cs && (r->flags & LX_EXIT_GROUP))
+		callstacks__exit(m->cs, idents__pid(m->idents, t->ident));
+	return err;
 }

@@ -27,6 +27,11 @@
 /* An image noted at peek time whose record never reached the model (dropped as malformed) is
  * forgotten after this long. */
 #define PENDING_MAX_AGE_NS (10 * 1000000000ull)
+/* Key words the memory of distinct stacks holds at most (4 MiB, some 80,000 stacks). Its keys
+ * name process images, which exit for good: past this it is emptied and refills with the
+ * stacks still seen. A stack built again gets the id it had, since the writer deduplicates
+ * stacks by their PCs, one-to-one with frames; it only costs its symbolization again. */
+#define CACHE_WORDS (1u << 19)
 
 /* A noted image waiting for its record's turn. */
 struct pending {
@@ -300,6 +305,12 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	if (!stk)
 		return 0;
 	cs->st.distinct++;
+	if (cs->pool_len + nkey > CACHE_WORDS) {
+		u64map__clear(cs->by_hash);
+		cs->nentries = 0;
+		cs->pool_len = 0;
+		cs->st.cache_clears++;
+	}
 	if (grow_array((void **)&cs->entries, &cs->entries_cap, cs->nentries + 1, sizeof(*cs->entries), 256) ||
 	    grow_array((void **)&cs->pool, &cs->pool_cap, cs->pool_len + nkey, sizeof(*cs->pool), 4096))
 		return stk;	/* not remembered: built again next time, same id */
@@ -316,6 +327,21 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out)
 {
 	*out = cs->st;
+}
+
+void callstacks__exit(struct callstacks *cs, uint32_t pid)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < cs->npending; i++) {
+		if (cs->pending[i].pid == pid)
+			symbolizer__forget_process(cs->sym, cs->pending[i].proc);
+		else
+			cs->pending[kept++] = cs->pending[i];
+	}
+	cs->npending = kept;
+	symbolizer__forget_process(cs->sym, proc_of(cs, pid));
+	u64map__del(cs->cur, pid);
 }
 
 const struct foreign_log *callstacks__refused(const struct callstacks *cs)

@@ -39,7 +39,9 @@ struct foreign_log;
 
 struct callstacks_stats {
 	uint64_t lookups;	/* stacks asked for */
-	uint64_t distinct;	/* of which new: symbolized */
+	uint64_t distinct;	/* of which new: symbolized (again after the memory of stacks
+				 * was emptied: CACHE_WORDS in callstacks.c) */
+	uint64_t cache_clears;	/* times that memory was emptied */
 	uint64_t trimmed;	/* distinct stacks that lost outer frames */
 	uint64_t images;	/* process images noted */
 	uint64_t symbolize_ns;	/* time spent symbolizing the distinct stacks */
@@ -59,6 +61,10 @@ void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size
 
 /* In time order: from now on pid runs the image started by the record (fork or exec) at ts. */
 void callstacks__image(struct callstacks *cs, uint32_t pid, uint64_t ts);
+
+/* In time order: process pid is gone (its last thread exited), so no stack of it comes any
+ * more: its images are forgotten (symbolizer__forget_process) and their perf maps closed. */
+void callstacks__exit(struct callstacks *cs, uint32_t pid);
 
 /* The trace stack of st, taken from a thread of process pid with identity ident (or
  * CALLSTACKS_IDLE) while in syscall nr (-1: none), for an event on P p. 0 with errno set. */
