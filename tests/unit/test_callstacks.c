@@ -163,3 +163,41 @@ Test(callstacks, idle_stacks_end_in_idle)
 	cr_expect_eq(s->n, 3);
 	cr_expect_str_eq(s->frames[2].func, "[idle]");
 }
+
+Test(callstacks, an_exited_process_is_forgotten)
+{
+	struct callstacks_stats st;
+	uint64_t a, b;
+
+	callstacks__note(cs, (uint32_t)fix.pid);
+	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(0, 2));
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.live_images, 1);
+	callstacks__exit(cs, (uint32_t)fix.pid);
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.live_images, 0, "the image outlived its process");
+	/* A record that still comes (late) notes the pid anew; here it is still there. */
+	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(0, 2));
+	cr_expect_neq(b, 0);
+	cr_expect_neq(a, 0);
+}
+
+Test(callstacks, the_memory_of_stacks_is_bounded_and_keeps_ids)
+{
+	struct callstacks_stats st;
+	uint64_t first, again;
+	unsigned n = 0;
+
+	first = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
+	/* Distinct stacks of 60 user frames (~63 key words each) until the memory empties. */
+	do {
+		make_raw(1, 60);
+		raw.pc[0] = 0xffffffff82000000ull + n++ * 0x10;
+		cr_assert_neq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h), 0);
+		callstacks__stats(cs, &st);
+	} while (!st.cache_clears && n < 100000);
+	cr_assert_eq(st.cache_clears, 1, "never emptied after %u stacks", n);
+	cr_expect_gt(n, 1000);
+	again = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
+	cr_expect_eq(again, first, "a stack built again after the memory was emptied got a new id");
+}

@@ -326,7 +326,11 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 
 void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out)
 {
+	struct symbolizer_stats ss;
+
+	symbolizer__stats(cs->sym, &ss);
 	*out = cs->st;
+	out->live_images = ss.processes;
 }
 
 void callstacks__exit(struct callstacks *cs, uint32_t pid)

@@ -42,6 +42,7 @@ struct callstacks_stats {
 	uint64_t distinct;	/* of which new: symbolized (again after the memory of stacks
 				 * was emptied: CACHE_WORDS in callstacks.c) */
 	uint64_t cache_clears;	/* times that memory was emptied */
+	uint64_t live_images;	/* process images held now: their processes still run */
 	uint64_t trimmed;	/* distinct stacks that lost outer frames */
 	uint64_t images;	/* process images noted */
 	uint64_t symbolize_ns;	/* time spent symbolizing the distinct stacks */
