@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,6 +32,7 @@ struct recorder {
 	pid_t pid;		/* 0 once reaped */
 	int status;
 	bool announced;
+	long maxrss_kb;		/* peak resident memory, once stopped */
 	char path[64];		/* the trace */
 	char errpath[64];	/* its stderr, a file so it can never block on a full pipe */
 	char *err;
@@ -82,14 +84,19 @@ static int decode_status(int wstatus)
 	return 255;
 }
 
-/* Waits for pid up to timeout_ms (< 0: forever); SIGKILLs it after that. Returns its status. */
-static int reap(pid_t pid, long timeout_ms)
+/* Waits for pid up to timeout_ms (< 0: forever); SIGKILLs it after that. Returns its status;
+ * *maxrss_kb (if not NULL) gets its peak resident memory. */
+static int reap_rusage(pid_t pid, long timeout_ms, long *maxrss_kb)
 {
 	int64_t deadline = now_ms() + timeout_ms;
+	struct rusage ru;
 	int wstatus;
 
 	for (;;) {
-		pid_t r = waitpid(pid, &wstatus, timeout_ms < 0 ? 0 : WNOHANG);
+		pid_t r = wait4(pid, &wstatus, timeout_ms < 0 ? 0 : WNOHANG, &ru);
+
+		if (r == pid && maxrss_kb)
+			*maxrss_kb = ru.ru_maxrss;
 
 		if (r == pid)
 			return decode_status(wstatus);
@@ -102,6 +109,11 @@ static int reap(pid_t pid, long timeout_ms)
 			sleep_ms(5);
 		}
 	}
+}
+
+static int reap(pid_t pid, long timeout_ms)
+{
+	return reap_rusage(pid, timeout_ms, NULL);
 }
 
 const char *record__build_path(const char *name)
@@ -309,7 +321,7 @@ int recorder__stop(struct recorder *r, int sig, int timeout_s)
 		return 0;
 	if (sig)
 		kill(r->pid, sig);
-	status = reap(r->pid, (long)timeout_s * 1000);
+	status = reap_rusage(r->pid, (long)timeout_s * 1000, &r->maxrss_kb);
 	if (status < 0)
 		return status;
 	r->status = status;
@@ -322,6 +334,11 @@ int recorder__stop(struct recorder *r, int sig, int timeout_s)
 int recorder__status(const struct recorder *r)
 {
 	return r->status;
+}
+
+long recorder__maxrss_kb(const struct recorder *r)
+{
+	return r->maxrss_kb;
 }
 
 bool recorder__announced(const struct recorder *r)

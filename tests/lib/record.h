@@ -31,6 +31,8 @@ int recorder__stop(struct recorder *r, int sig, int timeout_s);
 
 /* Exit status after stop: the exit code, or 128 + the signal that killed it. */
 int recorder__status(const struct recorder *r);
+/* Its peak resident memory in KiB, once stopped by recorder__stop. */
+long recorder__maxrss_kb(const struct recorder *r);
 /* True when it printed its "recording" line, false when only the grace period elapsed. */
 bool recorder__announced(const struct recorder *r);
 /* Everything it wrote on stderr (read when stopped), NUL-terminated; never NULL. */

@@ -1,0 +1,315 @@
+/* attack.c - an ordinary local user against root's recording of the whole machine.
+ *
+ * The attacker is uid ATTACKER_UID (no passwd entry needed): a forked child drops to it with
+ * setresuid and does what any user can. It runs JIT code (tests/workloads/jitspin) so that
+ * its samples are looked up in its perf map, and makes that map a FIFO, a symlink to
+ * /dev/zero, to a root-only file whose lines have a perf map's shape, to a 1 GiB sparse file,
+ * or its own 1 GiB sparse file. A `-d 3` recording meanwhile must end within 1 s of its
+ * duration, lose nothing, name every refused map in its summary, never show the secret, and
+ * stay under 100 MB. The output file: the attacker's symlink to a root file, his own file
+ * that he holds open, and a second recording to a path in use are all refused, with the file
+ * at the path left as it was.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "lib/clock.h"
+#include "tests/integration/itest.h"
+
+#define ATTACKER_UID 61234
+#define NATTACKERS 5
+#define SECRET "LXSECRET-7f3a9c"
+#define MAX_RSS_KB (100 * 1024)
+
+static char dir[64];
+static pid_t attackers[NATTACKERS];
+
+static void attack_fini(void)
+{
+	char path[64], cmd[128];
+
+	itest_fini();
+	for (int i = 0; i < NATTACKERS; i++) {
+		if (!attackers[i])
+			continue;
+		kill(attackers[i], SIGKILL);
+		waitpid(attackers[i], NULL, 0);
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)attackers[i]);
+		unlink(path);
+		attackers[i] = 0;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (dir[0] && system(cmd))
+		fprintf(stderr, "attack: cannot remove %s\n", dir);
+	dir[0] = '\0';
+}
+
+TestSuite(attack, .fini = attack_fini, .timeout = 120);
+
+/* The test's directory: world-writable and sticky like /tmp, so the attacker can work in it. */
+static void make_dir(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/lxtrace-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	cr_assert_eq(chmod(dir, 01777), 0);
+}
+
+static void become_attacker(void)
+{
+	if (setgroups(0, NULL) || setresgid(ATTACKER_UID, ATTACKER_UID, ATTACKER_UID) ||
+	    setresuid(ATTACKER_UID, ATTACKER_UID, ATTACKER_UID)) {
+		dprintf(STDERR_FILENO, "attack: cannot drop to uid %d: %s\n", ATTACKER_UID,
+			strerror(errno));
+		_exit(126);
+	}
+}
+
+/* A child that becomes the attacker and runs fn(arg), then exits with its status. */
+static int as_attacker(int (*fn)(const char *arg), const char *arg)
+{
+	pid_t pid = fork();
+	int status;
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		become_attacker();
+		_exit(fn(arg));
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The attacker's own process: makes /tmp/perf-PID.map as `how` says, then runs JIT code for
+ * ms milliseconds under the same pid. */
+static pid_t start_jit_attacker(const char *how, const char *target, int ms)
+{
+	char path[96], arg[16];
+	pid_t pid = fork();
+	int fd;
+
+	cr_assert_geq(pid, 0);
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	become_attacker();
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	unlink(path);
+	if (!strcmp(how, "fifo"))
+		fd = mkfifo(path, 0666);
+	else if (!strcmp(how, "symlink"))
+		fd = symlink(target, path);
+	else if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644)) >= 0)
+		fd = ftruncate(fd, 1ll << 30);	/* his own sparse file */
+	if (fd < 0) {
+		dprintf(STDERR_FILENO, "attack: cannot make %s (%s): %s\n", path, how, strerror(errno));
+		_exit(126);
+	}
+	snprintf(arg, sizeof(arg), "%d", ms);
+	snprintf(path, sizeof(path), "%s/jitspin", dir);
+	dup2(open("/dev/null", O_WRONLY), STDOUT_FILENO);
+	execl(path, "jitspin", arg, (char *)NULL);
+	_exit(127);
+}
+
+/* The JIT workload, copied where the attacker can run it (the build may be in a root-only
+ * home). */
+static void copy_jitspin(void)
+{
+	const char *argv[] = { "/bin/cp", record__workload_path("jitspin"), NULL, NULL };
+	char to[96];
+
+	snprintf(to, sizeof(to), "%s/jitspin", dir);
+	argv[2] = to;
+	cr_assert_eq(run_capture(argv, 10, NULL, NULL), 0, "cannot copy jitspin to %s", to);
+	cr_assert_eq(chmod(to, 0755), 0);
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+	cr_assert_geq(fd, 0, "create %s: %s", path, strerror(errno));
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	cr_assert_eq(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+/* Whether the file at path holds the bytes of s. */
+static bool file_contains(const char *path, const char *s)
+{
+	struct stat st;
+	bool found;
+	char *all;
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0, "open %s: %s", path, strerror(errno));
+	cr_assert_eq(fstat(fd, &st), 0);
+	all = malloc((size_t)st.st_size + 1);
+	cr_assert_not_null(all);
+	cr_assert_eq(read(fd, all, (size_t)st.st_size), st.st_size);
+	close(fd);
+	found = memmem(all, (size_t)st.st_size, s, strlen(s)) != NULL;
+	free(all);
+	return found;
+}
+
+Test(attack, hostile_perf_maps_neither_stall_nor_grow_nor_leak)
+{
+	char secret[128], sparse[128], text[8192] = "", map[64];
+	const char *err;
+	uint64_t t0, took;
+	size_t len = 0;
+	int fd, i = 0;
+
+	itest_require_root();
+	make_dir();
+	copy_jitspin();
+	snprintf(secret, sizeof(secret), "%s/secret", dir);
+	for (int l = 0; l < 100; l++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "0 7fffffffffff %s-%d\n", SECRET, l);
+	write_file(secret, text, 0600);
+	snprintf(sparse, sizeof(sparse), "%s/sparse", dir);
+	fd = open(sparse, O_WRONLY | O_CREAT, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 1ll << 30), 0);
+	close(fd);
+
+	attackers[i++] = start_jit_attacker("fifo", NULL, 8000);
+	attackers[i++] = start_jit_attacker("symlink", "/dev/zero", 8000);
+	attackers[i++] = start_jit_attacker("symlink", secret, 8000);
+	attackers[i++] = start_jit_attacker("symlink", sparse, 8000);
+	attackers[i++] = start_jit_attacker("sparse", NULL, 8000);
+	usleep(300 * 1000);
+
+	itest_start((const char *[]){ "-d", "3", NULL });
+	t0 = now_ns();
+	cr_assert_eq(recorder__stop(it.rec, 0, 60), 0);
+	took = now_ns() - t0;
+	err = recorder__stderr(it.rec);
+	cr_assert_eq(recorder__status(it.rec), 0, "status %d:\n%s", recorder__status(it.rec), err);
+	cr_expect_lt(took, 4000000000ull, "a 3 s recording took %.1f s:\n%s", took / 1e9, err);
+	cr_expect_eq(itest_summary_lost(), 0, "records were lost:\n%s", err);
+	cr_expect_lt(recorder__maxrss_kb(it.rec), MAX_RSS_KB, "peak RSS %ld KiB:\n%s",
+		     recorder__maxrss_kb(it.rec), err);
+	for (i = 0; i < NATTACKERS; i++) {
+		snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)attackers[i]);
+		cr_expect(strstr(err, map), "the summary does not name %s:\n%s", map, err);
+	}
+	cr_expect_not(file_contains(recorder__path(it.rec), SECRET), "the secret is in the trace");
+	itest_load();
+}
+
+static int make_symlink(const char *target)
+{
+	char link[128];
+
+	snprintf(link, sizeof(link), "%s/x.trace", dir);
+	return symlink(target, link) ? 1 : 0;
+}
+
+/* Runs lxtrace record -d 1 -o path; expects a one-line error naming path and a non-zero exit. */
+static void expect_refused(const char *path, const char *reason)
+{
+	const char *argv[] = { record__build_path("lxtrace"), "record", "-d", "1", "-o", path, NULL };
+	char *out = NULL, *err = NULL;
+	int status = run_capture(argv, 30, &out, &err);
+
+	cr_expect_neq(status, 0, "lxtrace record -o %s succeeded:\n%s", path, err);
+	cr_expect(err && strstr(err, path) && strstr(err, reason),
+		  "stderr does not say '%s' about %s:\n%s", reason, path, err ? err : "");
+	cr_expect(err && strchr(err, '\n') == err + strlen(err) - 1, "not one line:\n%s", err ? err : "");
+	free(out);
+	free(err);
+}
+
+Test(attack, an_output_symlink_is_refused_and_its_target_untouched)
+{
+	char target[128], path[128];
+	struct stat st;
+
+	itest_require_root();
+	make_dir();
+	snprintf(target, sizeof(target), "%s/rootfile", dir);
+	write_file(target, "root's own\n", 0644);
+	cr_assert_eq(as_attacker(make_symlink, target), 0);
+	snprintf(path, sizeof(path), "%s/x.trace", dir);
+	/* Under sudo by the attacker, too: the file would be given to him. */
+	setenv("SUDO_UID", "61234", 1);
+	setenv("SUDO_GID", "61234", 1);
+	expect_refused(path, "symbolic link");
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	cr_assert_eq(stat(target, &st), 0);
+	cr_expect_eq(st.st_uid, 0);
+	cr_expect_eq(st.st_mode & 07777, 0644);
+	cr_expect_eq(st.st_size, 11, "the target was written: %lld bytes", (long long)st.st_size);
+}
+
+Test(attack, a_file_of_another_user_is_not_taken_over)
+{
+	char path[128], buf[16];
+	struct stat st;
+	int held;
+
+	itest_require_root();
+	make_dir();
+	snprintf(path, sizeof(path), "%s/x.trace", dir);
+	/* The attacker's file, mode 0666, which he holds open to read whatever lands in it. */
+	write_file(path, "", 0666);
+	cr_assert_eq(chown(path, ATTACKER_UID, ATTACKER_UID), 0);
+	held = open(path, O_RDONLY);
+	cr_assert_geq(held, 0);
+	expect_refused(path, "another user");
+	cr_assert_eq(fstat(held, &st), 0);
+	cr_expect_eq(st.st_size, 0, "%lld bytes reached the attacker's file", (long long)st.st_size);
+	cr_expect_eq(pread(held, buf, sizeof(buf), 0), 0);
+	close(held);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_uid, ATTACKER_UID);
+	cr_expect_eq(st.st_mode & 07777, 0666);
+}
+
+Test(attack, a_second_recording_to_one_path_fails_and_the_first_file_is_valid)
+{
+	struct stat st;
+
+	itest_start(NULL);
+	expect_refused(recorder__path(it.rec), "another recording");
+	itest_run("sleeper", (const char *[]){ "20", NULL }, 30);
+	itest_stop(SIGINT, 0);
+	itest_load();
+	cr_assert_eq(stat(recorder__path(it.rec), &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0600);
+}
+
+Test(attack, the_trace_goes_to_the_sudo_user)
+{
+	const char *argv[] = { record__build_path("lxtrace"), "record", "-d", "0.5", "-o", NULL, NULL };
+	char path[128];
+	struct stat st;
+	char *err = NULL;
+	int status;
+
+	itest_require_root();
+	make_dir();
+	snprintf(path, sizeof(path), "%s/x.trace", dir);
+	argv[5] = path;
+	setenv("SUDO_UID", "61234", 1);
+	setenv("SUDO_GID", "61235", 1);
+	status = run_capture(argv, 30, NULL, &err);
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	cr_assert_eq(status, 0, "status %d:\n%s", status, err);
+	free(err);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_uid, 61234);
+	cr_expect_eq(st.st_gid, 61235);
+	cr_expect_eq(st.st_mode & 07777, 0600);
+	itest_load_file(path);
+}
