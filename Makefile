@@ -59,7 +59,7 @@ CAPTURE_STREAM := $(OUT)/tests/capture-stream
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test layers docs docs-check unit-test integration-test fuzz fuzz-replay bench deps \
+.PHONY: all test layers docs docs-check unit-test integration-test sanitize-test fuzz fuzz-replay bench deps \
 	demo vmlinux clean
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
@@ -209,6 +209,19 @@ integration-test: $(INTEG_TESTS) $(LXTRACE) $(WORKLOADS) $(CAPTURE_STREAM)
 fuzz-replay: $(FUZZER)
 	$(FUZZER) -runs=0 tests/fuzz/corpus >/dev/null 2>$(OUT)/fuzz/replay.log || { cat $(OUT)/fuzz/replay.log; exit 1; }
 	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) corpus inputs, no crash"
+
+# The unit tests and one short recording again, built with AddressSanitizer and
+# UndefinedBehaviorSanitizer in a tree of their own (build/san), every finding fatal. CI runs it
+# after make test; it takes a few minutes, mostly the second build.
+SAN_OUT := $(OUT)/san
+SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	UBSAN_OPTIONS=print_stacktrace=1
+sanitize-test:
+	$(MAKE) OUT=$(SAN_OUT) CFLAGS="$(SAN_CFLAGS)" $(SAN_OUT)/lxtrace $(SAN_OUT)/tests/unit-tests \
+		$(addprefix $(SAN_OUT)/tests/workloads/,stress annotated execthread)
+	$(SAN_ENV) $(SAN_OUT)/tests/unit-tests --short-filename
+	$(SAN_ENV) bash scripts/sanitize-record.sh $(SAN_OUT)
 
 FUZZ_SECONDS ?= 60
 fuzz: $(FUZZER)

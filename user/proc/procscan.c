@@ -176,7 +176,8 @@ int procscan__threads(const char *proc_root, struct procscan_thread **out, size_
 		*n = 0;
 		return err;
 	}
-	qsort(v, *n, sizeof(*v), cmp_tid);
+	if (*n)		/* v is NULL when no thread was found: qsort may not be given that */
+		qsort(v, *n, sizeof(*v), cmp_tid);
 	*out = v;
 	return 0;
 }

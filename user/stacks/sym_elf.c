@@ -162,7 +162,8 @@ static void build_ranges(struct sym_elf *e)
 			e->ranges[e->nranges++] = (struct cu_range){ lo + bias, hi + bias, *cu, bias };
 		}
 	}
-	qsort(e->ranges, e->nranges, sizeof(*e->ranges), cmp_range);
+	if (e->nranges)		/* NULL when there is none: not for qsort */
+		qsort(e->ranges, e->nranges, sizeof(*e->ranges), cmp_range);
 }
 
 /* The CU holding vaddr and its bias: through .debug_aranges, else the CUs' own ranges. */
@@ -221,7 +222,8 @@ static void build_syms(struct sym_elf *e)
 			bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0,
 		};
 	}
-	qsort(e->syms, e->nsyms, sizeof(*e->syms), cmp_sym);
+	if (e->nsyms)
+		qsort(e->syms, e->nsyms, sizeof(*e->syms), cmp_sym);
 }
 
 /* The function symbol holding vaddr, or NULL. Functions do not nest, but a few (cold parts,
@@ -398,7 +400,8 @@ static const struct cu_fns *cu_fns(struct sym_elf *e, Dwarf_Die *cu)
 		free(f.r);
 		return NULL;
 	}
-	qsort(f.r, f.n, sizeof(*f.r), cmp_fn);
+	if (f.n)
+		qsort(f.r, f.n, sizeof(*f.r), cmp_fn);
 	slot = u64map__put(e->cu_fns_at, dwarf_dieoffset(cu), &added);
 	if (!slot) {
 		free(f.r);

@@ -202,7 +202,7 @@ static void refresh(struct sym_perfmap *m)
 							       SYM_PERFMAP_MAX_BYTES;
 	err = foreign_file__lines(m->fd, m->read_to, limit, SYM_PERFMAP_MAX_LINE, add_line, m,
 				  &m->read_to);
-	if (merge_tail(m)) {
+	if (merge_tail(m) && m->n) {
 		qsort(m->syms, m->n, sizeof(*m->syms), cmp_start);
 		m->sorted = m->n;
 	}

@@ -106,7 +106,8 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 
 	if (grow_array(arr, cap, need, elem, 64))
 		return -ENOMEM;
-	memset((char *)*arr + old * elem, 0, (*cap - old) * elem);
+	if (*cap > old)		/* *arr may still be NULL otherwise: no memset of that */
+		memset((char *)*arr + old * elem, 0, (*cap - old) * elem);
 	return 0;
 }
 
