@@ -128,6 +128,7 @@ Test(model_annotate, cut_and_unreadable_strings_are_marked)
 	mt_user(&t, T0 + 20, 0, 100, 100, LX_REC_REGION_BEGIN, 0, 0, "", NULL, LX_USER_NAME_FAULT);
 	mt_user(&t, T0 + 30, 0, 100, 100, LX_REC_REGION_END, 0, 0, "", NULL, 0);
 	mt_user(&t, T0 + 40, 0, 100, 100, LX_REC_LOG, 0, 0, "", "", 0);
+	mt_user(&t, T0 + 50, 0, 100, 100, LX_REC_LOG, 0, 0, "cat", "", LX_USER_MSG_FAULT);
 	mt_finish(&t, T0 + 100);
 
 	e = nth_user(t.trace, GT_EV_USER_LOG, 0);
@@ -141,6 +142,9 @@ Test(model_annotate, cut_and_unreadable_strings_are_marked)
 	e = nth_user(t.trace, GT_EV_USER_LOG, 1);
 	cr_assert(e && e->msg_len == 0);
 	cr_assert_str_eq(gt_trace__string(t.trace, e->args[1]), "(empty)");
+	/* An unreadable message reads as one, like an unreadable name; an empty one stays empty. */
+	e = nth_user(t.trace, GT_EV_USER_LOG, 2);
+	cr_assert(e && e->msg_len == strlen("(unreadable)") && !memcmp(e->msg, "(unreadable)", e->msg_len));
 	mt_close(&t, false);
 	mt_proc_free(root);
 }

@@ -13,6 +13,8 @@
 
 /* Appended to an annotation string that did not fit its record field. */
 #define CUT_MARK "\u2026"
+/* In place of a string the probe could not read from the program (a bad pointer). */
+#define UNREADABLE "(unreadable)"
 
 /* For the user events, which carry three arguments and a stack. */
 static int emit4(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2,
@@ -31,7 +33,7 @@ static uint64_t user_string(struct model *m, uint32_t p, const char *s, bool cut
 	size_t len = strnlen(s, LX_NAME_LEN);
 
 	if (fault)
-		return gt_writer__string(m->w, p, "(unreadable)");
+		return gt_writer__string(m->w, p, UNREADABLE);
 	if (!len)
 		return gt_writer__string(m->w, p, "(empty)");
 	memcpy(buf, s, len);
@@ -125,6 +127,11 @@ int model_on_user(struct model *m, const struct lx_rec *r)
 		char msg[LX_MSG_LEN + sizeof(CUT_MARK)];
 		size_t len = strnlen(l->msg, LX_MSG_LEN);
 
+		/* A message the probe could not read says so, as names do: an empty one is what
+		 * the program logged. */
+		if (u->flags & LX_USER_MSG_FAULT)
+			return gt_writer__user_log(m->w, c, m->now, task, name, stk, UNREADABLE,
+						   strlen(UNREADABLE));
 		memcpy(msg, l->msg, len);
 		if (u->flags & LX_USER_MSG_CUT) {
 			memcpy(msg + len, CUT_MARK, sizeof(CUT_MARK) - 1);
