@@ -51,7 +51,9 @@ static const struct record_opt targets[] = {
 static const struct record_opt options[] = {
 	{ "output", 'o', "FILE",
 	  "write the trace to FILE (default: trace.out), mode 0600;\n"
-	  "under sudo it is given to the invoking user" },
+	  "under sudo it is given to the invoking user. FILE is made\n"
+	  "anew, never through a symbolic link, never in place of\n"
+	  "another user's file or of one a recording is writing" },
 	{ "duration", 'd', "SECONDS",
 	  "stop after SECONDS (default: run until interrupted); a\n"
 	  "COMMAND keeps running and lxtrace waits for it" },
