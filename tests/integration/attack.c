@@ -20,6 +20,7 @@
 
 #include "lib/clock.h"
 #include "tests/integration/itest.h"
+#include "tests/lib/tfile.h"
 
 #define ATTACKER_UID 61234
 #define NATTACKERS 5
@@ -132,12 +133,9 @@ static void copy_jitspin(void)
 
 static void write_file(const char *path, const char *text, mode_t mode)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	int err = tfile_write(path, text, mode);
 
-	cr_assert_geq(fd, 0, "create %s: %s", path, strerror(errno));
-	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	cr_assert_eq(fchmod(fd, mode), 0);
-	close(fd);
+	cr_assert_eq(err, 0, "create %s: %s", path, strerror(-err));
 }
 
 /* Whether the file at path holds the bytes of s. */

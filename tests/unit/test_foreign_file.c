@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lib/foreign_file.h"
+#include "tests/lib/tfile.h"
 
 #define OTHER_UID 61234
 
@@ -49,13 +50,11 @@ TestSuite(foreign_file, .init = setup, .fini = teardown, .timeout = 20);
 static void put(const char *name, const char *text, mode_t mode)
 {
 	char path[128];
-	int fd;
+	int err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
-	cr_assert_geq(fd, 0, "create %s: %s", path, strerror(errno));
-	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	err = tfile_write(path, text, mode);
+	cr_assert_eq(err, 0, "create %s: %s", path, strerror(-err));
 }
 
 static int try_open(const char *name, const struct foreign_rules *r)

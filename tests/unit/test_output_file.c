@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/lib/tfile.h"
 #include "user/cli/output_file.h"
 
 #define OTHER_UID 61234
@@ -38,12 +39,9 @@ TestSuite(output_file, .init = setup, .fini = teardown, .timeout = 20);
 
 static void put(const char *p, const char *text, mode_t mode)
 {
-	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	int err = tfile_write(p, text, mode);
 
-	cr_assert_geq(fd, 0, "create %s: %s", p, strerror(errno));
-	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	cr_assert_eq(fchmod(fd, mode), 0);
-	close(fd);
+	cr_assert_eq(err, 0, "create %s: %s", p, strerror(-err));
 }
 
 static void expect_content(const char *p, const char *text)
@@ -55,6 +53,26 @@ static void expect_content(const char *p, const char *text)
 	cr_expect_geq(read(fd, buf, sizeof(buf) - 1), 0);
 	close(fd);
 	cr_expect_str_eq(buf, text, "%s holds \"%s\", expected \"%s\"", p, buf, text);
+}
+
+/* Opening p fails with err and a one-line reason naming p and holding phrase. */
+static void expect_refused(const char *p, int err, const char *phrase)
+{
+	cr_expect_null(output_file__open(p, ROOT_RUN, (gid_t)-1, why, sizeof(why)));
+	cr_expect_eq(errno, err);
+	cr_expect(strstr(why, p) && strstr(why, phrase), "why: %s", why);
+	cr_expect_null(strchr(why, '\n'));
+}
+
+/* The file at p still has its bytes, owner and mode. */
+static void expect_untouched(const char *p, const char *text, uid_t uid, mode_t mode)
+{
+	struct stat st;
+
+	expect_content(p, text);
+	cr_assert_eq(lstat(p, &st), 0);
+	cr_expect_eq(st.st_uid, uid);
+	cr_expect_eq(st.st_mode & 07777, mode);
 }
 
 /* Only x.trace (and what the test put there) is left in the directory: no temp file. */
@@ -98,11 +116,7 @@ Test(output_file, a_second_recording_to_the_path_fails_at_once)
 
 	cr_assert_not_null(first, "%s", why);
 	write_all(first, "first");
-	second = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
-	cr_expect_null(second);
-	cr_expect_eq(errno, EBUSY);
-	cr_expect(strstr(why, path) && strstr(why, "another recording"), "why: %s", why);
-	cr_expect_null(strchr(why, '\n'));
+	expect_refused(path, EBUSY, "another recording");
 	expect_content(path, "first");
 	output_file__close(first);
 	/* Once the first one is done, the path is free again. */
@@ -133,34 +147,25 @@ Test(output_file, an_existing_file_is_replaced_not_written_into)
 	cr_expect_eq(pread(held, buf, sizeof(buf) - 1, 0), 3);
 	cr_expect_str_eq(buf, "old");
 	close(held);
-	output_file__close(f);
+	cr_expect_eq(output_file__close(f), 0);
 	expect_content(path, "new");
 }
 
 Test(output_file, links_are_refused_and_their_targets_untouched)
 {
 	char target[128], sub[128], via[160];
-	struct output_file *f;
-	struct stat st;
 
 	snprintf(target, sizeof(target), "%s/rootfile", dir);
 	put(target, "precious", 0644);
 	cr_assert_eq(symlink(target, path), 0);
-	f = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
-	cr_expect_null(f);
-	cr_expect_eq(errno, ELOOP);
-	cr_expect(strstr(why, "symbolic link"), "why: %s", why);
-	expect_content(target, "precious");
-	cr_assert_eq(stat(target, &st), 0);
-	cr_expect_eq(st.st_mode & 07777, 0644);
+	expect_refused(path, ELOOP, "symbolic link");
+	expect_untouched(target, "precious", 0, 0644);
 
 	/* A link on the way: dir/sub -> dir, then dir/sub/new.trace. */
 	snprintf(sub, sizeof(sub), "%s/sub", dir);
 	cr_assert_eq(symlink(dir, sub), 0);
 	snprintf(via, sizeof(via), "%s/new.trace", sub);
-	f = output_file__open(via, ROOT_RUN, (gid_t)-1, why, sizeof(why));
-	cr_expect_null(f);
-	cr_expect(strstr(why, "symbolic link"), "why: %s", why);
+	expect_refused(via, ELOOP, "symbolic link");
 	snprintf(via, sizeof(via), "%s/new.trace", dir);
 	cr_expect_neq(access(via, F_OK), 0, "a file was created through the link");
 }
@@ -173,15 +178,9 @@ Test(output_file, another_users_file_is_not_taken_and_the_invokers_is)
 	if (geteuid() != 0)
 		cr_skip_test("chown needs root");
 	put(path, "his", 0666);
-	cr_assert_eq(chown(path, OTHER_UID, OTHER_UID), 0);
-	f = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
-	cr_expect_null(f);
-	cr_expect_eq(errno, EPERM);
-	cr_expect(strstr(why, "another user"), "why: %s", why);
-	expect_content(path, "his");
-	cr_assert_eq(stat(path, &st), 0);
-	cr_expect_eq(st.st_uid, OTHER_UID);
-	cr_expect_eq(st.st_mode & 07777, 0666);
+	cr_assert_eq(chown(path, OTHER_UID, OTHER_UID), 0, "chown: %s", strerror(errno));
+	expect_refused(path, EPERM, "another user");
+	expect_untouched(path, "his", OTHER_UID, 0666);
 
 	/* Under sudo by that user, his file is replaced, and the new one is his. */
 	f = output_file__open(path, OTHER_UID, OTHER_UID + 1, why, sizeof(why));
