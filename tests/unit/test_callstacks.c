@@ -182,22 +182,46 @@ Test(callstacks, an_exited_process_is_forgotten)
 	cr_expect_neq(a, 0);
 }
 
-Test(callstacks, the_memory_of_stacks_is_bounded_and_keeps_ids)
+/* Distinct stacks of 60 user frames (~63 key words each) until the memory has dropped `gens`
+ * generations; hot (if not 0) is looked up again after every stack. Returns how many. */
+static unsigned fill_memory(uint64_t gens, uint64_t hot)
 {
 	struct callstacks_stats st;
-	uint64_t first, again;
 	unsigned n = 0;
 
-	first = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
-	/* Distinct stacks of 60 user frames (~63 key words each) until the memory empties. */
 	do {
 		make_raw(1, 60);
 		raw.pc[0] = 0xffffffff82000000ull + n++ * 0x10;
 		cr_assert_neq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h), 0);
+		if (hot)
+			cr_assert_eq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2)), hot);
 		callstacks__stats(cs, &st);
-	} while (!st.cache_clears && n < 100000);
-	cr_assert_eq(st.cache_clears, 1, "never emptied after %u stacks", n);
-	cr_expect_gt(n, 1000);
+	} while (st.cache_clears < gens && n < 100000);
+	cr_assert_eq(st.cache_clears, gens, "memory never emptied after %u stacks", n);
+	return n;
+}
+
+Test(callstacks, the_memory_of_stacks_is_bounded_and_keeps_ids)
+{
+	struct callstacks_stats before, after;
+	uint64_t first, again;
+
+	first = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
+	cr_expect_gt(fill_memory(2, 0), 1000);
+	/* Two generations later it is forgotten: built again, with the id it had. */
+	callstacks__stats(cs, &before);
 	again = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
-	cr_expect_eq(again, first, "a stack built again after the memory was emptied got a new id");
+	callstacks__stats(cs, &after);
+	cr_expect_eq(after.distinct, before.distinct + 1, "not built again");
+	cr_expect_eq(again, first, "a stack built again after it was forgotten got a new id");
+}
+
+Test(callstacks, a_stack_in_use_stays_in_the_memory)
+{
+	struct callstacks_stats st;
+	uint64_t hot = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
+	unsigned n = fill_memory(3, hot);
+
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.distinct, 1 + n, "a stack in use was built again");
 }

@@ -27,10 +27,12 @@
 /* An image noted at peek time whose record never reached the model (dropped as malformed) is
  * forgotten after this long. */
 #define PENDING_MAX_AGE_NS (10 * 1000000000ull)
-/* Key words the memory of distinct stacks holds at most (4 MiB, some 80,000 stacks). Its keys
- * name process images, which exit for good: past this it is emptied and refills with the
- * stacks still seen. A stack built again gets the id it had, since the writer deduplicates
- * stacks by their PCs, one-to-one with frames; it only costs its symbolization again. */
+/* Key words the memory of distinct stacks holds at most (4 MiB). Its keys name process
+ * images, which exit for good, so it is kept in two generations of half that each: lookups
+ * try the young one, then the old one, whose hits move to the young one; when the young one
+ * is full the old one is emptied and becomes the young one. A stack still in use stays; one
+ * not seen for a generation is built again if it comes back, and gets the id it had, since
+ * the writer deduplicates stacks by their PCs, one-to-one with frames. */
 #define CACHE_WORDS (1u << 19)
 
 /* A noted image waiting for its record's turn. */
@@ -47,15 +49,21 @@ struct entry {
 	uint64_t stk;
 };
 
+/* One generation of the memory of distinct stacks. */
+struct memo {
+	struct u64map *by_hash;	/* hash of the key words -> entry index */
+	struct entry *entries;
+	size_t n, entries_cap;
+	uint64_t *pool;		/* key words of its entries */
+	size_t len, pool_cap;
+};
+
 struct callstacks {
 	struct gt_writer *w;
 	struct idents *ids;
 	struct symbolizer *sym;
-	struct u64map *by_hash;	/* hash of the key words -> entry index */
-	struct entry *entries;
-	size_t nentries, entries_cap;
-	uint64_t *pool;			/* key words of every entry */
-	size_t pool_len, pool_cap;
+	struct memo memo[2];		/* memo[young] and the older generation */
+	int young;
 	struct u64map *cur;		/* pid -> its current image's proc, when not the pid itself */
 	struct pending *pending;
 	size_t npending, pending_cap;
@@ -84,9 +92,10 @@ struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, cons
 		.proc_root = proc_root,
 		.kallsyms = proc_root ? kallsyms : NULL,
 	});
-	cs->by_hash = u64map__new();
+	cs->memo[0].by_hash = u64map__new();
+	cs->memo[1].by_hash = u64map__new();
 	cs->cur = u64map__new();
-	if (!cs->sym || !cs->by_hash || !cs->cur) {
+	if (!cs->sym || !cs->memo[0].by_hash || !cs->memo[1].by_hash || !cs->cur) {
 		callstacks__free(cs);
 		errno = ENOMEM;
 		return NULL;
@@ -271,13 +280,58 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 	return stk;
 }
 
+/* The entry of key in m, probing from hash h past collisions with other keys; NULL when absent. */
+static const struct entry *memo_find(const struct memo *m, const uint64_t *key, size_t nkey,
+				     uint64_t h)
+{
+	for (;; h = hash_mix(h + 1)) {
+		const uint64_t *slot = u64map__get(m->by_hash, h);
+		const struct entry *e;
+
+		if (!slot)
+			return NULL;
+		e = &m->entries[*slot];
+		if (e->len == nkey && !memcmp(&m->pool[e->off], key, nkey * sizeof(*key)))
+			return e;
+	}
+}
+
+/* Remembers key -> stk in the young generation, starting a new one when it is full. Out of
+ * memory it is simply not remembered: built again next time, same id. */
+static void memo_put(struct callstacks *cs, const uint64_t *key, size_t nkey, uint64_t h,
+		     uint64_t stk)
+{
+	struct memo *m = &cs->memo[cs->young];
+	uint64_t *slot;
+	bool added;
+
+	if (m->len + nkey > CACHE_WORDS / 2) {
+		cs->young ^= 1;
+		m = &cs->memo[cs->young];
+		u64map__clear(m->by_hash);
+		m->n = m->len = 0;
+		cs->st.cache_clears++;
+	}
+	if (grow_array((void **)&m->entries, &m->entries_cap, m->n + 1, sizeof(*m->entries), 256) ||
+	    grow_array((void **)&m->pool, &m->pool_cap, m->len + nkey, sizeof(*m->pool), 4096))
+		return;
+	while (u64map__get(m->by_hash, h))
+		h = hash_mix(h + 1);
+	slot = u64map__put(m->by_hash, h, &added);
+	if (!slot)
+		return;
+	memcpy(&m->pool[m->len], key, nkey * sizeof(*key));
+	m->entries[m->n] = (struct entry){ .off = m->len, .len = (uint32_t)nkey, .stk = stk };
+	m->len += nkey;
+	*slot = m->n++;
+}
+
 uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint32_t pid, int nr,
 			 const struct lx_stack *st)
 {
-	uint64_t proc = st->nuser ? proc_of(cs, pid) : 0, h = 0x51ed270b27a4e13full, *slot, t0, stk;
+	uint64_t proc = st->nuser ? proc_of(cs, pid) : 0, h = 0x51ed270b27a4e13full, t0, stk;
 	size_t nkey = 0, nwords = (size_t)st->nkern + st->nuser;
-	struct entry *e;
-	bool added;
+	const struct entry *e;
 
 	cs->st.lookups++;
 	if (nr > 0xfffd)
@@ -289,14 +343,14 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	nkey += nwords;
 	for (size_t i = 0; i < nkey; i++)
 		h = hash_mix(h ^ cs->key[i]);
-	/* Probe past hash collisions with other keys. */
-	for (;; h = hash_mix(h + 1)) {
-		slot = u64map__get(cs->by_hash, h);
-		if (!slot)
-			break;
-		e = &cs->entries[*slot];
-		if (e->len == nkey && !memcmp(&cs->pool[e->off], cs->key, nkey * sizeof(uint64_t)))
-			return e->stk;
+	e = memo_find(&cs->memo[cs->young], cs->key, nkey, h);
+	if (e)
+		return e->stk;
+	e = memo_find(&cs->memo[cs->young ^ 1], cs->key, nkey, h);
+	if (e) {
+		stk = e->stk;	/* e moves with the young generation's growth: copy first */
+		memo_put(cs, cs->key, nkey, h, stk);
+		return stk;
 	}
 
 	t0 = now_ns();
@@ -305,22 +359,7 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	if (!stk)
 		return 0;
 	cs->st.distinct++;
-	if (cs->pool_len + nkey > CACHE_WORDS) {
-		u64map__clear(cs->by_hash);
-		cs->nentries = 0;
-		cs->pool_len = 0;
-		cs->st.cache_clears++;
-	}
-	if (grow_array((void **)&cs->entries, &cs->entries_cap, cs->nentries + 1, sizeof(*cs->entries), 256) ||
-	    grow_array((void **)&cs->pool, &cs->pool_cap, cs->pool_len + nkey, sizeof(*cs->pool), 4096))
-		return stk;	/* not remembered: built again next time, same id */
-	slot = u64map__put(cs->by_hash, h, &added);
-	if (!slot)
-		return stk;
-	memcpy(&cs->pool[cs->pool_len], cs->key, nkey * sizeof(uint64_t));
-	cs->entries[cs->nentries] = (struct entry){ .off = cs->pool_len, .len = (uint32_t)nkey, .stk = stk };
-	cs->pool_len += nkey;
-	*slot = cs->nentries++;
+	memo_put(cs, cs->key, nkey, h, stk);
 	return stk;
 }
 
@@ -358,10 +397,12 @@ void callstacks__free(struct callstacks *cs)
 	if (!cs)
 		return;
 	symbolizer__free(cs->sym);
-	u64map__free(cs->by_hash);
+	for (int i = 0; i < 2; i++) {
+		u64map__free(cs->memo[i].by_hash);
+		free(cs->memo[i].entries);
+		free(cs->memo[i].pool);
+	}
 	u64map__free(cs->cur);
-	free(cs->entries);
-	free(cs->pool);
 	free(cs->pending);
 	free(cs);
 }

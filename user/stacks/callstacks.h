@@ -39,9 +39,9 @@ struct foreign_log;
 
 struct callstacks_stats {
 	uint64_t lookups;	/* stacks asked for */
-	uint64_t distinct;	/* of which new: symbolized (again after the memory of stacks
-				 * was emptied: CACHE_WORDS in callstacks.c) */
-	uint64_t cache_clears;	/* times that memory was emptied */
+	uint64_t distinct;	/* of which new: symbolized (again when not seen for a
+				 * generation of the memory of stacks: CACHE_WORDS in callstacks.c) */
+	uint64_t cache_clears;	/* generations of that memory dropped */
 	uint64_t live_images;	/* process images held now: their processes still run */
 	uint64_t trimmed;	/* distinct stacks that lost outer frames */
 	uint64_t images;	/* process images noted */
