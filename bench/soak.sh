@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # soak.sh - does the recorder's memory stay flat while processes come and go for a long time?
 # Records the whole machine (default options: user stacks, 99 Hz samples) while a shell forks
-# and execs short commands without pause; samples the recorder's RSS every 10 s.
+# and execs short commands without pause; samples the recorder's RSS every 10 s. With
+# --command, records the churning shell alone (lxtrace record -- bash ...), so that what else
+# runs on a shared machine stays out of the figures.
 #
 # Prints one line per sample (seconds, RSS in MiB, processes forked so far), then start RSS
 # (first sample), end RSS (last sample), the least-squares slope in MiB per minute over the
 # samples after the first minute (warm-up: tables and caches fill, pids wrap), forks per second
 # and the trace's size. Goal: slope ~ 0. Not a timed test: run it by hand, alone (flock).
 #
-# Usage: bench/soak.sh [--minutes N] [-- RECORD-OPTIONS...]   (default 10 minutes)
+# Usage: bench/soak.sh [--minutes N] [--command] [-- RECORD-OPTIONS...]   (default 10 minutes)
 # Run as root; needs build/lxtrace (make).
 set -euo pipefail
 
@@ -16,12 +18,14 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LXTRACE=${LXTRACE:-$ROOT/build/lxtrace}
 MINUTES=10
 PERIOD=10
+COMMAND=
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--minutes) MINUTES=$2; shift ;;
+	--command) COMMAND=1 ;;
 	--) shift; break ;;
-	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "soak.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -42,23 +46,22 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 : >"$TMP/err"
-"$LXTRACE" record -o "$TMP/soak.trace" "$@" 2>"$TMP/err" &
+# The churn: a fork and an exec each time, of two programs in turn (two names, as a build's
+# compilers and shells would be), counted in a file read at each sample.
+printf '%s\n' 'n=0' 'while :; do' '	/bin/true' '	/bin/sh -c :' '	n=$((n + 2))' \
+	"	[ \$((n % 200)) = 0 ] && echo \$n >$TMP/forks" 'done' >"$TMP/churn.sh"
+if [ -n "$COMMAND" ]; then
+	"$LXTRACE" record -o "$TMP/soak.trace" "$@" -- bash "$TMP/churn.sh" 2>"$TMP/err" &
+else
+	"$LXTRACE" record -o "$TMP/soak.trace" "$@" 2>"$TMP/err" &
+fi
 REC=$!
 for _ in $(seq 100); do grep -q recording "$TMP/err" && break; sleep 0.1; done
 grep -q recording "$TMP/err" || die "the recorder did not start: $(cat "$TMP/err")"
-
-# The churn: a fork and an exec each time, of two programs in turn (two names, as a build's
-# compilers and shells would be), counted in a file read at each sample.
-(
-	n=0
-	while :; do
-		/bin/true
-		/bin/sh -c :
-		n=$((n + 2))
-		[ $((n % 200)) = 0 ] && echo "$n" >"$TMP/forks"
-	done
-) &
-CHURN=$!
+if [ -z "$COMMAND" ]; then
+	bash "$TMP/churn.sh" &
+	CHURN=$!
+fi
 
 printf '%8s %10s %10s\n' seconds rss_MiB forks
 end=$((SECONDS + MINUTES * 60))
@@ -71,8 +74,17 @@ while :; do
 	sleep "$PERIOD"
 done
 forks=$(cat "$TMP/forks" 2>/dev/null || echo 0)
-kill "$CHURN"; wait "$CHURN" 2>/dev/null || true; CHURN=
-kill -INT "$REC"; wait "$REC" || die "the recorder failed: $(tail -3 "$TMP/err")"; REC=
+if [ -n "$COMMAND" ]; then
+	# lxtrace passes the signal on to the command, whose end ends the recording (and lxtrace
+	# exits with the command's status, 143).
+	kill -TERM "$REC"
+	wait "$REC" || true
+	grep -q "records lost" "$TMP/err" || die "the recorder failed: $(tail -3 "$TMP/err")"
+else
+	kill "$CHURN"; wait "$CHURN" 2>/dev/null || true; CHURN=
+	kill -INT "$REC"; wait "$REC" || die "the recorder failed: $(tail -3 "$TMP/err")"
+fi
+REC=
 
 awk -v forks="$forks" -v secs=$((MINUTES * 60)) -v size="$(stat -c %s "$TMP/soak.trace")" '
 	NR == 1 { start = $2 }
