@@ -66,30 +66,90 @@ struct sym_elf {
 	struct func_sym *syms;		/* sized functions, sorted by addr; built on first use */
 	size_t nsyms;
 	bool syms_built;
+	bool no_dwarf;			/* its DWARF names an alternate file outside root's tree */
 	struct u64map *cu_fns_at;	/* CU DIE offset -> index + 1 in cu_fns */
 	struct cu_fns *cu_fns;
 	size_t ncu_fns, cu_fns_cap;
 };
 
+/* libdwfl's standard search, kept to the debuginfo path's directories. Its default path also
+ * looks beside the binary and in its .debug directory, where the binary's owner can put a
+ * FIFO whose open never returns (libdwfl retries an open that a signal interrupts, so not
+ * even Ctrl-C ends it); and a .gnu_debuglink is a name the binary chose, which "../" could
+ * walk out of the directory: only a plain name is looked up, else the default BASENAME.debug. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			  char **debuginfo_file_name)
+{
+	if (debuglink_file && (strchr(debuglink_file, '/') || !strcmp(debuglink_file, "..")))
+		debuglink_file = NULL;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
+
+/* Whether path lies in root's debug tree, without a ".." step out of it. */
+static bool in_debug_root(const char *path)
+{
+	size_t n = strlen(SYM_ELF_DEBUG_ROOT);
+
+	if (strncmp(path, SYM_ELF_DEBUG_ROOT "/", n + 1))
+		return false;
+	for (const char *p = path; (p = strstr(p, "/..")); p += 3)
+		if (p[3] == '/' || !p[3])
+			return false;
+	return true;
+}
+
+/* libdw opens the file a .gnu_debugaltlink names by itself, when DWARF refers to it (dwz's
+ * shared DWARF): an absolute path, or one beside the file holding the link. In a binary its
+ * owner built, that can name a FIFO, whose open never returns. Such DWARF is not read unless
+ * the name is in root's debug tree, where distributions put their dwz files; the symbol table
+ * still names the functions. A separate debug file comes from root's tree: not checked. */
+static bool altlink_outside_root(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name, *link;
+		Elf_Data *d;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(name, ".gnu_debugaltlink"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || !d->d_size)
+			return true;
+		link = d->d_buf;
+		return strnlen(link, d->d_size) == d->d_size || !in_debug_root(link);
+	}
+	return false;
+}
+
 struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path)
 {
 	struct sym_elf *e = calloc(1, sizeof(*e));
 	int err = ENOMEM;
+	GElf_Addr bias;
+	Elf *elf;
 
 	if (!e)
 		goto fail;
-	if (debuginfo_path) {
-		e->debuginfo_path = strdup(debuginfo_path);
-		if (!e->debuginfo_path)
-			goto fail;
-	}
+	/* Absolute directories only: an empty entry or a relative one means "beside the
+	 * binary" to libdwfl. */
+	e->debuginfo_path = strdup(debuginfo_path ? debuginfo_path : SYM_ELF_DEBUG_ROOT);
+	if (!e->debuginfo_path)
+		goto fail;
 	e->cu_fns_at = u64map__new();
 	if (!e->cu_fns_at)
 		goto fail;
 	e->cb.find_elf = dwfl_build_id_find_elf;
-	e->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	e->cb.find_debuginfo = find_debuginfo;
 	e->cb.section_address = dwfl_offline_section_address;
-	e->cb.debuginfo_path = debuginfo_path ? &e->debuginfo_path : NULL;
+	e->cb.debuginfo_path = &e->debuginfo_path;
 	e->dwfl = dwfl_begin(&e->cb);
 	if (!e->dwfl)
 		goto fail;
@@ -105,6 +165,8 @@ struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_pa
 		err = EINVAL;
 		goto fail;
 	}
+	elf = dwfl_module_getelf(e->mod, &bias);
+	e->no_dwarf = elf && altlink_outside_root(elf);
 	return e;
 fail:
 	if (fd >= 0)
@@ -150,6 +212,8 @@ static void build_ranges(struct sym_elf *e)
 	Dwarf_Die *cu = NULL;
 
 	e->ranges_built = true;
+	if (e->no_dwarf)
+		return;
 	while ((cu = dwfl_module_nextcu(e->mod, cu, &bias))) {
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
@@ -169,7 +233,7 @@ static void build_ranges(struct sym_elf *e)
 /* The CU holding vaddr and its bias: through .debug_aranges, else the CUs' own ranges. */
 static Dwarf_Die *find_cu(struct sym_elf *e, uint64_t vaddr, Dwarf_Addr *bias)
 {
-	Dwarf_Die *cu = dwfl_module_addrdie(e->mod, vaddr, bias);
+	Dwarf_Die *cu = e->no_dwarf ? NULL : dwfl_module_addrdie(e->mod, vaddr, bias);
 	size_t lo;
 
 	if (cu)

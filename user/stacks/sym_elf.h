@@ -3,13 +3,17 @@
  * The binary is reported to its own Dwfl at load bias 0, so it is looked up by its ELF
  * virtual addresses whatever process maps it where: one sym_elf serves every process that
  * maps the file. Separate debug files are found by build id or .gnu_debuglink under the
- * debuginfo path (libdwfl's default ":.debug:/usr/lib/debug"). DWARF is read on the first
- * lookup, not on open.
+ * debuginfo path, root's SYM_ELF_DEBUG_ROOT by default, never beside the binary (libdwfl's
+ * default also looks there, in directories the binary's owner controls). DWARF is read on the
+ * first lookup, not on open.
  */
 #ifndef LXTRACE_USER_SYM_ELF_H
 #define LXTRACE_USER_SYM_ELF_H
 
 #include <stdint.h>
+
+/* Where separate debug files are looked for unless the caller names other places. */
+#define SYM_ELF_DEBUG_ROOT "/usr/lib/debug"
 
 struct sym_elf;
 
@@ -21,8 +25,9 @@ struct sym_elf_frame {
 };
 
 /* Takes ownership of fd (closed by sym_elf__free, or on failure). path names the file for
- * messages and .gnu_debuglink; the bytes come from fd. debuginfo_path: NULL for libdwfl's
- * default. NULL with errno set (EINVAL: not an ELF file libdwfl accepts). */
+ * messages and .gnu_debuglink; the bytes come from fd. debuginfo_path: libdwfl's syntax
+ * (directories separated by ':'), NULL for SYM_ELF_DEBUG_ROOT. NULL with errno set (EINVAL:
+ * not an ELF file libdwfl accepts). */
 struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path);
 
 /* The ELF virtual address that file offset off is loaded at, through the PT_LOAD segment

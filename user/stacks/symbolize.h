@@ -57,7 +57,7 @@ struct symbolizer_opts {
 	const char *proc_root;		/* NULL: "/proc" */
 	const char *kallsyms;		/* NULL: "/proc/kallsyms" */
 	const char *perfmap_dir;	/* NULL: "/tmp" (perf-PID.map) */
-	const char *debuginfo_path;	/* NULL: libdwfl's default ":.debug:/usr/lib/debug" */
+	const char *debuginfo_path;	/* NULL: SYM_ELF_DEBUG_ROOT, "/usr/lib/debug" */
 };
 
 struct symbolizer_stats {

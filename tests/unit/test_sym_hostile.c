@@ -1,0 +1,116 @@
+/* test_sym_hostile.c - binaries whose owner wants the symbolizer to hang: a FIFO where a debug
+ * file is looked for (beside the binary, in its .debug directory, or up a debuglink with
+ * "../" in it), and DWARF whose .gnu_debugaltlink names a FIFO. The symbolizer answers at once
+ * (the suite's timeout is the hang), from the symbol table where DWARF is refused. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/unit/test_sym_fixture.h"
+#include "user/stacks/symbolize.h"
+
+static char dir[64];
+static struct symfix fix;
+static struct symbolizer *sym;
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/lxtrace-symhostile-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(chmod(dir, 0755), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	symfix__stop(&fix);
+	symbolizer__free(sym);
+	sym = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "test_sym_hostile: cannot remove %s\n", dir);
+}
+
+/* Hangs fail by the timeout: nothing here may take more than a moment. */
+TestSuite(sym_hostile, .init = setup, .fini = teardown, .timeout = 30);
+
+static void run(const char *cmd)
+{
+	cr_assert_eq(system(cmd), 0, "command failed: %s", cmd);
+}
+
+/* The hot fixture's frames at its probe_ret (a return address in inlined code). */
+static int resolve_probe(struct sym_frame *f, int max)
+{
+	int n = symbolizer__user(sym, fix.pid, symfix__addr(&fix, "probe_ret"), true, f, max);
+
+	cr_assert_gt(n, 0, "symbolizer__user: %s", strerror(-n));
+	return n;
+}
+
+/* Runs the shell script (a printf format given dir and the fixture's path, in that order) that
+ * makes DIR/hot from the fixture hot, then starts DIR/hot under a symbolizer with the default
+ * debug path. */
+static void start_crafted(const char *script)
+{
+	char src[PATH_MAX], cmd[4 * PATH_MAX], bin[PATH_MAX];
+
+	symfix__path("hot", src, sizeof(src));
+	snprintf(bin, sizeof(bin), "%s/hot", dir);
+	snprintf(cmd, sizeof(cmd), script, dir, src);
+	run(cmd);
+	sym = symbolizer__new(NULL);
+	cr_assert_not_null(sym);
+	symfix__start_path(&fix, bin);
+}
+
+/* The stripped binary is looked up at once: its address, unknown, by file offset. */
+static void expect_unknown_at_once(void)
+{
+	struct sym_frame f[16];
+
+	resolve_probe(f, 16);
+	cr_expect(!strncmp(f[0].func, "[unknown] hot+0x", 16), "func %s", f[0].func);
+}
+
+Test(sym_hostile, fifos_where_debug_files_are_looked_for)
+{
+	/* A stripped binary whose debuglink names keep.debug, which is a FIFO beside it and in
+	 * its .debug directory. */
+	start_crafted("set -e; cd '%1$s'; objcopy --only-keep-debug '%2$s' keep.debug; "
+		      "objcopy --strip-all --add-gnu-debuglink=keep.debug '%2$s' hot; rm keep.debug; "
+		      "mkfifo keep.debug; mkdir .debug; mkfifo .debug/keep.debug; chmod 755 hot");
+	expect_unknown_at_once();
+}
+
+Test(sym_hostile, a_debuglink_with_slashes_is_not_followed)
+{
+	/* objcopy records a link's base name only: the section is written by hand, the name
+	 * padded to 4 bytes and followed by a CRC word, climbing from any directory to the FIFO
+	 * (32 bytes of "../" are more than the test directory is deep). */
+	start_crafted("set -e; cd '%1$s'; mkfifo trap; "
+		      "n=../../../../../../../../../..%1$s/trap; "
+		      "{ printf '%%s' \"$n\"; head -c $(( 8 - ${#n} %% 4 )) /dev/zero; } > link; "
+		      "objcopy --strip-all --add-section .gnu_debuglink=link '%2$s' hot; chmod 755 hot");
+	expect_unknown_at_once();
+}
+
+Test(sym_hostile, dwarf_whose_altlink_names_a_fifo_is_not_read)
+{
+	struct sym_frame f[16];
+
+	/* .gnu_debugaltlink: the alternate file's name, NUL, then its build id (20 bytes). */
+	start_crafted("set -e; cd '%1$s'; mkfifo alt; "
+		      "{ printf '%%s\\0' '%1$s/alt'; head -c 20 /dev/zero; } > altlink; "
+		      "objcopy --add-section .gnu_debugaltlink=altlink '%2$s' hot; chmod 755 hot");
+	cr_assert_eq(resolve_probe(f, 16), 1, "inlined frames come from DWARF, which was read");
+	/* The symbol table still names the function; no line without DWARF. */
+	cr_expect_str_eq(f[0].func, "hot_middle");
+	cr_expect_eq(f[0].line, 0);
+}
