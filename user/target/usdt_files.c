@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/foreign_file.h"
 #include "lib/grow.h"
 #include "user/proc/procmaps.h"
 #include "user/target/usdt_files.h"
@@ -136,30 +137,42 @@ int usdt_files__add(struct usdt_files *s, const char *path)
 	return contains(s, &st) ? 0 : push(s, &st, path);
 }
 
-int usdt_files__add_annotated(struct usdt_files *s, const char *path)
+/* Adds the file named path if it carries lxtrace probes, opened as a file another user may
+ * control (lib/foreign_file.h: a regular file, and the open cannot wait on a FIFO), and only if
+ * it is the file that was expected (want: its stat, or NULL). Anything else has no probes. */
+static int add_if_annotated(struct usdt_files *s, const char *path, const struct stat *want)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	const struct foreign_rules rules = { .sz = sizeof(rules), .follow = true,
+					     .owner = FOREIGN_ANY_OWNER };
 	struct stat st;
+	int fd = foreign_file__open(AT_FDCWD, path, &rules, &st), err = 0;
 
 	if (fd < 0)
 		return 0;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && !contains(s, &st))
+	if ((!want || (st.st_dev == want->st_dev && st.st_ino == want->st_ino)) && !contains(s, &st))
 		err = push(s, &st, has_probes(fd) ? path : NULL);
 	close(fd);
 	return err;
 }
 
-/* A path naming the file of mapping e of pid for this process: its own when that is still the
- * mapped file, else the process's map_files link (deleted, replaced, other mount namespace). */
-static void mapped_path(pid_t pid, const struct procmaps_entry *e, char *buf, size_t len)
+int usdt_files__add_annotated(struct usdt_files *s, const char *path)
 {
-	struct stat st;
+	return add_if_annotated(s, path, NULL);
+}
 
-	if (!e->deleted && !stat(e->name, &st) && st.st_dev == e->dev && st.st_ino == e->ino)
+/* A path naming the file of mapping e of pid for this process: its own when that is still the
+ * mapped file (*st: its stat then, to check again at the open), else the process's map_files
+ * link (deleted, replaced, other mount namespace; st NULL). */
+static const struct stat *mapped_path(pid_t pid, const struct procmaps_entry *e, char *buf,
+				      size_t len, struct stat *st)
+{
+	if (!e->deleted && !stat(e->name, st) && st->st_dev == e->dev && st->st_ino == e->ino) {
 		snprintf(buf, len, "%s", e->name);
-	else
-		snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", (int)pid,
-			 (unsigned long long)e->start, (unsigned long long)e->end);
+		return st;
+	}
+	snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	return NULL;
 }
 
 int usdt_files__add_process(struct usdt_files *s, pid_t pid)
@@ -180,11 +193,15 @@ int usdt_files__add_process(struct usdt_files *s, pid_t pid)
 	}
 	while (!err && getline(&line, &lcap, f) > 0) {
 		struct procmaps_entry e;
+		const struct stat *want;
+		struct stat st;
 
 		if (!procmaps__parse_exec(line, &e) || !e.ino || e.name[0] != '/')
 			continue;
-		mapped_path(pid, &e, path, sizeof(path));
-		err = usdt_files__add_annotated(s, path);
+		/* The process's user can replace the file at its path (by a FIFO, say) between
+		 * the stat and the open: the open checks it is still the mapped file. */
+		want = mapped_path(pid, &e, path, sizeof(path), &st);
+		err = add_if_annotated(s, path, want);
 	}
 	free(line);
 	fclose(f);
