@@ -7,8 +7,9 @@
 # file whose lines have a perf map's shape), sparse (a symlink to a 1 GiB sparse file), ownsparse
 # (the user's own 1 GiB sparse file), big (a valid map of 1,150,000 lines, 111 MB, that the
 # process writes itself), none (no map). Per case: wall time of the recorder (-d 3: ideally
-# 3.x s), its peak RSS, records lost, whether the secret's text is in the trace, and the
-# symbolizer's lines of the summary. A recorder still running after 40 s gets SIGINT.
+# 3.x s), its peak RSS, records lost, whether the secret's text is in the trace, the time the
+# summary says symbolizing took, and why it refused the map, if it says so. A recorder still
+# running after 40 s gets SIGINT (and SIGKILL 20 s later).
 #
 # Usage: bench/hostile.sh [CASE...]   (default: all). Root; needs `make`.
 set -euo pipefail
@@ -39,7 +40,7 @@ for i in $(seq 100); do echo "0 7fffffffffff ${SECRET}_$i"; done >"$TMP/secret"
 chmod 600 "$TMP/secret"
 truncate -s 1G "$TMP/sparse"
 
-printf '%-10s %8s %10s %8s %7s  %s\n' case wall_s peak_MiB lost secret "summary (symbolizer)"
+printf '%-10s %8s %10s %8s %7s  %s\n' case wall_s peak_MiB lost secret "summary: symbolizing, the map"
 for c in $CASES; do
 	# The attacker makes its perf map as itself, then runs the JIT code under the same pid.
 	case $c in
@@ -60,18 +61,19 @@ for c in $CASES; do
 	ATTACKER=$!
 	sleep 1.5	# jitspin writes a big map in about a second
 	start=$(date +%s.%N)
-	/usr/bin/time -f '%M' -o "$TMP/rss" timeout -s INT 40 \
+	/usr/bin/time -f '%M' -o "$TMP/rss" timeout -s INT -k 20 40 \
 		"$LXTRACE" record -d 3 -o "$TMP/trace" 2>"$TMP/err" || true
 	end=$(date +%s.%N)
 	kill -9 "$ATTACKER" 2>/dev/null || true
 	wait "$ATTACKER" 2>/dev/null || true
 	rm -f "/tmp/perf-$ATTACKER.map"
+	refused=$(sed -n "s|.*/tmp/perf-$ATTACKER.map: |refused: |p" "$TMP/err")
 	ATTACKER=
 	lost=$(awk '/records lost:/ { print $3 }' "$TMP/err")
 	leak=no
 	grep -q "$SECRET" "$TMP/trace" 2>/dev/null && leak=YES
 	printf '%-10s %8.1f %10.0f %8s %7s  %s\n' "$c" "$(echo "$end - $start" | bc)" \
 		"$(( $(tail -1 "$TMP/rss") / 1024 ))" "${lost:-?}" "$leak" \
-		"$(grep -E 'perf map|symboliz' "$TMP/err" | tr '\n' ' ' | cut -c1-160)"
+		"$(sed -n 's/.*\(symbolizing took [0-9.]* s\).*/\1/p' "$TMP/err") ${refused:+($refused)}"
 	rm -f "$TMP/trace"
 done
