@@ -139,10 +139,12 @@ static int add_prog(struct idents *s, const char *name, const char *func, uint32
 /* The program of unknown threads, whose frame is "[unknown thread]" (and name ""). */
 static int unknown_prog(struct idents *s, uint32_t *out)
 {
+	/* add_prog copies LX_COMM_LEN bytes of the name: a padded empty one, not "". */
+	static const char no_name[LX_COMM_LEN];
 	int err;
 
 	if (!s->unknown_prog) {
-		err = add_prog(s, "", "[unknown thread]", out);
+		err = add_prog(s, no_name, "[unknown thread]", out);
 		if (err)
 			return err;
 		s->unknown_prog = *out + 1;
