@@ -261,6 +261,21 @@ static int cmp_sym(const void *a, const void *b)
 	return (x->name[0] == '_') - (y->name[0] == '_');
 }
 
+/* How far a label without a size reaches at most. */
+#define LABEL_MAX_BYTES 4096
+
+/* Whether section shndx of elf holds instructions. */
+static bool in_code(Elf *elf, GElf_Word shndx)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (!elf || shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return false;
+	scn = elf_getscn(elf, shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
 static void build_syms(struct sym_elf *e)
 {
 	int n = dwfl_module_getsymtab(e->mod);
@@ -274,20 +289,40 @@ static void build_syms(struct sym_elf *e)
 	for (int i = 0; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(e->mod, i, &sym, &addr, NULL, NULL,
+		GElf_Word shndx;
+		Elf *elf = NULL;
+		const char *name = dwfl_module_getsym_info(e->mod, i, &sym, &addr, &shndx, &elf,
 							   NULL);
 		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
 
-		if (!name || !*name || !sym.st_size ||
-		    (type != STT_FUNC && type != STT_GNU_IFUNC))
+		if (!name || !*name)
 			continue;
-		e->syms[e->nsyms++] = (struct func_sym){
-			addr, sym.st_size, name,
-			bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0,
-		};
+		if (sym.st_size && (type == STT_FUNC || type == STT_GNU_IFUNC)) {
+			e->syms[e->nsyms++] = (struct func_sym){
+				addr, sym.st_size, name,
+				bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0,
+			};
+		} else if (!sym.st_size && (type == STT_FUNC || type == STT_NOTYPE) &&
+			   in_code(elf, shndx)) {
+			/* A label of hand-written assembly (ld.so's _start, _dl_start_user): it
+			 * reaches the next symbol, as perf names it. Sized symbols win. */
+			e->syms[e->nsyms++] = (struct func_sym){ addr, 0, name, -1 };
+		}
 	}
 	if (e->nsyms)
 		qsort(e->syms, e->nsyms, sizeof(*e->syms), cmp_sym);
+	for (size_t i = 0; i < e->nsyms; i++) {
+		struct func_sym *f = &e->syms[i];
+		size_t j = i + 1;
+
+		if (f->size)
+			continue;
+		while (j < e->nsyms && e->syms[j].addr == f->addr)
+			j++;
+		f->size = j < e->nsyms ? e->syms[j].addr - f->addr : 1;
+		if (f->size > LABEL_MAX_BYTES)
+			f->size = LABEL_MAX_BYTES;
+	}
 }
 
 /* The function symbol holding vaddr, or NULL. Functions do not nest, but a few (cold parts,
