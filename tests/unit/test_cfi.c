@@ -1,0 +1,187 @@
+/* test_cfi.c - binaries' call-frame information compiled into the unwinder's rows: every row
+ * agrees with what libdw says of the same address, the special rules (PLT entries, the signal
+ * trampoline, the outermost frame) are recognised, rows are sorted and merged, the vDSO
+ * compiles. */
+#include <criterion/criterion.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "user/stacks/cfi.h"
+#include "user/stacks/vdso.h"
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+
+static int fd = -1;
+static Elf *elf;
+static struct cfi_table t;
+static struct cfi_stats st;
+
+static void teardown(void)
+{
+	cfi_table__release(&t);
+	if (elf)
+		elf_end(elf);
+	elf = NULL;
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+}
+
+TestSuite(cfi, .fini = teardown, .timeout = 60);
+
+static void compile_fd(int f, const char *what)
+{
+	elf_version(EV_CURRENT);
+	fd = f;
+	cr_assert_geq(fd, 0, "%s: %s", what, strerror(errno));
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	cr_assert_not_null(elf, "%s: not ELF", what);
+	cr_assert_eq(cfi__compile(elf, &t, &st), 0, "%s", what);
+	cr_assert_gt(t.n, 0);
+}
+
+static void compile(const char *path)
+{
+	compile_fd(open(path, O_RDONLY | O_CLOEXEC), path);
+}
+
+/* The file offset of ELF address a (the executable PT_LOAD holding it). */
+static uint64_t offset_of(uint64_t a)
+{
+	size_t n;
+
+	cr_assert_eq(elf_getphdrnum(elf, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    a >= ph.p_vaddr && a < ph.p_vaddr + ph.p_filesz)
+			return a - ph.p_vaddr + ph.p_offset;
+	}
+	cr_assert_fail("%#llx is in no executable segment", (unsigned long long)a);
+	return 0;
+}
+
+Test(cfi, rows_sorted_and_merged)
+{
+	compile(LIBC);
+	cr_log_info("libc: %llu FDEs, %llu rows in, %zu rows", (unsigned long long)st.fdes,
+		    (unsigned long long)st.rows_in, t.n);
+	for (size_t i = 1; i < t.n; i++) {
+		cr_assert_lt(t.rows[i - 1].off, t.rows[i].off, "row %zu out of order", i);
+		cr_assert(t.rows[i - 1].kind != t.rows[i].kind ||
+			  t.rows[i - 1].cfa_off != t.rows[i].cfa_off ||
+			  t.rows[i - 1].rbp_off != t.rows[i].rbp_off, "rows %zu and %zu are equal", i - 1, i);
+	}
+	cr_expect_eq(st.rows_signal, 1, "libc has one signal trampoline");
+	cr_expect_geq(st.rows_plt, 1, "libc has a lazy-binding PLT");
+}
+
+/* Each address's row says what libdw's own evaluation of the CFI says: the CFA's register and
+ * offset, and where rbp was saved. Every 97th byte of libc's code. */
+Test(cfi, rows_agree_with_libdw)
+{
+	Dwarf_CFI *cfi;
+	size_t checked = 0, n;
+
+	compile(LIBC);
+	cfi = dwarf_getcfi_elf(elf);
+	cr_assert_not_null(cfi);
+	cr_assert_eq(elf_getphdrnum(elf, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		for (uint64_t a = ph.p_vaddr; a < ph.p_vaddr + ph.p_filesz; a += 97) {
+			const struct lx_cfi_row *r = cfi_table__find(&t, (uint32_t)offset_of(a));
+			Dwarf_Frame *f;
+			Dwarf_Op *ops, mem[3];
+			size_t nops;
+
+			if (dwarf_cfi_addrframe(cfi, a, &f))
+				continue;	/* no FDE: padding, or code without CFI */
+			cr_assert_not_null(r, "%#llx: no row", (unsigned long long)a);
+			cr_assert_eq(dwarf_frame_cfa(f, &ops, &nops), 0);
+			if (LX_CFI_KIND(r->kind) == LX_CFA_SP || LX_CFI_KIND(r->kind) == LX_CFA_BP) {
+				cr_assert_eq(nops, 1);
+				cr_assert_eq(ops[0].atom, DW_OP_bregx, "%#llx", (unsigned long long)a);
+				cr_assert_eq(ops[0].number, LX_CFI_KIND(r->kind) == LX_CFA_SP ? 7u : 6u,
+					     "%#llx: CFA register", (unsigned long long)a);
+				cr_assert_eq((int64_t)ops[0].number2, (int64_t)r->cfa_off * 8,
+					     "%#llx: CFA offset", (unsigned long long)a);
+				cr_assert_eq(dwarf_frame_register(f, 6, mem, &ops, &nops), 0);
+				if (LX_CFI_RBP(r->kind) == LX_RBP_SAME)
+					cr_assert(!nops && !ops, "%#llx: rbp not kept", (unsigned long long)a);
+				if (LX_CFI_RBP(r->kind) == LX_RBP_CFA)
+					cr_assert(nops == 2 && (int64_t)ops[1].number == r->rbp_off * 8,
+						  "%#llx: rbp's slot", (unsigned long long)a);
+				checked++;
+			}
+			free(f);
+		}
+	}
+	cr_log_info("%zu addresses checked against libdw", checked);
+	cr_assert_gt(checked, 10000);
+}
+
+/* read's entry: the return address is just above rsp. */
+Test(cfi, function_entry_is_rsp_plus_8)
+{
+	const struct lx_cfi_row *r;
+	GElf_Sym sym;
+	bool found = false;
+	Elf_Scn *scn = NULL;
+
+	compile(LIBC);
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++)
+			if (gelf_getsym(d, (int)i, &sym) &&
+			    !strcmp(elf_strptr(elf, sh.sh_link, sym.st_name), "read") && sym.st_value) {
+				found = true;
+				break;
+			}
+	}
+	cr_assert(found, "no read in libc's .dynsym");
+	r = cfi_table__find(&t, (uint32_t)offset_of(sym.st_value));
+	cr_assert_not_null(r);
+	cr_expect_eq(LX_CFI_KIND(r->kind), LX_CFA_SP);
+	cr_expect_eq(r->cfa_off, 1);
+}
+
+/* A program's _start has the outermost frame's rule; its PLT its own. */
+Test(cfi, outermost_frame_and_plt)
+{
+	size_t end = 0, plt = 0;
+
+	compile("/usr/bin/sha256sum");
+	for (size_t i = 0; i < t.n; i++) {
+		end += LX_CFI_KIND(t.rows[i].kind) == LX_CFA_END;
+		plt += LX_CFI_KIND(t.rows[i].kind) == LX_CFA_PLT;
+		if (LX_CFI_KIND(t.rows[i].kind) == LX_CFA_PLT)
+			cr_expect(t.rows[i].rbp_off == 10 || t.rows[i].rbp_off == 11,
+				  "PLT cut %d", t.rows[i].rbp_off);
+	}
+	cr_expect_eq(end, 1, "one outermost frame: _start");
+	cr_expect_geq(plt, 1);
+}
+
+Test(cfi, vdso_compiles)
+{
+	int f = vdso__open();
+
+	if (f == -ENOENT)
+		cr_skip_test("no vDSO");
+	compile_fd(f, "vdso");
+	cr_expect_eq(st.rows_none, 0, "every vDSO row is usable");
+}

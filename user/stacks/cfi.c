@@ -1,0 +1,534 @@
+/* cfi.c - compiles .eh_frame / .debug_frame into the unwinder's rows (cfi.h). */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/grow.h"
+#include "user/stacks/cfi.h"
+
+/* DWARF register numbers of x86_64 (System V psABI). */
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RIP 16
+
+/* Gaps between FDEs up to this long are padding (functions are 16-byte aligned). */
+#define PAD_MAX 15
+
+/* One row before merging: [lo, hi) in file offsets. */
+struct span {
+	uint64_t lo, hi;
+	struct lx_cfi_row rule;	/* off unused */
+};
+
+struct spans {
+	struct span *v;
+	size_t n, cap;
+};
+
+/* The executable PT_LOAD segments: ELF address -> file offset. */
+struct segs {
+	GElf_Phdr p[16];
+	size_t n;
+};
+
+static int read_segs(Elf *elf, struct segs *s)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	s->n = 0;
+	for (size_t i = 0; i < n && s->n < sizeof(s->p) / sizeof(s->p[0]); i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			s->p[s->n++] = ph;
+	}
+	return 0;
+}
+
+/* The segment holding ELF address a, or NULL. */
+static const GElf_Phdr *seg_of(const struct segs *s, uint64_t a)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (a >= s->p[i].p_vaddr && a < s->p[i].p_vaddr + s->p[i].p_filesz)
+			return &s->p[i];
+	return NULL;
+}
+
+/* ---- FDE ranges: libdw decodes the rows, but hands out an FDE's initial location and
+ * length still in the pointer encoding its CIE's augmentation names ---- */
+
+#define PE_OMIT 0xff
+
+static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned shift = 0;
+
+	*v = 0;
+	while (*p < end && shift < 64) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* Reads a pointer of encoding enc at *p, whose address (for pc-relative values) is at_addr.
+ * Only the application the FDEs of Linux binaries use (absolute, pc-relative) is accepted. */
+static bool read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, uint64_t at_addr,
+			 bool apply, uint64_t *v)
+{
+	const uint8_t *q = *p;
+	uint64_t x = 0;
+	size_t size;
+
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		size = 8;
+		break;
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		size = 4;
+		break;
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		size = 2;
+		break;
+	case DW_EH_PE_uleb128:
+		if (!read_uleb(p, end, &x))
+			return false;
+		size = 0;
+		break;
+	default:
+		return false;
+	}
+	if (size) {
+		if ((size_t)(end - q) < size)
+			return false;
+		memcpy(&x, q, size);	/* x86_64 is little-endian, as its ELF files */
+		if (size < 8 && (enc & 0x08) && (x >> (size * 8 - 1)))
+			x |= ~0ull << (size * 8);
+		*p = q + size;
+	}
+	if (!apply)
+		*v = x;
+	else if ((enc & 0x70) == DW_EH_PE_pcrel)
+		*v = x + at_addr;
+	else if ((enc & 0x70) == DW_EH_PE_absptr)
+		*v = x;
+	else
+		return false;
+	return true;
+}
+
+/* The FDE pointer encoding a CIE's augmentation ("zR", "zPLR", "zRS", ...) gives. */
+static uint8_t fde_encoding(const Dwarf_CIE *cie, bool eh_frame)
+{
+	const uint8_t *d = cie->augmentation_data, *end = d + cie->augmentation_data_size;
+	const char *a = cie->augmentation;
+
+	if (!eh_frame)
+		return DW_EH_PE_absptr;
+	if (!a || a[0] != 'z')
+		return a && !a[0] ? DW_EH_PE_absptr : PE_OMIT;
+	for (a++; *a; a++) {
+		uint64_t skip;
+		uint8_t enc;
+
+		switch (*a) {
+		case 'R':
+			return d < end ? *d : PE_OMIT;
+		case 'L':
+			d++;
+			break;
+		case 'P':
+			if (d >= end)
+				return PE_OMIT;
+			enc = *d++;
+			if (!read_encoded(enc & 0x0f, &d, end, 0, false, &skip))
+				return PE_OMIT;
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return PE_OMIT;
+		}
+	}
+	return DW_EH_PE_absptr;
+}
+
+/* ---- rules ---- */
+
+static bool breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
+{
+	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
+		*reg = op->atom - DW_OP_breg0;
+		*off = (int64_t)op->number;
+		return true;
+	}
+	if (op->atom == DW_OP_bregx) {
+		*reg = (unsigned)op->number;
+		*off = (int64_t)op->number2;
+		return true;
+	}
+	return false;
+}
+
+/* The register's rule "saved at CFA + off" (libdw: call_frame_cfa, plus_uconst off). */
+static bool at_cfa(Dwarf_Frame *f, int reg, int64_t *off, bool *same, bool *undef)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+
+	*same = *undef = false;
+	if (dwarf_frame_register(f, reg, mem, &ops, &n))
+		return false;
+	if (!n) {
+		*same = !ops;
+		*undef = !!ops;
+		return false;
+	}
+	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	if (n == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		*off = 0;
+		return true;
+	}
+	return false;
+}
+
+/* A register's rule "saved at rsp + off" as the signal trampoline's FDE states it
+ * (DW_CFA_expression: libdw gives call_frame_cfa, breg7 off). */
+static bool at_sp(Dwarf_Frame *f, int reg, int64_t want)
+{
+	Dwarf_Op mem[3], *ops;
+	unsigned r;
+	int64_t off;
+	size_t n;
+
+	return !dwarf_frame_register(f, reg, mem, &ops, &n) && n == 2 &&
+	       ops[0].atom == DW_OP_call_frame_cfa && breg(&ops[1], &r, &off) && r == REG_RSP &&
+	       off == want;
+}
+
+/* glibc's and the kernel's sigreturn trampoline: CFA = *(rsp + 160), registers from the
+ * mcontext at rsp. */
+static bool signal_rule(Dwarf_Frame *f, const Dwarf_Op *cfa, size_t ncfa)
+{
+	unsigned r;
+	int64_t off;
+
+	return ncfa == 2 && breg(&cfa[0], &r, &off) && r == REG_RSP && off == LX_SIGFRAME_RSP &&
+	       cfa[1].atom == DW_OP_deref && at_sp(f, REG_RIP, LX_SIGFRAME_RIP) &&
+	       at_sp(f, REG_RBP, LX_SIGFRAME_RBP);
+}
+
+/* The lazy-binding PLT's CFA: rsp + 8 + ((rip & 15) >= cut ? 8 : 0), as binutils writes it. */
+static bool plt_rule(const Dwarf_Op *o, size_t n, int64_t *base, uint8_t *cut)
+{
+	unsigned r1, r2;
+	int64_t off2;
+
+	if (n != 9 || !breg(&o[0], &r1, base) || r1 != REG_RSP || !breg(&o[1], &r2, &off2) ||
+	    r2 != REG_RIP || off2 || o[2].atom != DW_OP_lit15 || o[3].atom != DW_OP_and ||
+	    o[4].atom < DW_OP_lit0 || o[4].atom > DW_OP_lit15 || o[5].atom != DW_OP_ge ||
+	    o[6].atom != DW_OP_lit3 || o[7].atom != DW_OP_shl || o[8].atom != DW_OP_plus)
+		return false;
+	*cut = o[4].atom - DW_OP_lit0;
+	return true;
+}
+
+static struct lx_cfi_row none_rule(void)
+{
+	return (struct lx_cfi_row){ .kind = LX_CFI_MAKE_KIND(LX_CFA_NONE, LX_RBP_UNKNOWN) };
+}
+
+/* The row of frame f, as the unwinder can hold it. */
+static struct lx_cfi_row rule_of(Dwarf_Frame *f, bool signal, struct cfi_stats *st)
+{
+	struct lx_cfi_row r = none_rule();
+	bool same, undef;
+	Dwarf_Op *cfa;
+	size_t ncfa;
+	unsigned reg;
+	int64_t off, ra;
+	uint8_t cut, rbp = LX_RBP_UNKNOWN;
+
+	if (dwarf_frame_cfa(f, &cfa, &ncfa) || !ncfa)
+		return r;
+	if (signal) {
+		if (signal_rule(f, cfa, ncfa)) {
+			st->rows_signal++;
+			r.kind = LX_CFI_MAKE_KIND(LX_CFA_SIGNAL, LX_RBP_UNKNOWN);
+		}
+		return r;
+	}
+	if (!at_cfa(f, REG_RIP, &ra, &same, &undef)) {
+		if (undef)
+			r.kind = LX_CFI_MAKE_KIND(LX_CFA_END, LX_RBP_UNKNOWN);
+		return r;
+	}
+	if (ra != -8)
+		return r;
+	if (at_cfa(f, REG_RBP, &off, &same, &undef)) {
+		if (off % 8 == 0 && off / 8 >= -128 && off / 8 <= 127) {
+			rbp = LX_RBP_CFA;
+			r.rbp_off = (int8_t)(off / 8);
+		}
+	} else if (same) {
+		rbp = LX_RBP_SAME;
+	}
+	if (ncfa == 1 && breg(&cfa[0], &reg, &off) && (reg == REG_RSP || reg == REG_RBP) &&
+	    off > 0 && off % 8 == 0 && off / 8 <= UINT16_MAX) {
+		r.kind = LX_CFI_MAKE_KIND(reg == REG_RSP ? LX_CFA_SP : LX_CFA_BP, rbp);
+		r.cfa_off = (uint16_t)(off / 8);
+	} else if (plt_rule(cfa, ncfa, &off, &cut) && off > 0 && off % 8 == 0 &&
+		   off / 8 <= UINT16_MAX) {
+		st->rows_plt++;
+		r.kind = LX_CFI_MAKE_KIND(LX_CFA_PLT, rbp == LX_RBP_CFA ? LX_RBP_UNKNOWN : rbp);
+		r.cfa_off = (uint16_t)(off / 8);
+		r.rbp_off = (int8_t)cut;
+	}
+	return r;
+}
+
+static int span_add(struct spans *sp, uint64_t lo, uint64_t hi, struct lx_cfi_row rule)
+{
+	if (grow_array((void **)&sp->v, &sp->cap, sp->n + 1, sizeof(*sp->v), 1024))
+		return -ENOMEM;
+	sp->v[sp->n++] = (struct span){ lo, hi, rule };
+	return 0;
+}
+
+/* Every row of the FDE covering ELF addresses [lo, hi). */
+static int fde_rows(Dwarf_CFI *cfi, const struct segs *segs, uint64_t lo, uint64_t hi,
+		    struct spans *sp, struct cfi_stats *st)
+{
+	const GElf_Phdr *seg = seg_of(segs, lo);
+	uint64_t pc = lo;
+
+	if (!seg || hi > seg->p_vaddr + seg->p_filesz)
+		return 0;	/* not code this file maps executable */
+	while (pc < hi) {
+		Dwarf_Addr start, end;
+		Dwarf_Frame *f;
+		bool signal;
+		struct lx_cfi_row rule;
+		int err;
+
+		if (dwarf_cfi_addrframe(cfi, pc, &f))
+			return 0;	/* a malformed FDE: its code stays uncovered */
+		if (dwarf_frame_info(f, &start, &end, &signal) < 0 || end <= pc) {
+			free(f);
+			return 0;
+		}
+		if (end > hi)
+			end = hi;
+		rule = rule_of(f, signal, st);
+		free(f);
+		st->rows_in++;
+		st->rows_none += LX_CFI_KIND(rule.kind) == LX_CFA_NONE;
+		err = span_add(sp, pc - seg->p_vaddr + seg->p_offset,
+			       end - seg->p_vaddr + seg->p_offset, rule);
+		if (err)
+			return err;
+		pc = end;
+	}
+	return 0;
+}
+
+/* The CFI section: .eh_frame, else .debug_frame. */
+static Elf_Scn *cfi_section(Elf *elf, bool *eh_frame, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL, *debug = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name && !strcmp(name, ".eh_frame")) {
+			*eh_frame = true;
+			return scn;
+		}
+		if (name && !strcmp(name, ".debug_frame"))
+			debug = scn;
+	}
+	*eh_frame = false;
+	return debug && gelf_getshdr(debug, sh) ? debug : NULL;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static bool same_rule(const struct lx_cfi_row *a, const struct lx_cfi_row *b)
+{
+	return a->kind == b->kind && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+}
+
+/* Sorted spans to rows: a NONE row in each gap, equal neighbours merged. */
+static int spans_to_rows(struct spans *sp, struct cfi_table *t)
+{
+	size_t cap = 0;
+	uint64_t prev_hi = 0;
+
+	qsort(sp->v, sp->n, sizeof(*sp->v), cmp_span);
+	t->rows = NULL;
+	t->n = 0;
+	for (size_t i = 0; i < sp->n; i++) {
+		const struct span *s = &sp->v[i];
+		struct lx_cfi_row r = s->rule;
+
+		if (s->hi > UINT32_MAX)
+			break;	/* past what a row's offset holds: left uncovered */
+		if (grow_array((void **)&t->rows, &cap, t->n + 2, sizeof(*t->rows), 1024))
+			return -ENOMEM;
+		/* Alignment padding between two functions is no code: the row before covers it. */
+		if (t->n && s->lo > prev_hi + PAD_MAX) {
+			struct lx_cfi_row gap = none_rule();
+
+			gap.off = (uint32_t)prev_hi;
+			if (!same_rule(&t->rows[t->n - 1], &gap))
+				t->rows[t->n++] = gap;
+		}
+		r.off = (uint32_t)s->lo;
+		if (!t->n || !same_rule(&t->rows[t->n - 1], &r))
+			t->rows[t->n++] = r;
+		if (s->hi > prev_hi)
+			prev_hi = s->hi;
+	}
+	if (t->n) {
+		/* Past the last FDE: no CFI. */
+		struct lx_cfi_row end = none_rule();
+
+		end.off = (uint32_t)prev_hi;
+		if (grow_array((void **)&t->rows, &cap, t->n + 1, sizeof(*t->rows), 1024))
+			return -ENOMEM;
+		t->rows[t->n++] = end;
+	}
+	return 0;
+}
+
+int cfi__compile(Elf *elf, struct cfi_table *t, struct cfi_stats *st_out)
+{
+	struct cfi_stats st = { 0 };
+	struct spans sp = { 0 };
+	struct segs segs;
+	Dwarf_CFI *cfi = NULL;
+	Dwarf *dw = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	Elf_Data *data;
+	Dwarf_Off off = 0, next;
+	bool eh_frame;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || read_segs(elf, &segs))
+		return -EINVAL;
+	scn = cfi_section(elf, &eh_frame, &sh);
+	data = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!data || !data->d_size)
+		return -ENOENT;
+	if (eh_frame) {
+		cfi = dwarf_getcfi_elf(elf);
+	} else {
+		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		cfi = dw ? dwarf_getcfi(dw) : NULL;
+	}
+	if (!cfi) {
+		err = -ENOENT;
+		goto out;
+	}
+	for (;;) {
+		Dwarf_CFI_Entry e, cie;
+		const uint8_t *p, *end = (const uint8_t *)data->d_buf + data->d_size;
+		uint64_t lo, len;
+		uint8_t enc;
+		int r = dwarf_next_cfi(eh.e_ident, data, eh_frame, off, &next, &e);
+
+		if (r > 0)
+			break;
+		if (r < 0) {
+			if (next == (Dwarf_Off)-1 || next <= off)
+				break;
+			off = next;
+			continue;
+		}
+		off = next;
+		if (dwarf_cfi_cie_p(&e))
+			continue;
+		st.fdes++;
+		if (dwarf_next_cfi(eh.e_ident, data, eh_frame, e.fde.CIE_pointer, &next, &cie) ||
+		    !dwarf_cfi_cie_p(&cie))
+			continue;
+		enc = fde_encoding(&cie.cie, eh_frame);
+		if (enc == PE_OMIT)
+			continue;
+		p = e.fde.start;
+		if (!read_encoded(enc, &p, end, sh.sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf),
+				  true, &lo) ||
+		    !read_encoded(enc & 0x0f, &p, end, 0, false, &len) || !len)
+			continue;
+		err = fde_rows(cfi, &segs, lo, lo + len, &sp, &st);
+		if (err)
+			goto out;
+	}
+	err = spans_to_rows(&sp, t);
+out:
+	free(sp.v);
+	if (dw)
+		dwarf_end(dw);
+	else if (cfi)
+		dwarf_cfi_end(cfi);
+	if (err)
+		cfi_table__release(t);
+	if (st_out)
+		*st_out = st;
+	return err;
+}
+
+const struct lx_cfi_row *cfi_table__find(const struct cfi_table *t, uint32_t off)
+{
+	size_t lo = 0, hi = t->n;
+
+	/* The last row starting at or below off. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &t->rows[lo - 1] : NULL;
+}
+
+void cfi_table__release(struct cfi_table *t)
+{
+	free(t->rows);
+	t->rows = NULL;
+	t->n = 0;
+}
