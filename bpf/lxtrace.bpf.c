@@ -21,6 +21,7 @@
 
 #include "ring.bpf.h"
 #include "target.bpf.h"
+#include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -95,16 +96,114 @@ struct {
 _Static_assert(24 + sizeof(struct lx_stack) + 8 * (LX_STACK_KERN_MAX + LX_STACK_USER_MAX) <=
 	       SCRATCH_BYTES, "scratch holds the largest record");
 
+/* The user registers a stack walk starts from. */
+struct uregs {
+	__u64 ip, sp, bp;
+};
+
+/* Those saved at the current thread's kernel entry; false for a kernel thread. */
+static __always_inline bool current_uregs(struct uregs *u)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+
+	if (t->flags & PF_KTHREAD)
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	u->ip = regs->ip;
+	u->sp = regs->sp;
+	u->bp = regs->bp;
+	return true;
+}
+
+/* Interrupt context (hard or soft interrupt, NMI): current is whatever thread the interrupt
+ * landed on, and what the program sees is not that thread's doing. x86_64 runs interrupts, soft
+ * interrupts and NMIs on stacks of their own when they interrupt the kernel, so code whose stack
+ * is outside the current task's kernel stack (task->stack up to the user registers at its top)
+ * runs in one; an interrupt of user mode shows in the task's entry registers. (The preempt
+ * count would say it too, but its per-CPU variable has no address for BPF on kernels without
+ * CONFIG_KALLSYMS_ALL.) A program with a large stack runs on a private per-CPU stack (6.13+),
+ * so the test is made by waking_ctx, a program too small for one, attached to sched_waking
+ * before the one that records: it pushes its answer on a per-CPU stack, with the wakee, and the
+ * recording program takes it off. A recording run that the kernel skipped (recursion) leaves an
+ * entry whose wakee is not the one of the run below it: it is passed over. */
+#define WAKE_CTX_DEPTH 8
+
+struct wake_ctx {
+	__u64 wakee[WAKE_CTX_DEPTH];
+	__u8 irq[WAKE_CTX_DEPTH];
+	__u32 depth;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct wake_ctx);
+} wake_ctxs SEC(".maps");
+
+static __always_inline int push_wake_ctx(struct task_struct *p)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u64 here = (__u64)&t, lo = (__u64)t->stack, hi = (__u64)regs + sizeof(*regs);
+	__u32 zero = 0, d;
+	struct wake_ctx *w = bpf_map_lookup_elem(&wake_ctxs, &zero);
+
+	if (!w)
+		return 0;
+	d = w->depth;
+	if (d >= WAKE_CTX_DEPTH)
+		return 0;
+	w->wakee[d] = (__u64)p;
+	/* An interrupt that arrived in user mode runs on the task's own stack (nothing of the
+	 * task is on it), but then the task's entry registers are the interrupt's: orig_ax holds
+	 * ~vector, where a syscall or an exception has a number or error code >= 0. */
+	w->irq[d] = here < lo || here >= hi ||
+		    (!(t->flags & PF_KTHREAD) && (long)regs->orig_ax < 0);
+	w->depth = d + 1;
+	return 0;
+}
+
+/* Whether the wakeup of p runs in interrupt context, as waking_ctx found. */
+static __always_inline bool pop_wake_ctx(struct task_struct *p)
+{
+	__u32 zero = 0, d;
+	struct wake_ctx *w = bpf_map_lookup_elem(&wake_ctxs, &zero);
+	bool irq = false;
+
+	if (!w)
+		return false;
+	for (int i = 0; i < WAKE_CTX_DEPTH; i++) {
+		d = w->depth;
+		barrier_var(d);
+		if (!d || d > WAKE_CTX_DEPTH)
+			break;
+		d--;
+		w->depth = d;
+		d &= WAKE_CTX_DEPTH - 1;
+		if (w->wakee[d] == (__u64)p) {
+			irq = w->irq[d];
+			break;
+		}
+	}
+	return irq;
+}
+
 /* Sends rec (24 bytes: every record that carries a stack) followed by the current thread's
- * kernel and/or user stack (struct lx_stack), waking the reader at once with `wake`. Counts the
- * record as lost when the ring is full. */
+ * kernel stack (kern) and/or its user stack (from u, NULL: none), waking the reader at once
+ * with `wake`. irq: the record is an interrupt's, whose stack is only kernel frames. Counts
+ * the record as lost when the ring is full. */
 static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, __u32 size,
-					 bool kern, bool user, bool wake, __u32 skip_frames)
+					 bool kern, const struct uregs *u, bool irq, bool wake,
+					 __u32 skip_frames)
 {
 	__u32 zero = 0, *depth, level;
 	struct lx_stack *st;
 	struct scratch *sc;
 	__u64 nk = 0, nu = 0;
+	__u8 uflags = irq ? LX_USTACK_IRQ : 0, uslot = 0;
 	long n;
 	void *ring;
 
@@ -134,19 +233,23 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	}
 	if (nk > LX_STACK_KERN_MAX)
 		nk = LX_STACK_KERN_MAX;
-	if (user) {
-		n = bpf_get_stack(ctx, &st->pc[nk], LX_STACK_USER_MAX * 8, BPF_F_USER_STACK);
-		nu = n > 0 ? (__u64)n / 8 : 0;
-	}
+	if (u && !irq)
+		nu = unwind_user(u->ip, u->sp, u->bp, (struct walk_out *)&st->pc[nk], &uflags,
+				 &uslot);
 	if (nu > LX_STACK_USER_MAX)
 		nu = LX_STACK_USER_MAX;
 	st->nkern = nk;
 	st->nuser = nu;
+	st->uflags = uflags;
+	st->uslot = uslot;
 	n = size + sizeof(*st) + (nk + nu) * 8;
 	if (n > SCRATCH_BYTES)
 		goto out;
-	if (bpf_ringbuf_output(ring, sc->buf, n, wake ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, n)))
+	if (bpf_ringbuf_output(ring, sc->buf, n, wake ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, n))) {
 		count_lost(1);
+		if (uflags & LX_USTACK_STORE)
+			unwind_unstore(uslot);
+	}
 out:
 	barrier();
 	(*depth)--;
@@ -225,9 +328,12 @@ static __always_inline int on_switch(void *ctx, bool btf, bool preempt, struct t
 	/* prev is current, so its own stacks can be taken: where it blocked or was preempted. */
 	if (prev_tid && (stack_kern || stack_user)) {
 		struct lx_switch l;
+		struct uregs u;
+		bool user = stack_user && current_uregs(&u);
 
 		fill_switch(&l, ts, prev_tid, cpu, next_tid, preempt, prev_state);
-		send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, stack_user, false, TP_SKIP_FRAMES);
+		send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, user ? &u : NULL, false, false,
+			     TP_SKIP_FRAMES);
 		return 0;
 	}
 	r = reserve(&ring, sizeof(*r), cpu);
@@ -242,6 +348,8 @@ static __always_inline int on_wakeup(void *ctx, bool btf, struct task_struct *p,
 {
 	__u64 ts = bpf_ktime_get_ns(), waker = bpf_get_current_pid_tgid();
 	__u32 cpu = bpf_get_smp_processor_id();
+	/* Only sched_waking has waking_ctx before it. */
+	bool irq = type == LX_REC_WAKEUP && (stack_kern || stack_user) && pop_wake_ctx(p);
 	struct lx_wakeup *r, l;
 	void *ring;
 
@@ -253,11 +361,18 @@ static __always_inline int on_wakeup(void *ctx, bool btf, struct task_struct *p,
 	 * which is where it goes unless the scheduler migrates it. */
 	l.target_cpu = TASK_READ(btf, p, thread_info.cpu);
 	l.pad = 0;
-	/* The waker is current (sched_waking runs in its context, or in an interrupt on top of
-	 * it, to which the trace attributes the wakeup all the same): its stack, if traced. */
-	if ((__u32)waker && (stack_kern || stack_user) && traced_current(waker >> 32)) {
-		send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, stack_user, false, TP_SKIP_FRAMES);
-		return 0;
+	/* The waker is current (sched_waking runs in its context), if traced: its stack. An
+	 * interrupt (a timer, an I/O completion) wakes on top of whatever runs: the record is
+	 * the interrupt's, with its kernel stack and never the interrupted thread's user stack. */
+	if (stack_kern || stack_user) {
+		struct uregs u;
+		bool user = stack_user && !irq && current_uregs(&u);
+
+		if (irq || ((__u32)waker && traced_current(waker >> 32))) {
+			send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, user ? &u : NULL, irq,
+				     false, TP_SKIP_FRAMES);
+			return 0;
+		}
 	}
 	r = reserve(&ring, sizeof(*r), cpu);
 	if (!r)
@@ -278,6 +393,8 @@ static __always_inline int on_fork(void *ctx, bool btf, struct task_struct *pare
 	__u8 one = 1;
 	bool wake;
 
+	if (unwind_maps && child_tgid != parent_tgid)
+		pmaps_fork(parent_tgid, child_tgid, (__u64)TASK_READ(btf, child, mm));
 	/* A new process of a traced one is traced from here on, before it can first run: the
 	 * child is not on a run queue until after this tracepoint. */
 	if (target_mode == LX_TARGET_PIDS) {
@@ -296,7 +413,11 @@ static __always_inline int on_fork(void *ctx, bool btf, struct task_struct *pare
 	/* The parent is current: sched_process_fork runs at the end of its fork. A parent that is
 	 * not traced itself (--cgroup: a child moved in) gives no stack. */
 	if ((stack_kern || stack_user) && traced_current(parent_tgid)) {
-		send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, stack_user, wake, TP_SKIP_FRAMES);
+		struct uregs u;
+		bool user = stack_user && current_uregs(&u);
+
+		send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, user ? &u : NULL, false, wake,
+			     TP_SKIP_FRAMES);
 		return 0;
 	}
 	r = reserve(&ring, sizeof(*r), cpu);
@@ -390,6 +511,8 @@ static __always_inline int on_exit(bool group_dead)
 		r->flags = group_dead ? LX_EXIT_GROUP : 0;
 		submit(ring, r, sizeof(*r));
 	}
+	if (group_dead && unwind_maps)
+		bpf_map_delete_elem(&proc_maps, &pid);
 	if (!group_dead || !traced_current(pid))
 		return 0;
 	if (bpf_map_delete_elem(&rss_seen, &pid) == 0)
@@ -479,6 +602,19 @@ int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_str
 /* sched_waking, not sched_wakeup: it runs in the waker's context before the wakee is enqueued,
  * so its timestamp precedes the wakee's next switch-in on any CPU. sched_wakeup may run later
  * on the target CPU (queued wakeups), after the wakee could already be running elsewhere. */
+/* Runs before btf_waking / raw_waking (attached first): see push_wake_ctx. Small on purpose. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(btf_waking_ctx, struct task_struct *p)
+{
+	return push_wake_ctx(p);
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(raw_waking_ctx, struct task_struct *p)
+{
+	return push_wake_ctx(p);
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(btf_waking, struct task_struct *p)
 {
@@ -566,6 +702,88 @@ int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long nr)
 	return on_sys_enter(nr);
 }
 
+/* Tells user space of a new executable mapping of process tgid, which it symbolizes the
+ * process's addresses against: with the file's path below its mount, leaf first, one
+ * NUL-terminated name per directory (user space turns it around), as far as LX_PATH_LEN holds.
+ * Only for traced processes. */
+#define PATH_NAME_MAX 64
+#define PATH_DEPTH 16
+
+static __always_inline void pmaps_new_map(const struct lx_map *m, struct vm_area_struct *vma,
+					  __u32 tgid, bool new_image)
+{
+	struct dentry *d = NULL, *parent;
+	struct lx_mmap *r;
+	__u32 off = 0;
+	long n;
+	void *ring;
+
+	if (!traced_current(tgid))
+		return;
+	r = reserve_current(&ring, sizeof(*r), LX_REC_MMAP);
+	if (!r)
+		return;
+	r->start = m->start;
+	r->end = m->end;
+	r->pgoff = (__u64)m->pgoff << 12;
+	r->ino = m->ino;
+	r->dev = m->dev;
+	r->pid = tgid;
+	r->flags = new_image ? LX_MMAP_NEW_IMAGE : 0;
+	r->pad = 0;
+	r->path[0] = 0;
+	if (vma->vm_file)
+		d = vma->vm_file->f_path.dentry;
+	for (int i = 0; i < PATH_DEPTH && d; i++) {
+		barrier_var(off);
+		if (off > LX_PATH_LEN - PATH_NAME_MAX)
+			break;
+		n = bpf_probe_read_kernel_str(&r->path[off], PATH_NAME_MAX, d->d_name.name);
+		if (n <= 0)
+			break;
+		off += n;
+		parent = d->d_parent;
+		if (parent == d) {
+			d = NULL;
+			break;
+		}
+		d = parent;
+	}
+	/* The walk stopped before the root: an empty name marks the path as incomplete. */
+	if (d && off < LX_PATH_LEN)
+		r->path[off & (LX_PATH_LEN - 1)] = 0;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+}
+
+/* Every change of a process's mappings (mmap, munmap, mprotect, exec's ELF loader, the
+ * dynamic loader) ends with its mmap lock released, in the process's own context. The table
+ * is rebuilt only when the executable mappings changed (unwind.bpf.h). Its own VMA walk
+ * releases the lock again, a run the kernel skips as recursion (not counted as a loss). */
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(maps_unlock, struct mm_struct *mm, bool write)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 tgid = t->tgid;
+
+	if (t->mm != mm || !pmaps_stale(tgid, mm))
+		return 0;
+	pmaps_rebuild(t, tgid, mm, 0, true);
+	return 0;
+}
+
+/* Run once at the start, after maps_unlock is attached: the table of every process alive
+ * (user space reads their mappings from /proc itself). */
+SEC("iter/task")
+int maps_scan(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+
+	if (!t || t->pid != t->tgid || !t->mm)
+		return 0;
+	pmaps_rebuild(t, t->tgid, t->mm, 1, false);
+	return 0;
+}
+
 /* A cpu-clock sample (one perf event per CPU, at the frequency set by user space): the thread
  * that was running and its stacks, kernel (when the timer hit kernel code) and user. In a target
  * mode only traced threads are sampled. */
@@ -575,6 +793,8 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct lx_sample r;
+	struct uregs u;
+	bool user;
 
 	if ((__u32)id ? !traced_current(id >> 32) : !sample_idle)
 		return 0;
@@ -583,6 +803,18 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	/* Meaningful only when the sample hit kernel code: the daemon uses it then. */
 	r.syscall = (__u32)id ? current_syscall() : -1;
 	r.pad = 0;
-	send_stacked(ctx, cpu, &r, sizeof(r), true, (__u32)id != 0, false, 0);
+	/* The user registers: the interrupted ones when the timer hit user code, else those
+	 * saved when the thread entered the kernel. */
+	/* The context allows only 8-byte reads of the registers at fixed offsets (cs is 16 bits
+	 * of its word): volatile, so the compiler shares no address with the other branch. */
+	if ((*(volatile __u64 *)&ctx->regs.cs & 3) == 3) {
+		u.ip = *(volatile __u64 *)&ctx->regs.ip;
+		u.sp = *(volatile __u64 *)&ctx->regs.sp;
+		u.bp = *(volatile __u64 *)&ctx->regs.bp;
+		user = true;
+	} else {
+		user = (__u32)id && current_uregs(&u);
+	}
+	send_stacked(ctx, cpu, &r, sizeof(r), true, user ? &u : NULL, false, false, 0);
 	return 0;
 }

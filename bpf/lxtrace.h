@@ -34,6 +34,8 @@ enum lx_rec_type {
 	LX_REC_REGION_END,	/* struct lx_user: name = region type */
 	LX_REC_LOG,		/* struct lx_user_log: name = category */
 	LX_REC_SAMPLE,		/* struct lx_sample + struct lx_stack: a cpu-clock sample */
+	LX_REC_MMAP,		/* struct lx_mmap: a traced process mapped code */
+	LX_REC_CFI_WANT,	/* struct lx_cfi_want: a stack needs a binary's unwind rows */
 };
 
 /* Which threads the programs record (const volatile target_mode, set before load). */
@@ -168,13 +170,67 @@ struct lx_sample {
  * sampled thread's). kernel frames first, then user frames, each leaf first; the record is
  * sizeof(type) + 8 + 8 * (nkern + nuser) bytes. */
 #define LX_STACK_KERN_MAX 64
-#define LX_STACK_USER_MAX 64
+#define LX_STACK_USER_MAX 64	/* a power of two */
+/* A user frame whose address is an interrupted instruction (the leaf, or the frame a signal
+ * interrupted), not a return address: symbolized at the address itself, not inside the call
+ * before it. User addresses are below 2^47. */
+#define LX_PC_EXACT (1ull << 63)
+
+/* How the user stack was taken (struct lx_stack.uflags). */
+enum lx_ustack_flags {
+	LX_USTACK_END = 1 << 0,		/* the walk reached the outermost frame */
+	LX_USTACK_TRUNCATED = 1 << 1,	/* it stopped at a frame that cannot be code (not
+					 * canonical, in no executable mapping) or did not
+					 * lead up the stack; that frame is left out */
+	LX_USTACK_DEEP = 1 << 2,	/* it stopped at LX_STACK_USER_MAX frames */
+	LX_USTACK_FP = 1 << 3,		/* some frames came from frame pointers (no unwind rows) */
+	LX_USTACK_IRQ = 1 << 4,		/* taken in interrupt context: the stack is the
+					 * interrupt's (kernel frames only), not the thread's */
+	LX_USTACK_STORE = 1 << 5,	/* the walk is kept in the thread's cache slot uslot */
+	LX_USTACK_HIT = 1 << 6,		/* no user frames sent: they are those stored in slot
+					 * uslot by this thread's last LX_USTACK_STORE there */
+};
 
 struct lx_stack {
 	__u32 tid;		/* the thread whose stack it is (current when it was taken) */
-	__u16 nkern;
-	__u16 nuser;
+	__u8 nkern;
+	__u8 nuser;
+	__u8 uflags;		/* enum lx_ustack_flags */
+	__u8 uslot;
 	__u64 pc[];		/* nkern kernel addresses, then nuser user addresses */
+};
+
+/* An executable mapping made by a traced process (mmap, exec, the dynamic loader): what user
+ * space symbolizes its addresses against. dev is the kernel's encoding (major << 20 | minor);
+ * ino 0 for memory that is no file. path is the file's path below its mount, as far as
+ * LX_PATH_LEN holds it (the name alone when the walk up did not finish), "" for no file. */
+#define LX_PATH_LEN 256
+
+enum lx_mmap_flags {
+	LX_MMAP_NEW_IMAGE = 1 << 0,	/* the first of a new address space (an exec): the
+					 * process's earlier mappings are gone */
+};
+
+struct lx_mmap {
+	struct lx_rec h;	/* tid = the mapping thread */
+	__u64 start, end;
+	__u64 pgoff;		/* in bytes */
+	__u64 ino;		/* LX_VDSO_INO (bpf/unwind.h): the vDSO */
+	__u32 pid;
+	__u32 dev;
+	__u32 flags;		/* enum lx_mmap_flags */
+	__u32 pad;
+	char path[LX_PATH_LEN];
+};
+
+/* A walk found no unwind rows for the file mapped at [start, end) of pid: user space compiles
+ * them and loads them (bpf/unwind.h). Sent once per file. */
+struct lx_cfi_want {
+	struct lx_rec h;
+	__u64 start, end;
+	__u64 ino;
+	__u32 pid;
+	__u32 dev;
 };
 
 _Static_assert(sizeof(struct lx_rec) == 16, "lx_rec layout");
@@ -186,6 +242,8 @@ _Static_assert(sizeof(struct lx_exec) == 40, "lx_exec layout");
 _Static_assert(sizeof(struct lx_rss) == 24, "lx_rss layout");
 _Static_assert(sizeof(struct lx_sample) == 24, "lx_sample layout");
 _Static_assert(sizeof(struct lx_stack) == 8, "lx_stack layout");
+_Static_assert(sizeof(struct lx_mmap) == 64 + LX_PATH_LEN, "lx_mmap layout");
+_Static_assert(sizeof(struct lx_cfi_want) == 48, "lx_cfi_want layout");
 _Static_assert(sizeof(struct lx_sysent) == 8, "lx_sysent layout");
 _Static_assert(sizeof(struct lx_syscalls) == 24 + 8 * LX_SYSCALLS_MAX, "lx_syscalls layout");
 _Static_assert(sizeof(struct lx_user) == 104, "lx_user layout");

@@ -1,7 +1,8 @@
 /* capture.c - records a command the way `lxtrace record -- COMMAND` does (as root, the command
- * and its descendants as the target, every syscall, samples, kernel and user stacks, the
- * annotations of the command's program and of --usdt files), but keeps the record stream that
- * capture delivers instead of a trace: the fixture of the golden tests.
+ * and its descendants as the target, every syscall, samples, kernel and user stacks unwound with
+ * the binaries' unwind rows, the annotations of the command's program and of --usdt files), but
+ * keeps the record stream that capture delivers instead of a trace: the fixture of the golden
+ * tests.
  *
  *   capture-stream [-F HZ] [--usdt PATH]... PREFIX -- COMMAND [ARGS...]
  *
@@ -29,6 +30,7 @@
 #include "tests/lib/stream.h"
 #include "user/capture/capture.h"
 #include "user/proc/procscan.h"
+#include "user/stacks/cfi_loader.h"
 #include "user/target/launch.h"
 #include "user/target/target.h"
 #include "user/target/usdt_files.h"
@@ -38,7 +40,23 @@
 
 static int on_record(void *ctx, const struct lx_rec *r, size_t size)
 {
+	/* Answered when peeked at, as the recorder does: nothing for the model. */
+	if (r->type == LX_REC_CFI_WANT)
+		return 0;
 	return stream__add_record(ctx, r, size);
+}
+
+/* The unwinder's rows, loaded as the recorder loads them, so that the user stacks recorded are
+ * the ones a recording has. */
+static struct cfi_loader *cfi;
+
+static int on_peek(void *ctx, const struct lx_rec *r, size_t size)
+{
+	if (cfi && r->type == LX_REC_CFI_WANT && size >= sizeof(struct lx_cfi_want))
+		cfi_loader__want(cfi, (const struct lx_cfi_want *)r);
+	if (cfi && r->type == LX_REC_MMAP && size >= sizeof(struct lx_mmap))
+		cfi_loader__mapped(cfi, (const struct lx_mmap *)r);
+	return 0;
 }
 
 static int on_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
@@ -200,6 +218,24 @@ static int save_threads(struct target *t, const char *path)
 	return fclose(f) ? -EIO : 0;
 }
 
+static int new_cfi_loader(struct capture *cap)
+{
+	struct capture_unwind_maps um;
+	int err = capture__unwind_maps(cap, &um);
+
+	if (err)
+		return err;
+	cfi = cfi_loader__new(&(struct cfi_loader_opts){
+		.sz = sizeof(struct cfi_loader_opts),
+		.rows = um.rows,
+		.rows_max = um.rows_max,
+		.files_fd = um.files_fd,
+		.wanted_fd = um.wanted_fd,
+		.gen = um.gen,
+	});
+	return cfi ? 0 : -errno;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: capture-stream [-F HZ] [--usdt PATH]... PREFIX -- COMMAND [ARGS...]\n");
@@ -261,6 +297,7 @@ int main(int argc, char **argv)
 		.stack_kern = true,
 		.stack_user = true,
 		.on_record = on_record,
+		.on_peek = on_peek,
 		.on_lost = on_lost,
 		.ctx = &s,
 		.target_mode = LX_TARGET_PIDS,
@@ -268,6 +305,8 @@ int main(int argc, char **argv)
 	err = cap ? capture__load(cap) : -errno;
 	if (!err)
 		err = capture__add_target(cap, launch__pid(cmd));
+	if (!err)
+		err = new_cfi_loader(cap);
 	s.ncpus = (uint32_t)libbpf_num_possible_cpus();
 	s.start = now_ns();
 	if (!err)
@@ -302,6 +341,7 @@ int main(int argc, char **argv)
 out:
 	if (err)
 		fprintf(stderr, "capture-stream: %s\n", strerror(-err));
+	cfi_loader__free(cfi);
 	capture__free(cap);
 	usdt_files__free(usdt);
 	launch__free(cmd);

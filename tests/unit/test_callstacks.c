@@ -1,5 +1,6 @@
 /* test_callstacks.c - raw stacks to trace stacks: frame order (kernel, syscall, user, identity),
- * trimming of deep stacks at the root end within Go's limits, deduplication, synthetic PCs. */
+ * trimming of deep stacks at the root end within Go's limits, deduplication, synthetic PCs, the
+ * walks the BPF cache names by slot, truncation marks, interrupt stacks and exact pcs. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
@@ -224,4 +225,75 @@ Test(callstacks, a_stack_in_use_stays_in_the_memory)
 
 	callstacks__stats(cs, &st);
 	cr_expect_eq(st.distinct, 1 + n, "a stack in use was built again");
+}
+
+/* A walk the BPF cache stored (LX_USTACK_STORE in slot 2) and a later record of the same thread
+ * naming that slot (LX_USTACK_HIT, no user frames) give the same trace stack. */
+Test(callstacks, cache_hit_repeats_the_stored_walk)
+{
+	const struct lx_stack *st = make_raw(0, 2);
+	uint64_t stored, hit;
+
+	raw.h.uflags = LX_USTACK_STORE | LX_USTACK_END;
+	raw.h.uslot = 2;
+	callstacks__see(cs, st);
+	stored = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, st);
+	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_HIT | LX_USTACK_END,
+				   .uslot = 2 };
+	callstacks__see(cs, &raw.h);
+	hit = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h);
+	cr_assert_neq(stored, 0);
+	cr_expect_eq(hit, stored, "a hit must repeat the stored walk's stack");
+}
+
+/* A hit whose stored walk never arrived (its record was lost), or whose thread died, is a
+ * truncated stack: never another walk's frames. */
+Test(callstacks, hit_without_its_walk_is_truncated)
+{
+	const struct gt_stack *s;
+
+	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_STORE, .uslot = 1,
+				   .nuser = 2 };
+	raw.pc[0] = symfix__addr(&fix, "probe_ret");
+	raw.pc[1] = symfix__addr(&fix, "middle_ret");
+	callstacks__see(cs, &raw.h);
+	callstacks__forget_thread(cs, (uint32_t)fix.pid);
+	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_HIT, .uslot = 1 };
+	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h));
+	cr_assert_eq(s->n, 3, "the mark, the process and the program");
+	cr_expect_str_eq(s->frames[0].func, "[truncated]");
+}
+
+/* A walk that stopped at a frame that cannot be code ends in the mark; a wakeup raised by an
+ * interrupt is "[irq]" under its kernel frames, without the thread's user frames. */
+Test(callstacks, truncation_mark_and_interrupt_identity)
+{
+	const struct gt_stack *s;
+
+	make_raw(0, 2);
+	raw.h.uflags = LX_USTACK_TRUNCATED;
+	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h));
+	cr_assert_geq(s->n, 5);
+	cr_expect_str_eq(s->frames[s->n - 3].func, "[truncated]", "above the process and program");
+	make_raw(2, 0);
+	raw.h.uflags = LX_USTACK_IRQ;
+	s = decoded(callstacks__get(cs, 0, 0, 0, -1, &raw.h));
+	cr_assert_eq(s->n, 3);
+	cr_expect_str_eq(s->frames[0].file, "[kernel]");
+	cr_expect_str_eq(s->frames[2].func, "[irq]");
+}
+
+/* The leaf, and a frame a signal interrupted, are where the thread was (LX_PC_EXACT), not a
+ * return address: resolved at the address itself. */
+Test(callstacks, exact_pcs_are_not_return_addresses)
+{
+	uint64_t a = symfix__addr(&fix, "probe_ret");
+	const struct gt_stack *s;
+
+	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .nuser = 2 };
+	raw.pc[0] = a | LX_PC_EXACT;
+	raw.pc[1] = a | LX_PC_EXACT;
+	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h));
+	cr_assert_geq(s->n, 2);
+	cr_expect_eq(s->frames[0].pc, a, "an exact pc is looked up as is, not one byte back");
 }

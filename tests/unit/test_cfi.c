@@ -1,7 +1,7 @@
 /* test_cfi.c - binaries' call-frame information compiled into the unwinder's rows: every row
  * agrees with what libdw says of the same address, the special rules (PLT entries, the signal
- * trampoline, the outermost frame) are recognised, rows are sorted and merged, the vDSO
- * compiles. */
+ * trampoline, the outermost frame) are recognised, rows are sorted and merged, the vDSO and a
+ * mapped file's path come out right. */
 #include <criterion/criterion.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "user/proc/mmap_path.h"
 #include "user/stacks/cfi.h"
 #include "user/stacks/vdso.h"
 
@@ -184,4 +185,22 @@ Test(cfi, vdso_compiles)
 		cr_skip_test("no vDSO");
 	compile_fd(f, "vdso");
 	cr_expect_eq(st.rows_none, 0, "every vDSO row is usable");
+}
+
+/* The names BPF sends, leaf first, up to the root: the path in order; a walk that stopped
+ * early (no "/" at the end) gives no path. */
+Test(cfi, mmap_path_from_dentry_names)
+{
+	static const char names[] = "libc.so.6\0x86_64-linux-gnu\0lib\0usr\0/\0";
+	struct lx_mmap r = { 0 };
+	char path[256];
+
+	memcpy(r.path, names, sizeof(names));
+	cr_assert_eq(mmap_path__get(&r, path, sizeof(path)), 0);
+	cr_expect_str_eq(path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	memset(r.path, 0, sizeof(r.path));
+	memcpy(r.path, names, 20);	/* two names, no root */
+	cr_expect_eq(mmap_path__get(&r, path, sizeof(path)), -ENOENT);
+	cr_expect_str_eq(path, "");
+	cr_expect_eq(mmap_path__get(&r, path, 8), -ENOENT);
 }

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include <bpf/bpf.h>
@@ -79,6 +80,8 @@ struct capture {
 	uint64_t until;		/* records after this time are not delivered (capture__drain) */
 	uint64_t after_stop;	/* how many were not, lost ones included */
 	uint64_t lost_after_stop;
+	struct lx_cfi_row *rows;	/* the unwind rows, mmap'ed once asked for */
+	size_t rows_bytes;
 };
 
 /* tp_btf needs the kernel's BTF to describe the tracepoint (btf_trace_<name>, since 5.5).
@@ -96,6 +99,12 @@ static bool have_tp_btf(void)
 	return ok;
 }
 
+/* Samples always carry the sampled thread's user stack. */
+static bool user_stacks(const struct capture_opts *o)
+{
+	return o->stack_user || o->sample_hz;
+}
+
 /* Keeps one program of each tp_btf/raw_tp pair, the sys_enter pair only when asked, and the
  * rss_stat pair only for a target (system-wide, one memory counter would mean nothing). */
 static void choose_programs(struct capture *c)
@@ -106,6 +115,9 @@ static void choose_programs(struct capture *c)
 		bool on;
 	} pairs[] = {
 		{ s->progs.btf_switch, s->progs.raw_switch, true },
+		/* Before the waking program: the object lists it first, so it is attached first. */
+		{ s->progs.btf_waking_ctx, s->progs.raw_waking_ctx,
+		  c->opts.stack_kern || c->opts.stack_user },
 		{ s->progs.btf_waking, s->progs.raw_waking, true },
 		{ s->progs.btf_wakeup_new, s->progs.raw_wakeup_new, true },
 		{ s->progs.btf_fork, s->progs.raw_fork, true },
@@ -125,6 +137,10 @@ static void choose_programs(struct capture *c)
 	}
 	bpf_program__set_autoload(s->progs.flush_cpu, c->opts.syscalls);
 	bpf_program__set_autoload(s->progs.cpu_sample, o->sample_hz > 0);
+	/* User stacks are unwound in BPF from each process's mapping table (unwind.bpf.h). */
+	bpf_program__set_autoload(s->progs.maps_unlock, user_stacks(o));
+	bpf_program__set_autoload(s->progs.maps_scan, user_stacks(o));
+	s->rodata->unwind_maps = user_stacks(o);
 	s->rodata->stage_syscalls = o->syscalls;
 	s->rodata->stack_kern = o->stack_kern;
 	s->rodata->stack_user = o->stack_user;
@@ -252,6 +268,25 @@ static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 	return c->opts.on_lost(c->opts.ctx, cpu, ts, n);
 }
 
+/* The unwinder's tables: room for the rows of the binaries stacks meet (libc has ~23,000,
+ * python3 ~58,000; 8 bytes each), one mapping table per process (4 KiB, allocated as used). */
+#define CFI_ROWS (1u << 21)
+#define CFI_FILES 8192
+#define PROC_TABLES 32768
+
+static int size_unwind_maps(struct capture *c)
+{
+	bool on = user_stacks(&c->opts);
+	int err;
+
+	err = bpf_map__set_max_entries(c->skel->maps.cfi_rows, on ? CFI_ROWS : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(c->skel->maps.cfi_files, on ? CFI_FILES : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(c->skel->maps.proc_maps, on ? PROC_TABLES : 1);
+	return err;
+}
+
 struct capture *capture__new(const struct capture_opts *opts)
 {
 	struct capture *c;
@@ -323,6 +358,11 @@ struct capture *capture__new(const struct capture_opts *opts)
 					       opts->target_mode != LX_TARGET_ALL ? MAX_TARGETS : 1);
 	if (err) {
 		fprintf(stderr, "lxtrace: capture: sizing the target maps: %s\n", strerror(-err));
+		goto fail;
+	}
+	err = size_unwind_maps(c);
+	if (err) {
+		fprintf(stderr, "lxtrace: capture: sizing the unwinder's maps: %s\n", strerror(-err));
 		goto fail;
 	}
 	if (opts->annotations) {
@@ -465,6 +505,37 @@ static int attach_sampling(struct capture *c)
 	return 0;
 }
 
+/* Builds the mapping table of every process alive, once maps_unlock keeps them current: a
+ * task iterator, read to its end. */
+static int scan_processes(struct capture *c)
+{
+	struct bpf_link *link = bpf_program__attach_iter(c->skel->progs.maps_scan, NULL);
+	char buf[64];
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!link) {
+		err = -errno;
+		fprintf(stderr, "lxtrace: capture: attaching the process scan: %s\n", strerror(-err));
+		return err;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			;
+		if (n < 0)
+			err = -errno;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	if (err)
+		fprintf(stderr, "lxtrace: capture: scanning the processes' mappings: %s\n",
+			strerror(-err));
+	return err;
+}
+
 int capture__attach(struct capture *c)
 {
 	struct bpf_program *prog;
@@ -476,7 +547,7 @@ int capture__attach(struct capture *c)
 		/* flush_cpu is run by the reader, never attached; cpu_sample hangs off perf
 		 * events, attached last. */
 		if (!bpf_program__autoload(prog) || prog == c->skel->progs.flush_cpu ||
-		    prog == c->skel->progs.cpu_sample)
+		    prog == c->skel->progs.cpu_sample || prog == c->skel->progs.maps_scan)
 			continue;
 		link = bpf_program__attach(prog);
 		if (!link) {
@@ -490,6 +561,12 @@ int capture__attach(struct capture *c)
 			return -E2BIG;
 		}
 		c->links[c->nlinks++] = link;
+	}
+	if (user_stacks(&c->opts)) {
+		int err = scan_processes(c);
+
+		if (err)
+			return err;
 	}
 	return c->opts.sample_hz ? attach_sampling(c) : 0;
 }
@@ -596,7 +673,7 @@ int capture__poll(struct capture *c)
 }
 
 /* Runs the kernel skipped because the program was already running on that CPU. */
-static uint64_t count_object_misses(const struct bpf_object *obj)
+static uint64_t count_object_misses(const struct bpf_object *obj, const struct bpf_program *skip)
 {
 	struct bpf_program *prog;
 	uint64_t n = 0;
@@ -606,7 +683,7 @@ static uint64_t count_object_misses(const struct bpf_object *obj)
 		uint32_t len = sizeof(info);
 
 		memset(&info, 0, sizeof(info));
-		if (bpf_program__fd(prog) >= 0 &&
+		if (prog != skip && bpf_program__fd(prog) >= 0 &&
 		    !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 			n += info.recursion_misses;
 	}
@@ -615,7 +692,9 @@ static uint64_t count_object_misses(const struct bpf_object *obj)
 
 static uint64_t count_misses(const struct capture *c)
 {
-	return count_object_misses(c->skel->obj) + (c->ann ? count_object_misses(c->ann->obj) : 0);
+	/* maps_unlock's own VMA walk releases the lock it traces: that run is skipped by design. */
+	return count_object_misses(c->skel->obj, c->skel->progs.maps_unlock) +
+	       (c->ann ? count_object_misses(c->ann->obj, NULL) : 0);
 }
 
 static void detach(struct capture *c)
@@ -656,6 +735,53 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 	};
 }
 
+int capture__unwind_maps(struct capture *c, struct capture_unwind_maps *out)
+{
+	size_t bytes = (size_t)bpf_map__max_entries(c->skel->maps.cfi_rows) * sizeof(struct lx_cfi_row);
+	void *rows;
+
+	if (!user_stacks(&c->opts))
+		return -ENOENT;
+	if (!c->rows) {
+		rows = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    bpf_map__fd(c->skel->maps.cfi_rows), 0);
+		if (rows == MAP_FAILED) {
+			int err = -errno;
+
+			fprintf(stderr, "lxtrace: capture: mapping the unwind rows: %s\n", strerror(-err));
+			return err;
+		}
+		c->rows = rows;
+		c->rows_bytes = bytes;
+	}
+	out->rows = c->rows;
+	out->rows_max = bpf_map__max_entries(c->skel->maps.cfi_rows);
+	out->files_fd = bpf_map__fd(c->skel->maps.cfi_files);
+	out->wanted_fd = bpf_map__fd(c->skel->maps.cfi_wanted);
+	out->gen = (volatile uint64_t *)&c->skel->bss->cfi_gen;
+	return 0;
+}
+
+int capture__unwind_stats(const struct capture *c, uint64_t out[LX_UNWIND_NSTATS])
+{
+	uint64_t *vals = calloc(c->ncpus, sizeof(*vals));
+	int err = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < LX_UNWIND_NSTATS; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.unwind_stats), &k, vals)) {
+			err = -errno;
+			break;
+		}
+		for (uint32_t cpu = 0; cpu < c->ncpus; cpu++)
+			out[k] += vals[cpu];
+	}
+	free(vals);
+	return err;
+}
+
 void capture__free(struct capture *c)
 {
 	if (!c)
@@ -663,6 +789,8 @@ void capture__free(struct capture *c)
 	detach(c);
 	free(c->usdt_links);
 	ring_buffer__free(c->rb);
+	if (c->rows)
+		munmap(c->rows, c->rows_bytes);
 	annotate__destroy(c->ann);
 	lxtrace__destroy(c->skel);
 	for (uint32_t cpu = 0; c->rings && cpu < c->ncpus; cpu++)

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "bpf/lxtrace.h"
+#include "bpf/unwind.h"
 #include "user/capture/merge.h"
 
 struct capture;
@@ -80,6 +81,20 @@ int capture__poll(struct capture *c);
 int capture__drain(struct capture *c, uint64_t until);
 
 void capture__stats(const struct capture *c, struct capture_stats *out);
+
+/* The user-stack unwinder's maps, for loading binaries' unwind rows (user/stacks/cfi_loader.h). */
+struct capture_unwind_maps {
+	struct lx_cfi_row *rows;	/* mmap'ed, owned by the capture */
+	uint32_t rows_max;
+	int files_fd, wanted_fd;
+	volatile uint64_t *gen;
+};
+
+/* After load; -ENOENT when no user stacks are taken. */
+int capture__unwind_maps(struct capture *c, struct capture_unwind_maps *out);
+
+/* The unwinder's counters (enum lx_unwind_stat), summed over CPUs. */
+int capture__unwind_stats(const struct capture *c, uint64_t out[LX_UNWIND_NSTATS]);
 
 /* Detaches and frees. Accepts NULL and half-built captures. */
 void capture__free(struct capture *c);

@@ -32,6 +32,7 @@
 #include "user/cli/output_file.h"
 #include "user/cli/record_args.h"
 #include "user/model/model.h"
+#include "user/stacks/cfi_loader.h"
 #include "user/target/launch.h"
 #include "user/target/target.h"
 #include "user/target/usdt_files.h"
@@ -150,6 +151,7 @@ static void catch_signals(void)
  * has already reported. */
 struct sink {
 	struct model *model;
+	struct cfi_loader *cfi;
 	int err;
 };
 
@@ -157,6 +159,9 @@ static int to_model(void *ctx, const struct lx_rec *r, size_t size)
 {
 	struct sink *s = ctx;
 
+	/* Asks for unwind rows, answered when peeked at: nothing for the trace. */
+	if (r->type == LX_REC_CFI_WANT)
+		return 0;
 	s->err = model__record(s->model, r, size);
 	return s->err;
 }
@@ -165,7 +170,14 @@ static int peek_to_model(void *ctx, const struct lx_rec *r, size_t size)
 {
 	struct sink *s = ctx;
 
-	model__peek(s->model, r, size);
+	/* A stack is waiting for these rows: load them now, while the process runs. */
+	if (r->type == LX_REC_CFI_WANT && size >= sizeof(struct lx_cfi_want) && s->cfi)
+		cfi_loader__want(s->cfi, (const struct lx_cfi_want *)r);
+	/* A new mapping of code: its rows are loaded before a stack needs them. */
+	if (r->type == LX_REC_MMAP && size >= sizeof(struct lx_mmap) && s->cfi)
+		cfi_loader__mapped(s->cfi, (const struct lx_mmap *)r);
+	if (s->model)
+		model__peek(s->model, r, size);
 	return 0;
 }
 
@@ -223,6 +235,32 @@ static void report_model_error(const struct output *o, const char *step, int err
 		fprintf(stderr, PREFIX "model: %s: %s\n", step, strerror(-err));
 }
 
+/* The loader of unwind rows, when user stacks are taken. */
+static int new_cfi_loader(struct capture *cap, struct cfi_loader **out)
+{
+	struct capture_unwind_maps um;
+	int err = capture__unwind_maps(cap, &um);
+
+	*out = NULL;
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return err;
+	*out = cfi_loader__new(&(struct cfi_loader_opts){
+		.sz = sizeof(struct cfi_loader_opts),
+		.rows = um.rows,
+		.rows_max = um.rows_max,
+		.files_fd = um.files_fd,
+		.wanted_fd = um.wanted_fd,
+		.gen = um.gen,
+	});
+	if (!*out) {
+		err = -errno;
+		fprintf(stderr, PREFIX "unwinder: %s\n", strerror(-err));
+	}
+	return err;
+}
+
 struct status {
 	uint64_t start, next, last_records, last_ns;
 };
@@ -244,8 +282,32 @@ static void show_status(struct status *s, const struct capture *cap, uint64_t no
 	s->next = now + STATUS_PERIOD_NS;
 }
 
+/* How the user stacks were taken: walks, proofs from the cache, what stopped walks early. */
+static void print_unwind_summary(const struct capture *cap, const struct cfi_loader *cfi)
+{
+	uint64_t u[LX_UNWIND_NSTATS];
+	struct cfi_loader_stats ls;
+
+	if (!cfi || capture__unwind_stats(cap, u))
+		return;
+	cfi_loader__stats(cfi, &ls);
+	fprintf(stderr, "  user stacks:   %llu walked, %llu unchanged (cached), %llu truncated, "
+		"%llu with frame-pointer steps, %llu frames without rows yet; %llu process tables "
+		"built (%llu busy)\n",
+		(unsigned long long)u[LX_UNWIND_WALKS], (unsigned long long)u[LX_UNWIND_HITS],
+		(unsigned long long)u[LX_UNWIND_TRUNCATED], (unsigned long long)u[LX_UNWIND_FP],
+		(unsigned long long)u[LX_UNWIND_NO_TABLE], (unsigned long long)u[LX_UNWIND_SCANS],
+		(unsigned long long)u[LX_UNWIND_SCAN_BUSY]);
+	fprintf(stderr, "  unwind rows:   %llu binaries (%llu rows), %llu without CFI, %llu retried, "
+		"%llu did not fit; compiling took %.3f s\n",
+		(unsigned long long)ls.files, (unsigned long long)ls.rows,
+		(unsigned long long)ls.files_empty, (unsigned long long)ls.files_retry,
+		(unsigned long long)ls.files_full, ls.compile_ns / 1e9);
+}
+
 static void print_summary(const char *path, double secs, const struct model *m,
-			  const struct gt_writer *w, const struct capture *cap)
+			  const struct gt_writer *w, const struct capture *cap,
+			  const struct cfi_loader *cfi)
 {
 	const struct foreign_log *refused;
 	struct model_stats ms;
@@ -275,6 +337,7 @@ static void print_summary(const char *path, double secs, const struct model *m,
 			(unsigned long long)foreign_log__count(refused));
 		foreign_log__print(refused, stderr, "   ");
 	}
+	print_unwind_summary(cap, cfi);
 	fprintf(stderr, "  threads:       %llu\n", (unsigned long long)ms.threads);
 	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
 		(unsigned long long)ws.bytes, (unsigned long long)ws.events,
@@ -476,6 +539,8 @@ int cmd_record(int argc, char **argv)
 	err = capture__load(cap);
 	for (size_t i = 0; !err && target && i < target__npids(target); i++)
 		err = capture__add_target(cap, target__pid(target, i));
+	if (!err)
+		err = new_cfi_loader(cap, &sink.cfi);
 	if (err)
 		goto cleanup;
 
@@ -607,7 +672,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	if (!cmd_failed)
-		print_summary(args.output, (end - start) / 1e9, model, writer, cap);
+		print_summary(args.output, (end - start) / 1e9, model, writer, cap, sink.cfi);
 
 	/* A command that outlives the recording (--duration) still decides the exit status. */
 	if (cmd && !cmd_done) {
@@ -620,6 +685,7 @@ int cmd_record(int argc, char **argv)
 
 cleanup:
 	model__free(model);
+	cfi_loader__free(sink.cfi);
 	gt_writer__free(writer);
 	capture__free(cap);
 	close_err = output_file__close(file);

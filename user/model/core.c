@@ -80,6 +80,18 @@ int model_special_stack(struct model *m, uint32_t p, enum ident_special k, uint6
 	return *stk ? 0 : -errno;
 }
 
+int model_waker_stack(struct model *m, uint32_t p, struct thread *cur, uint64_t *stk)
+{
+	/* Never the interrupted thread's user stack: the interrupt is not its doing. */
+	if (m->rs && (m->rs->uflags & LX_USTACK_IRQ)) {
+		*stk = callstacks__get(m->cs, p, 0, 0, -1, m->rs);
+		return *stk ? 0 : -errno;
+	}
+	if (!cur)
+		return model_special_stack(m, p, IDENT_SPECIAL_IRQ, stk);
+	return model_thread_stack(m, p, cur, -1, stk);
+}
+
 int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t creator_stk)
 {
 	uint64_t new_stk;

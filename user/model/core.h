@@ -75,6 +75,11 @@ int model_thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, ui
 /* The one-frame stack k (idents.h) for an event on P p. */
 int model_special_stack(struct model *m, uint32_t p, enum ident_special k, uint64_t *stk);
 
+/* The stack of a wakeup on P p: "[irq]" under the interrupt's kernel frames when the current
+ * record says an interrupt raised it (LX_USTACK_IRQ), or when no thread runs on p; else the
+ * running thread's. */
+int model_waker_stack(struct model *m, uint32_t p, struct thread *cur, uint64_t *stk);
+
 /* GoCreate of t (a fresh goid) on P p by whatever runs there, the creator's stack
  * creator_stk; t becomes runnable. The caller counts a new thread (an exec's new image is a new
  * goroutine of the same thread). */

@@ -61,6 +61,8 @@ static const struct kind {
 			 MODEL_KIND_ANNOTATION, model_on_user },
 	[LX_REC_SAMPLE] = { sizeof(struct lx_sample), STACK_ALWAYS, { offsetof(struct lx_sample, pid) },
 			    MODEL_KIND_SAMPLE, model_on_sample },
+	[LX_REC_MMAP] = { sizeof(struct lx_mmap), STACK_NONE, { offsetof(struct lx_mmap, pid) },
+			  MODEL_KIND_MMAP, model_on_mmap },
 };
 
 /* The kind of a record that can be trusted to be what its type says: a type the model takes
@@ -121,6 +123,9 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 		model_repair(m, MODEL_REPAIR_BAD_RECORD);
 		return 0;
 	}
+	/* A walk the thread's BPF cache stored: later records name it instead of carrying it. */
+	if (m->rs)
+		callstacks__see(m->cs, m->rs);
 	model_advance(m, r->ts);
 	m->st.kinds[k->count]++;
 	err = k->on(m, r);

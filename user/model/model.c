@@ -48,6 +48,7 @@ static const char *const kind_names[MODEL_KIND_COUNT] = {
 	[MODEL_KIND_RSS] = "memory",
 	[MODEL_KIND_ANNOTATION] = "annotations",
 	[MODEL_KIND_SAMPLE] = "samples",
+	[MODEL_KIND_MMAP] = "mappings",
 };
 
 const char *model__kind_name(enum model_kind k)

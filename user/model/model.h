@@ -74,6 +74,7 @@ enum model_kind {
 	MODEL_KIND_RSS,			/* "memory": resident memory changes of a target */
 	MODEL_KIND_ANNOTATION,		/* "annotations": task, region and log records */
 	MODEL_KIND_SAMPLE,		/* "samples" */
+	MODEL_KIND_MMAP,		/* "mappings": of code, by traced processes */
 	MODEL_KIND_COUNT,
 };
 

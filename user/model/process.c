@@ -58,7 +58,8 @@ int model_on_fork(struct model *m, const struct lx_rec *r)
 	if (err)
 		return err;
 	if (m->cs && f->child_pid == f->h.tid)
-		callstacks__image(m->cs, f->child_pid, f->h.ts);
+		callstacks__fork(m->cs, parent ? idents__pid(m->idents, parent->ident) : 0,
+				 f->child_pid);
 
 	/* GoCreate is attributed to whatever runs on its P: the parent, or nothing at all. */
 	if (parent) {
@@ -150,9 +151,7 @@ int model_on_exec(struct model *m, const struct lx_rec *r)
 		if (err)
 			return err;
 	}
-	/* Its later stacks resolve in the new image. */
-	if (m->cs)
-		callstacks__image(m->cs, e->pid, e->h.ts);
+	/* Its later stacks resolve in the new image, which began with its first mapping. */
 	return exec_image(m, e->h.cpu, old, t, e->pid, comm);
 }
 
@@ -186,4 +185,13 @@ int model_on_exit(struct model *m, const struct lx_rec *r)
 	if (m->cs && (r->flags & LX_EXIT_GROUP))
 		callstacks__exit(m->cs, idents__pid(m->idents, t->ident));
 	return err;
+}
+
+/* A mapping of code: the image the process's stacks resolve against grows (or, with an exec's
+ * first mapping, starts anew). Nothing for the trace itself. */
+int model_on_mmap(struct model *m, const struct lx_rec *r)
+{
+	if (m->cs)
+		callstacks__mmap(m->cs, (const struct lx_mmap *)r);
+	return 0;
 }

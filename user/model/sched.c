@@ -9,6 +9,7 @@
 #include "user/model/handlers.h"
 #include "user/model/threads.h"
 #include "user/proc/syscalls.h"
+#include "user/stacks/callstacks.h"
 
 /* Writes how running t leaves CPU c, from the state and syscall the kernel reported. */
 static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned state, int nr)
@@ -103,6 +104,9 @@ int model_on_switch(struct model *m, const struct lx_rec *r)
 			if (err)
 				return err;
 		}
+		/* A dead thread's last switch: the walks its BPF cache kept died with it. */
+		if (m->cs && s->prev_state == LX_PREV_DEAD)
+			callstacks__forget_thread(m->cs, s->h.tid);
 	}
 	if (m->cur[c]) {
 		/* The model had another G here than the kernel switched out. */
@@ -145,19 +149,13 @@ int model_on_wakeup(struct model *m, const struct lx_rec *r)
 	switch (t->state) {
 	case THREAD_WAITING:
 	case THREAD_SYSBLOCKED:
-		if (m->cur[c])
-			err = model_thread_stack(m, c, m->cur[c], -1, &stk);
-		else
-			err = model_special_stack(m, c, IDENT_SPECIAL_IRQ, &stk);
+		err = model_waker_stack(m, c, m->cur[c], &stk);
 		return err ? err : model_go_ready(m, c, t, stk);
 	case THREAD_RUNNING:
 		/* sched_waking can precede the wakee's own switch-out (docs/model.md). */
 		if (t->wake_stk)
 			model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
-		if (m->cur[c] && m->cur[c] != t)
-			err = model_thread_stack(m, c, m->cur[c], -1, &t->wake_stk);
-		else
-			err = model_special_stack(m, c, IDENT_SPECIAL_IRQ, &t->wake_stk);
+		err = model_waker_stack(m, c, m->cur[c] != t ? m->cur[c] : NULL, &t->wake_stk);
 		return err;
 	default:
 		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);

@@ -1,16 +1,20 @@
 /* callstacks.c - raw kernel/user stacks to deduplicated, symbolized, trimmed trace stacks, and
  * the process images they are symbolized against (callstacks.h). */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "format/varint.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/u64map.h"
+#include "user/proc/mmap_path.h"
 #include "user/stacks/callstacks.h"
 #include "user/stacks/symbolize.h"
 
@@ -24,9 +28,6 @@
 #define MIN_USER_ADDR 4096
 /* A body's id and frame count. */
 #define BODY_HEAD_BYTES 12
-/* An image noted at peek time whose record never reached the model (dropped as malformed) is
- * forgotten after this long. */
-#define PENDING_MAX_AGE_NS (10 * 1000000000ull)
 /* Key words the memory of distinct stacks holds at most (4 MiB). Its keys name process
  * images, which exit for good, so it is kept in two generations of half that each: lookups
  * try the young one, then the old one, whose hits move to the young one; when the young one
@@ -35,11 +36,13 @@
  * the writer deduplicates stacks by their PCs, one-to-one with frames. */
 #define CACHE_WORDS (1u << 19)
 
-/* A noted image waiting for its record's turn. */
-struct pending {
-	uint64_t ts;
-	uint64_t proc;
-	uint32_t pid;
+/* The user frames a thread's walk stored in a cache slot (LX_USTACK_STORE), which later
+ * records of the thread repeat by naming the slot (LX_USTACK_HIT). */
+struct stored {
+	struct stored *prev, *next;	/* all of them, to free at the end */
+	uint8_t n;
+	uint8_t uflags;
+	uint64_t pc[];
 };
 
 /* A distinct raw stack: its key words live in the pool at off. */
@@ -65,8 +68,8 @@ struct callstacks {
 	struct memo memo[2];		/* memo[young] and the older generation */
 	int young;
 	struct u64map *cur;		/* pid -> its current image's proc, when not the pid itself */
-	struct pending *pending;
-	size_t npending, pending_cap;
+	struct u64map *slots;		/* tid << 8 | cache slot -> its struct stored */
+	struct stored *stored;		/* every one of them */
 	uint32_t next_gen;
 	uint64_t key[4 + LX_STACK_KERN_MAX + LX_STACK_USER_MAX];
 	struct gt_frame frames[GATHER_MAX + 1 + IDENT_FRAMES];
@@ -95,7 +98,8 @@ struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, cons
 	cs->memo[0].by_hash = u64map__new();
 	cs->memo[1].by_hash = u64map__new();
 	cs->cur = u64map__new();
-	if (!cs->sym || !cs->memo[0].by_hash || !cs->memo[1].by_hash || !cs->cur) {
+	cs->slots = u64map__new();
+	if (!cs->sym || !cs->memo[0].by_hash || !cs->memo[1].by_hash || !cs->cur || !cs->slots) {
 		callstacks__free(cs);
 		errno = ENOMEM;
 		return NULL;
@@ -116,67 +120,80 @@ void callstacks__note(struct callstacks *cs, uint32_t pid)
 		cs->st.images++;
 }
 
-void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size)
+/* The mapping an LX_REC_MMAP record reports, its path rebuilt in path. */
+static void mapping_of(const struct lx_mmap *r, char *path, size_t size, struct sym_mapping *m)
 {
-	uint32_t pid;
-	uint64_t proc;
-
-	if (r->type == LX_REC_FORK && size >= sizeof(struct lx_fork) &&
-	    ((const struct lx_fork *)r)->child_pid == r->tid)
-		pid = r->tid;
-	else if (r->type == LX_REC_EXEC && size >= sizeof(struct lx_exec))
-		pid = ((const struct lx_exec *)r)->pid;
+	if (r->ino == LX_VDSO_INO)
+		snprintf(path, size, "[vdso]");
 	else
-		return;
-	if (grow_array((void **)&cs->pending, &cs->pending_cap, cs->npending + 1, sizeof(*cs->pending), 16))
-		return;	/* noted at its turn instead, if it is still there */
-	proc = SYM_PROC(pid, cs->next_gen++);
-	/* A process gone already cannot be noted; its stacks will read "[unknown]". */
-	if (symbolizer__note_process(cs->sym, proc) == 0)
-		cs->st.images++;
-	cs->pending[cs->npending++] = (struct pending){ .ts = r->ts, .proc = proc, .pid = pid };
+		mmap_path__get(r, path, size);
+	*m = (struct sym_mapping){
+		.start = r->start, .end = r->end, .pgoff = r->pgoff,
+		.dev = r->ino == LX_VDSO_INO ? 0 : makedev(r->dev >> 20, r->dev & 0xfffff),
+		.ino = r->ino, .path = path, .pid = (pid_t)r->pid,
+	};
 }
 
-void callstacks__image(struct callstacks *cs, uint32_t pid, uint64_t ts)
+void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size)
 {
-	uint64_t proc = 0, old = proc_of(cs, pid), *slot;
+	struct sym_mapping m;
+	char path[PATH_MAX];
+
+	/* The file is opened now, while the process that mapped it may still run. */
+	if (r->type == LX_REC_MMAP && size >= sizeof(struct lx_mmap)) {
+		mapping_of((const struct lx_mmap *)r, path, sizeof(path), &m);
+		symbolizer__file(cs->sym, &m);
+	}
+}
+
+/* Makes proc the image of pid from now on: every stack of the old image is older. */
+static void switch_image(struct callstacks *cs, uint32_t pid, uint64_t proc)
+{
+	uint64_t old = proc_of(cs, pid), *slot;
 	bool added;
-	size_t i, kept = 0;
 
-	for (i = 0; i < cs->npending; i++) {
-		struct pending *p = &cs->pending[i];
-
-		if (!proc && p->pid == pid && p->ts == ts) {
-			proc = p->proc;
-			continue;
-		}
-		if (p->ts + PENDING_MAX_AGE_NS < ts) {
-			symbolizer__forget_process(cs->sym, p->proc);
-			continue;
-		}
-		cs->pending[kept++] = *p;
-	}
-	cs->npending = kept;
-	/* An exec's snapshot was taken before the dynamic loader mapped the libraries: take it
-	 * again now that they are there. If the process is gone, the first one stays. */
-	if (proc)
-		symbolizer__note_process(cs->sym, proc);
-	if (!proc) {
-		proc = SYM_PROC(pid, cs->next_gen++);
-		if (symbolizer__note_process(cs->sym, proc) == 0)
-			cs->st.images++;
-	}
-	/* Every stack of the old image is older than this record and symbolized already. */
-	symbolizer__forget_process(cs->sym, old);
+	if (old != proc)
+		symbolizer__forget_process(cs->sym, old);
 	slot = u64map__put(cs->cur, pid, &added);
 	if (slot)
 		*slot = proc;
-	else
-		symbolizer__forget_process(cs->sym, proc);	/* the pid's own snapshot serves */
+	cs->st.images++;
 }
 
-/* Frames leaf first into cs->frames: kernel, syscall, user; returns how many or -errno. */
-static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_stack *st)
+void callstacks__mmap(struct callstacks *cs, const struct lx_mmap *r)
+{
+	struct sym_mapping m;
+	char path[PATH_MAX];
+	uint64_t proc;
+
+	if (r->flags & LX_MMAP_NEW_IMAGE) {
+		proc = SYM_PROC(r->pid, cs->next_gen++);
+		if (symbolizer__image_new(cs->sym, proc))
+			return;
+		switch_image(cs, r->pid, proc);
+	}
+	mapping_of(r, path, sizeof(path), &m);
+	proc = proc_of(cs, r->pid);
+	/* A process known only from this record (started before the scan saw it). */
+	if (symbolizer__map(cs->sym, proc, &m) == -ENOENT && !symbolizer__image_new(cs->sym, proc))
+		symbolizer__map(cs->sym, proc, &m);
+}
+
+void callstacks__fork(struct callstacks *cs, uint32_t parent, uint32_t child)
+{
+	uint64_t proc = SYM_PROC(child, cs->next_gen++);
+
+	/* The child has its parent's mappings; a parent never seen is read from /proc. */
+	if (symbolizer__image_copy(cs->sym, proc, proc_of(cs, parent)) &&
+	    symbolizer__note_process(cs->sym, proc))
+		return;
+	switch_image(cs, child, proc);
+}
+
+/* Frames leaf first into cs->frames: kernel, syscall, user (nuser addresses at upc), and a
+ * mark where the user walk was cut; returns how many or -errno. */
+static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_stack *st,
+		  const uint64_t *upc, unsigned nuser, unsigned uflags)
 {
 	size_t n = 0;
 	int err;
@@ -197,20 +214,26 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		if (err)
 			return err;
 	}
-	for (unsigned i = 0; i < st->nuser && n < GATHER_MAX; i++) {
-		uint64_t a = st->pc[st->nkern + i];
+	for (unsigned i = 0; i < nuser && n < GATHER_MAX; i++) {
+		uint64_t a = upc[i] & ~LX_PC_EXACT;
 		int k;
 
-		/* The frame-pointer walk ends on a null (or garbage) return address at the root;
-		 * nothing runs below mmap_min_addr, and the symbolizer has no PC for address 0. */
+		/* Nothing runs below mmap_min_addr, and the symbolizer has no PC for address 0. */
 		if (a < MIN_USER_ADDR)
 			continue;
-		k = symbolizer__user(cs->sym, proc, a, i > 0, cs->sf, (int)(GATHER_MAX - n));
+		k = symbolizer__user(cs->sym, proc, a, !(upc[i] & LX_PC_EXACT), cs->sf,
+				     (int)(GATHER_MAX - n));
 		if (k < 0)
 			return k;
 		for (int j = 0; j < k; j++)
 			cs->frames[n++] = (struct gt_frame){ cs->sf[j].pc, cs->sf[j].func, cs->sf[j].file,
 							     cs->sf[j].line };
+	}
+	if ((uflags & LX_USTACK_TRUNCATED) && n < GATHER_MAX) {
+		err = idents__special_frame(cs->ids, IDENT_SPECIAL_TRUNCATED, &cs->frames[n]);
+		if (err)
+			return err;
+		n++;
 	}
 	return (int)n;
 }
@@ -243,18 +266,20 @@ static size_t fit(const struct gt_frame *frames, size_t n, const struct gt_frame
 
 /* Symbolizes, trims and writes the stack; 0 with errno set on failure. */
 static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_t proc, int nr,
-		      const struct lx_stack *st)
+		      const struct lx_stack *st, const uint64_t *upc, unsigned nuser, unsigned uflags)
 {
 	struct gt_frame ids[IDENT_FRAMES];
 	size_t keep, nid = 1;
 	uint64_t stk;
 	int n, err = 0;
 
-	if (ident == CALLSTACKS_IDLE)
+	if (uflags & LX_USTACK_IRQ)
+		err = idents__special_frame(cs->ids, IDENT_SPECIAL_IRQ, &ids[0]);
+	else if (ident == CALLSTACKS_IDLE)
 		err = idents__special_frame(cs->ids, IDENT_SPECIAL_IDLE, &ids[0]);
 	else
 		nid = idents__frames(cs->ids, ident, ids);
-	n = err ? err : gather(cs, proc, nr, st);
+	n = err ? err : gather(cs, proc, nr, st, upc, nuser, uflags);
 	if (n < 0) {
 		errno = -n;
 		return 0;
@@ -326,21 +351,94 @@ static void memo_put(struct callstacks *cs, const uint64_t *key, size_t nkey, ui
 	*slot = m->n++;
 }
 
+static void stored_free(struct callstacks *cs, struct stored *v)
+{
+	if (v->prev)
+		v->prev->next = v->next;
+	else
+		cs->stored = v->next;
+	if (v->next)
+		v->next->prev = v->prev;
+	free(v);
+}
+
+void callstacks__see(struct callstacks *cs, const struct lx_stack *st)
+{
+	struct stored *v;
+	uint64_t *slot;
+	bool added;
+
+	if (!(st->uflags & LX_USTACK_STORE))
+		return;
+	v = malloc(sizeof(*v) + (size_t)st->nuser * sizeof(v->pc[0]));
+	slot = v ? u64map__put(cs->slots, (uint64_t)st->tid << 8 | st->uslot, &added) : NULL;
+	if (!slot) {
+		free(v);	/* the hits of this walk will read as lost */
+		return;
+	}
+	if (!added)
+		stored_free(cs, (struct stored *)(uintptr_t)*slot);
+	v->prev = NULL;
+	v->next = cs->stored;
+	if (v->next)
+		v->next->prev = v;
+	cs->stored = v;
+	v->n = st->nuser;
+	v->uflags = st->uflags & ~(LX_USTACK_STORE | LX_USTACK_HIT);
+	memcpy(v->pc, &st->pc[st->nkern], (size_t)st->nuser * sizeof(v->pc[0]));
+	*slot = (uintptr_t)v;
+}
+
+void callstacks__forget_thread(struct callstacks *cs, uint32_t tid)
+{
+	for (uint32_t i = 0; i < LX_UC_SLOTS; i++) {
+		uint64_t key = (uint64_t)tid << 8 | i, *slot = u64map__get(cs->slots, key);
+
+		if (slot) {
+			stored_free(cs, (struct stored *)(uintptr_t)*slot);
+			u64map__del(cs->slots, key);
+		}
+	}
+}
+
 uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint32_t pid, int nr,
 			 const struct lx_stack *st)
 {
-	uint64_t proc = st->nuser ? proc_of(cs, pid) : 0, h = 0x51ed270b27a4e13full, t0, stk;
-	size_t nkey = 0, nwords = (size_t)st->nkern + st->nuser;
+	const uint64_t *upc = (const uint64_t *)&st->pc[st->nkern];
+	unsigned nuser = st->nuser, uflags = st->uflags & ~LX_USTACK_STORE;
+	uint64_t proc, h = 0x51ed270b27a4e13full, t0, stk;
 	const struct entry *e;
+	size_t nkey = 0;
 
 	cs->st.lookups++;
+	if (uflags & LX_USTACK_HIT) {
+		const uint64_t *v = u64map__get(cs->slots, (uint64_t)st->tid << 8 | st->uslot);
+		const struct stored *sv = v ? (const struct stored *)(uintptr_t)*v : NULL;
+
+		if (sv) {
+			upc = sv->pc;
+			nuser = sv->n;
+			uflags = sv->uflags;
+		} else {
+			/* The record that stored the walk never came (lost): a truncated stack. */
+			cs->st.hits_lost++;
+			nuser = 0;
+			uflags = LX_USTACK_TRUNCATED;
+		}
+	}
+	if (uflags & LX_USTACK_IRQ)
+		nr = -1;
+	proc = nuser ? proc_of(cs, pid) : 0;
 	if (nr > 0xfffd)
 		nr = -1;
 	cs->key[nkey++] = (uint64_t)ident << 32 | (uint64_t)(nr + 1);
 	cs->key[nkey++] = proc;
-	cs->key[nkey++] = (uint64_t)st->nkern << 16 | st->nuser;
-	memcpy(&cs->key[nkey], st->pc, nwords * sizeof(uint64_t));
-	nkey += nwords;
+	cs->key[nkey++] = (uint64_t)st->nkern << 16 | nuser << 8 |
+			  (uflags & (LX_USTACK_TRUNCATED | LX_USTACK_IRQ));
+	memcpy(&cs->key[nkey], st->pc, st->nkern * sizeof(uint64_t));
+	nkey += st->nkern;
+	memcpy(&cs->key[nkey], upc, nuser * sizeof(uint64_t));
+	nkey += nuser;
 	for (size_t i = 0; i < nkey; i++)
 		h = hash_mix(h ^ cs->key[i]);
 	e = memo_find(&cs->memo[cs->young], cs->key, nkey, h);
@@ -354,7 +452,7 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	}
 
 	t0 = now_ns();
-	stk = build(cs, p, ident, proc, nr, st);
+	stk = build(cs, p, ident, proc, nr, st, upc, nuser, uflags);
 	cs->st.symbolize_ns += now_ns() - t0;
 	if (!stk)
 		return 0;
@@ -374,15 +472,6 @@ void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out
 
 void callstacks__exit(struct callstacks *cs, uint32_t pid)
 {
-	size_t kept = 0;
-
-	for (size_t i = 0; i < cs->npending; i++) {
-		if (cs->pending[i].pid == pid)
-			symbolizer__forget_process(cs->sym, cs->pending[i].proc);
-		else
-			cs->pending[kept++] = cs->pending[i];
-	}
-	cs->npending = kept;
 	symbolizer__forget_process(cs->sym, proc_of(cs, pid));
 	u64map__del(cs->cur, pid);
 }
@@ -403,6 +492,8 @@ void callstacks__free(struct callstacks *cs)
 		free(cs->memo[i].pool);
 	}
 	u64map__free(cs->cur);
-	free(cs->pending);
+	u64map__free(cs->slots);
+	while (cs->stored)
+		stored_free(cs, cs->stored);
 	free(cs);
 }

@@ -14,11 +14,12 @@
  * first.
  *
  * Process images: user addresses only mean something against the mappings of the image that
- * ran them. Each image (a process alive at the start, a new process, an exec) is noted under
- * its own symbolizer proc (symbolize.h), as soon as the reader sees the record that starts it
- * (callstacks__peek, before the ordering window delays the record, so short-lived processes
- * are still there), and becomes the process's current image when that record's turn comes
- * (callstacks__image), after every older stack of the previous image was symbolized.
+ * ran them. A process alive at the start is read from /proc; after that the kernel side reports
+ * each mapping of code as it is made (LX_REC_MMAP): its file is opened as soon as the record is
+ * read (callstacks__peek), and in time order the mapping joins the process's current image
+ * (callstacks__mmap). An exec's first mapping starts a new image, a fork copies the parent's
+ * (callstacks__fork), each under its own symbolizer proc (symbolize.h), so stacks resolve
+ * against the image that ran them, also after the process exited.
  */
 #ifndef LXTRACE_USER_CALLSTACKS_H
 #define LXTRACE_USER_CALLSTACKS_H
@@ -27,6 +28,7 @@
 #include <stdint.h>
 
 #include "bpf/lxtrace.h"
+#include "bpf/unwind.h"
 #include "format/writer.h"
 #include "user/stacks/idents.h"
 
@@ -46,6 +48,7 @@ struct callstacks_stats {
 	uint64_t trimmed;	/* distinct stacks that lost outer frames */
 	uint64_t images;	/* process images noted */
 	uint64_t symbolize_ns;	/* time spent symbolizing the distinct stacks */
+	uint64_t hits_lost;	/* stacks naming a cached walk whose record was lost */
 };
 
 /* Stacks go to w, identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
@@ -56,12 +59,23 @@ struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, cons
 /* A process alive when the recording starts. */
 void callstacks__note(struct callstacks *cs, uint32_t pid);
 
-/* Every record as soon as it is read: a fork of a new process or an exec gets its image noted
- * now. Records come in any order here. */
+/* Every record as soon as it is read, in any order: the file of a new mapping is opened now,
+ * while the process may still run. */
 void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size);
 
-/* In time order: from now on pid runs the image started by the record (fork or exec) at ts. */
-void callstacks__image(struct callstacks *cs, uint32_t pid, uint64_t ts);
+/* In time order: a mapping of code the process made (the first of an exec's new address space
+ * starts a new image of the process). */
+void callstacks__mmap(struct callstacks *cs, const struct lx_mmap *r);
+
+/* In time order: child, a new process, starts with parent's image. */
+void callstacks__fork(struct callstacks *cs, uint32_t parent, uint32_t child);
+
+/* Every record's stack, in time order, before any callstacks__get: keeps the user frames of a
+ * walk the thread's BPF cache stored, which its later records name instead of carrying. */
+void callstacks__see(struct callstacks *cs, const struct lx_stack *st);
+
+/* Thread tid exited: its cached walks are gone with it. */
+void callstacks__forget_thread(struct callstacks *cs, uint32_t tid);
 
 /* In time order: process pid is gone (its last thread exited), so no stack of it comes any
  * more: its images are forgotten (symbolizer__forget_process) and their perf maps closed. */

@@ -55,6 +55,7 @@ static const char *const special_func[IDENT_SPECIAL_COUNT] = {
 	[IDENT_SPECIAL_LXTRACE] = "lxtrace",
 	[IDENT_SPECIAL_REPAIR] = "[lxtrace repair]",
 	[IDENT_SPECIAL_IDLE] = "[idle]",
+	[IDENT_SPECIAL_TRUNCATED] = "[truncated]",
 };
 
 /* A PC for a new func string: a hash of it (so the same name keeps its PC across files),

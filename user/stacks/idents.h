@@ -22,10 +22,13 @@
 
 /* Stacks of one frame that belong to no thread. */
 enum ident_special {
-	IDENT_SPECIAL_IRQ,	/* "[irq]": a wakeup from a CPU running no thread */
+	IDENT_SPECIAL_IRQ,	/* "[irq]": a wakeup from a CPU running no thread, or raised by an
+				 * interrupt */
 	IDENT_SPECIAL_LXTRACE,	/* "lxtrace": lxtrace's own goroutine, which writes its logs */
 	IDENT_SPECIAL_REPAIR,	/* "[lxtrace repair]": events invented to keep the trace valid */
 	IDENT_SPECIAL_IDLE,	/* "[idle]": the identity of CPU samples of the idle task */
+	IDENT_SPECIAL_TRUNCATED, /* "[truncated]": where a user stack walk stopped at a frame that
+				  * cannot be code (docs/stacks.md) */
 	IDENT_SPECIAL_COUNT,
 };
 

@@ -11,17 +11,20 @@
 #include <unistd.h>
 
 #include "format/tracemap.h"
+#include "bpf/unwind.h"
 #include "lib/clock.h"
 #include "lib/foreign_file.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/u64map.h"
 #include "user/proc/procmaps.h"
+#include "user/proc/mapped_file.h"
 #include "user/stacks/sym_elf.h"
 #include "user/stacks/sym_kernel.h"
 #include "user/stacks/sym_perfmap.h"
 #include "user/stacks/sym_search.h"
 #include "user/stacks/symbolize.h"
+#include "user/stacks/vdso.h"
 
 #define ADDR_MASK ((1ull << 47) - 1)
 #define MAX_DEPTH_PC 255
@@ -38,7 +41,8 @@ struct module {
 	const char *name;	/* interned basename, for "[unknown] NAME+0x..." */
 	const char *file;	/* interned path: the file of frames without DWARF lines */
 	int fd;			/* until sym_elf takes it; -1 after */
-	bool failed;
+	bool failed;		/* no file (yet): opened again with the next process mapping it */
+	bool bad;		/* not an ELF file libdwfl reads: for good */
 	struct sym_elf *elf;
 	struct u64map *cache;	/* vaddr -> pool offset << 8 | frame count */
 };
@@ -54,7 +58,8 @@ struct process {
 	pid_t pid;
 	unsigned long long starttime;	/* tells a reused pid from the process noted */
 	struct mapping *maps;		/* executable mappings, sorted by start */
-	size_t n;
+	size_t n, cap;
+	bool refresh;			/* read from /proc: a miss may re-read it */
 	uint64_t read_at;		/* CLOCK_MONOTONIC ns of the last maps read */
 	uid_t uid;			/* its user: the owner its perf map may have, besides root */
 	struct sym_perfmap *perfmap;
@@ -230,47 +235,22 @@ static void module_free(struct module *m)
 	free(m);
 }
 
-/* Opens the file mapped at [start, end) of pid: through map_files first, which reaches it
- * even when deleted, replaced or in another mount namespace; else by its path as the process
- * sees it, resolved inside its root (an absolute symlink there must not lead to ours), if that
- * is still the same inode. Either way only a regular file, opened without blocking
- * (lib/foreign_file.h); a refusal by those rules is named in the summary. */
+/* Opens the file (dev, ino) mapped at [start, end) of pid (user/proc/mapped_file.h); a
+ * refusal by lib/foreign_file.h's rules is named in the summary. */
 static int open_mapped(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t end,
-		       const char *path, uint64_t ino)
+		       const char *path, uint64_t dev, uint64_t ino)
 {
-	const struct foreign_rules magic = { .sz = sizeof(magic), .follow = true,
-					     .owner = FOREIGN_ANY_OWNER };
-	const struct foreign_rules in_root = { .sz = sizeof(in_root), .follow = true,
-					       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-					       .owner = FOREIGN_ANY_OWNER };
-	char buf[4352];
-	struct stat st;
-	int fd, root;
+	const struct mapped_file f = { s->proc_root, pid, start, end, path, dev, ino };
+	int fd = mapped_file__open(&f);
 
-	snprintf(buf, sizeof(buf), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root, pid,
-		 start, end);
-	fd = foreign_file__open(AT_FDCWD, buf, &magic, NULL);
-	if (fd >= 0 || foreign_file__refused(fd))
-		goto out;
-	snprintf(buf, sizeof(buf), "%s/%d/root", s->proc_root, pid);
-	root = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return -errno;
-	fd = foreign_file__open(root, path, &in_root, &st);
-	close(root);
-	if (fd >= 0 && st.st_ino != ino) {
-		close(fd);
-		return -ESTALE;
-	}
-out:
 	if (foreign_file__refused(fd))
-		foreign_log__note(s->refused, path, fd);
+		foreign_log__note(s->refused, path ? path : "(no path)", fd);
 	return fd;
 }
 
 /* The module id of (dev, ino), opening the file when new. 0 on ENOMEM. */
 static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping *mp,
-			   uint64_t dev, uint64_t ino)
+			   const char *path, uint64_t dev, uint64_t ino)
 {
 	uint64_t key[2] = { dev, ino };
 	const char *base;
@@ -283,7 +263,16 @@ static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping
 	if (!added) {
 		m = id <= s->mods_cap ? s->mods[id - 1] : NULL;
 		/* A module left half-built by an earlier ENOMEM stays unusable. */
-		return m && m->file ? (uint32_t)id : 0;
+		if (!m || !m->file)
+			return 0;
+		/* One that could not be opened (its process was gone) gets another chance with
+		 * each process that maps it: a failure is never kept for good. */
+		if (m->failed && !m->bad && !m->elf && pid > 0) {
+			m->fd = open_mapped(s, pid, mp->start, mp->end, path, dev, ino);
+			m->failed = m->fd < 0;
+			s->st.modules_retried++;
+		}
+		return (uint32_t)id;
 	}
 	if (grow((void **)&s->mods, &s->mods_cap, id, sizeof(*s->mods)))
 		return 0;
@@ -302,7 +291,10 @@ static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping
 	m->file = intern(s, mp->name);
 	if (!m->file)
 		return 0;
-	m->fd = open_mapped(s, pid, mp->start, mp->end, mp->name, ino);
+	if (ino == LX_VDSO_INO && !dev)
+		m->fd = vdso__open();	/* the same image in every process of this kernel */
+	else
+		m->fd = pid > 0 ? open_mapped(s, pid, mp->start, mp->end, path, dev, ino) : -ENOENT;
 	m->failed = m->fd < 0;
 	s->st.modules++;
 	s->st.modules_failed += m->failed;
@@ -315,7 +307,7 @@ static struct sym_elf *module_elf(struct symbolizer *s, struct module *m)
 	if (!m->elf && !m->failed) {
 		m->elf = sym_elf__open(m->fd, m->path, s->debuginfo_path);
 		m->fd = -1;
-		m->failed = !m->elf;
+		m->failed = m->bad = !m->elf;
 		s->st.modules_failed += m->failed;
 	}
 	return m->elf;
@@ -428,8 +420,12 @@ static int read_maps(struct symbolizer *s, struct process *p)
 			err = -ENOMEM;
 			break;
 		}
-		if (e.ino && *e.name == '/') {
-			mp->mod = module_get(s, p->pid, mp, e.dev, e.ino);
+		if (!e.ino && !strcmp(e.name, "[vdso]")) {
+			e.ino = LX_VDSO_INO;
+			e.dev = 0;
+		}
+		if (e.ino && (*e.name == '/' || e.ino == LX_VDSO_INO)) {
+			mp->mod = module_get(s, p->pid, mp, e.name, e.dev, e.ino);
 			if (!mp->mod) {
 				err = -ENOMEM;
 				break;
@@ -453,34 +449,22 @@ static int read_maps(struct symbolizer *s, struct process *p)
 	free(p->maps);
 	p->maps = maps;
 	p->n = n;
+	p->cap = cap;
 	p->read_at = now_ns();
 	return 0;
 }
 
-int symbolizer__note_process(struct symbolizer *s, uint64_t proc)
+/* Puts p in as proc's snapshot, replacing an earlier one. Takes p, even on failure. */
+static int process_put(struct symbolizer *s, struct process *p)
 {
-	struct process *p = calloc(1, sizeof(*p));
-	pid_t pid = SYM_PROC_PID(proc);
 	uint64_t *slot;
 	bool added;
-	int err;
 
-	if (!p)
-		return -ENOMEM;
-	p->key = proc;
-	p->pid = pid;
-	err = read_starttime(s, pid, &p->starttime, &p->uid);
-	if (!err)
-		err = read_maps(s, p);
-	if (err) {
-		process_free(p);
-		return err;
-	}
-	p->perfmap = sym_perfmap__new(&s->perfmaps, pid, p->uid);
-	slot = p->perfmap ? u64map__put(s->procs, proc, &added) : NULL;
+	p->perfmap = sym_perfmap__new(&s->perfmaps, p->pid, p->uid);
+	slot = p->perfmap ? u64map__put(s->procs, p->key, &added) : NULL;
 	if (slot && added && grow((void **)&s->plist, &s->procs_cap, s->nprocs + 1,
 				  sizeof(*s->plist))) {
-		u64map__del(s->procs, proc);
+		u64map__del(s->procs, p->key);
 		slot = NULL;
 	}
 	if (!slot) {
@@ -494,6 +478,114 @@ int symbolizer__note_process(struct symbolizer *s, uint64_t proc)
 		process_free(s->plist[*slot]);
 	}
 	s->plist[*slot] = p;
+	return 0;
+}
+
+int symbolizer__note_process(struct symbolizer *s, uint64_t proc)
+{
+	struct process *p = calloc(1, sizeof(*p));
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->key = proc;
+	p->pid = SYM_PROC_PID(proc);
+	err = read_starttime(s, p->pid, &p->starttime, &p->uid);
+	if (!err)
+		err = read_maps(s, p);
+	if (err) {
+		process_free(p);
+		return err;
+	}
+	p->refresh = true;
+	return process_put(s, p);
+}
+
+int symbolizer__image_new(struct symbolizer *s, uint64_t proc)
+{
+	struct process *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->key = proc;
+	p->pid = SYM_PROC_PID(proc);
+	/* A process already gone: only a perf map of root's is read for it. */
+	if (read_starttime(s, p->pid, &p->starttime, &p->uid))
+		p->uid = 0;
+	return process_put(s, p);
+}
+
+int symbolizer__image_copy(struct symbolizer *s, uint64_t proc, uint64_t from)
+{
+	uint64_t *slot = u64map__get(s->procs, from);
+	const struct process *f;
+	struct process *p;
+
+	if (!slot)
+		return -ENOENT;
+	f = s->plist[*slot];
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->key = proc;
+	p->pid = SYM_PROC_PID(proc);
+	if (f->n && grow((void **)&p->maps, &p->cap, f->n, sizeof(*p->maps))) {
+		process_free(p);
+		return -ENOMEM;
+	}
+	memcpy(p->maps, f->maps, f->n * sizeof(*p->maps));
+	p->n = f->n;
+	p->uid = f->uid;
+	return process_put(s, p);
+}
+
+/* The mapping of m as a process holds it, its module opened or found. */
+static int mapping_of(struct symbolizer *s, const struct sym_mapping *m, struct mapping *mp)
+{
+	*mp = (struct mapping){ m->start, m->end, m->pgoff, 0, intern(s, m->path ? m->path : "") };
+	if (!mp->name)
+		return -ENOMEM;
+	if (m->ino) {
+		mp->mod = module_get(s, m->pid, mp, m->path, m->dev, m->ino);
+		if (!mp->mod)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int symbolizer__file(struct symbolizer *s, const struct sym_mapping *m)
+{
+	struct mapping mp;
+
+	return m->ino ? mapping_of(s, m, &mp) : 0;
+}
+
+int symbolizer__map(struct symbolizer *s, uint64_t proc, const struct sym_mapping *m)
+{
+	uint64_t *slot = u64map__get(s->procs, proc);
+	struct process *p;
+	struct mapping mp;
+	size_t i, j = 0, pos;
+	int err;
+
+	if (!slot)
+		return -ENOENT;
+	p = s->plist[*slot];
+	err = mapping_of(s, m, &mp);
+	if (err)
+		return err;
+	if (grow((void **)&p->maps, &p->cap, p->n + 1, sizeof(*p->maps)))
+		return -ENOMEM;
+	/* Drop what it overlaps, then insert it in order. */
+	for (i = 0; i < p->n; i++)
+		if (p->maps[i].end <= mp.start || p->maps[i].start >= mp.end)
+			p->maps[j++] = p->maps[i];
+	p->n = j;
+	pos = sym_search__upto(p->maps, p->n, sizeof(*p->maps), offsetof(struct mapping, start),
+			       mp.start);
+	memmove(&p->maps[pos + 1], &p->maps[pos], (p->n - pos) * sizeof(*p->maps));
+	p->maps[pos] = mp;
+	p->n++;
 	return 0;
 }
 
@@ -541,7 +633,8 @@ static const struct mapping *lookup_mapping(struct symbolizer *s, struct process
 	const struct mapping *mp = find_mapping(p, a);
 	unsigned long long starttime;
 
-	if (mp || now_ns() - p->read_at < REFRESH_NS)
+	/* Images made from the kernel's own reports of each mapping are exact: a miss is no code. */
+	if (mp || !p->refresh || now_ns() - p->read_at < REFRESH_NS)
 		return mp;
 	p->read_at = now_ns();
 	if (read_starttime(s, p->pid, &starttime, NULL) || starttime != p->starttime ||

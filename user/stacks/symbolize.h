@@ -64,6 +64,7 @@ struct symbolizer_stats {
 	uint64_t processes;		/* noted and not forgotten */
 	uint64_t modules;		/* distinct binaries opened */
 	uint64_t modules_failed;	/* binaries that could not be opened or parsed */
+	uint64_t modules_retried;	/* opens tried again after a failure */
 	uint64_t lookups;		/* user addresses resolved */
 	uint64_t cache_hits;		/* of which answered from a binary's cache */
 	uint64_t unknown;		/* frames that read "[unknown] ..." */
@@ -86,6 +87,32 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
  * another -errno. A file that cannot be opened is not an error: its addresses read
  * "[unknown] FILE+0xOFFSET". */
 int symbolizer__note_process(struct symbolizer *s, uint64_t proc);
+
+/* A mapping of code, as the kernel reports it when it is made (bpf/lxtrace.h, LX_REC_MMAP). */
+struct sym_mapping {
+	uint64_t start, end;
+	uint64_t pgoff;		/* in bytes */
+	uint64_t dev, ino;	/* the file's st_dev (makedev) and inode; ino 0: not a file */
+	const char *path;	/* where to find the file if the process is gone ("" unknown),
+				 * or the special mapping's name ("[vdso]") when ino is 0 */
+	pid_t pid;		/* the process that mapped it, for /proc/PID/map_files */
+};
+
+/* Opens the file of m now, unless cached already: call it as soon as the mapping is known,
+ * while the process may still run. A file that could not be opened is tried again at the next
+ * call. 0 or -ENOMEM. */
+int symbolizer__file(struct symbolizer *s, const struct sym_mapping *m);
+
+/* Starts proc as an image without mappings (a new address space: an exec), replacing an earlier
+ * snapshot of proc. 0 or -ENOMEM. */
+int symbolizer__image_new(struct symbolizer *s, uint64_t proc);
+
+/* Starts proc with the mappings of from (a forked process). -ENOENT when from is unknown. */
+int symbolizer__image_copy(struct symbolizer *s, uint64_t proc, uint64_t from);
+
+/* Adds m to proc's mappings, replacing those it overlaps (the kernel replaced them), opening
+ * its file if new. -ENOENT when proc is unknown. */
+int symbolizer__map(struct symbolizer *s, uint64_t proc, const struct sym_mapping *m);
 
 /* Drops proc's snapshot; the binaries stay cached. Call it once the image's records are all
  * symbolized. Unknown procs are ignored. */

@@ -1,0 +1,35 @@
+/* mapped_file.h - opening the file behind a process's executable mapping, to read its symbols
+ * or its call-frame information.
+ *
+ * The mapping names the file by (device, inode); its path is only a hint, and any user may have
+ * put something else there since. So the file is opened through /proc/PID/map_files (the
+ * kernel's link to the mapped file itself, which reaches it even when it was deleted, replaced
+ * or is in another mount namespace); failing that, by its path as the process sees it,
+ * resolved inside the process's root (an absolute symlink there stays there); and when the
+ * process is gone, by the path as lxtrace sees it, with no symlink anywhere on it. Every open
+ * follows lib/foreign_file.h (a regular file, opened without blocking, at most
+ * MAPPED_FILE_MAX_BYTES), and a path counts only if it leads to that very (device, inode).
+ */
+#ifndef LXTRACE_USER_PROC_MAPPED_FILE_H
+#define LXTRACE_USER_PROC_MAPPED_FILE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* No binary is larger: a bound on what a file another user mapped can make lxtrace read. */
+#define MAPPED_FILE_MAX_BYTES (4ull << 30)
+
+struct mapped_file {
+	const char *proc_root;	/* "/proc", or a test's stand-in (then lxtrace's own view of a
+				 * path, which would be the machine's, is not tried) */
+	pid_t pid;
+	uint64_t start, end;	/* the mapping */
+	const char *path;	/* the file's path, or NULL */
+	uint64_t dev, ino;	/* st_dev (makedev) and inode; dev 0: any device */
+};
+
+/* The file's descriptor, or a negative errno: lib/foreign_file.h's refusals
+ * (foreign_file__refused), -ESTALE when the path leads to another file, or the system's. */
+int mapped_file__open(const struct mapped_file *f);
+
+#endif

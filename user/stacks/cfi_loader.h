@@ -1,0 +1,59 @@
+/* cfi_loader.h - gives the BPF unwinder the rows of the binaries it meets (bpf/unwind.h).
+ *
+ * The rows of each file a traced process maps are loaded as soon as the mapping is reported
+ * (LX_REC_MMAP); a walk that still finds no rows for a mapped file (a process alive at the
+ * start, or one the rows were not ready for) sends LX_REC_CFI_WANT once per file. The loader
+ * opens that file through the process's /proc/PID/map_files entry (the mapped file itself,
+ * even deleted or in another mount namespace), checks it is the regular file of that device
+ * and inode and not larger than a binary can be, compiles its CFI (cfi.h), appends the rows to
+ * the shared row array and publishes (first, n) under (dev, inode). A file that has no usable
+ * CFI is published with no rows, so walks stop asking and use frame pointers there; a file that
+ * could not be opened (the process was gone) is forgotten, so the next walk asks again.
+ */
+#ifndef LXTRACE_USER_STACKS_CFI_LOADER_H
+#define LXTRACE_USER_STACKS_CFI_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/lxtrace.h"
+#include "bpf/unwind.h"
+
+struct cfi_loader;
+
+struct cfi_loader_opts {
+	size_t sz;			/* sizeof(struct cfi_loader_opts) */
+	struct lx_cfi_row *rows;	/* the cfi_rows array map, mmap'ed */
+	uint32_t rows_max;		/* its entries */
+	int files_fd;			/* the cfi_files hash map */
+	int wanted_fd;			/* the cfi_wanted LRU hash map */
+	volatile uint64_t *gen;		/* cfi_gen: bumped after each file published */
+	const char *proc_root;		/* NULL: "/proc" */
+};
+
+struct cfi_loader_stats {
+	uint64_t files;			/* files published with rows */
+	uint64_t files_empty;		/* published without: no usable CFI */
+	uint64_t files_retry;		/* could not be opened now: left to be asked again */
+	uint64_t files_full;		/* did not fit in the row array */
+	uint64_t rows;			/* rows in use */
+	uint64_t compile_ns;		/* time spent opening and compiling */
+};
+
+/* NULL with errno set. */
+struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts);
+
+/* Answers one LX_REC_CFI_WANT: returns 0 (published, with or without rows, or left to be
+ * asked again) or -errno for a failure of the maps themselves. */
+int cfi_loader__want(struct cfi_loader *l, const struct lx_cfi_want *w);
+
+/* A process mapped a file (LX_REC_MMAP): its rows are loaded now, before a stack needs them,
+ * unless they are already. */
+int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m);
+
+void cfi_loader__stats(const struct cfi_loader *l, struct cfi_loader_stats *out);
+
+/* Accepts NULL. */
+void cfi_loader__free(struct cfi_loader *l);
+
+#endif
