@@ -121,6 +121,12 @@ $(OUT)/tests/workloads/%: tests/workloads/%.c
 	$(Q)$(CC) $(CPPFLAGS) -O1 -g -fno-omit-frame-pointer $(WARNINGS) -MMD -MP -MF $@.d $< \
 		-lpthread -o $@
 
+# The unwinder's tests need code built as distributions build it: without frame pointers.
+$(OUT)/tests/workloads/frameless: tests/workloads/frameless.c
+	$(call say,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) -O2 -g -fomit-frame-pointer $(WARNINGS) $< -lpthread -o $@
+
 # Each benchmark links what it measures: the model and the symbolizer need the daemon's modules,
 # the encoder only the format library, the annotation API nothing.
 $(OUT)/bench/bench_model $(OUT)/bench/bench_symbolize: $(USER_LIB_OBJS) $(LIBFORMAT)

@@ -1,0 +1,439 @@
+/* unwind.c - user stacks of code without frame pointers, as Debian builds it: blocking stacks
+ * down to main with lines, a frameless leaf with its caller, a changed caller at the same
+ * stack pointer seen through the walk cache, Python's stacks against gdb's, samples that reach
+ * main, short-lived processes fully named, and wakeups from interrupts attributed to them. */
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include "tests/integration/itest.h"
+
+#define PYTHON "/usr/bin/python3"
+#define GDB "/usr/bin/gdb"
+
+TestSuite(unwind, .fini = itest_fini, .timeout = 240);
+
+/* The index of the first frame of s named func, from index from on, or -1. */
+static int frame_from(const struct gt_stack *s, size_t from, const char *func)
+{
+	for (size_t i = from; s && i < s->n; i++)
+		if (!strcmp(s->frames[i].func, func))
+			return (int)i;
+	return -1;
+}
+
+static void print_stack(const struct gt_stack *s)
+{
+	for (size_t j = 0; s && j < s->n; j++)
+		fprintf(stderr, "    %s %s:%llu pc=%#llx\n", s->frames[j].func, s->frames[j].file,
+			(unsigned long long)s->frames[j].line, (unsigned long long)s->frames[j].pc);
+}
+
+/* Events of the types in mask about tid, and how many pass check; prints a few that fail. */
+static size_t count_stacks(uint64_t mask, uint32_t tid, bool (*check)(const struct gt_stack *),
+			   size_t *ok)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0, shown = 0;
+
+	*ok = 0;
+	while ((e = tq_next(it.trace, &i, mask, tid))) {
+		i++;
+		if (!e->stack)
+			continue;
+		n++;
+		if (check(e->stack))
+			(*ok)++;
+		else if (shown++ < 3) {
+			fprintf(stderr, "--- stack failing the check:\n");
+			print_stack(e->stack);
+		}
+	}
+	return n;
+}
+
+/* ---- a read() reached through code without frame pointers ---- */
+
+static long long read_line, outer_a_line, main_line;
+
+/* syscall read <- read <- inner_b:read_line <- outer_a:outer_a_line <- main's loop at
+ * main_line (in reads(), which gcc inlines into main) ... main. */
+static bool read_chain(const struct gt_stack *s)
+{
+	int r = frame_from(s, 0, "read"), b = frame_from(s, 0, "inner_b");
+
+	return r >= 0 && b == r + 1 && s->n > (size_t)b + 2 &&
+	       s->frames[b].line == (uint64_t)read_line && strstr(s->frames[b].file, "frameless.c") &&
+	       !strcmp(s->frames[b + 1].func, "outer_a") &&
+	       s->frames[b + 1].line == (uint64_t)outer_a_line &&
+	       s->frames[b + 2].line == (uint64_t)main_line && frame_from(s, (size_t)b + 2, "main") > 0;
+}
+
+Test(unwind, blocking_read_through_frameless_code)
+{
+	size_t n, ok;
+
+	itest_record(NULL, "frameless", (const char *[]){ "read", "300", NULL }, 60);
+	read_line = itest_stat("read_line");
+	outer_a_line = itest_stat("outer_a_line");
+	main_line = itest_stat("main_line");
+	n = count_stacks(TQ_BIT(GT_EV_GO_SYSCALL), itest_tid("reader"), read_chain, &ok);
+	cr_log_info("frameless read: %zu blocking reads, %zu with the whole chain", n, ok);
+	cr_assert_geq(n, 250, "only %zu reads of 300 with a stack", n);
+	cr_assert_geq(ok * 100, n * 95, "only %zu of %zu blocking stacks are read <- inner_b:%lld <- "
+		      "outer_a:%lld <- main:%lld", ok, n, read_line, outer_a_line, main_line);
+}
+
+/* ---- the cache proves a stack unchanged by the words its walk read ---- */
+
+Test(unwind, changed_caller_at_same_place_is_seen)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0, alternating = 0, named = 0;
+	int last = 0;
+	const char *cached;
+	pid_t tid;
+
+	itest_record(NULL, "frameless", (const char *[]){ "callers", "400", NULL }, 60);
+	tid = itest_tid("reader");
+	/* call_one and call_two alternate, at the same stack pointer and depth: a cache keyed
+	 * by the registers alone would repeat the first caller. */
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SYSCALL), tid))) {
+		int one, two, which;
+
+		i++;
+		if (!e->stack || frame_from(e->stack, 0, "read") < 0)
+			continue;
+		n++;
+		one = frame_from(e->stack, 0, "call_one");
+		two = frame_from(e->stack, 0, "call_two");
+		which = one >= 0 ? 1 : two >= 0 ? 2 : 0;
+		if (!which)
+			continue;
+		named++;
+		alternating += last && which != last;
+		if (last && which == last) {
+			fprintf(stderr, "--- the same caller twice in a row:\n");
+			print_stack(e->stack);
+		}
+		last = which;
+	}
+	cached = strstr(recorder__stderr(it.rec), "unchanged (cached)");
+	cr_log_info("callers: %zu reads, %zu name their caller, %zu changes of caller", n, named,
+		    alternating);
+	cr_assert_geq(n, 350, "only %zu reads of 400 with a stack", n);
+	cr_assert_geq(named * 100, n * 95, "only %zu of %zu stacks name call_one or call_two", named, n);
+	cr_assert_eq(alternating, named - 1, "the caller changed %zu times in %zu reads that "
+		     "alternate it", alternating, named);
+	/* The cache was in play: most walks were proven unchanged rather than walked. */
+	cr_assert(cached, "no cache figures in the summary:\n%s", recorder__stderr(it.rec));
+}
+
+/* ---- a frameless leaf keeps its caller ---- */
+
+static long long leaf_line, middle_line, outer_line;
+
+static bool leaf_chain(const struct gt_stack *s)
+{
+	int l = frame_from(s, 0, "spin_leaf");
+
+	return l == 0 && s->n > 4 && s->frames[0].line == (uint64_t)leaf_line &&
+	       !strcmp(s->frames[1].func, "spin_middle") && s->frames[1].line == (uint64_t)middle_line &&
+	       !strcmp(s->frames[2].func, "spin_outer") && s->frames[2].line == (uint64_t)outer_line &&
+	       !strcmp(s->frames[3].func, "main");
+}
+
+static bool in_leaf(const struct gt_stack *s)
+{
+	return s && s->n && !strcmp(s->frames[0].func, "spin_leaf");
+}
+
+Test(unwind, frameless_leaf_keeps_its_caller)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0, ok = 0, shown = 0;
+	pid_t tid;
+
+	itest_record((const char *[]){ "-F", "999", NULL }, "frameless",
+		     (const char *[]){ "leaf", "2000", NULL }, 60);
+	tid = itest_tid("spinner");
+	leaf_line = itest_stat("leaf_line");
+	middle_line = itest_stat("middle_line");
+	outer_line = itest_stat("outer_line");
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_CPU_SAMPLE), tid))) {
+		i++;
+		if (!in_leaf(e->stack))
+			continue;
+		n++;
+		if (leaf_chain(e->stack))
+			ok++;
+		else if (shown++ < 3)
+			print_stack(e->stack);
+	}
+	cr_log_info("leaf: %zu samples in spin_leaf, %zu with its callers", n, ok);
+	cr_assert_geq(n, 200, "only %zu samples in spin_leaf in 2 s at 999 Hz", n);
+	cr_assert_geq(ok * 100, n * 95, "only %zu of %zu samples are spin_leaf:%lld <- spin_middle:%lld "
+		      "<- spin_outer:%lld <- main", ok, n, leaf_line, middle_line, outer_line);
+}
+
+/* ---- a wakeup raised by an interrupt is the interrupt's ---- */
+
+Test(unwind, interrupt_wakeups_carry_the_interrupt)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0, irq = 0, spinner = 0;
+	const char *ident;
+	pid_t tid;
+
+	itest_record(NULL, "frameless", (const char *[]){ "irq", "1500", NULL }, 60);
+	tid = itest_tid("sleeper");
+	ident = itest_ident("frameless");
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_UNBLOCK), tid))) {
+		const char *outer;
+
+		i++;
+		n++;
+		outer = tq_outermost(e->stack);
+		irq += outer && !strcmp(outer, "[irq]");
+		spinner += outer && !strcmp(outer, ident);
+	}
+	cr_log_info("irq: %zu wakeups of the sleeper, %zu by [irq], %zu by the spinner", n, irq,
+		    spinner);
+	cr_assert_geq(n, 300, "only %zu wakeups of a 1 ms sleep loop in 1.5 s", n);
+	cr_assert_eq(spinner, 0, "%zu of %zu timer wakeups carry the interrupted thread's stack",
+		     spinner, n);
+	cr_assert_geq(irq * 100, n * 95, "only %zu of %zu timer wakeups carry [irq]", irq, n);
+}
+
+/* ---- Python against gdb ---- */
+
+/* What gdb's Python prints for each frame of the selected thread, leaf first: its type, pc
+ * and function. */
+#define GDB_FRAMES "python exec(\"f = gdb.newest_frame()\\n" \
+	"while f is not None:\\n" \
+	"    print('FRAME %d %#x %s' % (f.type(), f.pc(), f.name()))\\n" \
+	"    f = f.older()\\n\")"
+
+/* The pcs of gdb's real frames, leaf first. gdb also shows frames inlined into them, which
+ * share their pc (lxtrace shows them as frames of their own too), and "tail call" frames it
+ * infers from DWARF call-site records: a function that jumped to the next one instead of
+ * calling it left nothing on the stack, so no unwinder finds it; those are left out. The leaf's
+ * pc is where the thread is; the others are return addresses, which lxtrace resolves (and names
+ * its frame by) one byte back, inside the call. */
+static size_t gdb_pcs(const char *out, uint64_t *pcs, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *l = strstr(out, "FRAME "); l && n < max; l = strstr(l + 1, "FRAME ")) {
+		unsigned long long pc;
+		int type;
+
+		/* gdb.NORMAL_FRAME is 0, gdb.SIGTRAMP_FRAME 4 (INLINE 2, TAILCALL 3). */
+		if (sscanf(l, "FRAME %d %llx", &type, &pc) != 2 || (type != 0 && type != 4))
+			continue;
+		pcs[n] = n ? pc - 1 : pc;
+		n++;
+	}
+	return n;
+}
+
+/* Whether every gdb frame's pc is a frame of s, in the same order. */
+static bool has_pcs_in_order(const struct gt_stack *s, const uint64_t *pcs, size_t n)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		while (j < s->n && s->frames[j].pc != pcs[i])
+			j++;
+		if (j == s->n)
+			return false;
+	}
+	return true;
+}
+
+/* Runs python3 -c code, waits for it to block, takes gdb's backtrace of its main thread,
+ * kills it, and checks that the last stack lxtrace recorded for that thread before gdb
+ * attached has every frame gdb shows, in order, and reaches Py_RunMain or main. */
+static void python_like_gdb(const char *code, uint64_t mask)
+{
+	uint64_t pcs[128];
+	char pidarg[32];
+	const struct gt_event *e, *last = NULL;
+	struct workload *py;
+	char *bt = NULL;
+	size_t n, i = 0;
+	pid_t pid;
+	int rc;
+
+	if (access(GDB, X_OK) || access(PYTHON, X_OK))
+		cr_skip_test("needs %s and %s (scripts/deps.sh installs them)", GDB, PYTHON);
+	itest_start(NULL);
+	py = workload__start(PYTHON, (const char *[]){ "-c", code, NULL });
+	cr_assert(py, "cannot start python3: %s", strerror(errno));
+	pid = workload__pid(py);
+	usleep(1500 * 1000);	/* started, blocked, its stack recorded */
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	rc = run_capture((const char *[]){ GDB, "-batch", "-nx", "-p", pidarg, "-ex", "bt", "-ex",
+					   GDB_FRAMES, NULL }, 60, &bt, NULL);
+	kill(pid, SIGKILL);
+	workload__finish(py, 10);
+	workload__free(py);
+	itest_stop(SIGINT, 0);
+	itest_load();
+	cr_assert(rc == 0 && bt, "gdb failed (%d)", rc);
+	n = gdb_pcs(bt, pcs, 128);
+	cr_log_info("gdb's backtrace:\n%s", bt ? bt : "");
+	cr_assert_geq(n, 5, "gdb showed %zu frames:\n%s", n, bt);
+	/* The blocking event that was the thread's last before gdb stopped it. */
+	while ((e = tq_next(it.trace, &i, mask, (uint32_t)pid))) {
+		i++;
+		if (e->stack && tq_leaf(e->stack) && !strncmp(tq_leaf(e->stack), "syscall ", 8) &&
+		    has_pcs_in_order(e->stack, pcs, 1))
+			last = e;
+	}
+	if (!last)
+		tq_dump(it.trace, (uint32_t)pid, 60, stderr);
+	cr_assert(last, "no blocking stack of python3 (pid %d) with gdb's leaf %#llx", (int)pid,
+		  (unsigned long long)pcs[0]);
+	if (!has_pcs_in_order(last->stack, pcs, n))
+		print_stack(last->stack);
+	cr_assert(has_pcs_in_order(last->stack, pcs, n), "lxtrace's stack lacks frames gdb shows");
+	cr_assert(frame_from(last->stack, 0, "Py_RunMain") >= 0 || frame_from(last->stack, 0, "main") >= 0,
+		  "the stack does not reach Py_RunMain or main");
+	free(bt);
+}
+
+Test(unwind, python_sleep_has_every_frame_gdb_shows)
+{
+	python_like_gdb("import time\ntime.sleep(60)\n", TQ_BIT(GT_EV_GO_SLEEP) | TQ_BIT(GT_EV_GO_SYSCALL));
+}
+
+Test(unwind, python_join_has_every_frame_gdb_shows)
+{
+	python_like_gdb("import threading, time\n"
+			"t = threading.Thread(target=time.sleep, args=(60,))\n"
+			"t.start()\nt.join()\n",
+			TQ_BIT(GT_EV_GO_BLOCK) | TQ_BIT(GT_EV_GO_BLOCK_SYNC) |
+			TQ_BIT(GT_EV_GO_BLOCK_COND) | TQ_BIT(GT_EV_GO_SYSCALL));
+}
+
+/* ---- samples of Debian's programs reach main ---- */
+
+/* main or _start by name, or, in a stripped program, the frame libc calls main from (the
+ * frame below it is main). */
+static bool reaches_main(const struct gt_stack *s)
+{
+	return frame_from(s, 0, "main") >= 0 || frame_from(s, 0, "_start") >= 0 ||
+	       frame_from(s, 0, "__libc_start_call_main") > 0;
+}
+
+/* Samples of the process pid whose leaf is a user frame, and how many reach main/_start. */
+static size_t user_samples(pid_t pid, size_t *ok)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+	char ident[64];
+	size_t n = 0, shown = 0;
+
+	snprintf(ident, sizeof(ident), "(pid %d)", (int)pid);
+	*ok = 0;
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		const char *outer = tq_outermost(ev[i].stack);
+
+		if (ev[i].type != GT_EV_CPU_SAMPLE || !outer || !strstr(outer, ident))
+			continue;
+		n++;
+		if (reaches_main(ev[i].stack))
+			(*ok)++;
+		else if (shown++ < 3)
+			print_stack(ev[i].stack);
+	}
+	return n;
+}
+
+static void samples_reach_main(const char *const *argv, const char *what)
+{
+	struct workload *w;
+	size_t n, ok;
+	pid_t pid;
+
+	/* 999 Hz: enough samples even when the machine is shared. */
+	itest_start((const char *[]){ "-F", "999", NULL });
+	w = workload__start(argv[0], argv + 1);
+	cr_assert(w, "cannot start %s: %s", argv[0], strerror(errno));
+	pid = workload__pid(w);
+	cr_assert_eq(workload__finish(w, 120), 0);
+	cr_assert_eq(workload__status(w), 0, "%s exited with %d", what, workload__status(w));
+	workload__free(w);
+	itest_stop(SIGINT, 0);
+	itest_load();
+	n = user_samples(pid, &ok);
+	cr_log_info("%s: %zu samples, %zu reach main or _start", what, n, ok);
+	cr_assert_geq(n, 300, "only %zu samples of %s", n, what);
+	cr_assert_geq(ok * 100, n * 80, "only %zu of %zu samples of %s reach main or _start", ok, n,
+		      what);
+}
+
+Test(unwind, python_loop_samples_reach_main)
+{
+	if (access(PYTHON, X_OK))
+		cr_skip_test("needs %s", PYTHON);
+	samples_reach_main((const char *[]){ PYTHON, "-c",
+		"import time\nt = time.time()\nwhile time.time() - t < 3:\n    sum(range(1000))\n",
+		NULL }, "python3");
+}
+
+Test(unwind, sha256sum_samples_reach_main)
+{
+	char path[64];
+	int fd;
+
+	cr_assert_eq(record__tmpfile(path, sizeof(path), ".data"), 0);
+	/* A sparse file: its zeros come from no disk. */
+	fd = open(path, O_WRONLY);
+	cr_assert(fd >= 0 && !ftruncate(fd, 1200ll << 20), "cannot size %s", path);
+	close(fd);
+	samples_reach_main((const char *[]){ "/usr/bin/sha256sum", path, NULL }, "sha256sum");
+	unlink(path);
+}
+
+/* ---- short-lived processes: every frame has its module, libc and ld.so frames a name ---- */
+
+Test(unwind, short_lived_processes_fully_named)
+{
+	const struct gt_event *ev;
+	size_t frames = 0, anonymous = 0, unnamed = 0, stacks = 0;
+
+	itest_start(NULL);
+	cr_assert_eq(run_capture((const char *[]){ "/bin/sh", "-c",
+		"for i in $(seq 200); do /usr/bin/sha256sum /etc/hostname >/dev/null; done", NULL },
+		120, NULL, NULL), 0);
+	itest_stop(SIGINT, 0);
+	itest_load();
+	ev = gt_trace__events(it.trace);
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		const struct gt_stack *s = ev[i].stack;
+		const char *outer = tq_outermost(s);
+
+		if (!outer || strncmp(outer, "sha256sum (pid", 14))
+			continue;
+		stacks++;
+		for (size_t j = 0; j < s->n; j++) {
+			const struct gt_rframe *f = &s->frames[j];
+
+			frames++;
+			/* "[unknown] 0xADDR": in no mapping known; "[unknown] FILE+0xOFF": in a
+			 * file without a symbol there. */
+			if (!strncmp(f->func, "[unknown] 0x", 12)) {
+				anonymous++;
+				print_stack(s);
+			} else if (!strncmp(f->func, "[unknown]", 9) &&
+				   (strstr(f->file, "/libc.so") || strstr(f->file, "/ld-linux"))) {
+				unnamed++;
+				print_stack(s);
+			}
+		}
+	}
+	cr_log_info("200 sha256sum runs: %zu stacks, %zu frames", stacks, frames);
+	cr_assert_geq(stacks, 200, "only %zu stacks of 200 sha256sum processes", stacks);
+	cr_assert_eq(anonymous, 0, "%zu frames of short-lived processes have no module", anonymous);
+	cr_assert_eq(unnamed, 0, "%zu libc/ld.so frames are unnamed", unnamed);
+}

@@ -1,0 +1,203 @@
+/* frameless.c - code as distributions build it, without frame pointers (this file alone is
+ * built -O2 -fomit-frame-pointer), for the unwinder's tests. Usage:
+ *
+ *   frameless read N       main -> outer_a -> inner_b -> read(): N one-byte reads of a pipe a
+ *                          writer thread fills every 2 ms
+ *   frameless callers N    the same read, reached alternately through call_one and call_two:
+ *                          identical functions, so the stack pointer and depth at read() are
+ *                          the same and only the return address into them differs
+ *   frameless leaf MS      main -> spin_outer -> spin_middle -> spin_leaf, a leaf without a
+ *                          frame of its own, for MS ms
+ *   frameless irq MS       a thread sleeping 1 ms at a time beside a thread spinning on the
+ *                          same CPU, for MS ms: the sleeper's wakeups come from the timer
+ *
+ * It reports the lines of the calls for the tests to check the frames' lines (stat *_line:
+ * each is set on the line before its call). */
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "workload.h"
+
+#define NOINLINE __attribute__((noinline))
+/* Keeps a call from being a tail call, which would leave its caller off the stack. */
+#define KEEP(x) __asm__ volatile("" : "+r"(x) : : "memory")
+
+static int fds[2];
+static volatile int stop;
+static int read_line, outer_a_line, call_one_line, call_two_line, main_line;
+static int leaf_line, middle_line, outer_line;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void *writer(void *arg)
+{
+	long n = (long)arg;
+
+	wl_tid("writer");
+	for (long i = 0; i < n; i++) {
+		sleep_ms(2);
+		if (write(fds[1], "x", 1) != 1)
+			wl_die("write");
+	}
+	return NULL;
+}
+
+NOINLINE static long inner_b(char *buf)
+{
+	long n;
+
+	read_line = __LINE__ + 1;
+	n = read(fds[0], buf, 1);
+
+	KEEP(n);
+	return n;
+}
+
+NOINLINE static long outer_a(char *buf)
+{
+	long n;
+
+	outer_a_line = __LINE__ + 1;
+	n = inner_b(buf);
+
+	KEEP(n);
+	return n + 1;
+}
+
+/* call_one and call_two are the same code: only the return address into them tells them
+ * apart at read(). */
+NOINLINE static long call_one(char *buf)
+{
+	long n;
+
+	call_one_line = __LINE__ + 1;
+	n = inner_b(buf);
+
+	KEEP(n);
+	return n + 1;
+}
+
+NOINLINE static long call_two(char *buf)
+{
+	long n;
+
+	call_two_line = __LINE__ + 1;
+	n = inner_b(buf);
+
+	KEEP(n);
+	return n + 1;
+}
+
+static void reads(long n, bool alternate)
+{
+	pthread_t t;
+	char buf[4];
+
+	if (pipe(fds) || pthread_create(&t, NULL, writer, (void *)n))
+		wl_die("start the writer");
+	wl_tid("reader");
+	for (long i = 0; i < n; i++) {
+		long r;
+
+		if (!alternate) {
+			main_line = __LINE__ + 1;
+			r = outer_a(buf);
+		} else if (i % 2) {
+			r = call_two(buf);
+		} else {
+			r = call_one(buf);
+		}
+		if (r != 2)
+			wl_die("read");
+	}
+	pthread_join(t, NULL);
+	wl_stat("read_line", read_line);
+	wl_stat("outer_a_line", outer_a_line);
+	wl_stat("call_one_line", call_one_line);
+	wl_stat("call_two_line", call_two_line);
+	wl_stat("main_line", main_line);
+}
+
+/* A loop that calls nothing: gcc gives it no frame even with frame pointers on. */
+NOINLINE static unsigned long spin_leaf(unsigned long x)
+{
+	leaf_line = __LINE__ + 1;
+	for (int i = 0; i < 100000; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+	return x;
+}
+
+NOINLINE static unsigned long spin_middle(unsigned long x)
+{
+	middle_line = __LINE__ + 1;
+	x = spin_leaf(x);
+	KEEP(x);
+	return x ^ 1;
+}
+
+NOINLINE static unsigned long spin_outer(long ms)
+{
+	struct timespec t0, t;
+	unsigned long x = 1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		outer_line = __LINE__ + 1;
+		x = spin_middle(x);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	return x;
+}
+
+static void *sleeper(void *arg)
+{
+	wl_tid("sleeper");
+	while (!stop)
+		sleep_ms(1);
+	return NULL;
+}
+
+/* Both threads on the CPU the process started on: the timer that ends each sleep interrupts
+ * the spinning thread. */
+static void irq(long ms)
+{
+	cpu_set_t set;
+	pthread_t t;
+
+	CPU_ZERO(&set);
+	CPU_SET(sched_getcpu(), &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || pthread_create(&t, NULL, sleeper, NULL))
+		wl_die("start the sleeper");
+	wl_tid("spinner");
+	spin_outer(ms);
+	stop = 1;
+	pthread_join(t, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+
+	wl_pid();
+	if (!strcmp(mode, "read") || !strcmp(mode, "callers")) {
+		reads(wl_arg(argc, argv, 2, 200, 1, 100000), mode[0] == 'c');
+	} else if (!strcmp(mode, "leaf")) {
+		wl_tid("spinner");
+		wl_stat("x", (long long)(spin_outer(wl_arg(argc, argv, 2, 1000, 1, 600000)) & 1));
+		wl_stat("leaf_line", leaf_line);
+		wl_stat("middle_line", middle_line);
+		wl_stat("outer_line", outer_line);
+	} else if (!strcmp(mode, "irq")) {
+		irq(wl_arg(argc, argv, 2, 1000, 1, 600000));
+	} else {
+		fprintf(stderr, "usage: frameless read|callers|leaf|irq N\n");
+		return 2;
+	}
+	return 0;
+}
