@@ -15,6 +15,7 @@
 #include "lib/grow.h"
 #include "lib/u64map.h"
 #include "user/stacks/sym_elf.h"
+#include "user/stacks/sym_plt.h"
 #include "user/stacks/sym_search.h"
 
 /* libstdc++'s demangler (C++ ABI); libdw does not demangle. */
@@ -70,6 +71,9 @@ struct sym_elf {
 	struct u64map *cu_fns_at;	/* CU DIE offset -> index + 1 in cu_fns */
 	struct cu_fns *cu_fns;
 	size_t ncu_fns, cu_fns_cap;
+	struct sym_plt *plt;		/* built on the first address no symbol covers */
+	bool plt_built;
+	char plt_name[256];
 };
 
 /* libdwfl's standard search, kept to the debuginfo path's directories. Its default path also
@@ -589,6 +593,37 @@ static int scopes_chain(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain, int max)
 	return n;
 }
 
+/* "NAME@plt" for an address in the procedure linkage table, as objdump and perf name its
+ * entries; NULL elsewhere. Valid until the next call. */
+static const char *plt_name(struct sym_elf *e, uint64_t vaddr)
+{
+	const char *target = NULL;
+	uint64_t resolver = 0;
+	GElf_Addr bias;
+	Elf *elf;
+
+	if (!e->plt_built) {
+		e->plt_built = true;
+		elf = dwfl_module_getelf(e->mod, &bias);
+		e->plt = elf ? sym_plt__new(elf) : NULL;
+	}
+	switch (sym_plt__target(e->plt, vaddr, &target, &resolver)) {
+	case 1:
+		break;
+	case 2:
+		target = find_sym(e, resolver);
+		if (!target)
+			return NULL;
+		break;
+	case 3:
+		return "[plt]";
+	default:
+		return NULL;
+	}
+	snprintf(e->plt_name, sizeof(e->plt_name), "%s@plt", target);
+	return e->plt_name;
+}
+
 int sym_elf__frames(struct sym_elf *e, uint64_t vaddr, struct sym_elf_frame *out, int max)
 {
 	const char *symname, *file = NULL;
@@ -602,6 +637,8 @@ int sym_elf__frames(struct sym_elf *e, uint64_t vaddr, struct sym_elf_frame *out
 	if (max <= 0)
 		return -EINVAL;
 	symname = show(e, find_sym(e, vaddr));
+	if (!symname)
+		symname = plt_name(e, vaddr);
 	cu = find_cu(e, vaddr, &bias);
 	if (cu) {
 		Dwarf_Line *dl = dwarf_getsrc_die(cu, vaddr - bias);
@@ -644,6 +681,7 @@ void sym_elf__free(struct sym_elf *e)
 		return;
 	while (e->nowned)
 		free(e->owned[--e->nowned]);
+	sym_plt__free(e->plt);
 	dwfl_end(e->dwfl);
 	free(e->ranges);
 	free(e->syms);
