@@ -669,7 +669,9 @@ int capture__poll(struct capture *c)
 		return err;
 	}
 	err = collect(c, &now, false);
-	return err ? err : merge__deliver(c->merge, merge__watermark(c->merge, now));
+	if (!err)
+		err = merge__deliver(c->merge, merge__watermark(c->merge, now));
+	return err == -EAGAIN ? 0 : err;
 }
 
 /* Runs the kernel skipped because the program was already running on that CPU. */
@@ -718,7 +720,13 @@ int capture__drain(struct capture *c, uint64_t until)
 	c->until = until;
 	detach(c);
 	err = collect(c, &now, true);
-	return err ? err : merge__deliver(c->merge, UINT64_MAX);
+	while (!err) {
+		err = merge__deliver(c->merge, UINT64_MAX);
+		if (err != -EAGAIN)
+			break;
+		err = 0;
+	}
+	return err;
 }
 
 void capture__stats(const struct capture *c, struct capture_stats *out)

@@ -20,7 +20,8 @@
 #define MERGE_WINDOW_NS (10 * 1000 * 1000ULL)
 
 /* Called for each record, in non-decreasing ts except the few counted as out of order. A
- * negative return stops the delivery and is returned by it. */
+ * negative return stops the delivery and is returned by it (the record it was given is
+ * consumed; the rest stays staged for the next merge__deliver). */
 typedef int (*merge_record_fn)(void *ctx, const struct lx_rec *r, size_t size);
 /* n records of CPU cpu were lost before ts (the ring was full); ordered among the records. */
 typedef int (*merge_lost_fn)(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n);

@@ -152,8 +152,15 @@ static void catch_signals(void)
 struct sink {
 	struct model *model;
 	struct cfi_loader *cfi;
+	uint64_t deliver_until;		/* CLOCK_MONOTONIC ns: this round's delivery ends */
+	unsigned delivered;
 	int err;
 };
+
+/* A round of delivery ends after this long, even with records left (they wait for the next
+ * round): the rings are read, and new mappings opened and their unwind rows loaded, while the
+ * model is slow, e.g. symbolizing the first stacks of every process at the start. */
+#define DELIVER_NS (10 * 1000 * 1000ULL)
 
 static int to_model(void *ctx, const struct lx_rec *r, size_t size)
 {
@@ -163,7 +170,12 @@ static int to_model(void *ctx, const struct lx_rec *r, size_t size)
 	if (r->type == LX_REC_CFI_WANT)
 		return 0;
 	s->err = model__record(s->model, r, size);
-	return s->err;
+	if (s->err)
+		return s->err;
+	/* The clock is read every 64 records: a read costs more than many a record. */
+	if (!(++s->delivered % 64) && now_ns() > s->deliver_until)
+		return -EAGAIN;
+	return 0;
 }
 
 static int peek_to_model(void *ctx, const struct lx_rec *r, size_t size)
@@ -282,11 +294,27 @@ static void show_status(struct status *s, const struct capture *cap, uint64_t no
 	s->next = now + STATUS_PERIOD_NS;
 }
 
-/* How the user stacks were taken: walks, proofs from the cache, what stopped walks early. */
-static void print_unwind_summary(const struct capture *cap, const struct cfi_loader *cfi)
+/* The CPU lxtrace's own process used (reading, modelling, symbolizing, loading unwind rows,
+ * writing), in seconds. */
+static double self_cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* How the user stacks were taken: walks, proofs from the cache, what stopped walks early; and
+ * what the daemon's CPU came to per distinct stack (the rest of its work is per record and
+ * small, see docs/record.md). */
+static void print_unwind_summary(const struct capture *cap, struct cfi_loader *cfi,
+				 uint64_t distinct)
 {
 	uint64_t u[LX_UNWIND_NSTATS];
 	struct cfi_loader_stats ls;
+	double cpu = self_cpu_s();
 
 	if (!cfi || capture__unwind_stats(cap, u))
 		return;
@@ -299,15 +327,18 @@ static void print_unwind_summary(const struct capture *cap, const struct cfi_loa
 		(unsigned long long)u[LX_UNWIND_NO_TABLE], (unsigned long long)u[LX_UNWIND_SCANS],
 		(unsigned long long)u[LX_UNWIND_SCAN_BUSY]);
 	fprintf(stderr, "  unwind rows:   %llu binaries (%llu rows), %llu without CFI, %llu retried, "
-		"%llu did not fit; compiling took %.3f s\n",
+		"%llu did not fit, %llu failed, %llu still queued; compiling took %.3f s\n",
 		(unsigned long long)ls.files, (unsigned long long)ls.rows,
 		(unsigned long long)ls.files_empty, (unsigned long long)ls.files_retry,
-		(unsigned long long)ls.files_full, ls.compile_ns / 1e9);
+		(unsigned long long)ls.files_full, (unsigned long long)ls.files_failed,
+		(unsigned long long)ls.queued, ls.compile_ns / 1e9);
+	fprintf(stderr, "  daemon CPU:    %.3f s in all, %.0f us per distinct stack\n", cpu,
+		distinct ? cpu * 1e6 / distinct : 0.0);
 }
 
 static void print_summary(const char *path, double secs, const struct model *m,
 			  const struct gt_writer *w, const struct capture *cap,
-			  const struct cfi_loader *cfi)
+			  struct cfi_loader *cfi)
 {
 	const struct foreign_log *refused;
 	struct model_stats ms;
@@ -337,7 +368,7 @@ static void print_summary(const char *path, double secs, const struct model *m,
 			(unsigned long long)foreign_log__count(refused));
 		foreign_log__print(refused, stderr, "   ");
 	}
-	print_unwind_summary(cap, cfi);
+	print_unwind_summary(cap, cfi, ms.stacks_distinct);
 	fprintf(stderr, "  threads:       %llu\n", (unsigned long long)ms.threads);
 	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
 		(unsigned long long)ws.bytes, (unsigned long long)ws.events,
@@ -622,6 +653,7 @@ int cmd_record(int argc, char **argv)
 		}
 		if (stop_requested && !cmd)
 			break;
+		sink.deliver_until = now_ns() + DELIVER_NS;
 		err = capture__poll(cap);
 		if (err)
 			break;
@@ -646,6 +678,7 @@ int cmd_record(int argc, char **argv)
 	/* The command is gone; processes it started that outlived it are recorded until they are
 	 * gone too, or a signal stops the recording. */
 	while (!err && cmd_done && !stop_requested && capture__has_targets(cap)) {
+		sink.deliver_until = now_ns() + DELIVER_NS;
 		err = capture__poll(cap);
 		if (args.duration && now_ns() - start >= args.duration * 1e9)
 			break;

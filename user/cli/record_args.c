@@ -79,8 +79,10 @@ static const struct record_opt options[] = {
 	{ "stacks", OPT_STACKS, "MODE",
 	  "call stacks on blocking, preemption, syscall, wakeup and\n"
 	  "create events: user (default), kernel, both, or none\n"
-	  "(the thread's name and syscall only). Stacks cost each\n"
-	  "switch and wakeup a stack walk: none for switch-heavy loads" },
+	  "(the thread's name and syscall only). User stacks are\n"
+	  "unwound from the binaries' CFI, and a stack unchanged since\n"
+	  "the thread's last is proven so, not walked again; kernel\n"
+	  "stacks cost each switch and wakeup a walk" },
 	{ "verbose", 'v', NULL, "show libbpf's messages" },
 	{ "help", 'h', NULL, "show this help" },
 };

@@ -510,6 +510,24 @@ out:
 	return err;
 }
 
+bool cfi__keeps_frame_pointers(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	/* Go's linker writes its build information in a section of its own. */
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+
+		if (name && !strcmp(name, ".go.buildinfo"))
+			return true;
+	}
+	return false;
+}
+
 const struct lx_cfi_row *cfi_table__find(const struct cfi_table *t, uint32_t off)
 {
 	size_t lo = 0, hi = t->n;

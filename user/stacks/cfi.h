@@ -14,6 +14,7 @@
 #define LXTRACE_USER_STACKS_CFI_H
 
 #include <gelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,10 @@ struct cfi_stats {
  * be NULL. Returns 0, -ENOENT when the file has no CFI at all, -ENOMEM, or -EINVAL for a file
  * that is not an x86_64 ELF object. */
 int cfi__compile(Elf *elf, struct cfi_table *t, struct cfi_stats *st);
+
+/* Whether elf is a program whose code keeps frame pointers throughout (Go), which unwind it as
+ * exactly as its CFI, at no cost in rows. */
+bool cfi__keeps_frame_pointers(Elf *elf);
 
 /* The row covering file offset off, or NULL: a binary search, as the BPF side does it. */
 const struct lx_cfi_row *cfi_table__find(const struct cfi_table *t, uint32_t off);

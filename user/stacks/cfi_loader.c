@@ -1,10 +1,12 @@
 /* cfi_loader.c - opens, compiles and publishes the unwind rows BPF asks for (cfi_loader.h). */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 
 #include "lib/clock.h"
 #include "lib/foreign_file.h"
+#include "lib/grow.h"
 #include "lib/u64map.h"
 #include "user/proc/mapped_file.h"
 #include "user/proc/mmap_path.h"
@@ -20,13 +23,42 @@
 #include "user/stacks/cfi_loader.h"
 #include "user/stacks/vdso.h"
 
+/* A file this small is compiled at once by the reader (well under a millisecond): a new
+ * program's own binary gets its rows before its first stacks are many, whatever the worker is
+ * busy with. */
+#define NOW_BYTES (1ull << 20)
+
+/* What a file is to the loader (the values of the `files` map). */
+enum file_state {
+	FILE_QUEUED = 1,	/* opened, being compiled or waiting for the worker */
+	FILE_DONE,		/* published, with rows or without */
+};
+
+/* A file opened while its process ran, to be compiled when the reader has time. */
+struct queued {
+	struct lx_file_key key;
+	uint64_t size;		/* smaller files first: a new program's own binary is small */
+	int fd;
+};
+
+/* The reader opens files and compiles small ones itself; a worker thread compiles the queued
+ * ones, so that a large library (hundreds of milliseconds) never holds the reader up. lock
+ * guards everything below it: both threads allocate rows, publish, count. */
 struct cfi_loader {
 	struct cfi_loader_opts o;
-	struct u64map *done;		/* hash of (dev, ino) -> 1: published */
 	char proc_root[256];
+	pthread_t worker;
+	bool started, stop;
+	pthread_mutex_t lock;
+	pthread_cond_t more;		/* the queue got a file, or stop was set */
+	struct u64map *files;		/* file_key() -> enum file_state */
+	struct queued *queue;
+	size_t nqueue, queue_cap;
 	uint32_t next;		/* first free row */
 	struct cfi_loader_stats st;
 };
+
+static void *work(void *arg);
 
 struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts)
 {
@@ -40,54 +72,188 @@ struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts)
 	if (!l)
 		return NULL;
 	l->o = *opts;
-	l->done = u64map__new();
-	if (!l->done) {
+	l->files = u64map__new();
+	if (!l->files) {
 		free(l);
 		return NULL;
 	}
 	snprintf(l->proc_root, sizeof(l->proc_root), "%s", opts->proc_root ? opts->proc_root : "/proc");
 	elf_version(EV_CURRENT);
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->more, NULL);
+	errno = pthread_create(&l->worker, NULL, work, l);
+	if (errno) {
+		cfi_loader__free(l);
+		return NULL;
+	}
+	l->started = true;
 	return l;
 }
 
-/* The file mapped at [start, end) of w's process, or at path (if not NULL) when the process
- * is gone, if it is still the file (dev, ino) (user/proc/mapped_file.h). */
-static int open_mapped(const struct cfi_loader *l, const struct lx_cfi_want *w, const char *path)
-{
-	/* The kernel's s_dev is major << 20 | minor; st_dev is the user-space encoding. */
-	const struct mapped_file f = { l->proc_root, (pid_t)w->pid, w->start, w->end, path,
-				       makedev(w->dev >> 20, w->dev & 0xfffff), w->ino };
-
-	return mapped_file__open(&f);
-}
-
-/* A key for the set of files published: inodes fit 48 bits in practice, devices 16 (a
- * collision only makes a file's rows wait for a stack to ask for them). */
+/* A key for the map of files: inodes fit 48 bits in practice, devices 16 (a collision only
+ * makes a file's rows wait for a stack to ask for them). */
 static uint64_t file_key(uint32_t dev, uint64_t ino)
 {
 	return ino ^ (uint64_t)dev << 48 ^ (uint64_t)dev >> 16;
 }
 
-/* Publishes the file's rows (n may be 0) and makes walks that fell back for lack of them
- * walk again. */
-static int publish(struct cfi_loader *l, const struct lx_cfi_want *w, uint32_t first, uint32_t n)
+/* The file mapped at [start, end) of w's process, or at path (if not NULL) when the process
+ * is gone, if it is still the file (dev, ino) (user/proc/mapped_file.h), and its size. */
+static int open_mapped(const struct cfi_loader *l, const struct lx_cfi_want *w, const char *path,
+		       uint64_t *size)
 {
-	struct lx_file_key key = { .ino = w->ino, .dev = w->dev };
+	/* The kernel's s_dev is major << 20 | minor; st_dev is the user-space encoding. */
+	const struct mapped_file f = { l->proc_root, (pid_t)w->pid, w->start, w->end, path,
+				       makedev(w->dev >> 20, w->dev & 0xfffff), w->ino };
+	struct stat st;
+	int fd;
+
+	*size = 0;
+	if (w->ino == LX_VDSO_INO && !w->dev)
+		return vdso__open();
+	fd = mapped_file__open(&f);
+	if (fd >= 0 && !fstat(fd, &st))
+		*size = (uint64_t)st.st_size;
+	return fd;
+}
+
+/* Publishes the file's rows (n may be 0) and makes walks that fell back for lack of them
+ * walk again. With l->lock held. */
+static int publish(struct cfi_loader *l, const struct lx_file_key *key, uint32_t first, uint32_t n)
+{
 	struct lx_file_rows v = { .first = first, .n = n };
+	uint64_t *state;
 
-	bool added;
-	uint64_t *done;
-
-	if (bpf_map_update_elem(l->o.files_fd, &key, &v, BPF_ANY))
+	if (bpf_map_update_elem(l->o.files_fd, key, &v, BPF_ANY))
 		return -errno;
 	(*l->o.gen)++;
-	done = u64map__put(l->done, file_key(w->dev, w->ino), &added);
-	if (done)
-		*done = 1;
+	state = u64map__get(l->files, file_key(key->dev, key->ino));
+	if (state)
+		*state = FILE_DONE;
 	return 0;
 }
 
-static int load(struct cfi_loader *l, const struct lx_cfi_want *w, const char *path);
+/* Compiles the rows of the file q holds open (without the lock: the long part) and publishes
+ * them (with it), then closes the file. */
+static int load(struct cfi_loader *l, const struct queued *q)
+{
+	uint64_t t0 = now_ns();
+	struct cfi_table t = { 0 };
+	Elf *elf;
+	int err;
+
+	elf = elf_begin(q->fd, ELF_C_READ_MMAP, NULL);
+	/* Go keeps frame pointers, which unwind its code exactly; its CFI would only cost rows. */
+	if (elf && cfi__keeps_frame_pointers(elf))
+		err = -ENOENT;
+	else
+		err = elf ? cfi__compile(elf, &t, NULL) : -EINVAL;
+	if (elf)
+		elf_end(elf);
+	close(q->fd);
+	pthread_mutex_lock(&l->lock);
+	l->st.compile_ns += now_ns() - t0;
+	if (err == -ENOMEM) {
+		/* Not published: the next walk that meets the file asks again. */
+		u64map__del(l->files, file_key(q->key.dev, q->key.ino));
+	} else if (err || !t.n) {
+		l->st.files_empty++;
+		err = publish(l, &q->key, 0, 0);
+	} else if (t.n > l->o.rows_max - l->next) {
+		l->st.files_full++;
+		err = publish(l, &q->key, 0, 0);
+	} else {
+		memcpy(&l->o.rows[l->next], t.rows, t.n * sizeof(*t.rows));
+		err = publish(l, &q->key, l->next, (uint32_t)t.n);
+		if (!err) {
+			l->next += (uint32_t)t.n;
+			l->st.rows = l->next;
+			l->st.files++;
+		}
+	}
+	pthread_mutex_unlock(&l->lock);
+	cfi_table__release(&t);
+	return err;
+}
+
+/* The worker: compiles queued files, smallest first, until told to stop. A map that refuses
+ * a file's entry loses that file's rows, nothing else: the worker goes on. */
+static void *work(void *arg)
+{
+	struct cfi_loader *l = arg;
+	int err;
+
+	pthread_mutex_lock(&l->lock);
+	for (;;) {
+		size_t best = 0;
+		struct queued q;
+
+		while (!l->stop && !l->nqueue)
+			pthread_cond_wait(&l->more, &l->lock);
+		if (l->stop)
+			break;
+		for (size_t i = 1; i < l->nqueue; i++)
+			if (l->queue[i].size < l->queue[best].size)
+				best = i;
+		q = l->queue[best];
+		l->queue[best] = l->queue[--l->nqueue];
+		pthread_mutex_unlock(&l->lock);
+		err = load(l, &q);
+		pthread_mutex_lock(&l->lock);
+		l->st.files_failed += !!err;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+/* Opens w's file now, while its process may still run; compiles a small one at once, queues a
+ * large one for the worker. Found through w's process or at path. */
+static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char *path)
+{
+	struct lx_file_key key = { .ino = w->ino, .dev = w->dev };
+	struct queued q = { .key = key };
+	uint64_t *state;
+	bool added;
+
+	pthread_mutex_lock(&l->lock);
+	state = u64map__get(l->files, file_key(w->dev, w->ino));
+	pthread_mutex_unlock(&l->lock);
+	if (state)
+		return 0;
+	q.fd = open_mapped(l, w, path, &q.size);
+	pthread_mutex_lock(&l->lock);
+	if (foreign_file__refused(q.fd)) {
+		/* Not a file to read (lib/foreign_file.h): no rows, for good. */
+		l->st.files_empty++;
+		state = u64map__put(l->files, file_key(w->dev, w->ino), &added);
+		q.fd = state ? publish(l, &key, 0, 0) : -ENOMEM;
+		pthread_mutex_unlock(&l->lock);
+		return q.fd;
+	}
+	if (q.fd < 0) {
+		/* Gone, or replaced: the next walk that meets the file asks again. */
+		l->st.files_retry++;
+		pthread_mutex_unlock(&l->lock);
+		bpf_map_delete_elem(l->o.wanted_fd, &key);
+		return 0;
+	}
+	state = u64map__put(l->files, file_key(w->dev, w->ino), &added);
+	if (!state || (q.size > NOW_BYTES && grow_array((void **)&l->queue, &l->queue_cap,
+							  l->nqueue + 1, sizeof(*l->queue), 16))) {
+		pthread_mutex_unlock(&l->lock);
+		close(q.fd);
+		return -ENOMEM;
+	}
+	*state = FILE_QUEUED;
+	if (q.size > NOW_BYTES) {
+		l->queue[l->nqueue++] = q;
+		pthread_cond_signal(&l->more);
+		pthread_mutex_unlock(&l->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return load(l, &q);
+}
 
 int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m)
 {
@@ -95,75 +261,41 @@ int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m)
 				 .dev = m->dev };
 	char path[PATH_MAX];
 
-	if (!m->ino || u64map__get(l->done, file_key(m->dev, m->ino)))
+	if (!m->ino)
 		return 0;
-	return load(l, &w, m->ino == LX_VDSO_INO || mmap_path__get(m, path, sizeof(path)) ? NULL : path);
+	return enqueue(l, &w, m->ino == LX_VDSO_INO || mmap_path__get(m, path, sizeof(path)) ?
+				      NULL : path);
 }
 
 int cfi_loader__want(struct cfi_loader *l, const struct lx_cfi_want *w)
 {
-	return load(l, w, NULL);
+	return enqueue(l, w, NULL);
 }
 
-/* Compiles and publishes the rows of w's file, found through w's process or at path. */
-static int load(struct cfi_loader *l, const struct lx_cfi_want *w, const char *path)
+void cfi_loader__stats(struct cfi_loader *l, struct cfi_loader_stats *out)
 {
-	struct lx_file_key key = { .ino = w->ino, .dev = w->dev };
-	struct cfi_table t = { 0 };
-	uint64_t t0 = now_ns(), *done;
-	Elf *elf;
-	int fd, err;
-
-	done = u64map__get(l->done, file_key(w->dev, w->ino));
-	if (done)
-		return 0;
-	fd = w->ino == LX_VDSO_INO && !w->dev ? vdso__open() : open_mapped(l, w, path);
-	if (foreign_file__refused(fd)) {	/* not a file to read: no rows, for good */
-		l->st.files_empty++;
-		return publish(l, w, 0, 0);
-	}
-	if (fd < 0) {		/* Gone, or replaced: the next walk that meets the file asks again. */
-		l->st.files_retry++;
-		bpf_map_delete_elem(l->o.wanted_fd, &key);
-		return 0;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	err = elf ? cfi__compile(elf, &t, NULL) : -EINVAL;
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	l->st.compile_ns += now_ns() - t0;
-	if (err == -ENOMEM)
-		return err;
-	if (err || !t.n) {
-		l->st.files_empty++;
-		return publish(l, w, 0, 0);
-	}
-	if (t.n > l->o.rows_max - l->next) {
-		l->st.files_full++;
-		cfi_table__release(&t);
-		return publish(l, w, 0, 0);
-	}
-	memcpy(&l->o.rows[l->next], t.rows, t.n * sizeof(*t.rows));
-	err = publish(l, w, l->next, (uint32_t)t.n);
-	if (!err) {
-		l->next += (uint32_t)t.n;
-		l->st.rows = l->next;
-		l->st.files++;
-	}
-	cfi_table__release(&t);
-	return err;
-}
-
-void cfi_loader__stats(const struct cfi_loader *l, struct cfi_loader_stats *out)
-{
+	pthread_mutex_lock(&l->lock);
 	*out = l->st;
+	out->queued = l->nqueue;
+	pthread_mutex_unlock(&l->lock);
 }
 
 void cfi_loader__free(struct cfi_loader *l)
 {
 	if (!l)
 		return;
-	u64map__free(l->done);
+	if (l->started) {
+		pthread_mutex_lock(&l->lock);
+		l->stop = true;
+		pthread_cond_signal(&l->more);
+		pthread_mutex_unlock(&l->lock);
+		pthread_join(l->worker, NULL);
+	}
+	for (size_t i = 0; i < l->nqueue; i++)
+		close(l->queue[i].fd);
+	free(l->queue);
+	u64map__free(l->files);
+	pthread_cond_destroy(&l->more);
+	pthread_mutex_destroy(&l->lock);
 	free(l);
 }

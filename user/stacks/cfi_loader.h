@@ -1,14 +1,19 @@
 /* cfi_loader.h - gives the BPF unwinder the rows of the binaries it meets (bpf/unwind.h).
  *
- * The rows of each file a traced process maps are loaded as soon as the mapping is reported
+ * The rows of each file a traced process maps are wanted as soon as the mapping is reported
  * (LX_REC_MMAP); a walk that still finds no rows for a mapped file (a process alive at the
  * start, or one the rows were not ready for) sends LX_REC_CFI_WANT once per file. The loader
- * opens that file through the process's /proc/PID/map_files entry (the mapped file itself,
- * even deleted or in another mount namespace), checks it is the regular file of that device
- * and inode and not larger than a binary can be, compiles its CFI (cfi.h), appends the rows to
- * the shared row array and publishes (first, n) under (dev, inode). A file that has no usable
- * CFI is published with no rows, so walks stop asking and use frame pointers there; a file that
- * could not be opened (the process was gone) is forgotten, so the next walk asks again.
+ * opens the file at once, while its process may still run, through the process's
+ * /proc/PID/map_files entry (the mapped file itself, even deleted or in another mount
+ * namespace) or the path BPF reported, checks it is the regular file of that device and inode
+ * and not larger than a binary can be, and compiles it at once if it is small (1 MiB: a new
+ * program's own binary, ready before its stacks are many) or queues it for a worker thread,
+ * which compiles queued files smallest first: a large library (hundreds of milliseconds for
+ * tens of megabytes) never holds the ring reader up. The rows are appended to the shared row
+ * array and published as (first, n) under (dev, inode). A file with no
+ * usable CFI, or whose code keeps frame pointers (Go), is published with no rows, so walks stop
+ * asking and use frame pointers there; a file that could not be opened (the process was gone)
+ * is forgotten, so the next walk asks again.
  */
 #ifndef LXTRACE_USER_STACKS_CFI_LOADER_H
 #define LXTRACE_USER_STACKS_CFI_LOADER_H
@@ -37,21 +42,23 @@ struct cfi_loader_stats {
 	uint64_t files_retry;		/* could not be opened now: left to be asked again */
 	uint64_t files_full;		/* did not fit in the row array */
 	uint64_t rows;			/* rows in use */
-	uint64_t compile_ns;		/* time spent opening and compiling */
+	uint64_t files_failed;		/* not published: the rows map refused them */
+	uint64_t queued;		/* waiting for the worker now */
+	uint64_t compile_ns;		/* time spent compiling and publishing (both threads) */
 };
 
 /* NULL with errno set. */
 struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts);
 
-/* Answers one LX_REC_CFI_WANT: returns 0 (published, with or without rows, or left to be
- * asked again) or -errno for a failure of the maps themselves. */
+/* One LX_REC_CFI_WANT: opens the file and compiles or queues it, unless that is done already.
+ * 0 (published, queued, or left to be asked again) or -errno (-ENOMEM, or the maps refused
+ * a small file's rows). */
 int cfi_loader__want(struct cfi_loader *l, const struct lx_cfi_want *w);
 
-/* A process mapped a file (LX_REC_MMAP): its rows are loaded now, before a stack needs them,
- * unless they are already. */
+/* A process mapped a file (LX_REC_MMAP): the same, before a stack needs the rows. */
 int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m);
 
-void cfi_loader__stats(const struct cfi_loader *l, struct cfi_loader_stats *out);
+void cfi_loader__stats(struct cfi_loader *l, struct cfi_loader_stats *out);
 
 /* Accepts NULL. */
 void cfi_loader__free(struct cfi_loader *l);
