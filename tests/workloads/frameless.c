@@ -2,7 +2,8 @@
  * built -O2 -fomit-frame-pointer), for the unwinder's tests. Usage:
  *
  *   frameless read N       main -> outer_a -> inner_b -> read(): N one-byte reads of a pipe a
- *                          writer thread fills every 2 ms
+ *                          writer thread fills 2 ms after each read is announced: every
+ *                          read blocks
  *   frameless callers N    the same read, reached alternately through call_one and call_two:
  *                          identical functions, so the stack pointer and depth at read() are
  *                          the same and only the return address into them differs
@@ -24,7 +25,7 @@
 /* Keeps a call from being a tail call, which would leave its caller off the stack. */
 #define KEEP(x) __asm__ volatile("" : "+r"(x) : : "memory")
 
-static int fds[2];
+static int fds[2], acks[2];
 static volatile int stop;
 static int read_line, outer_a_line, call_one_line, call_two_line, main_line;
 static int leaf_line, middle_line, outer_line;
@@ -42,6 +43,11 @@ static void *writer(void *arg)
 
 	wl_tid("writer");
 	for (long i = 0; i < n; i++) {
+		char c;
+
+		/* The reader is about to read: the byte comes 2 ms later, so every read blocks. */
+		if (read(acks[0], &c, 1) != 1)
+			wl_die("read ack");
 		sleep_ms(2);
 		if (write(fds[1], "x", 1) != 1)
 			wl_die("write");
@@ -100,12 +106,14 @@ static void reads(long n, bool alternate)
 	pthread_t t;
 	char buf[4];
 
-	if (pipe(fds) || pthread_create(&t, NULL, writer, (void *)n))
+	if (pipe(fds) || pipe(acks) || pthread_create(&t, NULL, writer, (void *)n))
 		wl_die("start the writer");
 	wl_tid("reader");
 	for (long i = 0; i < n; i++) {
 		long r;
 
+		if (write(acks[1], "a", 1) != 1)
+			wl_die("write ack");
 		if (!alternate) {
 			main_line = __LINE__ + 1;
 			r = outer_a(buf);
