@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # stacks.sh - what CPU sampling and call stacks cost: lxtrace record -F HZ against perf record
-# -g -F HZ on a CPU-bound workload, the --stacks modes on pipe ping-pong, and the daemon's time
-# spent symbolizing.
+# -g -F HZ on a CPU-bound workload; stacks on scheduler events on pinned pipe ping-pong, lxtrace
+# in its modes beside perf and bpftrace taking a stack at every switch and wakeup; and the
+# daemon's time spent symbolizing.
 #
 # Method (docs/bench.md): alternate untraced and traced runs (A B B A ...), medians with
 # min..max. The CPU-bound workload (tests/workloads/hotspin chain, pinned to CPU 1) runs for a
 # fixed time and counts its rounds, so the slowdown is untraced rounds / traced rounds.
 #
 # Usage: bench/stacks.sh [--pairs N] [--part "sampling stacks symbolize"]
-# Run as root; needs build/lxtrace and build/tests/workloads/hotspin (make), perf, taskset.
+# Run as root; needs build/lxtrace and build/tests/workloads/hotspin (make), perf, bpftrace,
+# taskset.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +35,7 @@ die() { echo "stacks.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root"
 [ -x "$LXTRACE" ] && [ -x "$HOTSPIN" ] || die "build first (make)"
 command -v perf >/dev/null || die "perf not found"
+command -v bpftrace >/dev/null || die "bpftrace not found (scripts/deps.sh installs it)"
 
 TMP=$(mktemp -d /tmp/lxtrace-stacks.XXXXXX)
 TRACER_PID=
@@ -46,7 +49,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Starts tracer $1 (none, lxoff, lx-HZ, lxboth-HZ, perf-HZ, lxstacks-MODE) writing $TMP/out.
+# A stack at every switch and wakeup, aggregated in the kernel: bpftrace's cheapest form.
+BPFTRACE_PROG='tracepoint:sched:sched_switch, tracepoint:sched:sched_waking { @[ustack, kstack] = count(); }'
+
+# Starts tracer $1 writing $TMP/out: none, lxoff (-F 0), lx-HZ, lxboth-HZ, perf-HZ (cpu-clock
+# samples); on scheduler events: lxdefault (the defaults), lxnone (-F 0 --stacks=none), lxboth
+# (--stacks=both), perfsched (perf record -g of switches and wakeups), bpftrace.
 start_tracer() {
 	local log=$TMP/tracer.log
 	: >"$log"
@@ -54,13 +62,19 @@ start_tracer() {
 	none) TRACER_PID=; return ;;
 	lx-*) "$LXTRACE" record -o "$TMP/out" -F "${1#lx-}" 2>"$log" & ;;
 	lxoff) "$LXTRACE" record -o "$TMP/out" -F 0 2>"$log" & ;;
-	lxstacks-*) "$LXTRACE" record -o "$TMP/out" -F 0 --stacks="${1#lxstacks-}" 2>"$log" & ;;
+	lxdefault) "$LXTRACE" record -o "$TMP/out" 2>"$log" & ;;
+	lxnone) "$LXTRACE" record -o "$TMP/out" -F 0 --stacks=none 2>"$log" & ;;
+	lxboth) "$LXTRACE" record -o "$TMP/out" --stacks=both 2>"$log" & ;;
 	lxboth-*) "$LXTRACE" record -o "$TMP/out" -F "${1#lxboth-}" --stacks=both 2>"$log" & ;;
 	perf-*) perf record -q -a -g -e cpu-clock -F "${1#perf-}" -o "$TMP/out" 2>"$log" & ;;
+	perfsched) perf record -q -a -g -e sched:sched_switch -e sched:sched_wakeup -o "$TMP/out" \
+			2>"$log" & ;;
+	bpftrace) bpftrace -e "$BPFTRACE_PROG" >"$TMP/out" 2>"$log" & ;;
 	esac
 	TRACER_PID=$!
 	case $1 in
-	perf-*) sleep 1 ;;
+	perf*) sleep 1 ;;
+	bpftrace) for _ in $(seq 300); do grep -q Attaching "$TMP/out" && break; sleep 0.1; done ;;
 	*) for _ in $(seq 100); do grep -q recording "$log" && break; sleep 0.1; done ;;
 	esac
 }
@@ -129,15 +143,17 @@ if [[ " $PARTS " == *" sampling "* ]]; then
 fi
 
 if [[ " $PARTS " == *" stacks "* ]]; then
-	compare pipe_run "lxstacks-none lxstacks-user lxstacks-both"
-	echo "## taskset -c 1 perf bench sched pipe -l $PIPE_N, -F 0: wall s, median (min..max) of $PAIRS"
-	echo "| --stacks | wall s | slowdown |"
+	PEERS="lxnone lxdefault lxboth perfsched bpftrace"
+	compare pipe_run "$PEERS"
+	echo "## taskset -c 1 perf bench sched pipe -l $PIPE_N: wall s, median (min..max) of $PAIRS"
+	echo "| tracer | wall s | slowdown |"
 	echo "|---|---|---|"
-	for t in none lxstacks-none lxstacks-user lxstacks-both; do
+	for t in none $PEERS; do
 		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/$t.vals" "$TMP/none.vals") |"
 	done
-	for t in lxstacks-user lxstacks-both; do
-		echo "$t: $(grep -h "call stacks\|by kind" "$TMP/$t.log" | tr -s ' ' | tr '\n' ' ')"
+	for t in lxdefault lxboth; do
+		echo "$t:"
+		grep -h "call stacks\|user stacks\|unwind rows\|by kind" "$TMP/$t.log" | tr -s ' '
 	done
 	echo
 fi

@@ -145,6 +145,6 @@ apt-get install -y -q --no-install-recommends \
 	make gcc g++ clang llvm pkg-config \
 	libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
 	libcriterion-dev systemtap-sdt-dev \
-	golang-go linux-perf trace-cmd python3 procps \
+	golang-go linux-perf trace-cmd python3 procps gdb bpftrace \
 	graphviz chromium curl
 apt-get install -y -q --no-install-recommends -t bookworm-backports golang-1.23-go
