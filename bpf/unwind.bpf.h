@@ -494,6 +494,9 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 		cfa = sp + row->cfa_off * 8 + ((ip & 15) >= (__u8)row->rbp_off ? 8 : 0);
 		break;
 	case LX_CFA_SIGNAL:
+		/* The kernel made the handler return to the trampoline's first instruction: that
+		 * address is the frame, not the inside of a call before it. */
+		out->pc[n & (LX_STACK_USER_MAX - 1)] = ip | LX_PC_EXACT;
 		if (!read_word(w, log, sp + LX_SIGFRAME_RIP, &nip) ||
 		    !read_word(w, log, sp + LX_SIGFRAME_RSP, &cfa) ||
 		    !read_word(w, log, sp + LX_SIGFRAME_RBP, &nbp))

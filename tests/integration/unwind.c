@@ -188,6 +188,35 @@ Test(unwind, frameless_leaf_keeps_its_caller)
 		      "<- spin_outer:%lld <- main", ok, n, leaf_line, middle_line, outer_line);
 }
 
+/* ---- through a signal handler ---- */
+
+static long long handler_line;
+
+/* syscall clock_nanosleep ... on_alarm:handler_line <- __restore_rt <- the code the signal
+ * interrupted (spin_leaf or its callers, or main's loop) ... main. */
+static bool through_signal(const struct gt_stack *s)
+{
+	int h = frame_from(s, 0, "on_alarm");
+
+	return h > 0 && s->frames[h].line == (uint64_t)handler_line && (size_t)h + 2 < s->n &&
+	       !strcmp(s->frames[h + 1].func, "__restore_rt") &&
+	       frame_from(s, (size_t)h + 2, "main") > h + 1;
+}
+
+Test(unwind, signal_handler_stack_reaches_the_interrupted_code)
+{
+	size_t n, ok;
+
+	record_settled(NULL, "frameless", (const char *[]){ "signal", "100", NULL });
+	handler_line = itest_stat("handler_line");
+	n = count_stacks(TQ_BIT(GT_EV_GO_SLEEP) | TQ_BIT(GT_EV_GO_SYSCALL), itest_tid("spinner"),
+			 through_signal, &ok);
+	cr_log_info("signal: %zu sleeps, %zu through the trampoline to main", n, ok);
+	cr_assert_geq(n, 90, "only %zu of 100 handler sleeps with a stack", n);
+	cr_assert_geq(ok * 100, n * 95, "only %zu of %zu sleeps are on_alarm <- __restore_rt <- ... "
+		      "<- main", ok, n);
+}
+
 /* ---- a wakeup raised by an interrupt is the interrupt's ---- */
 
 Test(unwind, interrupt_wakeups_carry_the_interrupt)

@@ -11,11 +11,14 @@
  *                          frame of its own, for MS ms
  *   frameless irq MS       a thread sleeping 1 ms at a time beside a thread spinning on the
  *                          same CPU, for MS ms: the sleeper's wakeups come from the timer
+ *   frameless signal N     main -> spin_outer spinning, interrupted N times by SIGALRM, whose
+ *                          handler sleeps 2 ms: a stack through the signal trampoline
  *
  * It reports the lines of the calls for the tests to check the frames' lines (stat *_line:
  * each is set on the line before its call). */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -28,7 +31,7 @@
 static int fds[2], acks[2];
 static volatile int stop;
 static int read_line, outer_a_line, call_one_line, call_two_line, main_line;
-static int leaf_line, middle_line, outer_line;
+static int leaf_line, middle_line, outer_line, handler_line;
 
 static void sleep_ms(long ms)
 {
@@ -163,6 +166,28 @@ NOINLINE static unsigned long spin_outer(long ms)
 	return x;
 }
 
+static volatile long signals;
+
+NOINLINE static void on_alarm(int sig)
+{
+	handler_line = __LINE__ + 1;
+	sleep_ms(2);
+	signals++;
+}
+
+/* Spins until n signals were handled, each sleeping in its handler. */
+static void signal_spin(long n)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+
+	if (sigaction(SIGALRM, &sa, NULL))
+		wl_die("sigaction");
+	ualarm(5000, 5000);
+	while (signals < n)
+		spin_middle(1);
+	ualarm(0, 0);
+}
+
 static void *sleeper(void *arg)
 {
 	wl_tid("sleeper");
@@ -203,8 +228,12 @@ int main(int argc, char **argv)
 		wl_stat("outer_line", outer_line);
 	} else if (!strcmp(mode, "irq")) {
 		irq(wl_arg(argc, argv, 2, 1000, 1, 600000));
+	} else if (!strcmp(mode, "signal")) {
+		wl_tid("spinner");
+		signal_spin(wl_arg(argc, argv, 2, 100, 1, 100000));
+		wl_stat("handler_line", handler_line);
 	} else {
-		fprintf(stderr, "usage: frameless read|callers|leaf|irq N\n");
+		fprintf(stderr, "usage: frameless read|callers|leaf|irq|signal N\n");
 		return 2;
 	}
 	return 0;
