@@ -153,7 +153,7 @@ if [[ " $PARTS " == *" stacks "* ]]; then
 	done
 	for t in lxdefault lxboth; do
 		echo "$t:"
-		grep -h "call stacks\|user stacks\|unwind rows\|by kind" "$TMP/$t.log" | tr -s ' '
+		grep -h "call stacks\|user stacks\|unwind rows\|daemon CPU\|by kind" "$TMP/$t.log" | tr -s ' '
 	done
 	echo
 fi
@@ -164,5 +164,5 @@ if [[ " $PARTS " == *" symbolize "* ]]; then
 	perf bench sched messaging -l 300 >/dev/null 2>&1
 	"$HOTSPIN" chain 1000 >/dev/null
 	stop_tracer
-	grep -h "call stacks\|by kind" "$TMP/tracer.log"
+	grep -h "call stacks\|user stacks\|unwind rows\|daemon CPU\|by kind" "$TMP/tracer.log"
 fi

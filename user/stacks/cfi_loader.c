@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,9 @@
  * program's own binary gets its rows before its first stacks are many, whatever the worker is
  * busy with. */
 #define NOW_BYTES (1ull << 20)
+
+/* The worker's nice value. */
+#define WORKER_NICE 10
 
 /* What a file is to the loader (the values of the `files` map). */
 enum file_state {
@@ -183,6 +187,11 @@ static void *work(void *arg)
 	struct cfi_loader *l = arg;
 	int err;
 
+	/* Background work, behind the traced programs (the ring reader, at nice -10, answers what
+	 * cannot wait), but not starved by them as at SCHED_IDLE on a busy machine: stacks wait
+	 * for these rows. A thread's nice value is its own on Linux. */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), WORKER_NICE);
+
 	pthread_mutex_lock(&l->lock);
 	for (;;) {
 		size_t best = 0;
@@ -207,8 +216,10 @@ static void *work(void *arg)
 }
 
 /* Opens w's file now, while its process may still run; compiles a small one at once, queues a
- * large one for the worker. Found through w's process or at path. */
-static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char *path)
+ * large one for the worker, or forgets it (small_only: a mapping no stack needed yet; a walk
+ * that meets it asks). Found through w's process or at path. */
+static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char *path,
+		   bool small_only)
 {
 	struct lx_file_key key = { .ino = w->ino, .dev = w->dev };
 	struct queued q = { .key = key };
@@ -221,6 +232,10 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 	if (state)
 		return 0;
 	q.fd = open_mapped(l, w, path, &q.size);
+	if (q.fd >= 0 && small_only && q.size > NOW_BYTES) {
+		close(q.fd);
+		return 0;
+	}
 	pthread_mutex_lock(&l->lock);
 	if (foreign_file__refused(q.fd)) {
 		/* Not a file to read (lib/foreign_file.h): no rows, for good. */
@@ -264,12 +279,12 @@ int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m)
 	if (!m->ino)
 		return 0;
 	return enqueue(l, &w, m->ino == LX_VDSO_INO || mmap_path__get(m, path, sizeof(path)) ?
-				      NULL : path);
+				      NULL : path, true);
 }
 
 int cfi_loader__want(struct cfi_loader *l, const struct lx_cfi_want *w)
 {
-	return enqueue(l, w, NULL);
+	return enqueue(l, w, NULL, false);
 }
 
 void cfi_loader__stats(struct cfi_loader *l, struct cfi_loader_stats *out)

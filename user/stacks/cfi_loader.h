@@ -1,15 +1,17 @@
 /* cfi_loader.h - gives the BPF unwinder the rows of the binaries it meets (bpf/unwind.h).
  *
- * The rows of each file a traced process maps are wanted as soon as the mapping is reported
- * (LX_REC_MMAP); a walk that still finds no rows for a mapped file (a process alive at the
- * start, or one the rows were not ready for) sends LX_REC_CFI_WANT once per file. The loader
+ * The rows of a small file a traced process maps (a new program's own binary) are wanted as
+ * soon as the mapping is reported (LX_REC_MMAP); a walk that finds no rows for a mapped file
+ * (a large library, a process alive at the start, one the rows were not ready for) sends
+ * LX_REC_CFI_WANT once per file. The loader
  * opens the file at once, while its process may still run, through the process's
  * /proc/PID/map_files entry (the mapped file itself, even deleted or in another mount
  * namespace) or the path BPF reported, checks it is the regular file of that device and inode
  * and not larger than a binary can be, and compiles it at once if it is small (1 MiB: a new
  * program's own binary, ready before its stacks are many) or queues it for a worker thread,
- * which compiles queued files smallest first: a large library (hundreds of milliseconds for
- * tens of megabytes) never holds the ring reader up. The rows are appended to the shared row
+ * which compiles queued files smallest first, at nice 10: a large library (hundreds of
+ * milliseconds for tens of megabytes) never holds the ring reader up, and yields to the traced
+ * programs. The rows are appended to the shared row
  * array and published as (first, n) under (dev, inode). A file with no
  * usable CFI, or whose code keeps frame pointers (Go), is published with no rows, so walks stop
  * asking and use frame pointers there; a file that could not be opened (the process was gone)
