@@ -122,73 +122,19 @@ static __always_inline bool current_uregs(struct uregs *u)
  * is outside the current task's kernel stack (task->stack up to the user registers at its top)
  * runs in one; an interrupt of user mode shows in the task's entry registers. (The preempt
  * count would say it too, but its per-CPU variable has no address for BPF on kernels without
- * CONFIG_KALLSYMS_ALL.) A program with a large stack runs on a private per-CPU stack (6.13+),
- * so the test is made by waking_ctx, a program too small for one, attached to sched_waking
- * before the one that records: it pushes its answer on a per-CPU stack, with the wakee, and the
- * recording program takes it off. A recording run that the kernel skipped (recursion) leaves an
- * entry whose wakee is not the one of the run below it: it is passed over. */
-#define WAKE_CTX_DEPTH 8
-
-struct wake_ctx {
-	__u64 wakee[WAKE_CTX_DEPTH];
-	__u8 irq[WAKE_CTX_DEPTH];
-	__u32 depth;
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct wake_ctx);
-} wake_ctxs SEC(".maps");
-
-static __always_inline int push_wake_ctx(struct task_struct *p)
+ * CONFIG_KALLSYMS_ALL.) The stack tested is the one ctx lies on: a tracepoint's arguments are an
+ * array on the stack of bpf_trace_runN, which is the context's own, whereas the program's
+ * frame may be on a private per-CPU stack (6.13+, programs with a large stack). */
+static __always_inline bool in_interrupt_ctx(void *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	__u64 here = (__u64)&t, lo = (__u64)t->stack, hi = (__u64)regs + sizeof(*regs);
-	__u32 zero = 0, d;
-	struct wake_ctx *w = bpf_map_lookup_elem(&wake_ctxs, &zero);
+	__u64 here = (__u64)ctx, lo = (__u64)t->stack, hi = (__u64)regs + sizeof(*regs);
 
-	if (!w)
-		return 0;
-	d = w->depth;
-	if (d >= WAKE_CTX_DEPTH)
-		return 0;
-	w->wakee[d] = (__u64)p;
 	/* An interrupt that arrived in user mode runs on the task's own stack (nothing of the
 	 * task is on it), but then the task's entry registers are the interrupt's: orig_ax holds
 	 * ~vector, where a syscall or an exception has a number or error code >= 0. */
-	w->irq[d] = here < lo || here >= hi ||
-		    (!(t->flags & PF_KTHREAD) && (long)regs->orig_ax < 0);
-	w->depth = d + 1;
-	return 0;
-}
-
-/* Whether the wakeup of p runs in interrupt context, as waking_ctx found. */
-static __always_inline bool pop_wake_ctx(struct task_struct *p)
-{
-	__u32 zero = 0, d;
-	struct wake_ctx *w = bpf_map_lookup_elem(&wake_ctxs, &zero);
-	bool irq = false;
-
-	if (!w)
-		return false;
-	for (int i = 0; i < WAKE_CTX_DEPTH; i++) {
-		d = w->depth;
-		barrier_var(d);
-		if (!d || d > WAKE_CTX_DEPTH)
-			break;
-		d--;
-		w->depth = d;
-		d &= WAKE_CTX_DEPTH - 1;
-		if (w->wakee[d] == (__u64)p) {
-			irq = w->irq[d];
-			break;
-		}
-	}
-	return irq;
+	return here < lo || here >= hi || (!(t->flags & PF_KTHREAD) && (long)regs->orig_ax < 0);
 }
 
 /* Sends rec (24 bytes: every record that carries a stack) followed by the current thread's
@@ -348,8 +294,7 @@ static __always_inline int on_wakeup(void *ctx, bool btf, struct task_struct *p,
 {
 	__u64 ts = bpf_ktime_get_ns(), waker = bpf_get_current_pid_tgid();
 	__u32 cpu = bpf_get_smp_processor_id();
-	/* Only sched_waking has waking_ctx before it. */
-	bool irq = type == LX_REC_WAKEUP && (stack_kern || stack_user) && pop_wake_ctx(p);
+	bool irq = (stack_kern || stack_user) && in_interrupt_ctx(ctx);
 	struct lx_wakeup *r, l;
 	void *ring;
 
@@ -602,19 +547,6 @@ int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_str
 /* sched_waking, not sched_wakeup: it runs in the waker's context before the wakee is enqueued,
  * so its timestamp precedes the wakee's next switch-in on any CPU. sched_wakeup may run later
  * on the target CPU (queued wakeups), after the wakee could already be running elsewhere. */
-/* Runs before btf_waking / raw_waking (attached first): see push_wake_ctx. Small on purpose. */
-SEC("tp_btf/sched_waking")
-int BPF_PROG(btf_waking_ctx, struct task_struct *p)
-{
-	return push_wake_ctx(p);
-}
-
-SEC("raw_tp/sched_waking")
-int BPF_PROG(raw_waking_ctx, struct task_struct *p)
-{
-	return push_wake_ctx(p);
-}
-
 SEC("tp_btf/sched_waking")
 int BPF_PROG(btf_waking, struct task_struct *p)
 {

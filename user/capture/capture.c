@@ -115,9 +115,6 @@ static void choose_programs(struct capture *c)
 		bool on;
 	} pairs[] = {
 		{ s->progs.btf_switch, s->progs.raw_switch, true },
-		/* Before the waking program: the object lists it first, so it is attached first. */
-		{ s->progs.btf_waking_ctx, s->progs.raw_waking_ctx,
-		  c->opts.stack_kern || c->opts.stack_user },
 		{ s->progs.btf_waking, s->progs.raw_waking, true },
 		{ s->progs.btf_wakeup_new, s->progs.raw_wakeup_new, true },
 		{ s->progs.btf_fork, s->progs.raw_fork, true },
