@@ -457,7 +457,7 @@ static __always_inline int on_exit(bool group_dead)
 		submit(ring, r, sizeof(*r));
 	}
 	if (group_dead && unwind_maps)
-		bpf_map_delete_elem(&proc_maps, &pid);
+		pmaps_gone(pid);
 	if (!group_dead || !traced_current(pid))
 		return 0;
 	if (bpf_map_delete_elem(&rss_seen, &pid) == 0)

@@ -12,7 +12,7 @@
  * last thread's exit deletes it, and a task iterator builds the tables of the processes alive
  * at the start. A rebuild replaces the whole map element: the hash map is not preallocated, so
  * an unwinder still holding the old element reads a consistent (RCU-protected) snapshot. Each
- * table has a generation number of its own, for the cache. (This kernel allows no fentry or
+ * change bumps the process's version (pmaps_vers), for the cache. (This kernel allows no fentry or
  * kprobe on perf_event_mmap, and the syscall tracepoints would slow every syscall.)
  *
  * Rows. User space compiles each binary's CFI (user/stacks/cfi.c) into rows sorted by file
@@ -26,8 +26,8 @@
  * walk can loop.
  *
  * Cache. The walk is a function of its inputs: the registers it starts from (ip, sp, and bp
- * when it used it), the process's mapping table, the loaded rows (cfi_gen counts their loads),
- * and the user memory words it read. Each thread keeps its last UC_SLOTS walks with those
+ * when it used it), the process's mapping table (its version), the loaded rows (cfi_gen
+ * counts their loads), and the user memory words it read. Each thread keeps its last UC_SLOTS walks with those
  * inputs, the stack offsets of the words read and their values. When the inputs match and
  * every word still holds its value, the walk would read the same words and compute the same
  * frames: the record then names the slot instead of carrying the frames, and user space
@@ -80,6 +80,25 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lx_pmaps);
 } proc_maps SEC(".maps");
+
+/* The version of each process's table, for the cache: a slot per tgid modulo PMAPS_VERS,
+ * bumped after every change of the table of a process of that slot (so a change of another's
+ * only costs a walk). A global array, read without a map lookup: a cache hit needs no table.
+ * A walk reads the version before the table, a change bumps it after: a walk stored with the
+ * current version read the current table. */
+#define PMAPS_VERS 4096
+volatile __u64 pmaps_vers[PMAPS_VERS];
+
+static __always_inline __u64 pmaps_ver(__u32 tgid)
+{
+	return pmaps_vers[tgid & (PMAPS_VERS - 1)];
+}
+
+static __always_inline void pmaps_bump(__u32 tgid)
+{
+	barrier();
+	__sync_fetch_and_add(&pmaps_vers[tgid & (PMAPS_VERS - 1)], 1);
+}
 
 /* Counters of the unwinder (enum lx_unwind_stat), per CPU, read at the end. */
 struct {
@@ -180,14 +199,14 @@ static __always_inline void pmaps_rebuild(struct task_struct *task, __u32 tgid,
 	nt->n = 0;
 	nt->told = 0;
 	nt->exec_vm = 0;
-	nt->gen = 0;	/* counts the VMAs seen, until the end */
+	nt->nvmas = 0;
 	/* The counters live in the map value, not in registers: the verifier then sees one loop
 	 * body, not one per count. exec_vm is summed as the kernel counts it, from the VMAs
 	 * seen: the kernel's count can run ahead of the VMA tree (seen at a release in the middle
 	 * of an mmap), and the next release must then build the table again. */
 	bpf_iter_task_vma_new(&it, task, 0);
 	while ((v = bpf_iter_task_vma_next(&it))) {
-		nt->gen++;
+		nt->nvmas++;
 		if ((v->vm_flags & (VM_EXEC | VM_WRITE | VM_STACK)) == VM_EXEC)
 			nt->exec_vm += (v->vm_end - v->vm_start) >> 12;
 		if (!map_of_vma(v, &m))
@@ -207,15 +226,13 @@ static __always_inline void pmaps_rebuild(struct task_struct *task, __u32 tgid,
 			pmaps_new_map(&m, v, tgid, !old && !nt->told++);
 	}
 	bpf_iter_task_vma_destroy(&it);
-	if (!nt->gen) {
+	if (!nt->nvmas) {
 		unwind_count(LX_UNWIND_SCAN_BUSY);
 		return;
 	}
-	/* Unique among the tables of a process, built one after another: a cached walk never
-	 * matches a later table. */
-	nt->gen = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&proc_maps, &tgid, nt, BPF_ANY))
 		unwind_count(LX_UNWIND_TABLES_FULL);
+	pmaps_bump(tgid);
 	unwind_count(LX_UNWIND_SCANS);
 }
 
@@ -240,10 +257,16 @@ static __always_inline void pmaps_fork(__u32 parent, __u32 child, __u64 mm)
 		return;
 	}
 	t = bpf_map_lookup_elem(&proc_maps, &child);
-	if (t) {
+	if (t)
 		t->mm = mm;
-		t->gen = bpf_ktime_get_ns();
-	}
+	pmaps_bump(child);
+}
+
+/* The last thread of process tgid exited. */
+static __always_inline void pmaps_gone(__u32 tgid)
+{
+	bpf_map_delete_elem(&proc_maps, &tgid);
+	pmaps_bump(tgid);
 }
 
 /* Sets *out to the index of the mapping holding a in t, or -1. */
@@ -291,7 +314,7 @@ static __always_inline int pmaps_find(const struct lx_pmaps *t, __u64 a)
 struct uc_slot {
 	__u64 ip, sp, bp;
 	__u64 cfi_gen;
-	__u64 maps_gen;
+	__u64 maps_ver;
 	__u16 nwords;
 	__u16 maxidx;		/* the highest of idx */
 	__u8 valid;
@@ -633,10 +656,10 @@ __noinline bool uc_words_same(const struct uc_slot *s, __u64 sp)
 
 /* Whether slot s holds a walk from these registers that would come out the same now. */
 static __always_inline bool uc_valid(const struct uc_slot *s, __u64 ip, __u64 sp, __u64 bp,
-				     __u64 gen)
+				     __u64 ver)
 {
 	return s->valid && s->ip == ip && s->sp == sp && (!s->bp_used || s->bp == bp) &&
-	       s->maps_gen == gen && s->cfi_gen == cfi_gen && uc_words_same(s, sp);
+	       s->maps_ver == ver && s->cfi_gen == cfi_gen && uc_words_same(s, sp);
 }
 
 /* Walks the user stack from io's registers through process table t into out, logging the
@@ -686,7 +709,7 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, struct wa
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, i = 0, zero = 0;
-	__u64 gen;
+	__u64 ver;
 	struct walk_io io = { .ip = ip, .sp = sp, .bp = bp };
 	struct ucache *uc = NULL;
 	struct uc_slot *s = NULL;
@@ -694,13 +717,8 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, struct wa
 	struct lx_map *m;
 
 	*slot = 0;
-	t = bpf_map_lookup_elem(&proc_maps, &tgid);
-	if (!t) {
-		unwind_count(LX_UNWIND_NO_MAPS);
-		*flags |= LX_USTACK_TRUNCATED;
-		return 0;
-	}
-	gen = t->gen;
+	ver = pmaps_ver(tgid);
+	barrier();
 	if (unwind_cache)
 		uc = bpf_task_storage_get(&ucaches, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (uc && !uc->busy) {
@@ -708,7 +726,7 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, struct wa
 		barrier();
 		for (i = 0; i < LX_UC_SLOTS; i++) {
 			s = &uc->s[i];
-			if (uc_valid(s, ip, sp, bp, gen)) {
+			if (uc_valid(s, ip, sp, bp, ver)) {
 				*flags |= s->flags | LX_USTACK_HIT;
 				*slot = i;
 				unwind_count(LX_UNWIND_HITS);
@@ -717,6 +735,17 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, struct wa
 				return 0;
 			}
 		}
+		uc->busy = 0;
+	}
+	t = bpf_map_lookup_elem(&proc_maps, &tgid);
+	if (!t) {
+		unwind_count(LX_UNWIND_NO_MAPS);
+		*flags |= LX_USTACK_TRUNCATED;
+		return 0;
+	}
+	if (uc && !uc->busy) {
+		uc->busy = 1;
+		barrier();
 		i = uc->next++ % LX_UC_SLOTS;
 		s = &uc->s[i];
 		s->valid = 0;
@@ -743,7 +772,7 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, struct wa
 			s->sp = sp;
 			s->bp = bp;
 			s->bp_used = io.bp_used;
-			s->maps_gen = gen;
+			s->maps_ver = ver;
 			s->cfi_gen = cfi_gen;
 			s->flags = io.flags;
 			s->valid = 1;

@@ -82,7 +82,7 @@ struct lx_map {
 struct lx_pmaps {
 	__u64 mm;		/* the address space the mappings belong to */
 	__u64 exec_vm;		/* its mm->exec_vm when they were read */
-	__u64 gen;		/* when it was built: tells the tables of a process apart */
+	__u64 nvmas;		/* while it is built: VMAs seen */
 	__u32 n;
 	__u32 overflow;		/* mappings that did not fit: misses are then not "not code" */
 	__u32 told;		/* while it is built: mappings reported to user space */
