@@ -444,7 +444,10 @@ static int read_maps(struct symbolizer *s, struct process *p)
 	if (n && n < cap) {
 		struct mapping *fit = realloc(maps, n * sizeof(*maps));
 
-		maps = fit ? fit : maps;
+		if (fit) {
+			maps = fit;
+			cap = n;	/* a mapping reported later grows it again */
+		}
 	}
 	free(p->maps);
 	p->maps = maps;
