@@ -206,16 +206,47 @@ static bool through_signal(const struct gt_stack *s)
 	       frame_from(s, (size_t)h + 2, "main") > h + 1;
 }
 
+/* The workload's own binary is new to the recorder: its rows come a few milliseconds after it
+ * is mapped (docs/stacks.md, "First sight"), and its first stacks may end early. Counted from
+ * the first stack that passes the check, with those before it in *before. */
+static size_t count_stacks_after_first(uint64_t mask, uint32_t tid,
+				       bool (*check)(const struct gt_stack *), size_t *ok,
+				       size_t *before)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0, shown = 0;
+
+	*ok = *before = 0;
+	while ((e = tq_next(it.trace, &i, mask, tid))) {
+		i++;
+		if (!e->stack)
+			continue;
+		if (check(e->stack))
+			(*ok)++;
+		else if (!*ok) {
+			(*before)++;
+			continue;
+		} else if (shown++ < 3) {
+			fprintf(stderr, "--- stack failing the check:\n");
+			print_stack(e->stack);
+		}
+		n++;
+	}
+	return n;
+}
+
 Test(unwind, signal_handler_stack_reaches_the_interrupted_code)
 {
-	size_t n, ok;
+	size_t n, ok, before;
 
 	record_settled(NULL, "frameless", (const char *[]){ "signal", "100", NULL });
 	handler_line = itest_stat("handler_line");
-	n = count_stacks(TQ_BIT(GT_EV_GO_SLEEP) | TQ_BIT(GT_EV_GO_SYSCALL), itest_tid("spinner"),
-			 through_signal, &ok);
-	cr_log_info("signal: %zu sleeps, %zu through the trampoline to main", n, ok);
-	cr_assert_geq(n, 90, "only %zu of 100 handler sleeps with a stack", n);
+	n = count_stacks_after_first(TQ_BIT(GT_EV_GO_SLEEP) | TQ_BIT(GT_EV_GO_SYSCALL),
+				     itest_tid("spinner"), through_signal, &ok, &before);
+	cr_log_info("signal: %zu sleeps, %zu through the trampoline to main, after %zu before the "
+		    "first that did", n, ok, before);
+	cr_assert_geq(n + before, 90, "only %zu of 100 handler sleeps with a stack", n + before);
+	cr_assert_leq(before, 50, "%zu sleeps before the first through the trampoline", before);
 	cr_assert_geq(ok * 100, n * 95, "only %zu of %zu sleeps are on_alarm <- __restore_rt <- ... "
 		      "<- main", ok, n);
 }
