@@ -120,6 +120,18 @@ uint64_t gt_tracemap__count(const struct gt_tracemap *m)
 	return m->nentries;
 }
 
+size_t gt_tracemap__bytes(const struct gt_tracemap *m)
+{
+	return m->arena_len + m->nentries * sizeof(*m->entries) + (m->mask + 1) * sizeof(*m->index);
+}
+
+void gt_tracemap__clear(struct gt_tracemap *m)
+{
+	memset(m->index, 0, (m->mask + 1) * sizeof(*m->index));
+	m->nentries = 0;
+	m->arena_len = 0;
+}
+
 void gt_tracemap__free(struct gt_tracemap *m)
 {
 	if (!m)

@@ -17,6 +17,10 @@ uint64_t gt_tracemap__find(const struct gt_tracemap *m, const void *key, size_t 
 uint64_t gt_tracemap__put(struct gt_tracemap *m, const void *key, size_t len, bool *added);
 /* Number of ids given so far, i.e. the largest id. */
 uint64_t gt_tracemap__count(const struct gt_tracemap *m);
+/* Bytes its keys and index take (the capacity reserved beyond them not counted). */
+size_t gt_tracemap__bytes(const struct gt_tracemap *m);
+/* Forgets every key: ids start at 1 again. The memory stays reserved for the next keys. */
+void gt_tracemap__clear(struct gt_tracemap *m);
 /* Accepts NULL. */
 void gt_tracemap__free(struct gt_tracemap *m);
 
