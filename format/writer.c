@@ -14,15 +14,19 @@
  * writes the open batches it depends on, recursively. An edge that would close a cycle
  * (b already waits for a) is avoided by writing a's batch first; a's new batch is empty and
  * nothing waits for it, so the edge is then safe.
+ *
+ * The string and stack tables forget what a generation left unused (format/dedup.h). Before a
+ * table drops a generation, every open batch is written, so each definition it forgets is in
+ * the file and an id it no longer knows needs no edge.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/dedup.h"
 #include "format/encode.h"
 #include "format/outq.h"
-#include "format/tracemap.h"
 #include "format/writer.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"
@@ -74,12 +78,9 @@ struct gt_writer {
 	int err;		/* sticky -errno */
 	struct proc *procs;
 	struct u64map *gs;	/* goid -> location of its last ordered event */
-	struct gt_tracemap *strings, *stacks;
-	uint64_t *string_loc, *stack_loc;	/* by id - 1 */
-	size_t string_loc_cap, stack_loc_cap;
+	struct gt_dedup *strings, *stacks;
 	uint64_t *scratch;	/* stack record values */
 	uint64_t epoch;
-	uint64_t sbase, kbase;	/* string and stack ids handed out start above these */
 	/* The whole file as the batches queued leave it, and as those in the file do. */
 	struct gt_writer_fstate queued_fs, file_fs;
 	uint64_t queued_events, file_events;
@@ -245,7 +246,7 @@ static int reserve(struct gt_writer *w, uint32_t a, size_t need)
 struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 {
 	struct gt_writer *w;
-	size_t bsz;
+	size_t bsz, budget;
 	int err;
 
 	if (!opts || opts->sz < sizeof(*opts) || opts->fd < 0 || !opts->nprocs ||
@@ -262,13 +263,12 @@ struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 	w->nprocs = opts->nprocs;
 	w->batch_size = bsz;
 	w->frequency = opts->frequency;
-	w->sbase = opts->string_base;
-	w->kbase = opts->stack_base;
 	w->procs = calloc(opts->nprocs, sizeof(*w->procs));
 	w->out = gt_outq__new(opts->fd, STAGE_SIZE, opts->reserve);
 	w->gs = u64map__new();
-	w->strings = gt_tracemap__new();
-	w->stacks = gt_tracemap__new();
+	budget = opts->table_budget ? opts->table_budget : GT_WRITER_TABLE_BUDGET;
+	w->strings = gt_dedup__new(opts->string_base, budget);
+	w->stacks = gt_dedup__new(opts->stack_base, budget);
 	w->scratch = malloc(5 * GT_MAX_STACK_FRAMES * sizeof(*w->scratch));
 	if (!w->procs || !w->out || !w->gs || !w->strings || !w->stacks || !w->scratch)
 		goto nomem;
@@ -294,18 +294,49 @@ nomem:
 	return NULL;
 }
 
-/* Records that id (1-based) of a dictionary is defined at loc. */
-static int set_loc(uint64_t **locs, size_t *cap, uint64_t id, uint64_t loc)
-{
-	if (grow_array((void **)locs, cap, id, sizeof(**locs), 256))
-		return -ENOMEM;
-	(*locs)[id - 1] = loc;
-	return 0;
-}
-
 static uint64_t here(const struct gt_writer *w, uint32_t p)
 {
 	return LOC(p, w->procs[p].gen);
+}
+
+/* Writes every open batch, in dependency order. */
+static int write_all(struct gt_writer *w)
+{
+	for (uint32_t p = 0; p < w->nprocs; p++) {
+		int err = write_batch(w, p);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Makes room for a new definition in t: when its generation is full, the definitions it
+ * made go out before it forgets where they are. */
+static int make_room(struct gt_writer *w, struct gt_dedup *t)
+{
+	int err;
+
+	if (!gt_dedup__full(t))
+		return 0;
+	err = write_all(w);
+	if (!err)
+		gt_dedup__rotate(t);
+	return err;
+}
+
+/* Makes P p's open batch follow the definition of id in t (0: none). */
+static int use_id(struct gt_writer *w, uint32_t p, struct gt_dedup *t, uint64_t id)
+{
+	uint64_t loc;
+	int err;
+
+	if (!id)
+		return 0;
+	err = gt_dedup__loc(t, id, &loc);
+	if (err || loc == GT_DEDUP_WRITTEN)
+		return err;
+	return add_dep(w, p, loc);
 }
 
 /* Interns s on P p and makes P p's open batch follow its definition. 0 stands for "". */
@@ -313,8 +344,6 @@ static int use_string(struct gt_writer *w, uint32_t p, const char *s, uint64_t *
 {
 	size_t len = s ? strlen(s) : 0;
 	struct proc *pr = &w->procs[p];
-	uint64_t k;
-	bool added;
 	int err;
 
 	*id = 0;
@@ -322,21 +351,17 @@ static int use_string(struct gt_writer *w, uint32_t p, const char *s, uint64_t *
 		return 0;
 	if (len > GT_MAX_STRING_LEN)
 		return -E2BIG;
-	k = gt_tracemap__find(w->strings, s, len);
-	if (k) {
-		*id = w->sbase + k;
-		return add_dep(w, p, w->string_loc[k - 1]);
-	}
-	err = reserve(w, p, gt_string_record_len(len));
+	*id = gt_dedup__find(w->strings, s, len);
+	if (*id)
+		return use_id(w, p, w->strings, *id);
+	err = make_room(w, w->strings);
+	if (!err)
+		err = reserve(w, p, gt_string_record_len(len));
 	if (err)
 		return err;
-	k = gt_tracemap__put(w->strings, s, len, &added);
-	if (!k)
+	*id = gt_dedup__add(w->strings, s, len, here(w, p));
+	if (!*id)
 		return -ENOMEM;
-	err = set_loc(&w->string_loc, &w->string_loc_cap, k, here(w, p));
-	if (err)
-		return err;
-	*id = w->sbase + k;
 	pr->len = (size_t)(gt_encode_string(pr->buf + pr->len, *id, s, len) - pr->buf);
 	w->stats.strings++;
 	return 0;
@@ -367,21 +392,17 @@ uint64_t gt_writer__string(struct gt_writer *w, uint32_t p, const char *s)
 
 uint64_t gt_writer__stack_find(struct gt_writer *w, const uint64_t *pcs, size_t n)
 {
-	uint64_t k;
-
 	if (!n || n > GT_MAX_STACK_FRAMES)
 		return 0;
-	k = gt_tracemap__find(w->stacks, pcs, n * sizeof(*pcs));
-	return k ? w->kbase + k : 0;
+	return gt_dedup__find(w->stacks, pcs, n * sizeof(*pcs));
 }
 
 uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame *frames, size_t n)
 {
 	/* Scratch: the record's 4 values per frame, then the PCs alone as the table key. */
-	uint64_t *vals = w->scratch, *key = w->scratch + 4 * GT_MAX_STACK_FRAMES, id, k;
+	uint64_t *vals = w->scratch, *key = w->scratch + 4 * GT_MAX_STACK_FRAMES, id;
 	struct proc *pr;
 	size_t body;
-	bool added;
 	int err = 0;
 
 	if (w->err) {
@@ -394,9 +415,9 @@ uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame
 	}
 	for (size_t i = 0; i < n; i++)
 		key[i] = frames[i].pc;
-	k = gt_tracemap__find(w->stacks, key, n * sizeof(*key));
-	if (k)
-		return w->kbase + k;
+	id = gt_dedup__find(w->stacks, key, n * sizeof(*key));
+	if (id)
+		return id;
 	for (size_t i = 0; i < n && !err; i++) {
 		vals[4 * i] = frames[i].pc;
 		err = use_string(w, p, frames[i].func, &vals[4 * i + 1]);
@@ -404,10 +425,11 @@ uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame
 			err = use_string(w, p, frames[i].file, &vals[4 * i + 2]);
 		vals[4 * i + 3] = frames[i].line;
 	}
+	if (!err)
+		err = make_room(w, w->stacks);
 	if (err)
 		goto out;
-	k = gt_tracemap__count(w->stacks) + 1;
-	id = w->kbase + k;
+	id = gt_dedup__next(w->stacks);
 	body = gt_stack_body_len(id, vals, n);
 	if (body > GT_MAX_LONG_BODY) {
 		errno = E2BIG;
@@ -416,13 +438,10 @@ uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame
 	err = reserve(w, p, 1 + GT_MAX_VARINT_LEN + body);
 	if (err)
 		goto out;
-	if (gt_tracemap__put(w->stacks, key, n * sizeof(*key), &added) != k) {
+	if (gt_dedup__add(w->stacks, key, n * sizeof(*key), here(w, p)) != id) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = set_loc(&w->stack_loc, &w->stack_loc_cap, k, here(w, p));
-	if (err)
-		goto out;
 	pr = &w->procs[p];
 	pr->len = (size_t)(gt_encode_stack(pr->buf + pr->len, id, vals, n, body) - pr->buf);
 	w->stats.stacks++;
@@ -436,20 +455,12 @@ out:
 
 static int use_stack(struct gt_writer *w, uint32_t p, uint64_t id)
 {
-	if (!id)
-		return 0;
-	if (id <= w->kbase || id - w->kbase > gt_tracemap__count(w->stacks))
-		return -EINVAL;
-	return add_dep(w, p, w->stack_loc[id - w->kbase - 1]);
+	return use_id(w, p, w->stacks, id);
 }
 
 static int use_string_id(struct gt_writer *w, uint32_t p, uint64_t id)
 {
-	if (!id)
-		return 0;
-	if (id <= w->sbase || id - w->sbase > gt_tracemap__count(w->strings))
-		return -EINVAL;
-	return add_dep(w, p, w->string_loc[id - w->sbase - 1]);
+	return use_id(w, p, w->strings, id);
 }
 
 /* Ordering dependencies of an event on P p: its goroutine's previous transition and the
@@ -646,11 +657,9 @@ int gt_writer__flush(struct gt_writer *w)
 
 	if (w->err)
 		return w->err;
-	for (uint32_t p = 0; p < w->nprocs; p++) {
-		err = write_batch(w, p);
-		if (err)
-			return err;
-	}
+	err = write_all(w);
+	if (err)
+		return err;
 	err = gt_outq__flush(w->out);
 	if (err)
 		return fail(w, err);
@@ -669,13 +678,20 @@ void gt_writer__file_state(const struct gt_writer *w, struct gt_writer_pstate *p
 
 void gt_writer__max_ids(const struct gt_writer *w, uint64_t *string_id, uint64_t *stack_id)
 {
-	*string_id = w->sbase + gt_tracemap__count(w->strings);
-	*stack_id = w->kbase + gt_tracemap__count(w->stacks);
+	*string_id = gt_dedup__max_id(w->strings);
+	*stack_id = gt_dedup__max_id(w->stacks);
 }
 
 void gt_writer__stats(const struct gt_writer *w, struct gt_writer_stats *out)
 {
+	struct gt_dedup_stats strings, stacks;
+
+	gt_dedup__stats(w->strings, &strings);
+	gt_dedup__stats(w->stacks, &stacks);
 	*out = w->stats;
+	out->strings_forgotten = strings.forgotten;
+	out->stacks_forgotten = stacks.forgotten;
+	out->table_bytes = strings.bytes + stacks.bytes;
 	out->bytes = gt_outq__written(w->out);
 	out->torn = gt_outq__torn(w->out, &out->torn_err);
 }
@@ -693,10 +709,8 @@ void gt_writer__free(struct gt_writer *w)
 	free(w->procs);
 	gt_outq__free(w->out);
 	u64map__free(w->gs);
-	gt_tracemap__free(w->strings);
-	gt_tracemap__free(w->stacks);
-	free(w->string_loc);
-	free(w->stack_loc);
+	gt_dedup__free(w->strings);
+	gt_dedup__free(w->stacks);
 	free(w->scratch);
 	free(w);
 }

@@ -1,8 +1,9 @@
 /* writer.h - streaming encoder of Go 1.19 execution traces.
  *
  * Events go into per-P batch buffers; a full buffer is written to the file as one batch.
- * Memory grows with the number of Ps, live goroutines, distinct strings and distinct stacks,
- * never with the number of events.
+ * Memory grows with the number of Ps and live goroutines, never with the number of events;
+ * what the string and stack tables remember is bounded (format/dedup.h): a string or stack
+ * unused for a whole generation of its table is forgotten, and defined again if it comes back.
  *
  * Crash-safety invariant: every prefix of the output that ends on a batch boundary is itself
  * a trace both Go parsers accept. The writer keeps it by
@@ -46,7 +47,13 @@ struct gt_writer_opts {
 	 * write: when the disk fills, writing stops while this much still fits, for the events
 	 * that close the trace (format/close.h, gt_close__seal). 0: none. */
 	size_t reserve;
+	/* Bytes of one generation of the string table and of the stack table (each holds about
+	 * twice that at most); 0: GT_WRITER_TABLE_BUDGET. */
+	size_t table_budget;
 };
+
+/* A generation of stacks of ~15 frames (~200 bytes each) is ~20,000 stacks. */
+#define GT_WRITER_TABLE_BUDGET (4u << 20)
 
 /* One symbolized frame. Strings are copied (interned) by the writer. */
 struct gt_frame {
@@ -60,8 +67,10 @@ struct gt_writer_stats {
 	uint64_t events;	/* timestamped events, CPU samples and user logs */
 	uint64_t batches;
 	uint64_t bytes;		/* written to fd, header included, in whole batches */
-	uint64_t strings;
-	uint64_t stacks;
+	uint64_t strings;	/* definitions written: a string or stack defined again */
+	uint64_t stacks;	/* after it was forgotten counts again */
+	uint64_t strings_forgotten, stacks_forgotten;	/* dropped from the tables' memory */
+	uint64_t table_bytes;	/* what the string and stack tables hold now */
 	/* After a write error: bytes of the failed write that could not be taken back out of
 	 * the file, which then ends mid-batch (cut it at `bytes` after the fd's first offset),
 	 * and why (-ESPIPE: not a regular file; else ftruncate's error). Both 0 normally. */
@@ -90,12 +99,13 @@ int gt_writer__cpu_sample(struct gt_writer *w, uint32_t p, uint64_t ts, int64_t 
  * or 0 with errno set. The id is valid for events on any P. */
 uint64_t gt_writer__string(struct gt_writer *w, uint32_t p, const char *s);
 
-/* The id of a stack already added with these PCs (leaf first), or 0. */
+/* The id of a stack added with these PCs (leaf first) that the writer still remembers, or 0. */
 uint64_t gt_writer__stack_find(struct gt_writer *w, const uint64_t *pcs, size_t n);
 
 /* Adds a stack (leaf first; 1 <= n <= GT_MAX_STACK_FRAMES, trimmed by the caller to fit
  * GT_MAX_LONG_BODY) with its frames' strings, written into P p's batch, or returns the id of
- * the stack with the same PCs. Returns the id (> 0), or 0 with errno set. */
+ * the stack with the same PCs that the writer remembers. Returns the id (> 0), or 0 with
+ * errno set. Ids handed out stay valid for the whole file, forgotten or not. */
 uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame *frames, size_t n);
 
 /* Writes every buffered batch, in dependency order. */

@@ -148,22 +148,18 @@ Test(format_goparse, many_procs_tiny_batches)
 	check_sim("many", &o);
 }
 
-/* A crash can cut the file after any batch: each such prefix must be a valid trace. */
-Test(format_goparse, every_batch_prefix, .timeout = 600)
+/* Both parsers accept the file path, and prefixes of it cut on at most max_cuts batch
+ * boundaries spread over it (the first ones included). */
+static void check_prefixes(const char *path, size_t max_cuts)
 {
-	struct sim_opts o = { .ncpu = 3, .nthreads = 10, .steps = 1500, .seed = 11,
-			      .batch_size = 200 };
-	char *path = tmp_path("full"), *cut = tmp_path("cut");
+	char *cut = tmp_path("cut");
 	size_t len, offs[4096], n, step, checked = 0;
-	struct sim_result res;
 	uint8_t *buf;
 
-	write_sim(path, &o, &res);
 	buf = slurp(path, &len);
 	n = sim_batch_offsets(buf, len, offs, 4096);
 	cr_assert_gt(n, 50, "only %zu batches", n);
-	/* Cut at MAX_CUTS boundaries spread over the file, the first ones included. */
-	step = n / MAX_CUTS ? n / MAX_CUTS : 1;
+	step = n / max_cuts ? n / max_cuts : 1;
 	for (size_t i = 1; i < n; i += (i < 4 ? 1 : step)) {
 		struct gt_trace *t;
 		char err[256];
@@ -181,8 +177,38 @@ Test(format_goparse, every_batch_prefix, .timeout = 600)
 		check_parsers(cut, NULL);
 		checked++;
 	}
-	cr_assert_gt(checked, n > MAX_CUTS ? MAX_CUTS / 2 : n / 2);
+	cr_assert_gt(checked, n > max_cuts ? max_cuts / 2 : n / 2);
 	free(buf);
+}
+
+/* A crash can cut the file after any batch: each such prefix must be a valid trace. */
+Test(format_goparse, every_batch_prefix, .timeout = 600)
+{
+	struct sim_opts o = { .ncpu = 3, .nthreads = 10, .steps = 1500, .seed = 11,
+			      .batch_size = 200 };
+	char *path = tmp_path("full");
+	struct sim_result res;
+
+	write_sim(path, &o, &res);
+	check_prefixes(path, MAX_CUTS);
+}
+
+/* A writer whose tables forget (thousands of distinct stacks and names over a budget of a few
+ * KiB) defines strings and stacks again under new ids: the file and its prefixes stay valid,
+ * every event is there. */
+Test(format_goparse, forgetful_tables, .timeout = 300)
+{
+	struct sim_opts o = { .ncpu = 3, .nthreads = 20, .steps = 20000, .seed = 5,
+			      .batch_size = 4096, .stacks = 2000, .table_budget = 16384 };
+	char *path = tmp_path("forget");
+	struct sim_result res;
+
+	write_sim(path, &o, &res);
+	cr_assert_gt(res.ws.stacks_forgotten, 1000);
+	cr_assert_gt(res.ws.strings_forgotten, 1000);
+	cr_assert_leq(res.ws.table_bytes, 4 * o.table_budget);
+	check_parsers(path, &res);
+	check_prefixes(path, 20);
 }
 
 /* Go 1.23's viewer crashed ("startRunningTime != 0") on generated traces of a few hundred

@@ -74,16 +74,20 @@ static const char *const funcs[] = {
 	"os.(*File).Write", "syscall.Syscall", "main.handle", "io.Copy", "main.compute",
 };
 
-/* One of 24 stacks, defined (on P p) on first use. */
+/* One of 24 stacks (or o->stacks), defined (on P p) when the writer does not know it. */
 static uint64_t stack(struct sim *s, uint32_t p)
 {
+	unsigned k = rnd(s, s->o->stacks ? s->o->stacks : 24), n = 1 + k % 4;
+	char names[4][32];
 	struct gt_frame f[4];
-	unsigned k = rnd(s, 24), n = 1 + k % 4;
 	uint64_t id;
 
-	for (unsigned i = 0; i < n; i++)
-		f[i] = (struct gt_frame){ 0x400000 + 0x100 * k + 0x10 * i, funcs[(k + i) % 10],
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "main.f%u_%u", k, i);
+		f[i] = (struct gt_frame){ 0x400000 + 0x100 * k + 0x10 * i,
+					  s->o->stacks ? names[i] : funcs[(k + i) % 10],
 					  i % 2 ? "/src/main.go" : "/src/lib.go", 10 + k + i };
+	}
 	id = gt_writer__stack(s->w, p, f, n);
 	if (!id && !s->err)
 		s->err = -errno;
@@ -446,7 +450,8 @@ static void seal(struct sim *s, int fd)
 int sim_write(int fd, const struct sim_opts *o, struct sim_result *out)
 {
 	struct gt_writer_opts wo = { .sz = sizeof(wo), .fd = fd, .nprocs = o->ncpu + 1,
-				     .frequency = 1000000000, .batch_size = o->batch_size };
+				     .frequency = 1000000000, .batch_size = o->batch_size,
+				     .table_budget = o->table_budget };
 	struct sim s = { .o = o, .res = out, .now = 1000000, .rng = o->seed };
 	int err;
 
@@ -482,6 +487,7 @@ int sim_write(int fd, const struct sim_opts *o, struct sim_result *out)
 	err = s.err ? s.err : gt_writer__flush(s.w);
 	if (err && err != -EINVAL && o->seal)
 		seal(&s, fd);
+	gt_writer__stats(s.w, &out->ws);
 	gt_writer__free(s.w);
 	free(s.gs);
 	free(s.cur);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "format/wire.h"
+#include "format/writer.h"
 
 struct sim_opts {
 	unsigned ncpu;		/* real Ps; P ncpu is the housekeeping P of the init phase */
@@ -19,6 +20,11 @@ struct sim_opts {
 	 * having called before_seal (e.g. to lift a file-size limit) when set. */
 	bool seal;
 	void (*before_seal)(void);
+	/* Distinct stacks drawn from, each with function names of its own (0: 24 stacks sharing
+	 * ten names), and the writer's table budget (0: its default): many distinct stacks over
+	 * a small budget make the writer forget and define again. */
+	unsigned stacks;
+	size_t table_budget;
 };
 
 struct sim_result {
@@ -26,6 +32,7 @@ struct sim_result {
 	size_t events;
 	int seal_err;			/* gt_close__seal's result, with opts.seal */
 	uint64_t lost;			/* events the writer took that never reached the file */
+	struct gt_writer_stats ws;	/* the writer's, at its end */
 };
 
 /* Writes a whole trace to fd. Returns 0 or a negative errno from the writer. */

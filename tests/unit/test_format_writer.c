@@ -168,6 +168,47 @@ Test(format_writer, events_straddle_batches)
 	}
 }
 
+/* Over its table budget the writer forgets a stack unused for a generation: met again it is
+ * defined again, under a new id; the old id stays valid for events, and both name the frames. */
+Test(format_writer, forgotten_stacks_are_defined_again)
+{
+	struct gt_writer_opts o = { .sz = sizeof(o), .fd = sim_memfd(), .nprocs = 2,
+				    .frequency = 1000000000, .table_budget = 2048 };
+	struct gt_writer *w = gt_writer__new(&o);
+	uint64_t first = frame_stack(w, 0, 0x4000, "f"), again;
+	const struct gt_stack *a, *b;
+	struct gt_writer_stats st;
+	struct gt_trace *t;
+	char fn[32];
+
+	cr_assert(w);
+	for (unsigned i = 0; i < 300; i++) {
+		snprintf(fn, sizeof(fn), "g%u", i);
+		frame_stack(w, 1, 0x5000 + i, fn);
+	}
+	gt_writer__stats(w, &st);
+	cr_assert_gt(st.stacks_forgotten, 0);
+	cr_assert_eq(gt_writer__cpu_sample(w, 1, 10, 1, 0, first), 0);
+	again = frame_stack(w, 1, 0x4000, "f");
+	cr_assert_gt(again, first);
+	cr_assert_eq(gt_writer__cpu_sample(w, 0, 20, 0, 0, again), 0);
+	cr_assert_eq(gt_writer__flush(w), 0);
+	t = decode(o.fd);
+	a = gt_trace__stack(t, first);
+	b = gt_trace__stack(t, again);
+	cr_assert(a && b);
+	cr_assert_eq(a->n, 2);
+	cr_assert_eq(b->n, 2);
+	for (size_t i = 0; i < 2; i++) {
+		cr_expect_eq(a->frames[i].pc, b->frames[i].pc);
+		cr_expect_str_eq(a->frames[i].func, b->frames[i].func);
+		cr_expect_str_eq(a->frames[i].file, b->frames[i].file);
+	}
+	gt_trace__free(t);
+	gt_writer__free(w);
+	close(o.fd);
+}
+
 Test(format_writer, strings_and_stacks_dedup)
 {
 	int fd = sim_memfd();
