@@ -373,6 +373,10 @@ static void print_summary(const char *path, double secs, const struct model *m,
 	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
 		(unsigned long long)ws.bytes, (unsigned long long)ws.events,
 		ws.events ? (double)ws.bytes / ws.events : 0.0);
+	fprintf(stderr, "  definitions:   %llu strings, %llu stacks; forgotten after a while unused "
+		"(defined again if met again): %llu strings, %llu stacks\n",
+		(unsigned long long)ws.strings, (unsigned long long)ws.stacks,
+		(unsigned long long)ws.strings_forgotten, (unsigned long long)ws.stacks_forgotten);
 	fprintf(stderr, "  out of order:  %llu records (delivered late)\n",
 		(unsigned long long)cs.out_of_order);
 	fprintf(stderr, "  kernel skips:  %llu program runs (recursion)\n",
