@@ -15,10 +15,10 @@
 #include "lib/clock.h"
 #include "lib/foreign_file.h"
 #include "lib/grow.h"
-#include "lib/hash.h"
 #include "lib/u64map.h"
 #include "user/proc/procmaps.h"
 #include "user/proc/mapped_file.h"
+#include "user/stacks/pcclaims.h"
 #include "user/stacks/sym_elf.h"
 #include "user/stacks/sym_kernel.h"
 #include "user/stacks/sym_perfmap.h"
@@ -29,6 +29,8 @@
 #define ADDR_MASK ((1ull << 47) - 1)
 #define MAX_DEPTH_PC 255
 #define MAX_FRAMES 64
+/* PC claims a generation holds (pcclaims.h): ~4 MiB of them at most. */
+#define GEN_CLAIMS (1u << 16)
 /* An address kallsyms did not name (a module or BPF program loaded since it was read) reads
  * it again, at most this often: a read takes tens of milliseconds. */
 #define KALLSYMS_RELOAD_NS 10000000000ull
@@ -93,7 +95,7 @@ struct symbolizer {
 	struct u64map *procs;	/* pid -> index in plist */
 	struct process **plist;
 	size_t nprocs, procs_cap;
-	struct u64map *claims;	/* pc -> frame id */
+	struct pcclaims *claims;	/* pc -> frame id */
 
 	struct sym_kernel *kernel;	/* NULL when unreadable or addresses hidden */
 	uint64_t kernel_read_at;	/* CLOCK_MONOTONIC ns of the last read; 0 = never */
@@ -169,36 +171,6 @@ static uint32_t unknown_frame(struct symbolizer *s, const char *file, const char
 	return frame_id(s, func, file, 0);
 }
 
-/* pc for frame id: pc itself unless another frame holds it; then a remapped PC found from a
- * hash of both, so the same pair always lands on the same one. 0 on ENOMEM. */
-static uint64_t claim(struct symbolizer *s, uint64_t pc, uint32_t id)
-{
-	uint64_t *v = u64map__get(s->claims, pc);
-	uint64_t h;
-	bool added;
-
-	if (v && *v == id)
-		return pc;
-	if (v) {
-		s->st.remapped++;
-		h = hash_mix(pc ^ hash_mix(id));
-		for (;;) {
-			pc = SYM_PC_SYNTHETIC | SYM_PC_REMAPPED | (h & (SYM_PC_REMAPPED - 1));
-			v = u64map__get(s->claims, pc);
-			if (!v || *v == id)
-				break;
-			h++;
-		}
-		if (v)
-			return pc;
-	}
-	v = u64map__put(s->claims, pc, &added);
-	if (!v)
-		return 0;
-	*v = id;
-	return pc;
-}
-
 /* Fills out[0..n) from frame ids looked up at address a (see PCs in symbolize.h). */
 static int emit(struct symbolizer *s, uint64_t a, const uint32_t *ids, int n,
 		struct sym_frame *out)
@@ -208,7 +180,7 @@ static int emit(struct symbolizer *s, uint64_t a, const uint32_t *ids, int n,
 		uint64_t depth = i < MAX_DEPTH_PC ? (uint64_t)i : MAX_DEPTH_PC;
 		uint64_t pc = i ? SYM_PC_SYNTHETIC | depth << 47 | (a & ADDR_MASK) : a;
 
-		pc = claim(s, pc, ids[i]);
+		pc = pcclaims__claim(s->claims, pc, ids[i]);
 		if (!pc)
 			return -ENOMEM;
 		out[i] = (struct sym_frame){ pc, f->func, f->file, f->line };
@@ -744,7 +716,11 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 {
+	struct pcclaims_stats cs;
+
+	pcclaims__stats(s->claims, &cs);
 	*out = s->st;
+	out->remapped = cs.moved;
 	out->files_refused = foreign_log__count(s->refused);
 }
 
@@ -784,7 +760,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->frame_ids = gt_tracemap__new();
 	s->mod_ids = gt_tracemap__new();
 	s->procs = u64map__new();
-	s->claims = u64map__new();
+	s->claims = pcclaims__new(GEN_CLAIMS);
 	s->kcache = u64map__new();
 	if ((o.debuginfo_path && !s->debuginfo_path) || !s->str_ids || !s->frame_ids ||
 	    !s->mod_ids || !s->procs || !s->claims || !s->kcache || !s->refused) {
@@ -814,7 +790,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->frames);
 	gt_tracemap__free(s->frame_ids);
 	free(s->pool);
-	u64map__free(s->claims);
+	pcclaims__free(s->claims);
 	u64map__free(s->kcache);
 	sym_kernel__free(s->kernel);
 	free(s->debuginfo_path);

@@ -17,8 +17,10 @@
  *  - each caller frame of an inlined call gets SYM_PC_SYNTHETIC | depth << 47 | address
  *    (depth 1 = the function the innermost one is inlined into);
  *  - when another frame holds that PC already (the same address in two processes running
- *    different code), a PC in SYM_PC_SYNTHETIC | SYM_PC_REMAPPED | hash is handed out instead.
- * The same (pid, address) therefore always gives the same frames and PCs. PCs with bits 63..61
+ *    different code), a PC in SYM_PC_SYNTHETIC | SYM_PC_REMAPPED | hash is handed out instead;
+ *    also when a claim on it was forgotten (claims unused for long are: pcclaims.h).
+ * The same (pid, address) therefore always gives the same frames; the PC may move once after
+ * a long time unused. PCs with bits 63..61
  * = 0b010 or 0b011 are the symbolizer's; other makers of synthetic frames should stay out of
  * that range and out of real addresses (user space < 2^47, kernel >= 0xffff800000000000).
  *
@@ -68,7 +70,8 @@ struct symbolizer_stats {
 	uint64_t lookups;		/* user addresses resolved */
 	uint64_t cache_hits;		/* of which answered from a binary's cache */
 	uint64_t unknown;		/* frames that read "[unknown] ..." */
-	uint64_t remapped;		/* PCs moved because another frame had them */
+	uint64_t remapped;		/* PCs moved because another frame had (or may have had)
+					 * them: pcclaims.h */
 	uint64_t maps_reads;		/* /proc/PID/maps reads */
 	uint64_t files_refused;		/* perf maps and binaries refused by the rules of
 					 * lib/foreign_file.h (a link, a FIFO, someone else's...) */
