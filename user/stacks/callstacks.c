@@ -32,8 +32,8 @@
  * images, which exit for good, so it is kept in two generations of half that each: lookups
  * try the young one, then the old one, whose hits move to the young one; when the young one
  * is full the old one is emptied and becomes the young one. A stack still in use stays; one
- * not seen for a generation is built again if it comes back, and gets the id it had, since
- * the writer deduplicates stacks by their PCs, one-to-one with frames. */
+ * not seen for a generation is built again if it comes back, and gets the id it had if the
+ * writer still knows its PCs (one-to-one with frames), or a new one with the same frames. */
 #define CACHE_WORDS (1u << 19)
 
 /* The user frames a thread's walk stored in a cache slot (LX_USTACK_STORE), which later
