@@ -42,7 +42,7 @@ static void compile_fd(int f, const char *what)
 	cr_assert_geq(fd, 0, "%s: %s", what, strerror(errno));
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	cr_assert_not_null(elf, "%s: not ELF", what);
-	cr_assert_eq(cfi__compile(elf, &t, &st), 0, "%s", what);
+	cr_assert_eq(cfi__compile(elf, NULL, &t, &st), 0, "%s", what);
 	cr_assert_gt(t.n, 0);
 }
 
@@ -66,6 +66,21 @@ static uint64_t offset_of(uint64_t a)
 	}
 	cr_assert_fail("%#llx is in no executable segment", (unsigned long long)a);
 	return 0;
+}
+
+/* The loader cancels a compile under way when the recording ends: nothing is left half made. */
+Test(cfi, a_cancelled_compile_stops_and_keeps_nothing)
+{
+	atomic_bool cancel = true;
+
+	elf_version(EV_CURRENT);
+	fd = open(LIBC, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "%s: %s", LIBC, strerror(errno));
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	cr_assert_not_null(elf);
+	cr_assert_eq(cfi__compile(elf, &cancel, &t, &st), -ECANCELED);
+	cr_assert_eq(t.n, 0);
+	cr_assert_null(t.rows);
 }
 
 Test(cfi, rows_sorted_and_merged)

@@ -429,7 +429,7 @@ static int spans_to_rows(struct spans *sp, struct cfi_table *t)
 	return 0;
 }
 
-int cfi__compile(Elf *elf, struct cfi_table *t, struct cfi_stats *st_out)
+int cfi__compile(Elf *elf, const atomic_bool *cancel, struct cfi_table *t, struct cfi_stats *st_out)
 {
 	struct cfi_stats st = { 0 };
 	struct spans sp = { 0 };
@@ -467,8 +467,13 @@ int cfi__compile(Elf *elf, struct cfi_table *t, struct cfi_stats *st_out)
 		const uint8_t *p, *end = (const uint8_t *)data->d_buf + data->d_size;
 		uint64_t lo, len;
 		uint8_t enc;
-		int r = dwarf_next_cfi(eh.e_ident, data, eh_frame, off, &next, &e);
+		int r;
 
+		if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
+			err = -ECANCELED;
+			goto out;
+		}
+		r = dwarf_next_cfi(eh.e_ident, data, eh_frame, off, &next, &e);
 		if (r > 0)
 			break;
 		if (r < 0) {

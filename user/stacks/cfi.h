@@ -14,6 +14,7 @@
 #define LXTRACE_USER_STACKS_CFI_H
 
 #include <gelf.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,9 +35,11 @@ struct cfi_stats {
 };
 
 /* Compiles the CFI of elf into t (t->rows malloc'd; free it with cfi_table__release). st may
- * be NULL. Returns 0, -ENOENT when the file has no CFI at all, -ENOMEM, or -EINVAL for a file
- * that is not an x86_64 ELF object. */
-int cfi__compile(Elf *elf, struct cfi_table *t, struct cfi_stats *st);
+ * be NULL. cancel, when not NULL, is read between entries: once it is set the compile stops
+ * with -ECANCELED (a large binary takes seconds, which a recording's end must not wait for).
+ * Returns 0, -ENOENT when the file has no CFI at all, -ENOMEM, -ECANCELED, or -EINVAL for a
+ * file that is not an x86_64 ELF object. */
+int cfi__compile(Elf *elf, const atomic_bool *cancel, struct cfi_table *t, struct cfi_stats *st);
 
 /* Whether elf is a program whose code keeps frame pointers throughout (Go), which unwind it as
  * exactly as its CFI, at no cost in rows. */

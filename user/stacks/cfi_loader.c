@@ -53,6 +53,7 @@ struct cfi_loader {
 	char proc_root[256];
 	pthread_t worker;
 	bool started, stop;
+	atomic_bool cancel;		/* stop the compile under way: the recording is over */
 	pthread_mutex_t lock;
 	pthread_cond_t more;		/* the queue got a file, or stop was set */
 	struct u64map *files;		/* file_key() -> enum file_state */
@@ -151,14 +152,15 @@ static int load(struct cfi_loader *l, const struct queued *q)
 	if (elf && cfi__keeps_frame_pointers(elf))
 		err = -ENOENT;
 	else
-		err = elf ? cfi__compile(elf, &t, NULL) : -EINVAL;
+		err = elf ? cfi__compile(elf, &l->cancel, &t, NULL) : -EINVAL;
 	if (elf)
 		elf_end(elf);
 	close(q->fd);
 	pthread_mutex_lock(&l->lock);
 	l->st.compile_ns += now_ns() - t0;
-	if (err == -ENOMEM) {
-		/* Not published: the next walk that meets the file asks again. */
+	if (err == -ENOMEM || err == -ECANCELED) {
+		/* Not published: the next walk that meets the file asks again (none will after a
+		 * cancel: the recording is over). */
 		u64map__del(l->files, file_key(q->key.dev, q->key.ino));
 	} else if (err || !t.n) {
 		l->st.files_empty++;
@@ -302,6 +304,7 @@ void cfi_loader__free(struct cfi_loader *l)
 	if (l->started) {
 		pthread_mutex_lock(&l->lock);
 		l->stop = true;
+		atomic_store(&l->cancel, true);
 		pthread_cond_signal(&l->more);
 		pthread_mutex_unlock(&l->lock);
 		pthread_join(l->worker, NULL);
