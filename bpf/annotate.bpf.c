@@ -124,19 +124,31 @@ int region_end(struct pt_regs *ctx)
 	return on_user(ctx, LX_REC_REGION_END, arg(ctx, 0), 0, (const char *)arg(ctx, 1));
 }
 
-/* log(task, category, message) */
-SEC("uprobe.s")
-int user_log(struct pt_regs *ctx)
+/* A record with a message: a log, or a trigger (name NULL). */
+static __always_inline int send_msg(__u8 type, __u64 task, const char *name, const char *msg)
 {
 	struct lx_user_log *r;
 	void *ring;
 
-	r = (struct lx_user_log *)user_rec(&ring, sizeof(*r), LX_REC_LOG, arg(ctx, 0), 0,
-					   (const char *)arg(ctx, 1));
+	r = (struct lx_user_log *)user_rec(&ring, sizeof(*r), type, task, 0, name);
 	if (!r)
 		return 0;
-	r->u.flags |= copy_str(r->msg, sizeof(r->msg), (const char *)arg(ctx, 2), LX_USER_MSG_CUT,
-			       LX_USER_MSG_FAULT);
+	r->u.flags |= copy_str(r->msg, sizeof(r->msg), msg, LX_USER_MSG_CUT, LX_USER_MSG_FAULT);
 	submit(ring, r, sizeof(*r));
 	return 0;
+}
+
+/* log(task, category, message) */
+SEC("uprobe.s")
+int user_log(struct pt_regs *ctx)
+{
+	return send_msg(LX_REC_LOG, arg(ctx, 0), (const char *)arg(ctx, 1),
+			(const char *)arg(ctx, 2));
+}
+
+/* trigger(reason): a flight recorder writes its window (lxtrace record --flight-recorder). */
+SEC("uprobe.s")
+int trigger(struct pt_regs *ctx)
+{
+	return send_msg(LX_REC_TRIGGER, 0, NULL, (const char *)arg(ctx, 0));
 }

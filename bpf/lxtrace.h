@@ -36,6 +36,9 @@ enum lx_rec_type {
 	LX_REC_SAMPLE,		/* struct lx_sample + struct lx_stack: a cpu-clock sample */
 	LX_REC_MMAP,		/* struct lx_mmap: a traced process mapped code */
 	LX_REC_CFI_WANT,	/* struct lx_cfi_want: a stack needs a binary's unwind rows */
+	LX_REC_TRIGGER,		/* struct lx_user_log: a flight recorder's trigger, msg = the
+				 * reason, name empty. From lxtrace_trigger() in a program, or
+				 * made by the reader (tid 0) for a SIGUSR1 */
 };
 
 /* Which threads the programs record (const volatile target_mode, set before load). */

@@ -13,6 +13,7 @@
  *	lxtrace_region_end(r);
  *	lxtrace_log(t, "user", "alice");
  *	lxtrace_task_end(t);		// may be called on another thread
+ *	lxtrace_trigger("slow request");	// a flight recorder writes what it holds
  *
  * Record it with `lxtrace record --usdt ./prog` (or a target given with -p / -- COMMAND); the
  * trace shows the tasks and regions on `go tool trace`'s user task and region pages.
@@ -79,6 +80,7 @@ LXTRACE__SEMAPHORE(task_end);
 LXTRACE__SEMAPHORE(region_begin);
 LXTRACE__SEMAPHORE(region_end);
 LXTRACE__SEMAPHORE(log);
+LXTRACE__SEMAPHORE(trigger);
 #undef LXTRACE__SEMAPHORE
 #define LXTRACE__ENABLED(probe) __builtin_expect(lxtrace_##probe##_semaphore != 0, 0)
 #else
@@ -144,6 +146,14 @@ static inline void lxtrace_logf(lxtrace_task_t task, const char *category, const
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	lxtrace_log(task, category, msg);
+}
+
+/* Asks a flight recorder (`lxtrace record --flight-recorder`) watching this program to write
+ * the seconds it holds to a file now, with `reason` marked in the trace at this moment; it then
+ * goes on recording. Under a plain recording the reason is only logged. Costs a nop untraced. */
+static inline void lxtrace_trigger(const char *reason)
+{
+	STAP_PROBE1(lxtrace, trigger, reason);
 }
 
 #ifdef __cplusplus
