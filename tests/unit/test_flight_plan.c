@@ -1,7 +1,7 @@
 /* test_flight_plan.c - which triggers get a flight recorder file, and when it is due. */
 #include <criterion/criterion.h>
 
-#include "user/flight_plan.h"
+#include "user/flight/plan.h"
 
 #define MS 1000000ull
 

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "user/syscalls.h"
-#include "user/trigger.h"
+#include "user/proc/syscalls.h"
+#include "user/flight/trigger.h"
 
 static struct trigger parse_ok(const char *s)
 {

@@ -1,4 +1,4 @@
-/* flight_plan.h - when a flight recorder writes a file: which triggers get one (--max-files,
+/* plan.h - when a flight recorder writes a file: which triggers get one (--max-files,
  * --min-gap, one file per --after), when it is due, and the counts the summary reports.
  * Pure bookkeeping on trigger times: no I/O, so every rule is testable on its own.
  *

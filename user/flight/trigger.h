@@ -9,8 +9,8 @@
  *   comm=     only threads with this name (the kernel's comm: at most 15 characters)
  *   pid=      only threads of this process
  */
-#ifndef LXTRACE_USER_TRIGGER_H
-#define LXTRACE_USER_TRIGGER_H
+#ifndef LXTRACE_USER_FLIGHT_TRIGGER_H
+#define LXTRACE_USER_FLIGHT_TRIGGER_H
 
 #include <stdbool.h>
 #include <stddef.h>

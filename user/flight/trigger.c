@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/syscalls.h"
-#include "user/trigger.h"
+#include "user/flight/trigger.h"
+#include "user/proc/syscalls.h"
 
 static const char *const kind_names[TRIGGER_KINDS] = {
 	[TRIGGER_SCHED_LATENCY] = "sched-latency",

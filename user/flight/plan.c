@@ -1,6 +1,6 @@
-/* flight_plan.c - the flight recorder's rules for which triggers get a file and when
- * (flight_plan.h). */
-#include "user/flight_plan.h"
+/* plan.c - the flight recorder's rules for which triggers get a file and when
+ * (plan.h). */
+#include "user/flight/plan.h"
 
 void flight_plan__init(struct flight_plan *p, uint64_t after, uint64_t gap, unsigned max_files)
 {
