@@ -111,6 +111,20 @@ Test(trigger, matches_kind_threshold_syscall_and_filters)
 	cr_expect(trigger__match(&lat, TRIGGER_SCHED_LATENCY, -1, 60000000, 99, "any"));
 }
 
+Test(trigger, plain_syscall_leaves_out_waits_that_a_name_can_ask_for)
+{
+	struct trigger any = parse_ok("syscall>1ms");
+	struct trigger futex = parse_ok("syscall:futex>1ms");
+	int futex_nr = syscalls__nr("futex"), poll_nr = syscalls__nr("epoll_wait");
+
+	cr_expect_not(trigger__match(&any, TRIGGER_SYSCALL, futex_nr, 5000000, 1, "x"));
+	cr_expect_not(trigger__match(&any, TRIGGER_SYSCALL, poll_nr, 5000000, 1, "x"));
+	cr_expect_not(trigger__match(&any, TRIGGER_SYSCALL, syscalls__nr("nanosleep"), 5000000, 1, "x"));
+	cr_expect_not(trigger__match(&any, TRIGGER_SYSCALL, -1, 5000000, 1, "x"));
+	cr_expect(trigger__match(&any, TRIGGER_SYSCALL, syscalls__nr("fsync"), 5000000, 1, "x"));
+	cr_expect(trigger__match(&futex, TRIGGER_SYSCALL, futex_nr, 5000000, 1, "x"));
+}
+
 Test(trigger, describes_a_firing)
 {
 	struct trigger rd = parse_ok("syscall>200ms");

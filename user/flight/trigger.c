@@ -162,10 +162,19 @@ int trigger__parse(const char *s, struct trigger *t, char *err, size_t errlen)
 	return ret;
 }
 
+/* A plain `syscall` trigger is about the syscalls the trace shows as syscalls (read, write,
+ * fsync, ...): those the trace shows as waits (futex, poll, epoll, accept, recv, nanosleep,
+ * sched_yield) are how idle threads spend their time, and would fire it at once. */
+static bool syscall_matches(const struct trigger *t, int nr)
+{
+	return t->nr < 0 ? nr >= 0 && syscalls__class(nr) == SYSCALL_CLASS_OTHER : t->nr == nr;
+}
+
 bool trigger__match(const struct trigger *t, enum trigger_kind kind, int nr, uint64_t ns,
 		    uint32_t pid, const char *comm)
 {
-	return t->kind == kind && ns > t->over_ns && (t->nr < 0 || t->nr == nr) &&
+	return t->kind == kind && ns > t->over_ns &&
+	       (kind != TRIGGER_SYSCALL || syscall_matches(t, nr)) &&
 	       (!t->pid || t->pid == pid) && (!t->comm[0] || !strcmp(t->comm, comm));
 }
 
