@@ -67,8 +67,19 @@ void mt_proc_free(char *root)
 void mt_open(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char *proc_root,
 	     uint64_t ts)
 {
+	mt_open_with(t, ncpus, mode, proc_root, ts, NULL);
+}
+
+void mt_open_with(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char *proc_root,
+		  uint64_t ts, const struct model_opts *base)
+{
 	char *empty = NULL;
-	struct model_opts mo = { .sz = sizeof(mo), .ncpus = ncpus, .syscalls = mode };
+	struct model_opts mo = { .sz = sizeof(mo) };
+
+	if (base)
+		mo = *base;
+	mo.ncpus = ncpus;
+	mo.syscalls = mode;
 
 	memset(t, 0, sizeof(*t));
 	strcpy(t->path, "/tmp/lxtrace-model-XXXXXX");
@@ -170,7 +181,7 @@ void mt_user(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t pid
 
 	snprintf(l.u.name, sizeof(l.u.name), "%s", name ? name : "");
 	snprintf(l.msg, sizeof(l.msg), "%s", msg ? msg : "");
-	feed(t, &l, type == LX_REC_LOG ? sizeof(l) : sizeof(l.u));
+	feed(t, &l, type == LX_REC_LOG || type == LX_REC_TRIGGER ? sizeof(l) : sizeof(l.u));
 }
 
 void mt_finish(struct mt *t, uint64_t ts)

@@ -31,6 +31,10 @@ void mt_proc_free(char *root);
 void mt_open(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char *proc_root,
 	     uint64_t ts);
 
+/* mt_open with the other options of base (triggers, ...); NULL: none. */
+void mt_open_with(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char *proc_root,
+		  uint64_t ts, const struct model_opts *base);
+
 /* Record feeders; each asserts that the model accepted the record. */
 void mt_switch(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t prev, uint32_t next,
 	       uint8_t prev_state, int16_t prev_syscall);
@@ -44,7 +48,8 @@ void mt_exec_from(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_
 		  uint32_t pid, const char *comm);
 void mt_exit(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
 void mt_syscall(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, int nr);
-/* An annotation record (type LX_REC_TASK_BEGIN .. LX_REC_LOG); name and msg may be NULL. */
+/* An annotation record (type LX_REC_TASK_BEGIN .. LX_REC_LOG, or LX_REC_TRIGGER); name and msg
+ * may be NULL. */
 void mt_user(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t pid, uint8_t type,
 	     uint64_t task, uint64_t parent, const char *name, const char *msg, uint8_t flags);
 

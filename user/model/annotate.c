@@ -1,5 +1,6 @@
 /* annotate.c - the model's annotation records (LX_REC_TASK_*, LX_REC_REGION_*, LX_REC_LOG):
- * Go user tasks, regions and logs on the thread that wrote them (docs/annotate.md).
+ * Go user tasks, regions and logs on the thread that wrote them (docs/annotate.md); and
+ * triggers (LX_REC_TRIGGER), which a program's lxtrace_trigger() writes the same way.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -39,6 +40,26 @@ static uint64_t user_string(struct model *m, uint32_t p, const char *s, bool cut
 	memcpy(buf, s, len);
 	memcpy(buf + len, cut ? CUT_MARK : "", cut ? sizeof(CUT_MARK) : 1);
 	return gt_writer__string(m->w, p, buf);
+}
+
+/* A log or trigger record's message, NUL-terminated in buf, marked when cut; its length. A
+ * message the probe could not read says so, as names do: an empty one is what the program
+ * logged. */
+static size_t record_message(const struct lx_user_log *l, char buf[LX_MSG_LEN + sizeof(CUT_MARK)])
+{
+	size_t len = strnlen(l->msg, LX_MSG_LEN);
+
+	if (l->u.flags & LX_USER_MSG_FAULT) {
+		memcpy(buf, UNREADABLE, sizeof(UNREADABLE));
+		return sizeof(UNREADABLE) - 1;
+	}
+	memcpy(buf, l->msg, len);
+	if (l->u.flags & LX_USER_MSG_CUT) {
+		memcpy(buf + len, CUT_MARK, sizeof(CUT_MARK) - 1);
+		len += sizeof(CUT_MARK) - 1;
+	}
+	buf[len] = '\0';
+	return len;
 }
 
 /* Ends g's innermost region with name in task, first ending the regions still open inside it
@@ -123,21 +144,34 @@ int model_on_user(struct model *m, const struct lx_rec *r)
 	case LX_REC_REGION_END:
 		return region_end(m, c, t->goid, task, name, stk);
 	default: {
-		const struct lx_user_log *l = (const struct lx_user_log *)u;
 		char msg[LX_MSG_LEN + sizeof(CUT_MARK)];
-		size_t len = strnlen(l->msg, LX_MSG_LEN);
+		size_t len = record_message((const struct lx_user_log *)u, msg);
 
-		/* A message the probe could not read says so, as names do: an empty one is what
-		 * the program logged. */
-		if (u->flags & LX_USER_MSG_FAULT)
-			return gt_writer__user_log(m->w, c, m->now, task, name, stk, UNREADABLE,
-						   strlen(UNREADABLE));
-		memcpy(msg, l->msg, len);
-		if (u->flags & LX_USER_MSG_CUT) {
-			memcpy(msg + len, CUT_MARK, sizeof(CUT_MARK) - 1);
-			len += sizeof(CUT_MARK) - 1;
-		}
 		return gt_writer__user_log(m->w, c, m->now, task, name, stk, msg, len);
 	}
 	}
+}
+
+int model_on_trigger(struct model *m, const struct lx_rec *r)
+{
+	const struct lx_user_log *l = (const struct lx_user_log *)r;
+	char msg[LX_MSG_LEN + sizeof(CUT_MARK)];
+	size_t len = record_message(l, msg);
+	struct thread *t = NULL;
+	int err;
+
+	/* tid 0: the reader's own, for a SIGUSR1; marked on lxtrace's goroutine. */
+	if (r->tid) {
+		t = model_live(m, r->tid, &err);
+		if (!t) {
+			m->st.ignored += !err;
+			return err;
+		}
+		/* The thread called lxtrace_trigger(): it runs there. */
+		err = model_make_current(m, r->cpu, t);
+		t->sysenter = -1;
+		if (err)
+			return err;
+	}
+	return model_fire(m, r->cpu, t, msg, len);
 }

@@ -105,11 +105,50 @@ int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t crea
 	t->state = THREAD_RUNNABLE;
 	t->sysenter = -1;
 	t->wake_stk = 0;
+	t->ready_ts = m->now;
+	t->off_ts = 0;
+	t->off_nr = -1;
 	return model_emit(m, p, GT_EV_GO_CREATE, t->goid, new_stk, creator_stk);
+}
+
+/* The flight recorder's triggers as t starts on P p: how long it waited runnable, how long it
+ * was off a CPU and, when it left blocked in a syscall, in that syscall (which cannot have
+ * returned before it ran again). The first trigger these times fire is marked on t, which runs
+ * there now. */
+static int watch(struct model *m, uint32_t p, struct thread *t)
+{
+	uint64_t lat = t->ready_ts ? m->now - t->ready_ts : 0;
+	uint64_t off = t->off_ts ? m->now - t->off_ts : 0;
+	int nr = t->off_ts ? t->off_nr : -1;
+	const char *comm;
+	char msg[256];
+	uint32_t pid;
+	int len;
+
+	if (lat <= m->trigger_over[TRIGGER_SCHED_LATENCY] && off <= m->trigger_over[TRIGGER_OFFCPU] &&
+	    (nr < 0 || off <= m->trigger_over[TRIGGER_SYSCALL]))
+		return 0;
+	pid = idents__pid(m->idents, t->ident);
+	comm = idents__comm(m->idents, t->ident);
+	for (size_t i = 0; i < m->ntriggers; i++) {
+		const struct trigger *tr = &m->triggers[i];
+		uint64_t ns = tr->kind == TRIGGER_SCHED_LATENCY ? lat : off;
+		int knr = tr->kind == TRIGGER_SYSCALL ? nr : -1;
+
+		if ((tr->kind == TRIGGER_SYSCALL && nr < 0) ||
+		    !trigger__match(tr, tr->kind, knr, ns, pid, comm))
+			continue;
+		len = trigger__describe(tr, knr, ns, t->tid, pid, comm, msg, sizeof(msg));
+		return model_fire(m, p, t, msg, len < (int)sizeof(msg) ? (size_t)len : sizeof(msg) - 1);
+	}
+	return 0;
 }
 
 int model_go_start(struct model *m, uint32_t p, struct thread *t)
 {
+	/* A first run on a CPU the model did not know (found runnable, or met unannounced) has
+	 * no known times; repairs on the housekeeping P are no runs. */
+	bool timed = m->ntriggers && !t->unplaced && p != m->hk;
 	int err = model_emit(m, p, GT_EV_GO_START, t->goid, t->seq, 0);
 
 	t->seq++;
@@ -119,7 +158,7 @@ int model_go_start(struct model *m, uint32_t p, struct thread *t)
 	t->unplaced = 0;
 	t->sysenter = -1;
 	m->cur[p] = t;
-	return err;
+	return err || !timed ? err : watch(m, p, t);
 }
 
 int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, enum thread_state state)
@@ -133,6 +172,10 @@ int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, en
 	}
 	t->state = state;
 	t->sysenter = -1;
+	t->off_ts = m->now;
+	t->off_nr = -1;
+	if (state == THREAD_RUNNABLE)
+		t->ready_ts = m->now;
 	m->cur[p] = NULL;
 	if (ev == GT_EV_GO_END)
 		annotations__forget(m->ann, t->goid);
@@ -161,6 +204,7 @@ int model_go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 	t->seq++;
 	t->state = THREAD_RUNNABLE;
 	t->scanned = 0;
+	t->ready_ts = m->now;
 	return err;
 }
 
@@ -233,6 +277,29 @@ int model_log(struct model *m, uint64_t key, const char *msg)
 	if (!err)
 		err = gt_writer__user_log(m->w, m->hk, m->now, 0, key, stk, msg, strlen(msg));
 	return err ? err : model_emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
+}
+
+int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, size_t len)
+{
+	uint64_t stk;
+	int err;
+
+	/* Interned at the first firing: a recording without any has the same bytes as before. */
+	if (!m->key_trigger) {
+		m->key_trigger = gt_writer__string(m->w, t ? p : m->hk, "lxtrace.trigger");
+		if (!m->key_trigger)
+			return -errno;
+	}
+	if (!t) {
+		err = model_log(m, m->key_trigger, msg);
+	} else {
+		err = model_thread_stack(m, p, t, -1, &stk);
+		if (!err)
+			err = gt_writer__user_log(m->w, p, m->now, 0, m->key_trigger, stk, msg, len);
+	}
+	if (!err && m->on_trigger)
+		m->on_trigger(m->trigger_ctx, m->now);
+	return err;
 }
 
 int model_hand_off(struct model *m, uint32_t p)

@@ -14,6 +14,7 @@
 
 #include "bpf/lxtrace.h"
 #include "format/writer.h"
+#include "user/flight/trigger.h"
 #include "user/model/model.h"
 #include "user/model/threads.h"
 #include "user/proc/procscan.h"
@@ -49,6 +50,12 @@ struct model {
 	uint64_t scan_ts;		/* CLOCK_MONOTONIC when the /proc scan ended */
 	uint64_t lx_seq;		/* seq of lxtrace's goroutine, which sleeps between logs */
 	uint64_t key_lost;		/* UserLog key string */
+	uint64_t key_trigger;		/* the same, 0 until the first trigger fires */
+	const struct trigger *triggers;	/* opts.triggers */
+	size_t ntriggers;
+	uint64_t trigger_over[TRIGGER_KINDS];	/* each kind's lowest threshold; UINT64_MAX: none */
+	void (*on_trigger)(void *ctx, uint64_t ts);
+	void *trigger_ctx;
 	int err;			/* sticky: the first error, after which nothing is written */
 	bool started, finished;
 	struct model_stats st;
@@ -116,6 +123,10 @@ int model_make_current(struct model *m, uint32_t c, struct thread *t);
  * ends it there, after preempting it where the model has it running (counted: exit-unknown,
  * docs/model.md); only a running G can end (docs/format.md §6.3). */
 int model_end_elsewhere(struct model *m, struct thread *t);
+
+/* A trigger fired now: msg marks it on the thread running on P p (NULL: on lxtrace's own
+ * goroutine, model_log), then on_trigger hears of it. */
+int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, size_t len);
 
 /* lxtrace's goroutine wakes on the housekeeping P, logs msg under key and sleeps again:
  * UserLog needs a running G with a stack (docs/format.md §10.3). */

@@ -63,6 +63,8 @@ static const struct kind {
 			    MODEL_KIND_SAMPLE, model_on_sample },
 	[LX_REC_MMAP] = { sizeof(struct lx_mmap), STACK_NONE, { offsetof(struct lx_mmap, pid) },
 			  MODEL_KIND_MMAP, model_on_mmap },
+	[LX_REC_TRIGGER] = { sizeof(struct lx_user_log), STACK_NONE, { offsetof(struct lx_user, pid) },
+			     MODEL_KIND_TRIGGER, model_on_trigger },
 };
 
 /* The kind of a record that can be trusted to be what its type says: a type the model takes

@@ -31,6 +31,7 @@ int model_on_rss(struct model *m, const struct lx_rec *r);
 
 /* annotate.c */
 int model_on_user(struct model *m, const struct lx_rec *r);
+int model_on_trigger(struct model *m, const struct lx_rec *r);
 
 /* sample.c */
 int model_on_sample(struct model *m, const struct lx_rec *r);

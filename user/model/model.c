@@ -49,6 +49,7 @@ static const char *const kind_names[MODEL_KIND_COUNT] = {
 	[MODEL_KIND_ANNOTATION] = "annotations",
 	[MODEL_KIND_SAMPLE] = "samples",
 	[MODEL_KIND_MMAP] = "mappings",
+	[MODEL_KIND_TRIGGER] = "triggers",
 };
 
 const char *model__kind_name(enum model_kind k)
@@ -76,6 +77,15 @@ struct model *model__new(const struct model_opts *opts)
 	m->keep = opts->keep;
 	m->keep_ctx = opts->keep_ctx;
 	m->rss = opts->rss;
+	m->triggers = opts->triggers;
+	m->ntriggers = opts->triggers ? opts->ntriggers : 0;
+	m->on_trigger = opts->on_trigger;
+	m->trigger_ctx = opts->trigger_ctx;
+	for (int k = 0; k < TRIGGER_KINDS; k++)
+		m->trigger_over[k] = UINT64_MAX;
+	for (size_t i = 0; i < m->ntriggers; i++)
+		if (m->triggers[i].over_ns < m->trigger_over[m->triggers[i].kind])
+			m->trigger_over[m->triggers[i].kind] = m->triggers[i].over_ns;
 	m->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	m->rss_pages = u64map__new();
 	m->threads = threads__new();

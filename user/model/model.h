@@ -16,6 +16,7 @@
 
 struct model;
 struct foreign_log;
+struct trigger;
 
 /* A goroutine id the model never gives (a thread's is its tid, never 0, with the tid's
  * generation above bit 32): for events written about the file by others, such as the note
@@ -43,6 +44,14 @@ struct model_opts {
 	bool rss;
 	bool stacks;			/* records carry call stacks (samples, --stacks): symbolize
 					 * them (user/stacks/callstacks.h) */
+	/* The flight recorder's triggers (user/flight/trigger.h; read, must outlive the model),
+	 * checked at each thread's start against the times that start ends. A firing, and each
+	 * LX_REC_TRIGGER record, is marked in the trace at that moment (UserLog key
+	 * "lxtrace.trigger") and told to on_trigger (may be NULL). */
+	const struct trigger *triggers;
+	size_t ntriggers;
+	void (*on_trigger)(void *ctx, uint64_t ts);
+	void *trigger_ctx;
 };
 
 enum model_repair {
@@ -75,6 +84,7 @@ enum model_kind {
 	MODEL_KIND_ANNOTATION,		/* "annotations": task, region and log records */
 	MODEL_KIND_SAMPLE,		/* "samples" */
 	MODEL_KIND_MMAP,		/* "mappings": of code, by traced processes */
+	MODEL_KIND_TRIGGER,		/* "triggers": lxtrace_trigger() calls and SIGUSR1 */
 	MODEL_KIND_COUNT,
 };
 

@@ -70,6 +70,8 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 	} else {
 		err = model_go_stop(m, c, ev, stk, THREAD_WAITING);
 	}
+	if (nr >= 0)
+		t->off_nr = nr;
 	/* Woken after setting its sleep state but before this switch: it blocked and was woken
 	 * right away, by the waker whose stack was kept. */
 	if (!err && wake)

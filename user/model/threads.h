@@ -21,12 +21,16 @@ struct thread {
 	uint64_t wake_stk;	/* waker's stack of a wakeup that came while it ran, 0 = none */
 	uint64_t last_stk;	/* its stack last written, 0 = none: in syscall last_stk_nr (-1:
 				 * none) under identity last_stk_ident */
+	/* What the flight recorder's triggers measure at its next start (0: unknown): */
+	uint64_t ready_ts;	/* when it last became runnable (created, woken, preempted) */
+	uint64_t off_ts;	/* when it last left a CPU */
 	uint32_t tid;
 	uint32_t gen;		/* births of this tid in the recording before this one */
 	uint32_t ident;		/* naming identity (stacks/idents.h) */
 	int32_t cpu;		/* its P while THREAD_RUNNING */
 	int32_t sysenter;	/* syscall whose GoSysCall is its latest event, or -1 */
 	int32_t last_stk_nr;
+	int32_t off_nr;		/* the syscall it blocked in when it left, -1 when none */
 	uint32_t last_stk_ident;
 	uint8_t state;		/* enum thread_state */
 	uint8_t unplaced;	/* runnable on a CPU the model does not know: its first run there is
