@@ -623,6 +623,7 @@ int capture__attach_usdt(struct capture *c, pid_t pid, const char *path)
 		{ "region_begin", c->ann->progs.region_begin },
 		{ "region_end", c->ann->progs.region_end },
 		{ "log", c->ann->progs.user_log },
+		{ "trigger", c->ann->progs.trigger },
 	};
 
 	/* A program has only the probes of the calls it makes: attach the ones that exist. */
@@ -652,6 +653,13 @@ int capture__attach_usdt(struct capture *c, pid_t pid, const char *path)
 		return -ENOENT;
 	}
 	return 0;
+}
+
+int capture__inject(struct capture *c, const struct lx_rec *r, size_t size)
+{
+	if (size < sizeof(*r) || r->cpu >= c->ncpus)
+		return -EINVAL;
+	return merge__add(c->merge, r->cpu, r, size);
 }
 
 int capture__poll(struct capture *c)

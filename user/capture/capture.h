@@ -73,6 +73,11 @@ bool capture__has_targets(const struct capture *c);
  * opts.annotations. -ENOENT when path has none of the probes. */
 int capture__attach_usdt(struct capture *c, pid_t pid, const char *path);
 
+/* Puts a record of the tracer's own (a SIGUSR1's LX_REC_TRIGGER) into CPU r->cpu's stream, to
+ * be delivered in time order among the kernel's records. r->ts must be the current time
+ * (CLOCK_MONOTONIC), so no later record has been delivered yet. 0 or a negative errno. */
+int capture__inject(struct capture *c, const struct lx_rec *r, size_t size);
+
 /* Waits up to one poll period (a few ms) for a ring to fill, reads every ring and delivers the
  * records that are older than the ordering window. */
 int capture__poll(struct capture *c);
