@@ -20,6 +20,9 @@
  * boundary. That needs a file ftruncate works on: on a pipe or socket the bytes already sent
  * cannot be taken back, and they are counted as torn instead (so are they when ftruncate
  * fails).
+ *
+ * A sink output (the flight recorder's) takes each batch as it comes, with its P and times:
+ * it keeps batches apart, so there is nothing to stage and no file to cut back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +35,8 @@
 #include "format/outq.h"
 
 struct gt_outq {
+	gt_batch_sink sink;	/* NULL: fd */
+	void *sink_ctx;
 	int fd;
 	int err;
 	int trunc_err;		/* why the file could not be cut back after err, or 0 */
@@ -65,6 +70,19 @@ struct gt_outq *gt_outq__new(int fd, size_t stage_size, size_t reserve)
 		free(q);
 		return NULL;
 	}
+	return q;
+}
+
+struct gt_outq *gt_outq__new_sink(gt_batch_sink sink, void *ctx)
+{
+	struct gt_outq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->sink = sink;
+	q->sink_ctx = ctx;
+	q->fd = -1;
+	q->base = -1;
 	return q;
 }
 
@@ -150,17 +168,25 @@ static int write_all(struct gt_outq *q, struct iovec *iov, int n)
 
 int gt_outq__bytes(struct gt_outq *q, const void *buf, size_t len)
 {
-	return gt_outq__batch(q, buf, len, NULL, 0);
+	return gt_outq__batch(q, NULL, buf, len, NULL, 0);
 }
 
-int gt_outq__batch(struct gt_outq *q, const uint8_t *hdr, size_t hlen, const uint8_t *body,
-		   size_t blen)
+int gt_outq__batch(struct gt_outq *q, const struct gt_batch_info *b, const uint8_t *hdr,
+		   size_t hlen, const uint8_t *body, size_t blen)
 {
 	struct iovec iov[3];
 	int n = 0;
 
 	if (q->err)
 		return q->err;
+	if (q->sink) {
+		int err = b ? q->sink(q->sink_ctx, b, hdr, hlen, body, blen) : 0;
+
+		if (err)
+			return q->err = err;
+		q->written += b ? hlen + blen : 0;
+		return 0;
+	}
 	/* Full-size batches go straight out: copying them would only cost time. */
 	if (hlen + blen <= q->cap / 4 && q->len + hlen + blen <= q->cap) {
 		memcpy(q->stage + q->len, hdr, hlen);

@@ -112,7 +112,7 @@ static int write_batch(struct gt_writer *w, uint32_t a)
 {
 	struct proc *pr = &w->procs[a];
 	uint8_t hdr[GT_MAX_BATCH_HDR_LEN];
-	uint64_t written;
+	uint64_t written, base;
 	uint8_t *end;
 	int err;
 
@@ -133,10 +133,11 @@ static int write_batch(struct gt_writer *w, uint32_t a)
 	pr->last_dep = NO_LOC;
 	if (!pr->len)
 		return 0;
-	end = gt_encode_batch_header(hdr, a, pr->has_base ? pr->base_ts : pr->last_ts,
-				     w->frequency);
+	base = pr->has_base ? pr->base_ts : pr->last_ts;
+	end = gt_encode_batch_header(hdr, a, base, w->frequency);
 	written = gt_outq__written(w->out);
-	err = gt_outq__batch(w->out, hdr, (size_t)(end - hdr), pr->buf, pr->len);
+	err = gt_outq__batch(w->out, &(struct gt_batch_info){ a, base, pr->last_ts }, hdr,
+			     (size_t)(end - hdr), pr->buf, pr->len);
 	if (err)
 		return fail(w, err);
 	pr->queued = (struct gt_writer_pstate){ pr->started, pr->sweep, pr->cur_g };
@@ -249,7 +250,7 @@ struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 	size_t bsz, budget;
 	int err;
 
-	if (!opts || opts->sz < sizeof(*opts) || opts->fd < 0 || !opts->nprocs ||
+	if (!opts || opts->sz < sizeof(*opts) || (opts->fd < 0 && !opts->sink) || !opts->nprocs ||
 	    opts->nprocs > MAX_PROCS || (!opts->frequency && !opts->append)) {
 		errno = EINVAL;
 		return NULL;
@@ -264,7 +265,8 @@ struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 	w->batch_size = bsz;
 	w->frequency = opts->frequency;
 	w->procs = calloc(opts->nprocs, sizeof(*w->procs));
-	w->out = gt_outq__new(opts->fd, STAGE_SIZE, opts->reserve);
+	w->out = opts->sink ? gt_outq__new_sink(opts->sink, opts->sink_ctx) :
+			      gt_outq__new(opts->fd, STAGE_SIZE, opts->reserve);
 	w->gs = u64map__new();
 	budget = opts->table_budget ? opts->table_budget : GT_WRITER_TABLE_BUDGET;
 	w->strings = gt_dedup__new(opts->string_base, budget);

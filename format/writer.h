@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/outq.h"
 #include "wire.h"
 
 struct gt_writer;
@@ -50,6 +51,11 @@ struct gt_writer_opts {
 	/* Bytes of one generation of the string table and of the stack table (each holds about
 	 * twice that at most); 0: GT_WRITER_TABLE_BUDGET. */
 	size_t table_budget;
+	/* Batches go to sink instead (outq.h; fd is then unused and no header is written): each
+	 * batch whole, as soon as it is complete, with its P and times. The flight recorder keeps
+	 * them in memory (format/window.h). */
+	gt_batch_sink sink;
+	void *sink_ctx;
 };
 
 /* A generation of stacks of ~15 frames (~200 bytes each) is ~20,000 stacks. */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/outq.h"
 #include "format/wire.h"
 #include "format/writer.h"
 
@@ -25,6 +26,9 @@ struct sim_opts {
 	 * a small budget make the writer forget and define again. */
 	unsigned stacks;
 	size_t table_budget;
+	/* Batches go to sink instead of fd (gt_writer_opts.sink: the flight recorder's window). */
+	gt_batch_sink sink;
+	void *sink_ctx;
 };
 
 struct sim_result {

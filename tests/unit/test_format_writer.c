@@ -8,11 +8,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/reader.h"
+#include "format/varint.h"
 #include "format/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_format_sim.h"
@@ -522,4 +524,66 @@ Test(format_writer, failed_writer_seals_its_file, .timeout = 300)
 		check_copy(buf, len, true, limits[i]);
 		free(buf);
 	}
+}
+
+struct collected {
+	uint8_t *buf;
+	size_t len;
+	unsigned batches;
+	bool bad;
+};
+
+static int collect(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, size_t hlen,
+		   const uint8_t *body, size_t blen)
+{
+	struct collected *c = ctx;
+	uint64_t p = 0, base = 0;
+	size_t n;
+
+	/* The batch header names the P and the base time the info says. */
+	n = gt_varint_get(hdr + 1, hdr + hlen, &p);
+	if (hdr[0] != gt_header_byte(GT_EV_BATCH) || !n || p != b->p ||
+	    !gt_varint_get(hdr + 1 + n, hdr + hlen, &base) || base != b->first_ts ||
+	    b->last_ts < b->first_ts)
+		c->bad = true;
+	c->buf = realloc(c->buf, c->len + hlen + blen);
+	memcpy(c->buf + c->len, hdr, hlen);
+	memcpy(c->buf + c->len + hlen, body, blen);
+	c->len += hlen + blen;
+	c->batches++;
+	return 0;
+}
+
+static int refuse(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, size_t hlen,
+		  const uint8_t *body, size_t blen)
+{
+	return -ENOMEM;
+}
+
+/* The flight recorder's output: the same batches the file would get, one by one, with their
+ * P and times; no header. A sink's error fails the writer like a write error. */
+Test(format_writer, sink_gets_the_batches_the_file_would)
+{
+	struct sim_opts o = { .ncpu = 3, .nthreads = 8, .steps = 4000, .seed = 3, .batch_size = 256 };
+	struct collected c = { 0 };
+	struct sim_result res;
+	size_t len;
+	uint8_t *file;
+	int fd = sim_memfd();
+
+	cr_assert_eq(sim_write(fd, &o, &res), 0);
+	file = sim_slurp_fd(fd, &len);
+	o.sink = collect;
+	o.sink_ctx = &c;
+	cr_assert_eq(sim_write(-1, &o, &res), 0);
+	cr_assert_not(c.bad, "a batch's info disagrees with its header");
+	cr_assert_gt(c.batches, 50);
+	cr_assert_eq(c.len + GT_HEADER_LEN, len);
+	cr_assert(!memcmp(file + GT_HEADER_LEN, c.buf, c.len));
+	free(file);
+	free(c.buf);
+	close(fd);
+
+	o.sink = refuse;
+	cr_assert_eq(sim_write(-1, &o, &res), -ENOMEM);
 }
