@@ -1,0 +1,169 @@
+/* test_flight.c - the flight recorder from memory to file: a generated trace written through
+ * the writer's sink into the window, its evicted batches read by the state tracker, and the
+ * window written as a file that both Go parsers and Go 1.23's viewer take; the budget held,
+ * the time limit, a window from the trace's start; file names. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/reader.h"
+#include "tests/lib/goparse.h"
+#include "tests/unit/test_format_sim.h"
+#include "user/flight/flight.h"
+
+static char path[64];
+
+static void cleanup(void)
+{
+	if (path[0] && !getenv("LXTRACE_TEST_KEEP"))
+		unlink(path);
+	path[0] = '\0';
+}
+
+TestSuite(flight, .fini = cleanup);
+
+static struct flight *new_flight(size_t bytes, uint64_t span)
+{
+	struct flight *f = flight__new(&(struct flight_opts){
+		.sz = sizeof(struct flight_opts), .span = span, .bytes = bytes, .nprocs = 4,
+		.frequency = 1000000000 });
+
+	cr_assert(f, "flight__new: %s", strerror(errno));
+	return f;
+}
+
+/* A generated trace on 3 CPUs in small batches, through the flight recorder's sink. */
+static void record(struct flight *f, unsigned steps, struct sim_result *res)
+{
+	struct sim_opts o = { .ncpu = 3, .nthreads = 12, .steps = steps, .seed = 5,
+			      .batch_size = 300, .sink = flight__sink, .sink_ctx = f };
+
+	cr_assert_eq(sim_write(-1, &o, res), 0);
+}
+
+/* Triggers now, writes the file; both Go parsers and Go 1.23's viewer must take it. */
+static struct gt_trace *write_file(struct flight *f)
+{
+	struct gt_trace *t;
+	char err[512], why[1200];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/lxtrace-test-flight-%d.trace", getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(fd, 0);
+	flight__trigger(f, 0);
+	cr_assert(flight__due(f, 0));
+	cr_assert_eq(flight__write(f, fd, err, sizeof(err)), 0, "%s", err);
+	close(fd);
+	cr_assert(goparse_both_ok(path, why, sizeof(why)), "%s", why);
+	cr_assert(goparse_views_ok(path, why, sizeof(why)), "%s", why);
+	cr_assert_eq(gt_trace__load(path, &t, err, sizeof(err)), 0, "%s", err);
+	return t;
+}
+
+static size_t count(const struct gt_trace *t, enum gt_type type)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < gt_trace__nevents(t); i++)
+		n += gt_trace__events(t)[i].type == type;
+	return n;
+}
+
+Test(flight, window_within_its_budget_is_a_trace_of_its_own)
+{
+	struct flight *f = new_flight(64 * 1024, UINT64_MAX / 2);
+	struct flight_stats st;
+	struct sim_result res;
+	struct gt_trace *t;
+
+	record(f, 20000, &res);
+	t = write_file(f);
+	flight__stats(f, &st);
+	cr_expect_leq(st.window.peak_bytes, 64 * 1024);
+	cr_expect_gt(st.window.evicted, 100, "the budget must have evicted batches");
+	cr_expect_gt(st.evicted_events, 1000);
+	/* The window begins after the tracker's last event; the goroutines running there are
+	 * started one tick before it, by the init phase. */
+	for (size_t i = 0; i < gt_trace__nevents(t); i++) {
+		const struct gt_event *e = &gt_trace__events(t)[i];
+
+		cr_expect(e->type != GT_EV_GO_START || e->ts + 1 >= st.last_from,
+			  "a start at %llu, before the window (%llu)", (unsigned long long)e->ts,
+			  (unsigned long long)st.last_from);
+	}
+	cr_expect_lt(count(t, GT_EV_GO_START), res.counts[GT_EV_GO_START]);
+	cr_expect_eq(st.plan.files, 1);
+	cr_expect(flight__done(f) == false);
+	gt_trace__free(t);
+	flight__free(f);
+}
+
+Test(flight, window_from_the_start_holds_the_whole_trace)
+{
+	struct flight *f = new_flight(4 * 1024 * 1024, UINT64_MAX / 2);
+	struct flight_stats st;
+	struct sim_result res;
+	struct gt_trace *t;
+
+	record(f, 3000, &res);
+	t = write_file(f);
+	flight__stats(f, &st);
+	cr_expect_eq(st.window.evicted, 0);
+	cr_expect_eq(count(t, GT_EV_GO_START), res.counts[GT_EV_GO_START]);
+	cr_expect_eq(count(t, GT_EV_GO_UNBLOCK), res.counts[GT_EV_GO_UNBLOCK]);
+	gt_trace__free(t);
+	flight__free(f);
+}
+
+Test(flight, time_limit_keeps_the_last_ticks)
+{
+	/* The generated trace advances ~750 ticks a step: 20000 steps, ~15 M ticks; a batch of
+	 * 300 bytes spans ~30000. */
+	struct flight *f = new_flight(4 * 1024 * 1024, 2000000);
+	struct flight_stats st;
+	struct sim_result res;
+	struct gt_trace *t;
+
+	record(f, 20000, &res);
+	t = write_file(f);
+	flight__stats(f, &st);
+	cr_expect_gt(st.window.evicted, 0);
+	/* The limit, give or take the batches that straddle it. */
+	cr_expect_lt(st.last_to - st.last_from, 2100000, "the file covers %llu ticks",
+		     (unsigned long long)(st.last_to - st.last_from));
+	cr_expect_gt(st.last_to - st.last_from, 1900000, "the file covers %llu ticks",
+		     (unsigned long long)(st.last_to - st.last_from));
+	gt_trace__free(t);
+	flight__free(f);
+}
+
+Test(flight, file_names_count_before_the_extension)
+{
+	char buf[128];
+
+	flight__file_name("trace.out", 1, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "trace-001.out");
+	flight__file_name("/tmp/run.d/trace", 2, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "/tmp/run.d/trace-002");
+	flight__file_name("x.tar.gz", 3, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "x.tar-003.gz");
+	flight__file_name(".hidden", 4, buf, sizeof(buf));
+	cr_expect_str_eq(buf, ".hidden-004");
+	flight__file_name("dir/.hidden", 5, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "dir/.hidden-005");
+	flight__file_name("trace.out", 1234, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "trace-1234.out");
+}
+
+Test(flight, refuses_a_budget_that_is_not_pages)
+{
+	errno = 0;
+	cr_expect_null(flight__new(&(struct flight_opts){ .sz = sizeof(struct flight_opts),
+							  .span = 1, .bytes = 1000, .nprocs = 1,
+							  .frequency = 1 }));
+	cr_expect_eq(errno, EINVAL);
+}

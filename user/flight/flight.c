@@ -1,0 +1,233 @@
+/* flight.c - the flight recorder (flight.h): the window of batches, the state at its start,
+ * and each file written from them.
+ *
+ * A file from memory, after format/cut.h: the tracker of the evicted batches holds the state at
+ * its last event. The window is in the writer's output order, not in time order: a P's batch
+ * that stayed open long comes after other Ps' batches holding later events, so the window can
+ * begin with events older than the tracker's last one. Those are folded into a copy of the
+ * state (first pass over the window), and the file begins just after the tracker's last event
+ * (second pass, through the cut). Two readers, because a dictionary refuses a string defined
+ * twice; both resolve ids through the evicted batches' dictionary, under their own.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/cut.h"
+#include "format/reader.h"
+#include "format/state.h"
+#include "lib/clock.h"
+#include "user/flight/flight.h"
+
+struct flight {
+	struct flight_opts opts;
+	struct gt_window *window;
+	struct gt_state *evicted;	/* fed every batch that left the window */
+	struct flight_plan plan;
+	struct flight_stats st;
+};
+
+/* The window's evict callback: the tracker reads the batch before its bytes are reused. A
+ * transition the tracker did not allow is applied all the same and counted in its stats (the
+ * writer's output never has one); only running out of memory or a malformed batch stops the
+ * window. */
+static int on_evict(void *ctx, const struct gt_window_batch *b)
+{
+	struct flight *f = ctx;
+	int err = gt_state__feed(f->evicted, b->data, b->len);
+
+	return err == -EPROTO ? 0 : err;
+}
+
+struct flight *flight__new(const struct flight_opts *opts)
+{
+	struct flight *f;
+	int err;
+
+	if (!opts || opts->sz < sizeof(*opts) || !opts->span || !opts->nprocs || !opts->frequency) {
+		errno = EINVAL;
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->opts = *opts;
+	flight_plan__init(&f->plan, opts->after, opts->gap, opts->max_files);
+	f->evicted = gt_state__new();
+	f->window = gt_window__new(&(struct gt_window_opts){
+		.sz = sizeof(struct gt_window_opts), .bytes = opts->bytes, .span = opts->span,
+		.evict = on_evict, .ctx = f });
+	if (!f->evicted || !f->window) {
+		err = errno ? errno : ENOMEM;
+		flight__free(f);
+		errno = err;
+		return NULL;
+	}
+	return f;
+}
+
+int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, size_t hlen,
+		 const uint8_t *body, size_t blen)
+{
+	struct flight *f = ctx;
+
+	return gt_window__push(f->window, b->p, b->first_ts, b->last_ts, hdr, hlen, body, blen);
+}
+
+void flight__trigger(void *ctx, uint64_t ts)
+{
+	struct flight *f = ctx;
+
+	flight_plan__trigger(&f->plan, ts);
+}
+
+bool flight__due(const struct flight *f, uint64_t now)
+{
+	return flight_plan__due(&f->plan, now);
+}
+
+bool flight__done(const struct flight *f)
+{
+	return flight_plan__done(&f->plan);
+}
+
+static int failf(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* A reader over the window's batches, on top of the evicted batches' dictionary, knowing which
+ * goroutine each P left running where the window begins. */
+static struct gt_reader *window_reader(const struct flight *f)
+{
+	const struct gt_pstat *ps = gt_state__procs(f->evicted);
+	struct gt_reader *r = gt_reader__new(&(struct gt_reader_opts){
+		.sz = sizeof(struct gt_reader_opts), .fd = -1, .headerless = true,
+		.parent = gt_state__dict(f->evicted) });
+
+	for (size_t i = 0; r && i < gt_state__nprocs(f->evicted); i++) {
+		if (gt_reader__set_running(r, ps[i].id, ps[i].g)) {
+			gt_reader__free(r);
+			return NULL;
+		}
+	}
+	return r;
+}
+
+/* One pass over the window's events in output order: those before from go to start (the first
+ * pass), the others to the cut c (the second). *last gets the latest time seen. */
+static int pass(struct flight *f, uint64_t from, struct gt_state *start, struct gt_cut *c,
+		uint64_t *last, char *err, size_t errlen)
+{
+	struct gt_reader *r = window_reader(f);
+	struct gt_window_batch b;
+	struct gt_event e;
+	uint64_t pos = 0;
+	int ret = 0;
+
+	if (!r)
+		return failf(err, errlen, -ENOMEM, "reading the window: out of memory");
+	while (!ret && gt_window__next(f->window, &pos, &b)) {
+		gt_reader__feed(r, b.data, b.len);
+		while ((ret = gt_reader__next(r, &e)) == 1) {
+			if (e.ts > *last)
+				*last = e.ts;
+			/* A transition the copy does not allow is applied all the same. */
+			if (start && e.ts < from && gt_state__event(start, &e) == -ENOMEM) {
+				ret = failf(err, errlen, -ENOMEM, "the state at the window's start: "
+					    "out of memory");
+				break;
+			}
+			if (c && e.ts >= from && (ret = gt_cut__event(c, &e, gt_reader__dict(r)))) {
+				failf(err, errlen, ret, "%s", gt_cut__error(c));
+				break;
+			}
+		}
+		if (ret < 0 && !err[0])
+			failf(err, errlen, ret, "reading the window: %s", gt_reader__error(r));
+	}
+	gt_reader__free(r);
+	return ret;
+}
+
+int flight__write(struct flight *f, int fd, char *err, size_t errlen)
+{
+	uint64_t t0 = now_ns(), from, last = 0;
+	struct gt_state *start = NULL;
+	struct gt_state_stats ss;
+	struct gt_cut_stats cs;
+	struct gt_cut *c = NULL;
+	int ret;
+
+	err[0] = '\0';
+	flight_plan__written(&f->plan);
+	gt_state__stats(f->evicted, &ss);
+	from = ss.last_ts + 1;
+	start = gt_state__clone(f->evicted);
+	if (!start)
+		return failf(err, errlen, -ENOMEM, "copying the state at the window's start: %s",
+			     strerror(errno));
+	ret = pass(f, from, start, NULL, &last, err, errlen);
+	if (!ret) {
+		c = gt_cut__new(&(struct gt_cut_opts){
+			.sz = sizeof(struct gt_cut_opts), .fd = fd, .nprocs = f->opts.nprocs,
+			.frequency = f->opts.frequency, .from = from, .start = start,
+			.dict = gt_state__dict(f->evicted) }, err, errlen);
+		ret = c ? 0 : -errno;
+	}
+	if (!ret)
+		ret = pass(f, from, NULL, c, &last, err, errlen);
+	if (!ret && gt_cut__finish(c, last + 1))
+		ret = failf(err, errlen, -EIO, "%s", gt_cut__error(c));
+	if (!ret) {
+		gt_cut__stats(c, &cs);
+		f->st.last_file_bytes = cs.bytes;
+		f->st.last_from = from;
+		f->st.last_to = last + 1;
+	}
+	gt_cut__free(c);
+	gt_state__free(start);
+	f->st.last_write_ns = now_ns() - t0;
+	if (f->st.last_write_ns > f->st.max_write_ns)
+		f->st.max_write_ns = f->st.last_write_ns;
+	return ret;
+}
+
+void flight__stats(const struct flight *f, struct flight_stats *out)
+{
+	struct gt_state_stats ss;
+
+	*out = f->st;
+	out->plan = f->plan.st;
+	gt_window__stats(f->window, &out->window);
+	gt_state__stats(f->evicted, &ss);
+	out->evicted_events = ss.events;
+}
+
+void flight__free(struct flight *f)
+{
+	if (!f)
+		return;
+	gt_window__free(f->window);
+	gt_state__free(f->evicted);
+	free(f);
+}
+
+int flight__file_name(const char *base, unsigned n, char *buf, size_t len)
+{
+	const char *name = strrchr(base, '/'), *dot;
+
+	name = name ? name + 1 : base;
+	dot = strrchr(name, '.');
+	/* A leading dot is a hidden file's name, not an extension. */
+	if (!dot || dot == name)
+		return snprintf(buf, len, "%s-%03u", base, n);
+	return snprintf(buf, len, "%.*s-%03u%s", (int)(dot - base), base, n, dot);
+}

@@ -1,0 +1,78 @@
+/* flight.h - the flight recorder: the trace's batches go into a window of its last seconds in
+ * memory instead of a file, and when a trigger's file is due the window is written as a trace
+ * of its own, numbered from the output path (trace.out -> trace-001.out, trace-002.out ...).
+ *
+ * The way of a batch: the writer hands it over complete (gt_writer_opts.sink = flight__sink);
+ * it waits in the window (format/window.h) until the budget or the time limit evicts it; then a
+ * state tracker reads it (format/state.h), so the state of every goroutine and P at the
+ * window's start is always known. A file is that state as an init phase, then the window's
+ * events, then what is still open closed (format/cut.h). The trigger's mark (a UserLog the
+ * model wrote at the moment it fired) is one of the window's events.
+ *
+ * Which triggers get a file and when: plan.h. All calls come from the recording's one thread.
+ */
+#ifndef LXTRACE_USER_FLIGHT_H
+#define LXTRACE_USER_FLIGHT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/outq.h"
+#include "format/window.h"
+#include "user/flight/plan.h"
+
+struct flight;
+
+struct flight_opts {
+	size_t sz;		/* sizeof(struct flight_opts) */
+	uint64_t span;		/* ticks of the trace kept (--flight-recorder) */
+	size_t bytes;		/* memory for them, a multiple of the page size (--flight-size) */
+	uint64_t after;		/* ticks recorded past a trigger before its file (--after) */
+	uint64_t gap;		/* ticks after a trigger that got a file when others get none */
+	unsigned max_files;	/* 0: no limit */
+	uint32_t nprocs;	/* the writer's */
+	uint64_t frequency;	/* the writer's */
+};
+
+struct flight_stats {
+	struct flight_plan_stats plan;
+	struct gt_window_stats window;
+	uint64_t evicted_events;	/* events the state tracker read */
+	uint64_t last_file_bytes;
+	uint64_t last_write_ns, max_write_ns;	/* time to write a file (wall clock) */
+	uint64_t last_from, last_to;	/* the last file's window, in ticks */
+};
+
+/* NULL with errno set (EINVAL for a budget that is not a multiple of the page size). */
+struct flight *flight__new(const struct flight_opts *opts);
+
+/* The writer's sink (outq.h): ctx is the flight. */
+int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, size_t hlen,
+		 const uint8_t *body, size_t blen);
+
+/* A trigger fired at ts (model_opts.on_trigger): ctx is the flight. */
+void flight__trigger(void *ctx, uint64_t ts);
+
+/* Whether a file is due at now (ticks): its trigger's --after has passed. */
+bool flight__due(const struct flight *f, uint64_t now);
+
+/* Writes the window to fd as a trace of its own: the due file. The caller has flushed the
+ * writer, so the window holds every event written so far. Whatever the result, the trigger
+ * has had its file; returns 0, or a negative errno with a one-line reason in err. */
+int flight__write(struct flight *f, int fd, char *err, size_t errlen);
+
+/* Every file there may be (max_files) is written. */
+bool flight__done(const struct flight *f);
+
+void flight__stats(const struct flight *f, struct flight_stats *out);
+
+/* Accepts NULL. */
+void flight__free(struct flight *f);
+
+/* File n (1, 2, ...) of the output path base: "-NNN" before the extension of the file name
+ * ("trace.out" -> "trace-001.out"), or at its end when it has none. Returns the length as
+ * snprintf does. */
+int flight__file_name(const char *base, unsigned n, char *buf, size_t len);
+
+#endif
