@@ -31,6 +31,7 @@
 #include "user/cli/cmd.h"
 #include "user/cli/output_file.h"
 #include "user/cli/record_args.h"
+#include "user/cli/record_flight.h"
 #include "user/model/model.h"
 #include "user/stacks/cfi_loader.h"
 #include "user/target/launch.h"
@@ -122,6 +123,20 @@ static struct output_file *open_output(const char *path)
 	if (!f)
 		fprintf(stderr, PREFIX "%s\n", why);
 	return f;
+}
+
+/* A flight recorder writes its files later, beside the output path: its directory must take
+ * them. Checked before anything is loaded, so a bad path fails fast. */
+static int check_output_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+	if (!access(dir, W_OK | X_OK))
+		return 0;
+	fprintf(stderr, PREFIX "%s: %s\n", dir, strerror(errno));
+	return -errno;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -488,14 +503,20 @@ static void announce(const struct record_args *a)
 {
 	const char *what = a->command ? a->command[0] : a->cgroup ? a->cgroup :
 			   a->npid_lists ? "the target processes" : "the machine";
+	char to[4200];
 
-	if (a->duration)
-		fprintf(stderr, PREFIX "recording %s to %s for %g s%s\n", what, a->output,
-			a->duration, a->command ? "" : " (Ctrl-C stops)");
-	else if (a->command)
-		fprintf(stderr, PREFIX "recording %s to %s until it exits\n", what, a->output);
+	if (a->flight)
+		snprintf(to, sizeof(to), "memory, the last %g s, for triggers (files from %s)",
+			 a->flight, a->output);
 	else
-		fprintf(stderr, PREFIX "recording %s to %s until Ctrl-C\n", what, a->output);
+		snprintf(to, sizeof(to), "%s", a->output);
+	if (a->duration)
+		fprintf(stderr, PREFIX "recording %s to %s for %g s%s\n", what, to, a->duration,
+			a->command ? "" : " (Ctrl-C stops)");
+	else if (a->command)
+		fprintf(stderr, PREFIX "recording %s to %s until it exits\n", what, to);
+	else
+		fprintf(stderr, PREFIX "recording %s to %s until Ctrl-C\n", what, to);
 }
 
 int cmd_record(int argc, char **argv)
@@ -508,6 +529,9 @@ int cmd_record(int argc, char **argv)
 	struct launch *cmd = NULL;
 	struct usdt_files *usdt = NULL;
 	struct output_file *file = NULL;
+	struct record_flight *flight = NULL;
+	struct gt_writer_opts wo;
+	struct model_opts mo;
 	struct sink sink = { 0 };
 	struct status status = { 0 };
 	struct output out = { 0 };
@@ -535,8 +559,13 @@ int cmd_record(int argc, char **argv)
 		err = args.command && !cmd ? LAUNCH_CANNOT_RUN : 1;
 		goto out;
 	}
-	file = open_output(args.output);
-	if (!file) {
+	if (args.flight) {
+		err = check_output_dir(args.output);
+	} else {
+		file = open_output(args.output);
+		err = file ? 0 : -EIO;
+	}
+	if (err) {
 		err = -EIO;
 		goto cleanup;
 	}
@@ -581,19 +610,30 @@ int cmd_record(int argc, char **argv)
 
 	/* The writer and the model; they write nothing but the header before the start. */
 	ncpus = libbpf_num_possible_cpus();
-	writer = gt_writer__new(&(struct gt_writer_opts){
+	wo = (struct gt_writer_opts){
 		.sz = sizeof(struct gt_writer_opts),
-		.fd = output_file__fd(file),
+		.fd = file ? output_file__fd(file) : -1,
 		.nprocs = ncpus + 1,
 		.frequency = 1000000000,
 		.reserve = gt_close__reserve(ncpus + 1),
-	});
+	};
+	/* A flight recorder takes the batches instead of the file. */
+	if (args.flight) {
+		flight = record_flight__new(&args, ncpus + 1, open_output);
+		if (!flight) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		record_flight__writer_opts(flight, &wo);
+		wo.reserve = 0;
+	}
+	writer = gt_writer__new(&wo);
 	if (!writer) {
 		err = -errno;
 		fprintf(stderr, PREFIX "%s: starting the trace: %s\n", args.output, strerror(-err));
 		goto cleanup;
 	}
-	model = model__new(&(struct model_opts){
+	mo = (struct model_opts){
 		.sz = sizeof(struct model_opts),
 		.writer = writer,
 		.ncpus = ncpus,
@@ -603,8 +643,11 @@ int cmd_record(int argc, char **argv)
 		.keep_ctx = target,
 		.rss = target != NULL,
 		.stacks = args.sample_hz || args.stacks != STACKS_NONE,
-	});
-	out = (struct output){ args.output, writer, output_file__fd(file), ncpus + 1 };
+	};
+	if (flight)
+		record_flight__model_opts(flight, &mo);
+	model = model__new(&mo);
+	out = (struct output){ args.output, writer, file ? output_file__fd(file) : -1, ncpus + 1 };
 	if (!model) {
 		err = -errno;
 		report_model_error(&out, "creating the model", err);
@@ -612,6 +655,8 @@ int cmd_record(int argc, char **argv)
 	}
 	sink.model = model;
 	catch_signals();
+	if (flight)
+		record_flight__catch_signals();
 
 	/* Attach. The trace starts just before, so that no record predates it; threads that the
 	 * /proc scan of model__start finds were either there at the start or are also seen being
@@ -661,6 +706,11 @@ int cmd_record(int argc, char **argv)
 		err = capture__poll(cap);
 		if (err)
 			break;
+		/* Its triggers' files; the last one --max-files allows ends the recording. */
+		if (flight && (err = record_flight__poll(flight, cap, writer, now_ns())) != 0) {
+			err = err > 0 ? 0 : err;
+			break;
+		}
 		if (cmd) {
 			err = launch__wait(cmd, false, &cmd_status);
 			cmd_done = err == 1;
@@ -708,8 +758,12 @@ int cmd_record(int argc, char **argv)
 		report_model_error(&out, "ending the trace", err);
 		goto cleanup;
 	}
+	if (flight)
+		record_flight__finish(flight);
 	if (!cmd_failed)
 		print_summary(args.output, (end - start) / 1e9, model, writer, cap, sink.cfi);
+	if (flight && !cmd_failed)
+		record_flight__summary(flight);
 
 	/* A command that outlives the recording (--duration) still decides the exit status. */
 	if (cmd && !cmd_done) {
@@ -724,6 +778,7 @@ cleanup:
 	model__free(model);
 	cfi_loader__free(sink.cfi);
 	gt_writer__free(writer);
+	record_flight__free(flight);
 	capture__free(cap);
 	close_err = output_file__close(file);
 	if (close_err && !err) {

@@ -14,18 +14,26 @@
 #define DEFAULT_SAMPLE_HZ 99
 /* Above this the kernel throttles cpu-clock sampling anyway (perf_event_max_sample_rate). */
 #define MAX_SAMPLE_HZ 100000
+#define DEFAULT_FLIGHT_SECONDS 10
+#define MAX_FLIGHT_SECONDS 3600
+#define DEFAULT_FLIGHT_MIB 64
+#define MAX_FLIGHT_MIB 65536
+#define DEFAULT_MAX_FILES 10
+#define MAX_MAX_FILES 100000
 #define STR(x) STR_(x)
 #define STR_(x) #x
 
 /* Keys of the options that have no short form. */
-enum { OPT_SAMPLE_IDLE = 256, OPT_STACKS, OPT_AS_ROOT };
+enum { OPT_SAMPLE_IDLE = 256, OPT_STACKS, OPT_AS_ROOT, OPT_FLIGHT, OPT_FLIGHT_SIZE, OPT_TRIGGER,
+       OPT_AFTER, OPT_MAX_FILES, OPT_MIN_GAP };
 
 /* The options of `lxtrace record`, the one list: the parser's getopt tables and --help are
  * built from it, and the README shows --help (`make docs`, checked by `make test`). */
 struct record_opt {
 	const char *name;	/* long name; NULL: the "-- COMMAND" row, which is no option */
 	int key;		/* its short letter, or OPT_* when it has none */
-	const char *arg;	/* the value as --help names it; NULL: takes none */
+	const char *arg;	/* the value as --help names it; NULL: takes none; "[=ARG]": may be
+				 * left out */
 	const char *help;	/* one line per '\n', wrapped to fit 80 columns */
 };
 
@@ -87,8 +95,34 @@ static const struct record_opt options[] = {
 	{ "help", 'h', NULL, "show this help" },
 };
 
+static const struct record_opt flight[] = {
+	{ "flight-recorder", OPT_FLIGHT, "[=SECONDS]",
+	  "keep only the last SECONDS in memory (default: " STR(DEFAULT_FLIGHT_SECONDS) "), no file;\n"
+	  "each trigger writes them to the next numbered file" },
+	{ "trigger", OPT_TRIGGER, "EXPR",
+	  "a trigger (repeatable): sched-latency>DURATION (a thread\n"
+	  "waited runnable longer), syscall>DURATION (was longer in a\n"
+	  "syscall such as read or fsync; syscall:NAME>DURATION for one\n"
+	  "syscall, futex and epoll_wait too), offcpu>DURATION (was off\n"
+	  "its CPU longer); ,comm=NAME and ,pid=PID watch only those\n"
+	  "threads. DURATION: 200us, 50ms, 1.5s. SIGUSR1 and a traced\n"
+	  "program's lxtrace_trigger() are triggers too" },
+	{ "flight-size", OPT_FLIGHT_SIZE, "MIB",
+	  "memory for those seconds (default: " STR(DEFAULT_FLIGHT_MIB) "); when it is full, the\n"
+	  "oldest go first" },
+	{ "after", OPT_AFTER, "SECONDS",
+	  "record SECONDS more after a trigger before its file, to show\n"
+	  "what followed (default: 0; less than the flight recorder's)" },
+	{ "max-files", OPT_MAX_FILES, "N",
+	  "stop after N files (default: " STR(DEFAULT_MAX_FILES) ")" },
+	{ "min-gap", OPT_MIN_GAP, "SECONDS",
+	  "no file for a trigger less than SECONDS after one that made\n"
+	  "a file (default: the flight recorder's SECONDS)" },
+};
+
 #define NTARGETS (sizeof(targets) / sizeof(targets[0]))
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
+#define NFLIGHT (sizeof(flight) / sizeof(flight[0]))
 
 /* "  -o, --output FILE       write the trace ...": the option, then its help from column 26,
  * each further line of it indented as far. */
@@ -103,8 +137,13 @@ static void print_opt(FILE *f, const struct record_opt *o)
 		snprintf(spec, sizeof(spec), "-%c, --%s%s%s", o->key, o->name, o->arg ? " " : "",
 			 o->arg ? o->arg : "");
 	else
-		snprintf(spec, sizeof(spec), "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-	fprintf(f, "  %-24s", spec);
+		snprintf(spec, sizeof(spec), "    --%s%s%s", o->name,
+			 o->arg && o->arg[0] != '[' ? " " : "", o->arg ? o->arg : "");
+	/* A spec too long for its column gets a line of its own. */
+	if (strlen(spec) > 23)
+		fprintf(f, "  %s\n%26s", spec, "");
+	else
+		fprintf(f, "  %-24s", spec);
 	for (;;) {
 		size_t len = strcspn(line, "\n");
 
@@ -139,26 +178,32 @@ static void usage(FILE *f)
 	      "Options:\n", f);
 	for (size_t i = 0; i < NOPTIONS; i++)
 		print_opt(f, &options[i]);
+	fputs("\n"
+	      "Flight recorder: the last seconds are kept in memory, and each trigger writes them\n"
+	      "to a file of their own numbered from the output (trace.out -> trace-001.out,\n"
+	      "trace-002.out, ...), with the trigger marked where it fired; recording goes on.\n", f);
+	for (size_t i = 0; i < NFLIGHT; i++)
+		print_opt(f, &flight[i]);
 }
 
 /* getopt_long's tables, from the option list: "+:" (options end at the first non-option,
  * which starts the command; ':' reports a missing value) and each short letter. */
 static void getopt_tables(char *shorts, struct option *longs)
 {
-	const struct record_opt *all[] = { targets, options };
-	const size_t counts[] = { NTARGETS, NOPTIONS };
+	const struct record_opt *all[] = { targets, options, flight };
+	const size_t counts[] = { NTARGETS, NOPTIONS, NFLIGHT };
 	size_t n = 0;
 
 	*shorts++ = '+';
 	*shorts++ = ':';
-	for (size_t t = 0; t < 2; t++) {
+	for (size_t t = 0; t < 3; t++) {
 		for (size_t i = 0; i < counts[t]; i++) {
 			const struct record_opt *o = &all[t][i];
 
 			if (!o->name)
 				continue;
-			longs[n++] = (struct option){ o->name, o->arg ? required_argument : no_argument,
-						      NULL, o->key };
+			longs[n++] = (struct option){ o->name, !o->arg ? no_argument : o->arg[0] == '[' ?
+						      optional_argument : required_argument, NULL, o->key };
 			if (o->key < 256) {
 				*shorts++ = (char)o->key;
 				if (o->arg)
@@ -179,15 +224,47 @@ static bool parse_seconds(const char *s, double *out)
 	return !errno && end != s && !*end && isfinite(*out) && *out > 0;
 }
 
+/* Seconds that may be 0. */
+static bool parse_seconds0(const char *s, double *out)
+{
+	return (s[0] == '0' && (!s[1] || (s[1] == '.' && strspn(s + 2, "0") == strlen(s + 2)))) ?
+	       (*out = 0, true) : parse_seconds(s, out);
+}
+
+/* The flight recorder's options that only make sense with --flight-recorder, and their checks;
+ * 0 or 2 after a one-line error. */
+static int check_flight(struct record_args *a, const char *needs_flight)
+{
+	if (!a->flight) {
+		if (needs_flight) {
+			fprintf(stderr, PREFIX "--%s needs --flight-recorder (see lxtrace record --help)\n",
+				needs_flight);
+			return 2;
+		}
+		return 0;
+	}
+	if (a->after >= a->flight) {
+		fprintf(stderr, PREFIX "--after %g: must be shorter than the flight recorder's %g s, "
+			"or the file would not hold the trigger\n", a->after, a->flight);
+		return 2;
+	}
+	if (a->min_gap < 0)
+		a->min_gap = a->flight;
+	return 0;
+}
+
 /* 0: run; 1: help shown, exit 0; 2: bad usage, reported. */
 int record_args__parse(int argc, char **argv, struct record_args *a)
 {
-	struct option longopts[NTARGETS + NOPTIONS + 1];
-	char shortopts[2 + 2 * (NTARGETS + NOPTIONS) + 1];
+	struct option longopts[NTARGETS + NOPTIONS + NFLIGHT + 1];
+	char shortopts[2 + 2 * (NTARGETS + NOPTIONS + NFLIGHT) + 1];
+	const char *needs_flight = NULL;	/* a flight recorder's option given */
 	int opt, kinds;
 
 	*a = (struct record_args){ .output = "trace.out", .buffer_mib = DEFAULT_BUFFER_MIB,
-				   .sample_hz = DEFAULT_SAMPLE_HZ, .stacks = STACKS_USER };
+				   .sample_hz = DEFAULT_SAMPLE_HZ, .stacks = STACKS_USER,
+				   .flight_mib = DEFAULT_FLIGHT_MIB, .min_gap = -1,
+				   .max_files = DEFAULT_MAX_FILES };
 	a->pid_lists = calloc(argc, sizeof(*a->pid_lists));
 	if (!a->pid_lists) {
 		fprintf(stderr, PREFIX "out of memory\n");
@@ -279,6 +356,65 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 		case 'v':
 			a->verbose = true;
 			break;
+		case OPT_FLIGHT:
+			a->flight = DEFAULT_FLIGHT_SECONDS;
+			if (optarg && (!parse_seconds(optarg, &a->flight) || a->flight > MAX_FLIGHT_SECONDS)) {
+				fprintf(stderr, PREFIX "--flight-recorder: '%s' is not a number of seconds "
+					"between 0 and %d\n", optarg, MAX_FLIGHT_SECONDS);
+				return 2;
+			}
+			break;
+		case OPT_FLIGHT_SIZE:
+			needs_flight = "flight-size";
+			if (!parse_seconds(optarg, &a->flight_mib) || a->flight_mib < 1 ||
+			    a->flight_mib > MAX_FLIGHT_MIB) {
+				fprintf(stderr, PREFIX "--flight-size: '%s' is not a size in MiB between 1 "
+					"and %d\n", optarg, MAX_FLIGHT_MIB);
+				return 2;
+			}
+			break;
+		case OPT_TRIGGER: {
+			char why[256];
+
+			needs_flight = "trigger";
+			if (a->ntriggers == MAX_TRIGGERS) {
+				fprintf(stderr, PREFIX "--trigger: at most %d\n", MAX_TRIGGERS);
+				return 2;
+			}
+			if (trigger__parse(optarg, &a->triggers[a->ntriggers], why, sizeof(why))) {
+				fprintf(stderr, PREFIX "--trigger '%s': %s\n", optarg, why);
+				return 2;
+			}
+			a->ntriggers++;
+			break;
+		}
+		case OPT_AFTER:
+		case OPT_MIN_GAP: {
+			double *v = opt == OPT_AFTER ? &a->after : &a->min_gap;
+
+			needs_flight = opt == OPT_AFTER ? "after" : "min-gap";
+			if (!parse_seconds0(optarg, v) || *v > MAX_FLIGHT_SECONDS) {
+				fprintf(stderr, PREFIX "--%s: '%s' is not a number of seconds between 0 "
+					"and %d\n", needs_flight, optarg, MAX_FLIGHT_SECONDS);
+				return 2;
+			}
+			break;
+		}
+		case OPT_MAX_FILES: {
+			char *end;
+			unsigned long n;
+
+			needs_flight = "max-files";
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || !n || n > MAX_MAX_FILES) {
+				fprintf(stderr, PREFIX "--max-files: '%s' is not a count between 1 and %d\n",
+					optarg, MAX_MAX_FILES);
+				return 2;
+			}
+			a->max_files = (unsigned)n;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -306,7 +442,7 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 		fprintf(stderr, PREFIX "--as-root needs a command (see lxtrace record --help)\n");
 		return 2;
 	}
-	return 0;
+	return check_flight(a, needs_flight);
 }
 
 void record_args__free(struct record_args *a)

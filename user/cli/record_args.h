@@ -6,9 +6,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "user/flight/trigger.h"
 #include "user/model/model.h"
 
 #define MAX_USDT_PATHS 64	/* --usdt paths on one command line */
+#define MAX_TRIGGERS 32		/* --trigger expressions on one command line */
 
 enum stacks_mode { STACKS_NONE, STACKS_USER, STACKS_KERNEL, STACKS_BOTH };
 
@@ -28,6 +30,14 @@ struct record_args {
 	const char *cgroup;	/* --cgroup PATH */
 	char **command;		/* COMMAND [ARGS...], NULL-terminated; NULL without one */
 	bool as_root;
+	/* --flight-recorder (0: a plain recording to output), and its files (user/flight/). */
+	double flight;		/* seconds kept in memory */
+	double flight_mib;	/* memory for them */
+	struct trigger triggers[MAX_TRIGGERS];
+	size_t ntriggers;
+	double after;		/* seconds recorded past a trigger before its file */
+	double min_gap;		/* seconds after a trigger that got a file when others get none */
+	unsigned max_files;
 };
 
 /* Fills a from argv (argv[0] is "record"). Returns 0 to record, 1 when --help was shown

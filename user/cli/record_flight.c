@@ -1,0 +1,190 @@
+/* record_flight.c - `lxtrace record --flight-recorder` (record_flight.h): the flight recorder's
+ * place in a recording's phases, its signal, its files and its summary lines. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/clock.h"
+#include "user/cli/record_flight.h"
+#include "user/flight/flight.h"
+
+#define PREFIX "lxtrace record: "
+/* A file is due once its trigger's --after has passed, but records up to then are still in the
+ * merge's queues until the watermark passes them: a poll round and the ordering window later,
+ * everything up to the due time has reached the model. */
+#define DELIVERY_LAG_NS (2 * MERGE_WINDOW_NS)
+/* The writer's open batches go to the window this often at most (and at least every second),
+ * so none stays out of it for long: a tenth of the window. */
+#define MIN_FLUSH_NS (50 * 1000 * 1000ULL)
+#define MAX_FLUSH_NS (1000 * 1000 * 1000ULL)
+
+static volatile sig_atomic_t usr1;
+
+struct record_flight {
+	struct flight *flight;
+	const struct record_args *args;
+	record_open_fn open;
+	uint64_t flush_every, next_flush;
+	unsigned tried;		/* files begun: the next one's number is tried + 1 */
+	unsigned failed;
+	char last[4096];	/* the last file written */
+	bool tty;
+};
+
+static void on_usr1(int sig)
+{
+	usr1 = 1;
+}
+
+void record_flight__catch_signals(void)
+{
+	/* No SA_RESTART: the signal cuts the ring buffer wait short. */
+	struct sigaction sa = { .sa_handler = on_usr1 };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+}
+
+struct record_flight *record_flight__new(const struct record_args *args, uint32_t nprocs,
+					 record_open_fn open)
+{
+	struct record_flight *rf = calloc(1, sizeof(*rf));
+	long page = sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)(args->flight_mib * 1024 * 1024) / (size_t)page * (size_t)page;
+	uint64_t span = (uint64_t)(args->flight * 1e9);
+
+	if (!rf) {
+		fprintf(stderr, PREFIX "out of memory\n");
+		return NULL;
+	}
+	rf->args = args;
+	rf->open = open;
+	rf->tty = isatty(STDERR_FILENO);
+	rf->flush_every = span / 10 < MIN_FLUSH_NS ? MIN_FLUSH_NS :
+			  span / 10 > MAX_FLUSH_NS ? MAX_FLUSH_NS : span / 10;
+	rf->flight = flight__new(&(struct flight_opts){
+		.sz = sizeof(struct flight_opts), .span = span, .bytes = bytes,
+		.after = (uint64_t)(args->after * 1e9), .gap = (uint64_t)(args->min_gap * 1e9),
+		.max_files = args->max_files, .nprocs = nprocs, .frequency = 1000000000 });
+	if (!rf->flight) {
+		fprintf(stderr, PREFIX "flight recorder: %g MiB of memory: %s\n", args->flight_mib,
+			strerror(errno));
+		free(rf);
+		return NULL;
+	}
+	return rf;
+}
+
+void record_flight__writer_opts(struct record_flight *rf, struct gt_writer_opts *wo)
+{
+	wo->fd = -1;
+	wo->sink = flight__sink;
+	wo->sink_ctx = rf->flight;
+}
+
+void record_flight__model_opts(struct record_flight *rf, struct model_opts *mo)
+{
+	mo->triggers = rf->args->triggers;
+	mo->ntriggers = rf->args->ntriggers;
+	mo->on_trigger = flight__trigger;
+	mo->trigger_ctx = rf->flight;
+}
+
+/* Writes the due file, numbered next. A file that cannot be written is said, taken away, and
+ * counted; the recording goes on. */
+static void write_file(struct record_flight *rf)
+{
+	struct flight_stats st;
+	char name[sizeof(rf->last)], err[512];
+	int fd, ret;
+
+	flight__file_name(rf->args->output, ++rf->tried, name, sizeof(name));
+	fd = rf->open(name);
+	ret = fd < 0 ? fd : flight__write(rf->flight, fd, err, sizeof(err));
+	if (fd >= 0 && close(fd) && !ret) {
+		ret = -errno;
+		snprintf(err, sizeof(err), "%s", strerror(errno));
+	}
+	if (ret) {
+		rf->failed++;
+		if (fd >= 0) {
+			fprintf(stderr, "%s" PREFIX "%s: %s\n", rf->tty ? "\r\033[K" : "", name, err);
+			unlink(name);
+		}
+		return;
+	}
+	flight__stats(rf->flight, &st);
+	snprintf(rf->last, sizeof(rf->last), "%s", name);
+	fprintf(stderr, "%s" PREFIX "%s: the last %.1f s (%.1f MiB), written in %.0f ms\n",
+		rf->tty ? "\r\033[K" : "", name, (st.last_to - st.last_from) / 1e9,
+		st.last_file_bytes / 1048576.0, st.last_write_ns / 1e6);
+}
+
+int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt_writer *w,
+			uint64_t now)
+{
+	int err;
+
+	if (usr1) {
+		/* The reader's own trigger record, in time order among the kernel's (tid 0: marked
+		 * on lxtrace's goroutine). */
+		struct lx_user_log r = { .u.h = { .ts = now_ns(), .type = LX_REC_TRIGGER } };
+
+		usr1 = 0;
+		snprintf(r.msg, sizeof(r.msg), "SIGUSR1");
+		err = capture__inject(cap, &r.u.h, sizeof(r));
+		if (err)
+			return err;
+	}
+	if (now >= rf->next_flush || flight__due(rf->flight, now - DELIVERY_LAG_NS)) {
+		err = gt_writer__flush(w);
+		if (err)
+			return err;
+		rf->next_flush = now + rf->flush_every;
+	}
+	if (flight__due(rf->flight, now - DELIVERY_LAG_NS))
+		write_file(rf);
+	if (!flight__done(rf->flight))
+		return 0;
+	fprintf(stderr, "%s" PREFIX "--max-files %u reached, the last %s: stopping\n",
+		rf->tty ? "\r\033[K" : "", rf->args->max_files, rf->last);
+	return 1;
+}
+
+int record_flight__finish(struct record_flight *rf)
+{
+	if (flight__due(rf->flight, UINT64_MAX))
+		write_file(rf);
+	return 0;
+}
+
+void record_flight__summary(const struct record_flight *rf)
+{
+	struct flight_stats st;
+
+	flight__stats(rf->flight, &st);
+	fprintf(stderr, "  flight:        %llu files", (unsigned long long)st.plan.files - rf->failed);
+	if (rf->failed)
+		fprintf(stderr, " (%u could not be written)", rf->failed);
+	if (st.plan.files > rf->failed)
+		fprintf(stderr, ", the last %s", rf->last);
+	fprintf(stderr, "; %llu triggers: %llu with a file, %llu in a file's --after, %llu within "
+		"--min-gap, %llu past --max-files\n", (unsigned long long)st.plan.fired,
+		(unsigned long long)st.plan.files, (unsigned long long)st.plan.in_pending,
+		(unsigned long long)st.plan.too_soon, (unsigned long long)st.plan.no_more);
+	fprintf(stderr, "  window:        %.1f MiB held, at most %.1f of %.0f MiB; %llu events "
+		"read at its start; slowest file %.0f ms\n", st.window.bytes / 1048576.0,
+		st.window.peak_bytes / 1048576.0, rf->args->flight_mib,
+		(unsigned long long)st.evicted_events, st.max_write_ns / 1e6);
+}
+
+void record_flight__free(struct record_flight *rf)
+{
+	if (!rf)
+		return;
+	flight__free(rf->flight);
+	free(rf);
+}
