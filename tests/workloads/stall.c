@@ -1,7 +1,9 @@
 /* stall.c - induced run-queue stalls: a thread that sleeps 5 ms at a time on one CPU, and a
  * SCHED_FIFO hog that, after IDLE_MS, takes that CPU for STALL_MS, COUNT times, one every
  * PERIOD_MS; then IDLE_MS more of idling. The sleeper wakes during each hog and waits runnable
- * until the hog ends: its wakeup -> run gap is the stall. Needs root (SCHED_FIFO) and two CPUs.
+ * until the hog ends: its wakeup -> run gap is the stall. The sleeper is SCHED_FIFO too, below
+ * the hog: whatever else loads the machine, only the hog can keep it waiting, so the stalls it
+ * suffers are exactly the induced ones. Needs root (SCHED_FIFO) and two CPUs.
  *
  * usage: stall [IDLE_MS [STALL_MS [COUNT [PERIOD_MS]]]]   (default 1000 150 1 1000)
  * Reports: tid sleeper, tid hog-N, stat cpu, stat stalls, and for the first stall
@@ -9,7 +11,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -71,22 +72,26 @@ static void *hog(void *arg)
 	return NULL;
 }
 
-static void start_thread(pthread_t *t, void *(*fn)(void *), void *arg, bool fifo)
+/* FIFO priorities: the hog above the sleeper. */
+#define SLEEPER_PRIO 5
+#define HOG_PRIO 10
+
+static void start_thread(pthread_t *t, void *(*fn)(void *), void *arg, int prio)
 {
-	struct sched_param sp = { .sched_priority = 10 };
+	struct sched_param sp = { .sched_priority = prio };
 	pthread_attr_t a;
 	int err;
 
 	pthread_attr_init(&a);
 	pin(&a);
-	if (fifo && (pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED) ||
+	if (pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED) ||
 		     pthread_attr_setschedpolicy(&a, SCHED_FIFO) ||
-		     pthread_attr_setschedparam(&a, &sp)))
+		     pthread_attr_setschedparam(&a, &sp))
 		wl_die("SCHED_FIFO attributes");
 	err = pthread_create(t, &a, fn, arg);
 	if (err) {
 		errno = err;
-		wl_die(fifo ? "pthread_create (SCHED_FIFO needs root)" : "pthread_create");
+		wl_die("pthread_create (SCHED_FIFO needs root)");
 	}
 	pthread_attr_destroy(&a);
 }
@@ -111,12 +116,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	wl_pid();
-	start_thread(&s, sleeper, NULL, false);
+	start_thread(&s, sleeper, NULL, SLEEPER_PRIO);
 	sleep_ms(idle_ms);
 	for (long i = 0; i < count; i++) {
 		long long next = now_ns() + period_ms * 1000000LL;
 
-		start_thread(&h, hog, (void *)(intptr_t)i, true);
+		start_thread(&h, hog, (void *)(intptr_t)i, HOG_PRIO);
 		pthread_join(h, NULL);
 		if (i + 1 < count)
 			sleep_ms((next - now_ns()) / 1000000 > 0 ? (next - now_ns()) / 1000000 : 0);
