@@ -2,31 +2,32 @@
  *
  * Layout: entries back to back, each a struct note then the batch bytes, padded to 8 bytes.
  * head and tail are byte counts since the start (never wrapped), so tail - head is what is
- * held and an entry's place is its count modulo the budget. The memfd is mapped twice in a
- * row: an entry that runs past the end of the first mapping continues, at the same addresses,
- * into the second, which shows the start of the file. So a batch is always one contiguous
- * span for the evict callback and for whoever writes it out, and no byte is wasted on a wrap.
+ * held and an entry's place is its count modulo the budget. An entry never wraps: one that
+ * would run past the end of the ring leaves the rest of it as padding (a note of its own, or
+ * nothing when less than a note is left) and starts again at the beginning; the padding counts
+ * against the budget like any byte held. So each batch is one contiguous span, for the evict
+ * callback and for whoever writes it out.
  *
- * Memory: pages are touched as the tail moves through the ring. Evicted bytes are punched out
- * of the memfd (FALLOC_FL_PUNCH_HOLE) once PUNCH_MIN of them have gathered, so under a time
- * limit the window's memory is what it holds plus less than one chunk, not the whole budget;
- * the chunk keeps the cost to one system call per PUNCH_MIN bytes recorded.
+ * Memory: private anonymous pages, so a process forked to write a file from the window keeps
+ * the bytes as they were while this one goes on (copy on write). Pages are touched as the tail moves through the ring; those of evicted batches are given
+ * back (MADV_DONTNEED) once PUNCH_MIN of them have gathered, so under a time limit the window's
+ * memory is what it holds plus less than one chunk, not the whole budget; the chunk keeps the
+ * cost to one system call per PUNCH_MIN bytes recorded.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/window.h"
 
 #define PUNCH_MIN (1024 * 1024)
+#define PAD_P UINT32_MAX	/* the P of a note that only pads the ring's end */
 
 struct note {
 	uint32_t len;		/* batch bytes after the note */
-	uint32_t p;
+	uint32_t p;		/* PAD_P: padding up to the ring's end */
 	uint64_t first_ts, last_ts;
 };
 
@@ -34,12 +35,11 @@ _Static_assert(sizeof(struct note) == 24, "note layout");
 
 struct gt_window {
 	struct gt_window_opts opts;
-	uint8_t *ring;		/* 2 * cap bytes of address space, both halves the memfd */
-	int fd;
+	uint8_t *ring;
 	size_t cap;
 	size_t page;
 	uint64_t head, tail;	/* byte counts: the oldest entry, the next free byte */
-	uint64_t punched;	/* bytes below this count were handed back (page aligned) */
+	uint64_t punched;	/* bytes below this count were given back (page aligned) */
 	uint64_t newest;	/* latest last_ts pushed */
 	int err;		/* sticky */
 	struct gt_window_stats stats;
@@ -50,17 +50,29 @@ static size_t entry_size(size_t len)
 	return (sizeof(struct note) + len + 7) & ~(size_t)7;
 }
 
+/* Bytes from count pos to the end of the ring. */
+static size_t to_end(const struct gt_window *w, uint64_t pos)
+{
+	return w->cap - pos % w->cap;
+}
+
 static struct note *note_at(const struct gt_window *w, uint64_t pos)
 {
 	return (struct note *)(w->ring + pos % w->cap);
+}
+
+/* The count of the first real entry at or after pos (pos itself, or past the padding there). */
+static uint64_t skip_pad(const struct gt_window *w, uint64_t pos)
+{
+	if (pos < w->tail && (to_end(w, pos) < sizeof(struct note) || note_at(w, pos)->p == PAD_P))
+		return pos + to_end(w, pos);
+	return pos;
 }
 
 struct gt_window *gt_window__new(const struct gt_window_opts *opts)
 {
 	struct gt_window *w;
 	long page = sysconf(_SC_PAGESIZE);
-	void *half;
-	int err;
 
 	if (!opts || opts->sz < sizeof(*opts) || page <= 0 || !opts->bytes ||
 	    opts->bytes % (size_t)page || opts->bytes > SIZE_MAX / 4) {
@@ -73,30 +85,16 @@ struct gt_window *gt_window__new(const struct gt_window_opts *opts)
 	w->opts = *opts;
 	w->cap = opts->bytes;
 	w->page = (size_t)page;
-	w->ring = MAP_FAILED;
-	w->fd = memfd_create("lxtrace-window", MFD_CLOEXEC);
-	if (w->fd < 0 || ftruncate(w->fd, (off_t)w->cap))
-		goto fail;
-	/* Reserve both halves at once so nothing else lands between them. */
-	w->ring = mmap(NULL, 2 * w->cap, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (w->ring == MAP_FAILED)
-		goto fail;
-	for (int i = 0; i < 2; i++) {
-		half = mmap(w->ring + i * w->cap, w->cap, PROT_READ | PROT_WRITE,
-			    MAP_SHARED | MAP_FIXED, w->fd, 0);
-		if (half == MAP_FAILED)
-			goto fail;
+	w->ring = mmap(NULL, w->cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w->ring == MAP_FAILED) {
+		free(w);
+		return NULL;
 	}
 	return w;
-fail:
-	err = errno;
-	gt_window__free(w);
-	errno = err;
-	return NULL;
 }
 
-/* Hands the pages below head back to the kernel once a chunk of them has gathered. A failure
- * costs only memory, never data: the bytes there are dead. */
+/* Gives back the pages below head once a chunk of them has gathered. A failure costs only
+ * memory, never data: the bytes there are dead. */
 static void punch(struct gt_window *w)
 {
 	uint64_t upto = w->head / w->page * w->page, from = w->punched, live, len, at;
@@ -115,12 +113,11 @@ static void punch(struct gt_window *w)
 	len = upto - from;
 	at = from % w->cap;
 	if (at + len > w->cap) {
-		fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)at,
-			  (off_t)(w->cap - at));
+		madvise(w->ring + at, w->cap - at, MADV_DONTNEED);
 		len -= w->cap - at;
 		at = 0;
 	}
-	fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)at, (off_t)len);
+	madvise(w->ring + at, len, MADV_DONTNEED);
 	w->punched = upto;
 }
 
@@ -133,7 +130,7 @@ static int evict_one(struct gt_window *w)
 	};
 	int err = w->opts.evict ? w->opts.evict(w->opts.ctx, &b) : 0;
 
-	w->head += entry_size(n->len);
+	w->head = skip_pad(w, w->head + entry_size(n->len));
 	w->stats.batches--;
 	w->stats.evicted++;
 	w->stats.evicted_bytes += n->len;
@@ -173,6 +170,35 @@ static int evict_oversize(struct gt_window *w, uint32_t p, uint64_t first_ts, ui
 	return err;
 }
 
+/* Makes room for an entry of need bytes at the tail, evicting the oldest entries, and pads the
+ * ring's end when the entry would not fit before it. need <= cap. */
+static int make_room(struct gt_window *w, size_t need)
+{
+	size_t waste;
+	int err;
+
+	for (;;) {
+		waste = to_end(w, w->tail) < need ? to_end(w, w->tail) : 0;
+		if (w->cap - (w->tail - w->head) >= waste + need)
+			break;
+		if (w->head == w->tail) {
+			/* Empty: start again at the ring's beginning, with nothing to pad. */
+			w->head = w->tail = w->tail + to_end(w, w->tail);
+			continue;
+		}
+		err = evict_one(w);
+		if (err)
+			return err;
+	}
+	if (waste >= sizeof(struct note))
+		*note_at(w, w->tail) = (struct note){ .len = (uint32_t)(waste - sizeof(struct note)),
+						      .p = PAD_P };
+	w->tail += waste;
+	if (w->head == w->tail - waste)
+		w->head = w->tail;
+	return 0;
+}
+
 int gt_window__push(struct gt_window *w, uint32_t p, uint64_t first_ts, uint64_t last_ts,
 		    const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t blen)
 {
@@ -182,7 +208,8 @@ int gt_window__push(struct gt_window *w, uint32_t p, uint64_t first_ts, uint64_t
 
 	if (w->err)
 		return w->err;
-	if (hlen + blen > UINT32_MAX || (hlen && !hdr) || (blen && !body) || first_ts > last_ts)
+	if (hlen + blen > UINT32_MAX || (hlen && !hdr) || (blen && !body) || first_ts > last_ts ||
+	    p == PAD_P)
 		return -EINVAL;
 	w->stats.pushed++;
 	if (last_ts > w->newest)
@@ -191,8 +218,7 @@ int gt_window__push(struct gt_window *w, uint32_t p, uint64_t first_ts, uint64_t
 		err = evict_oversize(w, p, first_ts, last_ts, hdr, hlen, body, blen);
 		goto out;
 	}
-	while (!err && w->cap - (w->tail - w->head) < need)
-		err = evict_one(w);
+	err = make_room(w, need);
 	if (err)
 		return err;
 	n = note_at(w, w->tail);
@@ -221,6 +247,7 @@ bool gt_window__next(const struct gt_window *w, uint64_t *pos, struct gt_window_
 
 	if (*pos < w->head)
 		*pos = w->head;
+	*pos = skip_pad(w, *pos);
 	if (*pos >= w->tail)
 		return false;
 	n = note_at(w, *pos);
@@ -232,13 +259,28 @@ bool gt_window__next(const struct gt_window *w, uint64_t *pos, struct gt_window_
 	return true;
 }
 
+/* Pages of the ring backed by memory now. */
+static uint64_t resident(const struct gt_window *w)
+{
+	size_t npages = w->cap / w->page;
+	unsigned char *vec = malloc(npages);
+	uint64_t n = 0;
+
+	if (!vec || mincore(w->ring, w->cap, vec)) {
+		free(vec);
+		return 0;
+	}
+	for (size_t i = 0; i < npages; i++)
+		n += vec[i] & 1;
+	free(vec);
+	return n * w->page;
+}
+
 void gt_window__stats(const struct gt_window *w, struct gt_window_stats *out)
 {
-	struct stat st;
-
 	*out = w->stats;
 	out->bytes = w->tail - w->head;
-	out->resident = fstat(w->fd, &st) ? 0 : (uint64_t)st.st_blocks * 512;
+	out->resident = resident(w);
 }
 
 void gt_window__free(struct gt_window *w)
@@ -246,8 +288,6 @@ void gt_window__free(struct gt_window *w)
 	if (!w)
 		return;
 	if (w->ring != MAP_FAILED)
-		munmap(w->ring, 2 * w->cap);
-	if (w->fd >= 0)
-		close(w->fd);
+		munmap(w->ring, w->cap);
 	free(w);
 }

@@ -8,9 +8,10 @@
  * batches held, read after that state, are always a valid continuation of the trace.
  *
  * Memory: `bytes` is the whole budget (each batch costs its length plus a 24-byte note, rounded
- * up to 8 bytes) and is never exceeded. The bytes live in a memfd mapped twice, back to back,
- * so every batch is contiguous even where it wraps; pages of evicted batches are handed back
- * to the kernel in chunks, so the process's memory follows the bytes held, not the budget.
+ * up to 8 bytes, and the end of the ring is padded where a batch does not fit) and is never
+ * exceeded. Every batch is contiguous. The pages are private: a process forked to write a file
+ * from the window sees it as it was. Pages of evicted batches are given back to the kernel in
+ * chunks, so the process's memory follows the bytes held, not the budget.
  */
 #ifndef LXTRACE_FORMAT_WINDOW_H
 #define LXTRACE_FORMAT_WINDOW_H
@@ -48,7 +49,7 @@ struct gt_window_stats {
 	uint64_t evicted;
 	uint64_t evicted_bytes;	/* batch bytes only */
 	uint64_t oversize;	/* batches larger than the budget, evicted as they came */
-	uint64_t resident;	/* memory the ring's pages take now (the memfd's blocks) */
+	uint64_t resident;	/* memory the ring's pages take now */
 };
 
 /* NULL with errno set (EINVAL for a budget that is not a positive multiple of the page

@@ -1,10 +1,11 @@
 /* test_format_window.c - the flight recorder's window of batches: order, contents across the
  * wrap, the byte budget under random sizes, the time limit, oversize batches, sticky eviction
- * errors, and memory handed back as batches leave. */
+ * errors, memory handed back as batches leave, and the bytes a forked process sees. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "format/window.h"
@@ -115,7 +116,7 @@ Test(format_window, keeps_order_and_bytes_across_the_wrap)
 	struct gt_window_stats st;
 	uint64_t i;
 
-	/* 300-byte batches do not divide the ring: entries straddle its end again and again. */
+	/* 300-byte batches do not divide the ring: its end is padded again and again. */
 	for (i = 0; i < 200; i++) {
 		cr_assert_eq(push(w, i, 300, 17), 0);
 		gt_window__stats(w, &st);
@@ -125,8 +126,9 @@ Test(format_window, keeps_order_and_bytes_across_the_wrap)
 	}
 	cr_assert_not(s.bad, "an evicted batch came out of order or damaged");
 	cr_assert_eq(s.count, st.evicted);
-	/* (24 + 300) rounded to 328 bytes each: 12 fit in 4096. */
-	cr_assert_eq(st.batches, 12);
+	/* (24 + 300) rounded to 328 bytes each: 12 fit in 4096, 11 when the end is padded. */
+	cr_assert(st.batches == 11 || st.batches == 12, "%llu batches held",
+		  (unsigned long long)st.batches);
 	gt_window__free(w);
 }
 
@@ -241,5 +243,57 @@ Test(format_window, invalid_push_is_refused_without_harm)
 	cr_expect_eq(gt_window__push(w, 0, 0, 5, NULL, 8, buf, 8), -EINVAL);
 	cr_expect_eq(push(w, 0, 100, 10), 0);
 	cr_expect_eq(check_held(w, 0), 1);
+	gt_window__free(w);
+}
+
+/* Batches i0..i1 are what the window holds, intact. */
+static bool holds(const struct gt_window *w, uint64_t i0, uint64_t i1)
+{
+	struct gt_window_batch b;
+	uint64_t pos = 0, i, want = i0;
+
+	while (gt_window__next(w, &pos, &b)) {
+		memcpy(&i, b.data, 8);
+		if (i != want++ || !intact(&b, i))
+			return false;
+	}
+	return want == i1 + 1;
+}
+
+/* A process forked to write a file sees the window as it was at the fork, while this one
+ * pushes on (and overwrites every byte of it). */
+Test(format_window, a_fork_sees_the_window_as_it_was)
+{
+	struct seen s = { .fail_at = -1 };
+	struct gt_window *w = new_window(64 * 1024, 0, &s);
+	struct gt_window_batch b;
+	uint64_t pos = 0, first;
+	int go[2], status;
+	pid_t pid;
+	char c;
+
+	for (uint64_t i = 0; i < 500; i++)
+		cr_assert_eq(push(w, i, 1000, 10), 0);
+	cr_assert(gt_window__next(w, &pos, &b));
+	memcpy(&first, b.data, 8);
+	cr_assert(holds(w, first, 499));
+	cr_assert_eq(pipe(go), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(holds(w, first, 499) ? 0 : 1);
+	}
+	close(go[0]);
+	for (uint64_t i = 500; i < 1000; i++)
+		cr_assert_eq(push(w, i, 1000, 10), 0);
+	cr_assert_not(holds(w, first, 499), "the window must have moved on here");
+	cr_assert_eq(write(go[1], "x", 1), 1);
+	close(go[1]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the forked process saw the window change under it (status %d)", status);
 	gt_window__free(w);
 }
