@@ -1,7 +1,8 @@
 /* test_flight.c - the flight recorder from memory to file: a generated trace written through
  * the writer's sink into the window, its evicted batches read by the state tracker, and the
- * window written as a file that both Go parsers and Go 1.23's viewer take; the budget held,
- * the time limit, a window from the trace's start; file names. */
+ * window written by a child process as a file that both Go parsers and both viewers take; the
+ * budget held, the time limit, a window from the trace's start, one file at a time; file
+ * names. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,14 +50,18 @@ static struct gt_trace *write_file(struct flight *f)
 {
 	struct gt_trace *t;
 	char err[512], why[1200];
-	int fd;
+	int fd, result;
 
 	snprintf(path, sizeof(path), "/tmp/lxtrace-test-flight-%d.trace", getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	cr_assert_geq(fd, 0);
 	flight__trigger(f, 0);
 	cr_assert(flight__due(f, 0));
-	cr_assert_eq(flight__write(f, fd, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(flight__write_start(f, fd), 0);
+	cr_assert(flight__writing(f));
+	cr_assert_eq(flight__reap(f, true, &result, err, sizeof(err)), 1);
+	cr_assert_eq(result, 0, "%s", err);
+	cr_assert_not(flight__writing(f));
 	close(fd);
 	cr_assert(goparse_both_ok(path, why, sizeof(why)), "%s", why);
 	cr_assert(goparse_views_ok(path, why, sizeof(why)), "%s", why);
@@ -139,6 +144,25 @@ Test(flight, time_limit_keeps_the_last_ticks)
 		     (unsigned long long)(st.last_to - st.last_from));
 	gt_trace__free(t);
 	flight__free(f);
+}
+
+/* One file at a time; freeing the flight waits for the one being written. */
+Test(flight, one_file_at_a_time)
+{
+	struct flight *f = new_flight(64 * 1024, UINT64_MAX / 2);
+	struct sim_result res;
+	int fd;
+
+	record(f, 5000, &res);
+	snprintf(path, sizeof(path), "/tmp/lxtrace-test-flight-%d.trace", getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(fd, 0);
+	flight__trigger(f, 0);
+	cr_assert_eq(flight__write_start(f, fd), 0);
+	cr_assert_eq(flight__write_start(f, fd), -EBUSY);
+	flight__free(f);
+	cr_assert_gt(lseek(fd, 0, SEEK_END), 0, "the file was written before the flight was freed");
+	close(fd);
 }
 
 Test(flight, file_names_count_before_the_extension)

@@ -10,10 +10,16 @@
  * twice; both resolve ids through the evicted batches' dictionary, under their own.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/close_range.h>
 
 #include "format/cut.h"
 #include "format/reader.h"
@@ -27,6 +33,9 @@ struct flight {
 	struct gt_state *evicted;	/* fed every batch that left the window */
 	struct flight_plan plan;
 	struct flight_stats st;
+	pid_t child;			/* writing a file, or 0 */
+	int child_fd, child_pipe;	/* its file; the read end of its error line */
+	uint64_t child_start;
 };
 
 /* The window's evict callback: the tracker reads the batch before its bytes are reused. A
@@ -54,6 +63,7 @@ struct flight *flight__new(const struct flight_opts *opts)
 	if (!f)
 		return NULL;
 	f->opts = *opts;
+	f->child_pipe = -1;
 	flight_plan__init(&f->plan, opts->after, opts->gap, opts->max_files);
 	f->evicted = gt_state__new();
 	f->window = gt_window__new(&(struct gt_window_opts){
@@ -157,19 +167,15 @@ static int pass(struct flight *f, uint64_t from, struct gt_state *start, struct 
 	return ret;
 }
 
-int flight__write(struct flight *f, int fd, char *err, size_t errlen)
+/* The file from the window and the state at its start, written to fd: in the child. */
+static int write_window(struct flight *f, int fd, uint64_t from, char *err, size_t errlen)
 {
-	uint64_t t0 = now_ns(), from, last = 0;
-	struct gt_state *start = NULL;
-	struct gt_state_stats ss;
-	struct gt_cut_stats cs;
+	struct gt_state *start;
 	struct gt_cut *c = NULL;
+	uint64_t last = 0;
 	int ret;
 
 	err[0] = '\0';
-	flight_plan__written(&f->plan);
-	gt_state__stats(f->evicted, &ss);
-	from = ss.last_ts + 1;
 	start = gt_state__clone(f->evicted);
 	if (!start)
 		return failf(err, errlen, -ENOMEM, "copying the state at the window's start: %s",
@@ -186,18 +192,119 @@ int flight__write(struct flight *f, int fd, char *err, size_t errlen)
 		ret = pass(f, from, NULL, c, &last, err, errlen);
 	if (!ret && gt_cut__finish(c, last + 1))
 		ret = failf(err, errlen, -EIO, "%s", gt_cut__error(c));
-	if (!ret) {
-		gt_cut__stats(c, &cs);
-		f->st.last_file_bytes = cs.bytes;
-		f->st.last_from = from;
-		f->st.last_to = last + 1;
-	}
 	gt_cut__free(c);
 	gt_state__free(start);
-	f->st.last_write_ns = now_ns() - t0;
+	return ret;
+}
+
+/* Closes every fd from 3 up but keep (the file) and pipe. */
+static void close_others(int keep, int pipe)
+{
+	int lo = keep < pipe ? keep : pipe, hi = keep < pipe ? pipe : keep;
+
+	if (lo > 3)
+		close_range(3, (unsigned)lo - 1, 0);
+	if (hi > lo + 1)
+		close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
+	close_range((unsigned)hi + 1, ~0u, 0);
+}
+
+int flight__write_start(struct flight *f, int fd)
+{
+	struct gt_window_batch b;
+	struct gt_state_stats ss;
+	uint64_t pos = 0, last = 0;
+	int pipefd[2];
+	pid_t pid;
+
+	if (f->child)
+		return -EBUSY;
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	/* The file's window, known here already: it begins after the state's last event. */
+	gt_state__stats(f->evicted, &ss);
+	while (gt_window__next(f->window, &pos, &b))
+		last = b.last_ts > last ? b.last_ts : last;
+	flight_plan__written(&f->plan);
+	f->st.last_from = ss.last_ts + 1;
+	f->st.last_to = (last > ss.last_ts ? last : ss.last_ts) + 1;
+	f->child_start = now_ns();
+	pid = fork();
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -errno;
+	}
+	if (!pid) {
+		char err[512];
+		int ret;
+
+		/* The recorder reads the rings at a raised priority; this is no reader. Nothing
+		 * of the recording is ours to keep alive: programs, rings, targets. */
+		setpriority(PRIO_PROCESS, 0, 0);
+		close_others(fd, pipefd[1]);
+		ret = write_window(f, fd, f->st.last_from, err, sizeof(err));
+		if (ret && write(pipefd[1], err, strlen(err)) < 0)
+			ret = -EIO;
+		_exit(ret ? (-ret & 0xff ? -ret & 0xff : EIO) : 0);
+	}
+	close(pipefd[1]);
+	f->child = pid;
+	f->child_fd = fd;
+	f->child_pipe = pipefd[0];
+	return 0;
+}
+
+bool flight__writing(const struct flight *f)
+{
+	return f->child != 0;
+}
+
+int flight__reap(struct flight *f, bool wait, int *result, char *err, size_t errlen)
+{
+	struct stat st;
+	ssize_t n;
+	int status;
+	pid_t r;
+
+	err[0] = '\0';
+	if (!f->child)
+		return -ECHILD;
+	do
+		r = waitpid(f->child, &status, wait ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return 0;
+	if (r < 0)
+		*result = -errno;
+	else if (WIFEXITED(status))
+		*result = -WEXITSTATUS(status);
+	else
+		*result = -EINTR;	/* killed */
+	if (*result) {
+		n = read(f->child_pipe, err, errlen - 1);
+		err[n > 0 ? n : 0] = '\0';
+		if (!err[0])
+			snprintf(err, errlen, "%s", r < 0 || WIFEXITED(status) ? strerror(-*result) :
+				 "the process writing it was killed");
+	}
+	close(f->child_pipe);
+	f->child_pipe = -1;
+	f->child = 0;
+	f->st.last_write_ns = now_ns() - f->child_start;
 	if (f->st.last_write_ns > f->st.max_write_ns)
 		f->st.max_write_ns = f->st.last_write_ns;
-	return ret;
+	f->st.last_file_bytes = !fstat(f->child_fd, &st) ? (uint64_t)st.st_size : 0;
+	return 1;
+}
+
+void flight__note_memory(struct flight *f)
+{
+	struct gt_window_stats ws;
+
+	gt_window__stats(f->window, &ws);
+	if (ws.resident > f->st.peak_resident)
+		f->st.peak_resident = ws.resident;
 }
 
 void flight__stats(const struct flight *f, struct flight_stats *out)
@@ -213,8 +320,14 @@ void flight__stats(const struct flight *f, struct flight_stats *out)
 
 void flight__free(struct flight *f)
 {
+	int result;
+	char err[8];
+
 	if (!f)
 		return;
+	/* A file being written is finished: the child holds its own copy of everything. */
+	if (f->child)
+		flight__reap(f, true, &result, err, sizeof(err));
 	gt_window__free(f->window);
 	gt_state__free(f->evicted);
 	free(f);

@@ -9,7 +9,10 @@
  * events, then what is still open closed (format/cut.h). The trigger's mark (a UserLog the
  * model wrote at the moment it fired) is one of the window's events.
  *
- * Which triggers get a file and when: plan.h. All calls come from the recording's one thread.
+ * A file is written by a child process forked for it: it sees the window and the state as they
+ * were at the fork (their pages are private, copied on write) and takes its time, while the
+ * recording goes on reading the rings. Which triggers get a file and when: plan.h. All calls
+ * come from the recording's one thread.
  */
 #ifndef LXTRACE_USER_FLIGHT_H
 #define LXTRACE_USER_FLIGHT_H
@@ -38,9 +41,10 @@ struct flight_opts {
 struct flight_stats {
 	struct flight_plan_stats plan;
 	struct gt_window_stats window;
+	uint64_t peak_resident;		/* the window's memory at most, as flight__note_memory saw it */
 	uint64_t evicted_events;	/* events the state tracker read */
 	uint64_t last_file_bytes;
-	uint64_t last_write_ns, max_write_ns;	/* time to write a file (wall clock) */
+	uint64_t last_write_ns, max_write_ns;	/* from the fork to the file complete */
 	uint64_t last_from, last_to;	/* the last file's window, in ticks */
 };
 
@@ -57,10 +61,22 @@ void flight__trigger(void *ctx, uint64_t ts);
 /* Whether a file is due at now (ticks): its trigger's --after has passed. */
 bool flight__due(const struct flight *f, uint64_t now);
 
-/* Writes the window to fd as a trace of its own: the due file. The caller has flushed the
- * writer, so the window holds every event written so far. Whatever the result, the trigger
- * has had its file; returns 0, or a negative errno with a one-line reason in err. */
-int flight__write(struct flight *f, int fd, char *err, size_t errlen);
+/* Starts writing the window to fd as a trace of its own (the due file), in a child process;
+ * the caller has flushed the writer, so the window holds every event written so far. Whatever
+ * comes of it, the trigger has had its file. One file at a time: not while flight__writing.
+ * 0 or a negative errno (fork failed). */
+int flight__write_start(struct flight *f, int fd);
+
+/* Whether a file is being written. */
+bool flight__writing(const struct flight *f);
+
+/* Whether the file being written is done (waiting for it with `wait`): 1 when it is, with its
+ * result in *result (0 or a negative errno, then a one-line reason in err); 0 while it is
+ * still being written. The caller then closes the fd it gave. */
+int flight__reap(struct flight *f, bool wait, int *result, char *err, size_t errlen);
+
+/* Measures the window's memory now (mincore), for the peak the stats report. */
+void flight__note_memory(struct flight *f);
 
 /* Every file there may be (max_files) is written. */
 bool flight__done(const struct flight *f);
