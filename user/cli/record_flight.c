@@ -30,6 +30,8 @@ struct record_flight {
 	uint64_t flush_every, next_flush;
 	unsigned tried;		/* files begun: the next one's number is tried + 1 */
 	unsigned failed;
+	char name[4096];	/* the file being written */
+	int fd;			/* its fd, or -1 */
 	char last[4096];	/* the last file written */
 	bool tty;
 };
@@ -62,6 +64,7 @@ struct record_flight *record_flight__new(const struct record_args *args, uint32_
 	}
 	rf->args = args;
 	rf->open = open;
+	rf->fd = -1;
 	rf->tty = isatty(STDERR_FILENO);
 	rf->flush_every = span / 10 < MIN_FLUSH_NS ? MIN_FLUSH_NS :
 			  span / 10 > MAX_FLUSH_NS ? MAX_FLUSH_NS : span / 10;
@@ -93,39 +96,59 @@ void record_flight__model_opts(struct record_flight *rf, struct model_opts *mo)
 	mo->trigger_ctx = rf->flight;
 }
 
-/* Writes the due file, numbered next. A file that cannot be written is said, taken away, and
- * counted; the recording goes on. */
-static void write_file(struct record_flight *rf)
+/* Starts the due file, numbered next, written by a child process while the recording goes on. A
+ * file that cannot be opened is said and counted; the recording goes on. */
+static void start_file(struct record_flight *rf)
+{
+	int err;
+
+	flight__file_name(rf->args->output, ++rf->tried, rf->name, sizeof(rf->name));
+	rf->fd = rf->open(rf->name);
+	err = rf->fd < 0 ? rf->fd : flight__write_start(rf->flight, rf->fd);
+	if (!err)
+		return;
+	rf->failed++;
+	if (rf->fd >= 0) {
+		fprintf(stderr, "%s" PREFIX "%s: %s\n", rf->tty ? "\r\033[K" : "", rf->name,
+			strerror(-err));
+		close(rf->fd);
+		unlink(rf->name);
+	}
+	rf->fd = -1;
+}
+
+/* The file being written, once done (or waiting for it): said in one line; one that failed is
+ * taken away and counted. */
+static void end_file(struct record_flight *rf, bool wait)
 {
 	struct flight_stats st;
-	char name[sizeof(rf->last)], err[512];
-	int fd, ret;
+	char err[512];
+	int result;
 
-	flight__file_name(rf->args->output, ++rf->tried, name, sizeof(name));
-	fd = rf->open(name);
-	ret = fd < 0 ? fd : flight__write(rf->flight, fd, err, sizeof(err));
-	if (fd >= 0 && close(fd) && !ret) {
-		ret = -errno;
+	if (flight__reap(rf->flight, wait, &result, err, sizeof(err)) != 1)
+		return;
+	if (close(rf->fd) && !result) {
+		result = -errno;
 		snprintf(err, sizeof(err), "%s", strerror(errno));
 	}
-	if (ret) {
+	rf->fd = -1;
+	if (result) {
 		rf->failed++;
-		if (fd >= 0) {
-			fprintf(stderr, "%s" PREFIX "%s: %s\n", rf->tty ? "\r\033[K" : "", name, err);
-			unlink(name);
-		}
+		fprintf(stderr, "%s" PREFIX "%s: %s\n", rf->tty ? "\r\033[K" : "", rf->name, err);
+		unlink(rf->name);
 		return;
 	}
 	flight__stats(rf->flight, &st);
-	snprintf(rf->last, sizeof(rf->last), "%s", name);
+	snprintf(rf->last, sizeof(rf->last), "%s", rf->name);
 	fprintf(stderr, "%s" PREFIX "%s: the last %.1f s (%.1f MiB), written in %.0f ms\n",
-		rf->tty ? "\r\033[K" : "", name, (st.last_to - st.last_from) / 1e9,
+		rf->tty ? "\r\033[K" : "", rf->name, (st.last_to - st.last_from) / 1e9,
 		st.last_file_bytes / 1048576.0, st.last_write_ns / 1e6);
 }
 
 int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt_writer *w,
 			uint64_t now)
 {
+	bool due;
 	int err;
 
 	if (usr1) {
@@ -139,15 +162,19 @@ int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt
 		if (err)
 			return err;
 	}
-	if (now >= rf->next_flush || flight__due(rf->flight, now - DELIVERY_LAG_NS)) {
+	if (flight__writing(rf->flight))
+		end_file(rf, false);
+	due = !flight__writing(rf->flight) && flight__due(rf->flight, now - DELIVERY_LAG_NS);
+	if (now >= rf->next_flush || due) {
 		err = gt_writer__flush(w);
 		if (err)
 			return err;
+		flight__note_memory(rf->flight);
 		rf->next_flush = now + rf->flush_every;
 	}
-	if (flight__due(rf->flight, now - DELIVERY_LAG_NS))
-		write_file(rf);
-	if (!flight__done(rf->flight))
+	if (due)
+		start_file(rf);
+	if (!flight__done(rf->flight) || flight__writing(rf->flight))
 		return 0;
 	fprintf(stderr, "%s" PREFIX "--max-files %u reached, the last %s: stopping\n",
 		rf->tty ? "\r\033[K" : "", rf->args->max_files, rf->last);
@@ -156,8 +183,13 @@ int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt
 
 int record_flight__finish(struct record_flight *rf)
 {
-	if (flight__due(rf->flight, UINT64_MAX))
-		write_file(rf);
+	if (flight__writing(rf->flight))
+		end_file(rf, true);
+	if (flight__due(rf->flight, UINT64_MAX)) {
+		start_file(rf);
+		if (flight__writing(rf->flight))
+			end_file(rf, true);
+	}
 	return 0;
 }
 
@@ -175,16 +207,19 @@ void record_flight__summary(const struct record_flight *rf)
 		"--min-gap, %llu past --max-files\n", (unsigned long long)st.plan.fired,
 		(unsigned long long)st.plan.files, (unsigned long long)st.plan.in_pending,
 		(unsigned long long)st.plan.too_soon, (unsigned long long)st.plan.no_more);
-	fprintf(stderr, "  window:        %.1f MiB held, at most %.1f of %.0f MiB; %llu events "
-		"read at its start; slowest file %.0f ms\n", st.window.bytes / 1048576.0,
-		st.window.peak_bytes / 1048576.0, rf->args->flight_mib,
-		(unsigned long long)st.evicted_events, st.max_write_ns / 1e6);
+	fprintf(stderr, "  window:        %.1f MiB held, at most %.1f of %g MiB (memory at most "
+		"%.1f MiB); %llu events read at its start; slowest file %.0f ms\n",
+		st.window.bytes / 1048576.0, st.window.peak_bytes / 1048576.0, rf->args->flight_mib,
+		st.peak_resident / 1048576.0, (unsigned long long)st.evicted_events,
+		st.max_write_ns / 1e6);
 }
 
 void record_flight__free(struct record_flight *rf)
 {
 	if (!rf)
 		return;
+	if (rf->fd >= 0 && flight__writing(rf->flight))
+		end_file(rf, true);
 	flight__free(rf->flight);
 	free(rf);
 }
