@@ -163,6 +163,30 @@ Test(model_trigger, syscall_blocked_in_read_but_not_in_futex_unless_named)
 	mt_proc_free(root);
 }
 
+Test(model_trigger, no_time_is_measured_across_lost_records)
+{
+	struct trigger trig[2];
+	struct fired f = { 0 };
+	struct mt t;
+	char *root;
+
+	open_with(&t, &root, (const char *[]){ "sched-latency>50ms", NULL }, trig, &f);
+	run_then_block(&t, -1);
+	mt_wakeup(&t, T0 + 30 * MS, 1, 100);
+	/* Records lost meanwhile: the 70 ms may hold runs of 100 that were never seen. */
+	cr_assert_eq(model__lost(t.m, 0, T0 + 60 * MS, 12), 0);
+	mt_switch(&t, T0 + 100 * MS, 0, 0, 100, LX_PREV_RUNNABLE, -1);
+	/* After the loss report, times are measured again. */
+	mt_switch(&t, T0 + 110 * MS, 0, 100, 0, LX_PREV_SLEEP, -1);
+	mt_wakeup(&t, T0 + 120 * MS, 1, 100);
+	mt_switch(&t, T0 + 200 * MS, 0, 0, 100, LX_PREV_RUNNABLE, -1);
+	mt_finish(&t, T0 + 300 * MS);
+	cr_expect_eq(f.n, 1);
+	expect_msg(mark(t.trace, 0), "sched-latency 80.0 ms > 50.0 ms: tid 100 alpha (pid 100)");
+	mt_close(&t, false);
+	mt_proc_free(root);
+}
+
 Test(model_trigger, first_run_of_a_thread_found_runnable_has_no_known_times)
 {
 	struct trigger trig[2];

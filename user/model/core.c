@@ -114,12 +114,13 @@ int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t crea
 /* The flight recorder's triggers as t starts on P p: how long it waited runnable, how long it
  * was off a CPU and, when it left blocked in a syscall, in that syscall (which cannot have
  * returned before it ran again). The first trigger these times fire is marked on t, which runs
- * there now. */
+ * there now. A time that spans a loss report is not measured: the runs, blocks and wakeups lost
+ * in it would make up a stall that never was. */
 static int watch(struct model *m, uint32_t p, struct thread *t)
 {
-	uint64_t lat = t->ready_ts ? m->now - t->ready_ts : 0;
-	uint64_t off = t->off_ts ? m->now - t->off_ts : 0;
-	int nr = t->off_ts ? t->off_nr : -1;
+	uint64_t lat = t->ready_ts > m->lost_ts ? m->now - t->ready_ts : 0;
+	uint64_t off = t->off_ts > m->lost_ts ? m->now - t->off_ts : 0;
+	int nr = off ? t->off_nr : -1;
 	const char *comm;
 	char msg[256];
 	uint32_t pid;

@@ -54,6 +54,7 @@ struct model {
 	const struct trigger *triggers;	/* opts.triggers */
 	size_t ntriggers;
 	uint64_t trigger_over[TRIGGER_KINDS];	/* each kind's lowest threshold; UINT64_MAX: none */
+	uint64_t lost_ts;		/* time of the latest loss report: times across it are unsure */
 	void (*on_trigger)(void *ctx, uint64_t ts);
 	void *trigger_ctx;
 	int err;			/* sticky: the first error, after which nothing is written */

@@ -225,6 +225,7 @@ int model__lost(struct model *m, uint32_t cpu, uint64_t ts, uint64_t n)
 		return -EINVAL;
 	model_advance(m, ts);
 	m->st.lost += n;
+	m->lost_ts = m->now;
 	snprintf(msg, sizeof(msg), "%llu records lost on CPU %u", (unsigned long long)n, cpu);
 	err = model_log(m, m->key_lost, msg);
 	if (err)
