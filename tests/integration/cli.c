@@ -74,6 +74,39 @@ Test(cli, record_bad_option_value)
 				run_lxtrace((const char *[]){ "record", "-F", "99x", NULL }));
 }
 
+/* The flight recorder's options: each mistake is one line naming it, before anything loads. */
+Test(cli, record_flight_option_errors)
+{
+	static const struct {
+		const char *args[8];
+		const char *says;
+	} cases[] = {
+		{ { "record", "--trigger", "sched-latency>50ms", NULL }, "needs --flight-recorder" },
+		{ { "record", "--max-files", "3", NULL }, "needs --flight-recorder" },
+		{ { "record", "--flight-recorder", "--trigger", "latency>5ms", NULL }, "not sched-latency" },
+		{ { "record", "--flight-recorder", "--trigger", "sched-latency>50", NULL }, "needs a unit" },
+		{ { "record", "--flight-recorder", "--trigger", "syscall:nosuch>1s", NULL }, "nosuch" },
+		{ { "record", "--flight-recorder", "--trigger", "offcpu>1s,user=x", NULL }, "not a filter" },
+		{ { "record", "--flight-recorder=5", "--after", "5", NULL }, "--after" },
+		{ { "record", "--flight-recorder=0", NULL }, "--flight-recorder" },
+		{ { "record", "--flight-recorder", "--flight-size", "0.5", NULL }, "--flight-size" },
+		{ { "record", "--flight-recorder", "--max-files", "0", NULL }, "--max-files" },
+		{ { "record", "--flight-recorder", "-o", "/proc/nope/x", NULL }, "/proc/nope/" },
+	};
+
+	itest_require_root();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct outcome o = run_lxtrace(cases[i].args);
+		char what[256] = "lxtrace";
+
+		for (size_t k = 0; cases[i].args[k]; k++)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), " %s", cases[i].args[k]);
+		cr_expect(o.err && strstr(o.err, cases[i].says), "%s: the error does not say '%s': %s",
+			  what, cases[i].says, o.err ? o.err : "");
+		expect_one_line_failure(what, o);
+	}
+}
+
 /* Root ignores permission bits, so unwritable means a path no one can create a file at. */
 Test(cli, record_unwritable_output)
 {

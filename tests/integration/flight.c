@@ -1,0 +1,242 @@
+/* flight.c - `lxtrace record --flight-recorder`: an induced run-queue stall writes exactly one
+ * file holding the seconds before it, the stall itself and the trigger's mark; a slow read
+ * fires a syscall trigger naming read; SIGUSR1 and a program's lxtrace_trigger() make files; a
+ * storm of triggers stops at --max-files with a summary line; the window's memory stays under
+ * its budget at messaging load. Every file passes both Go parsers and both viewers.
+ *
+ * The triggers watch the workload's threads only (comm=): the machine's other load (other
+ * tests, other engineers) must not fire them.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "tests/integration/itest.h"
+#include "user/flight/flight.h"
+
+#define MAX_FILES 16
+#define MS 1000000ull
+
+/* File n of the current recording. Static storage, one at a time. */
+static const char *file_name(unsigned n)
+{
+	static char name[4096];
+
+	flight__file_name(recorder__path(it.rec), n, name, sizeof(name));
+	return name;
+}
+
+static bool file_exists(unsigned n)
+{
+	struct stat st;
+
+	return !stat(file_name(n), &st);
+}
+
+static void flight_fini_all(void)
+{
+	for (unsigned n = 1; it.rec && n <= MAX_FILES; n++)
+		if (!getenv("LXTRACE_TEST_KEEP"))
+			unlink(file_name(n));
+	itest_fini();
+}
+
+TestSuite(flight, .fini = flight_fini_all, .timeout = 300);
+
+/* The files written: 1..count exist, count + 1 does not. */
+static unsigned count_files(void)
+{
+	unsigned n = 0;
+
+	while (n < MAX_FILES && file_exists(n + 1))
+		n++;
+	return n;
+}
+
+/* File n must pass our decoder, both Go parsers and both viewers; loaded into it.trace. */
+static void load_file(unsigned n)
+{
+	char why[4096];
+
+	gt_trace__free(it.trace);
+	it.trace = NULL;
+	itest_load_file(file_name(n));
+	cr_assert(goparse_views_ok(file_name(n), why, sizeof(why)), "%s: %s", file_name(n), why);
+}
+
+/* The trigger marks of it.trace: UserLogs keyed lxtrace.trigger, the i-th. */
+static const struct gt_event *mark(size_t i)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+
+	for (size_t k = 0; k < gt_trace__nevents(it.trace); k++) {
+		const char *key;
+
+		if (ev[k].type != GT_EV_USER_LOG)
+			continue;
+		key = gt_trace__string(it.trace, ev[k].args[1]);
+		if (key && !strcmp(key, "lxtrace.trigger") && i-- == 0)
+			return &ev[k];
+	}
+	return NULL;
+}
+
+static bool says(const struct gt_event *e, const char *needle)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%.*s", (int)e->msg_len, e->msg);
+	return strstr(msg, needle) != NULL;
+}
+
+Test(flight, induced_stall_writes_one_file_with_the_seconds_before_it)
+{
+	const struct gt_event *m, *e, *unblock = NULL, *start = NULL;
+	long long s0, s1;
+	size_t i = 0;
+	pid_t tid;
+	char tidstr[32];
+
+	itest_start((const char *[]){ "--flight-recorder=5", "--trigger",
+				      "sched-latency>50ms,comm=stall", NULL });
+	/* 6 s of idling (more than the window), a 150 ms stall, 6 s of idling. */
+	itest_run("stall", (const char *[]){ "6000", "150", "1", NULL }, 60);
+	itest_stop(SIGINT, 0);
+	tid = itest_tid("sleeper");
+	s0 = itest_stat("stall_start_ns");
+	s1 = itest_stat("stall_end_ns");
+	cr_assert_eq(count_files(), 1, "%u files; recorder said:\n%s", count_files(),
+		     recorder__stderr(it.rec));
+	load_file(1);
+
+	/* The window: at least 4 s before the stall. */
+	cr_expect_leq(gt_trace__events(it.trace)[0].ts + 4000 * MS, (uint64_t)s0,
+		      "the file begins %.3f s before the stall",
+		      ((double)s0 - gt_trace__events(it.trace)[0].ts) / 1e9);
+	/* The sleeper's wakeup during the hog and its start at the hog's end: the stall. */
+	while ((e = tq_next(it.trace, &i, TQ_WAKEUPS | TQ_BIT(GT_EV_GO_START), (uint32_t)tid))) {
+		if (e->type == GT_EV_GO_START && unblock && e->ts - unblock->ts > 100 * MS) {
+			start = e;
+			break;
+		}
+		unblock = e->type == GT_EV_GO_START ? NULL : e;
+		i++;
+	}
+	itest_expect(start, tid, "no wakeup -> start gap over 100 ms for the sleeper");
+	itest_expect(unblock->ts >= (uint64_t)s0 && unblock->ts <= (uint64_t)s0 + 10 * MS &&
+		     start->ts >= (uint64_t)s1 && start->ts <= (uint64_t)s1 + 20 * MS, tid,
+		     "the gap %.1f..%.1f ms (after the stall's start) is not the stall (0..%.1f ms)",
+		     (double)(unblock->ts - s0) / 1e6, (double)(start->ts - s0) / 1e6,
+		     (double)(s1 - s0) / 1e6);
+	/* The trigger's mark, on the sleeper, at its start. */
+	m = mark(0);
+	cr_assert(m, "no trigger mark in the file");
+	snprintf(tidstr, sizeof(tidstr), "tid %d ", (int)tid);
+	cr_expect(says(m, "sched-latency") && says(m, tidstr), "mark: %.*s", (int)m->msg_len, m->msg);
+	cr_expect_eq((uint32_t)m->g, (uint32_t)tid);
+	cr_expect_eq(m->ts, start->ts);
+	cr_expect_null(mark(1));
+}
+
+Test(flight, slow_read_fires_a_syscall_trigger_naming_read)
+{
+	const struct gt_event *m;
+	char tidstr[32];
+
+	itest_start((const char *[]){ "--flight-recorder=3", "--trigger",
+				      "syscall>200ms,comm=slowread", NULL });
+	itest_run("slowread", (const char *[]){ "1", "300", NULL }, 60);
+	usleep(200 * 1000);
+	itest_stop(SIGINT, 0);
+	cr_assert_eq(count_files(), 1, "%s", recorder__stderr(it.rec));
+	load_file(1);
+	m = mark(0);
+	cr_assert(m, "no trigger mark");
+	snprintf(tidstr, sizeof(tidstr), "tid %d ", (int)itest_tid("reader"));
+	cr_expect(says(m, "syscall read ") && says(m, tidstr), "mark: %.*s", (int)m->msg_len, m->msg);
+	cr_expect_null(mark(1), "the writer's nanosleep and the join's futex are waits, not syscalls");
+}
+
+Test(flight, sigusr1_three_times_makes_three_files)
+{
+	itest_start((const char *[]){ "--flight-recorder=2", "--min-gap", "0.1", NULL });
+	for (int k = 0; k < 3; k++) {
+		usleep(400 * 1000);
+		cr_assert_eq(kill(recorder__pid(it.rec), SIGUSR1), 0);
+	}
+	usleep(300 * 1000);
+	itest_stop(SIGINT, 0);
+	cr_assert_eq(count_files(), 3, "%s", recorder__stderr(it.rec));
+	for (unsigned n = 1; n <= 3; n++) {
+		const struct gt_event *m;
+
+		load_file(n);
+		m = mark(n - 1);
+		cr_assert(m, "file %u: no mark of SIGUSR1 number %u", n, n);
+		cr_expect(says(m, "SIGUSR1"));
+		cr_expect_eq(m->g, 0xffffffffull, "on lxtrace's own goroutine");
+	}
+}
+
+Test(flight, program_asks_with_lxtrace_trigger)
+{
+	char usdt[4096];
+	const struct gt_event *m;
+
+	snprintf(usdt, sizeof(usdt), "%s", record__workload_path("triggered"));
+	itest_start((const char *[]){ "--flight-recorder=2", "--usdt", usdt, NULL });
+	itest_run("triggered", (const char *[]){ "300", "1", NULL }, 60);
+	itest_stop(SIGINT, 0);
+	cr_assert_eq(count_files(), 1, "%s", recorder__stderr(it.rec));
+	load_file(1);
+	m = mark(0);
+	cr_assert(m, "no mark");
+	cr_expect(says(m, "triggered: the workload asked"));
+	cr_expect_eq((uint32_t)m->g, (uint32_t)itest_tid("main"));
+	cr_expect(m->ts >= (uint64_t)itest_stat("trigger_ns"));
+}
+
+Test(flight, storm_stops_at_max_files_with_a_summary)
+{
+	/* A 70 ms stall every 100 ms for 3 s; a file at most every 0.2 s, 3 at most. */
+	itest_start((const char *[]){ "--flight-recorder=1", "--min-gap", "0.2", "--max-files", "3",
+				      "--trigger", "sched-latency>50ms,comm=stall", NULL });
+	itest_run("stall", (const char *[]){ "200", "70", "30", "100", NULL }, 60);
+	/* It stopped by itself after the third file. */
+	itest_stop(0, 0);
+	cr_assert_eq(count_files(), 3, "%s", recorder__stderr(it.rec));
+	cr_expect(strstr(recorder__stderr(it.rec), "--max-files 3 reached"), "%s",
+		  recorder__stderr(it.rec));
+	for (unsigned n = 1; n <= 3; n++)
+		load_file(n);
+}
+
+/* Messaging load for 20 s (bench/flight.sh runs 60) under a 2 MiB window: the window fills
+ * and evicts all along, and its memory never passes the budget. */
+Test(flight, window_memory_stays_under_its_budget)
+{
+	struct workload *load;
+	double held, mem;
+	const char *s;
+
+	itest_start((const char *[]){ "--flight-recorder=5", "--flight-size", "2", NULL });
+	load = workload__start("stress", (const char *[]){ "20000", NULL });
+	cr_assert(load, "stress: %s", strerror(errno));
+	cr_assert_eq(workload__finish(load, 60), 0);
+	workload__free(load);
+	kill(recorder__pid(it.rec), SIGUSR1);
+	usleep(500 * 1000);
+	itest_stop(SIGINT, 0);
+	/* "window: X MiB held, at most H of 2 MiB (memory at most M MiB)": H is what the window
+	 * held at its fullest, M its pages in memory (mincore) at the fullest the recorder saw. */
+	s = strstr(recorder__stderr(it.rec), "window:");
+	cr_assert(s && (s = strstr(s, "at most ")) &&
+		  sscanf(s, "at most %lf of 2 MiB (memory at most %lf MiB)", &held, &mem) == 2,
+		  "%s", recorder__stderr(it.rec));
+	cr_log_info("window held at most %.2f MiB, its memory at most %.2f MiB", held, mem);
+	cr_expect_leq(held, 2.0);
+	cr_expect_geq(held, 1.9, "the load must have filled the window");
+	cr_expect_leq(mem, 2.0);
+	cr_expect_gt(mem, 1.0);
+	cr_assert_eq(count_files(), 1);
+	load_file(1);
+}
