@@ -12,7 +12,6 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "workload.h"
 
@@ -20,23 +19,6 @@ static int cpu;
 static long stall_ms;
 static atomic_int done;
 static long long first_start, first_end;
-
-static long long now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec d = { ms / 1000, ms % 1000 * 1000000 };
-
-	while (nanosleep(&d, &d))
-		if (errno != EINTR)
-			wl_die("nanosleep");
-}
 
 static void pin(pthread_attr_t *a)
 {
@@ -52,18 +34,18 @@ static void *sleeper(void *arg)
 {
 	wl_tid("sleeper");
 	while (!atomic_load(&done))
-		sleep_ms(5);
+		wl_sleep_ms(5);
 	return NULL;
 }
 
 static void *hog(void *arg)
 {
-	long long start = now_ns(), end = start + stall_ms * 1000000LL, t;
+	long long start = wl_now_ns(), end = start + stall_ms * 1000000LL, t;
 	char role[32];
 
 	snprintf(role, sizeof(role), "hog-%ld", (long)(intptr_t)arg);
 	wl_tid(role);
-	while ((t = now_ns()) < end)
+	while ((t = wl_now_ns()) < end)
 		;
 	if (!arg) {
 		first_start = start;
@@ -117,16 +99,17 @@ int main(int argc, char **argv)
 	}
 	wl_pid();
 	start_thread(&s, sleeper, NULL, SLEEPER_PRIO);
-	sleep_ms(idle_ms);
+	wl_sleep_ms(idle_ms);
 	for (long i = 0; i < count; i++) {
-		long long next = now_ns() + period_ms * 1000000LL;
+		long long next = wl_now_ns() + period_ms * 1000000LL, left;
 
 		start_thread(&h, hog, (void *)(intptr_t)i, HOG_PRIO);
 		pthread_join(h, NULL);
-		if (i + 1 < count)
-			sleep_ms((next - now_ns()) / 1000000 > 0 ? (next - now_ns()) / 1000000 : 0);
+		left = (next - wl_now_ns()) / 1000000;
+		if (i + 1 < count && left > 0)
+			wl_sleep_ms(left);
 	}
-	sleep_ms(idle_ms);
+	wl_sleep_ms(idle_ms);
 	atomic_store(&done, 1);
 	pthread_join(s, NULL);
 	wl_stat("cpu", cpu);

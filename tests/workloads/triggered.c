@@ -4,28 +4,10 @@
  * usage: triggered [IDLE_MS [COUNT [PERIOD_MS]]]   (default 500 1 100)
  * Reports: tid main, stat triggers, stat trigger_ns (CLOCK_MONOTONIC of the first call). */
 #include <lxtrace/annotate.h>
-#include <time.h>
 
 #include "tests/workloads/workload.h"
 
 #define REASON "triggered: the workload asked"
-
-static long long now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec d = { ms / 1000, ms % 1000 * 1000000 };
-
-	while (nanosleep(&d, &d))
-		if (errno != EINTR)
-			wl_die("nanosleep");
-}
 
 int main(int argc, char **argv)
 {
@@ -36,15 +18,15 @@ int main(int argc, char **argv)
 
 	wl_pid();
 	wl_tid("main");
-	sleep_ms(idle_ms);
+	wl_sleep_ms(idle_ms);
 	for (long i = 0; i < count; i++) {
 		if (i)
-			sleep_ms(period_ms);
+			wl_sleep_ms(period_ms);
 		else
-			first = now_ns();
+			first = wl_now_ns();
 		lxtrace_trigger(REASON);
 	}
-	sleep_ms(idle_ms);
+	wl_sleep_ms(idle_ms);
 	wl_stat("triggers", count);
 	wl_stat("trigger_ns", first);
 	return 0;

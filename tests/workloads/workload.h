@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 static inline void wl_pid(void)
@@ -65,6 +66,25 @@ static inline void wl_die(const char *what)
 {
 	fprintf(stderr, "workload: %s: %s\n", what, strerror(errno));
 	exit(1);
+}
+
+/* CLOCK_MONOTONIC in ns: the trace's clock, so reported times compare with the trace's. */
+static inline long long wl_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Sleeps ms milliseconds in nanosleep(), whole even when a signal interrupts it. */
+static inline void wl_sleep_ms(long ms)
+{
+	struct timespec d = { ms / 1000, ms % 1000 * 1000000 };
+
+	while (nanosleep(&d, &d))
+		if (errno != EINTR)
+			wl_die("nanosleep");
 }
 
 #endif

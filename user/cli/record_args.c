@@ -155,6 +155,12 @@ static void print_opt(FILE *f, const struct record_opt *o)
 	}
 }
 
+static void print_opts(FILE *f, const struct record_opt *o, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		print_opt(f, &o[i]);
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: lxtrace record [OPTIONS]                     the whole machine\n"
@@ -170,20 +176,17 @@ static void usage(FILE *f)
 	      "Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
 	      "\n"
 	      "Targets (at most one kind; without one, every thread of the machine):\n", f);
-	for (size_t i = 0; i < NTARGETS; i++)
-		print_opt(f, &targets[i]);
+	print_opts(f, targets, NTARGETS);
 	fputs("With a target, other threads leave their CPU idle in the trace, and the heap counter\n"
 	      "shows the resident memory (RSS) of the target processes, summed.\n"
 	      "\n"
 	      "Options:\n", f);
-	for (size_t i = 0; i < NOPTIONS; i++)
-		print_opt(f, &options[i]);
+	print_opts(f, options, NOPTIONS);
 	fputs("\n"
 	      "Flight recorder: the last seconds are kept in memory, and each trigger writes them\n"
 	      "to a file of their own numbered from the output (trace.out -> trace-001.out,\n"
 	      "trace-002.out, ...), with the trigger marked where it fired; recording goes on.\n", f);
-	for (size_t i = 0; i < NFLIGHT; i++)
-		print_opt(f, &flight[i]);
+	print_opts(f, flight, NFLIGHT);
 }
 
 /* getopt_long's tables, from the option list: "+:" (options end at the first non-option,
