@@ -208,9 +208,10 @@ void record_flight__summary(const struct record_flight *rf)
 		(unsigned long long)st.plan.files, (unsigned long long)st.plan.in_pending,
 		(unsigned long long)st.plan.too_soon, (unsigned long long)st.plan.no_more);
 	fprintf(stderr, "  window:        %.1f MiB held, at most %.1f of %g MiB (memory at most "
-		"%.1f MiB); %llu events read at its start; slowest file %.0f ms\n",
-		st.window.bytes / 1048576.0, st.window.peak_bytes / 1048576.0, rf->args->flight_mib,
-		st.peak_resident / 1048576.0, (unsigned long long)st.evicted_events,
+		"%.1f MiB); %llu events read at its start (strings and stacks: %.1f MiB); slowest "
+		"file %.0f ms\n", st.window.bytes / 1048576.0, st.window.peak_bytes / 1048576.0,
+		rf->args->flight_mib, st.peak_resident / 1048576.0,
+		(unsigned long long)st.evicted_events, st.dict_bytes / 1048576.0,
 		st.max_write_ns / 1e6);
 }
 

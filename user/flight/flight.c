@@ -22,6 +22,7 @@
 #include <linux/close_range.h>
 
 #include "format/cut.h"
+#include "format/dict.h"
 #include "format/reader.h"
 #include "format/state.h"
 #include "lib/clock.h"
@@ -316,6 +317,7 @@ void flight__stats(const struct flight *f, struct flight_stats *out)
 	gt_window__stats(f->window, &out->window);
 	gt_state__stats(f->evicted, &ss);
 	out->evicted_events = ss.events;
+	out->dict_bytes = gt_state__dict(f->evicted) ? gt_dict__bytes(gt_state__dict(f->evicted)) : 0;
 }
 
 void flight__free(struct flight *f)

@@ -43,6 +43,7 @@ struct flight_stats {
 	struct gt_window_stats window;
 	uint64_t peak_resident;		/* the window's memory at most, as flight__note_memory saw it */
 	uint64_t evicted_events;	/* events the state tracker read */
+	uint64_t dict_bytes;		/* the strings and stacks it keeps */
 	uint64_t last_file_bytes;
 	uint64_t last_write_ns, max_write_ns;	/* from the fork to the file complete */
 	uint64_t last_from, last_to;	/* the last file's window, in ticks */
