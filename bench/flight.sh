@@ -3,7 +3,8 @@
 #   idle   its cost while no trigger fires, against plain `lxtrace record` with the same
 #          options in the same run: messaging's wall time and the recorder's own CPU time;
 #   memory the window's memory per second of trace at messaging load (default options and
-#          --syscalls=all), and that a 60 s run under a small --flight-size never passes it;
+#          --syscalls=all), the recorder's RSS against plain record's, and that a 60 s run
+#          under a small --flight-size never passes it;
 #   file   the time from a trigger (SIGUSR1) to its file complete on disk, at messaging load.
 #
 # Method (docs/bench.md): ratios measured side by side in one run; runs alternated (A B C C B A)
@@ -148,10 +149,14 @@ part_memory() {
 	local opts r
 	echo "## memory: a 10 s window at messaging load for ${SECONDS_RUN} s (memory per second of window)"
 	for opts in "" "--syscalls=all"; do
+		start_rec -o "$TMP/mem.out" $opts
+		r=$(sample_rss "$SECONDS_RUN")
+		stop_rec
+		echo "${opts:-default options}, plain record: recorder RSS first/max/last $r MiB"
 		start_rec -o "$TMP/mem.out" --flight-recorder=10 --flight-size 1024 $opts
 		r=$(sample_rss "$SECONDS_RUN")
 		stop_rec
-		echo "${opts:-default options}: $(held_mib) MiB held for 10 s:" \
+		echo "${opts:-default options}, flight recorder: $(held_mib) MiB held for 10 s:" \
 		     "$(awk -v h="$(held_mib)" 'BEGIN { printf "%.2f", h / 10 }') MiB per second of window;" \
 		     "recorder RSS first/max/last $r MiB"
 		grep -E "records lost|window:" "$TMP/rec.err" | sed 's/^ */  /'
