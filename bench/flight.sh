@@ -140,9 +140,9 @@ sample_rss() {
 	awk -v f="$first" -v m="$max" -v l="$b" 'BEGIN { printf "%.1f %.1f %.1f", f / 1048576, m / 1048576, l / 1048576 }'
 }
 
-# "window: H MiB held, ..." of the summary: the bytes held at the end.
+# "window: ... MiB held, at most H of ..." of the summary: the most the window held.
 held_mib() {
-	sed -n 's/^ *window: *\([0-9.]*\) MiB held.*/\1/p' "$TMP/rec.err"
+	sed -n 's/^ *window:.* at most \([0-9.]*\) of .*/\1/p' "$TMP/rec.err"
 }
 
 part_memory() {
@@ -156,7 +156,7 @@ part_memory() {
 		start_rec -o "$TMP/mem.out" --flight-recorder=10 --flight-size 1024 $opts
 		r=$(sample_rss "$SECONDS_RUN")
 		stop_rec
-		echo "${opts:-default options}, flight recorder: $(held_mib) MiB held for 10 s:" \
+		echo "${opts:-default options}, flight recorder: at most $(held_mib) MiB held for 10 s:" \
 		     "$(awk -v h="$(held_mib)" 'BEGIN { printf "%.2f", h / 10 }') MiB per second of window;" \
 		     "recorder RSS first/max/last $r MiB"
 		grep -E "records lost|window:" "$TMP/rec.err" | sed 's/^ */  /'
