@@ -27,6 +27,8 @@
 
 struct output_file {
 	int fd;
+	int dirfd;		/* the directory it was made in (O_PATH), for output_file__remove */
+	char *base;		/* its name there */
 };
 
 /* openat2 with resolve flags that refuse every symlink and /proc magic link on the path. */
@@ -181,21 +183,26 @@ struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, ch
 		what = "the path kept changing while it was being opened";
 	if (fd >= 0) {
 		f = malloc(sizeof(*f));
+		if (f && !(f->base = strdup(base))) {
+			free(f);
+			f = NULL;
+		}
 		if (!f) {
 			close(fd);
 			fd = -ENOMEM;
 		}
 	}
 out:
-	if (dirfd >= 0)
-		close(dirfd);
 	free(dir);
 	if (!f) {
+		if (dirfd >= 0)
+			close(dirfd);
 		snprintf(why, whylen, "%s: %s", path, what ? what : strerror(-fd));
 		errno = -fd;
 		return NULL;
 	}
 	f->fd = fd;
+	f->dirfd = dirfd;
 	return f;
 }
 
@@ -212,6 +219,19 @@ int output_file__close(struct output_file *f)
 		return 0;
 	if (close(f->fd))
 		err = -errno;
+	close(f->dirfd);
+	free(f->base);
 	free(f);
 	return err;
+}
+
+void output_file__remove(struct output_file *f)
+{
+	struct stat ours, now;
+
+	/* Only while the name is still this file's: what someone put in its place stays. */
+	if (!fstat(f->fd, &ours) && S_ISREG(ours.st_mode) &&
+	    !fstatat(f->dirfd, f->base, &now, AT_SYMLINK_NOFOLLOW) && same_file(&ours, &now))
+		unlinkat(f->dirfd, f->base, 0);
+	output_file__close(f);
 }

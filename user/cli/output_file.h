@@ -38,4 +38,8 @@ int output_file__fd(const struct output_file *f);
  * error. Accepts NULL. */
 int output_file__close(struct output_file *f);
 
+/* Takes away a file that could not be written whole (a flight recorder's), if its name in the
+ * directory it was made in is still this file's, and closes it. */
+void output_file__remove(struct output_file *f);
+
 #endif

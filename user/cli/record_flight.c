@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "user/cli/output_file.h"
 #include "user/cli/record_flight.h"
 #include "user/flight/flight.h"
 
@@ -31,7 +32,7 @@ struct record_flight {
 	unsigned tried;		/* files begun: the next one's number is tried + 1 */
 	unsigned failed;
 	char name[4096];	/* the file being written */
-	int fd;			/* its fd, or -1 */
+	struct output_file *file;	/* it, or NULL */
 	char last[4096];	/* the last file written */
 	bool tty;
 };
@@ -64,7 +65,6 @@ struct record_flight *record_flight__new(const struct record_args *args, uint32_
 	}
 	rf->args = args;
 	rf->open = open;
-	rf->fd = -1;
 	rf->tty = isatty(STDERR_FILENO);
 	rf->flush_every = span / 10 < MIN_FLUSH_NS ? MIN_FLUSH_NS :
 			  span / 10 > MAX_FLUSH_NS ? MAX_FLUSH_NS : span / 10;
@@ -96,25 +96,32 @@ void record_flight__model_opts(struct record_flight *rf, struct model_opts *mo)
 	mo->trigger_ctx = rf->flight;
 }
 
-/* Starts the due file, numbered next, written by a child process while the recording goes on. A
- * file that cannot be opened is said and counted; the recording goes on. */
+/* A file that could not be written: said in one line and counted. */
+static void say_failed(struct record_flight *rf, const char *why)
+{
+	rf->failed++;
+	fprintf(stderr, "%s" PREFIX "%s: %s\n", rf->tty ? "\r\033[K" : "", rf->name, why);
+}
+
+/* Starts the due file, numbered next, written by a child process while the recording goes on.
+ * The file is made as the recording's output is (no link followed, no file taken over, locked,
+ * the invoking user's). One that cannot be opened is said and counted; the recording goes on. */
 static void start_file(struct record_flight *rf)
 {
 	int err;
 
 	flight__file_name(rf->args->output, ++rf->tried, rf->name, sizeof(rf->name));
-	rf->fd = rf->open(rf->name);
-	err = rf->fd < 0 ? rf->fd : flight__write_start(rf->flight, rf->fd);
+	rf->file = rf->open(rf->name);
+	if (!rf->file) {
+		rf->failed++;
+		return;
+	}
+	err = flight__write_start(rf->flight, output_file__fd(rf->file));
 	if (!err)
 		return;
-	rf->failed++;
-	if (rf->fd >= 0) {
-		fprintf(stderr, "%s" PREFIX "%s: %s\n", rf->tty ? "\r\033[K" : "", rf->name,
-			strerror(-err));
-		close(rf->fd);
-		unlink(rf->name);
-	}
-	rf->fd = -1;
+	say_failed(rf, strerror(-err));
+	output_file__remove(rf->file);
+	rf->file = NULL;
 }
 
 /* The file being written, once done (or waiting for it): said in one line; one that failed is
@@ -127,15 +134,16 @@ static void end_file(struct record_flight *rf, bool wait)
 
 	if (flight__reap(rf->flight, wait, &result, err, sizeof(err)) != 1)
 		return;
-	if (close(rf->fd) && !result) {
-		result = -errno;
-		snprintf(err, sizeof(err), "%s", strerror(errno));
-	}
-	rf->fd = -1;
 	if (result) {
-		rf->failed++;
-		fprintf(stderr, "%s" PREFIX "%s: %s\n", rf->tty ? "\r\033[K" : "", rf->name, err);
-		unlink(rf->name);
+		say_failed(rf, err);
+		output_file__remove(rf->file);
+		rf->file = NULL;
+		return;
+	}
+	result = output_file__close(rf->file);
+	rf->file = NULL;
+	if (result) {
+		say_failed(rf, strerror(-result));
 		return;
 	}
 	flight__stats(rf->flight, &st);
@@ -219,7 +227,7 @@ void record_flight__free(struct record_flight *rf)
 {
 	if (!rf)
 		return;
-	if (rf->fd >= 0 && flight__writing(rf->flight))
+	if (rf->file && flight__writing(rf->flight))
 		end_file(rf, true);
 	flight__free(rf->flight);
 	free(rf);

@@ -15,8 +15,11 @@
 
 struct record_flight;
 
-/* Opens a file for writing the way the recording's output is opened; fd or -errno (said). */
-typedef int (*record_open_fn)(const char *path);
+struct output_file;
+
+/* Opens a file for writing the way the recording's output is opened (output_file.h); NULL
+ * when it cannot, said on stderr. */
+typedef struct output_file *(*record_open_fn)(const char *path);
 
 /* For a recording with args->flight set: NULL (said on stderr) on failure. open makes each
  * file. */
