@@ -121,7 +121,12 @@ Test(trigger, plain_syscall_leaves_out_waits_that_a_name_can_ask_for)
 	cr_expect_not(trigger__match(&any, TRIGGER_SYSCALL, poll_nr, 5000000, 1, "x"));
 	cr_expect_not(trigger__match(&any, TRIGGER_SYSCALL, syscalls__nr("nanosleep"), 5000000, 1, "x"));
 	cr_expect_not(trigger__match(&any, TRIGGER_SYSCALL, -1, 5000000, 1, "x"));
+	cr_expect_not(trigger__match(&any, TRIGGER_SYSCALL, syscalls__nr("accept4"), 5000000, 1, "x"));
+	cr_expect_not(trigger__match(&any, TRIGGER_SYSCALL, syscalls__nr("wait4"), 5000000, 1, "x"));
 	cr_expect(trigger__match(&any, TRIGGER_SYSCALL, syscalls__nr("fsync"), 5000000, 1, "x"));
+	/* Shown as GoBlockSelect when it waits for a pipe or socket, yet asked for data. */
+	cr_expect(trigger__match(&any, TRIGGER_SYSCALL, syscalls__nr("read"), 5000000, 1, "x"));
+	cr_expect(trigger__match(&any, TRIGGER_SYSCALL, syscalls__nr("recvfrom"), 5000000, 1, "x"));
 	cr_expect(trigger__match(&futex, TRIGGER_SYSCALL, futex_nr, 5000000, 1, "x"));
 }
 

@@ -3,10 +3,10 @@
  *
  *   KIND>DURATION[,comm=NAME][,pid=PID]
  *   KIND      sched-latency  a thread waited runnable (woken, preempted or new) this long
- *             syscall        a thread was in one syscall this long: one the trace shows as
- *                            a syscall (read, write, fsync...), not a wait it shows as sync,
- *                            net or sleep (futex, poll, epoll_wait, recv, nanosleep...);
- *                            syscall:NAME for that one syscall, whatever its kind
+ *             syscall        a thread was in one syscall this long: any that asks for work
+ *                            or data (read, write, recv, fsync, openat...), not one that
+ *                            waits by design (futex, poll, epoll_wait, accept, wait4,
+ *                            nanosleep...); syscall:NAME for that one syscall, whatever it is
  *             offcpu         a thread was off its CPU this long (blocked or waiting)
  *   DURATION  a number and its unit: ns, us, ms or s (50ms, 1.5s)
  *   comm=     only threads with this name (the kernel's comm: at most 15 characters)
