@@ -2,7 +2,8 @@
  * file holding the seconds before it, the stall itself and the trigger's mark; a slow read
  * fires a syscall trigger naming read; SIGUSR1 and a program's lxtrace_trigger() make files; a
  * storm of triggers stops at --max-files with a summary line; the window's memory stays under
- * its budget at messaging load. Every file passes both Go parsers and both viewers.
+ * its budget at messaging load. Every file passes both Go parsers and both viewers, and is
+ * made as the recording's output is: a symbolic link in its place is not followed.
  *
  * The triggers watch the workload's threads only (comm=): the machine's other load (other
  * tests, other engineers) must not fire them.
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
+#include "tests/lib/tfile.h"
 #include "user/flight/flight.h"
 
 #define MAX_FILES 16
@@ -175,6 +177,44 @@ Test(flight, sigusr1_three_times_makes_three_files)
 		cr_expect(says(m, "SIGUSR1"));
 		cr_expect_eq(m->g, 0xffffffffull, "on lxtrace's own goroutine");
 	}
+}
+
+/* A user's symbolic link where trace-001.out goes is refused and its target untouched; the next
+ * file is made anyway, 0600 and the invoking user's, as the recording's output would be. */
+Test(flight, a_numbered_file_is_made_as_the_output_is)
+{
+	char victim[4096];
+	struct stat st;
+
+	setenv("SUDO_UID", "61234", 1);
+	setenv("SUDO_GID", "61235", 1);
+	itest_start((const char *[]){ "--flight-recorder=2", "--min-gap", "0.1", NULL });
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	snprintf(victim, sizeof(victim), "%s.victim", recorder__path(it.rec));
+	cr_assert_eq(tfile_write(victim, "root's own\n", 0644), 0);
+	cr_assert_eq(symlink(victim, file_name(1)), 0, "%s", strerror(errno));
+	for (int k = 0; k < 2; k++) {
+		usleep(400 * 1000);
+		cr_assert_eq(kill(recorder__pid(it.rec), SIGUSR1), 0);
+	}
+	usleep(400 * 1000);
+	itest_stop(SIGINT, 0);
+	cr_expect_eq(stat(victim, &st), 0);
+	unlink(victim);
+	cr_expect(st.st_size == 11 && (st.st_mode & 07777) == 0644 && st.st_uid == 0,
+		  "the link's target was written: %lld bytes, mode %o, uid %d", (long long)st.st_size,
+		  st.st_mode & 07777, (int)st.st_uid);
+	cr_expect(strstr(recorder__stderr(it.rec), "symbolic link") &&
+		  strstr(recorder__stderr(it.rec), "1 could not be written"), "%s",
+		  recorder__stderr(it.rec));
+	cr_assert_eq(lstat(file_name(1), &st), 0);
+	cr_expect(S_ISLNK(st.st_mode), "the link was replaced");
+	cr_assert_eq(lstat(file_name(2), &st), 0, "%s", recorder__stderr(it.rec));
+	cr_expect(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600 && st.st_uid == 61234 &&
+		  st.st_gid == 61235, "mode %o, owner %d:%d", st.st_mode & 07777, (int)st.st_uid,
+		  (int)st.st_gid);
+	load_file(2);
 }
 
 Test(flight, program_asks_with_lxtrace_trigger)
