@@ -125,18 +125,16 @@ static struct output_file *open_output(const char *path)
 	return f;
 }
 
-/* A flight recorder writes its files later, beside the output path: its directory must take
- * them. Checked before anything is loaded, so a bad path fails fast. */
+/* A flight recorder makes its files later, beside the output path: checked before anything is
+ * loaded, so a bad path fails fast. */
 static int check_output_dir(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	char dir[4096];
+	char why[PATH_MAX + 256];
+	int err = output_file__check_dir(path, why, sizeof(why));
 
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
-	if (!access(dir, W_OK | X_OK))
-		return 0;
-	fprintf(stderr, PREFIX "%s: %s\n", dir, strerror(errno));
-	return -errno;
+	if (err)
+		fprintf(stderr, PREFIX "%s\n", why);
+	return err;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)

@@ -130,30 +130,56 @@ static int open_special(int dirfd, const char *base, const struct stat *st)
 	return fd;
 }
 
+/* Opens path's directory (O_PATH, no link on the way followed) and points *base at the file's
+ * name in it. Returns the directory's descriptor or -errno, with *what set when errno alone
+ * would not say why. */
+static int open_parent(const char *path, const char **base, const char **what)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int dirfd;
+
+	*base = slash ? slash + 1 : path;
+	if (!**base || !strcmp(*base, ".") || !strcmp(*base, ".."))
+		return -EISDIR;
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir)
+		return -ENOMEM;
+	dirfd = open_nolinks(AT_FDCWD, dir, O_PATH | O_DIRECTORY, 0);
+	free(dir);
+	if (dirfd == -ELOOP)
+		*what = "its directory's path goes through a symbolic link, which lxtrace does not "
+			"follow: give the path without links";
+	return dirfd;
+}
+
+int output_file__check_dir(const char *path, char *why, size_t whylen)
+{
+	const char *base, *what = NULL;
+	int dirfd = open_parent(path, &base, &what), err = 0;
+
+	if (dirfd < 0)
+		err = dirfd;
+	else if (faccessat(dirfd, "", W_OK | X_OK, AT_EMPTY_PATH))
+		err = -errno;
+	if (dirfd >= 0)
+		close(dirfd);
+	if (err)
+		snprintf(why, whylen, "%s: %s", path, what ? what : strerror(-err));
+	return err;
+}
+
 struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, char *why,
 				      size_t whylen)
 {
-	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path, *what = NULL;
+	const char *base, *what = NULL;
 	struct output_file *f = NULL;
-	char *dir = NULL;
-	int dirfd = -1, fd = -EAGAIN;
+	int dirfd, fd = -EAGAIN;
 	struct stat st;
 
-	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
-		fd = -EISDIR;
-		goto out;
-	}
-	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-	if (!dir) {
-		fd = -ENOMEM;
-		goto out;
-	}
-	dirfd = open_nolinks(AT_FDCWD, dir, O_PATH | O_DIRECTORY, 0);
+	dirfd = open_parent(path, &base, &what);
 	if (dirfd < 0) {
 		fd = dirfd;
-		if (fd == -ELOOP)
-			what = "its directory's path goes through a symbolic link, which lxtrace does "
-			       "not follow: give the path without links";
 		goto out;
 	}
 	for (int i = 0; i < ATTEMPTS && fd == -EAGAIN; i++) {
@@ -193,7 +219,6 @@ struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, ch
 		}
 	}
 out:
-	free(dir);
 	if (!f) {
 		if (dirfd >= 0)
 			close(dirfd);

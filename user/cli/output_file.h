@@ -31,6 +31,10 @@ struct output_file;
 struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, char *why,
 				      size_t whylen);
 
+/* Whether files can be made beside path later (a flight recorder's numbered files), by the
+ * same rules: 0, or -errno with a one-line reason (naming path) in why. */
+int output_file__check_dir(const char *path, char *why, size_t whylen);
+
 /* Where the trace is written. */
 int output_file__fd(const struct output_file *f);
 
