@@ -1,6 +1,5 @@
 /* trigger.c - the --trigger expressions (trigger.h): parsing with one-line errors, matching,
  * and the text that marks a firing in the trace. */
-#include <asm/unistd.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -163,49 +162,13 @@ int trigger__parse(const char *s, struct trigger *t, char *err, size_t errlen)
 	return ret;
 }
 
-/* Whether syscall nr is one whose purpose is to wait (for a lock, an event on any of many
- * descriptors, a connection, a child, a signal, a time): an idle thread spends its life in
- * one. Reads, writes, sends and receives are not: each asks for data that is late when slow,
- * though the trace shows a wait for a pipe or socket as GoBlockSelect (docs/flight.md). */
-static bool waits_by_design(int nr)
-{
-	switch (syscalls__class(nr)) {
-	case SYSCALL_CLASS_SYNC:
-	case SYSCALL_CLASS_SLEEP:
-	case SYSCALL_CLASS_YIELD:
-		return true;
-	default:
-		break;
-	}
-	switch (nr) {
-	case __NR_poll:
-	case __NR_ppoll:
-	case __NR_select:
-	case __NR_pselect6:
-	case __NR_epoll_wait:
-	case __NR_epoll_pwait:
-	case __NR_epoll_pwait2:
-	case __NR_io_getevents:
-	case __NR_io_pgetevents:
-	case __NR_io_uring_enter:
-	case __NR_accept:
-	case __NR_accept4:
-	case __NR_wait4:
-	case __NR_waitid:
-	case __NR_pause:
-	case __NR_rt_sigsuspend:
-	case __NR_rt_sigtimedwait:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* A plain `syscall` trigger leaves out the syscalls that wait by design: they would fire it at
- * once on any idle machine. syscall:NAME asks for one syscall, whatever it is. */
+ * once on any idle machine. Reads, writes, sends and receives count, though the trace shows a
+ * wait for a pipe or socket as GoBlockSelect (docs/flight.md). syscall:NAME asks for one
+ * syscall, whatever it is. */
 static bool syscall_matches(const struct trigger *t, int nr)
 {
-	return t->nr < 0 ? nr >= 0 && !waits_by_design(nr) : t->nr == nr;
+	return t->nr < 0 ? nr >= 0 && !syscalls__waits(nr) : t->nr == nr;
 }
 
 bool trigger__match(const struct trigger *t, enum trigger_kind kind, int nr, uint64_t ns,

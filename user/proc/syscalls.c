@@ -1,5 +1,6 @@
 /* syscalls.c - x86_64 syscall names (generated table) and their blocking classes. */
 #include <asm/unistd.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -24,13 +25,11 @@ int syscalls__nr(const char *name)
 	return -1;
 }
 
-/* By number, not name, so classifying costs a switch on the hot path and no string work. */
-enum syscall_class syscalls__class(int nr)
+/* Syscalls that wait for an event on descriptors, an I/O completion or a connection: a wait
+ * for a file descriptor, and one by design. */
+static bool waits_for_events(int nr)
 {
 	switch (nr) {
-	case __NR_futex:
-	case __NR_futex_waitv:
-		return SYSCALL_CLASS_SYNC;
 	case __NR_poll:
 	case __NR_ppoll:
 	case __NR_select:
@@ -38,8 +37,24 @@ enum syscall_class syscalls__class(int nr)
 	case __NR_epoll_wait:
 	case __NR_epoll_pwait:
 	case __NR_epoll_pwait2:
+	case __NR_io_getevents:
+	case __NR_io_pgetevents:
+	case __NR_io_uring_enter:
 	case __NR_accept:
 	case __NR_accept4:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* By number, not name, so classifying costs a switch on the hot path and no string work. */
+enum syscall_class syscalls__class(int nr)
+{
+	switch (nr) {
+	case __NR_futex:
+	case __NR_futex_waitv:
+		return SYSCALL_CLASS_SYNC;
 	case __NR_connect:
 	case __NR_recvfrom:
 	case __NR_recvmsg:
@@ -61,9 +76,6 @@ enum syscall_class syscalls__class(int nr)
 	case __NR_splice:
 	case __NR_tee:
 	case __NR_vmsplice:
-	case __NR_io_getevents:
-	case __NR_io_pgetevents:
-	case __NR_io_uring_enter:
 		return SYSCALL_CLASS_FD;
 	case __NR_nanosleep:
 	case __NR_clock_nanosleep:
@@ -71,6 +83,28 @@ enum syscall_class syscalls__class(int nr)
 	case __NR_sched_yield:
 		return SYSCALL_CLASS_YIELD;
 	default:
-		return SYSCALL_CLASS_OTHER;
+		return waits_for_events(nr) ? SYSCALL_CLASS_FD : SYSCALL_CLASS_OTHER;
+	}
+}
+
+bool syscalls__waits(int nr)
+{
+	switch (nr) {
+	case __NR_wait4:
+	case __NR_waitid:
+	case __NR_pause:
+	case __NR_rt_sigsuspend:
+	case __NR_rt_sigtimedwait:
+		return true;
+	default:
+		break;
+	}
+	switch (syscalls__class(nr)) {
+	case SYSCALL_CLASS_SYNC:
+	case SYSCALL_CLASS_SLEEP:
+	case SYSCALL_CLASS_YIELD:
+		return true;
+	default:
+		return waits_for_events(nr);
 	}
 }

@@ -4,6 +4,8 @@
 #ifndef LXTRACE_USER_SYSCALLS_H
 #define LXTRACE_USER_SYSCALLS_H
 
+#include <stdbool.h>
+
 /* What an interruptible sleep in a syscall waits for (docs/model.md). An uninterruptible one,
  * in any syscall, is the syscall's own work (disk, page cache, kernel locks) and shows as a
  * blocking syscall whatever the class. */
@@ -23,5 +25,10 @@ const char *syscalls__name(int nr);
 int syscalls__nr(const char *name);
 
 enum syscall_class syscalls__class(int nr);
+
+/* Whether syscall nr exists to wait (for a lock, events on descriptors, a connection, a child,
+ * a signal, a time) rather than to ask for work or data: an idle thread spends its life in
+ * one, whatever class the trace shows its wait as. */
+bool syscalls__waits(int nr);
 
 #endif
