@@ -102,11 +102,12 @@ static const struct record_opt flight[] = {
 	{ "trigger", OPT_TRIGGER, "EXPR",
 	  "a trigger (repeatable): sched-latency>DURATION (a thread\n"
 	  "waited runnable longer), syscall>DURATION (was longer in a\n"
-	  "syscall such as read or fsync; syscall:NAME>DURATION for one\n"
-	  "syscall, futex and epoll_wait too), offcpu>DURATION (was off\n"
-	  "its CPU longer); ,comm=NAME and ,pid=PID watch only those\n"
-	  "threads. DURATION: 200us, 50ms, 1.5s. SIGUSR1 and a traced\n"
-	  "program's lxtrace_trigger() are triggers too" },
+	  "syscall such as read or fsync, not one that waits by design\n"
+	  "such as futex or epoll_wait; syscall:NAME>DURATION for any\n"
+	  "one syscall), offcpu>DURATION (was off its CPU longer);\n"
+	  ",comm=NAME and ,pid=PID watch only those threads.\n"
+	  "DURATION: 200us, 50ms, 1.5s. SIGUSR1 and a traced program's\n"
+	  "lxtrace_trigger() are triggers too" },
 	{ "flight-size", OPT_FLIGHT_SIZE, "MIB",
 	  "memory for those seconds (default: " STR(DEFAULT_FLIGHT_MIB) "); when it is full, the\n"
 	  "oldest go first" },
@@ -185,7 +186,8 @@ static void usage(FILE *f)
 	fputs("\n"
 	      "Flight recorder: the last seconds are kept in memory, and each trigger writes them\n"
 	      "to a file of their own numbered from the output (trace.out -> trace-001.out,\n"
-	      "trace-002.out, ...), with the trigger marked where it fired; recording goes on.\n", f);
+	      "trace-002.out, ...; each made as -o says), with the trigger marked where it fired;\n"
+	      "recording goes on.\n", f);
 	print_opts(f, flight, NFLIGHT);
 }
 
