@@ -758,8 +758,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (flight)
 		record_flight__finish(flight);
+	/* A flight recorder writes no file at -o: its files are named in its own lines. */
 	if (!cmd_failed)
-		print_summary(args.output, (end - start) / 1e9, model, writer, cap, sink.cfi);
+		print_summary(flight ? "flight recorder" : args.output, (end - start) / 1e9, model,
+			      writer, cap, sink.cfi);
 	if (flight && !cmd_failed)
 		record_flight__summary(flight);
 
