@@ -3,7 +3,10 @@
  * PERIOD_MS; then IDLE_MS more of idling. The sleeper wakes during each hog and waits runnable
  * until the hog ends: its wakeup -> run gap is the stall. The sleeper is SCHED_FIFO too, below
  * the hog: whatever else loads the machine, only the hog can keep it waiting, so the stalls it
- * suffers are exactly the induced ones. Needs root (SCHED_FIFO) and two CPUs.
+ * suffers are exactly the induced ones. So is the main thread, lowest of the three: a trigger
+ * that watches every thread of the process (comm=stall) must not fire when the machine's other
+ * load keeps it waiting after its long sleep, before the hog. Needs root (SCHED_FIFO) and two
+ * CPUs.
  *
  * usage: stall [IDLE_MS [STALL_MS [COUNT [PERIOD_MS]]]]   (default 1000 150 1 1000)
  * Reports: tid sleeper, tid hog-N, stat cpu, stat stalls, and for the first stall
@@ -54,7 +57,8 @@ static void *hog(void *arg)
 	return NULL;
 }
 
-/* FIFO priorities: the hog above the sleeper. */
+/* FIFO priorities: the hog above the sleeper, the main thread below both. */
+#define MAIN_PRIO 1
 #define SLEEPER_PRIO 5
 #define HOG_PRIO 10
 
@@ -98,6 +102,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	wl_pid();
+	if (sched_setscheduler(0, SCHED_FIFO, &(struct sched_param){ .sched_priority = MAIN_PRIO }))
+		wl_die("sched_setscheduler (SCHED_FIFO needs root)");
 	start_thread(&s, sleeper, NULL, SLEEPER_PRIO);
 	wl_sleep_ms(idle_ms);
 	for (long i = 0; i < count; i++) {
