@@ -123,14 +123,15 @@ Test(flight, induced_stall_writes_one_file_with_the_seconds_before_it)
 		unblock = e->type == GT_EV_GO_START ? NULL : e;
 		i++;
 	}
-	itest_expect(start, tid, "no wakeup -> start gap over 100 ms for the sleeper");
+	m = mark(0);
+	itest_expect(start, tid, "no wakeup -> start gap over 100 ms for the sleeper (mark: %.*s)",
+		     m ? (int)m->msg_len : 4, m ? m->msg : "none");
 	itest_expect(unblock->ts >= (uint64_t)s0 && unblock->ts <= (uint64_t)s0 + 10 * MS &&
 		     start->ts >= (uint64_t)s1 && start->ts <= (uint64_t)s1 + 20 * MS, tid,
 		     "the gap %.1f..%.1f ms (after the stall's start) is not the stall (0..%.1f ms)",
 		     (double)(unblock->ts - s0) / 1e6, (double)(start->ts - s0) / 1e6,
 		     (double)(s1 - s0) / 1e6);
 	/* The trigger's mark, on the sleeper, at its start. */
-	m = mark(0);
 	cr_assert(m, "no trigger mark in the file");
 	snprintf(tidstr, sizeof(tidstr), "tid %d ", (int)tid);
 	cr_expect(says(m, "sched-latency") && says(m, tidstr), "mark: %.*s", (int)m->msg_len, m->msg);
