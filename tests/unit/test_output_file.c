@@ -1,6 +1,7 @@
 /* test_output_file.c - the record's output file against what another user can leave at the
  * path: a symlink (at the end or on the way), a file of his that he holds open, a second
- * recording; and that a new or replaced file is 0600, locked, in place and the invoker's. */
+ * recording (or a flight recorder holding the path); and that a new or replaced file is 0600,
+ * locked, in place and the invoker's. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -124,6 +125,73 @@ Test(output_file, a_second_recording_to_the_path_fails_at_once)
 	cr_assert_not_null(second, "%s", why);
 	output_file__close(second);
 	expect_no_leftovers();
+}
+
+/* A flight recorder holds its path: where there was nothing, an empty stand-in (0600, locked)
+ * is there while it is held and gone after; a second recording of either kind is refused. */
+Test(output_file, a_held_path_refuses_a_second_recording_of_either_kind)
+{
+	struct output_file *held = output_file__hold(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	struct output_file *f;
+	struct stat st;
+
+	cr_assert_not_null(held, "%s", why);
+	cr_assert_eq(stat(path, &st), 0, "no stand-in at the path");
+	cr_expect(S_ISREG(st.st_mode) && st.st_size == 0 && (st.st_mode & 07777) == 0600,
+		  "stand-in: mode %o, %lld bytes", st.st_mode & 07777, (long long)st.st_size);
+	expect_refused(path, EBUSY, "another recording");
+	cr_expect_null(output_file__hold(path, ROOT_RUN, (gid_t)-1, why, sizeof(why)));
+	cr_expect_eq(errno, EBUSY);
+	cr_expect(strstr(why, path) && strstr(why, "another recording"), "why: %s", why);
+	cr_expect_eq(output_file__close(held), 0);
+	cr_expect_neq(lstat(path, &st), 0, "the stand-in was left at the path");
+	expect_no_leftovers();
+
+	/* A recording first: the holder is refused, and the recording's file is untouched. */
+	f = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_assert_not_null(f, "%s", why);
+	write_all(f, "first");
+	cr_expect_null(output_file__hold(path, ROOT_RUN, (gid_t)-1, why, sizeof(why)));
+	cr_expect_eq(errno, EBUSY);
+	output_file__close(f);
+	expect_content(path, "first");
+}
+
+/* A file already at a held path (an earlier trace) is locked as it is: same file, same bytes,
+ * same mode, and still there after. */
+Test(output_file, a_held_file_is_kept_as_it_is)
+{
+	struct output_file *held;
+	struct stat before, after;
+
+	put(path, "old", 0644);
+	cr_assert_eq(stat(path, &before), 0);
+	held = output_file__hold(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_assert_not_null(held, "%s", why);
+	expect_refused(path, EBUSY, "another recording");
+	cr_expect_eq(output_file__close(held), 0);
+	cr_assert_eq(stat(path, &after), 0);
+	cr_expect_eq(after.st_ino, before.st_ino, "the file was replaced");
+	expect_untouched(path, "old", 0, 0644);
+}
+
+/* Holding follows no link and takes nothing of another user's, as opening does. */
+Test(output_file, a_hold_follows_no_link_and_takes_no_users_file)
+{
+	char target[128];
+
+	snprintf(target, sizeof(target), "%s/rootfile", dir);
+	put(target, "precious", 0644);
+	cr_assert_eq(symlink(target, path), 0);
+	cr_expect_null(output_file__hold(path, ROOT_RUN, (gid_t)-1, why, sizeof(why)));
+	cr_expect_eq(errno, ELOOP);
+	expect_untouched(target, "precious", 0, 0644);
+	if (geteuid() != 0)
+		return;
+	cr_assert_eq(chown(target, OTHER_UID, OTHER_UID), 0, "chown: %s", strerror(errno));
+	cr_expect_null(output_file__hold(target, ROOT_RUN, (gid_t)-1, why, sizeof(why)));
+	cr_expect_eq(errno, EPERM);
+	cr_expect(strstr(why, "another user"), "why: %s", why);
 }
 
 Test(output_file, an_existing_file_is_replaced_not_written_into)

@@ -109,8 +109,9 @@ static int sudo_user(uid_t *uid, gid_t *gid)
 
 /* Opened before anything is loaded, so a bad path fails fast (user/cli/output_file.h: no
  * link followed, no file taken over, a second recording refused). A trace shows every process
- * of the machine: the file is 0600, and belongs to the user who ran sudo. */
-static struct output_file *open_output(const char *path)
+ * of the machine: the file is 0600, and belongs to the user who ran sudo. A flight recorder,
+ * which makes its files beside the path, holds the path instead (hold), by the same lock. */
+static struct output_file *take_output(const char *path, bool hold)
 {
 	struct output_file *f = NULL;
 	char why[PATH_MAX + 256];
@@ -119,22 +120,15 @@ static struct output_file *open_output(const char *path)
 
 	if (sudo_user(&uid, &gid))
 		return NULL;
-	f = output_file__open(path, uid, gid, why, sizeof(why));
+	f = (hold ? output_file__hold : output_file__open)(path, uid, gid, why, sizeof(why));
 	if (!f)
 		fprintf(stderr, PREFIX "%s\n", why);
 	return f;
 }
 
-/* A flight recorder makes its files later, beside the output path: checked before anything is
- * loaded, so a bad path fails fast. */
-static int check_output_dir(const char *path)
+static struct output_file *open_output(const char *path)
 {
-	char why[PATH_MAX + 256];
-	int err = output_file__check_dir(path, why, sizeof(why));
-
-	if (err)
-		fprintf(stderr, PREFIX "%s\n", why);
-	return err;
+	return take_output(path, false);
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -526,7 +520,7 @@ int cmd_record(int argc, char **argv)
 	struct target *target = NULL;
 	struct launch *cmd = NULL;
 	struct usdt_files *usdt = NULL;
-	struct output_file *file = NULL;
+	struct output_file *file = NULL, *held = NULL;
 	struct record_flight *flight = NULL;
 	struct gt_writer_opts wo;
 	struct model_opts mo;
@@ -557,13 +551,11 @@ int cmd_record(int argc, char **argv)
 		err = args.command && !cmd ? LAUNCH_CANNOT_RUN : 1;
 		goto out;
 	}
-	if (args.flight) {
-		err = check_output_dir(args.output);
-	} else {
+	if (args.flight)
+		held = take_output(args.output, true);
+	else
 		file = open_output(args.output);
-		err = file ? 0 : -EIO;
-	}
-	if (err) {
+	if (!file && !held) {
 		err = -EIO;
 		goto cleanup;
 	}
@@ -758,7 +750,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (flight)
 		record_flight__finish(flight);
-	/* A flight recorder writes no file at -o: its files are named in its own lines. */
+	/* A flight recorder writes nothing at -o (it holds the path): its files are named in its
+	 * own lines. */
 	if (!cmd_failed)
 		print_summary(flight ? "flight recorder" : args.output, (end - start) / 1e9, model,
 			      writer, cap, sink.cfi);
@@ -780,6 +773,7 @@ cleanup:
 	gt_writer__free(writer);
 	record_flight__free(flight);
 	capture__free(cap);
+	output_file__close(held);
 	close_err = output_file__close(file);
 	if (close_err && !err) {
 		err = close_err;

@@ -29,6 +29,7 @@ struct output_file {
 	int fd;
 	int dirfd;		/* the directory it was made in (O_PATH), for output_file__remove */
 	char *base;		/* its name there */
+	bool stand_in;		/* the empty file output_file__hold made: gone on close */
 };
 
 /* openat2 with resolve flags that refuse every symlink and /proc magic link on the path. */
@@ -82,33 +83,45 @@ static int create_at(int dirfd, const char *base, uid_t uid, gid_t gid, bool rep
 	return fd;
 }
 
-/* Takes over the regular file at base (st: its lstat) when no recording holds it: locks it,
- * checks it is still the one at base, and puts a new file in its place. -EAGAIN when the
- * path changed meanwhile, -EBUSY when another recording writes it. */
-static int replace_at(int dirfd, const char *base, const struct stat *st, uid_t uid, gid_t gid)
+/* Locks the file at base (st: its lstat) as it is, when no recording holds it, and checks it
+ * is still the one at base. Returns a read-only descriptor holding the lock, or -errno:
+ * -EAGAIN when the path changed meanwhile, -EBUSY when another recording holds it. */
+static int lock_at(int dirfd, const char *base, const struct stat *st)
 {
 	struct stat now;
-	int old, fd;
+	int fd, err;
 
-	old = open_nolinks(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
-	if (old == -ENOENT || old == -ELOOP)
+	fd = open_nolinks(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+	if (fd == -ENOENT || fd == -ELOOP)
 		return -EAGAIN;
-	if (old < 0)
-		return old;
-	if (fstat(old, &now) || !same_file(&now, st)) {
-		close(old);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &now) || !same_file(&now, st)) {
+		close(fd);
 		return -EAGAIN;
 	}
-	if (flock(old, LOCK_EX | LOCK_NB)) {
-		fd = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		close(old);
-		return fd;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		close(fd);
+		return err;
 	}
 	/* A recording that held it until now may have replaced it on its way out. */
 	if (fstatat(dirfd, base, &now, AT_SYMLINK_NOFOLLOW) || !same_file(&now, st)) {
-		close(old);
+		close(fd);
 		return -EAGAIN;
 	}
+	return fd;
+}
+
+/* Takes over the regular file at base (st: its lstat) when no recording holds it: locks it
+ * and puts a new file in its place. -EAGAIN when the path changed meanwhile, -EBUSY when
+ * another recording holds it. */
+static int replace_at(int dirfd, const char *base, const struct stat *st, uid_t uid, gid_t gid)
+{
+	int old = lock_at(dirfd, base, st), fd;
+
+	if (old < 0)
+		return old;
 	fd = create_at(dirfd, base, uid, gid, true);
 	close(old);
 	return fd;
@@ -153,28 +166,14 @@ static int open_parent(const char *path, const char **base, const char **what)
 	return dirfd;
 }
 
-int output_file__check_dir(const char *path, char *why, size_t whylen)
-{
-	const char *base, *what = NULL;
-	int dirfd = open_parent(path, &base, &what), err = 0;
-
-	if (dirfd < 0)
-		err = dirfd;
-	else if (faccessat(dirfd, "", W_OK | X_OK, AT_EMPTY_PATH))
-		err = -errno;
-	if (dirfd >= 0)
-		close(dirfd);
-	if (err)
-		snprintf(why, whylen, "%s: %s", path, what ? what : strerror(-err));
-	return err;
-}
-
-struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, char *why,
-				      size_t whylen)
+/* The file for path, opened to be written (output_file__open) or held as it is (hold). */
+static struct output_file *open_path(const char *path, uid_t uid, gid_t gid, bool hold,
+				     char *why, size_t whylen)
 {
 	const char *base, *what = NULL;
 	struct output_file *f = NULL;
 	int dirfd, fd = -EAGAIN;
+	bool made = false;
 	struct stat st;
 
 	dirfd = open_parent(path, &base, &what);
@@ -182,11 +181,17 @@ struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, ch
 		fd = dirfd;
 		goto out;
 	}
+	/* The files a holder makes later go in this directory: fail now if they cannot. */
+	if (hold && faccessat(dirfd, "", W_OK | X_OK, AT_EMPTY_PATH)) {
+		fd = -errno;
+		goto out;
+	}
 	for (int i = 0; i < ATTEMPTS && fd == -EAGAIN; i++) {
 		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
 			fd = errno == ENOENT ? create_at(dirfd, base, uid, gid, false) : -errno;
 			if (fd == -EEXIST)
 				fd = -EAGAIN;
+			made = fd >= 0;
 		} else if (S_ISLNK(st.st_mode)) {
 			fd = -ELOOP;
 			what = "is a symbolic link, which lxtrace does not write through";
@@ -194,12 +199,13 @@ struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, ch
 			fd = -EPERM;
 			what = "belongs to another user; lxtrace replaces only root's files and "
 			       "the invoking user's";
+		} else if (hold && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) ||
+				    S_ISFIFO(st.st_mode))) {
+			fd = lock_at(dirfd, base, &st);
 		} else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
 			fd = open_special(dirfd, base, &st);
 		} else if (S_ISREG(st.st_mode)) {
 			fd = replace_at(dirfd, base, &st, uid, gid);
-			if (fd == -EBUSY)
-				what = "another recording is writing it";
 		} else {
 			fd = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 			what = S_ISDIR(st.st_mode) ? NULL : "is not a regular file";
@@ -207,6 +213,8 @@ struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, ch
 	}
 	if (fd == -EAGAIN)
 		what = "the path kept changing while it was being opened";
+	if (fd == -EBUSY)
+		what = "another recording is writing it";
 	if (fd >= 0) {
 		f = malloc(sizeof(*f));
 		if (f && !(f->base = strdup(base))) {
@@ -214,6 +222,8 @@ struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, ch
 			f = NULL;
 		}
 		if (!f) {
+			if (made)
+				unlinkat(dirfd, base, 0);
 			close(fd);
 			fd = -ENOMEM;
 		}
@@ -228,12 +238,36 @@ out:
 	}
 	f->fd = fd;
 	f->dirfd = dirfd;
+	f->stand_in = hold && made;
 	return f;
+}
+
+struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, char *why,
+				      size_t whylen)
+{
+	return open_path(path, uid, gid, false, why, whylen);
+}
+
+struct output_file *output_file__hold(const char *path, uid_t uid, gid_t gid, char *why,
+				      size_t whylen)
+{
+	return open_path(path, uid, gid, true, why, whylen);
 }
 
 int output_file__fd(const struct output_file *f)
 {
 	return f->fd;
+}
+
+/* Takes away f's name in the directory it was made in, if that name is still f's file: what
+ * someone put in its place stays. */
+static void unlink_own(const struct output_file *f)
+{
+	struct stat ours, now;
+
+	if (!fstat(f->fd, &ours) && S_ISREG(ours.st_mode) &&
+	    !fstatat(f->dirfd, f->base, &now, AT_SYMLINK_NOFOLLOW) && same_file(&ours, &now))
+		unlinkat(f->dirfd, f->base, 0);
 }
 
 int output_file__close(struct output_file *f)
@@ -242,6 +276,9 @@ int output_file__close(struct output_file *f)
 
 	if (!f)
 		return 0;
+	/* While the lock is held: no other recording can have put its file at the name. */
+	if (f->stand_in)
+		unlink_own(f);
 	if (close(f->fd))
 		err = -errno;
 	close(f->dirfd);
@@ -252,11 +289,6 @@ int output_file__close(struct output_file *f)
 
 void output_file__remove(struct output_file *f)
 {
-	struct stat ours, now;
-
-	/* Only while the name is still this file's: what someone put in its place stays. */
-	if (!fstat(f->fd, &ours) && S_ISREG(ours.st_mode) &&
-	    !fstatat(f->dirfd, f->base, &now, AT_SYMLINK_NOFOLLOW) && same_file(&ours, &now))
-		unlinkat(f->dirfd, f->base, 0);
+	unlink_own(f);
 	output_file__close(f);
 }

@@ -12,7 +12,8 @@
  *    file: after kill -9, a crash or power loss, the trace written so far is at the path;
  *  - the file is flock'ed for the whole recording: a second recording to the same path fails
  *    with a one-line error before it starts, instead of replacing the first one's file (the
- *    lock goes with the process, so a killed recording leaves no stale lock);
+ *    lock goes with the process, so a killed recording leaves no stale lock); a flight
+ *    recorder, which writes beside the path, holds the path by the same lock;
  *  - the file goes to the invoking user (SUDO_UID/SUDO_GID) by fchown on the new file's own
  *    descriptor, which nothing on the path can redirect.
  * An existing character device or FIFO that root or the invoking user owns (-o /dev/null) is
@@ -31,15 +32,20 @@ struct output_file;
 struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, char *why,
 				      size_t whylen);
 
-/* Whether files can be made beside path later (a flight recorder's numbered files), by the
- * same rules: 0, or -errno with a one-line reason (naming path) in why. */
-int output_file__check_dir(const char *path, char *why, size_t whylen);
+/* Holds path for a recording that writes beside it (a flight recorder's numbered files), by
+ * the same rules and with the same lock, so that a second recording to path, of either kind,
+ * fails as it does for output_file__open: a file already there is locked as it is, never
+ * written or replaced; where there is none, an empty one (made as output_file__open makes its
+ * file) stands in until output_file__close takes it away. Fails too when no file can be made
+ * in path's directory. NULL with errno set and a one-line reason (naming path) in why. */
+struct output_file *output_file__hold(const char *path, uid_t uid, gid_t gid, char *why,
+				      size_t whylen);
 
 /* Where the trace is written. */
 int output_file__fd(const struct output_file *f);
 
-/* Closes the file (which releases the lock). Returns 0, or -errno when close reports a write
- * error. Accepts NULL. */
+/* Closes the file (which releases the lock), after taking away the stand-in output_file__hold
+ * made. Returns 0, or -errno when close reports a write error. Accepts NULL. */
 int output_file__close(struct output_file *f);
 
 /* Takes away a file that could not be written whole (a flight recorder's), if its name in the

@@ -98,7 +98,8 @@ static const struct record_opt options[] = {
 static const struct record_opt flight[] = {
 	{ "flight-recorder", OPT_FLIGHT, "[=SECONDS]",
 	  "keep only the last SECONDS in memory (default: " STR(DEFAULT_FLIGHT_SECONDS) "), no file;\n"
-	  "each trigger writes them to the next numbered file" },
+	  "each trigger writes them to the next numbered file. -o is\n"
+	  "held, not written: a second recording to it is refused" },
 	{ "trigger", OPT_TRIGGER, "EXPR",
 	  "a trigger (repeatable): sched-latency>DURATION (a thread\n"
 	  "waited runnable longer), syscall>DURATION (was longer in a\n"
