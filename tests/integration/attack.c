@@ -211,21 +211,6 @@ static int make_symlink(const char *target)
 	return symlink(target, link) ? 1 : 0;
 }
 
-/* Runs lxtrace record -d 1 -o path; expects a one-line error naming path and a non-zero exit. */
-static void expect_refused(const char *path, const char *reason)
-{
-	const char *argv[] = { record__build_path("lxtrace"), "record", "-d", "1", "-o", path, NULL };
-	char *out = NULL, *err = NULL;
-	int status = run_capture(argv, 30, &out, &err);
-
-	cr_expect_neq(status, 0, "lxtrace record -o %s succeeded:\n%s", path, err);
-	cr_expect(err && strstr(err, path) && strstr(err, reason),
-		  "stderr does not say '%s' about %s:\n%s", reason, path, err ? err : "");
-	cr_expect(err && strchr(err, '\n') == err + strlen(err) - 1, "not one line:\n%s", err ? err : "");
-	free(out);
-	free(err);
-}
-
 Test(attack, an_output_symlink_is_refused_and_its_target_untouched)
 {
 	char target[128], path[128];
@@ -240,7 +225,7 @@ Test(attack, an_output_symlink_is_refused_and_its_target_untouched)
 	/* Under sudo by the attacker, too: the file would be given to him. */
 	setenv("SUDO_UID", "61234", 1);
 	setenv("SUDO_GID", "61234", 1);
-	expect_refused(path, "symbolic link");
+	itest_expect_refused(path, NULL, "symbolic link");
 	unsetenv("SUDO_UID");
 	unsetenv("SUDO_GID");
 	cr_assert_eq(stat(target, &st), 0);
@@ -263,7 +248,7 @@ Test(attack, a_file_of_another_user_is_not_taken_over)
 	cr_assert_eq(chown(path, ATTACKER_UID, ATTACKER_UID), 0);
 	held = open(path, O_RDONLY);
 	cr_assert_geq(held, 0);
-	expect_refused(path, "another user");
+	itest_expect_refused(path, NULL, "another user");
 	cr_assert_eq(fstat(held, &st), 0);
 	cr_expect_eq(st.st_size, 0, "%lld bytes reached the attacker's file", (long long)st.st_size);
 	cr_expect_eq(pread(held, buf, sizeof(buf), 0), 0);
@@ -278,7 +263,7 @@ Test(attack, a_second_recording_to_one_path_fails_and_the_first_file_is_valid)
 	struct stat st;
 
 	itest_start(NULL);
-	expect_refused(recorder__path(it.rec), "another recording");
+	itest_expect_refused(recorder__path(it.rec), NULL, "another recording");
 	itest_run("sleeper", (const char *[]){ "20", NULL }, 30);
 	itest_stop(SIGINT, 0);
 	itest_load();

@@ -3,7 +3,8 @@
  * fires a syscall trigger naming read; SIGUSR1 and a program's lxtrace_trigger() make files; a
  * storm of triggers stops at --max-files with a summary line; the window's memory stays under
  * its budget at messaging load. Every file passes both Go parsers and both viewers, and is
- * made as the recording's output is: a symbolic link in its place is not followed.
+ * made as the recording's output is: a symbolic link in its place is not followed. The path -o
+ * names is held: a second recording to it, flight recorder or not, is refused either way.
  *
  * The triggers watch the workload's threads only (comm=): the machine's other load (other
  * tests, other engineers) must not fire them.
@@ -216,6 +217,40 @@ Test(flight, a_numbered_file_is_made_as_the_output_is)
 		  st.st_gid == 61235, "mode %o, owner %d:%d", st.st_mode & 07777, (int)st.st_uid,
 		  (int)st.st_gid);
 	load_file(2);
+}
+
+/* A flight recorder holds its path as a recording holds its output: a second flight recorder
+ * or a plain recording to it fails in one line before it starts, and the first goes on; the
+ * file that was at the path stays as it was. */
+Test(flight, a_second_recording_to_its_path_is_refused)
+{
+	struct stat st;
+
+	itest_start((const char *[]){ "--flight-recorder=2", NULL });
+	itest_expect_refused(recorder__path(it.rec), (const char *[]){ "--flight-recorder=2", NULL },
+			     "another recording");
+	itest_expect_refused(recorder__path(it.rec), NULL, "another recording");
+	cr_assert_eq(kill(recorder__pid(it.rec), SIGUSR1), 0);
+	usleep(400 * 1000);
+	itest_stop(SIGINT, 0);
+	cr_assert_eq(count_files(), 1, "%s", recorder__stderr(it.rec));
+	load_file(1);
+	/* The test's empty file, held as it was, not replaced or taken away. */
+	cr_assert_eq(stat(recorder__path(it.rec), &st), 0, "the path's file is gone");
+	cr_expect(S_ISREG(st.st_mode) && st.st_size == 0, "%lld bytes at the path",
+		  (long long)st.st_size);
+}
+
+/* The other way round: a flight recorder to a plain recording's path is refused, and the
+ * recording's file is whole. */
+Test(flight, a_flight_recorder_to_a_recordings_path_is_refused)
+{
+	itest_start(NULL);
+	itest_expect_refused(recorder__path(it.rec), (const char *[]){ "--flight-recorder=2", NULL },
+			     "another recording");
+	itest_stop(SIGINT, 0);
+	itest_load();
+	cr_expect_not(file_exists(1), "the refused flight recorder made a file");
 }
 
 Test(flight, program_asks_with_lxtrace_trigger)

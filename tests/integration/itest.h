@@ -109,6 +109,28 @@ static inline void itest_record(const char *const *ropts, const char *name, cons
 	itest_load();
 }
 
+/* Runs lxtrace record -d 1 -o path with ropts (NULL-terminated, may be NULL); expects a
+ * one-line error naming path and reason, and a non-zero exit. */
+static inline void itest_expect_refused(const char *path, const char *const *ropts,
+					const char *reason)
+{
+	const char *argv[16] = { record__build_path("lxtrace"), "record", "-d", "1", "-o", path };
+	char *out = NULL, *err = NULL;
+	size_t n = 6;
+	int status;
+
+	for (size_t i = 0; ropts && ropts[i] && n < 15; i++)
+		argv[n++] = ropts[i];
+	status = run_capture(argv, 30, &out, &err);
+	cr_expect_neq(status, 0, "lxtrace record -o %s succeeded:\n%s", path, err);
+	cr_expect(err && strstr(err, path) && strstr(err, reason),
+		  "stderr does not say '%s' about %s:\n%s", reason, path, err ? err : "");
+	cr_expect(err && strchr(err, '\n') == err + strlen(err) - 1, "not one line:\n%s",
+		  err ? err : "");
+	free(out);
+	free(err);
+}
+
 /* A thread the workload reported, asserted present. */
 static inline pid_t itest_tid(const char *role)
 {
