@@ -104,7 +104,7 @@ Test(unwind, blocking_read_through_frameless_code)
 Test(unwind, changed_caller_at_same_place_is_seen)
 {
 	const struct gt_event *e;
-	size_t i = 0, n = 0, alternating = 0, named = 0;
+	size_t i = 0, n = 0, alternating = 0, named = 0, ones = 0;
 	int last = 0;
 	const char *cached;
 	pid_t tid;
@@ -126,6 +126,7 @@ Test(unwind, changed_caller_at_same_place_is_seen)
 		if (!which)
 			continue;
 		named++;
+		ones += which == 1;
 		alternating += last && which != last;
 		if (last && which == last) {
 			fprintf(stderr, "--- the same caller twice in a row:\n");
@@ -138,8 +139,13 @@ Test(unwind, changed_caller_at_same_place_is_seen)
 		    alternating);
 	cr_assert_geq(n, 350, "only %zu reads of 400 with a stack", n);
 	cr_assert_geq(named * 100, n * 95, "only %zu of %zu stacks name call_one or call_two", named, n);
-	cr_assert_eq(alternating, named - 1, "the caller changed %zu times in %zu reads that "
-		     "alternate it", alternating, named);
+	/* A read that the machine's load let run after its byte arrived does not block, and the
+	 * next blocking read then repeats the caller: a few repeats are the workload's, not the
+	 * cache's. A cache keyed by the registers alone would repeat one caller throughout. */
+	cr_assert_geq(alternating * 100, (named - 1) * 95, "the caller changed %zu times in %zu "
+		      "reads that alternate it", alternating, named);
+	cr_assert(ones * 100 >= named * 40 && ones * 100 <= named * 60,
+		  "call_one named %zu of %zu reads that alternate it", ones, named);
 	/* The cache was in play: most walks were proven unchanged rather than walked. */
 	cr_assert(cached, "no cache figures in the summary:\n%s", recorder__stderr(it.rec));
 }

@@ -179,6 +179,11 @@ static pid_t spawn(const char *const *argv, int in_fd, int out_fd, int err_fd, i
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR);
 
+		/* As from a terminal: the runner may hold SIGINT and SIGQUIT ignored (a system()
+		 * under way, a background job), which exec would hand on, and a command lxtrace
+		 * starts could then not be stopped by the SIGINT lxtrace forwards. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
 		prctl(PR_SET_PDEATHSIG, deathsig);
 		if (getppid() != parent)
 			_exit(127);
