@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "lib/hash.h"
-#include "lib/u64map.h"
+#include "lib/u64cache.h"
 #include "user/stacks/pcclaims.h"
 #include "user/stacks/symbolize.h"
 
@@ -15,9 +15,7 @@
 #define FILTER_MASK ((1ull << FILTER_BITS_LOG) - 1)
 
 struct pcclaims {
-	struct u64map *gen[2];	/* pc -> frame id; gen[young] and the older one */
-	int young;
-	size_t gen_claims;
+	struct u64cache *claims;	/* pc -> frame id */
 	uint64_t *filter;
 	struct pcclaims_stats st;
 };
@@ -28,11 +26,9 @@ struct pcclaims *pcclaims__new(size_t gen_claims)
 
 	if (!c)
 		return NULL;
-	c->gen_claims = gen_claims;
-	c->gen[0] = u64map__new();
-	c->gen[1] = u64map__new();
+	c->claims = u64cache__new(gen_claims);
 	c->filter = calloc((1ull << FILTER_BITS_LOG) / 64, sizeof(*c->filter));
-	if (!c->gen[0] || !c->gen[1] || !c->filter) {
+	if (!c->claims || !c->filter) {
 		pcclaims__free(c);
 		errno = ENOMEM;
 		return NULL;
@@ -56,39 +52,12 @@ static void filter_add(struct pcclaims *c, uint64_t pc)
 	c->filter[b / 64] |= 1ull << (b % 64);
 }
 
-/* Claims pc for id in the young generation, which starts anew when full. */
-static int put(struct pcclaims *c, uint64_t pc, uint64_t id)
-{
-	uint64_t *v;
-	bool added;
-
-	if (u64map__count(c->gen[c->young]) >= c->gen_claims) {
-		c->young ^= 1;
-		u64map__clear(c->gen[c->young]);
-		c->st.generations++;
-	}
-	v = u64map__put(c->gen[c->young], pc, &added);
-	if (!v)
-		return -ENOMEM;
-	*v = id;
-	return 0;
-}
-
-/* The frame id claiming pc, 0 for none. A claim of the old generation moves to the young
- * one; out of memory it stays where it is, to be forgotten with it. */
+/* The frame id claiming pc, 0 for none. */
 static uint64_t claimant(struct pcclaims *c, uint64_t pc)
 {
-	const uint64_t *v = u64map__get(c->gen[c->young], pc);
 	uint64_t id;
 
-	if (v)
-		return *v;
-	v = u64map__get(c->gen[c->young ^ 1], pc);
-	if (!v)
-		return 0;
-	id = *v;
-	put(c, pc, id);
-	return id;
+	return u64cache__get(c->claims, pc, &id) ? id : 0;
 }
 
 uint64_t pcclaims__claim(struct pcclaims *c, uint64_t pc, uint64_t id)
@@ -112,20 +81,20 @@ uint64_t pcclaims__claim(struct pcclaims *c, uint64_t pc, uint64_t id)
 	} else {
 		filter_add(c, pc);
 	}
-	return put(c, pc, id) ? 0 : pc;
+	return u64cache__put(c->claims, pc, id) ? 0 : pc;
 }
 
 void pcclaims__stats(const struct pcclaims *c, struct pcclaims_stats *out)
 {
 	*out = c->st;
+	out->generations = u64cache__generations(c->claims);
 }
 
 void pcclaims__free(struct pcclaims *c)
 {
 	if (!c)
 		return;
-	u64map__free(c->gen[0]);
-	u64map__free(c->gen[1]);
+	u64cache__free(c->claims);
 	free(c->filter);
 	free(c);
 }
