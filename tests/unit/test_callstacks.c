@@ -297,3 +297,35 @@ Test(callstacks, exact_pcs_are_not_return_addresses)
 	cr_assert_geq(s->n, 2);
 	cr_expect_eq(s->frames[0].pc, a, "an exact pc is looked up as is, not one byte back");
 }
+
+/* The stacks of identities are cached in bounded memory (idents.c): one forgotten after
+ * hundreds of thousands of others is built again with the same frames, and the id handed out
+ * first still reads as those frames. */
+Test(callstacks, an_identity_stack_forgotten_comes_back_the_same)
+{
+	uint64_t first = idents__stack(ids, 0, ident, NR_GETPPID), again;
+	const struct gt_stack *s;
+	char func[3][64];
+	uint32_t other;
+
+	cr_assert_neq(first, 0);
+	s = decoded(first);
+	cr_assert_eq(s->n, 3);
+	for (int i = 0; i < 3; i++)
+		snprintf(func[i], sizeof(func[i]), "%s", s->frames[i].func);
+	for (uint32_t pid = 1; pid <= 3 * 65536; pid++) {
+		cr_assert_eq(idents__get(ids, 1000000 + pid, "churn", NULL, &other), 0);
+		cr_assert_neq(idents__stack(ids, 0, other, NR_GETPPID), 0);
+	}
+	again = idents__stack(ids, 0, ident, NR_GETPPID);
+	cr_assert_neq(again, 0);
+	for (uint64_t stk = first;; stk = again) {
+		s = decoded(stk);
+		cr_assert_eq(s->n, 3);
+		for (int i = 0; i < 3; i++)
+			cr_expect_str_eq(s->frames[i].func, func[i], "stack %llu frame %d",
+					 (unsigned long long)stk, i);
+		if (stk == again)
+			break;
+	}
+}

@@ -7,9 +7,14 @@
 #include "bpf/lxtrace.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
+#include "lib/u64cache.h"
 #include "lib/u64map.h"
 #include "user/proc/syscalls.h"
 #include "user/stacks/idents.h"
+
+/* Stack ids cached per (identity, syscall) in a generation: 1-2 MiB of them. Identities come
+ * and go with processes; a stack forgotten is built again from the same frames. */
+#define STACK_CACHE_KEYS (1u << 16)
 
 /* Longest func: 15 comm bytes, a guard prefix, " (pid 4294967295)". */
 #define FUNC_LEN 48
@@ -44,7 +49,7 @@ struct idents {
 	struct u64map *by_key;	/* hash of (pid, comm, program, salt) -> ident */
 	struct u64map *by_prog;	/* hash of (program, salt) -> prog */
 	struct u64map *pcs;		/* every PC handed out, to keep them distinct */
-	struct u64map *stacks;	/* (ident + 1) << 16 | (nr + 2) -> stack id */
+	struct u64cache *stacks;	/* (ident + 1) << 16 | (nr + 2) -> stack id */
 	struct u64map *sys_pcs;	/* nr + 2 -> PC of the frame "syscall NAME" */
 	uint64_t special[IDENT_SPECIAL_COUNT];
 	uint64_t special_pc[IDENT_SPECIAL_COUNT];
@@ -87,7 +92,7 @@ struct idents *idents__new(struct gt_writer *w)
 	s->by_key = u64map__new();
 	s->by_prog = u64map__new();
 	s->pcs = u64map__new();
-	s->stacks = u64map__new();
+	s->stacks = u64cache__new(STACK_CACHE_KEYS);
 	s->sys_pcs = u64map__new();
 	if (!s->by_key || !s->by_prog || !s->pcs || !s->stacks || !s->sys_pcs) {
 		idents__free(s);
@@ -324,19 +329,17 @@ int idents__syscall_frame(struct idents *s, int nr, char *func, size_t len,
 
 uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr)
 {
-	uint64_t key, *slot, stk;
+	uint64_t key, stk;
 	struct gt_frame frames[1 + IDENT_FRAMES];
 	char func[64];
 	size_t n = 0;
-	bool added;
 	int err;
 
 	if (nr < 0 || nr > 0xfffd)
 		nr = -1;
 	key = ((uint64_t)ident + 1) << 16 | (uint64_t)(nr + 2);
-	slot = u64map__get(s->stacks, key);
-	if (slot)
-		return *slot;
+	if (u64cache__get(s->stacks, key, &stk))
+		return stk;
 
 	if (nr >= 0) {
 		err = idents__syscall_frame(s, nr, func, sizeof(func), &frames[n++]);
@@ -349,12 +352,10 @@ uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr)
 	stk = gt_writer__stack(s->w, p, frames, n);
 	if (!stk)
 		return 0;
-	slot = u64map__put(s->stacks, key, &added);
-	if (!slot) {
+	if (u64cache__put(s->stacks, key, stk)) {
 		errno = ENOMEM;
 		return 0;
 	}
-	*slot = stk;
 	return stk;
 }
 
@@ -393,7 +394,7 @@ void idents__free(struct idents *s)
 	u64map__free(s->by_key);
 	u64map__free(s->by_prog);
 	u64map__free(s->pcs);
-	u64map__free(s->stacks);
+	u64cache__free(s->stacks);
 	u64map__free(s->sys_pcs);
 	free(s);
 }

@@ -9,8 +9,10 @@
  * a thread ends in both frames, so the pid is on each stack a person selects, and 1.23 names a
  * thread that existed before the trace (its creation is not shown) by its program too.
  * Each distinct func string gets its own PC and keeps it for the whole file, so one PC always
- * shows one frame. Stack ids are cached per (identity, syscall), so the hot path costs one map
- * lookup and no string work.
+ * shows one frame. Stack ids are cached per (identity, syscall), so the hot path costs a map
+ * lookup or two and no string work; the cache keeps two generations of them (lib/u64cache.h),
+ * as identities come and go with processes: a stack forgotten is built again from the same
+ * frames, and the ids handed out stay valid.
  */
 #ifndef LXTRACE_USER_STACKS_IDENTS_H
 #define LXTRACE_USER_STACKS_IDENTS_H
