@@ -250,6 +250,7 @@ Test(callstacks, cache_hit_repeats_the_stored_walk)
  * truncated stack: never another walk's frames. */
 Test(callstacks, hit_without_its_walk_is_truncated)
 {
+	struct callstacks_stats st;
 	const struct gt_stack *s;
 
 	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_STORE, .uslot = 1,
@@ -257,7 +258,12 @@ Test(callstacks, hit_without_its_walk_is_truncated)
 	raw.pc[0] = symfix__addr(&fix, "probe_ret");
 	raw.pc[1] = symfix__addr(&fix, "middle_ret");
 	callstacks__see(cs, &raw.h);
+	callstacks__see(cs, &raw.h);	/* the same slot again: one walk kept */
+	callstacks__stats(cs, &st);
+	cr_assert_eq(st.walks, 1);
 	callstacks__forget_thread(cs, (uint32_t)fix.pid);
+	callstacks__stats(cs, &st);
+	cr_assert_eq(st.walks, 0, "a dead thread's walks are not kept");
 	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_HIT, .uslot = 1 };
 	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h));
 	cr_assert_eq(s->n, 3, "the mark, the process and the program");

@@ -181,9 +181,13 @@ int model_on_exit(struct model *m, const struct lx_rec *r)
 	else
 		err = model_end_elsewhere(m, t);
 	/* Its process is gone with it: no later record is about that process (the records of
-	 * an exited thread are ignored), so what is kept for its stacks can go. */
-	if (m->cs && (r->flags & LX_EXIT_GROUP))
+	 * an exited thread are ignored), so what is kept for its stacks can go, the walks its
+	 * BPF cache kept too: in a target mode (-p, a command) the process left the targets with
+	 * this exit, so its last switch, which forgets them otherwise, is no record. */
+	if (m->cs && (r->flags & LX_EXIT_GROUP)) {
 		callstacks__exit(m->cs, idents__pid(m->idents, t->ident));
+		callstacks__forget_thread(m->cs, r->tid);
+	}
 	return err;
 }
 

@@ -468,6 +468,7 @@ void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out
 	symbolizer__stats(cs->sym, &ss);
 	*out = cs->st;
 	out->live_images = ss.processes;
+	out->walks = u64map__count(cs->slots);
 }
 
 void callstacks__exit(struct callstacks *cs, uint32_t pid)

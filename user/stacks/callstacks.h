@@ -49,6 +49,7 @@ struct callstacks_stats {
 	uint64_t images;	/* process images noted */
 	uint64_t symbolize_ns;	/* time spent symbolizing the distinct stacks */
 	uint64_t hits_lost;	/* stacks naming a cached walk whose record was lost */
+	uint64_t walks;		/* walks of live threads' BPF caches held now */
 };
 
 /* Stacks go to w, identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
