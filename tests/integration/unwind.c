@@ -41,25 +41,33 @@ static void print_stack(const struct gt_stack *s)
 			(unsigned long long)s->frames[j].line, (unsigned long long)s->frames[j].pc);
 }
 
-/* Events of the types in mask about tid, and how many pass check; prints a few that fail. */
+/* Events of the types in mask about tid that have a stack, and in *ok how many pass check;
+ * prints a few that fail. With before: a binary new to the recorder gets its rows a few
+ * milliseconds after it is mapped (docs/stacks.md, "First sight") and its first stacks may end
+ * early, so counting starts at the first stack that passes, with those before it in *before. */
 static size_t count_stacks(uint64_t mask, uint32_t tid, bool (*check)(const struct gt_stack *),
-			   size_t *ok)
+			   size_t *ok, size_t *before)
 {
 	const struct gt_event *e;
 	size_t i = 0, n = 0, shown = 0;
 
 	*ok = 0;
+	if (before)
+		*before = 0;
 	while ((e = tq_next(it.trace, &i, mask, tid))) {
 		i++;
 		if (!e->stack)
 			continue;
-		n++;
-		if (check(e->stack))
+		if (check(e->stack)) {
 			(*ok)++;
-		else if (shown++ < 3) {
+		} else if (before && !*ok) {
+			(*before)++;
+			continue;
+		} else if (shown++ < 3) {
 			fprintf(stderr, "--- stack failing the check:\n");
 			print_stack(e->stack);
 		}
+		n++;
 	}
 	return n;
 }
@@ -92,7 +100,7 @@ Test(unwind, blocking_read_through_frameless_code)
 	read_line = itest_stat("read_line");
 	outer_a_line = itest_stat("outer_a_line");
 	main_line = itest_stat("main_line");
-	n = count_stacks(PIPE_WAIT, itest_tid("reader"), read_chain, &ok);
+	n = count_stacks(PIPE_WAIT, itest_tid("reader"), read_chain, &ok, NULL);
 	cr_log_info("frameless read: %zu blocking reads, %zu with the whole chain", n, ok);
 	cr_assert_geq(n, 250, "only %zu reads of 300 with a stack", n);
 	cr_assert_geq(ok * 100, n * 95, "only %zu of %zu blocking stacks are read <- inner_b:%lld <- "
@@ -219,43 +227,14 @@ static bool through_signal(const struct gt_stack *s)
 	       frame_from(s, (size_t)h + 2, "main") > h + 1;
 }
 
-/* The workload's own binary is new to the recorder: its rows come a few milliseconds after it
- * is mapped (docs/stacks.md, "First sight"), and its first stacks may end early. Counted from
- * the first stack that passes the check, with those before it in *before. */
-static size_t count_stacks_after_first(uint64_t mask, uint32_t tid,
-				       bool (*check)(const struct gt_stack *), size_t *ok,
-				       size_t *before)
-{
-	const struct gt_event *e;
-	size_t i = 0, n = 0, shown = 0;
-
-	*ok = *before = 0;
-	while ((e = tq_next(it.trace, &i, mask, tid))) {
-		i++;
-		if (!e->stack)
-			continue;
-		if (check(e->stack))
-			(*ok)++;
-		else if (!*ok) {
-			(*before)++;
-			continue;
-		} else if (shown++ < 3) {
-			fprintf(stderr, "--- stack failing the check:\n");
-			print_stack(e->stack);
-		}
-		n++;
-	}
-	return n;
-}
-
 Test(unwind, signal_handler_stack_reaches_the_interrupted_code)
 {
 	size_t n, ok, before;
 
 	record_settled(NULL, "frameless", (const char *[]){ "signal", "100", NULL });
 	handler_line = itest_stat("handler_line");
-	n = count_stacks_after_first(TQ_BIT(GT_EV_GO_SLEEP) | TQ_BIT(GT_EV_GO_SYSCALL),
-				     itest_tid("spinner"), through_signal, &ok, &before);
+	n = count_stacks(TQ_BIT(GT_EV_GO_SLEEP) | TQ_BIT(GT_EV_GO_SYSCALL), itest_tid("spinner"),
+			 through_signal, &ok, &before);
 	cr_log_info("signal: %zu sleeps, %zu through the trampoline to main, after %zu before the "
 		    "first that did", n, ok, before);
 	cr_assert_geq(n + before, 90, "only %zu of 100 handler sleeps with a stack", n + before);
