@@ -56,6 +56,16 @@ struct lx_cfi_row {
 /* The vDSO has no file: mappings and rows name it by (dev 0, this inode), which no file has. */
 #define LX_VDSO_INO (~0ull)
 
+/* The maps user space fills for the unwinder, as the capture hands them to the row loader
+ * (user/stacks/cfi_loader.h). User space only. */
+struct lx_unwind_maps {
+	struct lx_cfi_row *rows;	/* the cfi_rows array map, mmap'ed, owned by the capture */
+	__u32 rows_max;			/* its entries */
+	int files_fd;			/* the cfi_files hash map */
+	int wanted_fd;			/* the cfi_wanted LRU hash map */
+	volatile __u64 *gen;		/* cfi_gen: bumped after each file published */
+};
+
 /* A binary whose rows are loaded: key of the cfi_files map. */
 struct lx_file_key {
 	__u64 ino;

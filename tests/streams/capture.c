@@ -220,19 +220,12 @@ static int save_threads(struct target *t, const char *path)
 
 static int new_cfi_loader(struct capture *cap)
 {
-	struct capture_unwind_maps um;
-	int err = capture__unwind_maps(cap, &um);
+	struct cfi_loader_opts o = { .sz = sizeof(o) };
+	int err = capture__unwind_maps(cap, &o.maps);
 
 	if (err)
 		return err;
-	cfi = cfi_loader__new(&(struct cfi_loader_opts){
-		.sz = sizeof(struct cfi_loader_opts),
-		.rows = um.rows,
-		.rows_max = um.rows_max,
-		.files_fd = um.files_fd,
-		.wanted_fd = um.wanted_fd,
-		.gen = um.gen,
-	});
+	cfi = cfi_loader__new(&o);
 	return cfi ? 0 : -errno;
 }
 

@@ -748,7 +748,7 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 	};
 }
 
-int capture__unwind_maps(struct capture *c, struct capture_unwind_maps *out)
+int capture__unwind_maps(struct capture *c, struct lx_unwind_maps *out)
 {
 	size_t bytes = (size_t)bpf_map__max_entries(c->skel->maps.cfi_rows) * sizeof(struct lx_cfi_row);
 	void *rows;
@@ -771,7 +771,7 @@ int capture__unwind_maps(struct capture *c, struct capture_unwind_maps *out)
 	out->rows_max = bpf_map__max_entries(c->skel->maps.cfi_rows);
 	out->files_fd = bpf_map__fd(c->skel->maps.cfi_files);
 	out->wanted_fd = bpf_map__fd(c->skel->maps.cfi_wanted);
-	out->gen = (volatile uint64_t *)&c->skel->bss->cfi_gen;
+	out->gen = (volatile __u64 *)&c->skel->bss->cfi_gen;
 	return 0;
 }
 

@@ -89,16 +89,9 @@ int capture__drain(struct capture *c, uint64_t until);
 
 void capture__stats(const struct capture *c, struct capture_stats *out);
 
-/* The user-stack unwinder's maps, for loading binaries' unwind rows (user/stacks/cfi_loader.h). */
-struct capture_unwind_maps {
-	struct lx_cfi_row *rows;	/* mmap'ed, owned by the capture */
-	uint32_t rows_max;
-	int files_fd, wanted_fd;
-	volatile uint64_t *gen;
-};
-
-/* After load; -ENOENT when no user stacks are taken. */
-int capture__unwind_maps(struct capture *c, struct capture_unwind_maps *out);
+/* The user-stack unwinder's maps, for loading binaries' unwind rows (user/stacks/cfi_loader.h).
+ * After load; -ENOENT when no user stacks are taken. */
+int capture__unwind_maps(struct capture *c, struct lx_unwind_maps *out);
 
 /* The unwinder's counters (enum lx_unwind_stat), summed over CPUs. */
 int capture__unwind_stats(const struct capture *c, uint64_t out[LX_UNWIND_NSTATS]);

@@ -257,22 +257,15 @@ static void report_model_error(const struct output *o, const char *step, int err
 /* The loader of unwind rows, when user stacks are taken. */
 static int new_cfi_loader(struct capture *cap, struct cfi_loader **out)
 {
-	struct capture_unwind_maps um;
-	int err = capture__unwind_maps(cap, &um);
+	struct cfi_loader_opts o = { .sz = sizeof(o) };
+	int err = capture__unwind_maps(cap, &o.maps);
 
 	*out = NULL;
 	if (err == -ENOENT)
 		return 0;
 	if (err)
 		return err;
-	*out = cfi_loader__new(&(struct cfi_loader_opts){
-		.sz = sizeof(struct cfi_loader_opts),
-		.rows = um.rows,
-		.rows_max = um.rows_max,
-		.files_fd = um.files_fd,
-		.wanted_fd = um.wanted_fd,
-		.gen = um.gen,
-	});
+	*out = cfi_loader__new(&o);
 	if (!*out) {
 		err = -errno;
 		fprintf(stderr, PREFIX "unwinder: %s\n", strerror(-err));

@@ -69,7 +69,7 @@ struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts)
 {
 	struct cfi_loader *l;
 
-	if (!opts || opts->sz < sizeof(*opts) || !opts->rows || !opts->gen) {
+	if (!opts || opts->sz < sizeof(*opts) || !opts->maps.rows || !opts->maps.gen) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -129,9 +129,9 @@ static int publish(struct cfi_loader *l, const struct lx_file_key *key, uint32_t
 	struct lx_file_rows v = { .first = first, .n = n };
 	uint64_t *state;
 
-	if (bpf_map_update_elem(l->o.files_fd, key, &v, BPF_ANY))
+	if (bpf_map_update_elem(l->o.maps.files_fd, key, &v, BPF_ANY))
 		return -errno;
-	(*l->o.gen)++;
+	(*l->o.maps.gen)++;
 	state = u64map__get(l->files, file_key(key->dev, key->ino));
 	if (state)
 		*state = FILE_DONE;
@@ -165,11 +165,11 @@ static int load(struct cfi_loader *l, const struct queued *q)
 	} else if (err || !t.n) {
 		l->st.files_empty++;
 		err = publish(l, &q->key, 0, 0);
-	} else if (t.n > l->o.rows_max - l->next) {
+	} else if (t.n > l->o.maps.rows_max - l->next) {
 		l->st.files_full++;
 		err = publish(l, &q->key, 0, 0);
 	} else {
-		memcpy(&l->o.rows[l->next], t.rows, t.n * sizeof(*t.rows));
+		memcpy(&l->o.maps.rows[l->next], t.rows, t.n * sizeof(*t.rows));
 		err = publish(l, &q->key, l->next, (uint32_t)t.n);
 		if (!err) {
 			l->next += (uint32_t)t.n;
@@ -251,7 +251,7 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 		/* Gone, or replaced: the next walk that meets the file asks again. */
 		l->st.files_retry++;
 		pthread_mutex_unlock(&l->lock);
-		bpf_map_delete_elem(l->o.wanted_fd, &key);
+		bpf_map_delete_elem(l->o.maps.wanted_fd, &key);
 		return 0;
 	}
 	state = u64map__put(l->files, file_key(w->dev, w->ino), &added);

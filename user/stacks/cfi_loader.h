@@ -30,11 +30,7 @@ struct cfi_loader;
 
 struct cfi_loader_opts {
 	size_t sz;			/* sizeof(struct cfi_loader_opts) */
-	struct lx_cfi_row *rows;	/* the cfi_rows array map, mmap'ed */
-	uint32_t rows_max;		/* its entries */
-	int files_fd;			/* the cfi_files hash map */
-	int wanted_fd;			/* the cfi_wanted LRU hash map */
-	volatile uint64_t *gen;		/* cfi_gen: bumped after each file published */
+	struct lx_unwind_maps maps;	/* capture__unwind_maps fills it */
 	const char *proc_root;		/* NULL: "/proc" */
 };
 
