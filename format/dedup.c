@@ -5,12 +5,14 @@
 #include "format/dedup.h"
 #include "format/tracemap.h"
 #include "lib/grow.h"
+#include "lib/u64map.h"
 
 /* One generation: its keys, and the id each has in the file. */
 struct gen {
 	struct gt_tracemap *keys;	/* key -> entry number */
 	uint64_t *ids;			/* by entry number - 1 */
 	size_t ids_cap;
+	struct u64map *moved;		/* ids it took over from the generation before */
 };
 
 struct gt_dedup {
@@ -20,6 +22,7 @@ struct gt_dedup {
 	uint64_t base;
 	uint64_t next;		/* the id the next definition gets */
 	uint64_t first;		/* the first id defined in the current generation */
+	uint64_t prev_first;	/* and in the previous one */
 	uint64_t *locs;		/* locations of ids first .. next - 1 */
 	size_t locs_cap;
 	uint64_t moved;		/* keys of the previous generation found again in this one */
@@ -34,10 +37,12 @@ struct gt_dedup *gt_dedup__new(uint64_t base, size_t budget)
 		return NULL;
 	d->budget = budget;
 	d->base = base;
-	d->next = d->first = base + 1;
-	d->gen[0].keys = gt_tracemap__new();
-	d->gen[1].keys = gt_tracemap__new();
-	if (!d->gen[0].keys || !d->gen[1].keys) {
+	d->next = d->first = d->prev_first = base + 1;
+	for (int i = 0; i < 2; i++) {
+		d->gen[i].keys = gt_tracemap__new();
+		d->gen[i].moved = u64map__new();
+	}
+	if (!d->gen[0].keys || !d->gen[1].keys || !d->gen[0].moved || !d->gen[1].moved) {
 		gt_dedup__free(d);
 		errno = ENOMEM;
 		return NULL;
@@ -79,8 +84,16 @@ uint64_t gt_dedup__find(struct gt_dedup *d, const void *key, size_t len)
 	id = old->ids[k - 1];
 	/* Out of room or memory it stays in the previous generation only: defined again if it
 	 * comes back after the next rotation. */
-	if (!gt_dedup__full(d) && !gen_put(cur, key, len, id))
-		d->moved++;
+	if (!gt_dedup__full(d)) {
+		bool added;
+
+		if (u64map__put(cur->moved, id, &added)) {
+			if (!gen_put(cur, key, len, id))
+				d->moved++;
+			else
+				u64map__del(cur->moved, id);
+		}
+	}
 	return id;
 }
 
@@ -94,18 +107,36 @@ bool gt_dedup__full(const struct gt_dedup *d)
 	return cur_bytes(d) >= d->budget;
 }
 
-void gt_dedup__rotate(struct gt_dedup *d)
+void gt_dedup__rotate(struct gt_dedup *d, gt_dedup_forgot forgot, void *ctx)
 {
-	struct gen *old = &d->gen[d->cur ^ 1];
+	struct gen *cur = &d->gen[d->cur], *old = &d->gen[d->cur ^ 1];
 	uint64_t n = gt_tracemap__count(old->keys);
 
 	if (n)
 		d->st.generations++;
 	d->st.forgotten += n - d->moved;
+	for (uint64_t k = 0; forgot && k < n; k++)
+		if (!u64map__get(cur->moved, old->ids[k]))
+			forgot(ctx, old->ids[k]);
 	gt_tracemap__clear(old->keys);
+	u64map__clear(old->moved);
 	d->cur ^= 1;
+	d->prev_first = d->first;
 	d->first = d->next;
 	d->moved = 0;
+}
+
+bool gt_dedup__current(const struct gt_dedup *d, uint64_t id)
+{
+	return (id >= d->first && id < d->next) || u64map__get(d->gen[d->cur].moved, id);
+}
+
+bool gt_dedup__live(const struct gt_dedup *d, uint64_t id)
+{
+	if (id <= d->base || id >= d->next)
+		return false;
+	return id >= d->prev_first || u64map__get(d->gen[0].moved, id) ||
+	       u64map__get(d->gen[1].moved, id);
 }
 
 uint64_t gt_dedup__add(struct gt_dedup *d, const void *key, size_t len, uint64_t loc)
@@ -152,6 +183,7 @@ void gt_dedup__free(struct gt_dedup *d)
 	for (int i = 0; i < 2; i++) {
 		gt_tracemap__free(d->gen[i].keys);
 		free(d->gen[i].ids);
+		u64map__free(d->gen[i].moved);
 	}
 	free(d->locs);
 	free(d);

@@ -9,8 +9,11 @@
  * or used in the current one, and those of the previous one. When the current generation
  * holds its budget of bytes, the previous one is forgotten and the current one becomes the
  * previous one; a key that comes back after a whole generation unused is defined again under
- * a new id. Both Go parsers take any number of ids for the same content, and the old id stays
- * valid: a caller that kept it may still use it.
+ * a new id. Both Go parsers take any number of ids for the same content. The old id stays
+ * valid in the file, but callers that keep ids use them again only while the table knows
+ * them (gt_dedup__live): so no output after a rotation names what it forgot, and a reader
+ * that holds definitions in memory (the flight recorder's, user/flight/flight.h) can drop
+ * them too.
  *
  * Where definitions are: the table keeps the location (the writer's batch) of the definitions
  * made in the current generation only. The caller must have written every one of them before
@@ -50,7 +53,17 @@ uint64_t gt_dedup__next(const struct gt_dedup *d);
 /* The current generation holds its budget: write every definition made in it, then
  * gt_dedup__rotate() before the next gt_dedup__add(). */
 bool gt_dedup__full(const struct gt_dedup *d);
-void gt_dedup__rotate(struct gt_dedup *d);
+/* Called by gt_dedup__rotate() with each id it forgets for good: find() never gives it again. */
+typedef void (*gt_dedup_forgot)(void *ctx, uint64_t id);
+void gt_dedup__rotate(struct gt_dedup *d, gt_dedup_forgot forgot, void *ctx);
+
+/* Whether the table still knows id (in either generation), and whether it is in the current
+ * one. A caller that keeps an id to use it again asks for it anew by its key unless it is
+ * current (find() then moves it to the current generation, same id, or it is defined again):
+ * an id the table forgot is one nothing written after the rotation uses, which is what lets
+ * a reader of the output forget its definition too. */
+bool gt_dedup__live(const struct gt_dedup *d, uint64_t id);
+bool gt_dedup__current(const struct gt_dedup *d, uint64_t id);
 
 /* Defines key, which find() did not know, at location loc; returns its id, or 0 with errno =
  * ENOMEM. */

@@ -1,7 +1,7 @@
 /* dict.c - string and stack definitions of a trace, under a byte budget.
  *
- * Strings are never freed before the dictionary, so the frames of every stack can point at
- * them. Each stack is one allocation (header and frames), replaced whole when its id is
+ * A string is freed before the dictionary only when no stack names it (the frames of each
+ * stack point at their strings). Each stack is one allocation (header and frames), replaced whole when its id is
  * defined again. The budget counts what a definition costs here (bytes, frames and the index
  * entries), so no input can make the dictionary grow past it.
  */
@@ -22,11 +22,16 @@ struct dstack {
 	struct gt_rframe frames[];
 };
 
+struct dstring {
+	uint64_t id;
+	char s[];
+};
+
 struct gt_dict {
 	const struct gt_dict *parent;
 	uint64_t budget, bytes;
 	struct u64map *string_ids;	/* id -> index in strings */
-	char **strings;
+	struct dstring **strings;
 	size_t nstrings, strings_cap;
 	struct u64map *stack_ids;	/* id -> index in stacks */
 	struct dstack **stacks;
@@ -64,7 +69,7 @@ int gt_dict__add_string(struct gt_dict *d, uint64_t id, const void *bytes, size_
 {
 	uint64_t *slot;
 	bool added;
-	char *s;
+	struct dstring *s;
 	int err;
 
 	if (!id || !len)
@@ -76,14 +81,15 @@ int gt_dict__add_string(struct gt_dict *d, uint64_t id, const void *bytes, size_
 		return err;
 	if (grow_array((void **)&d->strings, &d->strings_cap, d->nstrings + 1, sizeof(*d->strings), 64))
 		return -ENOMEM;
-	s = malloc(len + 1);
+	s = malloc(sizeof(*s) + len + 1);
 	slot = s ? u64map__put(d->string_ids, id, &added) : NULL;
 	if (!slot) {
 		free(s);
 		return -ENOMEM;
 	}
-	memcpy(s, bytes, len);
-	s[len] = '\0';
+	s->id = id;
+	memcpy(s->s, bytes, len);
+	s->s[len] = '\0';
 	*slot = d->nstrings;
 	d->strings[d->nstrings++] = s;
 	if (id > d->max_string)
@@ -147,13 +153,60 @@ int gt_dict__add_stack(struct gt_dict *d, uint64_t id, const uint64_t *vals, siz
 	return 0;
 }
 
+bool gt_dict__forget_string(struct gt_dict *d, uint64_t id)
+{
+	uint64_t *slot = u64map__get(d->string_ids, id);
+	size_t i;
+
+	if (!slot)
+		return false;
+	i = *slot;
+	d->bytes -= strlen(d->strings[i]->s) + 1 + ENTRY_COST;
+	free(d->strings[i]);
+	u64map__del(d->string_ids, id);
+	if (i != --d->nstrings) {
+		d->strings[i] = d->strings[d->nstrings];
+		*u64map__get(d->string_ids, d->strings[i]->id) = i;
+	}
+	return true;
+}
+
+bool gt_dict__forget_stack(struct gt_dict *d, uint64_t id)
+{
+	uint64_t *slot = u64map__get(d->stack_ids, id);
+	size_t i;
+
+	if (!slot)
+		return false;
+	i = *slot;
+	d->bytes -= sizeof(struct dstack) + d->stacks[i]->pub.n * sizeof(struct gt_rframe) +
+		    ENTRY_COST;
+	free(d->stacks[i]);
+	u64map__del(d->stack_ids, id);
+	if (i != --d->nstacks) {
+		d->stacks[i] = d->stacks[d->nstacks];
+		*u64map__get(d->stack_ids, d->stacks[i]->pub.id) = i;
+	}
+	return true;
+}
+
+size_t gt_dict__nstacks(const struct gt_dict *d)
+{
+	return d->nstacks;
+}
+
+const struct gt_stack *gt_dict__stack_at(const struct gt_dict *d, size_t i)
+{
+	return i < d->nstacks ? &d->stacks[i]->pub : NULL;
+}
+
 const char *gt_dict__string(const struct gt_dict *d, uint64_t id)
 {
 	for (; d; d = d->parent) {
 		const uint64_t *i = u64map__get(d->string_ids, id);
 
 		if (i)
-			return d->strings[*i];
+			return d->strings[*i]->s;
 	}
 	return NULL;
 }

@@ -9,6 +9,7 @@
 #ifndef LXTRACE_FORMAT_DICT_H
 #define LXTRACE_FORMAT_DICT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +49,16 @@ int gt_dict__add_stack(struct gt_dict *d, uint64_t id, const uint64_t *vals, siz
 const char *gt_dict__string(const struct gt_dict *d, uint64_t id);
 /* NULL when undefined. Valid until the stack is redefined. */
 const struct gt_stack *gt_dict__stack(const struct gt_dict *d, uint64_t id);
+
+/* Drop a definition made here (not in the parent): false when it has none. The caller sees
+ * to it that nothing refers to the id any more; a string must be named by no stack left. */
+bool gt_dict__forget_string(struct gt_dict *d, uint64_t id);
+bool gt_dict__forget_stack(struct gt_dict *d, uint64_t id);
+
+/* The stacks defined here (not in the parent), i < gt_dict__nstacks(); valid until the next
+ * change. */
+size_t gt_dict__nstacks(const struct gt_dict *d);
+const struct gt_stack *gt_dict__stack_at(const struct gt_dict *d, size_t i);
 
 /* Names the strings of every stack again, for files that define strings after the stacks
  * that use them (the Go runtime writes its stacks at the end). */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/dict.h"
 #include "format/state.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"
@@ -30,6 +31,11 @@ struct gt_state {
 	struct gt_gcstat gc;
 	struct gt_state_stats st;
 	struct gt_reader *feeder;	/* gt_state__feed's decoder */
+	struct gt_dict *dict;		/* and the definitions it read */
+	/* Ids to drop from dict once the state no longer refers to them: [0] strings,
+	 * [1] stacks (gt_state__forget). */
+	uint64_t *pending[2];
+	size_t npending[2], pending_cap[2];
 	char problem[256];
 };
 
@@ -484,8 +490,10 @@ int gt_state__feed(struct gt_state *s, const void *bytes, size_t len)
 	int ret, err = 0;
 
 	if (!s->feeder) {
-		s->feeder = gt_reader__new(&(struct gt_reader_opts){
-			.sz = sizeof(struct gt_reader_opts), .fd = -1, .headerless = true });
+		s->dict = s->dict ? s->dict : gt_dict__new(NULL, 0);
+		s->feeder = s->dict ? gt_reader__new(&(struct gt_reader_opts){
+			.sz = sizeof(struct gt_reader_opts), .fd = -1, .headerless = true,
+			.dict = s->dict }) : NULL;
 		if (!s->feeder)
 			return -ENOMEM;
 	}
@@ -506,7 +514,87 @@ int gt_state__feed(struct gt_state *s, const void *bytes, size_t len)
 
 const struct gt_dict *gt_state__dict(const struct gt_state *s)
 {
-	return s->feeder ? gt_reader__dict(s->feeder) : NULL;
+	return s->dict;
+}
+
+/* Adds id to the set refs. */
+static int ref(struct u64map *refs, uint64_t id)
+{
+	bool added;
+
+	return !id || u64map__put(refs, id, &added) ? 0 : -ENOMEM;
+}
+
+/* The stack (stacks) or string ids the state refers to, into refs. */
+static int state_refs(const struct gt_state *s, bool stacks, struct u64map *refs)
+{
+	int err = stacks ? ref(refs, s->gc.gc_stk) : 0;
+
+	for (size_t i = 0; i < s->ngs && !err; i++) {
+		const struct gt_gstat *g = &s->gs[i];
+
+		if (stacks)
+			err = ref(refs, g->stk) || ref(refs, g->name_stk) ? -ENOMEM : 0;
+		else
+			err = ref(refs, g->label);
+		for (size_t k = 0; k < g->nregions && !err; k++)
+			err = ref(refs, stacks ? g->regions[k].stk : g->regions[k].name);
+	}
+	for (size_t i = 0; i < s->ntasks && !err; i++)
+		err = ref(refs, stacks ? s->tasks[i].stk : s->tasks[i].name);
+	return err;
+}
+
+/* Drops the pending ids of one kind that refs does not hold; keeps the others pending. */
+static void sweep(struct gt_state *s, bool stacks, const struct u64map *refs)
+{
+	uint64_t *ids = s->pending[stacks];
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->npending[stacks]; i++) {
+		if (u64map__get(refs, ids[i]))
+			ids[kept++] = ids[i];
+		else if (stacks)
+			gt_dict__forget_stack(s->dict, ids[i]);
+		else
+			gt_dict__forget_string(s->dict, ids[i]);
+	}
+	s->npending[stacks] = kept;
+}
+
+int gt_state__forget(struct gt_state *s, bool stacks, const uint64_t *ids, size_t n)
+{
+	struct u64map *refs;
+	int err;
+
+	if (grow_array((void **)&s->pending[stacks], &s->pending_cap[stacks],
+		       s->npending[stacks] + n, sizeof(*ids), 256))
+		return -ENOMEM;
+	memcpy(s->pending[stacks] + s->npending[stacks], ids, n * sizeof(*ids));
+	s->npending[stacks] += n;
+	if (!s->dict)
+		return 0;
+	refs = u64map__new();
+	if (!refs)
+		return -ENOMEM;
+	/* Stacks first: a string stays while a stack left names it. */
+	err = state_refs(s, true, refs);
+	if (!err)
+		sweep(s, true, refs);
+	u64map__clear(refs);
+	if (!err)
+		err = state_refs(s, false, refs);
+	for (size_t i = 0; i < gt_dict__nstacks(s->dict) && !err; i++) {
+		const struct gt_stack *st = gt_dict__stack_at(s->dict, i);
+
+		for (size_t k = 0; k < st->n && !err; k++)
+			err = ref(refs, st->frames[k].func_id) || ref(refs, st->frames[k].file_id) ?
+				      -ENOMEM : 0;
+	}
+	if (!err)
+		sweep(s, false, refs);
+	u64map__free(refs);
+	return err;
 }
 
 const char *gt_state__problem(const struct gt_state *s)
@@ -663,5 +751,8 @@ void gt_state__free(struct gt_state *s)
 	u64map__free(s->p_index);
 	u64map__free(s->task_index);
 	gt_reader__free(s->feeder);
+	gt_dict__free(s->dict);
+	free(s->pending[0]);
+	free(s->pending[1]);
 	free(s);
 }

@@ -79,6 +79,8 @@ struct gt_writer {
 	struct proc *procs;
 	struct u64map *gs;	/* goid -> location of its last ordered event */
 	struct gt_dedup *strings, *stacks;
+	void (*forgot)(void *ctx, bool stack, uint64_t id);
+	void *forgot_ctx;
 	uint64_t *scratch;	/* stack record values */
 	uint64_t epoch;
 	/* The whole file as the batches queued leave it, and as those in the file do. */
@@ -269,6 +271,10 @@ struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 			      gt_outq__new(opts->fd, STAGE_SIZE, opts->reserve);
 	w->gs = u64map__new();
 	budget = opts->table_budget ? opts->table_budget : GT_WRITER_TABLE_BUDGET;
+	if (opts->sink) {
+		w->forgot = opts->forgot;
+		w->forgot_ctx = opts->sink_ctx;
+	}
 	w->strings = gt_dedup__new(opts->string_base, budget);
 	w->stacks = gt_dedup__new(opts->stack_base, budget);
 	w->scratch = malloc(5 * GT_MAX_STACK_FRAMES * sizeof(*w->scratch));
@@ -313,6 +319,20 @@ static int write_all(struct gt_writer *w)
 	return 0;
 }
 
+static void forgot_string(void *ctx, uint64_t id)
+{
+	struct gt_writer *w = ctx;
+
+	w->forgot(w->forgot_ctx, false, id);
+}
+
+static void forgot_stack(void *ctx, uint64_t id)
+{
+	struct gt_writer *w = ctx;
+
+	w->forgot(w->forgot_ctx, true, id);
+}
+
 /* Makes room for a new definition in t: when its generation is full, the definitions it
  * made go out before it forgets where they are. */
 static int make_room(struct gt_writer *w, struct gt_dedup *t)
@@ -323,8 +343,19 @@ static int make_room(struct gt_writer *w, struct gt_dedup *t)
 		return 0;
 	err = write_all(w);
 	if (!err)
-		gt_dedup__rotate(t);
+		gt_dedup__rotate(t, w->forgot ? t == w->stacks ? forgot_stack : forgot_string : NULL,
+				 w);
 	return err;
+}
+
+bool gt_writer__live(const struct gt_writer *w, bool stack, uint64_t id)
+{
+	return gt_dedup__live(stack ? w->stacks : w->strings, id);
+}
+
+bool gt_writer__current(const struct gt_writer *w, bool stack, uint64_t id)
+{
+	return gt_dedup__current(stack ? w->stacks : w->strings, id);
 }
 
 /* Makes P p's open batch follow the definition of id in t (0: none). */

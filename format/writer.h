@@ -25,6 +25,7 @@
 #ifndef LXTRACE_FORMAT_WRITER_H
 #define LXTRACE_FORMAT_WRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,10 @@ struct gt_writer_opts {
 	 * them in memory (format/window.h). */
 	gt_batch_sink sink;
 	void *sink_ctx;
+	/* With sink: called with each string (stack = false) and stack id a table forgets, after
+	 * every batch that may use it went to sink; no batch after names it (given callers that
+	 * keep ids ask gt_writer__live). May be NULL. */
+	void (*forgot)(void *sink_ctx, bool stack, uint64_t id);
 };
 
 /* A generation of stacks of ~15 frames (~200 bytes each) is ~20,000 stacks. */
@@ -111,8 +116,16 @@ uint64_t gt_writer__stack_find(struct gt_writer *w, const uint64_t *pcs, size_t 
 /* Adds a stack (leaf first; 1 <= n <= GT_MAX_STACK_FRAMES, trimmed by the caller to fit
  * GT_MAX_LONG_BODY) with its frames' strings, written into P p's batch, or returns the id of
  * the stack with the same PCs that the writer remembers. Returns the id (> 0), or 0 with
- * errno set. Ids handed out stay valid for the whole file, forgotten or not. */
+ * errno set. */
 uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame *frames, size_t n);
+
+/* Whether the writer still remembers string or stack id, and whether in its current
+ * generation (format/dedup.h). An id stays valid in the file, but a caller that keeps one
+ * uses it again only while it is current, else it asks for the string or stack anew (which
+ * keeps the id while the writer remembers it), or, when it cannot, while it is live: the
+ * flight recorder forgets what the writer forgot. */
+bool gt_writer__live(const struct gt_writer *w, bool stack, uint64_t id);
+bool gt_writer__current(const struct gt_writer *w, bool stack, uint64_t id);
 
 /* Writes every buffered batch, in dependency order. */
 int gt_writer__flush(struct gt_writer *w);

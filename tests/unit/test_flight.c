@@ -145,6 +145,35 @@ Test(flight, time_limit_keeps_the_last_ticks)
 	gt_trace__free(t);
 }
 
+/* What the tracker keeps follows what the writer remembers: many distinct stacks over a small
+ * table budget make the writer forget; the tracker forgets them too once the window has no
+ * batch that may name them, and the file still defines every string and stack it uses. */
+Test(flight, tracker_forgets_what_the_writer_forgot)
+{
+	struct flight_stats kept, forgot;
+	struct sim_result res;
+	struct gt_trace *t;
+
+	for (int i = 0; i < 2; i++) {
+		struct flight *f = new_flight(64 * 1024, UINT64_MAX / 2);
+		struct sim_opts o = { .ncpu = 3, .nthreads = 12, .steps = 40000, .seed = 9,
+				      .batch_size = 300, .stacks = 20000, .table_budget = 16384,
+				      .sink = flight__sink, .sink_ctx = f,
+				      .forgot = i ? flight__forgot : NULL };
+
+		cr_assert_eq(sim_write(-1, &o, &res), 0);
+		cr_assert_gt(res.ws.stacks_forgotten, 1000, "the writer must have forgotten stacks");
+		if (i) {
+			t = write_file(f);
+			gt_trace__free(t);
+		}
+		flight__stats(f, i ? &forgot : &kept);
+		flight__free(f);
+	}
+	cr_expect_lt(forgot.dict_bytes * 4, kept.dict_bytes, "kept %llu bytes, forgetting %llu",
+		     (unsigned long long)kept.dict_bytes, (unsigned long long)forgot.dict_bytes);
+}
+
 /* One file at a time; freeing the flight waits for the one being written. */
 Test(flight, one_file_at_a_time)
 {

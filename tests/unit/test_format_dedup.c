@@ -16,7 +16,7 @@ static uint64_t add(struct gt_dedup *d, const char *key, uint64_t loc)
 
 	cr_assert_eq(gt_dedup__find(d, key, strlen(key)), 0, "%s is known", key);
 	if (gt_dedup__full(d))
-		gt_dedup__rotate(d);
+		gt_dedup__rotate(d, NULL, NULL);
 	id = gt_dedup__add(d, key, strlen(key), loc);
 	cr_assert(id);
 	return id;
@@ -37,7 +37,7 @@ Test(format_dedup, ids_start_above_the_base_and_locations_are_kept)
 	cr_assert_eq(gt_dedup__loc(d, 103, &loc), -EINVAL);
 	cr_assert_eq(gt_dedup__max_id(d), 102);
 	/* After a rotation the caller has written them: no location any more, still valid. */
-	gt_dedup__rotate(d);
+	gt_dedup__rotate(d, NULL, NULL);
 	cr_assert_eq(gt_dedup__loc(d, 101, &loc), 0);
 	cr_assert_eq(loc, GT_DEDUP_WRITTEN);
 	gt_dedup__free(d);
@@ -69,5 +69,40 @@ Test(format_dedup, forgets_what_a_generation_left_unused)
 	cold2 = add(d, "cold", 3);
 	cr_assert_neq(cold2, cold);
 	cr_assert_eq(cold2, gt_dedup__max_id(d));
+	gt_dedup__free(d);
+}
+
+static void note_forgot(void *ctx, uint64_t id)
+{
+	uint8_t *forgot = ctx;
+
+	cr_assert_lt(id, 64);
+	cr_assert_eq(forgot[id]++, 0, "id %llu forgotten twice", (unsigned long long)id);
+}
+
+/* A rotation reports each id it forgets for good, once; a key used again in the generation
+ * that follows its definition moves with it and stays live under its id. */
+Test(format_dedup, reports_what_it_forgets_and_knows_what_is_live)
+{
+	struct gt_dedup *d = gt_dedup__new(0, BUDGET);
+	uint8_t forgot[64] = { 0 };
+	uint64_t a = gt_dedup__add(d, "a", 1, 1), b = gt_dedup__add(d, "b", 1, 1), c;
+
+	cr_assert(gt_dedup__live(d, a) && gt_dedup__live(d, b));
+	cr_assert_not(gt_dedup__live(d, 0));
+	cr_assert_not(gt_dedup__live(d, b + 1));
+	gt_dedup__rotate(d, note_forgot, forgot);	/* a and b: the previous generation */
+	cr_assert(gt_dedup__live(d, a) && gt_dedup__live(d, b));
+	cr_assert_eq(gt_dedup__find(d, "a", 1), a);	/* a moves to the current one */
+	c = gt_dedup__add(d, "c", 1, 2);
+	gt_dedup__rotate(d, note_forgot, forgot);	/* b is forgotten */
+	cr_assert(forgot[b] == 1 && !forgot[a] && !forgot[c]);
+	cr_assert(gt_dedup__live(d, a) && gt_dedup__live(d, c));
+	cr_assert_not(gt_dedup__live(d, b));
+	gt_dedup__rotate(d, note_forgot, forgot);	/* a (moved) and c */
+	gt_dedup__rotate(d, note_forgot, forgot);
+	cr_assert(forgot[a] == 1 && forgot[c] == 1);
+	cr_assert_not(gt_dedup__live(d, a) || gt_dedup__live(d, c));
+	cr_assert_eq(gt_dedup__find(d, "a", 1), 0);
 	gt_dedup__free(d);
 }

@@ -452,7 +452,7 @@ int sim_write(int fd, const struct sim_opts *o, struct sim_result *out)
 	struct gt_writer_opts wo = { .sz = sizeof(wo), .fd = fd, .nprocs = o->ncpu + 1,
 				     .frequency = 1000000000, .batch_size = o->batch_size,
 				     .table_budget = o->table_budget, .sink = o->sink,
-				     .sink_ctx = o->sink_ctx };
+				     .sink_ctx = o->sink_ctx, .forgot = o->forgot };
 	struct sim s = { .o = o, .res = out, .now = 1000000, .rng = o->seed };
 	int err;
 

@@ -3,6 +3,7 @@
 #ifndef LXTRACE_TESTS_FORMAT_SIM_H
 #define LXTRACE_TESTS_FORMAT_SIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@ struct sim_opts {
 	/* Batches go to sink instead of fd (gt_writer_opts.sink: the flight recorder's window). */
 	gt_batch_sink sink;
 	void *sink_ctx;
+	void (*forgot)(void *sink_ctx, bool stack, uint64_t id);	/* gt_writer_opts.forgot */
 };
 
 struct sim_result {

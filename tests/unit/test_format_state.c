@@ -265,3 +265,61 @@ Test(format_state, batches_fed_from_memory)
 	gt_state__free(fed);
 	free(buf);
 }
+
+/* Forgetting every id the writer gave keeps exactly what the state still refers to: the
+ * stacks of goroutines, tasks and regions, their names and labels, and the strings those
+ * stacks name. */
+Test(format_state, forgets_all_but_what_it_refers_to)
+{
+	struct sim_opts o = { .ncpu = 2, .nthreads = 8, .steps = 2000, .seed = 4, .batch_size = 300,
+			      .stacks = 1000 };
+	size_t len, offs[2048], n;
+	uint8_t *buf = sim_file(&o, &len);
+	struct gt_state *s = gt_state__new();
+	const struct gt_dict *d;
+	uint64_t nstr, nstk, *ids, before;
+
+	n = sim_batch_offsets(buf, len, offs, 2048);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(gt_state__feed(s, buf + offs[i], (i + 1 < n ? offs[i + 1] : len) - offs[i]),
+			     0);
+	d = gt_state__dict(s);
+	nstr = gt_dict__max_string_id(d);
+	nstk = gt_dict__max_stack_id(d);
+	before = gt_dict__bytes(d);
+	ids = calloc(nstr > nstk ? nstr : nstk, sizeof(*ids));
+	cr_assert(ids);
+	for (uint64_t i = 0; i < nstk; i++)
+		ids[i] = i + 1;
+	cr_assert_eq(gt_state__forget(s, true, ids, nstk), 0);
+	for (uint64_t i = 0; i < nstr; i++)
+		ids[i] = i + 1;
+	cr_assert_eq(gt_state__forget(s, false, ids, nstr), 0);
+	cr_expect_lt(gt_dict__bytes(d) * 2, before, "%llu of %llu bytes kept",
+		     (unsigned long long)gt_dict__bytes(d), (unsigned long long)before);
+	for (size_t i = 0; i < gt_state__ngoroutines(s); i++) {
+		const struct gt_gstat *g = &gt_state__goroutines(s)[i];
+		const uint64_t stks[] = { g->stk, g->name_stk };
+
+		for (size_t k = 0; k < 2; k++) {
+			const struct gt_stack *st = stks[k] ? gt_dict__stack(d, stks[k]) : NULL;
+
+			cr_expect(!stks[k] || st, "goroutine %llu's stack %llu was forgotten",
+				  (unsigned long long)g->id, (unsigned long long)stks[k]);
+			for (size_t f = 0; st && f < st->n; f++)
+				cr_expect(!st->frames[f].func_id ||
+					  gt_dict__string(d, st->frames[f].func_id),
+					  "a string of stack %llu was forgotten",
+					  (unsigned long long)stks[k]);
+		}
+		cr_expect(!g->label || gt_dict__string(d, g->label));
+		for (size_t k = 0; k < g->nregions; k++)
+			cr_expect(gt_dict__string(d, g->regions[k].name));
+	}
+	for (size_t i = 0; i < gt_state__ntasks(s); i++)
+		cr_expect(!gt_state__tasks(s)[i].name ||
+			  gt_dict__string(d, gt_state__tasks(s)[i].name));
+	free(ids);
+	gt_state__free(s);
+	free(buf);
+}

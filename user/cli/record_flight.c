@@ -86,6 +86,7 @@ void record_flight__writer_opts(struct record_flight *rf, struct gt_writer_opts 
 	wo->fd = -1;
 	wo->sink = flight__sink;
 	wo->sink_ctx = rf->flight;
+	wo->forgot = flight__forgot;
 }
 
 void record_flight__model_opts(struct record_flight *rf, struct model_opts *mo)

@@ -26,18 +26,34 @@
 #include "format/reader.h"
 #include "format/state.h"
 #include "lib/clock.h"
+#include "lib/grow.h"
 #include "user/flight/flight.h"
+
+/* An id the writer forgot, to be forgotten by the tracker once the batches that may name it
+ * (the first `seq` pushed) have left the window. */
+struct forgot {
+	uint64_t seq;
+	uint64_t id;
+	bool stack;
+};
 
 struct flight {
 	struct flight_opts opts;
 	struct gt_window *window;
 	struct gt_state *evicted;	/* fed every batch that left the window */
+	uint64_t pushed, nevicted;	/* batches */
+	struct forgot *forgot;		/* forgot[forgot_head .. nforgot), oldest first */
+	size_t forgot_head, nforgot, forgot_cap;
+	uint64_t *ids;			/* scratch for gt_state__forget */
+	size_t ids_cap;
 	struct flight_plan plan;
 	struct flight_stats st;
 	pid_t child;			/* writing a file, or 0 */
 	int child_fd, child_pipe;	/* its file; the read end of its error line */
 	uint64_t child_start;
 };
+
+static int forget_due(struct flight *f);
 
 /* The window's evict callback: the tracker reads the batch before its bytes are reused. A
  * transition the tracker did not allow is applied all the same and counted in its stats (the
@@ -48,7 +64,62 @@ static int on_evict(void *ctx, const struct gt_window_batch *b)
 	struct flight *f = ctx;
 	int err = gt_state__feed(f->evicted, b->data, b->len);
 
-	return err == -EPROTO ? 0 : err;
+	if (err && err != -EPROTO)
+		return err;
+	f->nevicted++;
+	return forget_due(f);
+}
+
+/* Hands the tracker the ids of one kind whose last possible users have all left the window. */
+static int forget_kind(struct flight *f, bool stack)
+{
+	size_t n = 0;
+
+	for (size_t i = f->forgot_head; i < f->nforgot && f->forgot[i].seq <= f->nevicted; i++) {
+		if (f->forgot[i].stack != stack)
+			continue;
+		if (grow_array((void **)&f->ids, &f->ids_cap, n + 1, sizeof(*f->ids), 1024))
+			return -ENOMEM;
+		f->ids[n++] = f->forgot[i].id;
+	}
+	return n ? gt_state__forget(f->evicted, stack, f->ids, n) : 0;
+}
+
+static int forget_due(struct flight *f)
+{
+	size_t i = f->forgot_head;
+	int err;
+
+	if (i == f->nforgot || f->forgot[i].seq > f->nevicted)
+		return 0;
+	err = forget_kind(f, false);
+	if (!err)
+		err = forget_kind(f, true);
+	if (err)
+		return err;
+	while (i < f->nforgot && f->forgot[i].seq <= f->nevicted)
+		i++;
+	f->forgot_head = i;
+	if (i == f->nforgot)
+		f->forgot_head = f->nforgot = 0;
+	return 0;
+}
+
+void flight__forgot(void *ctx, bool stack, uint64_t id)
+{
+	struct flight *f = ctx;
+
+	if (f->forgot_head && f->nforgot == f->forgot_cap) {
+		memmove(f->forgot, f->forgot + f->forgot_head,
+			(f->nforgot - f->forgot_head) * sizeof(*f->forgot));
+		f->nforgot -= f->forgot_head;
+		f->forgot_head = 0;
+	}
+	/* Out of memory the definition is kept: the tracker holds more, never less. */
+	if (grow_array((void **)&f->forgot, &f->forgot_cap, f->nforgot + 1, sizeof(*f->forgot),
+		       1024))
+		return;
+	f->forgot[f->nforgot++] = (struct forgot){ .seq = f->pushed, .id = id, .stack = stack };
 }
 
 struct flight *flight__new(const struct flight_opts *opts)
@@ -83,8 +154,11 @@ int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, s
 		 const uint8_t *body, size_t blen)
 {
 	struct flight *f = ctx;
+	int err = gt_window__push(f->window, b->p, b->first_ts, b->last_ts, hdr, hlen, body, blen);
 
-	return gt_window__push(f->window, b->p, b->first_ts, b->last_ts, hdr, hlen, body, blen);
+	if (!err)
+		f->pushed++;
+	return err;
 }
 
 void flight__trigger(void *ctx, uint64_t ts)
@@ -332,6 +406,8 @@ void flight__free(struct flight *f)
 		flight__reap(f, true, &result, err, sizeof(err));
 	gt_window__free(f->window);
 	gt_state__free(f->evicted);
+	free(f->forgot);
+	free(f->ids);
 	free(f);
 }
 

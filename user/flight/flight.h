@@ -56,6 +56,11 @@ struct flight *flight__new(const struct flight_opts *opts);
 int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, size_t hlen,
 		 const uint8_t *body, size_t blen);
 
+/* The writer forgot string or stack id (gt_writer_opts.forgot): the state tracker forgets
+ * its definition once every batch pushed so far has left the window, so what it keeps follows
+ * what the writer remembers, not the length of the recording. ctx is the flight. */
+void flight__forgot(void *ctx, bool stack, uint64_t id);
+
 /* A trigger fired at ts (model_opts.on_trigger): ctx is the flight. */
 void flight__trigger(void *ctx, uint64_t ts);
 

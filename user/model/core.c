@@ -53,7 +53,8 @@ int model_emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_
  * no hash lookup per event. */
 static int ident_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk)
 {
-	if (t->last_stk && t->last_stk_ident == t->ident && t->last_stk_nr == nr) {
+	if (t->last_stk && t->last_stk_ident == t->ident && t->last_stk_nr == nr &&
+	    gt_writer__current(m->w, true, t->last_stk)) {
 		*stk = t->last_stk;
 		return 0;
 	}
@@ -285,8 +286,9 @@ int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, s
 	uint64_t stk;
 	int err;
 
-	/* Interned at the first firing: a recording without any has the same bytes as before. */
-	if (!m->key_trigger) {
+	/* Interned at the first firing: a recording without any has the same bytes as before.
+	 * Again when not current in the writer (format/dedup.h). */
+	if (!m->key_trigger || !gt_writer__current(m->w, false, m->key_trigger)) {
 		m->key_trigger = gt_writer__string(m->w, t ? p : m->hk, "lxtrace.trigger");
 		if (!m->key_trigger)
 			return -errno;

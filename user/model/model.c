@@ -31,6 +31,7 @@ static const char *const repair_names[MODEL_REPAIR_COUNT] = {
 	[MODEL_REPAIR_BAD_RECORD] = "bad-record",
 	[MODEL_REPAIR_TASK_REUSE] = "task-reuse",
 	[MODEL_REPAIR_REGION_NESTING] = "region-nesting",
+	[MODEL_REPAIR_STACK_FORGOTTEN] = "stack-forgotten",
 };
 
 const char *model__repair_name(enum model_repair r)
@@ -227,7 +228,10 @@ int model__lost(struct model *m, uint32_t cpu, uint64_t ts, uint64_t n)
 	m->st.lost += n;
 	m->lost_ts = m->now;
 	snprintf(msg, sizeof(msg), "%llu records lost on CPU %u", (unsigned long long)n, cpu);
-	err = model_log(m, m->key_lost, msg);
+	/* A kept id is used again only while current in the writer (format/dedup.h). */
+	if (!gt_writer__current(m->w, false, m->key_lost))
+		m->key_lost = gt_writer__string(m->w, m->hk, "lxtrace.lost");
+	err = m->key_lost ? model_log(m, m->key_lost, msg) : -errno;
 	if (err)
 		m->err = err;
 	return err;

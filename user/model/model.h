@@ -69,6 +69,8 @@ enum model_repair {
 	MODEL_REPAIR_TASK_REUSE,	/* a task begun again while live: a fresh trace task */
 	MODEL_REPAIR_REGION_NESTING,	/* a region end that is not the innermost: inner regions
 					 * ended first, or dropped when it matches none */
+	MODEL_REPAIR_STACK_FORGOTTEN,	/* a waker's stack kept for a switch-out that the writer
+					 * forgot meanwhile: the unblock has none */
 	MODEL_REPAIR_COUNT,
 };
 

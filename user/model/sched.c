@@ -74,6 +74,11 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 		t->off_nr = nr;
 	/* Woken after setting its sleep state but before this switch: it blocked and was woken
 	 * right away, by the waker whose stack was kept. */
+	if (wake && !gt_writer__live(m->w, true, wake)) {
+		/* Kept ids are used again only while the writer knows them (format/dedup.h). */
+		model_repair(m, MODEL_REPAIR_STACK_FORGOTTEN);
+		wake = 0;
+	}
 	if (!err && wake)
 		err = model_go_ready(m, c, t, wake);
 	return err;

@@ -306,12 +306,11 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 }
 
 /* The entry of key in m, probing from hash h past collisions with other keys; NULL when absent. */
-static const struct entry *memo_find(const struct memo *m, const uint64_t *key, size_t nkey,
-				     uint64_t h)
+static struct entry *memo_find(const struct memo *m, const uint64_t *key, size_t nkey, uint64_t h)
 {
 	for (;; h = hash_mix(h + 1)) {
 		const uint64_t *slot = u64map__get(m->by_hash, h);
-		const struct entry *e;
+		struct entry *e;
 
 		if (!slot)
 			return NULL;
@@ -407,7 +406,7 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	const uint64_t *upc = (const uint64_t *)&st->pc[st->nkern];
 	unsigned nuser = st->nuser, uflags = st->uflags & ~LX_USTACK_STORE;
 	uint64_t proc, h = 0x51ed270b27a4e13full, t0, stk;
-	const struct entry *e;
+	struct entry *young, *e;
 	size_t nkey = 0;
 
 	cs->st.lookups++;
@@ -441,11 +440,13 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	nkey += nuser;
 	for (size_t i = 0; i < nkey; i++)
 		h = hash_mix(h ^ cs->key[i]);
-	e = memo_find(&cs->memo[cs->young], cs->key, nkey, h);
-	if (e)
-		return e->stk;
-	e = memo_find(&cs->memo[cs->young ^ 1], cs->key, nkey, h);
-	if (e) {
+	/* A stack not in the writer's current generation is built again (format/dedup.h): the
+	 * writer then keeps its id while it still knows it, or gives a new one. */
+	young = memo_find(&cs->memo[cs->young], cs->key, nkey, h);
+	if (young && gt_writer__current(cs->w, true, young->stk))
+		return young->stk;
+	e = young ? NULL : memo_find(&cs->memo[cs->young ^ 1], cs->key, nkey, h);
+	if (e && gt_writer__current(cs->w, true, e->stk)) {
 		stk = e->stk;	/* e moves with the young generation's growth: copy first */
 		memo_put(cs, cs->key, nkey, h, stk);
 		return stk;
@@ -456,8 +457,12 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	cs->st.symbolize_ns += now_ns() - t0;
 	if (!stk)
 		return 0;
-	cs->st.distinct++;
-	memo_put(cs, cs->key, nkey, h, stk);
+	if (young)
+		young->stk = stk;
+	else
+		memo_put(cs, cs->key, nkey, h, stk);
+	if (!young && !e)
+		cs->st.distinct++;
 	return stk;
 }
 

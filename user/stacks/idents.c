@@ -338,7 +338,8 @@ uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr)
 	if (nr < 0 || nr > 0xfffd)
 		nr = -1;
 	key = ((uint64_t)ident + 1) << 16 | (uint64_t)(nr + 2);
-	if (u64cache__get(s->stacks, key, &stk))
+	/* Asked for again when not in the writer's current generation (format/dedup.h). */
+	if (u64cache__get(s->stacks, key, &stk) && gt_writer__current(s->w, true, stk))
 		return stk;
 
 	if (nr >= 0) {
@@ -364,7 +365,7 @@ uint64_t idents__create_stack(struct idents *s, uint32_t p, uint32_t ident)
 	struct prog *pr = &s->progs[s->idents[ident].prog];
 	struct gt_frame f = { .pc = pr->pc, .func = pr->func, .file = "program" };
 
-	if (!pr->create_stk)
+	if (!pr->create_stk || !gt_writer__current(s->w, true, pr->create_stk))
 		pr->create_stk = gt_writer__stack(s->w, p, &f, 1);
 	return pr->create_stk;
 }
@@ -374,7 +375,7 @@ uint64_t idents__special(struct idents *s, uint32_t p, enum ident_special k)
 	struct gt_frame f;
 	int err;
 
-	if (s->special[k])
+	if (s->special[k] && gt_writer__current(s->w, true, s->special[k]))
 		return s->special[k];
 	err = idents__special_frame(s, k, &f);
 	if (err) {
