@@ -10,6 +10,10 @@
 # samples after the first minute (warm-up: tables and caches fill, pids wrap), forks per second
 # and the trace's size. Goal: slope ~ 0. Not a timed test: run it by hand, alone (flock).
 #
+# With --flight-recorder among the record options, no trace is written while it runs: at the
+# end a SIGUSR1 asks for the window, whose file both Go parsers must take (the tracker forgot
+# what it could on the way), and the summary's window line says what the tracker held.
+#
 # Usage: bench/soak.sh [--minutes N] [--command] [-- RECORD-OPTIONS...]   (default 10 minutes)
 # Run as root; needs build/lxtrace (make).
 set -euo pipefail
@@ -25,7 +29,7 @@ while [ $# -gt 0 ]; do
 	--minutes) MINUTES=$2; shift ;;
 	--command) COMMAND=1 ;;
 	--) shift; break ;;
-	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "soak.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -74,6 +78,13 @@ while :; do
 	sleep "$PERIOD"
 done
 forks=$(cat "$TMP/forks" 2>/dev/null || echo 0)
+FLIGHT=
+if [[ " $* " == *" --flight-recorder"* ]]; then
+	FLIGHT=$TMP/soak-001.trace
+	kill -USR1 "$REC"
+	for _ in $(seq 600); do grep -q "soak-001.trace: the last" "$TMP/err" && break; sleep 0.1; done
+	grep -h "soak-001.trace" "$TMP/err" | sed 's/^ */  /'
+fi
 if [ -n "$COMMAND" ]; then
 	# lxtrace passes the signal on to the command, whose end ends the recording (and lxtrace
 	# exits with the command's status, 143).
@@ -86,7 +97,15 @@ else
 fi
 REC=
 
-awk -v forks="$forks" -v secs=$((MINUTES * 60)) -v size="$(stat -c %s "$TMP/soak.trace")" '
+if [ -n "$FLIGHT" ]; then
+	for cmd in "go tool trace -d" "/usr/lib/go-1.23/bin/go tool trace -d=1"; do
+		$cmd "$FLIGHT" >/dev/null 2>"$TMP/parse" ||
+			die "$cmd refused the flight file: $(head -2 "$TMP/parse")"
+	done
+	echo "  the flight file: both Go parsers take it"
+fi
+awk -v forks="$forks" -v secs=$((MINUTES * 60)) \
+	-v size="$(stat -c %s "${FLIGHT:-$TMP/soak.trace}" 2>/dev/null || echo 0)" '
 	NR == 1 { start = $2 }
 	{ end = $2 }
 	$1 >= 60 { n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
@@ -95,4 +114,4 @@ awk -v forks="$forks" -v secs=$((MINUTES * 60)) -v size="$(stat -c %s "$TMP/soak
 		printf "start %.1f MiB, end %.1f MiB, slope %.2f MiB/min (after the first minute), " \
 		       "%d forks (%.0f/s), trace %.0f MiB\n", start, end, slope, forks, forks / secs, size / 1048576
 	}' "$TMP/samples"
-grep -E "records lost|threads:|call stacks|definitions:" "$TMP/err" | sed 's/^ */  /'
+grep -E "records lost|threads:|call stacks|definitions:|window:|repairs" "$TMP/err" | sed 's/^ */  /'

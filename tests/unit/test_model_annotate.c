@@ -92,6 +92,36 @@ Test(model_annotate, region_nesting_is_repaired)
 	mt_proc_free(root);
 }
 
+/* A region open while the writer forgets its name (many other names over a small string table)
+ * still ends: the end finds it by content, and is written with the begin's name. */
+Test(model_annotate, a_region_outlives_its_name_in_the_writer)
+{
+	const struct gt_event *begin, *end;
+	struct gt_writer_stats ws;
+	char *root = mt_proc_new(), name[32];
+	struct mt t;
+
+	mt_proc_thread(root, 100, 100, "alpha", 'R', -1);
+	mt_open_with(&t, 1, MODEL_SYSCALLS_BLOCKING, root, T0, NULL, 4096);
+	mt_user(&t, T0 + 10, 0, 100, 100, LX_REC_REGION_BEGIN, 0, 0, "long", NULL, 0);
+	for (unsigned i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "log-key-%u", i);
+		mt_user(&t, T0 + 20 + i, 0, 100, 100, LX_REC_LOG, 0, 0, name, "v", 0);
+	}
+	gt_writer__stats(t.w, &ws);
+	cr_assert_gt(ws.strings_forgotten, 1000, "the writer must have forgotten the name");
+	mt_user(&t, T0 + 5000, 0, 100, 100, LX_REC_REGION_END, 0, 0, "long", NULL, 0);
+	mt_finish(&t, T0 + 6000);
+
+	cr_assert_eq(mt_repairs(&t.st), 0);
+	begin = nth_user(t.trace, GT_EV_USER_REGION, 0);
+	end = nth_user(t.trace, GT_EV_USER_REGION, 1);
+	cr_assert(begin && end && begin->args[1] == 0 && end->args[1] == 1);
+	cr_assert_eq(end->args[2], begin->args[2], "the end names the begin's string");
+	mt_close(&t, false);
+	mt_proc_free(root);
+}
+
 Test(model_annotate, bad_task_records_are_counted)
 {
 	struct mt t;

@@ -41,7 +41,8 @@ static void open_with(struct mt *t, char **root, const char *const *exprs, struc
 	mt_proc_thread(*root, 200, 200, "beta", 'R', -1);
 	mt_open_with(t, 2, MODEL_SYSCALLS_BLOCKING, *root, T0,
 		     &(struct model_opts){ .sz = sizeof(struct model_opts), .triggers = trig,
-					   .ntriggers = n, .on_trigger = on_trigger, .trigger_ctx = f });
+					   .ntriggers = n, .on_trigger = on_trigger, .trigger_ctx = f },
+		     0);
 }
 
 /* The trigger marks: UserLogs keyed "lxtrace.trigger", the n-th of them (NULL past the end). */

@@ -67,11 +67,11 @@ void mt_proc_free(char *root)
 void mt_open(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char *proc_root,
 	     uint64_t ts)
 {
-	mt_open_with(t, ncpus, mode, proc_root, ts, NULL);
+	mt_open_with(t, ncpus, mode, proc_root, ts, NULL, 0);
 }
 
 void mt_open_with(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char *proc_root,
-		  uint64_t ts, const struct model_opts *base)
+		  uint64_t ts, const struct model_opts *base, size_t table_budget)
 {
 	char *empty = NULL;
 	struct model_opts mo = { .sz = sizeof(mo) };
@@ -87,7 +87,8 @@ void mt_open_with(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const 
 	cr_assert_geq(t->fd, 0);
 	t->w = gt_writer__new(&(struct gt_writer_opts){ .sz = sizeof(struct gt_writer_opts),
 							.fd = t->fd, .nprocs = ncpus + 1,
-							.frequency = 1000000000 });
+							.frequency = 1000000000,
+							.table_budget = table_budget });
 	cr_assert_not_null(t->w);
 	if (!proc_root)
 		proc_root = empty = mt_proc_new();

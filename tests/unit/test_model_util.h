@@ -31,9 +31,10 @@ void mt_proc_free(char *root);
 void mt_open(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char *proc_root,
 	     uint64_t ts);
 
-/* mt_open with the other options of base (triggers, ...); NULL: none. */
+/* mt_open with the other options of base (triggers, ...; NULL: none) and the writer's table
+ * budget (0: its default). */
 void mt_open_with(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char *proc_root,
-		  uint64_t ts, const struct model_opts *base);
+		  uint64_t ts, const struct model_opts *base, size_t table_budget);
 
 /* Record feeders; each asserts that the model accepted the record. */
 void mt_switch(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t prev, uint32_t next,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "user/model/annotations.h"
 #include "user/model/core.h"
 #include "user/model/handlers.h"
@@ -27,19 +28,24 @@ static int emit4(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint6
 }
 
 /* A name or category from a record as a string id: marked when cut, named when unreadable or
- * empty (the trace has no empty strings). */
-static uint64_t user_string(struct model *m, uint32_t p, const char *s, bool cut, bool fault)
+ * empty (the trace has no empty strings). *key gets the hash of the string's content. */
+static uint64_t user_string(struct model *m, uint32_t p, const char *s, bool cut, bool fault,
+			    uint64_t *key)
 {
 	char buf[LX_NAME_LEN + sizeof(CUT_MARK)];
 	size_t len = strnlen(s, LX_NAME_LEN);
+	const char *str = buf;
 
-	if (fault)
-		return gt_writer__string(m->w, p, UNREADABLE);
-	if (!len)
-		return gt_writer__string(m->w, p, "(empty)");
-	memcpy(buf, s, len);
-	memcpy(buf + len, cut ? CUT_MARK : "", cut ? sizeof(CUT_MARK) : 1);
-	return gt_writer__string(m->w, p, buf);
+	if (fault) {
+		str = UNREADABLE;
+	} else if (!len) {
+		str = "(empty)";
+	} else {
+		memcpy(buf, s, len);
+		memcpy(buf + len, cut ? CUT_MARK : "", cut ? sizeof(CUT_MARK) : 1);
+	}
+	*key = hash_bytes(HASH_BYTES_INIT, str, strlen(str));
+	return gt_writer__string(m->w, p, str);
 }
 
 /* A log or trigger record's message, NUL-terminated in buf, marked when cut; its length. A
@@ -66,10 +72,10 @@ static size_t record_message(const struct lx_user_log *l, char buf[LX_MSG_LEN + 
  * (counted): both parsers reject a region end that is not the innermost open one. An end that
  * matches no open region is written only when none is open (its begin predates the trace). */
 static int region_end(struct model *m, uint32_t c, uint64_t g, uint64_t task, uint64_t name,
-		      uint64_t stk)
+		      uint64_t key, uint64_t stk)
 {
 	uint64_t open, t, n;
-	long inner = annotations__region_find(m->ann, g, task, name, &open);
+	long inner = annotations__region_find(m->ann, g, task, key, &open);
 	int err = 0;
 
 	if (inner < 0) {
@@ -92,7 +98,7 @@ int model_on_user(struct model *m, const struct lx_rec *r)
 {
 	const struct lx_user *u = (const struct lx_user *)r;
 	uint32_t c = u->h.cpu;
-	uint64_t stk, task = 0, parent, name = 0;
+	uint64_t stk, task = 0, parent, name = 0, key = 0;
 	bool reused = false, cut = u->flags & LX_USER_NAME_CUT, fault = u->flags & LX_USER_NAME_FAULT;
 	struct thread *t;
 	int err;
@@ -124,7 +130,7 @@ int model_on_user(struct model *m, const struct lx_rec *r)
 	if (u->h.type == LX_REC_TASK_BEGIN && reused)
 		model_repair(m, MODEL_REPAIR_TASK_REUSE);
 	if (u->h.type != LX_REC_TASK_END) {
-		name = user_string(m, c, u->name, cut, fault);
+		name = user_string(m, c, u->name, cut, fault, &key);
 		if (!name)
 			return -errno;
 	}
@@ -139,10 +145,10 @@ int model_on_user(struct model *m, const struct lx_rec *r)
 	case LX_REC_TASK_END:
 		return model_emit(m, c, GT_EV_USER_TASK_END, task, stk, 0);
 	case LX_REC_REGION_BEGIN:
-		err = annotations__region_push(m->ann, t->goid, task, name);
+		err = annotations__region_push(m->ann, t->goid, task, name, key);
 		return err ? err : emit4(m, c, GT_EV_USER_REGION, task, 0, name, stk);
 	case LX_REC_REGION_END:
-		return region_end(m, c, t->goid, task, name, stk);
+		return region_end(m, c, t->goid, task, name, key, stk);
 	default: {
 		char msg[LX_MSG_LEN + sizeof(CUT_MARK)];
 		size_t len = record_message((const struct lx_user_log *)u, msg);

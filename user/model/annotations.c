@@ -8,6 +8,7 @@
 
 struct region {
 	uint64_t task, name;
+	uint64_t key;		/* the name's content, hashed */
 };
 
 /* One goroutine's open regions, innermost last; or a free entry, on the free list. */
@@ -129,17 +130,18 @@ static struct rstack *rstack_of(struct annotations *a, uint64_t g)
 	return &a->stacks[i];
 }
 
-int annotations__region_push(struct annotations *a, uint64_t g, uint64_t task, uint64_t name)
+int annotations__region_push(struct annotations *a, uint64_t g, uint64_t task, uint64_t name,
+			     uint64_t key)
 {
 	struct rstack *s = rstack_of(a, g);
 
 	if (!s || grow_array((void **)&s->r, &s->cap, s->n + 1, sizeof(*s->r), 8))
 		return -ENOMEM;
-	s->r[s->n++] = (struct region){ task, name };
+	s->r[s->n++] = (struct region){ task, name, key };
 	return 0;
 }
 
-long annotations__region_find(const struct annotations *a, uint64_t g, uint64_t task, uint64_t name,
+long annotations__region_find(const struct annotations *a, uint64_t g, uint64_t task, uint64_t key,
 			      uint64_t *open)
 {
 	const struct rstack *s = rstack(a, g);
@@ -147,7 +149,7 @@ long annotations__region_find(const struct annotations *a, uint64_t g, uint64_t 
 
 	*open = n;
 	for (size_t i = n; i-- > 0;)
-		if (s->r[i].task == task && s->r[i].name == name)
+		if (s->r[i].task == task && s->r[i].key == key)
 			return (long)(n - 1 - i);
 	return -1;
 }

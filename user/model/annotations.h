@@ -30,12 +30,16 @@ uint64_t annotations__task_begin(struct annotations *a, uint32_t pid, uint64_t i
  * now. `end` forgets the task. 0 with errno set on failure. */
 uint64_t annotations__task(struct annotations *a, uint32_t pid, uint64_t id, bool end);
 
-/* Pushes region (task, name string id) on goroutine g's stack of open regions. 0 or -ENOMEM. */
-int annotations__region_push(struct annotations *a, uint64_t g, uint64_t task, uint64_t name);
+/* Pushes region (task, name string id) on goroutine g's stack of open regions, with key, the
+ * hash of the name's content. 0 or -ENOMEM. */
+int annotations__region_push(struct annotations *a, uint64_t g, uint64_t task, uint64_t name,
+			     uint64_t key);
 
-/* How many regions of g are open inside the innermost open region (task, name): 0 when it is
- * the innermost; -1 when no open region matches. *open receives the number of open regions. */
-long annotations__region_find(const struct annotations *a, uint64_t g, uint64_t task, uint64_t name,
+/* How many regions of g are open inside the innermost open region of task whose name hashes
+ * to key: 0 when it is the innermost; -1 when no open region matches. *open receives the number
+ * of open regions. By content, not string id: the writer gives a name it forgot while the
+ * region was open a new id (format/dedup.h). */
+long annotations__region_find(const struct annotations *a, uint64_t g, uint64_t task, uint64_t key,
 			      uint64_t *open);
 
 /* Pops g's innermost open region into *task and *name; false when none is open. */
