@@ -388,6 +388,18 @@ Test(targets, bad_targets_are_one_line_errors)
 	}
 }
 
+/* A command that outlives the recording (--duration) still hears a signal sent to lxtrace
+ * alone: lxtrace waits for it, passing the signal on, and its status comes back. */
+Test(targets, signal_after_the_recording_reaches_the_command)
+{
+	itest_start((const char *[]){ "--duration", "1", "--", "sh", "-c",
+				      "trap 'exit 6' TERM; while :; do sleep 0.05; done", NULL });
+	/* The recording ends after 1 s; the command goes on. */
+	usleep(2000000);
+	itest_stop(SIGTERM, 6);
+	itest_load();
+}
+
 /* A signal sent to lxtrace alone (not by a terminal to the process group) goes on to the
  * command, whose exit ends the recording: the trap's status comes back through lxtrace. */
 Test(targets, signal_to_lxtrace_reaches_the_command)

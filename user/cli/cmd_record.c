@@ -144,6 +144,26 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		forward_signal = sig;
 }
 
+/* Waits for the command after the recording, passing on the signals lxtrace gets: a
+ * supervisor's SIGTERM to lxtrace alone must still end the command, or both stay. 1 with its
+ * status, or -errno. */
+static int wait_command(struct launch *cmd, int *status)
+{
+	for (;;) {
+		int rc;
+
+		if (forward_signal) {
+			launch__signal(cmd, forward_signal);
+			forward_signal = 0;
+		}
+		rc = launch__wait(cmd, false, status);
+		if (rc)
+			return rc;
+		/* A signal cuts the sleep short. */
+		usleep(50000);
+	}
+}
+
 /* No SA_RESTART: the signal must cut the ring buffer wait short. */
 static void catch_signals(void)
 {
@@ -751,9 +771,10 @@ int cmd_record(int argc, char **argv)
 	if (flight && !cmd_failed)
 		record_flight__summary(flight);
 
-	/* A command that outlives the recording (--duration) still decides the exit status. */
+	/* A command that outlives the recording (--duration, --max-files) still decides the exit
+	 * status. */
 	if (cmd && !cmd_done) {
-		int rc = launch__wait(cmd, true, &cmd_status);
+		int rc = wait_command(cmd, &cmd_status);
 
 		cmd_done = rc == 1;
 		if (rc < 0)
