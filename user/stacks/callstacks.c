@@ -37,9 +37,17 @@
 #define CACHE_WORDS (1u << 19)
 
 /* The user frames a thread's walk stored in a cache slot (LX_USTACK_STORE), which later
- * records of the thread repeat by naming the slot (LX_USTACK_HIT). */
+ * records of the thread repeat by naming the slot (LX_USTACK_HIT). A thread blocking at one
+ * place sends the same hit again and again: the answer to the last one without kernel frames
+ * is kept with the rest of its key (ident, nr, proc). It stands while the generation of the
+ * memory of stacks that holds it is still the young one (memo_gen), where the full lookup
+ * would find it, so a repeat builds, hashes and looks up no key. */
 struct stored {
 	struct stored *prev, *next;	/* all of them, to free at the end */
+	uint64_t hit_proc, hit_stk;
+	uint32_t hit_ident;
+	int hit_nr;
+	uint64_t hit_gen;		/* cs->memo_gen of the answer, 0: none */
 	uint8_t n;
 	uint8_t uflags;
 	uint64_t pc[];
@@ -67,6 +75,7 @@ struct callstacks {
 	struct symbolizer *sym;
 	struct memo memo[2];		/* memo[young] and the older generation */
 	int young;
+	uint64_t memo_gen;		/* counts young generations, from 1 */
 	struct u64map *cur;		/* pid -> its current image's proc, when not the pid itself */
 	struct u64map *slots;		/* tid << 8 | cache slot -> its struct stored */
 	struct stored *stored;		/* every one of them */
@@ -88,6 +97,7 @@ struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, cons
 	cs->w = w;
 	cs->ids = ids;
 	cs->next_gen = 1;
+	cs->memo_gen = 1;
 	if (proc_root)
 		snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", proc_root);
 	cs->sym = symbolizer__new(&(struct symbolizer_opts){
@@ -321,9 +331,9 @@ static const struct entry *memo_find(const struct memo *m, const uint64_t *key, 
 	}
 }
 
-/* Remembers key -> stk in the young generation, starting a new one when it is full. Out of
- * memory it is simply not remembered: built again next time, same id. */
-static void memo_put(struct callstacks *cs, const uint64_t *key, size_t nkey, uint64_t h,
+/* Remembers key -> stk in the young generation, starting a new one when it is full; false when
+ * out of memory: then it is simply not remembered, built again next time, same id. */
+static bool memo_put(struct callstacks *cs, const uint64_t *key, size_t nkey, uint64_t h,
 		     uint64_t stk)
 {
 	struct memo *m = &cs->memo[cs->young];
@@ -336,19 +346,21 @@ static void memo_put(struct callstacks *cs, const uint64_t *key, size_t nkey, ui
 		u64map__clear(m->by_hash);
 		m->n = m->len = 0;
 		cs->st.cache_clears++;
+		cs->memo_gen++;
 	}
 	if (grow_array((void **)&m->entries, &m->entries_cap, m->n + 1, sizeof(*m->entries), 256) ||
 	    grow_array((void **)&m->pool, &m->pool_cap, m->len + nkey, sizeof(*m->pool), 4096))
-		return;
+		return false;
 	while (u64map__get(m->by_hash, h))
 		h = hash_mix(h + 1);
 	slot = u64map__put(m->by_hash, h, &added);
 	if (!slot)
-		return;
+		return false;
 	memcpy(&m->pool[m->len], key, nkey * sizeof(*key));
 	m->entries[m->n] = (struct entry){ .off = m->len, .len = (uint32_t)nkey, .stk = stk };
 	m->len += nkey;
 	*slot = m->n++;
+	return true;
 }
 
 static void stored_free(struct callstacks *cs, struct stored *v)
@@ -383,6 +395,7 @@ void callstacks__see(struct callstacks *cs, const struct lx_stack *st)
 	if (v->next)
 		v->next->prev = v;
 	cs->stored = v;
+	v->hit_gen = 0;
 	v->n = st->nuser;
 	v->uflags = st->uflags & ~(LX_USTACK_STORE | LX_USTACK_HIT);
 	memcpy(v->pc, &st->pc[st->nkern], (size_t)st->nuser * sizeof(v->pc[0]));
@@ -401,20 +414,35 @@ void callstacks__forget_thread(struct callstacks *cs, uint32_t tid)
 	}
 }
 
+/* Notes stk, young in the memory, as the answer for sv's hits with (ident, nr, proc). */
+static uint64_t hit_answer(const struct callstacks *cs, struct stored *sv, uint32_t ident, int nr,
+			   uint64_t proc, uint64_t stk)
+{
+	if (sv) {
+		sv->hit_ident = ident;
+		sv->hit_nr = nr;
+		sv->hit_proc = proc;
+		sv->hit_stk = stk;
+		sv->hit_gen = cs->memo_gen;
+	}
+	return stk;
+}
+
 uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint32_t pid, int nr,
 			 const struct lx_stack *st)
 {
 	const uint64_t *upc = (const uint64_t *)&st->pc[st->nkern];
 	unsigned nuser = st->nuser, uflags = st->uflags & ~LX_USTACK_STORE;
 	uint64_t proc, h = 0x51ed270b27a4e13full, t0, stk;
+	struct stored *sv = NULL;
 	const struct entry *e;
 	size_t nkey = 0;
 
 	cs->st.lookups++;
 	if (uflags & LX_USTACK_HIT) {
 		const uint64_t *v = u64map__get(cs->slots, (uint64_t)st->tid << 8 | st->uslot);
-		const struct stored *sv = v ? (const struct stored *)(uintptr_t)*v : NULL;
 
+		sv = v ? (struct stored *)(uintptr_t)*v : NULL;
 		if (sv) {
 			upc = sv->pc;
 			nuser = sv->n;
@@ -431,6 +459,12 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	proc = nuser ? proc_of(cs, pid) : 0;
 	if (nr > 0xfffd)
 		nr = -1;
+	/* With kernel frames the key is more than the walk's: only hits without are answered. */
+	if (st->nkern)
+		sv = NULL;
+	if (sv && sv->hit_gen == cs->memo_gen && sv->hit_ident == ident && sv->hit_nr == nr &&
+	    sv->hit_proc == proc)
+		return sv->hit_stk;
 	cs->key[nkey++] = (uint64_t)ident << 32 | (uint64_t)(nr + 1);
 	cs->key[nkey++] = proc;
 	cs->key[nkey++] = (uint64_t)st->nkern << 16 | nuser << 8 |
@@ -443,11 +477,12 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 		h = hash_mix(h ^ cs->key[i]);
 	e = memo_find(&cs->memo[cs->young], cs->key, nkey, h);
 	if (e)
-		return e->stk;
+		return hit_answer(cs, sv, ident, nr, proc, e->stk);
 	e = memo_find(&cs->memo[cs->young ^ 1], cs->key, nkey, h);
 	if (e) {
 		stk = e->stk;	/* e moves with the young generation's growth: copy first */
-		memo_put(cs, cs->key, nkey, h, stk);
+		if (memo_put(cs, cs->key, nkey, h, stk))
+			return hit_answer(cs, sv, ident, nr, proc, stk);
 		return stk;
 	}
 
@@ -457,7 +492,8 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	if (!stk)
 		return 0;
 	cs->st.distinct++;
-	memo_put(cs, cs->key, nkey, h, stk);
+	if (memo_put(cs, cs->key, nkey, h, stk))
+		return hit_answer(cs, sv, ident, nr, proc, stk);
 	return stk;
 }
 
