@@ -137,27 +137,57 @@ static __always_inline bool in_interrupt_ctx(void *ctx)
 	return here < lo || here >= hi || (!(t->flags & PF_KTHREAD) && (long)regs->orig_ax < 0);
 }
 
+/* A record that carries a stack, with no frames: a user stack proven unchanged (LX_USTACK_HIT)
+ * and no kernel stack. */
+struct stacked_hit {
+	__u8 rec[24];
+	struct lx_stack st;
+};
+
 /* Sends rec (24 bytes: every record that carries a stack) followed by the current thread's
  * kernel stack (kern) and/or its user stack (from u, NULL: none), waking the reader at once
  * with `wake`. irq: the record is an interrupt's, whose stack is only kernel frames. Counts
- * the record as lost when the ring is full. */
-static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, __u32 size,
-					 bool kern, const struct uregs *u, bool irq, bool wake,
+ * the record as lost when the ring is full. A cache hit without kernel frames, the common
+ * case, is written into the ring directly; the others are built in a scratch buffer first. */
+static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, bool kern,
+					 const struct uregs *u, bool irq, bool wake,
 					 __u32 skip_frames)
 {
 	__u32 zero = 0, *depth, level;
+	struct uc_lookup us = {};
+	struct stacked_hit *h;
 	struct lx_stack *st;
 	struct scratch *sc;
 	__u64 nk = 0, nu = 0;
 	__u8 uflags = irq ? LX_USTACK_IRQ : 0, uslot = 0;
+	bool user = u && !irq, hit = false;
 	long n;
 	void *ring;
 
 	ring = bpf_map_lookup_elem(&rings, &cpu);
-	depth = bpf_map_lookup_elem(&scratch_depth, &zero);
-	if (!ring || !depth)
+	if (!ring)
 		return;
 	flush_syscalls(ring);
+	if (user)
+		hit = unwind_cached(u->ip, u->sp, u->bp, &us, &uflags, &uslot);
+	if (hit && !kern) {
+		h = bpf_ringbuf_reserve(ring, sizeof(*h), 0);
+		if (!h) {
+			count_lost(1);
+			return;
+		}
+		__builtin_memcpy(h->rec, rec, sizeof(h->rec));
+		h->st.tid = (__u32)bpf_get_current_pid_tgid();
+		h->st.nkern = 0;
+		h->st.nuser = 0;
+		h->st.uflags = uflags;
+		h->st.uslot = uslot;
+		bpf_ringbuf_submit(h, wake ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, sizeof(*h)));
+		return;
+	}
+	depth = bpf_map_lookup_elem(&scratch_depth, &zero);
+	if (!depth)
+		return;
 	/* Interrupts nest strictly, so a nested run restores the depth before this one goes on;
 	 * the depth is raised before the buffer is written and lowered after it is sent. */
 	level = (*depth)++;
@@ -168,7 +198,7 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 		goto out;
 	}
 	__builtin_memcpy(sc->buf, rec, 24);
-	st = (void *)(sc->buf + size);
+	st = (void *)(sc->buf + 24);
 	st->tid = (__u32)bpf_get_current_pid_tgid();
 	if (kern) {
 		/* A tracepoint's stack starts in the BPF program, bpf_trace_runN and the
@@ -179,8 +209,8 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	}
 	if (nk > LX_STACK_KERN_MAX)
 		nk = LX_STACK_KERN_MAX;
-	if (u && !irq)
-		nu = unwind_user(u->ip, u->sp, u->bp, (struct walk_out *)&st->pc[nk], &uflags,
+	if (user && !hit)
+		nu = unwind_user(u->ip, u->sp, u->bp, &us, (struct walk_out *)&st->pc[nk], &uflags,
 				 &uslot);
 	if (nu > LX_STACK_USER_MAX)
 		nu = LX_STACK_USER_MAX;
@@ -188,7 +218,7 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	st->nuser = nu;
 	st->uflags = uflags;
 	st->uslot = uslot;
-	n = size + sizeof(*st) + (nk + nu) * 8;
+	n = 24 + sizeof(*st) + (nk + nu) * 8;
 	if (n > SCRATCH_BYTES)
 		goto out;
 	if (bpf_ringbuf_output(ring, sc->buf, n, wake ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, n))) {
@@ -278,7 +308,7 @@ static __always_inline int on_switch(void *ctx, bool btf, bool preempt, struct t
 		bool user = stack_user && current_uregs(&u);
 
 		fill_switch(&l, ts, prev_tid, cpu, next_tid, preempt, prev_state);
-		send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, user ? &u : NULL, false, false,
+		send_stacked(ctx, cpu, &l, stack_kern, user ? &u : NULL, false, false,
 			     TP_SKIP_FRAMES);
 		return 0;
 	}
@@ -314,7 +344,7 @@ static __always_inline int on_wakeup(void *ctx, bool btf, struct task_struct *p,
 		bool user = stack_user && !irq && current_uregs(&u);
 
 		if (irq || ((__u32)waker && traced_current(waker >> 32))) {
-			send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, user ? &u : NULL, irq,
+			send_stacked(ctx, cpu, &l, stack_kern, user ? &u : NULL, irq,
 				     false, TP_SKIP_FRAMES);
 			return 0;
 		}
@@ -361,7 +391,7 @@ static __always_inline int on_fork(void *ctx, bool btf, struct task_struct *pare
 		struct uregs u;
 		bool user = stack_user && current_uregs(&u);
 
-		send_stacked(ctx, cpu, &l, sizeof(l), stack_kern, user ? &u : NULL, false, wake,
+		send_stacked(ctx, cpu, &l, stack_kern, user ? &u : NULL, false, wake,
 			     TP_SKIP_FRAMES);
 		return 0;
 	}
@@ -747,6 +777,6 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	} else {
 		user = (__u32)id && current_uregs(&u);
 	}
-	send_stacked(ctx, cpu, &r, sizeof(r), true, user ? &u : NULL, false, false, 0);
+	send_stacked(ctx, cpu, &r, true, user ? &u : NULL, false, false, 0);
 	return 0;
 }

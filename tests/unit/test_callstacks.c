@@ -246,6 +246,69 @@ Test(callstacks, cache_hit_repeats_the_stored_walk)
 	cr_expect_eq(hit, stored, "a hit must repeat the stored walk's stack");
 }
 
+/* A record of the fixture's thread naming its walk in slot 3. */
+static const struct lx_stack *hit_record(void)
+{
+	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_HIT | LX_USTACK_END,
+				   .uslot = 3 };
+	return &raw.h;
+}
+
+/* Stores a walk of two user frames in slot 3 and returns hit_record(), which the caller may
+ * give kernel frames. */
+static const struct lx_stack *stored_then_hit(void)
+{
+	const struct lx_stack *st = make_raw(0, 2);
+
+	raw.h.uflags = LX_USTACK_STORE | LX_USTACK_END;
+	raw.h.uslot = 3;
+	callstacks__see(cs, st);
+	cr_assert_neq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, st), 0);
+	return hit_record();
+}
+
+/* The answer a hit remembers is for its identity, syscall and kernel frames alone: each other
+ * one gets its own stack, and the first comes back the same. */
+Test(callstacks, repeated_hits_answer_per_identity_syscall_and_kernel_frames)
+{
+	const struct lx_stack *hit = stored_then_hit();
+	uint64_t a, b, c, d, e;
+
+	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit);
+	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, hit);
+	c = callstacks__get(cs, 0, CALLSTACKS_IDLE, (uint32_t)fix.pid, -1, hit);
+	raw.h.nkern = 1;
+	raw.pc[0] = 0xffffffff81000000ull;
+	d = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit);
+	raw.h.nkern = 0;
+	e = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit);
+	cr_assert(a && b && c && d);
+	cr_expect(a != b && a != c && a != d && b != c && b != d && c != d);
+	cr_expect_eq(e, a);
+}
+
+/* A hit answers as the memory of stacks would: a stack forgotten with its generation is built
+ * again (same id), one that only grew older is not. */
+Test(callstacks, repeated_hits_follow_the_memory_of_stacks)
+{
+	const struct lx_stack *hit = stored_then_hit();
+	struct callstacks_stats before, after;
+	uint64_t a, b;
+
+	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit);
+	fill_memory(1, 0);
+	callstacks__stats(cs, &before);
+	cr_assert_eq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit_record()), a);
+	callstacks__stats(cs, &after);
+	cr_expect_eq(after.distinct, before.distinct, "an older stack was built again");
+	fill_memory(3, 0);
+	callstacks__stats(cs, &before);
+	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit_record());
+	callstacks__stats(cs, &after);
+	cr_expect_eq(after.distinct, before.distinct + 1, "a forgotten stack was answered");
+	cr_expect_eq(b, a);
+}
+
 /* A hit whose stored walk never arrived (its record was lost), or whose thread died, is a
  * truncated stack: never another walk's frames. */
 Test(callstacks, hit_without_its_walk_is_truncated)

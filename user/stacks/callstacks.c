@@ -37,9 +37,17 @@
 #define CACHE_WORDS (1u << 19)
 
 /* The user frames a thread's walk stored in a cache slot (LX_USTACK_STORE), which later
- * records of the thread repeat by naming the slot (LX_USTACK_HIT). */
+ * records of the thread repeat by naming the slot (LX_USTACK_HIT). A thread blocking at one
+ * place sends the same hit again and again: the answer to the last one without kernel frames
+ * is kept with the rest of its key (ident, nr, proc). It stands while the generation of the
+ * memory of stacks that holds it is still the young one (memo_gen), where the full lookup
+ * would find it, so a repeat builds, hashes and looks up no key. */
 struct stored {
 	struct stored *prev, *next;	/* all of them, to free at the end */
+	uint64_t hit_proc, hit_stk;
+	uint32_t hit_ident;
+	int hit_nr;
+	uint64_t hit_gen;		/* cs->memo_gen of the answer, 0: none */
 	uint8_t n;
 	uint8_t uflags;
 	uint64_t pc[];
@@ -67,6 +75,7 @@ struct callstacks {
 	struct symbolizer *sym;
 	struct memo memo[2];		/* memo[young] and the older generation */
 	int young;
+	uint64_t memo_gen;		/* counts young generations, from 1 */
 	struct u64map *cur;		/* pid -> its current image's proc, when not the pid itself */
 	struct u64map *slots;		/* tid << 8 | cache slot -> its struct stored */
 	struct stored *stored;		/* every one of them */
@@ -88,6 +97,7 @@ struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, cons
 	cs->w = w;
 	cs->ids = ids;
 	cs->next_gen = 1;
+	cs->memo_gen = 1;
 	if (proc_root)
 		snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", proc_root);
 	cs->sym = symbolizer__new(&(struct symbolizer_opts){
@@ -305,6 +315,23 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 	return stk;
 }
 
+/* The memory's hash of a key (its table's, not part of traces as lib/hash.h's are): a rotate,
+ * xor and multiply per word in two independent chains, mixed once at the end. A hash_mix per
+ * word, one serial chain, was ~60% of callstacks__get with kernel stacks (40-60 words a key). */
+static uint64_t key_hash(const uint64_t *key, size_t n)
+{
+	uint64_t a = 0x51ed270b27a4e13full, b = n;
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2) {
+		a = ((a << 5 | a >> 59) ^ key[i]) * 0x9e3779b97f4a7c15ull;
+		b = ((b << 5 | b >> 59) ^ key[i + 1]) * 0x9e3779b97f4a7c15ull;
+	}
+	if (i < n)
+		a = ((a << 5 | a >> 59) ^ key[i]) * 0x9e3779b97f4a7c15ull;
+	return hash_mix(a ^ hash_mix(b));
+}
+
 /* The entry of key in m, probing from hash h past collisions with other keys; NULL when absent. */
 static struct entry *memo_find(const struct memo *m, const uint64_t *key, size_t nkey, uint64_t h)
 {
@@ -320,9 +347,9 @@ static struct entry *memo_find(const struct memo *m, const uint64_t *key, size_t
 	}
 }
 
-/* Remembers key -> stk in the young generation, starting a new one when it is full. Out of
- * memory it is simply not remembered: built again next time, same id. */
-static void memo_put(struct callstacks *cs, const uint64_t *key, size_t nkey, uint64_t h,
+/* Remembers key -> stk in the young generation, starting a new one when it is full; false when
+ * out of memory: then it is simply not remembered, built again next time, same id. */
+static bool memo_put(struct callstacks *cs, const uint64_t *key, size_t nkey, uint64_t h,
 		     uint64_t stk)
 {
 	struct memo *m = &cs->memo[cs->young];
@@ -335,19 +362,21 @@ static void memo_put(struct callstacks *cs, const uint64_t *key, size_t nkey, ui
 		u64map__clear(m->by_hash);
 		m->n = m->len = 0;
 		cs->st.cache_clears++;
+		cs->memo_gen++;
 	}
 	if (grow_array((void **)&m->entries, &m->entries_cap, m->n + 1, sizeof(*m->entries), 256) ||
 	    grow_array((void **)&m->pool, &m->pool_cap, m->len + nkey, sizeof(*m->pool), 4096))
-		return;
+		return false;
 	while (u64map__get(m->by_hash, h))
 		h = hash_mix(h + 1);
 	slot = u64map__put(m->by_hash, h, &added);
 	if (!slot)
-		return;
+		return false;
 	memcpy(&m->pool[m->len], key, nkey * sizeof(*key));
 	m->entries[m->n] = (struct entry){ .off = m->len, .len = (uint32_t)nkey, .stk = stk };
 	m->len += nkey;
 	*slot = m->n++;
+	return true;
 }
 
 static void stored_free(struct callstacks *cs, struct stored *v)
@@ -382,6 +411,7 @@ void callstacks__see(struct callstacks *cs, const struct lx_stack *st)
 	if (v->next)
 		v->next->prev = v;
 	cs->stored = v;
+	v->hit_gen = 0;
 	v->n = st->nuser;
 	v->uflags = st->uflags & ~(LX_USTACK_STORE | LX_USTACK_HIT);
 	memcpy(v->pc, &st->pc[st->nkern], (size_t)st->nuser * sizeof(v->pc[0]));
@@ -400,20 +430,35 @@ void callstacks__forget_thread(struct callstacks *cs, uint32_t tid)
 	}
 }
 
+/* Notes stk, young in the memory, as the answer for sv's hits with (ident, nr, proc). */
+static uint64_t hit_answer(const struct callstacks *cs, struct stored *sv, uint32_t ident, int nr,
+			   uint64_t proc, uint64_t stk)
+{
+	if (sv) {
+		sv->hit_ident = ident;
+		sv->hit_nr = nr;
+		sv->hit_proc = proc;
+		sv->hit_stk = stk;
+		sv->hit_gen = cs->memo_gen;
+	}
+	return stk;
+}
+
 uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint32_t pid, int nr,
 			 const struct lx_stack *st)
 {
 	const uint64_t *upc = (const uint64_t *)&st->pc[st->nkern];
 	unsigned nuser = st->nuser, uflags = st->uflags & ~LX_USTACK_STORE;
-	uint64_t proc, h = 0x51ed270b27a4e13full, t0, stk;
+	uint64_t proc, h, t0, stk;
+	struct stored *sv = NULL;
 	struct entry *young, *e;
 	size_t nkey = 0;
 
 	cs->st.lookups++;
 	if (uflags & LX_USTACK_HIT) {
 		const uint64_t *v = u64map__get(cs->slots, (uint64_t)st->tid << 8 | st->uslot);
-		const struct stored *sv = v ? (const struct stored *)(uintptr_t)*v : NULL;
 
+		sv = v ? (struct stored *)(uintptr_t)*v : NULL;
 		if (sv) {
 			upc = sv->pc;
 			nuser = sv->n;
@@ -430,6 +475,12 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	proc = nuser ? proc_of(cs, pid) : 0;
 	if (nr > 0xfffd)
 		nr = -1;
+	/* With kernel frames the key is more than the walk's: only hits without are answered. */
+	if (st->nkern)
+		sv = NULL;
+	if (sv && sv->hit_gen == cs->memo_gen && sv->hit_ident == ident && sv->hit_nr == nr &&
+	    sv->hit_proc == proc && gt_writer__current(cs->w, true, sv->hit_stk))
+		return sv->hit_stk;
 	cs->key[nkey++] = (uint64_t)ident << 32 | (uint64_t)(nr + 1);
 	cs->key[nkey++] = proc;
 	cs->key[nkey++] = (uint64_t)st->nkern << 16 | nuser << 8 |
@@ -438,17 +489,17 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	nkey += st->nkern;
 	memcpy(&cs->key[nkey], upc, nuser * sizeof(uint64_t));
 	nkey += nuser;
-	for (size_t i = 0; i < nkey; i++)
-		h = hash_mix(h ^ cs->key[i]);
+	h = key_hash(cs->key, nkey);
 	/* A stack not in the writer's current generation is built again (format/dedup.h): the
 	 * writer then keeps its id while it still knows it, or gives a new one. */
 	young = memo_find(&cs->memo[cs->young], cs->key, nkey, h);
 	if (young && gt_writer__current(cs->w, true, young->stk))
-		return young->stk;
+		return hit_answer(cs, sv, ident, nr, proc, young->stk);
 	e = young ? NULL : memo_find(&cs->memo[cs->young ^ 1], cs->key, nkey, h);
 	if (e && gt_writer__current(cs->w, true, e->stk)) {
 		stk = e->stk;	/* e moves with the young generation's growth: copy first */
-		memo_put(cs, cs->key, nkey, h, stk);
+		if (memo_put(cs, cs->key, nkey, h, stk))
+			return hit_answer(cs, sv, ident, nr, proc, stk);
 		return stk;
 	}
 
@@ -457,12 +508,14 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	cs->st.symbolize_ns += now_ns() - t0;
 	if (!stk)
 		return 0;
-	if (young)
-		young->stk = stk;
-	else
-		memo_put(cs, cs->key, nkey, h, stk);
 	if (!young && !e)
 		cs->st.distinct++;
+	if (young) {
+		young->stk = stk;
+		return hit_answer(cs, sv, ident, nr, proc, stk);
+	}
+	if (memo_put(cs, cs->key, nkey, h, stk))
+		return hit_answer(cs, sv, ident, nr, proc, stk);
 	return stk;
 }
 
