@@ -9,7 +9,7 @@
 
 Test(pcclaims, a_taken_pc_moves_the_same_way_each_time)
 {
-	struct pcclaims *c = pcclaims__new(1024);
+	struct pcclaims *c = pcclaims__new(1024, SYM_PC_SYNTHETIC | SYM_PC_REMAPPED, SYM_PC_REMAPPED - 1);
 	uint64_t other;
 
 	cr_assert(c);
@@ -24,7 +24,7 @@ Test(pcclaims, a_taken_pc_moves_the_same_way_each_time)
 
 Test(pcclaims, forgotten_pcs_go_to_no_other_frame)
 {
-	struct pcclaims *c = pcclaims__new(16);
+	struct pcclaims *c = pcclaims__new(16, SYM_PC_SYNTHETIC | SYM_PC_REMAPPED, SYM_PC_REMAPPED - 1);
 	struct pcclaims_stats st;
 	uint64_t again, other;
 

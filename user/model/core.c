@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "lib/grow.h"
 #include "lib/u64map.h"
 #include "user/model/annotations.h"
 #include "user/model/core.h"
@@ -181,6 +182,10 @@ int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, en
 	m->cur[p] = NULL;
 	if (ev == GT_EV_GO_END)
 		annotations__forget(m->ann, t->goid);
+	if (state == THREAD_REAPED)
+		model_reap(m, t);
+	else if (state == THREAD_EXITED)
+		model_exited(m, t);
 	return model_emit(m, p, ev, stk, 0, 0);
 }
 
@@ -344,9 +349,81 @@ int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *c
 		t->gen++;
 		t->goid = 0;
 		model_repair(m, MODEL_REPAIR_TID_REUSE);
+	} else if (t->reborn) {
+		/* Its earlier thread's entry was removed, the generation kept. */
+		model_repair(m, MODEL_REPAIR_TID_REUSE);
 	}
+	t->reborn = 0;
 	t->unplaced = 0;
-	return idents__get(m->idents, pid, comm, prog, &t->ident);
+	return model_name(m, t, pid, comm, prog);
+}
+
+int model_name(struct model *m, struct thread *t, uint32_t pid, const char *comm,
+	       const char *prog)
+{
+	uint32_t ident;
+	int err = idents__get(m->idents, pid, comm, prog, &ident);
+
+	if (err || ident == t->ident)
+		return err;
+	idents__hold(m->idents, ident);
+	if (t->ident)
+		err = idents__drop(m->idents, t->ident);
+	t->ident = ident;
+	return err;
+}
+
+void model_reap(struct model *m, struct thread *t)
+{
+	t->state = THREAD_REAPED;
+	/* Out of memory its entry stays: the table holds more, never less. */
+	if (!grow_array((void **)&m->reaped, &m->reaped_cap, m->nreaped + 1, sizeof(*m->reaped), 16))
+		m->reaped[m->nreaped++] = t;
+}
+
+void model_exited(struct model *m, struct thread *t)
+{
+	t->state = THREAD_EXITED;
+	if (m->exited_head && m->nexited == m->exited_cap) {
+		memmove(m->exited, m->exited + m->exited_head,
+			(m->nexited - m->exited_head) * sizeof(*m->exited));
+		m->nexited -= m->exited_head;
+		m->exited_head = 0;
+	}
+	/* Out of memory its entry stays until it is reaped: the table holds more, never less. */
+	if (!grow_array((void **)&m->exited, &m->exited_cap, m->nexited + 1, sizeof(*m->exited), 64))
+		m->exited[m->nexited++] = (struct exited){ t, m->now, t->tid, t->gen };
+}
+
+static void remove_thread(struct model *m, struct thread *t)
+{
+	if (t->ident)
+		idents__drop(m->idents, t->ident);
+	threads__remove(m->threads, t);
+}
+
+void model_remove_reaped(struct model *m)
+{
+	for (size_t i = 0; i < m->nreaped; i++) {
+		struct thread *t = m->reaped[i];
+
+		/* Reaped twice in one record, or born again after it: once, or not at all. */
+		if (t->state == THREAD_REAPED && threads__find(m->threads, t->tid) == t)
+			remove_thread(m, t);
+	}
+	m->nreaped = 0;
+	while (m->exited_head < m->nexited &&
+	       m->exited[m->exited_head].ts + EXITED_KEEP_NS <= m->now) {
+		const struct exited *x = &m->exited[m->exited_head++];
+
+		/* Still the thread that exited then, never reaped. */
+		if (threads__find(m->threads, x->tid) == x->t && x->t->gen == x->gen &&
+		    x->t->state == THREAD_EXITED)
+			remove_thread(m, x->t);
+	}
+	if (m->exited_head == m->nexited)
+		m->exited_head = m->nexited = 0;
+	idents__collect(m->idents);
 }
 
 struct thread *model_entry(struct model *m, uint32_t tid, int *err)

@@ -46,6 +46,10 @@ struct model {
 	struct callstacks *cs;		/* NULL unless records carry call stacks */
 	const struct lx_stack *rs;	/* the call stack the current record carries, or NULL */
 	struct thread **cur;		/* per P: the G running there per the model, or NULL */
+	struct thread **reaped;		/* reaped by the current record: removed after it */
+	size_t nreaped, reaped_cap;
+	struct exited *exited;		/* exited threads, oldest first from exited_head */
+	size_t exited_head, nexited, exited_cap;
 	uint64_t now;			/* time of every event written for the current record */
 	uint64_t scan_ts;		/* CLOCK_MONOTONIC when the /proc scan ended */
 	uint64_t lx_seq;		/* seq of lxtrace's goroutine, which sleeps between logs */
@@ -151,6 +155,33 @@ int model_set_rss(struct model *m, uint32_t pid, uint64_t pages);
  * pid/comm of program prog (idents__get); the caller writes its GoCreate. */
 int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *comm,
 		  const char *prog);
+
+/* Names t by the identity of process pid/comm of program prog (idents__get), which t holds
+ * from now on, letting go of the one it had. 0 or -errno. */
+int model_name(struct model *m, struct thread *t, uint32_t pid, const char *comm,
+	       const char *prog);
+
+/* t is reaped (THREAD_REAPED): its entry leaves the table after the current record. */
+void model_reap(struct model *m, struct thread *t);
+
+/* t has exited (THREAD_EXITED): its entry leaves the table at its final switch-out, or
+ * EXITED_KEEP_NS after the exit when that never comes (a target mode: the process left the
+ * targets at its exit). */
+void model_exited(struct model *m, struct thread *t);
+
+/* Longer than any record about an exited thread can follow its exit (its final switch-out
+ * follows within microseconds, and records come in time order). */
+#define EXITED_KEEP_NS 1000000000ull
+
+struct exited {
+	struct thread *t;
+	uint64_t ts;
+	uint32_t tid, gen;
+};
+
+/* Removes the entries of the threads reaped by the record just handled (still reaped), and
+ * the identities no thread names any more. */
+void model_remove_reaped(struct model *m);
 
 /* The table entry of tid, added when absent; NULL with *err = -ENOMEM. */
 struct thread *model_entry(struct model *m, uint32_t tid, int *err);

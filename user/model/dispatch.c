@@ -131,6 +131,7 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 	model_advance(m, r->ts);
 	m->st.kinds[k->count]++;
 	err = k->on(m, r);
+	model_remove_reaped(m);
 	m->rs = NULL;
 	if (err)
 		m->err = err;

@@ -127,7 +127,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 		return err;
 	if (m->cs && pt->tid == pt->pid)
 		callstacks__note(m->cs, pt->pid);
-	err = idents__get(m->idents, pt->pid, pt->comm, pt->program, &t->ident);
+	err = model_name(m, t, pt->pid, pt->comm, pt->program);
 	if (!err)
 		err = model_go_create(m, m->hk, t, 0);
 	if (err)
@@ -208,6 +208,7 @@ int model__start(struct model *m, uint64_t ts)
 	if (!err && m->rss)
 		err = model_emit(m, m->hk, GT_EV_HEAP_ALLOC, m->rss_total * m->page_size, 0, 0);
 	m->started = true;
+	model_remove_reaped(m);
 out:
 	free(live_threads);
 	if (err)
@@ -286,6 +287,8 @@ void model__free(struct model *m)
 	if (!m)
 		return;
 	free(m->cur);
+	free(m->reaped);
+	free(m->exited);
 	u64map__free(m->rss_pages);
 	annotations__free(m->ann);
 	callstacks__free(m->cs);

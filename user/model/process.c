@@ -115,7 +115,7 @@ static int exec_image(struct model *m, uint32_t c, struct thread *old, struct th
 	}
 	t->unplaced = 0;
 	t->scanned = 0;
-	err = idents__get(m->idents, pid, comm, comm, &t->ident);
+	err = model_name(m, t, pid, comm, comm);
 	if (!err)
 		err = model_go_create(m, c, t, stk);
 	/* GoEnd is old's, which still runs on c; when old is t, t stays the runnable new G. */
@@ -171,7 +171,7 @@ int model_on_exit(struct model *m, const struct lx_rec *r)
 		if (!t)
 			t = model_entry(m, r->tid, &err);
 		if (t)
-			t->state = THREAD_EXITED;
+			model_exited(m, t);
 		return err;
 	}
 	if (model_placeable(m, r->cpu, t))

@@ -96,7 +96,7 @@ int model_on_switch(struct model *m, const struct lx_rec *r)
 		t = threads__find(m->threads, s->h.tid);
 		if (t && t->state == THREAD_EXITED) {
 			if (s->prev_state == LX_PREV_DEAD)
-				t->state = THREAD_REAPED;
+				model_reap(m, t);
 			m->st.ignored++;
 		} else {
 			t = model_live(m, s->h.tid, &err);

@@ -1,6 +1,7 @@
-/* threads.h - the model's table of every thread seen in one recording, by tid. Entries are
- * never removed or moved: an exited thread keeps its entry (and generation) so a tid born
- * again gets a fresh goroutine id, and pointers to entries stay valid for the table's life. */
+/* threads.h - the model's table of the threads of one recording, by tid. Entries never move;
+ * a reaped thread's entry is removed (threads__remove) and reused for another tid, so the
+ * table holds the threads alive, not every tid the recording met. Each tid's generation stays
+ * (4 bytes a tid seen), so a tid born again gets a fresh goroutine id. */
 #ifndef LXTRACE_USER_THREADS_H
 #define LXTRACE_USER_THREADS_H
 
@@ -36,6 +37,7 @@ struct thread {
 	uint8_t unplaced;	/* runnable on a CPU the model does not know: its first run there is
 				 * an expected placement, not a repair */
 	uint8_t scanned;	/* created from the /proc scan and not seen in any record since */
+	uint8_t reborn;		/* a new entry of a tid whose earlier thread had a goroutine */
 };
 
 struct threads;
@@ -46,8 +48,17 @@ struct threads *threads__new(void);
 /* The entry of tid, or NULL when tid was never added. */
 struct thread *threads__find(const struct threads *ts, uint32_t tid);
 
-/* Adds a zeroed entry for tid (which must be absent). NULL with errno = ENOMEM. */
+/* Adds a zeroed entry for tid (which must be absent), with the generation the tid's last
+ * removed entry left (and `reborn` set when that one had a goroutine). NULL with errno =
+ * ENOMEM. */
 struct thread *threads__add(struct threads *ts, uint32_t tid);
+
+/* Removes t's entry (threads__find no longer gives it; its memory goes to the next add). The
+ * tid's next entry gets t's generation, the next one when t had a goroutine. */
+void threads__remove(struct threads *ts, struct thread *t);
+
+/* Entries held now. */
+size_t threads__count(const struct threads *ts);
 
 /* Accepts NULL. */
 void threads__free(struct threads *ts);

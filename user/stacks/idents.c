@@ -11,10 +11,14 @@
 #include "lib/u64map.h"
 #include "user/proc/syscalls.h"
 #include "user/stacks/idents.h"
+#include "user/stacks/pcclaims.h"
 
 /* Stack ids cached per (identity, syscall) in a generation: 1-2 MiB of them. Identities come
  * and go with processes; a stack forgotten is built again from the same frames. */
 #define STACK_CACHE_KEYS (1u << 16)
+
+/* PC claims a generation holds (pcclaims.h). */
+#define PC_CLAIMS (1u << 16)
 
 /* Longest func: 15 comm bytes, a guard prefix, " (pid 4294967295)". */
 #define FUNC_LEN 48
@@ -30,6 +34,9 @@ struct prog {
 
 struct ident {
 	uint64_t pc;
+	uint64_t key;		/* in by_key */
+	uint32_t id;		/* as callers name it: never given twice */
+	uint32_t refs;		/* threads naming it (idents__hold) */
 	uint32_t pid;
 	uint32_t prog;		/* index into progs */
 	char comm[LX_COMM_LEN];
@@ -39,16 +46,20 @@ struct ident {
 
 struct idents {
 	struct gt_writer *w;
-	struct ident *idents;
+	struct ident *idents;		/* the live ones, in no order */
 	uint32_t nidents;
 	size_t cap;
+	struct u64map *slot_of;		/* id -> index in idents */
+	uint32_t next_id;
+	uint32_t *unheld;		/* ids whose last hold went: freed by idents__collect */
+	size_t nunheld, unheld_cap;
 	struct prog *progs;
 	uint32_t nprogs;
 	size_t cap_progs;
 	uint32_t unknown_prog;		/* 1 + index of "[unknown thread]", 0 until made */
-	struct u64map *by_key;	/* hash of (pid, comm, program, salt) -> ident */
+	struct u64map *by_key;	/* hash of (pid, comm, program, salt) -> ident id */
 	struct u64map *by_prog;	/* hash of (program, salt) -> prog */
-	struct u64map *pcs;		/* every PC handed out, to keep them distinct */
+	struct pcclaims *pcs;		/* the PCs handed out, to keep them distinct */
 	struct u64cache *stacks;	/* (ident + 1) << 16 | (nr + 2) -> stack id */
 	struct u64map *sys_pcs;	/* nr + 2 -> PC of the frame "syscall NAME" */
 	uint64_t special[IDENT_SPECIAL_COUNT];
@@ -63,23 +74,17 @@ static const char *const special_func[IDENT_SPECIAL_COUNT] = {
 	[IDENT_SPECIAL_TRUNCATED] = "[truncated]",
 };
 
-/* A PC for a new func string: a hash of it (so the same name keeps its PC across files),
- * moved on when another string already has it. IDENT_PC_SYNTHETIC keeps it clear of every
- * real address and of the symbolizer's PCs; the hash's 40 bits keep it unique. Always odd:
+/* A PC for a new func string: a hash of it (so the same name keeps its PC across files), moved
+ * when another string holds it or may have held it (pcclaims.h: the claims are bounded, as
+ * identities come and go with processes). IDENT_PC_SYNTHETIC keeps it clear of every real
+ * address and of the symbolizer's PCs; a moved one has IDENT_PC_REMAPPED too. Always odd:
  * even PCs in the range are idents__trim_frame's. */
 static int new_pc(struct idents *s, const char *func, uint64_t *out)
 {
-	uint64_t pc = IDENT_PC_SYNTHETIC | (hash_bytes(HASH_BYTES_INIT, func, strlen(func)) >> 24) | 1;
-	uint64_t *slot;
-	bool added;
+	uint64_t h = hash_bytes(HASH_BYTES_INIT, func, strlen(func));
 
-	while (u64map__get(s->pcs, pc))
-		pc += 2;
-	slot = u64map__put(s->pcs, pc, &added);
-	if (!slot)
-		return -ENOMEM;
-	*out = pc;
-	return 0;
+	*out = pcclaims__claim(s->pcs, IDENT_PC_SYNTHETIC | (h >> 24) | 1, h | 1);
+	return *out ? 0 : -ENOMEM;
 }
 
 struct idents *idents__new(struct gt_writer *w)
@@ -89,12 +94,15 @@ struct idents *idents__new(struct gt_writer *w)
 	if (!s)
 		return NULL;
 	s->w = w;
+	s->next_id = 1;
+	s->slot_of = u64map__new();
 	s->by_key = u64map__new();
 	s->by_prog = u64map__new();
-	s->pcs = u64map__new();
+	s->pcs = pcclaims__new(PC_CLAIMS, IDENT_PC_SYNTHETIC | IDENT_PC_REMAPPED | 1,
+			       (IDENT_PC_REMAPPED - 1) & ~1ull);
 	s->stacks = u64cache__new(STACK_CACHE_KEYS);
 	s->sys_pcs = u64map__new();
-	if (!s->by_key || !s->by_prog || !s->pcs || !s->stacks || !s->sys_pcs) {
+	if (!s->slot_of || !s->by_key || !s->by_prog || !s->pcs || !s->stacks || !s->sys_pcs) {
 		idents__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -184,15 +192,28 @@ static int get_prog(struct idents *s, const char *name, uint32_t *out)
 	}
 }
 
-static int add_ident(struct idents *s, uint32_t pid, const char *comm, uint32_t prog, uint32_t *out)
+/* The live identity of id; NULL when there is none. */
+static struct ident *ident_of(const struct idents *s, uint32_t id)
+{
+	const uint64_t *slot = u64map__get(s->slot_of, id);
+
+	return slot ? &s->idents[*slot] : NULL;
+}
+
+/* A new identity filed under key; its id into *out. */
+static int add_ident(struct idents *s, uint64_t key, uint32_t pid, const char *comm, uint32_t prog,
+		     uint32_t *out)
 {
 	struct ident *id;
+	uint64_t *slot, *kslot;
+	bool added;
 	int err;
 
 	if (grow_array((void **)&s->idents, &s->cap, (size_t)s->nidents + 1, sizeof(*s->idents), 64))
 		return -ENOMEM;
 	id = &s->idents[s->nidents];
 	memset(id, 0, sizeof(*id));
+	id->key = key;
 	id->pid = pid;
 	id->prog = prog;
 	memcpy(id->comm, comm, LX_COMM_LEN);
@@ -206,8 +227,24 @@ static int add_ident(struct idents *s, uint32_t pid, const char *comm, uint32_t 
 	err = new_pc(s, id->func, &id->pc);
 	if (err)
 		return err;
-	*out = s->nidents++;
-	return 0;
+	/* Ids are not given twice (0 is none), so what callers keyed by an id that went (cached
+	 * stacks, the memory of raw stacks) never names a newer identity. */
+	if (!s->next_id)
+		s->next_id = 1;
+	id->id = s->next_id++;
+	slot = u64map__put(s->slot_of, id->id, &added);
+	if (!slot)
+		return -ENOMEM;
+	kslot = u64map__put(s->by_key, key, &added);
+	if (!kslot) {
+		u64map__del(s->slot_of, id->id);
+		return -ENOMEM;
+	}
+	*slot = s->nidents++;
+	*kslot = id->id;
+	*out = id->id;
+	/* Held by nobody yet: a caller that keeps it holds it, else it goes after the record. */
+	return idents__release(s, id->id);
 }
 
 int idents__get(struct idents *s, uint32_t pid, const char *comm_in, const char *prog_in,
@@ -233,42 +270,88 @@ int idents__get(struct idents *s, uint32_t pid, const char *comm_in, const char 
 
 		slot = u64map__get(s->by_key, key);
 		if (slot) {
-			const struct ident *id = &s->idents[*slot];
+			const struct ident *id = ident_of(s, (uint32_t)*slot);
 
 			if (id->pid == pid && id->prog == prog && !memcmp(id->comm, comm, sizeof(comm))) {
-				*out = (uint32_t)*slot;
+				*out = id->id;
 				return 0;
 			}
 			continue;
 		}
-		err = add_ident(s, pid, comm, prog, out);
-		return err ? err : index_put(s->by_key, key, out, &s->nidents);
+		return add_ident(s, key, pid, comm, prog, out);
 	}
+}
+
+void idents__hold(struct idents *s, uint32_t ident)
+{
+	ident_of(s, ident)->refs++;
+}
+
+int idents__drop(struct idents *s, uint32_t ident)
+{
+	struct ident *id = ident_of(s, ident);
+
+	return --id->refs ? 0 : idents__release(s, ident);
+}
+
+int idents__release(struct idents *s, uint32_t ident)
+{
+	if (ident_of(s, ident)->refs)
+		return 0;
+	if (grow_array((void **)&s->unheld, &s->unheld_cap, s->nunheld + 1, sizeof(*s->unheld), 16))
+		return 0;	/* kept: the table holds more, never less */
+	s->unheld[s->nunheld++] = ident;
+	return 0;
+}
+
+void idents__collect(struct idents *s)
+{
+	for (size_t i = 0; i < s->nunheld; i++) {
+		struct ident *id = ident_of(s, s->unheld[i]);
+		uint32_t slot;
+
+		/* Held again since, or listed twice. */
+		if (!id || id->refs)
+			continue;
+		slot = (uint32_t)(id - s->idents);
+		u64map__del(s->by_key, id->key);
+		u64map__del(s->slot_of, id->id);
+		if (slot != --s->nidents) {
+			s->idents[slot] = s->idents[s->nidents];
+			*u64map__get(s->slot_of, s->idents[slot].id) = slot;
+		}
+	}
+	s->nunheld = 0;
+}
+
+size_t idents__count(const struct idents *s)
+{
+	return s->nidents;
 }
 
 const char *idents__prog(const struct idents *s, uint32_t ident)
 {
-	return s->progs[s->idents[ident].prog].name;
+	return s->progs[ident_of(s, ident)->prog].name;
 }
 
 const char *idents__name(const struct idents *s, uint32_t ident)
 {
-	return s->idents[ident].func;
+	return ident_of(s, ident)->func;
 }
 
 uint32_t idents__pid(const struct idents *s, uint32_t ident)
 {
-	return s->idents[ident].pid;
+	return ident_of(s, ident)->pid;
 }
 
 const char *idents__comm(const struct idents *s, uint32_t ident)
 {
-	return s->idents[ident].comm;
+	return ident_of(s, ident)->comm;
 }
 
 size_t idents__frames(const struct idents *s, uint32_t ident, struct gt_frame f[IDENT_FRAMES])
 {
-	const struct ident *id = &s->idents[ident];
+	const struct ident *id = ident_of(s, ident);
 	const struct prog *pr = &s->progs[id->prog];
 	size_t n = 0;
 
@@ -362,7 +445,7 @@ uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr)
 
 uint64_t idents__create_stack(struct idents *s, uint32_t p, uint32_t ident)
 {
-	struct prog *pr = &s->progs[s->idents[ident].prog];
+	struct prog *pr = &s->progs[ident_of(s, ident)->prog];
 	struct gt_frame f = { .pc = pr->pc, .func = pr->func, .file = "program" };
 
 	if (!pr->create_stk || !gt_writer__current(s->w, true, pr->create_stk))
@@ -391,10 +474,12 @@ void idents__free(struct idents *s)
 	if (!s)
 		return;
 	free(s->idents);
+	free(s->unheld);
+	u64map__free(s->slot_of);
 	free(s->progs);
 	u64map__free(s->by_key);
 	u64map__free(s->by_prog);
-	u64map__free(s->pcs);
+	pcclaims__free(s->pcs);
 	u64cache__free(s->stacks);
 	u64map__free(s->sys_pcs);
 	free(s);

@@ -39,6 +39,8 @@ enum ident_special {
  * set, the symbolizer's own PCs have bit 62 (symbolize.h). Its 40-bit hashes alone could equal
  * a real address of a non-PIE executable. */
 #define IDENT_PC_SYNTHETIC (1ull << 60)
+/* And a PC moved off one another func string holds or may have held (pcclaims.h). */
+#define IDENT_PC_REMAPPED (1ull << 59)
 
 struct idents;
 
@@ -52,8 +54,21 @@ struct idents *idents__new(struct gt_writer *w);
 /* The identity of (pid, comm, program), added when new; pid 0 stands for an unknown thread.
  * The program is the process's name: its comm at exec, /proc/PID/comm, a parent's program for
  * a fork; NULL or "" stands for comm. comm and prog need not be NUL-terminated within
- * LX_COMM_LEN bytes. Returns 0 or -errno. */
+ * LX_COMM_LEN bytes. Returns 0 or -errno.
+ *
+ * Identities live while held: each thread that names one holds it (idents__hold, and
+ * idents__drop when it names another or leaves). One that nothing holds goes at the next
+ * idents__collect (after each record), so an identity met only for a moment still serves the
+ * record that asked for it. Ids (> 0) are never given twice: a key made of an id that went
+ * never names a newer identity. */
 int idents__get(struct idents *s, uint32_t pid, const char *comm, const char *prog, uint32_t *out);
+void idents__hold(struct idents *s, uint32_t ident);
+int idents__drop(struct idents *s, uint32_t ident);
+/* An identity asked for and not held: it goes at the next idents__collect. */
+int idents__release(struct idents *s, uint32_t ident);
+void idents__collect(struct idents *s);
+/* Identities live now. */
+size_t idents__count(const struct idents *s);
 
 /* The identity's program name, NUL-terminated. */
 const char *idents__prog(const struct idents *s, uint32_t ident);

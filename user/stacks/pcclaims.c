@@ -7,7 +7,6 @@
 #include "lib/hash.h"
 #include "lib/u64cache.h"
 #include "user/stacks/pcclaims.h"
-#include "user/stacks/symbolize.h"
 
 /* 2 MiB of filter, two bits a PC: after 4 million PCs handed out one PC in seven that was
  * never handed out reads as held. */
@@ -16,16 +15,19 @@
 
 struct pcclaims {
 	struct u64cache *claims;	/* pc -> frame id */
+	uint64_t remap_base, remap_mask;
 	uint64_t *filter;
 	struct pcclaims_stats st;
 };
 
-struct pcclaims *pcclaims__new(size_t gen_claims)
+struct pcclaims *pcclaims__new(size_t gen_claims, uint64_t remap_base, uint64_t remap_mask)
 {
 	struct pcclaims *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
+	c->remap_base = remap_base;
+	c->remap_mask = remap_mask;
 	c->claims = u64cache__new(gen_claims);
 	c->filter = calloc((1ull << FILTER_BITS_LOG) / 64, sizeof(*c->filter));
 	if (!c->claims || !c->filter) {
@@ -70,7 +72,7 @@ uint64_t pcclaims__claim(struct pcclaims *c, uint64_t pc, uint64_t id)
 		c->st.moved++;
 		h = hash_mix(pc ^ hash_mix(id));
 		for (;;) {
-			pc = SYM_PC_SYNTHETIC | SYM_PC_REMAPPED | (h & (SYM_PC_REMAPPED - 1));
+			pc = c->remap_base | (h & c->remap_mask);
 			owner = claimant(c, pc);
 			if (!owner || owner == id)
 				break;

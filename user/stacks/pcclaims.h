@@ -27,11 +27,12 @@ struct pcclaims_stats {
 	uint64_t generations;	/* generations of claims forgotten */
 };
 
-/* gen_claims: claims a generation holds. NULL with errno set. */
-struct pcclaims *pcclaims__new(size_t gen_claims);
+/* gen_claims: claims a generation holds; a moved PC is remap_base | (a hash & remap_mask),
+ * a range no other PC of its users can be in. NULL with errno set. */
+struct pcclaims *pcclaims__new(size_t gen_claims, uint64_t remap_base, uint64_t remap_mask);
 
-/* The PC for frame id (> 0), found at pc: pc itself, or a synthetic PC when another frame
- * holds pc or may have held it. 0 on ENOMEM. */
+/* The PC for frame id (> 0), found at pc: pc itself, or one of the remap range when another
+ * frame holds pc or may have held it. 0 on ENOMEM. */
 uint64_t pcclaims__claim(struct pcclaims *c, uint64_t pc, uint64_t id);
 
 void pcclaims__stats(const struct pcclaims *c, struct pcclaims_stats *out);

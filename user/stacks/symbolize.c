@@ -760,7 +760,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->frame_ids = gt_tracemap__new();
 	s->mod_ids = gt_tracemap__new();
 	s->procs = u64map__new();
-	s->claims = pcclaims__new(GEN_CLAIMS);
+	s->claims = pcclaims__new(GEN_CLAIMS, SYM_PC_SYNTHETIC | SYM_PC_REMAPPED, SYM_PC_REMAPPED - 1);
 	s->kcache = u64map__new();
 	if ((o.debuginfo_path && !s->debuginfo_path) || !s->str_ids || !s->frame_ids ||
 	    !s->mod_ids || !s->procs || !s->claims || !s->kcache || !s->refused) {
