@@ -147,6 +147,39 @@ Test(model, syscalls_all)
 	blocking_syscalls(MODEL_SYSCALLS_ALL);
 }
 
+/* Memory follows the threads alive: 2,000 short processes, half of them switched out dead
+ * (reaped), half not (a target mode: the process left the targets at its exit); a second after
+ * the last, no thread entry or identity of theirs is kept. */
+Test(model, exited_threads_and_their_identities_go)
+{
+	char *proc = mt_proc_new();
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+
+	mt_proc_thread(proc, 400, 400, "sh", 'R', -1);
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0);
+	mt_switch(&t, ts, 0, 0, 400, LX_PREV_RUNNABLE, -1);
+	for (uint32_t i = 0; i < 2000; i++, ts += 100) {
+		uint32_t c = 1000 + i;
+
+		mt_fork(&t, ts + 10, 0, 400, c, c);
+		mt_switch(&t, ts + 30, 1, 0, c, LX_PREV_RUNNABLE, -1);
+		mt_exec(&t, ts + 40, 1, c, c, i % 3 ? "true" : "sleep");
+		mt_exit(&t, ts + 50, 1, c);
+		mt_switch(&t, ts + 60, 1, c, 0, i % 2 ? LX_PREV_DEAD : LX_PREV_RUNNABLE, -1);
+	}
+	mt_switch(&t, ts + 2000000000ull, 0, 400, 0, LX_PREV_SLEEP, __NR_wait4);
+	mt_finish(&t, ts + 2000000100ull);
+
+	cr_expect_leq(t.st.threads_held, 2, "%llu thread entries kept",
+		      (unsigned long long)t.st.threads_held);
+	cr_expect_leq(t.st.idents_held, 2, "%llu identities kept",
+		      (unsigned long long)t.st.idents_held);
+	cr_expect_eq(t.st.threads, 1 + 2000, "sh and each child (an exec is no new thread)");
+	mt_close(&t, false);
+	mt_proc_free(proc);
+}
+
 /* A shell forks a child process that execs and exits; a thread of the child's; tid reuse. */
 Test(model, fork_exec_exit)
 {

@@ -268,6 +268,8 @@ void model__stats(const struct model *m, struct model_stats *out)
 	struct callstacks_stats cs = { 0 };
 
 	*out = m->st;
+	out->threads_held = threads__count(m->threads);
+	out->idents_held = idents__count(m->idents);
 	if (m->cs)
 		callstacks__stats(m->cs, &cs);
 	out->stack_lookups = cs.lookups;

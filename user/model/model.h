@@ -94,6 +94,7 @@ struct model_stats {
 	uint64_t records;		/* kernel records consumed */
 	uint64_t kinds[MODEL_KIND_COUNT];	/* of which well formed, by kind */
 	uint64_t threads;		/* goroutines created, init phase included */
+	uint64_t threads_held, idents_held;	/* thread entries and identities kept now */
 	uint64_t lost;			/* records the kernel could not deliver */
 	uint64_t repairs[MODEL_REPAIR_COUNT];
 	uint64_t ignored;		/* records about exiting threads or the idle task: expected */
