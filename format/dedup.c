@@ -25,7 +25,6 @@ struct gt_dedup {
 	uint64_t prev_first;	/* and in the previous one */
 	uint64_t *locs;		/* locations of ids first .. next - 1 */
 	size_t locs_cap;
-	uint64_t moved;		/* keys of the previous generation found again in this one */
 	struct gt_dedup_stats st;
 };
 
@@ -87,12 +86,8 @@ uint64_t gt_dedup__find(struct gt_dedup *d, const void *key, size_t len)
 	if (!gt_dedup__full(d)) {
 		bool added;
 
-		if (u64map__put(cur->moved, id, &added)) {
-			if (!gen_put(cur, key, len, id))
-				d->moved++;
-			else
-				u64map__del(cur->moved, id);
-		}
+		if (u64map__put(cur->moved, id, &added) && gen_put(cur, key, len, id))
+			u64map__del(cur->moved, id);
 	}
 	return id;
 }
@@ -114,7 +109,7 @@ void gt_dedup__rotate(struct gt_dedup *d, gt_dedup_forgot forgot, void *ctx)
 
 	if (n)
 		d->st.generations++;
-	d->st.forgotten += n - d->moved;
+	d->st.forgotten += n - u64map__count(cur->moved);
 	for (uint64_t k = 0; forgot && k < n; k++)
 		if (!u64map__get(cur->moved, old->ids[k]))
 			forgot(ctx, old->ids[k]);
@@ -123,7 +118,6 @@ void gt_dedup__rotate(struct gt_dedup *d, gt_dedup_forgot forgot, void *ctx)
 	d->cur ^= 1;
 	d->prev_first = d->first;
 	d->first = d->next;
-	d->moved = 0;
 }
 
 bool gt_dedup__current(const struct gt_dedup *d, uint64_t id)
