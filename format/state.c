@@ -562,16 +562,27 @@ static void sweep(struct gt_state *s, bool stacks, const struct u64map *refs)
 	s->npending[stacks] = kept;
 }
 
-int gt_state__forget(struct gt_state *s, bool stacks, const uint64_t *ids, size_t n)
+/* Adds n ids of one kind to those pending. */
+static int pend(struct gt_state *s, bool stacks, const uint64_t *ids, size_t n)
 {
-	struct u64map *refs;
-	int err;
-
 	if (grow_array((void **)&s->pending[stacks], &s->pending_cap[stacks],
 		       s->npending[stacks] + n, sizeof(*ids), 256))
 		return -ENOMEM;
 	memcpy(s->pending[stacks] + s->npending[stacks], ids, n * sizeof(*ids));
 	s->npending[stacks] += n;
+	return 0;
+}
+
+int gt_state__forget(struct gt_state *s, const uint64_t *strings, size_t nstrings,
+		     const uint64_t *stacks, size_t nstacks)
+{
+	struct u64map *refs;
+	int err = pend(s, false, strings, nstrings);
+
+	if (!err)
+		err = pend(s, true, stacks, nstacks);
+	if (err)
+		return err;
 	if (!s->dict)
 		return 0;
 	refs = u64map__new();

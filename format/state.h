@@ -113,12 +113,13 @@ int gt_state__feed(struct gt_state *s, const void *bytes, size_t len);
 /* The strings and stacks gt_state__feed has seen; NULL before the first feed. */
 const struct gt_dict *gt_state__dict(const struct gt_state *s);
 
-/* Drops from gt_state__feed's dictionary the definitions of these string (stacks = false) or
- * stack ids, which the trace's writer forgot and names in no batch after those fed so far
+/* Drops from gt_state__feed's dictionary the definitions of these string and stack ids,
+ * which the trace's writer forgot and names in no batch after those fed so far
  * (format/writer.h, `forgot`). Ids the state still refers to (a goroutine's, task's or
  * region's stack or name, a label, a string that a stack left names) stay until a later call
  * finds them unused. 0 or -ENOMEM. */
-int gt_state__forget(struct gt_state *s, bool stacks, const uint64_t *ids, size_t n);
+int gt_state__forget(struct gt_state *s, const uint64_t *strings, size_t nstrings,
+		     const uint64_t *stacks, size_t nstacks);
 
 /* "offset N: ..." for the first problem (or malformed batch), "" when none. */
 const char *gt_state__problem(const struct gt_state *s);

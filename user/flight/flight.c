@@ -44,8 +44,8 @@ struct flight {
 	uint64_t pushed, nevicted;	/* batches */
 	struct forgot *forgot;		/* forgot[forgot_head .. nforgot), oldest first */
 	size_t forgot_head, nforgot, forgot_cap;
-	uint64_t *ids;			/* scratch for gt_state__forget */
-	size_t ids_cap;
+	uint64_t *ids[2];		/* scratch for gt_state__forget: strings, stacks */
+	size_t ids_cap[2];
 	struct flight_plan plan;
 	struct flight_stats st;
 	pid_t child;			/* writing a file, or 0 */
@@ -70,39 +70,25 @@ static int on_evict(void *ctx, const struct gt_window_batch *b)
 	return forget_due(f);
 }
 
-/* Hands the tracker the ids of one kind whose last possible users have all left the window. */
-static int forget_kind(struct flight *f, bool stack)
-{
-	size_t n = 0;
-
-	for (size_t i = f->forgot_head; i < f->nforgot && f->forgot[i].seq <= f->nevicted; i++) {
-		if (f->forgot[i].stack != stack)
-			continue;
-		if (grow_array((void **)&f->ids, &f->ids_cap, n + 1, sizeof(*f->ids), 1024))
-			return -ENOMEM;
-		f->ids[n++] = f->forgot[i].id;
-	}
-	return n ? gt_state__forget(f->evicted, stack, f->ids, n) : 0;
-}
-
+/* Hands the tracker the ids whose last possible users have all left the window. */
 static int forget_due(struct flight *f)
 {
-	size_t i = f->forgot_head;
-	int err;
+	size_t i, n[2] = { 0, 0 };
 
-	if (i == f->nforgot || f->forgot[i].seq > f->nevicted)
+	for (i = f->forgot_head; i < f->nforgot && f->forgot[i].seq <= f->nevicted; i++) {
+		bool k = f->forgot[i].stack;
+
+		if (grow_array((void **)&f->ids[k], &f->ids_cap[k], n[k] + 1, sizeof(*f->ids[k]),
+			       1024))
+			return -ENOMEM;
+		f->ids[k][n[k]++] = f->forgot[i].id;
+	}
+	if (i == f->forgot_head)
 		return 0;
-	err = forget_kind(f, false);
-	if (!err)
-		err = forget_kind(f, true);
-	if (err)
-		return err;
-	while (i < f->nforgot && f->forgot[i].seq <= f->nevicted)
-		i++;
 	f->forgot_head = i;
 	if (i == f->nforgot)
 		f->forgot_head = f->nforgot = 0;
-	return 0;
+	return gt_state__forget(f->evicted, f->ids[0], n[0], f->ids[1], n[1]);
 }
 
 void flight__forgot(void *ctx, bool stack, uint64_t id)
@@ -407,7 +393,8 @@ void flight__free(struct flight *f)
 	gt_window__free(f->window);
 	gt_state__free(f->evicted);
 	free(f->forgot);
-	free(f->ids);
+	free(f->ids[0]);
+	free(f->ids[1]);
 	free(f);
 }
 
