@@ -368,9 +368,9 @@ int model_name(struct model *m, struct thread *t, uint32_t pid, const char *comm
 		return err;
 	idents__hold(m->idents, ident);
 	if (t->ident)
-		err = idents__drop(m->idents, t->ident);
+		idents__drop(m->idents, t->ident);
 	t->ident = ident;
-	return err;
+	return 0;
 }
 
 void model_reap(struct model *m, struct thread *t)

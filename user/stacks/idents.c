@@ -192,6 +192,14 @@ static int get_prog(struct idents *s, const char *name, uint32_t *out)
 	}
 }
 
+/* Identity ident is held by nobody: it goes at the next idents__collect, unless held again by
+ * then. Out of memory it is kept: the table holds more, never less. */
+static void unheld(struct idents *s, uint32_t ident)
+{
+	if (!grow_array((void **)&s->unheld, &s->unheld_cap, s->nunheld + 1, sizeof(*s->unheld), 16))
+		s->unheld[s->nunheld++] = ident;
+}
+
 /* The live identity of id; NULL when there is none. */
 static struct ident *ident_of(const struct idents *s, uint32_t id)
 {
@@ -244,7 +252,8 @@ static int add_ident(struct idents *s, uint64_t key, uint32_t pid, const char *c
 	*kslot = id->id;
 	*out = id->id;
 	/* Held by nobody yet: a caller that keeps it holds it, else it goes after the record. */
-	return idents__release(s, id->id);
+	unheld(s, id->id);
+	return 0;
 }
 
 int idents__get(struct idents *s, uint32_t pid, const char *comm_in, const char *prog_in,
@@ -287,21 +296,10 @@ void idents__hold(struct idents *s, uint32_t ident)
 	ident_of(s, ident)->refs++;
 }
 
-int idents__drop(struct idents *s, uint32_t ident)
+void idents__drop(struct idents *s, uint32_t ident)
 {
-	struct ident *id = ident_of(s, ident);
-
-	return --id->refs ? 0 : idents__release(s, ident);
-}
-
-int idents__release(struct idents *s, uint32_t ident)
-{
-	if (ident_of(s, ident)->refs)
-		return 0;
-	if (grow_array((void **)&s->unheld, &s->unheld_cap, s->nunheld + 1, sizeof(*s->unheld), 16))
-		return 0;	/* kept: the table holds more, never less */
-	s->unheld[s->nunheld++] = ident;
-	return 0;
+	if (!--ident_of(s, ident)->refs)
+		unheld(s, ident);
 }
 
 void idents__collect(struct idents *s)

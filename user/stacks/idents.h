@@ -63,9 +63,7 @@ struct idents *idents__new(struct gt_writer *w);
  * never names a newer identity. */
 int idents__get(struct idents *s, uint32_t pid, const char *comm, const char *prog, uint32_t *out);
 void idents__hold(struct idents *s, uint32_t ident);
-int idents__drop(struct idents *s, uint32_t ident);
-/* An identity asked for and not held: it goes at the next idents__collect. */
-int idents__release(struct idents *s, uint32_t ident);
+void idents__drop(struct idents *s, uint32_t ident);
 void idents__collect(struct idents *s);
 /* Identities live now. */
 size_t idents__count(const struct idents *s);
