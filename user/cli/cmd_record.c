@@ -144,6 +144,15 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		forward_signal = sig;
 }
 
+/* Passes a signal sent to lxtrace alone on to the command (none: nothing to pass on). */
+static void pass_signal(struct launch *cmd)
+{
+	if (cmd && forward_signal) {
+		launch__signal(cmd, forward_signal);
+		forward_signal = 0;
+	}
+}
+
 /* Waits for the command after the recording, passing on the signals lxtrace gets: a
  * supervisor's SIGTERM to lxtrace alone must still end the command, or both stay. 1 with its
  * status, or -errno. */
@@ -152,10 +161,7 @@ static int wait_command(struct launch *cmd, int *status)
 	for (;;) {
 		int rc;
 
-		if (forward_signal) {
-			launch__signal(cmd, forward_signal);
-			forward_signal = 0;
-		}
+		pass_signal(cmd);
 		rc = launch__wait(cmd, false, status);
 		if (rc)
 			return rc;
@@ -699,10 +705,7 @@ int cmd_record(int argc, char **argv)
 	while (!cmd_done) {
 		uint64_t now;
 
-		if (cmd && forward_signal) {
-			launch__signal(cmd, forward_signal);
-			forward_signal = 0;
-		}
+		pass_signal(cmd);
 		if (stop_requested && !cmd)
 			break;
 		sink.deliver_until = now_ns() + DELIVER_NS;
