@@ -1,9 +1,9 @@
 /* dict.c - string and stack definitions of a trace, under a byte budget.
  *
  * A string is freed before the dictionary only when no stack names it (the frames of each
- * stack point at their strings). Each stack is one allocation (header and frames), replaced whole when its id is
- * defined again. The budget counts what a definition costs here (bytes, frames and the index
- * entries), so no input can make the dictionary grow past it.
+ * stack point at their strings). Each stack is one allocation (header and frames), replaced
+ * whole when its id is defined again. The budget counts what a definition costs here (bytes,
+ * frames and the index entries), so no input can make the dictionary grow past it.
  */
 #include <errno.h>
 #include <stdlib.h>
