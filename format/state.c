@@ -565,6 +565,8 @@ static void sweep(struct gt_state *s, bool stacks, const struct u64map *refs)
 /* Adds n ids of one kind to those pending. */
 static int pend(struct gt_state *s, bool stacks, const uint64_t *ids, size_t n)
 {
+	if (!n)
+		return 0;	/* ids may be NULL */
 	if (grow_array((void **)&s->pending[stacks], &s->pending_cap[stacks],
 		       s->npending[stacks] + n, sizeof(*ids), 256))
 		return -ENOMEM;
