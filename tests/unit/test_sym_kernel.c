@@ -71,15 +71,23 @@ Test(sym_kernel, hidden_addresses_are_refused)
 	cr_expect_eq(errno, ENOENT);
 }
 
-Test(sym_kernel, symbolizer_frames)
+/* A symbolizer reading a fake kallsyms of these lines. */
+static struct symbolizer *symbolizer_of(const char *text)
 {
 	struct symbolizer_opts o = { .sz = sizeof(o), .kallsyms = path };
 	struct symbolizer *s;
-	struct sym_frame f[4];
 
-	fake_kallsyms(fake);
+	fake_kallsyms(text);
 	s = symbolizer__new(&o);
 	cr_assert_not_null(s);
+	return s;
+}
+
+Test(sym_kernel, symbolizer_frames)
+{
+	struct symbolizer *s = symbolizer_of(fake);
+	struct sym_frame f[4];
+
 	cr_assert_eq(symbolizer__kernel(s, 0xffffffff81003004, false, f, 4), 1);
 	cr_expect_str_eq(f[0].func, "ksys_read");
 	cr_expect_str_eq(f[0].file, "[kernel]");
@@ -92,15 +100,23 @@ Test(sym_kernel, symbolizer_frames)
 	symbolizer__free(s);
 }
 
-Test(sym_kernel, hidden_kallsyms_gives_unknown_frames)
+Test(sym_kernel, read_ahead_before_the_first_frame)
 {
-	struct symbolizer_opts o = { .sz = sizeof(o), .kallsyms = path };
-	struct symbolizer *s;
+	struct symbolizer *s = symbolizer_of(fake);
 	struct sym_frame f[4];
 
-	fake_kallsyms("0000000000000000 T ksys_read\n");
-	s = symbolizer__new(&o);
-	cr_assert_not_null(s);
+	symbolizer__prepare(s, true, 0);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(symbolizer__kernel(s, 0xffffffff81003004, false, f, 4), 1);
+	cr_expect_str_eq(f[0].func, "ksys_read", "kallsyms was read ahead, before it went");
+	symbolizer__free(s);
+}
+
+Test(sym_kernel, hidden_kallsyms_gives_unknown_frames)
+{
+	struct symbolizer *s = symbolizer_of("0000000000000000 T ksys_read\n");
+	struct sym_frame f[4];
+
 	cr_assert_eq(symbolizer__kernel(s, 0xffffffff81003004, false, f, 4), 1);
 	cr_expect_str_eq(f[0].func, "[unknown] 0xffffffff81003004");
 	symbolizer__free(s);

@@ -217,6 +217,26 @@ Test(sym_user, binaries_are_cached_across_processes)
 	cr_expect_str_eq(f[0].func, "hot_outer");
 }
 
+Test(sym_user, reading_ahead_prepares_every_binary_within_its_budget)
+{
+	struct symbolizer_stats st;
+	struct sym_frame f[16];
+
+	symfix__start(&fix, "hot");
+	cr_assert_eq(symbolizer__note_process(sym, fix.pid), 0);
+	symbolizer__prepare(sym, false, 0);
+	symbolizer__stats(sym, &st);
+	cr_expect_eq(st.prepared, 0, "no budget, nothing read");
+	symbolizer__prepare(sym, false, 10000000000ull);
+	symbolizer__stats(sym, &st);
+	/* The program, libc and ld.so at least, and every binary it maps that could be opened. */
+	cr_expect_geq(st.prepared, 3);
+	cr_expect_eq(st.prepared, st.modules - st.modules_failed);
+	cr_expect_eq(st.lookups, 0, "reading ahead looks nothing up");
+	resolve(fix.pid, symfix__addr(&fix, "hot_outer"), false, f, 16);
+	cr_expect_str_eq(f[0].func, "hot_outer");
+}
+
 Test(sym_user, cxx_template_in_a_namespace_is_demangled)
 {
 	struct sym_frame f[16];

@@ -388,6 +388,9 @@ static void print_summary(const char *path, double secs, const struct model *m,
 			(unsigned long long)ms.stacks_trimmed, (unsigned long long)ms.images,
 			ms.symbolize_ns / 1e9,
 			ms.stacks_distinct ? ms.symbolize_ns / 1e3 / ms.stacks_distinct : 0.0);
+	if (ms.prepare_ns)
+		fprintf(stderr, "  read ahead:    %llu binaries before the start, "
+			"in %.3f s\n", (unsigned long long)ms.prepared, ms.prepare_ns / 1e9);
 	refused = model__refused(m);
 	if (refused && foreign_log__count(refused)) {
 		fprintf(stderr, "  refused files: %llu that other users control (not read):\n",
@@ -666,6 +669,15 @@ int cmd_record(int argc, char **argv)
 	catch_signals();
 	if (flight)
 		record_flight__catch_signals();
+
+	/* Read ahead (kernel symbols, the binaries of the processes alive now) before the
+	 * recording, which would otherwise pay for it in its first moments. */
+	err = model__prepare(model, args.sample_hz || args.stacks == STACKS_KERNEL ||
+				    args.stacks == STACKS_BOTH);
+	if (err) {
+		report_model_error(&out, "reading ahead for the call stacks", err);
+		goto cleanup;
+	}
 
 	/* Attach. The trace starts just before, so that no record predates it; threads that the
 	 * /proc scan of model__start finds were either there at the start or are also seen being

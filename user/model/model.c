@@ -147,6 +147,29 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	return model_emit(m, m->hk, GT_EV_GO_WAITING, t->goid, 0, 0);
 }
 
+int model__prepare(struct model *m, bool kernel)
+{
+	struct procscan_thread *live = NULL;
+	uint32_t *pids = NULL;
+	size_t n = 0, np = 0;
+	int err;
+
+	if (!m->cs)
+		return 0;
+	err = procscan__threads(m->proc_root, &live, &n);
+	if (!err && n && !(pids = calloc(n, sizeof(*pids))))
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < n; i++)
+		if (live[i].tid == live[i].pid && live[i].pid != (uint32_t)getpid() &&
+		    (!m->keep || m->keep(m->keep_ctx, &live[i])))
+			pids[np++] = live[i].pid;
+	if (!err)
+		callstacks__prepare(m->cs, pids, np, kernel, MODEL_PREPARE_NS);
+	free(pids);
+	free(live);
+	return err;
+}
+
 /* The init phase (docs/format.md §8, §10.5) on the housekeeping P, each event one
  * tick after the last so that nothing collides, ending two ticks before ts: lxtrace's goroutine
  * created first (strictly the earliest event), the P started, every live thread created, then
@@ -277,6 +300,8 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->stacks_trimmed = cs.trimmed;
 	out->images = cs.images;
 	out->symbolize_ns = cs.symbolize_ns;
+	out->prepared = cs.prepared;
+	out->prepare_ns = cs.prepare_ns;
 }
 
 const struct foreign_log *model__refused(const struct model *m)

@@ -22,6 +22,8 @@ struct trigger;
  * generation above bit 32): for events written about the file by others, such as the note
  * that closes it on a full disk (format/close.h). */
 #define MODEL_SPARE_GOID (1ull << 32)
+/* How long model__prepare may read ahead: a delay of the start a person does not mind. */
+#define MODEL_PREPARE_NS 500000000ull
 
 enum model_syscalls {
 	MODEL_SYSCALLS_BLOCKING = 0,	/* only syscalls the thread blocked in (default) */
@@ -101,10 +103,17 @@ struct model_stats {
 	/* Call stacks (all 0 without opts.stacks): stacks looked up, distinct ones symbolized,
 	 * trimmed to fit, process images noted, time spent symbolizing. */
 	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;
+	uint64_t prepared, prepare_ns;	/* binaries read ahead before the start, and the time */
 };
 
 /* NULL with errno set on failure. */
 struct model *model__new(const struct model_opts *opts);
+
+/* Before the programs attach: reads ahead what the first call stacks of the processes alive
+ * now (those opts.keep keeps) will need, kernel symbols too when kernel, so that the recording
+ * does not pay for it (callstacks__prepare; at most MODEL_PREPARE_NS). 0 or -errno (proc_root
+ * unreadable, out of memory). */
+int model__prepare(struct model *m, bool kernel);
 
 /* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,
  * then the CPUs started. Must precede every record. */

@@ -519,6 +519,14 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	return stk;
 }
 
+void callstacks__prepare(struct callstacks *cs, const uint32_t *pids, size_t n, bool kernel,
+			 uint64_t budget_ns)
+{
+	for (size_t i = 0; i < n; i++)
+		(void)symbolizer__note_process(cs->sym, pids[i]);	/* gone: nothing to read */
+	symbolizer__prepare(cs->sym, kernel, budget_ns);
+}
+
 void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out)
 {
 	struct symbolizer_stats ss;
@@ -526,6 +534,8 @@ void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out
 	symbolizer__stats(cs->sym, &ss);
 	*out = cs->st;
 	out->live_images = ss.processes;
+	out->prepared = ss.prepared;
+	out->prepare_ns = ss.prepare_ns;
 	out->walks = u64map__count(cs->slots);
 }
 

@@ -50,12 +50,19 @@ struct callstacks_stats {
 	uint64_t symbolize_ns;	/* time spent symbolizing the distinct stacks */
 	uint64_t hits_lost;	/* stacks naming a cached walk whose record was lost */
 	uint64_t walks;		/* walks of live threads' BPF caches held now */
+	uint64_t prepared;	/* binaries read ahead by callstacks__prepare */
+	uint64_t prepare_ns;	/* time that took */
 };
 
 /* Stacks go to w, identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
  * test substitutes one; kernel symbols are read from its "kallsyms", so a test's fake /proc
  * can hold a fixture kallsyms. NULL with errno set. */
 struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, const char *proc_root);
+
+/* Before the recording starts: reads ahead, for the processes pids, what their first stacks
+ * would read (symbolizer__prepare), for at most budget_ns; kallsyms too when kernel. */
+void callstacks__prepare(struct callstacks *cs, const uint32_t *pids, size_t n, bool kernel,
+			 uint64_t budget_ns);
 
 /* A process alive when the recording starts. */
 void callstacks__note(struct callstacks *cs, uint32_t pid);

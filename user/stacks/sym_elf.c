@@ -352,6 +352,16 @@ static const char *find_sym(struct sym_elf *e, uint64_t vaddr)
 	return NULL;
 }
 
+void sym_elf__prepare(struct sym_elf *e)
+{
+	Dwarf_Addr bias;
+
+	if (!e->syms_built)
+		build_syms(e);
+	if (!e->no_dwarf)
+		(void)dwfl_module_getdwarf(e->mod, &bias);
+}
+
 /* Rust's legacy mangling is C++'s plus a trailing "::h<16 hex digits>" hash path element,
  * which only adds noise to a frame. */
 static void strip_rust_hash(char *s)

@@ -40,6 +40,10 @@ int sym_elf__vaddr(struct sym_elf *e, uint64_t off, uint64_t *vaddr);
  * valid until the next call on e. */
 int sym_elf__frames(struct sym_elf *e, uint64_t vaddr, struct sym_elf_frame *out, int max);
 
+/* Reads now what the first lookup would read: the symbol table and the DWARF (whose sections
+ * a separate debug file usually keeps compressed: tens of milliseconds for libc's). */
+void sym_elf__prepare(struct sym_elf *e);
+
 /* mangled demangled when it is a C++ or Rust (legacy) symbol, else NULL. The result is
  * malloc'd, the caller frees it. */
 char *sym_elf__demangle(const char *mangled);

@@ -714,6 +714,54 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
 	return emit_one(s, a, id, out);
 }
 
+/* A module id and how many mappings of noted processes name it. */
+struct use {
+	uint32_t mod, n;
+};
+
+static int more_used(const void *a, const void *b)
+{
+	const struct use *x = a, *y = b;
+
+	return x->n != y->n ? (x->n < y->n ? 1 : -1) : (x->mod > y->mod) - (x->mod < y->mod);
+}
+
+void symbolizer__prepare(struct symbolizer *s, bool kernel, uint64_t budget_ns)
+{
+	uint64_t t0 = now_ns();
+	size_t nmods = gt_tracemap__count(s->mod_ids), nused = 0;
+	struct use *use;
+
+	if (kernel && !s->kernel_read_at)
+		kernel_load(s);
+	use = nmods ? calloc(nmods, sizeof(*use)) : NULL;
+	if (!use)
+		goto out;
+	for (size_t i = 0; i < nmods; i++)
+		use[i].mod = (uint32_t)i + 1;
+	for (size_t i = 0; i < s->nprocs; i++)
+		for (size_t j = 0; s->plist[i] && j < s->plist[i]->n; j++) {
+			uint32_t id = s->plist[i]->maps[j].mod;
+
+			if (id && id <= nmods)
+				use[id - 1].n++;
+		}
+	qsort(use, nmods, sizeof(*use), more_used);
+	for (size_t i = 0; i < nmods && use[i].n && now_ns() - t0 < budget_ns; i++) {
+		struct module *m = use[i].mod <= s->mods_cap ? s->mods[use[i].mod - 1] : NULL;
+		struct sym_elf *e = m && m->file ? module_elf(s, m) : NULL;
+
+		if (e) {
+			sym_elf__prepare(e);
+			nused++;
+		}
+	}
+	free(use);
+out:
+	s->st.prepared += nused;
+	s->st.prepare_ns += now_ns() - t0;
+}
+
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 {
 	struct pcclaims_stats cs;

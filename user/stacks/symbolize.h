@@ -75,6 +75,8 @@ struct symbolizer_stats {
 	uint64_t maps_reads;		/* /proc/PID/maps reads */
 	uint64_t files_refused;		/* perf maps and binaries refused by the rules of
 					 * lib/foreign_file.h (a link, a FIFO, someone else's...) */
+	uint64_t prepared;		/* binaries read ahead by symbolizer__prepare */
+	uint64_t prepare_ns;		/* time symbolizer__prepare took */
 };
 
 /* How many refused files symbolizer__refused names; the rest are only counted. */
@@ -133,6 +135,11 @@ int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is
  * module in brackets, e.g. "[bpf]", line 0). kallsyms is read on the first call. */
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
 		       struct sym_frame *out, int max);
+
+/* Reads ahead what the first lookups would read, so that they cost the recording nothing:
+ * kallsyms (when kernel), then the symbols and DWARF of the binaries the noted processes map,
+ * the most mapped first (libc), until budget_ns have passed. */
+void symbolizer__prepare(struct symbolizer *s, bool kernel, uint64_t budget_ns);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 
