@@ -2,6 +2,7 @@
  * calls, return addresses, C++ names, libc, Go binaries, perf maps, unknowns and PCs. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -148,22 +149,31 @@ static void run(const char *cmd)
 
 /* A stripped binary whose symbols and DWARF are in a separate file found through its
  * .gnu_debuglink under a debug root laid out like /usr/lib/debug. */
-Test(sym_user, separate_debug_file)
+/* The fixture "hot" (src), stripped into bin with its DWARF in a separate debug file under the
+ * debug root root, named by a .gnu_debuglink. */
+static void strip_hot(char *src, char *bin, char *root)
 {
-	struct symbolizer_opts o = { .sz = sizeof(o) };
-	char src[PATH_MAX], cmd[4 * PATH_MAX], bin[PATH_MAX], root[PATH_MAX];
-	struct symbolizer *s;
-	struct sym_frame f[16];
-	int n;
+	char cmd[4 * PATH_MAX];
 
-	symfix__path("hot", src, sizeof(src));
-	snprintf(bin, sizeof(bin), "%s/hot-stripped", perfdir);
-	snprintf(root, sizeof(root), "%s/dbg", perfdir);
+	symfix__path("hot", src, PATH_MAX);
+	snprintf(bin, PATH_MAX, "%s/hot-stripped", perfdir);
+	snprintf(root, PATH_MAX, "%s/dbg", perfdir);
 	snprintf(cmd, sizeof(cmd),
 		 "set -e; cd '%s'; mkdir -p 'dbg%s'; objcopy --only-keep-debug '%s' 'dbg%s/hot.debug'; "
 		 "objcopy --strip-all --add-gnu-debuglink='dbg%s/hot.debug' '%s' '%s'",
 		 perfdir, perfdir, src, perfdir, perfdir, src, bin);
 	run(cmd);
+}
+
+Test(sym_user, separate_debug_file)
+{
+	struct symbolizer_opts o = { .sz = sizeof(o) };
+	char src[PATH_MAX], bin[PATH_MAX], root[PATH_MAX];
+	struct symbolizer *s;
+	struct sym_frame f[16];
+	int n;
+
+	strip_hot(src, bin, root);
 	o.debuginfo_path = root;
 	s = symbolizer__new(&o);
 	cr_assert_not_null(s);
@@ -176,6 +186,27 @@ Test(sym_user, separate_debug_file)
 	cr_assert_eq(symbolizer__user(s, fix.pid, symfix__addr(&fix, "hot_outer"), false, f, 16), 1);
 	cr_expect_str_eq(f[0].func, "hot_outer", "the symbol table comes from the debug file too");
 	symbolizer__free(s);
+}
+
+/* Reading ahead inflates DWARF only from a file no larger than its limit, whether the binary
+ * holds it or a separate debug file does. */
+Test(sym_user, dwarf_is_read_ahead_only_from_files_within_the_limit)
+{
+	char src[PATH_MAX], bin[PATH_MAX], root[PATH_MAX];
+	const char *paths[] = { src, bin };
+	struct sym_elf *e;
+
+	strip_hot(src, bin, root);
+	for (int i = 0; i < 2; i++) {
+		e = sym_elf__open(open(paths[i], O_RDONLY), paths[i], root);
+		cr_assert_not_null(e, "%s", paths[i]);
+		cr_expect_not(sym_elf__prepare(e, 1000), "%s: its DWARF is larger", paths[i]);
+		sym_elf__free(e);
+		e = sym_elf__open(open(paths[i], O_RDONLY), paths[i], root);
+		cr_assert_not_null(e, "%s", paths[i]);
+		cr_expect(sym_elf__prepare(e, 1ull << 30), "%s: its DWARF is read ahead", paths[i]);
+		sym_elf__free(e);
+	}
 }
 
 Test(sym_user, libc_of_a_pie_process)

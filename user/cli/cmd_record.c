@@ -389,8 +389,9 @@ static void print_summary(const char *path, double secs, const struct model *m,
 			ms.symbolize_ns / 1e9,
 			ms.stacks_distinct ? ms.symbolize_ns / 1e3 / ms.stacks_distinct : 0.0);
 	if (ms.prepare_ns)
-		fprintf(stderr, "  read ahead:    %llu binaries before the start, "
-			"in %.3f s\n", (unsigned long long)ms.prepared, ms.prepare_ns / 1e9);
+		fprintf(stderr, "  read ahead:    %llu binaries (%llu with DWARF) before the start, "
+			"in %.3f s\n", (unsigned long long)ms.prepared,
+			(unsigned long long)ms.prepared_dwarf, ms.prepare_ns / 1e9);
 	refused = model__refused(m);
 	if (refused && foreign_log__count(refused)) {
 		fprintf(stderr, "  refused files: %llu that other users control (not read):\n",

@@ -301,6 +301,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->images = cs.images;
 	out->symbolize_ns = cs.symbolize_ns;
 	out->prepared = cs.prepared;
+	out->prepared_dwarf = cs.prepared_dwarf;
 	out->prepare_ns = cs.prepare_ns;
 }
 

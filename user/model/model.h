@@ -103,7 +103,8 @@ struct model_stats {
 	/* Call stacks (all 0 without opts.stacks): stacks looked up, distinct ones symbolized,
 	 * trimmed to fit, process images noted, time spent symbolizing. */
 	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;
-	uint64_t prepared, prepare_ns;	/* binaries read ahead before the start, and the time */
+	uint64_t prepared, prepared_dwarf, prepare_ns;	/* binaries read ahead before the start
+							 * (with DWARF), and the time */
 };
 
 /* NULL with errno set on failure. */

@@ -8,6 +8,7 @@
 
 #include "lib/grow.h"
 #include "user/stacks/cfi.h"
+#include "user/stacks/elf_section.h"
 
 /* DWARF register numbers of x86_64 (System V psABI). */
 #define REG_RBP 6
@@ -352,26 +353,13 @@ static int fde_rows(Dwarf_CFI *cfi, const struct segs *segs, uint64_t lo, uint64
 /* The CFI section: .eh_frame, else .debug_frame. */
 static Elf_Scn *cfi_section(Elf *elf, bool *eh_frame, GElf_Shdr *sh)
 {
-	Elf_Scn *scn = NULL, *debug = NULL;
-	size_t shstrndx;
+	Elf_Scn *scn = elf_section__named(elf, ".eh_frame", sh);
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (name && !strcmp(name, ".eh_frame")) {
-			*eh_frame = true;
-			return scn;
-		}
-		if (name && !strcmp(name, ".debug_frame"))
-			debug = scn;
-	}
-	*eh_frame = false;
-	return debug && gelf_getshdr(debug, sh) ? debug : NULL;
+	*eh_frame = scn && sh->sh_type != SHT_NOBITS;
+	if (*eh_frame)
+		return scn;
+	scn = elf_section__named(elf, ".debug_frame", sh);
+	return scn && sh->sh_type != SHT_NOBITS ? scn : NULL;
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -517,20 +505,8 @@ out:
 
 bool cfi__keeps_frame_pointers(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	GElf_Shdr sh;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
 	/* Go's linker writes its build information in a section of its own. */
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-
-		if (name && !strcmp(name, ".go.buildinfo"))
-			return true;
-	}
-	return false;
+	return elf_section__named(elf, ".go.buildinfo", NULL) != NULL;
 }
 
 const struct lx_cfi_row *cfi_table__find(const struct cfi_table *t, uint32_t off)

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/grow.h"
 #include "lib/u64map.h"
+#include "user/stacks/elf_section.h"
 #include "user/stacks/sym_elf.h"
 #include "user/stacks/sym_plt.h"
 #include "user/stacks/sym_search.h"
@@ -111,26 +113,17 @@ static bool in_debug_root(const char *path)
  * still names the functions. A separate debug file comes from root's tree: not checked. */
 static bool altlink_outside_root(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	Elf_Scn *scn = elf_section__named(elf, ".gnu_debugaltlink", NULL);
+	const char *link;
+	Elf_Data *d;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (!scn)
 		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name, *link;
-		Elf_Data *d;
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strcmp(name, ".gnu_debugaltlink"))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || !d->d_size)
-			return true;
-		link = d->d_buf;
-		return strnlen(link, d->d_size) == d->d_size || !in_debug_root(link);
-	}
-	return false;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || !d->d_size)
+		return true;
+	link = d->d_buf;
+	return strnlen(link, d->d_size) == d->d_size || !in_debug_root(link);
 }
 
 struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path)
@@ -352,14 +345,31 @@ static const char *find_sym(struct sym_elf *e, uint64_t vaddr)
 	return NULL;
 }
 
-void sym_elf__prepare(struct sym_elf *e)
+bool sym_elf__prepare(struct sym_elf *e, uint64_t max_bytes)
 {
+	const char *debugfile = NULL;
 	Dwarf_Addr bias;
+	struct stat st;
+	size_t size = 0;
+	Elf *elf;
 
+	/* The symbol table of a stripped binary is its debug file's: finding it here tells where
+	 * (and how large) the DWARF is before any of it is read. */
 	if (!e->syms_built)
 		build_syms(e);
-	if (!e->no_dwarf)
-		(void)dwfl_module_getdwarf(e->mod, &bias);
+	if (e->no_dwarf)
+		return false;
+	dwfl_module_info(e->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (debugfile) {
+		if (stat(debugfile, &st))
+			return false;
+		size = (size_t)st.st_size;
+	} else {
+		elf = dwfl_module_getelf(e->mod, &bias);
+		if (!elf || !elf_section__named(elf, ".debug_info", NULL) || !elf_rawfile(elf, &size))
+			return false;
+	}
+	return size <= max_bytes && dwfl_module_getdwarf(e->mod, &bias);
 }
 
 /* Rust's legacy mangling is C++'s plus a trailing "::h<16 hex digits>" hash path element,

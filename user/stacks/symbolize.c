@@ -37,6 +37,10 @@
 /* A miss in a live process re-reads its maps (code mapped since the snapshot, e.g. dlopen),
  * at most this often, so addresses that stay unknown cost no more than a read a second. */
 #define REFRESH_NS 1000000000ull
+/* Reading ahead inflates no DWARF from a file larger than this: a whole library's debug data
+ * (LLVM's is hundreds of MiB) can take seconds and gigabytes, whereas stacks may need a few of
+ * its lines. libc6-dbg's libc: 4 MiB. */
+#define PREPARE_DWARF_BYTES (32ull << 20)
 
 struct module {
 	char *path;
@@ -729,7 +733,7 @@ static int more_used(const void *a, const void *b)
 void symbolizer__prepare(struct symbolizer *s, bool kernel, uint64_t budget_ns)
 {
 	uint64_t t0 = now_ns();
-	size_t nmods = gt_tracemap__count(s->mod_ids), nused = 0;
+	size_t nmods = gt_tracemap__count(s->mod_ids), nused = 0, ndwarf = 0;
 	struct use *use;
 
 	if (kernel && !s->kernel_read_at)
@@ -752,13 +756,14 @@ void symbolizer__prepare(struct symbolizer *s, bool kernel, uint64_t budget_ns)
 		struct sym_elf *e = m && m->file ? module_elf(s, m) : NULL;
 
 		if (e) {
-			sym_elf__prepare(e);
+			ndwarf += sym_elf__prepare(e, PREPARE_DWARF_BYTES);
 			nused++;
 		}
 	}
 	free(use);
 out:
 	s->st.prepared += nused;
+	s->st.prepared_dwarf += ndwarf;
 	s->st.prepare_ns += now_ns() - t0;
 }
 

@@ -76,6 +76,7 @@ struct symbolizer_stats {
 	uint64_t files_refused;		/* perf maps and binaries refused by the rules of
 					 * lib/foreign_file.h (a link, a FIFO, someone else's...) */
 	uint64_t prepared;		/* binaries read ahead by symbolizer__prepare */
+	uint64_t prepared_dwarf;	/* of which with their DWARF */
 	uint64_t prepare_ns;		/* time symbolizer__prepare took */
 };
 
@@ -138,7 +139,8 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
 
 /* Reads ahead what the first lookups would read, so that they cost the recording nothing:
  * kallsyms (when kernel), then the symbols and DWARF of the binaries the noted processes map,
- * the most mapped first (libc), until budget_ns have passed. */
+ * the most mapped first (libc), until budget_ns have passed. DWARF over 32 MiB is left for its
+ * first use (sym_elf__prepare). */
 void symbolizer__prepare(struct symbolizer *s, bool kernel, uint64_t budget_ns);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
