@@ -212,8 +212,7 @@ Test(model, fork_exec_exit)
 	mt_switch(&t, ts + 150, 1, 402, 0, LX_PREV_DEAD, -1);
 	mt_finish(&t, ts + 200);
 
-	cr_expect_eq(t.st.repairs[MODEL_REPAIR_TID_REUSE], 1);
-	t.st.repairs[MODEL_REPAIR_TID_REUSE] = 0;
+	cr_expect_eq(t.st.tids_reused, 1);
 	assert_no_repairs(&t);
 	/* lxtrace's, 400, 401, 401's image after the exec, 402 and 402 again. */
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_CREATE), TQ_ANY_THREAD), 6);

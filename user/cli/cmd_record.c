@@ -399,7 +399,8 @@ static void print_summary(const char *path, double secs, const struct model *m,
 		foreign_log__print(refused, stderr, "   ");
 	}
 	print_unwind_summary(cap, cfi, ms.stacks_distinct);
-	fprintf(stderr, "  threads:       %llu\n", (unsigned long long)ms.threads);
+	fprintf(stderr, "  threads:       %llu (%llu under a tid an earlier thread had)\n",
+		(unsigned long long)ms.threads, (unsigned long long)ms.tids_reused);
 	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
 		(unsigned long long)ws.bytes, (unsigned long long)ws.events,
 		ws.events ? (double)ws.bytes / ws.events : 0.0);

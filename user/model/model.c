@@ -24,7 +24,6 @@ static const char *const repair_names[MODEL_REPAIR_COUNT] = {
 	[MODEL_REPAIR_STALE_SWITCH] = "stale-switch",
 	[MODEL_REPAIR_WAKEUP_DROPPED] = "wakeup-dropped",
 	[MODEL_REPAIR_EXIT_UNKNOWN] = "exit-unknown",
-	[MODEL_REPAIR_TID_REUSE] = "tid-reuse",
 	[MODEL_REPAIR_MISSED_WAKEUP] = "missed-wakeup",
 	[MODEL_REPAIR_FOREIGN] = "foreign-record",
 	[MODEL_REPAIR_TIME_CLAMPED] = "time-clamped",

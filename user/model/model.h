@@ -62,7 +62,6 @@ enum model_repair {
 	MODEL_REPAIR_STALE_SWITCH,	/* switched out while not modelled running there */
 	MODEL_REPAIR_WAKEUP_DROPPED,	/* wakeup of a running or runnable thread */
 	MODEL_REPAIR_EXIT_UNKNOWN,	/* exit of a thread not running per the model */
-	MODEL_REPAIR_TID_REUSE,		/* a tid born again: given a fresh goroutine id */
 	MODEL_REPAIR_MISSED_WAKEUP,	/* seen running while modelled blocked: its wakeup was lost */
 	MODEL_REPAIR_FOREIGN,		/* fork, exec or syscall of a thread not running there (a
 					 * switch record was lost): the thread is moved there */
@@ -96,6 +95,8 @@ struct model_stats {
 	uint64_t records;		/* kernel records consumed */
 	uint64_t kinds[MODEL_KIND_COUNT];	/* of which well formed, by kind */
 	uint64_t threads;		/* goroutines created, init phase included */
+	uint64_t tids_reused;		/* of which under a tid an earlier thread had (pid wrap,
+					 * or a thread whose end was missed: exit-unknown) */
 	uint64_t threads_held, idents_held;	/* thread entries and identities kept now */
 	uint64_t lost;			/* records the kernel could not deliver */
 	uint64_t repairs[MODEL_REPAIR_COUNT];
