@@ -103,9 +103,12 @@ Test(sym_kernel, symbolizer_frames)
 Test(sym_kernel, read_ahead_before_the_first_frame)
 {
 	struct symbolizer *s = symbolizer_of(fake);
+	struct symbolizer_stats st;
 	struct sym_frame f[4];
 
 	symbolizer__prepare(s, true, 0);
+	symbolizer__stats(s, &st);
+	cr_expect_eq(st.prepared_kernel, 1);
 	cr_assert_eq(unlink(path), 0);
 	cr_assert_eq(symbolizer__kernel(s, 0xffffffff81003004, false, f, 4), 1);
 	cr_expect_str_eq(f[0].func, "ksys_read", "kallsyms was read ahead, before it went");

@@ -389,9 +389,10 @@ static void print_summary(const char *path, double secs, const struct model *m,
 			ms.symbolize_ns / 1e9,
 			ms.stacks_distinct ? ms.symbolize_ns / 1e3 / ms.stacks_distinct : 0.0);
 	if (ms.prepare_ns)
-		fprintf(stderr, "  read ahead:    %llu binaries (%llu with DWARF) before the start, "
+		fprintf(stderr, "  read ahead:    %llu binaries (%llu with DWARF)%s before the start, "
 			"in %.3f s\n", (unsigned long long)ms.prepared,
-			(unsigned long long)ms.prepared_dwarf, ms.prepare_ns / 1e9);
+			(unsigned long long)ms.prepared_dwarf, ms.prepared_kernel ? " and kallsyms" : "",
+			ms.prepare_ns / 1e9);
 	refused = model__refused(m);
 	if (refused && foreign_log__count(refused)) {
 		fprintf(stderr, "  refused files: %llu that other users control (not read):\n",
@@ -674,8 +675,9 @@ int cmd_record(int argc, char **argv)
 
 	/* Read ahead (kernel symbols, the binaries of the processes alive now) before the
 	 * recording, which would otherwise pay for it in its first moments. */
-	err = model__prepare(model, args.sample_hz || args.stacks == STACKS_KERNEL ||
-				    args.stacks == STACKS_BOTH);
+	err = model__prepare(model,
+			     args.sample_hz || args.stacks == STACKS_KERNEL || args.stacks == STACKS_BOTH,
+			     args.sample_hz || args.stacks == STACKS_USER || args.stacks == STACKS_BOTH);
 	if (err) {
 		report_model_error(&out, "reading ahead for the call stacks", err);
 		goto cleanup;

@@ -146,16 +146,17 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	return model_emit(m, m->hk, GT_EV_GO_WAITING, t->goid, 0, 0);
 }
 
-int model__prepare(struct model *m, bool kernel)
+int model__prepare(struct model *m, bool kernel, bool user)
 {
 	struct procscan_thread *live = NULL;
 	uint32_t *pids = NULL;
 	size_t n = 0, np = 0;
-	int err;
+	int err = 0;
 
 	if (!m->cs)
 		return 0;
-	err = procscan__threads(m->proc_root, &live, &n);
+	if (user)
+		err = procscan__threads(m->proc_root, &live, &n);
 	if (!err && n && !(pids = calloc(n, sizeof(*pids))))
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < n; i++)
@@ -301,6 +302,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->symbolize_ns = cs.symbolize_ns;
 	out->prepared = cs.prepared;
 	out->prepared_dwarf = cs.prepared_dwarf;
+	out->prepared_kernel = cs.prepared_kernel;
 	out->prepare_ns = cs.prepare_ns;
 }
 

@@ -106,16 +106,17 @@ struct model_stats {
 	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;
 	uint64_t prepared, prepared_dwarf, prepare_ns;	/* binaries read ahead before the start
 							 * (with DWARF), and the time */
+	bool prepared_kernel;			/* kallsyms read ahead too */
 };
 
 /* NULL with errno set on failure. */
 struct model *model__new(const struct model_opts *opts);
 
-/* Before the programs attach: reads ahead what the first call stacks of the processes alive
- * now (those opts.keep keeps) will need, kernel symbols too when kernel, so that the recording
- * does not pay for it (callstacks__prepare; at most MODEL_PREPARE_NS). 0 or -errno (proc_root
- * unreadable, out of memory). */
-int model__prepare(struct model *m, bool kernel);
+/* Before the programs attach: reads ahead what the first call stacks will need, so that the
+ * recording does not pay for it (callstacks__prepare; at most MODEL_PREPARE_NS): kernel
+ * symbols when kernel, the binaries of the processes alive now (those opts.keep keeps) when
+ * user. 0 or -errno (proc_root unreadable, out of memory). */
+int model__prepare(struct model *m, bool kernel, bool user);
 
 /* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,
  * then the CPUs started. Must precede every record. */

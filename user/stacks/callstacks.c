@@ -536,6 +536,7 @@ void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out
 	out->live_images = ss.processes;
 	out->prepared = ss.prepared;
 	out->prepared_dwarf = ss.prepared_dwarf;
+	out->prepared_kernel = ss.prepared_kernel;
 	out->prepare_ns = ss.prepare_ns;
 	out->walks = u64map__count(cs->slots);
 }

@@ -52,6 +52,7 @@ struct callstacks_stats {
 	uint64_t walks;		/* walks of live threads' BPF caches held now */
 	uint64_t prepared;	/* binaries read ahead by callstacks__prepare */
 	uint64_t prepared_dwarf;	/* of which with their DWARF */
+	uint64_t prepared_kernel;	/* 1: kallsyms too */
 	uint64_t prepare_ns;	/* time that took */
 };
 

@@ -736,8 +736,10 @@ void symbolizer__prepare(struct symbolizer *s, bool kernel, uint64_t budget_ns)
 	size_t nmods = gt_tracemap__count(s->mod_ids), nused = 0, ndwarf = 0;
 	struct use *use;
 
-	if (kernel && !s->kernel_read_at)
+	if (kernel && !s->kernel_read_at) {
 		kernel_load(s);
+		s->st.prepared_kernel = s->kernel != NULL;
+	}
 	use = nmods ? calloc(nmods, sizeof(*use)) : NULL;
 	if (!use)
 		goto out;

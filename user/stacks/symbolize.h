@@ -77,6 +77,7 @@ struct symbolizer_stats {
 					 * lib/foreign_file.h (a link, a FIFO, someone else's...) */
 	uint64_t prepared;		/* binaries read ahead by symbolizer__prepare */
 	uint64_t prepared_dwarf;	/* of which with their DWARF */
+	uint64_t prepared_kernel;	/* 1: kallsyms was read ahead */
 	uint64_t prepare_ns;		/* time symbolizer__prepare took */
 };
 
