@@ -369,6 +369,36 @@ Test(model, wakeup_before_switch_out)
 	mt_close(&t, false);
 }
 
+/* A wakeup that found the thread on its way to a sleep it then gave up (the lock it waited for
+ * came free): the thread forks and only then blocks, in vfork, until a later wakeup. The kept
+ * wakeup belongs to no switch-out: the block lasts until the second wakeup (seen in a CI run:
+ * a 20 ms vfork wait drawn as 0 ms). */
+Test(model, wakeup_of_a_sleep_given_up)
+{
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+	const struct gt_event *block, *end;
+	size_t i = 0, j = 0;
+
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, NULL, T0);
+	mt_switch(&t, ts, 0, 0, 800, LX_PREV_RUNNABLE, -1);
+	mt_wakeup(&t, ts + 10, 1, 800);
+	mt_fork(&t, ts + 20, 0, 800, 801, 801);
+	mt_switch(&t, ts + 30, 0, 800, 801, LX_PREV_DISK, __NR_vfork);
+	mt_switch(&t, ts + 40, 0, 801, 0, LX_PREV_SLEEP, __NR_nanosleep);
+	mt_wakeup(&t, ts + 20000, 1, 800);
+	mt_switch(&t, ts + 20010, 0, 0, 800, LX_PREV_RUNNABLE, -1);
+	mt_finish(&t, ts + 30000);
+
+	block = tq_next(t.trace, &i, BIT(GT_EV_GO_SYSBLOCK), 800);
+	end = tq_next(t.trace, &j, BIT(GT_EV_GO_SYSEXIT), 800);
+	cr_assert(block && end, "the vfork wait is a blocking syscall that ends");
+	cr_expect_eq(tq_ns(t.trace, block->ts, end->ts), 20000 - 30,
+		     "the wait ends at the second wakeup, not at once");
+	cr_expect_eq(t.st.repairs[MODEL_REPAIR_WAKEUP_DROPPED], 1);
+	mt_close(&t, false);
+}
+
 /* The real /proc of this machine: every thread alive but the recorder's own (here, this test's
  * process), which the BPF side does not record either. */
 Test(model, real_proc)

@@ -249,6 +249,13 @@ bool model_placeable(const struct model *m, uint32_t c, const struct thread *t)
 
 int model_make_current(struct model *m, uint32_t c, struct thread *t)
 {
+	/* A wakeup kept for t's switch-out was of a sleep t gave up without switching out (a lock
+	 * taken on its way to sleep, in a fork's copy of the process): between a wakeup that
+	 * raced ahead and the switch-out it belongs to, t runs in the scheduler only. */
+	if (t->wake_stk) {
+		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		t->wake_stk = 0;
+	}
 	if (m->cur[c] == t)
 		return 0;
 	if (model_placeable(m, c, t))

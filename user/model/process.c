@@ -103,11 +103,6 @@ static int exec_image(struct model *m, uint32_t c, struct thread *old, struct th
 		err = model_thread_stack(m, c, old, __NR_execve, &stk);
 	if (err)
 		return err;
-	if (old->wake_stk) {
-		/* A wakeup that raced ahead of a switch-out the exec came before. */
-		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
-		old->wake_stk = 0;
-	}
 	old_goid = old->goid;
 	if (t->goid) {
 		t->gen++;
