@@ -553,6 +553,7 @@ int cmd_record(int argc, char **argv)
 	struct status status = { 0 };
 	struct output out = { 0 };
 	bool tty = isatty(STDERR_FILENO), cmd_done = false, cmd_failed = false;
+	bool stack_kern, stack_user;
 	uint64_t start, end;
 	int ncpus, err, close_err, cmd_status = 0;
 
@@ -563,6 +564,8 @@ int cmd_record(int argc, char **argv)
 		return err == 1 ? 0 : 2;
 	}
 	verbose = args.verbose;
+	stack_kern = args.stacks == STACKS_KERNEL || args.stacks == STACKS_BOTH;
+	stack_user = args.stacks == STACKS_USER || args.stacks == STACKS_BOTH;
 	libbpf_set_print(libbpf_print);
 	err = check_privileges();
 	if (!err)
@@ -599,8 +602,8 @@ int cmd_record(int argc, char **argv)
 		.self_tgid = getpid(),
 		.sample_hz = args.sample_hz,
 		.sample_idle = args.sample_idle,
-		.stack_kern = args.stacks == STACKS_KERNEL || args.stacks == STACKS_BOTH,
-		.stack_user = args.stacks == STACKS_USER || args.stacks == STACKS_BOTH,
+		.stack_kern = stack_kern,
+		.stack_user = stack_user,
 		.on_record = to_model,
 		.on_peek = peek_to_model,
 		.on_lost = lost_to_model,
@@ -675,9 +678,7 @@ int cmd_record(int argc, char **argv)
 
 	/* Read ahead (kernel symbols, the binaries of the processes alive now) before the
 	 * recording, which would otherwise pay for it in its first moments. */
-	err = model__prepare(model,
-			     args.sample_hz || args.stacks == STACKS_KERNEL || args.stacks == STACKS_BOTH,
-			     args.sample_hz || args.stacks == STACKS_USER || args.stacks == STACKS_BOTH);
+	err = model__prepare(model, args.sample_hz || stack_kern, args.sample_hz || stack_user);
 	if (err) {
 		report_model_error(&out, "reading ahead for the call stacks", err);
 		goto cleanup;

@@ -353,14 +353,13 @@ int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *c
 		  const char *prog)
 {
 	/* A fresh goroutine id; the kernel reusing a tid is no damage to repair (a thread whose
-	 * end went unseen is counted where that is found). */
+	 * end went unseen is counted where that is found). reborn: the earlier thread's entry was
+	 * removed, its generation kept. */
+	if (t->goid || t->reborn)
+		m->st.tids_reused++;
 	if (t->goid) {
 		t->gen++;
 		t->goid = 0;
-		m->st.tids_reused++;
-	} else if (t->reborn) {
-		/* Its earlier thread's entry was removed, the generation kept. */
-		m->st.tids_reused++;
 	}
 	t->reborn = 0;
 	t->unplaced = 0;

@@ -146,6 +146,21 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	return model_emit(m, m->hk, GT_EV_GO_WAITING, t->goid, 0, 0);
 }
 
+/* The threads alive under proc_root that opts.keep keeps, in *out (malloc'd) and *n. */
+static int kept_threads(const struct model *m, struct procscan_thread **out, size_t *n)
+{
+	size_t kept = 0;
+	int err = procscan__threads(m->proc_root, out, n);
+
+	if (err || !m->keep)
+		return err;
+	for (size_t i = 0; i < *n; i++)
+		if (m->keep(m->keep_ctx, &(*out)[i]))
+			(*out)[kept++] = (*out)[i];
+	*n = kept;
+	return 0;
+}
+
 int model__prepare(struct model *m, bool kernel, bool user)
 {
 	struct procscan_thread *live = NULL;
@@ -156,12 +171,11 @@ int model__prepare(struct model *m, bool kernel, bool user)
 	if (!m->cs)
 		return 0;
 	if (user)
-		err = procscan__threads(m->proc_root, &live, &n);
+		err = kept_threads(m, &live, &n);
 	if (!err && n && !(pids = calloc(n, sizeof(*pids))))
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < n; i++)
-		if (live[i].tid == live[i].pid && live[i].pid != (uint32_t)getpid() &&
-		    (!m->keep || m->keep(m->keep_ctx, &live[i])))
+		if (live[i].tid == live[i].pid && live[i].pid != (uint32_t)getpid())
 			pids[np++] = live[i].pid;
 	if (!err)
 		callstacks__prepare(m->cs, pids, np, kernel, MODEL_PREPARE_NS);
@@ -185,17 +199,9 @@ int model__start(struct model *m, uint64_t ts)
 		return m->err;
 	if (m->started)
 		return -EINVAL;
-	err = procscan__threads(m->proc_root, &live_threads, &n);
+	err = kept_threads(m, &live_threads, &n);
 	if (err)
 		goto out;
-	if (m->keep) {
-		size_t kept = 0;
-
-		for (size_t i = 0; i < n; i++)
-			if (m->keep(m->keep_ctx, &live_threads[i]))
-				live_threads[kept++] = live_threads[i];
-		n = kept;
-	}
 	m->scan_ts = now_ns();
 	n_init = 3;
 	for (size_t i = 0; i < n; i++)
