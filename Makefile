@@ -206,11 +206,12 @@ docs-check: $(LXTRACE)
 layers: $(LXTRACE)
 	python3 scripts/check-layers.py $(OUT)
 
+# scripts/run-tests.sh repeats what failed at the end of the output, where a CI log's tail is.
 unit-test: $(UNIT_TESTS) $(LXTRACE)
-	$(UNIT_TESTS) --short-filename
+	scripts/run-tests.sh $(UNIT_TESTS) --short-filename
 
 integration-test: $(INTEG_TESTS) $(LXTRACE) $(WORKLOADS) $(CAPTURE_STREAM)
-	$(INTEG_TESTS) --short-filename --jobs 1
+	scripts/run-tests.sh $(INTEG_TESTS) --short-filename --jobs 1
 
 fuzz-replay: $(FUZZER)
 	$(FUZZER) -runs=0 tests/fuzz/corpus >/dev/null 2>$(OUT)/fuzz/replay.log || { cat $(OUT)/fuzz/replay.log; exit 1; }
@@ -226,7 +227,7 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests
 sanitize-test:
 	$(MAKE) OUT=$(SAN_OUT) CFLAGS="$(SAN_CFLAGS)" $(SAN_OUT)/lxtrace $(SAN_OUT)/tests/unit-tests \
 		$(addprefix $(SAN_OUT)/tests/workloads/,stress annotated execthread)
-	$(SAN_ENV) $(SAN_OUT)/tests/unit-tests --short-filename
+	$(SAN_ENV) scripts/run-tests.sh $(SAN_OUT)/tests/unit-tests --short-filename
 	$(SAN_ENV) bash scripts/sanitize-record.sh $(SAN_OUT)
 
 FUZZ_SECONDS ?= 60
