@@ -56,7 +56,7 @@ refuse:
 bool foreign_file__refused(int err)
 {
 	return err == -ELOOP || err == -EXDEV || err == -ENXIO || err == -EPERM || err == -EMLINK ||
-	       err == -EFBIG || err == -E2BIG;
+	       err == -EFBIG || err == -E2BIG || err == -ENOBUFS;
 }
 
 const char *foreign_file__why(int err)
@@ -76,6 +76,8 @@ const char *foreign_file__why(int err)
 		return "too large";
 	case -E2BIG:
 		return "a line too long";
+	case -ENOBUFS:
+		return "compressed sections inflating past the budget";
 	case -ESTALE:
 		return "shrank while being read";
 	default:

@@ -17,7 +17,9 @@
  *   -EMLINK  has other hard links, when the rules want the only one
  *   -EFBIG   larger than the rules' bound
  *   -E2BIG   (reading) a line longer than the reader's bound: not the text the caller expects
- * and, for callers that read a file in steps: -ESTALE, the file shrank between two reads.
+ * and, for callers that read a file in steps: -ESTALE, the file shrank between two reads; for
+ * callers that parse a file's structure: -ENOBUFS, it declares more memory than they budget
+ * (an ELF file's compressed sections, user/stacks/sym_elf.h).
  * Anything else is the system's own errno (-ENOENT: nothing there).
  *
  * Reads use pread on the descriptor; on a local filesystem, a regular file's read returns.

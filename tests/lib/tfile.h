@@ -3,9 +3,15 @@
 #ifndef LXTRACE_TESTS_TFILE_H
 #define LXTRACE_TESTS_TFILE_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Creates or truncates path with text and exactly `mode`. Returns 0 or -errno. */
 int tfile_write(const char *path, const char *text, mode_t mode);
+
+/* Writes to path the contents of a GNU-style compressed ELF section (.zdebug_*: "ZLIB", the
+ * inflated size, a zlib stream) that inflates to size zero bytes: a thousandth of size on disk,
+ * what a zlib bomb is. Returns 0 or -errno. */
+int tfile_zsection(const char *path, uint64_t size);
 
 #endif

@@ -1,16 +1,19 @@
 /* test_cfi.c - binaries' call-frame information compiled into the unwinder's rows: every row
  * agrees with what libdw says of the same address, the special rules (PLT entries, the signal
  * trampoline, the outermost frame) are recognised, rows are sorted and merged, the vDSO and a
- * mapped file's path come out right. */
+ * mapped file's path come out right; a compile holds no more than the room it is given, and
+ * inflates no compressed sections past its limit. */
 #include <criterion/criterion.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/tfile.h"
 #include "user/proc/mmap_path.h"
 #include "user/stacks/cfi.h"
 #include "user/stacks/vdso.h"
@@ -42,7 +45,7 @@ static void compile_fd(int f, const char *what)
 	cr_assert_geq(fd, 0, "%s: %s", what, strerror(errno));
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	cr_assert_not_null(elf, "%s: not ELF", what);
-	cr_assert_eq(cfi__compile(elf, NULL, &t, &st), 0, "%s", what);
+	cr_assert_eq(cfi__compile(elf, NULL, SIZE_MAX, &t, &st), 0, "%s", what);
 	cr_assert_gt(t.n, 0);
 }
 
@@ -78,9 +81,51 @@ Test(cfi, a_cancelled_compile_stops_and_keeps_nothing)
 	cr_assert_geq(fd, 0, "%s: %s", LIBC, strerror(errno));
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	cr_assert_not_null(elf);
-	cr_assert_eq(cfi__compile(elf, &cancel, &t, &st), -ECANCELED);
+	cr_assert_eq(cfi__compile(elf, &cancel, SIZE_MAX, &t, &st), -ECANCELED);
 	cr_assert_eq(t.n, 0);
 	cr_assert_null(t.rows);
+}
+
+/* A crafted .eh_frame can have a row per byte: the compile stops once the rows cannot fit. */
+Test(cfi, a_compile_stops_at_twice_its_room)
+{
+	size_t all;
+
+	compile(LIBC);
+	all = t.n;
+	cfi_table__release(&t);
+	cr_assert_eq(cfi__compile(elf, NULL, all / 4, &t, &st), -EFBIG);
+	cr_assert_eq(t.n, 0);
+	cr_assert_null(t.rows);
+	/* Room for the merged rows is room enough for the rows before merging. */
+	cr_assert_eq(cfi__compile(elf, NULL, all, &t, &st), 0);
+	cr_assert_eq(t.n, all);
+}
+
+/* A program whose CFI is .debug_frame (no .eh_frame: no C runtime, no unwind tables) and
+ * whose .zdebug_ranges would inflate to 512 MiB: libdw would inflate it to find the CFI. */
+Test(cfi, debug_frame_is_not_read_past_the_inflate_limit, .timeout = 120)
+{
+	char dir[] = "/tmp/lxtrace-cfi-XXXXXX", cmd[512], path[64];
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/bomb", dir);
+	cr_assert_eq(tfile_zsection(path, 512ull << 20), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd %s; printf 'void _start(void) { for (;;) ; }\\n' > s.c; "
+		 "gcc -g -O1 -fno-asynchronous-unwind-tables -nostdlib -static -o plain s.c; "
+		 "objcopy --add-section .zdebug_ranges=bomb plain bombed", dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(path, sizeof(path), "%s/plain", dir);
+	compile(path);
+	teardown();
+	snprintf(path, sizeof(path), "%s/bombed", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	cr_assert_not_null(elf);
+	cr_expect_eq(cfi__compile(elf, NULL, SIZE_MAX, &t, &st), -ENOBUFS);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
 }
 
 Test(cfi, rows_sorted_and_merged)

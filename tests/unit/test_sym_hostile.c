@@ -1,16 +1,20 @@
-/* test_sym_hostile.c - binaries whose owner wants the symbolizer to hang: a FIFO where a debug
- * file is looked for (beside the binary, in its .debug directory, or up a debuglink with
- * "../" in it), and DWARF whose .gnu_debugaltlink names a FIFO. The symbolizer answers at once
- * (the suite's timeout is the hang), from the symbol table where DWARF is refused. */
+/* test_sym_hostile.c - binaries whose owner wants the symbolizer to hang or grow: a FIFO where a
+ * debug file is looked for (beside the binary, in its .debug directory, or up a debuglink with
+ * "../" in it), DWARF whose .gnu_debugaltlink names a FIFO, and a compressed section that
+ * would inflate to half a GiB. The symbolizer answers at once (the suite's timeout is the
+ * hang), from the symbol table where DWARF is refused, and the bomb is not inflated. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/foreign_file.h"
+#include "tests/lib/tfile.h"
 #include "tests/unit/test_sym_fixture.h"
 #include "user/stacks/symbolize.h"
 
@@ -113,4 +117,45 @@ Test(sym_hostile, dwarf_whose_altlink_names_a_fifo_is_not_read)
 	/* The symbol table still names the function; no line without DWARF. */
 	cr_expect_str_eq(f[0].func, "hot_middle");
 	cr_expect_eq(f[0].line, 0);
+}
+
+/* Peak RSS of this process, KiB. */
+static long maxrss_kb(void)
+{
+	struct rusage ru;
+
+	cr_assert_eq(getrusage(RUSAGE_SELF, &ru), 0);
+	return ru.ru_maxrss;
+}
+
+Test(sym_hostile, a_compressed_section_past_the_budget_is_not_inflated, .timeout = 60)
+{
+	char bomb[PATH_MAX];
+	struct sym_frame f[16];
+	long before;
+
+	/* Another user's binary whose .zdebug_info declares 512 MiB: its DWARF would be read for
+	 * lines and inlines. */
+	snprintf(bomb, sizeof(bomb), "%s/bomb", dir);
+	cr_assert_eq(tfile_zsection(bomb, 512ull << 20), 0);
+	before = maxrss_kb();
+	start_crafted("set -e; cd '%1$s'; objcopy --strip-debug --add-section .zdebug_info=bomb "
+		      "'%2$s' hot; chown 61234 hot; chmod 755 hot");
+	resolve_probe(f, 16);
+	cr_expect(!strncmp(f[0].func, "[unknown] hot+0x", 16), "func %s", f[0].func);
+	cr_expect_lt(maxrss_kb() - before, 64 * 1024, "peak RSS grew by %ld KiB",
+		     maxrss_kb() - before);
+	cr_expect(foreign_log__count(symbolizer__refused(sym)) == 1, "the binary is not named");
+}
+
+Test(sym_hostile, compressed_debug_sections_within_the_budget_are_read)
+{
+	struct sym_frame f[16];
+
+	/* The same user's binary built the way `gcc -gz` builds: every DWARF line still read. */
+	start_crafted("set -e; cd '%1$s'; objcopy --compress-debug-sections=zlib '%2$s' hot; "
+		      "chown 61234 hot; chmod 755 hot");
+	cr_assert_gt(resolve_probe(f, 16), 1, "no inlined frames: DWARF was not read");
+	cr_expect_gt(f[0].line, 0);
+	cr_expect_eq(foreign_log__count(symbolizer__refused(sym)), 0);
 }

@@ -198,11 +198,11 @@ Test(sym_user, dwarf_is_read_ahead_only_from_files_within_the_limit)
 
 	strip_hot(src, bin, root);
 	for (int i = 0; i < 2; i++) {
-		e = sym_elf__open(open(paths[i], O_RDONLY), paths[i], root);
+		e = sym_elf__open(open(paths[i], O_RDONLY), paths[i], root, NULL);
 		cr_assert_not_null(e, "%s", paths[i]);
 		cr_expect_not(sym_elf__prepare(e, 1000), "%s: its DWARF is larger", paths[i]);
 		sym_elf__free(e);
-		e = sym_elf__open(open(paths[i], O_RDONLY), paths[i], root);
+		e = sym_elf__open(open(paths[i], O_RDONLY), paths[i], root, NULL);
 		cr_assert_not_null(e, "%s", paths[i]);
 		cr_expect(sym_elf__prepare(e, 1ull << 30), "%s: its DWARF is read ahead", paths[i]);
 		sym_elf__free(e);

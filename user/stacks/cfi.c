@@ -26,7 +26,7 @@ struct span {
 
 struct spans {
 	struct span *v;
-	size_t n, cap;
+	size_t n, cap, max;
 };
 
 /* The executable PT_LOAD segments: ELF address -> file offset. */
@@ -307,6 +307,8 @@ static struct lx_cfi_row rule_of(Dwarf_Frame *f, bool signal, struct cfi_stats *
 
 static int span_add(struct spans *sp, uint64_t lo, uint64_t hi, struct lx_cfi_row rule)
 {
+	if (sp->n >= sp->max)
+		return -EFBIG;
 	if (grow_array((void **)&sp->v, &sp->cap, sp->n + 1, sizeof(*sp->v), 1024))
 		return -ENOMEM;
 	sp->v[sp->n++] = (struct span){ lo, hi, rule };
@@ -417,10 +419,11 @@ static int spans_to_rows(struct spans *sp, struct cfi_table *t)
 	return 0;
 }
 
-int cfi__compile(Elf *elf, const atomic_bool *cancel, struct cfi_table *t, struct cfi_stats *st_out)
+int cfi__compile(Elf *elf, const atomic_bool *cancel, size_t max_rows, struct cfi_table *t,
+		 struct cfi_stats *st_out)
 {
 	struct cfi_stats st = { 0 };
-	struct spans sp = { 0 };
+	struct spans sp = { .max = max_rows > SIZE_MAX / 2 ? SIZE_MAX : 2 * max_rows };
 	struct segs segs;
 	Dwarf_CFI *cfi = NULL;
 	Dwarf *dw = NULL;
@@ -443,6 +446,8 @@ int cfi__compile(Elf *elf, const atomic_bool *cancel, struct cfi_table *t, struc
 	if (eh_frame) {
 		cfi = dwarf_getcfi_elf(elf);
 	} else {
+		if (elf_section__inflated_bytes(elf) > CFI_INFLATE_MAX)
+			return -ENOBUFS;
 		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		cfi = dw ? dwarf_getcfi(dw) : NULL;
 	}

@@ -144,15 +144,19 @@ static int load(struct cfi_loader *l, const struct queued *q)
 {
 	uint64_t t0 = now_ns();
 	struct cfi_table t = { 0 };
+	size_t room;
 	Elf *elf;
 	int err;
 
+	pthread_mutex_lock(&l->lock);
+	room = l->o.maps.rows_max - l->next;
+	pthread_mutex_unlock(&l->lock);
 	elf = elf_begin(q->fd, ELF_C_READ_MMAP, NULL);
 	/* Go keeps frame pointers, which unwind its code exactly; its CFI would only cost rows. */
 	if (elf && cfi__keeps_frame_pointers(elf))
 		err = -ENOENT;
 	else
-		err = elf ? cfi__compile(elf, &l->cancel, &t, NULL) : -EINVAL;
+		err = elf ? cfi__compile(elf, &l->cancel, room, &t, NULL) : -EINVAL;
 	if (elf)
 		elf_end(elf);
 	close(q->fd);
@@ -162,11 +166,12 @@ static int load(struct cfi_loader *l, const struct queued *q)
 		/* Not published: the next walk that meets the file asks again (none will after a
 		 * cancel: the recording is over). */
 		u64map__del(l->files, file_key(q->key.dev, q->key.ino));
+	} else if (err == -EFBIG || (!err && t.n > l->o.maps.rows_max - l->next)) {
+		/* -EFBIG: more rows than there was room for when the compile began. */
+		l->st.files_full++;
+		err = publish(l, &q->key, 0, 0);
 	} else if (err || !t.n) {
 		l->st.files_empty++;
-		err = publish(l, &q->key, 0, 0);
-	} else if (t.n > l->o.maps.rows_max - l->next) {
-		l->st.files_full++;
 		err = publish(l, &q->key, 0, 0);
 	} else {
 		memcpy(&l->o.maps.rows[l->next], t.rows, t.n * sizeof(*t.rows));

@@ -1,4 +1,4 @@
-/* elf_section.c - an ELF file's section by name (elf_section.h). */
+/* elf_section.c - an ELF file's sections: by name, and inflated sizes (elf_section.h). */
 #include <string.h>
 
 #include "user/stacks/elf_section.h"
@@ -20,4 +20,44 @@ Elf_Scn *elf_section__named(Elf *elf, const char *name, GElf_Shdr *sh)
 			return scn;
 	}
 	return NULL;
+}
+
+/* A GNU-style compressed section: "ZLIB", then its inflated size as 8 big-endian bytes. */
+static uint64_t gnu_inflated(Elf_Scn *scn)
+{
+	const Elf_Data *d = elf_rawdata(scn, NULL);
+	const unsigned char *p = d ? d->d_buf : NULL;
+	uint64_t size = 0;
+
+	if (!p || d->d_size < 12 || memcmp(p, "ZLIB", 4))
+		return 0;
+	for (int i = 4; i < 12; i++)
+		size = size << 8 | p[i];
+	return size;
+}
+
+uint64_t elf_section__inflated_bytes(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t sum = 0, n;
+	size_t shstrndx;
+	GElf_Chdr ch;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			n = gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
+		} else {
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+			n = name && !strncmp(name, ".zdebug", 7) ? gnu_inflated(scn) : 0;
+		}
+		sum = n > UINT64_MAX - sum ? UINT64_MAX : sum + n;
+	}
+	return sum;
 }

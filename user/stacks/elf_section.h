@@ -1,11 +1,18 @@
-/* elf_section.h - an ELF file's section by name. */
+/* elf_section.h - an ELF file's sections: one by name, and what the compressed ones inflate to. */
 #ifndef LXTRACE_USER_STACKS_ELF_SECTION_H
 #define LXTRACE_USER_STACKS_ELF_SECTION_H
 
 #include <gelf.h>
+#include <stdint.h>
 
 /* The first section of elf called name, its header in *sh (sh may be NULL); NULL when there is
  * none or the section names cannot be read. */
 Elf_Scn *elf_section__named(Elf *elf, const char *name, GElf_Shdr *sh);
+
+/* The bytes elf's compressed sections (SHF_COMPRESSED, and GNU-style .zdebug_*) take once
+ * inflated, as their headers declare: what libelf allocates when libdw or libdwfl inflates them.
+ * The ratio to the file's size is the compressor's (zlib reaches 1,000 to 1). Saturates at
+ * UINT64_MAX. */
+uint64_t elf_section__inflated_bytes(Elf *elf);
 
 #endif

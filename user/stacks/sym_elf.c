@@ -126,7 +126,8 @@ static bool altlink_outside_root(Elf *elf)
 	return strnlen(link, d->d_size) == d->d_size || !in_debug_root(link);
 }
 
-struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path)
+struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path,
+			      uint64_t *inflate_budget)
 {
 	struct sym_elf *e = calloc(1, sizeof(*e));
 	int err = ENOMEM;
@@ -163,6 +164,17 @@ struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_pa
 		goto fail;
 	}
 	elf = dwfl_module_getelf(e->mod, &bias);
+	if (inflate_budget) {
+		/* Nothing is inflated before the symbol table or DWARF is first read: now. The
+		 * debug files libdwfl may add come from the debug root only (find_debuginfo). */
+		uint64_t need = elf ? elf_section__inflated_bytes(elf) : 0;
+
+		if (need > *inflate_budget) {
+			err = ENOBUFS;
+			goto fail;
+		}
+		*inflate_budget -= need;
+	}
 	e->no_dwarf = elf && altlink_outside_root(elf);
 	return e;
 fail:

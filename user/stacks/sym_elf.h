@@ -26,9 +26,13 @@ struct sym_elf_frame {
 
 /* Takes ownership of fd (closed by sym_elf__free, or on failure). path names the file for
  * messages and .gnu_debuglink; the bytes come from fd. debuginfo_path: libdwfl's syntax
- * (directories separated by ':'), NULL for SYM_ELF_DEBUG_ROOT. NULL with errno set (EINVAL:
- * not an ELF file libdwfl accepts). */
-struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path);
+ * (directories separated by ':'), NULL for SYM_ELF_DEBUG_ROOT. inflate_budget: NULL for a
+ * trusted file; else the bytes the file's compressed sections may still inflate to (libelf
+ * holds them in memory once read): a file that declares more is refused (ENOBUFS), one within
+ * it has its sections' size taken from it. NULL with errno set (EINVAL: not an ELF file libdwfl
+ * accepts). */
+struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path,
+			      uint64_t *inflate_budget);
 
 /* The ELF virtual address that file offset off is loaded at, through the PT_LOAD segment
  * that maps it. 0 or -ENOENT (no segment maps off). */
