@@ -23,23 +23,17 @@ int tfile_write(const char *path, const char *text, mode_t mode)
 	return err;
 }
 
-int tfile_zsection(const char *path, uint64_t size)
+/* Writes zlib's stream of size zero bytes to f; windowBits as deflateInit2's (15: zlib's
+ * format, 31: gzip's). */
+static int deflate_zeros(FILE *f, uint64_t size, int window_bits)
 {
 	static unsigned char in[1 << 20], out[1 << 16];
-	unsigned char head[12] = "ZLIB";
-	FILE *f = fopen(path, "we");
 	z_stream z = { 0 };
 	int flush, err = 0;
 
-	if (!f)
-		return -errno;
-	for (int i = 0; i < 8; i++)
-		head[4 + i] = (unsigned char)(size >> (56 - 8 * i));
-	if (fwrite(head, 1, sizeof(head), f) != sizeof(head) ||
-	    deflateInit(&z, Z_BEST_COMPRESSION) != Z_OK) {
-		fclose(f);
+	if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, window_bits, 9, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
 		return -EIO;
-	}
 	for (uint64_t left = size; !err && (left || z.avail_in);) {
 		if (!z.avail_in) {
 			z.next_in = in;
@@ -56,6 +50,33 @@ int tfile_zsection(const char *path, uint64_t size)
 		} while (!err && !z.avail_out);
 	}
 	deflateEnd(&z);
+	return err;
+}
+
+int tfile_zsection(const char *path, uint64_t size)
+{
+	unsigned char head[12] = "ZLIB";
+	FILE *f = fopen(path, "we");
+	int err;
+
+	if (!f)
+		return -errno;
+	for (int i = 0; i < 8; i++)
+		head[4 + i] = (unsigned char)(size >> (56 - 8 * i));
+	err = fwrite(head, 1, sizeof(head), f) == sizeof(head) ? deflate_zeros(f, size, 15) : -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+int tfile_gzip_zeros(const char *path, uint64_t size)
+{
+	FILE *f = fopen(path, "we");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = deflate_zeros(f, size, 31);
 	if (fclose(f) && !err)
 		err = -errno;
 	return err;

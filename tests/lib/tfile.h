@@ -14,4 +14,7 @@ int tfile_write(const char *path, const char *text, mode_t mode);
  * what a zlib bomb is. Returns 0 or -errno. */
 int tfile_zsection(const char *path, uint64_t size);
 
+/* Writes a gzip file of size zero bytes to path (a thousandth of size). Returns 0 or -errno. */
+int tfile_gzip_zeros(const char *path, uint64_t size);
+
 #endif

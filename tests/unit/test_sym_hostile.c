@@ -1,14 +1,17 @@
 /* test_sym_hostile.c - binaries whose owner wants the symbolizer to hang or grow: a FIFO where a
  * debug file is looked for (beside the binary, in its .debug directory, or up a debuglink with
- * "../" in it), DWARF whose .gnu_debugaltlink names a FIFO, and a compressed section that
- * would inflate to half a GiB. The symbolizer answers at once (the suite's timeout is the
- * hang), from the symbol table where DWARF is refused, and the bomb is not inflated. */
+ * "../" in it), DWARF whose .gnu_debugaltlink names a FIFO, and compressed data that would
+ * inflate to half a GiB: a section, MiniDebugInfo, a gzip file mapped executable. The
+ * symbolizer answers at once (the suite's timeout is the hang), from the symbol table where
+ * DWARF is refused, and no bomb is inflated. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -128,10 +131,23 @@ static long maxrss_kb(void)
 	return ru.ru_maxrss;
 }
 
+/* The crafted binary was refused whole: named in the summary, its address unknown, its
+ * compressed data not inflated (this process's peak RSS grew by less than max_mib since
+ * before). */
+static void expect_refused_unread(long before, long max_mib)
+{
+	struct sym_frame f[16];
+
+	resolve_probe(f, 16);
+	cr_expect(!strncmp(f[0].func, "[unknown] hot+0x", 16), "func %s", f[0].func);
+	cr_expect_lt(maxrss_kb() - before, max_mib * 1024, "peak RSS grew by %ld KiB",
+		     maxrss_kb() - before);
+	cr_expect(foreign_log__count(symbolizer__refused(sym)) == 1, "the binary is not named");
+}
+
 Test(sym_hostile, a_compressed_section_past_the_budget_is_not_inflated, .timeout = 60)
 {
 	char bomb[PATH_MAX];
-	struct sym_frame f[16];
 	long before;
 
 	/* Another user's binary whose .zdebug_info declares 512 MiB: its DWARF would be read for
@@ -141,11 +157,7 @@ Test(sym_hostile, a_compressed_section_past_the_budget_is_not_inflated, .timeout
 	before = maxrss_kb();
 	start_crafted("set -e; cd '%1$s'; objcopy --strip-debug --add-section .zdebug_info=bomb "
 		      "'%2$s' hot; chown 61234 hot; chmod 755 hot");
-	resolve_probe(f, 16);
-	cr_expect(!strncmp(f[0].func, "[unknown] hot+0x", 16), "func %s", f[0].func);
-	cr_expect_lt(maxrss_kb() - before, 64 * 1024, "peak RSS grew by %ld KiB",
-		     maxrss_kb() - before);
-	cr_expect(foreign_log__count(symbolizer__refused(sym)) == 1, "the binary is not named");
+	expect_refused_unread(before, 64);
 }
 
 Test(sym_hostile, compressed_debug_sections_within_the_budget_are_read)
@@ -158,4 +170,45 @@ Test(sym_hostile, compressed_debug_sections_within_the_budget_are_read)
 	cr_assert_gt(resolve_probe(f, 16), 1, "no inlined frames: DWARF was not read");
 	cr_expect_gt(f[0].line, 0);
 	cr_expect_eq(foreign_log__count(symbolizer__refused(sym)), 0);
+}
+
+Test(sym_hostile, minidebuginfo_of_another_user_is_not_read)
+{
+	long before = maxrss_kb();
+
+	/* A stripped binary whose .gnu_debugdata (an xz-compressed ELF file: libdwfl reads its
+	 * symbol table when the binary has none) is 64 MiB of zeros, which xz stores in 10 KiB. */
+	start_crafted("set -e; cd '%1$s'; python3 -c 'import lzma, sys; "
+		      "sys.stdout.buffer.write(lzma.compress(bytes(64 << 20)))' > mini.xz; "
+		      "objcopy --strip-all --add-section .gnu_debugdata=mini.xz '%2$s' hot; "
+		      "chown 61234 hot; chmod 755 hot");
+	expect_refused_unread(before, 32);
+}
+
+Test(sym_hostile, a_mapped_file_that_is_not_elf_is_not_inflated, .timeout = 60)
+{
+	char path[PATH_MAX];
+	struct sym_frame f[4];
+	struct stat st;
+	long before;
+	void *at;
+	int fd, n;
+
+	/* Any file can be mapped executable; libdwfl would inflate a gzip one, looking for ELF. */
+	snprintf(path, sizeof(path), "%s/zeros.gz", dir);
+	cr_assert_eq(tfile_gzip_zeros(path, 512ull << 20), 0);
+	fd = open(path, O_RDONLY);
+	cr_assert(fd >= 0 && !fstat(fd, &st));
+	at = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	cr_assert_neq(at, MAP_FAILED, "mmap: %s", strerror(errno));
+	sym = symbolizer__new(NULL);
+	cr_assert_not_null(sym);
+	before = maxrss_kb();
+	n = symbolizer__user(sym, (uint64_t)getpid(), (uint64_t)at + 64, false, f, 4);
+	cr_assert_eq(n, 1, "symbolizer__user: %d", n);
+	cr_expect(!strncmp(f[0].func, "[unknown] zeros.gz+0x", 21), "func %s", f[0].func);
+	cr_expect_lt(maxrss_kb() - before, 64 * 1024, "peak RSS grew by %ld KiB",
+		     maxrss_kb() - before);
+	munmap(at, (size_t)st.st_size);
 }

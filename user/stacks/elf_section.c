@@ -1,4 +1,5 @@
 /* elf_section.c - an ELF file's sections: by name, and inflated sizes (elf_section.h). */
+#include <stdbool.h>
 #include <string.h>
 
 #include "user/stacks/elf_section.h"
@@ -43,20 +44,21 @@ uint64_t elf_section__inflated_bytes(Elf *elf)
 	size_t shstrndx;
 	GElf_Chdr ch;
 	GElf_Shdr sh;
+	/* Without names, a compressed symbol table is still found (by type) and inflated. */
+	bool names = !elf_getshdrstrndx(elf, &shstrndx);
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
-		if (sh.sh_flags & SHF_COMPRESSED) {
+		name = names ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (sh.sh_flags & SHF_COMPRESSED)
 			n = gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
-		} else {
-			name = elf_strptr(elf, shstrndx, sh.sh_name);
+		else if (name && !strcmp(name, ".gnu_debugdata"))
+			n = UINT64_MAX;
+		else
 			n = name && !strncmp(name, ".zdebug", 7) ? gnu_inflated(scn) : 0;
-		}
 		sum = n > UINT64_MAX - sum ? UINT64_MAX : sum + n;
 	}
 	return sum;

@@ -126,6 +126,13 @@ static bool altlink_outside_root(Elf *elf)
 	return strnlen(link, d->d_size) == d->d_size || !in_debug_root(link);
 }
 
+static bool is_elf(int fd)
+{
+	char magic[SELFMAG];
+
+	return pread(fd, magic, SELFMAG, 0) == SELFMAG && !memcmp(magic, ELFMAG, SELFMAG);
+}
+
 struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path,
 			      uint64_t *inflate_budget)
 {
@@ -151,6 +158,13 @@ struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_pa
 	e->dwfl = dwfl_begin(&e->cb);
 	if (!e->dwfl)
 		goto fail;
+	/* libdwfl inflates a gzip, bzip2, xz or zstd file to whatever size it holds, to look for
+	 * an ELF file inside: any file can be mapped executable, so one that is not ELF is not
+	 * handed to it. */
+	if (!is_elf(fd)) {
+		err = EINVAL;
+		goto fail;
+	}
 	/* Base 0: ET_DYN files sit at their link-time addresses; ET_EXEC ignore the base. On
 	 * success libdwfl owns fd and closes it at dwfl_end. */
 	e->mod = dwfl_report_elf(e->dwfl, path, path, fd, 0, false);

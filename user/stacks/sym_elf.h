@@ -10,6 +10,7 @@
 #ifndef LXTRACE_USER_SYM_ELF_H
 #define LXTRACE_USER_SYM_ELF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Where separate debug files are looked for unless the caller names other places. */
