@@ -162,20 +162,34 @@ static bool file_contains(const char *path, const char *s)
 	return found;
 }
 
+/* Records with ropts, which hold "-d 3", beside the attack: the recorder must exit 0 within
+ * 4 s of its start, having lost nothing. Returns its stderr. */
+static const char *record_on_time(const char *const *ropts)
+{
+	uint64_t t0, took;
+	const char *err;
+
+	itest_start(ropts);
+	t0 = now_ns();
+	cr_assert_eq(recorder__stop(it.rec, 0, 60), 0);
+	took = now_ns() - t0;
+	err = recorder__stderr(it.rec);
+	cr_assert_eq(recorder__status(it.rec), 0, "status %d:\n%s", recorder__status(it.rec), err);
+	cr_expect_lt(took, 4000000000ull, "a 3 s recording took %.1f s:\n%s", took / 1e9, err);
+	cr_expect_eq(itest_summary_lost(), 0, "records were lost:\n%s", err);
+	return err;
+}
+
 Test(attack, hostile_perf_maps_neither_stall_nor_grow_nor_leak)
 {
 	char secret[128], sparse[128], text[8192] = "", map[64];
 	const char *err;
-	uint64_t t0, took;
 	size_t len = 0;
 	long base_kb;
 	int fd, i = 0;
 
 	itest_require_root();
-	itest_start((const char *[]){ "-d", "3", NULL });
-	cr_assert_eq(recorder__stop(it.rec, 0, 60), 0);
-	cr_assert_eq(recorder__status(it.rec), 0, "status %d:\n%s", recorder__status(it.rec),
-		     recorder__stderr(it.rec));
+	record_on_time((const char *[]){ "-d", "3", NULL });
 	base_kb = recorder__maxrss_kb(it.rec);
 	itest_fini();
 	make_dir();
@@ -197,14 +211,7 @@ Test(attack, hostile_perf_maps_neither_stall_nor_grow_nor_leak)
 	attackers[i++] = start_jit_attacker("sparse", NULL, 8000);
 	usleep(300 * 1000);
 
-	itest_start((const char *[]){ "-d", "3", NULL });
-	t0 = now_ns();
-	cr_assert_eq(recorder__stop(it.rec, 0, 60), 0);
-	took = now_ns() - t0;
-	err = recorder__stderr(it.rec);
-	cr_assert_eq(recorder__status(it.rec), 0, "status %d:\n%s", recorder__status(it.rec), err);
-	cr_expect_lt(took, 4000000000ull, "a 3 s recording took %.1f s:\n%s", took / 1e9, err);
-	cr_expect_eq(itest_summary_lost(), 0, "records were lost:\n%s", err);
+	err = record_on_time((const char *[]){ "-d", "3", NULL });
 	cr_expect_lt(recorder__maxrss_kb(it.rec), base_kb + MAX_RSS_GROWTH_KB,
 		     "peak RSS %ld KiB, %ld KiB without the attack:\n%s", recorder__maxrss_kb(it.rec),
 		     base_kb, err);
@@ -213,6 +220,36 @@ Test(attack, hostile_perf_maps_neither_stall_nor_grow_nor_leak)
 		cr_expect(strstr(err, map), "the summary does not name %s:\n%s", map, err);
 	}
 	cr_expect_not(file_contains(recorder__path(it.rec), SECRET), "the secret is in the trace");
+	itest_load();
+}
+
+/* The attacker runs a program whose one function has 60,000 rows of CFI (tests/lib/tfile.h):
+ * compiling them would take the reader 6.5 s of CPU, with the rings unread. The reader gives a
+ * compile 30 ms, the worker the file's own budget. */
+Test(attack, costly_unwind_tables_do_not_stall_the_recording)
+{
+	char src[96], bin[96], cmd[320];
+	const char *err;
+
+	itest_require_root();
+	make_dir();
+	snprintf(src, sizeof(src), "%s/spin.s", dir);
+	snprintf(bin, sizeof(bin), "%s/spin", dir);
+	cr_assert_eq(tfile_costly_cfi(src, 60000), 0);
+	snprintf(cmd, sizeof(cmd), "gcc -o %s %s && chown %d %s", bin, src, ATTACKER_UID, bin);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	attackers[0] = fork();
+	cr_assert_geq(attackers[0], 0);
+	if (!attackers[0]) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		become_attacker();
+		execl(bin, bin, (char *)NULL);
+		_exit(127);
+	}
+	usleep(300 * 1000);
+
+	err = record_on_time((const char *[]){ "-F", "999", "-d", "3", NULL });
+	cr_expect(strstr(err, " 1 too costly,"), "the summary does not count the file:\n%s", err);
 	itest_load();
 }
 

@@ -81,3 +81,17 @@ int tfile_gzip_zeros(const char *path, uint64_t size)
 		err = -errno;
 	return err;
 }
+
+int tfile_costly_cfi(const char *path, int rows)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -errno;
+	fprintf(f, ".text\n.globl main\n.type main,@function\nmain:\n.cfi_startproc\n");
+	for (int i = 0; i < rows; i++)
+		fprintf(f, "nop\n.cfi_adjust_cfa_offset %d\n", i % 2 ? -8 : 8);
+	fprintf(f, "jmp main\n.cfi_endproc\n.size main,.-main\n"
+		   ".section .note.GNU-stack,\"\",@progbits\n");
+	return fclose(f) ? -errno : 0;
+}

@@ -17,4 +17,9 @@ int tfile_zsection(const char *path, uint64_t size);
 /* Writes a gzip file of size zero bytes to path (a thousandth of size). Returns 0 or -errno. */
 int tfile_gzip_zeros(const char *path, uint64_t size);
 
+/* Writes to path an x86_64 assembly program (gcc -o builds it) whose main spins forever in one
+ * function with `rows` rows of call-frame information, a byte of code each: libdw, which
+ * evaluates each row from the function's start, takes the square of that to compile them. */
+int tfile_costly_cfi(const char *path, int rows);
+
 #endif

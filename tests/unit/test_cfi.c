@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/lib/tfile.h"
@@ -45,7 +46,7 @@ static void compile_fd(int f, const char *what)
 	cr_assert_geq(fd, 0, "%s: %s", what, strerror(errno));
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	cr_assert_not_null(elf, "%s: not ELF", what);
-	cr_assert_eq(cfi__compile(elf, NULL, SIZE_MAX, &t, &st), 0, "%s", what);
+	cr_assert_eq(cfi__compile(elf, NULL, &t, &st), 0, "%s", what);
 	cr_assert_gt(t.n, 0);
 }
 
@@ -75,13 +76,14 @@ static uint64_t offset_of(uint64_t a)
 Test(cfi, a_cancelled_compile_stops_and_keeps_nothing)
 {
 	atomic_bool cancel = true;
+	const struct cfi_limits lim = { .cancel = &cancel, .max_rows = SIZE_MAX };
 
 	elf_version(EV_CURRENT);
 	fd = open(LIBC, O_RDONLY | O_CLOEXEC);
 	cr_assert_geq(fd, 0, "%s: %s", LIBC, strerror(errno));
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	cr_assert_not_null(elf);
-	cr_assert_eq(cfi__compile(elf, &cancel, SIZE_MAX, &t, &st), -ECANCELED);
+	cr_assert_eq(cfi__compile(elf, &lim, &t, &st), -ECANCELED);
 	cr_assert_eq(t.n, 0);
 	cr_assert_null(t.rows);
 }
@@ -94,11 +96,12 @@ Test(cfi, a_compile_stops_at_twice_its_room)
 	compile(LIBC);
 	all = t.n;
 	cfi_table__release(&t);
-	cr_assert_eq(cfi__compile(elf, NULL, all / 4, &t, &st), -EFBIG);
+	cr_assert_eq(cfi__compile(elf, &(struct cfi_limits){ .max_rows = all / 4 }, &t, &st),
+		     -EFBIG);
 	cr_assert_eq(t.n, 0);
 	cr_assert_null(t.rows);
 	/* Room for the merged rows is room enough for the rows before merging. */
-	cr_assert_eq(cfi__compile(elf, NULL, all, &t, &st), 0);
+	cr_assert_eq(cfi__compile(elf, &(struct cfi_limits){ .max_rows = all }, &t, &st), 0);
 	cr_assert_eq(t.n, all);
 }
 
@@ -123,7 +126,47 @@ Test(cfi, debug_frame_is_not_read_past_the_inflate_limit, .timeout = 120)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	cr_assert_not_null(elf);
-	cr_expect_eq(cfi__compile(elf, NULL, SIZE_MAX, &t, &st), -ENOBUFS);
+	cr_expect_eq(cfi__compile(elf, NULL, &t, &st), -ENOBUFS);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* libdw evaluates each row of an FDE from the FDE's start: one function of 60,000 one-byte
+ * rows (250 KiB of .eh_frame) took 6.5 s of CPU to compile. The compile ends at its budget. */
+Test(cfi, a_quadratic_fde_ends_at_the_cpu_budget, .timeout = 120)
+{
+	char dir[] = "/tmp/lxtrace-cfi-XXXXXX", path[64], cmd[256];
+	uint64_t t0, took;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/q.s", dir);
+	cr_assert_eq(tfile_costly_cfi(path, 60000), 0);
+	snprintf(cmd, sizeof(cmd), "cd %s && gcc -o q q.s", dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(path, sizeof(path), "%s/q", dir);
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	cr_assert_not_null(elf);
+	t0 = thread_cpu_ns();
+	cr_expect_eq(cfi__compile(elf, NULL, &t, &st), -ETIME);
+	took = thread_cpu_ns() - t0;
+	cr_expect_lt(took, 1000000000ull, "the compile took %.2f s of CPU", took / 1e9);
+	cr_expect_null(t.rows);
+	/* The reader's own, shorter budget. */
+	t0 = thread_cpu_ns();
+	cr_expect_eq(cfi__compile(elf, &(struct cfi_limits){ .max_rows = SIZE_MAX,
+							     .max_ns = 10000000 }, &t, &st), -ETIME);
+	took = thread_cpu_ns() - t0;
+	cr_expect_lt(took, 100000000ull, "the compile took %.3f s of CPU", took / 1e9);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_expect_eq(system(cmd), 0);
 }

@@ -353,10 +353,12 @@ static void print_unwind_summary(const struct capture *cap, struct cfi_loader *c
 		(unsigned long long)u[LX_UNWIND_NO_TABLE], (unsigned long long)u[LX_UNWIND_SCANS],
 		(unsigned long long)u[LX_UNWIND_SCAN_BUSY]);
 	fprintf(stderr, "  unwind rows:   %llu binaries (%llu rows), %llu without CFI, %llu retried, "
-		"%llu did not fit, %llu failed, %llu still queued; compiling took %.3f s\n",
+		"%llu did not fit, %llu too costly, %llu failed, %llu still queued; compiling took "
+		"%.3f s\n",
 		(unsigned long long)ls.files, (unsigned long long)ls.rows,
 		(unsigned long long)ls.files_empty, (unsigned long long)ls.files_retry,
-		(unsigned long long)ls.files_full, (unsigned long long)ls.files_failed,
+		(unsigned long long)ls.files_full, (unsigned long long)ls.files_costly,
+		(unsigned long long)ls.files_failed,
 		(unsigned long long)ls.queued, ls.compile_ns / 1e9);
 	fprintf(stderr, "  daemon CPU:    %.3f s in all, %.0f us per distinct stack\n", cpu,
 		distinct ? cpu * 1e6 / distinct : 0.0);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/grow.h"
 #include "user/stacks/cfi.h"
@@ -315,9 +316,38 @@ static int span_add(struct spans *sp, uint64_t lo, uint64_t hi, struct lx_cfi_ro
 	return 0;
 }
 
+/* What is left of a compile's limits (struct cfi_limits): its cancel flag and the thread CPU
+ * time it must end by, read every CHECK_EVERY steps (an FDE, a row; a clock read is a system
+ * call). */
+struct budget {
+	const atomic_bool *cancel;
+	uint64_t cpu_end;
+	unsigned steps;
+};
+
+#define CHECK_EVERY 64
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* 0, or why the compile must stop now. */
+static int budget_spent(struct budget *b)
+{
+	if (b->steps++ % CHECK_EVERY)
+		return 0;
+	if (b->cancel && atomic_load_explicit(b->cancel, memory_order_relaxed))
+		return -ECANCELED;
+	return thread_cpu_ns() > b->cpu_end ? -ETIME : 0;
+}
+
 /* Every row of the FDE covering ELF addresses [lo, hi). */
 static int fde_rows(Dwarf_CFI *cfi, const struct segs *segs, uint64_t lo, uint64_t hi,
-		    struct spans *sp, struct cfi_stats *st)
+		    struct spans *sp, struct cfi_stats *st, struct budget *b)
 {
 	const GElf_Phdr *seg = seg_of(segs, lo);
 	uint64_t pc = lo;
@@ -329,8 +359,10 @@ static int fde_rows(Dwarf_CFI *cfi, const struct segs *segs, uint64_t lo, uint64
 		Dwarf_Frame *f;
 		bool signal;
 		struct lx_cfi_row rule;
-		int err;
+		int err = budget_spent(b);
 
+		if (err)
+			return err;
 		if (dwarf_cfi_addrframe(cfi, pc, &f))
 			return 0;	/* a malformed FDE: its code stays uncovered */
 		if (dwarf_frame_info(f, &start, &end, &signal) < 0 || end <= pc) {
@@ -419,11 +451,14 @@ static int spans_to_rows(struct spans *sp, struct cfi_table *t)
 	return 0;
 }
 
-int cfi__compile(Elf *elf, const atomic_bool *cancel, size_t max_rows, struct cfi_table *t,
+int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 		 struct cfi_stats *st_out)
 {
+	const struct cfi_limits none = { .max_rows = SIZE_MAX };
 	struct cfi_stats st = { 0 };
-	struct spans sp = { .max = max_rows > SIZE_MAX / 2 ? SIZE_MAX : 2 * max_rows };
+	struct spans sp = { 0 };
+	struct budget b = { 0 };
+	uint64_t ns;
 	struct segs segs;
 	Dwarf_CFI *cfi = NULL;
 	Dwarf *dw = NULL;
@@ -443,6 +478,13 @@ int cfi__compile(Elf *elf, const atomic_bool *cancel, size_t max_rows, struct cf
 	data = scn ? elf_getdata(scn, NULL) : NULL;
 	if (!data || !data->d_size)
 		return -ENOENT;
+	if (!lim)
+		lim = &none;
+	sp.max = lim->max_rows > SIZE_MAX / 2 ? SIZE_MAX : 2 * lim->max_rows;
+	ns = CFI_NS_BASE + (uint64_t)((double)data->d_size / (1 << 20) * CFI_NS_PER_MIB);
+	if (lim->max_ns && lim->max_ns < ns)
+		ns = lim->max_ns;
+	b = (struct budget){ .cancel = lim->cancel, .cpu_end = thread_cpu_ns() + ns };
 	if (eh_frame) {
 		cfi = dwarf_getcfi_elf(elf);
 	} else {
@@ -462,10 +504,9 @@ int cfi__compile(Elf *elf, const atomic_bool *cancel, size_t max_rows, struct cf
 		uint8_t enc;
 		int r;
 
-		if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
-			err = -ECANCELED;
+		err = budget_spent(&b);
+		if (err)
 			goto out;
-		}
 		r = dwarf_next_cfi(eh.e_ident, data, eh_frame, off, &next, &e);
 		if (r > 0)
 			break;
@@ -490,7 +531,7 @@ int cfi__compile(Elf *elf, const atomic_bool *cancel, size_t max_rows, struct cf
 				  true, &lo) ||
 		    !read_encoded(enc & 0x0f, &p, end, 0, false, &len) || !len)
 			continue;
-		err = fde_rows(cfi, &segs, lo, lo + len, &sp, &st);
+		err = fde_rows(cfi, &segs, lo, lo + len, &sp, &st, &b);
 		if (err)
 			goto out;
 	}

@@ -38,16 +38,33 @@ struct cfi_stats {
  * the compile's length only, but any user's program can declare a thousand times its size. */
 #define CFI_INFLATE_MAX (256ull << 20)
 
-/* Compiles the CFI of elf into t (t->rows malloc'd; free it with cfi_table__release). st may
- * be NULL. cancel, when not NULL, is read between entries: once it is set the compile stops
- * with -ECANCELED (a large binary takes seconds, which a recording's end must not wait for).
- * max_rows: what the caller can still load. The compile stops with -EFBIG once the file has
- * twice that many rows before merging (merging saves ~5%: libc 25,212 to 23,331), so a crafted
- * .eh_frame cannot make it hold more than that in memory. Returns 0, -ENOENT when the file has
- * no CFI at all, -ENOMEM, -ECANCELED, -EFBIG, -ENOBUFS when .debug_frame is the CFI and the
- * file's compressed sections would inflate past CFI_INFLATE_MAX (libdw inflates every DWARF
- * section to read it), or -EINVAL for a file that is not an x86_64 ELF object. */
-int cfi__compile(Elf *elf, const atomic_bool *cancel, size_t max_rows, struct cfi_table *t,
+/* A compile's CPU time: CFI_NS_BASE, plus CFI_NS_PER_MIB for each MiB of the CFI section. libdw
+ * evaluates a row by running its FDE's instructions from the start, so an FDE costs the square
+ * of its rows: real code compiles in 60-80 ms a MiB (libLLVM's 4.8 MiB .eh_frame in 0.31 s, no
+ * FDE over 574 rows), a crafted 250 KiB one with a single FDE of 60,000 rows took 6.5 s. The
+ * margin is for slow machines and sanitizer builds. */
+#define CFI_NS_BASE (50ull * 1000 * 1000)
+#define CFI_NS_PER_MIB (500ull * 1000 * 1000)
+
+/* What a compile may take. cancel, when not NULL, is read as the compile goes: once it is set
+ * the compile stops with -ECANCELED (a large binary takes seconds, which a recording's end must
+ * not wait for). max_rows: what the caller can still load; the compile stops with -EFBIG once
+ * the file has twice that many rows before merging (merging saves ~5%: libc 25,212 to 23,331),
+ * so a crafted .eh_frame cannot make it hold more than that in memory. max_ns, when not 0,
+ * lowers the CPU time allowed below the file's own (CFI_NS_BASE...): past it, -ETIME. */
+struct cfi_limits {
+	const atomic_bool *cancel;
+	size_t max_rows;
+	uint64_t max_ns;
+};
+
+/* Compiles the CFI of elf into t (t->rows malloc'd; free it with cfi_table__release) within
+ * lim (NULL: the file's own CPU time only). st may be NULL. Returns 0, -ENOENT when the file
+ * has no CFI at all, -ENOMEM, -ECANCELED, -EFBIG, -ETIME, -ENOBUFS when .debug_frame is the CFI
+ * and the file's compressed sections would inflate past CFI_INFLATE_MAX (libdw inflates every
+ * DWARF section to read it), or -EINVAL for a file that is not an x86_64 ELF object. t holds
+ * nothing after an error. */
+int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 		 struct cfi_stats *st);
 
 /* Whether elf is a program whose code keeps frame pointers throughout (Go), which unwind it as

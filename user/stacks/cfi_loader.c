@@ -29,6 +29,11 @@
  * busy with. */
 #define NOW_BYTES (1ull << 20)
 
+/* The CPU time the reader gives such a compile: a real one takes 60-80 ms a MiB of CFI, so a
+ * file that is not done by then is a crafted one (user/stacks/cfi.h), which the worker then
+ * compiles within the file's own budget, away from the rings. */
+#define READER_NS (30ull * 1000 * 1000)
+
 /* The worker's nice value. */
 #define WORKER_NICE 10
 
@@ -138,27 +143,35 @@ static int publish(struct cfi_loader *l, const struct lx_file_key *key, uint32_t
 	return 0;
 }
 
-/* Compiles the rows of the file q holds open (without the lock: the long part) and publishes
- * them (with it), then closes the file. */
-static int load(struct cfi_loader *l, const struct queued *q)
+/* Compiles the rows of the file q holds open (without the lock: the long part) within max_ns
+ * of CPU time (0: the file's own budget) and publishes them (with it), then closes the file.
+ * A compile out of time is published without rows, unless handoff: the file, still open, is
+ * then for the caller to queue (-ETIME). */
+static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, bool handoff)
 {
 	uint64_t t0 = now_ns();
 	struct cfi_table t = { 0 };
-	size_t room;
+	struct cfi_limits lim = { .cancel = &l->cancel, .max_ns = max_ns };
 	Elf *elf;
 	int err;
 
 	pthread_mutex_lock(&l->lock);
-	room = l->o.maps.rows_max - l->next;
+	lim.max_rows = l->o.maps.rows_max - l->next;
 	pthread_mutex_unlock(&l->lock);
 	elf = elf_begin(q->fd, ELF_C_READ_MMAP, NULL);
 	/* Go keeps frame pointers, which unwind its code exactly; its CFI would only cost rows. */
 	if (elf && cfi__keeps_frame_pointers(elf))
 		err = -ENOENT;
 	else
-		err = elf ? cfi__compile(elf, &l->cancel, room, &t, NULL) : -EINVAL;
+		err = elf ? cfi__compile(elf, &lim, &t, NULL) : -EINVAL;
 	if (elf)
 		elf_end(elf);
+	if (err == -ETIME && handoff) {
+		pthread_mutex_lock(&l->lock);
+		l->st.compile_ns += now_ns() - t0;
+		pthread_mutex_unlock(&l->lock);
+		return err;
+	}
 	close(q->fd);
 	pthread_mutex_lock(&l->lock);
 	l->st.compile_ns += now_ns() - t0;
@@ -169,6 +182,9 @@ static int load(struct cfi_loader *l, const struct queued *q)
 	} else if (err == -EFBIG || (!err && t.n > l->o.maps.rows_max - l->next)) {
 		/* -EFBIG: more rows than there was room for when the compile began. */
 		l->st.files_full++;
+		err = publish(l, &q->key, 0, 0);
+	} else if (err == -ETIME) {
+		l->st.files_costly++;
 		err = publish(l, &q->key, 0, 0);
 	} else if (err || !t.n) {
 		l->st.files_empty++;
@@ -214,12 +230,26 @@ static void *work(void *arg)
 		q = l->queue[best];
 		l->queue[best] = l->queue[--l->nqueue];
 		pthread_mutex_unlock(&l->lock);
-		err = load(l, &q);
+		err = load(l, &q, 0, false);
 		pthread_mutex_lock(&l->lock);
 		l->st.files_failed += !!err;
 	}
 	pthread_mutex_unlock(&l->lock);
 	return NULL;
+}
+
+/* Queues q's file for the worker, or forgets it (ENOMEM: a walk that meets it asks again).
+ * With l->lock held. */
+static int to_worker(struct cfi_loader *l, const struct queued *q)
+{
+	if (grow_array((void **)&l->queue, &l->queue_cap, l->nqueue + 1, sizeof(*l->queue), 16)) {
+		u64map__del(l->files, file_key(q->key.dev, q->key.ino));
+		close(q->fd);
+		return -ENOMEM;
+	}
+	l->queue[l->nqueue++] = *q;
+	pthread_cond_signal(&l->more);
+	return 0;
 }
 
 /* Opens w's file now, while its process may still run; compiles a small one at once, queues a
@@ -232,6 +262,7 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 	struct queued q = { .key = key };
 	uint64_t *state;
 	bool added;
+	int err;
 
 	pthread_mutex_lock(&l->lock);
 	state = u64map__get(l->files, file_key(w->dev, w->ino));
@@ -260,21 +291,22 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 		return 0;
 	}
 	state = u64map__put(l->files, file_key(w->dev, w->ino), &added);
-	if (!state || (q.size > NOW_BYTES && grow_array((void **)&l->queue, &l->queue_cap,
-							  l->nqueue + 1, sizeof(*l->queue), 16))) {
+	if (!state) {
 		pthread_mutex_unlock(&l->lock);
 		close(q.fd);
 		return -ENOMEM;
 	}
 	*state = FILE_QUEUED;
-	if (q.size > NOW_BYTES) {
-		l->queue[l->nqueue++] = q;
-		pthread_cond_signal(&l->more);
+	if (q.size <= NOW_BYTES) {
 		pthread_mutex_unlock(&l->lock);
-		return 0;
+		err = load(l, &q, READER_NS, true);
+		if (err != -ETIME)
+			return err;
+		pthread_mutex_lock(&l->lock);
 	}
+	err = to_worker(l, &q);
 	pthread_mutex_unlock(&l->lock);
-	return load(l, &q);
+	return err;
 }
 
 int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m)

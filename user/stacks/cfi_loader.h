@@ -39,6 +39,7 @@ struct cfi_loader_stats {
 	uint64_t files_empty;		/* published without: no usable CFI */
 	uint64_t files_retry;		/* could not be opened now: left to be asked again */
 	uint64_t files_full;		/* did not fit in the row array */
+	uint64_t files_costly;		/* published without: the compile ran out of CPU time */
 	uint64_t rows;			/* rows in use */
 	uint64_t files_failed;		/* not published: the rows map refused them */
 	uint64_t queued;		/* waiting for the worker now */
