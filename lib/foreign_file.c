@@ -56,7 +56,7 @@ refuse:
 bool foreign_file__refused(int err)
 {
 	return err == -ELOOP || err == -EXDEV || err == -ENXIO || err == -EPERM || err == -EMLINK ||
-	       err == -EFBIG || err == -E2BIG || err == -ENOBUFS;
+	       err == -EFBIG || err == -E2BIG || err == -ENOBUFS || err == -EOVERFLOW;
 }
 
 const char *foreign_file__why(int err)
@@ -78,6 +78,8 @@ const char *foreign_file__why(int err)
 		return "a line too long";
 	case -ENOBUFS:
 		return "compressed sections inflating past the budget";
+	case -EOVERFLOW:
+		return "DWARF past the budget (read for symbols only)";
 	case -ESTALE:
 		return "shrank while being read";
 	default:

@@ -19,7 +19,8 @@
  *   -E2BIG   (reading) a line longer than the reader's bound: not the text the caller expects
  * and, for callers that read a file in steps: -ESTALE, the file shrank between two reads; for
  * callers that parse a file's structure: -ENOBUFS, it declares more memory than they budget
- * (an ELF file's compressed sections, user/stacks/sym_elf.h).
+ * (an ELF file's compressed sections, user/stacks/sym_elf.h), and -EOVERFLOW, part of it would
+ * take more (its DWARF) and is left unread.
  * Anything else is the system's own errno (-ENOENT: nothing there).
  *
  * Reads use pread on the descriptor; on a local filesystem, a regular file's read returns.

@@ -37,7 +37,7 @@ static void setup(void)
 						       .nprocs = 1, .frequency = 1000000000 });
 	ids = idents__new(w);
 	cr_assert(w && ids);
-	cs = callstacks__new(w, ids, NULL);
+	cs = callstacks__new(w, ids, NULL, 0);
 	cr_assert_not_null(cs);
 	symfix__start(&fix, "hot");
 	cr_assert_eq(idents__get(ids, (uint32_t)fix.pid, "hot", NULL, &ident), 0);

@@ -62,9 +62,9 @@ static int resolve_probe(struct sym_frame *f, int max)
 }
 
 /* Runs the shell script (a printf format given dir and the fixture's path, in that order) that
- * makes DIR/hot from the fixture hot, then starts DIR/hot under a symbolizer with the default
- * debug path. */
-static void start_crafted(const char *script)
+ * makes DIR/hot from the fixture hot, then starts DIR/hot under a symbolizer with opts (NULL:
+ * the defaults). */
+static void start_crafted_with(const char *script, const struct symbolizer_opts *opts)
 {
 	char src[PATH_MAX], cmd[4 * PATH_MAX], bin[PATH_MAX];
 
@@ -72,9 +72,14 @@ static void start_crafted(const char *script)
 	snprintf(bin, sizeof(bin), "%s/hot", dir);
 	snprintf(cmd, sizeof(cmd), script, dir, src);
 	run(cmd);
-	sym = symbolizer__new(NULL);
+	sym = symbolizer__new(opts);
 	cr_assert_not_null(sym);
 	symfix__start_path(&fix, bin);
+}
+
+static void start_crafted(const char *script)
+{
+	start_crafted_with(script, NULL);
 }
 
 /* The stripped binary is looked up at once: its address, unknown, by file offset. */
@@ -211,4 +216,31 @@ Test(sym_hostile, a_mapped_file_that_is_not_elf_is_not_inflated, .timeout = 60)
 	cr_expect_lt(maxrss_kb() - before, 64 * 1024, "peak RSS grew by %ld KiB",
 		     maxrss_kb() - before);
 	munmap(at, (size_t)st.st_size);
+}
+
+/* 3 MiB of DWARF would take ~400 MiB at SYM_ELF_DWARF_COST: another user's binary keeps its
+ * symbols, not its DWARF; the user who gets the trace has his read. */
+#define BIG_DWARF "set -e; cd '%1$s'; head -c 3M /dev/zero > mac; " \
+		  "objcopy --add-section .debug_macinfo=mac '%2$s' hot; chown 61234 hot; chmod 755 hot"
+
+Test(sym_hostile, dwarf_past_the_budget_leaves_the_symbols)
+{
+	struct sym_frame f[16];
+
+	start_crafted(BIG_DWARF);
+	cr_assert_eq(resolve_probe(f, 16), 1, "inlined frames come from DWARF, which was read");
+	cr_expect_str_eq(f[0].func, "hot_middle");
+	cr_expect_eq(f[0].line, 0);
+	cr_expect_eq(foreign_log__count(symbolizer__refused(sym)), 1, "the binary is not named");
+}
+
+Test(sym_hostile, the_invoking_users_dwarf_is_read_whatever_its_size)
+{
+	struct sym_frame f[16];
+
+	start_crafted_with(BIG_DWARF, &(struct symbolizer_opts){
+		.sz = sizeof(struct symbolizer_opts), .trusted_uid = 61234 });
+	cr_assert_gt(resolve_probe(f, 16), 1, "no inlined frames: DWARF was not read");
+	cr_expect_gt(f[0].line, 0);
+	cr_expect_eq(foreign_log__count(symbolizer__refused(sym)), 0);
 }

@@ -551,6 +551,8 @@ int cmd_record(int argc, char **argv)
 	struct record_flight *flight = NULL;
 	struct gt_writer_opts wo;
 	struct model_opts mo;
+	uid_t sudo_uid;
+	gid_t sudo_gid;
 	struct sink sink = { 0 };
 	struct status status = { 0 };
 	struct output out = { 0 };
@@ -653,6 +655,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, PREFIX "%s: starting the trace: %s\n", args.output, strerror(-err));
 		goto cleanup;
 	}
+	/* Valid: take_output checked it. */
+	sudo_user(&sudo_uid, &sudo_gid);
 	mo = (struct model_opts){
 		.sz = sizeof(struct model_opts),
 		.writer = writer,
@@ -663,6 +667,7 @@ int cmd_record(int argc, char **argv)
 		.keep_ctx = target,
 		.rss = target != NULL,
 		.stacks = args.sample_hz || args.stacks != STACKS_NONE,
+		.trusted_uid = sudo_uid,
 	};
 	if (flight)
 		record_flight__model_opts(flight, &mo);

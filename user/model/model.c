@@ -93,7 +93,7 @@ struct model *model__new(const struct model_opts *opts)
 	m->ann = annotations__new();
 	m->cur = calloc(opts->ncpus + 1, sizeof(*m->cur));
 	if (opts->stacks && m->idents)
-		m->cs = callstacks__new(opts->writer, m->idents, m->proc_root);
+		m->cs = callstacks__new(opts->writer, m->idents, m->proc_root, opts->trusted_uid);
 	if (!m->proc_root || !m->rss_pages || !m->threads || !m->idents || !m->ann || !m->cur ||
 	    (opts->stacks && !m->cs)) {
 		model__free(m);

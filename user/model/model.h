@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "bpf/lxtrace.h"
 #include "format/writer.h"
@@ -46,6 +47,8 @@ struct model_opts {
 	bool rss;
 	bool stacks;			/* records carry call stacks (samples, --stacks): symbolize
 					 * them (user/stacks/callstacks.h) */
+	uid_t trusted_uid;		/* the user who gets the trace (SUDO_UID), whose binaries
+					 * are read as root's are; 0 or (uid_t)-1 for none */
 	/* The flight recorder's triggers (user/flight/trigger.h; read, must outlive the model),
 	 * checked at each thread's start against the times that start ends. A firing, and each
 	 * LX_REC_TRIGGER record, is marked in the trace at that moment (UserLog key

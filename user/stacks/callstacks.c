@@ -87,7 +87,8 @@ struct callstacks {
 	struct callstacks_stats st;
 };
 
-struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, const char *proc_root)
+struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, const char *proc_root,
+				   uid_t trusted_uid)
 {
 	struct callstacks *cs = calloc(1, sizeof(*cs));
 	char kallsyms[4096 + 16];
@@ -104,6 +105,7 @@ struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, cons
 		.sz = sizeof(struct symbolizer_opts),
 		.proc_root = proc_root,
 		.kallsyms = proc_root ? kallsyms : NULL,
+		.trusted_uid = trusted_uid,
 	});
 	cs->memo[0].by_hash = u64map__new();
 	cs->memo[1].by_hash = u64map__new();

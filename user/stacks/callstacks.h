@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "bpf/lxtrace.h"
 #include "bpf/unwind.h"
@@ -58,8 +59,10 @@ struct callstacks_stats {
 
 /* Stacks go to w, identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
  * test substitutes one; kernel symbols are read from its "kallsyms", so a test's fake /proc
- * can hold a fixture kallsyms. NULL with errno set. */
-struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, const char *proc_root);
+ * can hold a fixture kallsyms. trusted_uid: symbolizer_opts.trusted_uid. NULL with errno
+ * set. */
+struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, const char *proc_root,
+				   uid_t trusted_uid);
 
 /* Before the recording starts: reads ahead, for the processes pids, what their first stacks
  * would read (symbolizer__prepare), for at most budget_ns; kallsyms too when kernel. */

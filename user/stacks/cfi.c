@@ -488,7 +488,10 @@ int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 	if (eh_frame) {
 		cfi = dwarf_getcfi_elf(elf);
 	} else {
-		if (elf_section__inflated_bytes(elf) > CFI_INFLATE_MAX)
+		struct elf_sizes sz;
+
+		elf_section__sizes(elf, &sz);
+		if (sz.inflated > CFI_INFLATE_MAX)
 			return -ENOBUFS;
 		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		cfi = dw ? dwarf_getcfi(dw) : NULL;

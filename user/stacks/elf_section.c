@@ -37,29 +37,39 @@ static uint64_t gnu_inflated(Elf_Scn *scn)
 	return size;
 }
 
-uint64_t elf_section__inflated_bytes(Elf *elf)
+static uint64_t add(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+void elf_section__sizes(Elf *elf, struct elf_sizes *out)
 {
 	Elf_Scn *scn = NULL;
-	uint64_t sum = 0, n;
+	uint64_t n;
 	size_t shstrndx;
 	GElf_Chdr ch;
 	GElf_Shdr sh;
 	/* Without names, a compressed symbol table is still found (by type) and inflated. */
 	bool names = !elf_getshdrstrndx(elf, &shstrndx);
 
+	*out = (struct elf_sizes){ 0 };
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name;
+		bool gnu, dwarf;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
 		name = names ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		gnu = name && !strncmp(name, ".zdebug", 7);
+		dwarf = gnu || (name && !strncmp(name, ".debug", 6));
 		if (sh.sh_flags & SHF_COMPRESSED)
 			n = gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
 		else if (name && !strcmp(name, ".gnu_debugdata"))
 			n = UINT64_MAX;
 		else
-			n = name && !strncmp(name, ".zdebug", 7) ? gnu_inflated(scn) : 0;
-		sum = n > UINT64_MAX - sum ? UINT64_MAX : sum + n;
+			n = gnu ? gnu_inflated(scn) : 0;
+		out->inflated = add(out->inflated, n);
+		if (dwarf)
+			out->dwarf = add(out->dwarf, n ? n : sh.sh_size);
 	}
-	return sum;
 }

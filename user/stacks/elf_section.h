@@ -9,11 +9,19 @@
  * none or the section names cannot be read. */
 Elf_Scn *elf_section__named(Elf *elf, const char *name, GElf_Shdr *sh);
 
-/* The bytes elf's compressed sections (SHF_COMPRESSED, and GNU-style .zdebug_*) take once
- * inflated, as their headers declare: what libelf allocates when libdw or libdwfl inflates them.
- * The ratio to the file's size is the compressor's (zlib reaches 1,000 to 1). A .gnu_debugdata
- * section (MiniDebugInfo: an xz-compressed ELF file, which libdwfl inflates as far as its stream
- * goes, with no size declared anywhere) counts as UINT64_MAX, as does a sum that overflows. */
-uint64_t elf_section__inflated_bytes(Elf *elf);
+/* What reading an ELF file's sections would take. */
+struct elf_sizes {
+	/* The bytes its compressed sections (SHF_COMPRESSED, and GNU-style .zdebug_*) take once
+	 * inflated, as their headers declare: what libelf allocates when libdw or libdwfl
+	 * inflates them. The ratio to the file's size is the compressor's (zlib reaches 1,000 to
+	 * 1). A .gnu_debugdata section (MiniDebugInfo: an xz-compressed ELF file, which libdwfl
+	 * inflates as far as its stream goes, with no size declared anywhere) counts as
+	 * UINT64_MAX, as does a sum that overflows. */
+	uint64_t inflated;
+	/* The bytes of its DWARF sections (.debug_*, .zdebug_*), inflated. */
+	uint64_t dwarf;
+};
+
+void elf_section__sizes(Elf *elf, struct elf_sizes *out);
 
 #endif

@@ -69,7 +69,9 @@ struct sym_elf {
 	struct func_sym *syms;		/* sized functions, sorted by addr; built on first use */
 	size_t nsyms;
 	bool syms_built;
-	bool no_dwarf;			/* its DWARF names an alternate file outside root's tree */
+	bool no_dwarf;			/* its DWARF names an alternate file outside root's tree,
+					 * or is past the budget (dwarf_refused) */
+	bool dwarf_refused;
 	struct u64map *cu_fns_at;	/* CU DIE offset -> index + 1 in cu_fns */
 	struct cu_fns *cu_fns;
 	size_t ncu_fns, cu_fns_cap;
@@ -126,6 +128,30 @@ static bool altlink_outside_root(Elf *elf)
 	return strnlen(link, d->d_size) == d->d_size || !in_debug_root(link);
 }
 
+/* Takes what reading elf will cost from *budget; -ENOBUFS when its compressed sections alone
+ * would exceed it. Nothing is inflated or parsed before the symbol table or DWARF is first
+ * read: now. The debug files libdwfl may add come from the debug path only (find_debuginfo). */
+static int charge(struct sym_elf *e, Elf *elf, uint64_t *budget)
+{
+	struct elf_sizes sz;
+	uint64_t dwarf;
+
+	elf_section__sizes(elf, &sz);
+	if (sz.inflated > *budget)
+		return -ENOBUFS;
+	*budget -= sz.inflated;
+	dwarf = sz.dwarf > UINT64_MAX / SYM_ELF_DWARF_COST ? UINT64_MAX :
+							      sz.dwarf * SYM_ELF_DWARF_COST;
+	if (e->no_dwarf || !sz.dwarf)
+		return 0;
+	if (dwarf > *budget) {
+		e->no_dwarf = e->dwarf_refused = true;
+		return 0;
+	}
+	*budget -= dwarf;
+	return 0;
+}
+
 static bool is_elf(int fd)
 {
 	char magic[SELFMAG];
@@ -134,7 +160,7 @@ static bool is_elf(int fd)
 }
 
 struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path,
-			      uint64_t *inflate_budget)
+			      uint64_t *budget)
 {
 	struct sym_elf *e = calloc(1, sizeof(*e));
 	int err = ENOMEM;
@@ -178,18 +204,11 @@ struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_pa
 		goto fail;
 	}
 	elf = dwfl_module_getelf(e->mod, &bias);
-	if (inflate_budget) {
-		/* Nothing is inflated before the symbol table or DWARF is first read: now. The
-		 * debug files libdwfl may add come from the debug root only (find_debuginfo). */
-		uint64_t need = elf ? elf_section__inflated_bytes(elf) : 0;
-
-		if (need > *inflate_budget) {
-			err = ENOBUFS;
-			goto fail;
-		}
-		*inflate_budget -= need;
-	}
 	e->no_dwarf = elf && altlink_outside_root(elf);
+	if (budget && elf && charge(e, elf, budget)) {
+		err = ENOBUFS;
+		goto fail;
+	}
 	return e;
 fail:
 	if (fd >= 0)
@@ -197,6 +216,11 @@ fail:
 	sym_elf__free(e);
 	errno = err;
 	return NULL;
+}
+
+bool sym_elf__dwarf_refused(const struct sym_elf *e)
+{
+	return e->dwarf_refused;
 }
 
 int sym_elf__vaddr(struct sym_elf *e, uint64_t off, uint64_t *vaddr)

@@ -25,15 +25,24 @@ struct sym_elf_frame {
 	uint64_t line;
 };
 
+/* The memory libdw and sym_elf may take per byte of a file's own DWARF: a CU's line table is
+ * parsed whole on the CU's first lookup, and one of one-byte rows took 104 bytes a byte. */
+#define SYM_ELF_DWARF_COST 128
+
 /* Takes ownership of fd (closed by sym_elf__free, or on failure). path names the file for
  * messages and .gnu_debuglink; the bytes come from fd. debuginfo_path: libdwfl's syntax
- * (directories separated by ':'), NULL for SYM_ELF_DEBUG_ROOT. inflate_budget: NULL for a
- * trusted file; else the bytes the file's compressed sections may still inflate to (libelf
- * holds them in memory once read): a file that declares more is refused (ENOBUFS), one within
- * it has its sections' size taken from it. NULL with errno set (EINVAL: not an ELF file libdwfl
+ * (directories separated by ':'), NULL for SYM_ELF_DEBUG_ROOT. budget: NULL for a trusted
+ * file; else the memory that reading the file may still take, what it takes is taken from it:
+ * a file whose compressed sections would inflate to more (libelf holds them once read) is
+ * refused (ENOBUFS); one whose own DWARF would cost more (SYM_ELF_DWARF_COST a byte) keeps its
+ * symbols but not its DWARF (sym_elf__dwarf_refused). Separate debug files come from the
+ * debug path only, and are not charged. NULL with errno set (EINVAL: not an ELF file libdwfl
  * accepts). */
 struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_path,
-			      uint64_t *inflate_budget);
+			      uint64_t *budget);
+
+/* Whether e's own DWARF was left unread for the budget of sym_elf__open. */
+bool sym_elf__dwarf_refused(const struct sym_elf *e);
 
 /* The ELF virtual address that file offset off is loaded at, through the PT_LOAD segment
  * that maps it. 0 or -ENOENT (no segment maps off). */

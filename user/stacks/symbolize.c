@@ -42,10 +42,11 @@
  * its lines. libc6-dbg's libc: 4 MiB. */
 #define PREPARE_DWARF_BYTES (32ull << 20)
 
-/* What the compressed sections of all the files other users control may inflate to, in all
- * (module_elf). Real DWARF inflates about 3 times (Debian's debug files: 2.6 over all their
- * compressed sections), so this is the debug data of programs hundreds of MiB large. */
-#define INFLATE_BUDGET (256ull << 20)
+/* The memory that reading all the binaries other users control may take, in all (module_elf,
+ * sym_elf__open): their compressed sections inflated, and their own DWARF at
+ * SYM_ELF_DWARF_COST a byte, so 2 MiB of it. Real DWARF inflates about 3 times (Debian's debug
+ * files: 2.6 over all their compressed sections). */
+#define FOREIGN_BUDGET (256ull << 20)
 
 struct module {
 	char *path;
@@ -86,7 +87,8 @@ struct symbolizer {
 	char *debuginfo_path;
 	struct sym_perfmap_env perfmaps;	/* what the processes' perf maps share */
 	struct foreign_log *refused;	/* files other users control, refused by their rules */
-	uint64_t inflate_left;		/* of INFLATE_BUDGET (module_elf) */
+	uint64_t foreign_left;		/* of FOREIGN_BUDGET (module_elf) */
+	uid_t trusted_uid;		/* symbolizer_opts.trusted_uid */
 
 	struct gt_tracemap *str_ids;	/* interned strings; strs[id - 1] owns the copy */
 	char **strs;
@@ -283,29 +285,31 @@ static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping
 	return (uint32_t)id;
 }
 
-/* Whether the file at fd is root's and only root may change it: what its compressed sections
- * inflate to is then the administrator's choice (Debian's debug packages compress theirs). */
-static bool root_controls(int fd)
+/* Whether the file at fd is root's, or the invoking user's, and only its owner may change it:
+ * what reading it takes is then the administrator's choice (Debian's debug packages compress
+ * theirs), or the choice of the user who gets the trace. */
+static bool trusted(const struct symbolizer *s, int fd)
 {
 	struct stat st;
 
-	return !fstat(fd, &st) && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
+	return !fstat(fd, &st) && (st.st_uid == 0 || st.st_uid == s->trusted_uid) &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH));
 }
 
-/* The ELF of m, opened on first use (DWARF itself is read by libdwfl on first lookup). What the
- * compressed sections of files other users control inflate to is held in memory for the whole
- * recording: all of those files share INFLATE_BUDGET, so that none can make lxtrace grow
- * without bound (a zlib bomb declares 1,000 times its size). */
+/* The ELF of m, opened on first use (DWARF itself is read by libdwfl on first lookup). What
+ * reading a binary takes (compressed sections inflated, DWARF parsed) is held for the whole
+ * recording: all the binaries other users control share FOREIGN_BUDGET, so that none can make
+ * lxtrace grow without bound (a zlib bomb declares 1,000 times its size, a line table takes 100
+ * times its own). */
 static struct sym_elf *module_elf(struct symbolizer *s, struct module *m)
 {
-	bool trusted;
-
 	if (!m->elf && !m->failed) {
-		trusted = root_controls(m->fd);
 		m->elf = sym_elf__open(m->fd, m->path, s->debuginfo_path,
-				       trusted ? NULL : &s->inflate_left);
+				       trusted(s, m->fd) ? NULL : &s->foreign_left);
 		if (!m->elf && errno == ENOBUFS)
 			foreign_log__note(s->refused, m->path, -ENOBUFS);
+		else if (m->elf && sym_elf__dwarf_refused(m->elf))
+			foreign_log__note(s->refused, m->path, -EOVERFLOW);
 		m->fd = -1;
 		m->failed = m->bad = !m->elf;
 		s->st.modules_failed += m->failed;
@@ -827,7 +831,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	copy_opt(s->perfmap_dir, sizeof(s->perfmap_dir), o.perfmap_dir, "/tmp");
 	s->debuginfo_path = o.debuginfo_path ? strdup(o.debuginfo_path) : NULL;
 	s->refused = foreign_log__new(SYM_REFUSED_NAMED);
-	s->inflate_left = INFLATE_BUDGET;
+	s->foreign_left = FOREIGN_BUDGET;
+	s->trusted_uid = o.trusted_uid;
 	/* The maps' directory is root's: opened once, so that a map's own path is all that is
 	 * resolved (without links or mounts) at each open. */
 	s->perfmaps = (struct sym_perfmap_env){

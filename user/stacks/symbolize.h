@@ -60,6 +60,9 @@ struct symbolizer_opts {
 	const char *kallsyms;		/* NULL: "/proc/kallsyms" */
 	const char *perfmap_dir;	/* NULL: "/tmp" (perf-PID.map) */
 	const char *debuginfo_path;	/* NULL: SYM_ELF_DEBUG_ROOT, "/usr/lib/debug" */
+	/* Besides root, the user whose binaries are read without a budget (the one who gets the
+	 * trace: SUDO_UID); 0 or (uid_t)-1 for none. */
+	uid_t trusted_uid;
 };
 
 struct symbolizer_stats {
