@@ -397,7 +397,8 @@ static void print_summary(const char *path, double secs, const struct model *m,
 			ms.prepare_ns / 1e9);
 	refused = model__refused(m);
 	if (refused && foreign_log__count(refused)) {
-		fprintf(stderr, "  refused files: %llu that other users control (not read):\n",
+		fprintf(stderr, "  refused files: %llu that other users control (not read, or "
+			"only in part):\n",
 			(unsigned long long)foreign_log__count(refused));
 		foreign_log__print(refused, stderr, "   ");
 	}
