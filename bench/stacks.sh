@@ -115,6 +115,20 @@ b = [float(x) for x in open(sys.argv[2]).read().split()]
 print("%.3fx" % (s.median(a) / s.median(b)))' "$1" "$2"
 }
 
+# A warning when the middle half of the untraced runs of file $1 spreads by more than 15% of
+# their median: on this 2-vCPU VM that is another tenant's load, and the run's ratios then
+# compare little (docs/bench.md: e.g. --stacks=none measured below 1.0x). One slow run alone,
+# which quiet hours have too, does not warn.
+spread_note() {
+	python3 -c 'import sys, statistics as s
+v = [float(x) for x in open(sys.argv[1]).read().split()]
+q = s.quantiles(v, n=4) if len(v) >= 4 else None
+d = (q[2] - q[0]) / q[1] if q else 0
+if d > 0.15:
+    print("warning: the middle half of the untraced runs spreads by %.0f%% of their median: "
+          "the host is contended, and these ratios compare little" % (100 * d))' "$1"
+}
+
 # Alternates the untraced baseline with each tracer in $2, running $1 (spin_run or pipe_run).
 compare() {
 	local fn=$1 tracers=$2 i t order
@@ -138,6 +152,7 @@ if [[ " $PARTS " == *" sampling "* ]]; then
 	for t in none lxoff lx-99 perf-99 lx-999 perf-999; do
 		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/none.vals" "$TMP/$t.vals") |"
 	done
+	spread_note "$TMP/none.vals"
 	grep -h "samples" "$TMP"/lx-999.log | head -1 || true
 	echo
 fi
@@ -151,6 +166,7 @@ if [[ " $PARTS " == *" stacks "* ]]; then
 	for t in none $PEERS; do
 		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/$t.vals" "$TMP/none.vals") |"
 	done
+	spread_note "$TMP/none.vals"
 	for t in lxdefault lxboth; do
 		echo "$t:"
 		grep -h "call stacks\|user stacks\|unwind rows\|daemon CPU\|by kind" "$TMP/$t.log" | tr -s ' '
