@@ -174,7 +174,7 @@ Test(callstacks, an_exited_process_is_forgotten)
 	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(0, 2));
 	callstacks__stats(cs, &st);
 	cr_expect_eq(st.live_images, 1);
-	callstacks__exit(cs, (uint32_t)fix.pid);
+	callstacks__exit(cs, (uint32_t)fix.pid, callstacks__image(cs, (uint32_t)fix.pid));
 	callstacks__stats(cs, &st);
 	cr_expect_eq(st.live_images, 0, "the image outlived its process");
 	/* A record that still comes (late) notes the pid anew; here it is still there. */

@@ -349,6 +349,15 @@ int model_set_rss(struct model *m, uint32_t pid, uint64_t pages)
 
 /* ---- threads ----------------------------------------------------------------------------- */
 
+void model_forget_exit_image(struct model *m, struct thread *t)
+{
+	if (!m->cs || !t->exit_image)
+		return;
+	callstacks__exit(m->cs, idents__pid(m->idents, t->ident), t->exit_image);
+	callstacks__forget_thread(m->cs, t->tid);
+	t->exit_image = 0;
+}
+
 int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *comm,
 		  const char *prog)
 {
@@ -357,6 +366,8 @@ int model_rebirth(struct model *m, struct thread *t, uint32_t pid, const char *c
 	 * removed, its generation kept. */
 	if (t->goid || t->reborn)
 		m->st.tids_reused++;
+	/* The tid is reused: the thread that ended a process with it is gone for good. */
+	model_forget_exit_image(m, t);
 	if (t->goid) {
 		t->gen++;
 		t->goid = 0;
@@ -405,6 +416,7 @@ void model_exited(struct model *m, struct thread *t)
 
 static void remove_thread(struct model *m, struct thread *t)
 {
+	model_forget_exit_image(m, t);
 	if (t->ident)
 		idents__drop(m->idents, t->ident);
 	threads__remove(m->threads, t);

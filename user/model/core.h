@@ -165,6 +165,9 @@ int model_name(struct model *m, struct thread *t, uint32_t pid, const char *comm
 /* t is reaped (THREAD_REAPED): its entry leaves the table after the current record. */
 void model_reap(struct model *m, struct thread *t);
 
+/* What t's process kept for its stacks goes, if t's exit ended that process (exit_image). */
+void model_forget_exit_image(struct model *m, struct thread *t);
+
 /* t has exited (THREAD_EXITED): its entry leaves the table at its final switch-out, or
  * EXITED_KEEP_NS after the exit when that never comes (a target mode: the process left the
  * targets at its exit). */

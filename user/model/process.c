@@ -175,14 +175,13 @@ int model_on_exit(struct model *m, const struct lx_rec *r)
 		err = err ? err : model_go_stop(m, r->cpu, GT_EV_GO_END, 0, THREAD_EXITED);
 	else
 		err = model_end_elsewhere(m, t);
-	/* Its process is gone with it: no later record is about that process (the records of
-	 * an exited thread are ignored), so what is kept for its stacks can go, the walks its
-	 * BPF cache kept too: in a target mode (-p, a command) the process left the targets with
-	 * this exit, so its last switch, which forgets them otherwise, is no record. */
-	if (m->cs && (r->flags & LX_EXIT_GROUP)) {
-		callstacks__exit(m->cs, idents__pid(m->idents, t->ident));
-		callstacks__forget_thread(m->cs, r->tid);
-	}
+	/* Its process is gone with it, so what is kept for its stacks can go, the walks its BPF
+	 * cache kept too, once the thread leaves the table: a CPU sample can still hit it in
+	 * do_exit, after this record (one of 200 short-lived processes showed a sample with no
+	 * image left). That is at its final switch-out, or EXITED_KEEP_NS from now in a target
+	 * mode (-p, a command), where the process left the targets with this exit. */
+	if (m->cs && (r->flags & LX_EXIT_GROUP))
+		t->exit_image = callstacks__image(m->cs, idents__pid(m->idents, t->ident));
 	return err;
 }
 

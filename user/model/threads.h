@@ -33,6 +33,10 @@ struct thread {
 	int32_t last_stk_nr;
 	int32_t off_nr;		/* the syscall it blocked in when it left, -1 when none */
 	uint32_t last_stk_ident;
+	/* Set at the exit that ended its process: that process's image, forgotten when the
+	 * thread leaves the table (model_remove_reaped), not at the exit. A CPU sample can still
+	 * land in its do_exit after the exit record, and must resolve. 0 = none. */
+	uint64_t exit_image;
 	uint8_t state;		/* enum thread_state */
 	uint8_t unplaced;	/* runnable on a CPU the model does not know: its first run there is
 				 * an expected placement, not a repair */

@@ -543,10 +543,16 @@ void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out
 	out->walks = u64map__count(cs->slots);
 }
 
-void callstacks__exit(struct callstacks *cs, uint32_t pid)
+uint64_t callstacks__image(const struct callstacks *cs, uint32_t pid)
 {
-	symbolizer__forget_process(cs->sym, proc_of(cs, pid));
-	u64map__del(cs->cur, pid);
+	return proc_of(cs, pid);
+}
+
+void callstacks__exit(struct callstacks *cs, uint32_t pid, uint64_t image)
+{
+	symbolizer__forget_process(cs->sym, image);
+	if (proc_of(cs, pid) == image)
+		u64map__del(cs->cur, pid);
 }
 
 const struct foreign_log *callstacks__refused(const struct callstacks *cs)

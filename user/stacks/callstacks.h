@@ -90,9 +90,13 @@ void callstacks__see(struct callstacks *cs, const struct lx_stack *st);
 /* Thread tid exited: its cached walks are gone with it. */
 void callstacks__forget_thread(struct callstacks *cs, uint32_t tid);
 
-/* In time order: process pid is gone (its last thread exited), so no stack of it comes any
- * more: its images are forgotten (symbolizer__forget_process) and their perf maps closed. */
-void callstacks__exit(struct callstacks *cs, uint32_t pid);
+/* The image the stacks of process pid resolve against now (a proc of user/stacks/symbolize.h). */
+uint64_t callstacks__image(const struct callstacks *cs, uint32_t pid);
+
+/* In time order: process pid, whose image was image when its last thread exited, is gone and no
+ * stack of it comes any more: the image is forgotten (symbolizer__forget_process) and its perf
+ * map closed, and so is pid's current image if it is still that one. */
+void callstacks__exit(struct callstacks *cs, uint32_t pid, uint64_t image);
 
 /* The trace stack of st, taken from a thread of process pid with identity ident (or
  * CALLSTACKS_IDLE) while in syscall nr (-1: none), for an event on P p. 0 with errno set. */
