@@ -3,6 +3,7 @@
  * starts the next one; a wakeup (LX_REC_WAKEUP) readies a blocked thread on the waker's P;
  * a new thread's first wakeup (LX_REC_WAKEUP_NEW) only repairs a lost fork.
  */
+#include <asm/unistd.h>
 #include <stdbool.h>
 
 #include "user/model/core.h"
@@ -97,6 +98,12 @@ int model_on_switch(struct model *m, const struct lx_rec *r)
 		if (t && t->state == THREAD_EXITED) {
 			if (s->prev_state == LX_PREV_DEAD)
 				model_reap(m, t);
+			m->st.ignored++;
+		} else if (t && s->prev_state == LX_PREV_DEAD && t->off_nr == __NR_execve) {
+			/* Not t: a non-leader exec'er's tid on its old leader's final switch-out.
+			 * Linux swaps the two tids as soon as the leader is a zombie, before the
+			 * leader's last schedule and before the exec record; t lives on. A real
+			 * death sends its exit record first. */
 			m->st.ignored++;
 		} else {
 			t = model_live(m, s->h.tid, &err);
