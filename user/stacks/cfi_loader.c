@@ -152,6 +152,7 @@ static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, b
 	uint64_t t0 = now_ns();
 	struct cfi_table t = { 0 };
 	struct cfi_limits lim = { .cancel = &l->cancel, .max_ns = max_ns };
+	bool keep;
 	Elf *elf;
 	int err;
 
@@ -166,15 +167,15 @@ static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, b
 		err = elf ? cfi__compile(elf, &lim, &t, NULL) : -EINVAL;
 	if (elf)
 		elf_end(elf);
-	if (err == -ETIME && handoff) {
-		pthread_mutex_lock(&l->lock);
-		l->st.compile_ns += now_ns() - t0;
+	keep = err == -ETIME && handoff;
+	if (!keep)
+		close(q->fd);
+	pthread_mutex_lock(&l->lock);
+	l->st.compile_ns += now_ns() - t0;
+	if (keep) {
 		pthread_mutex_unlock(&l->lock);
 		return err;
 	}
-	close(q->fd);
-	pthread_mutex_lock(&l->lock);
-	l->st.compile_ns += now_ns() - t0;
 	if (err == -ENOMEM || err == -ECANCELED) {
 		/* Not published: the next walk that meets the file asks again (none will after a
 		 * cancel: the recording is over). */

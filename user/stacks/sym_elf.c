@@ -140,10 +140,10 @@ static int charge(struct sym_elf *e, Elf *elf, uint64_t *budget)
 	if (sz.inflated > *budget)
 		return -ENOBUFS;
 	*budget -= sz.inflated;
-	dwarf = sz.dwarf > UINT64_MAX / SYM_ELF_DWARF_COST ? UINT64_MAX :
-							      sz.dwarf * SYM_ELF_DWARF_COST;
 	if (e->no_dwarf || !sz.dwarf)
 		return 0;
+	dwarf = sz.dwarf > UINT64_MAX / SYM_ELF_DWARF_COST ? UINT64_MAX :
+							      sz.dwarf * SYM_ELF_DWARF_COST;
 	if (dwarf > *budget) {
 		e->no_dwarf = e->dwarf_refused = true;
 		return 0;
