@@ -1,5 +1,6 @@
 /* pingpong.c - two threads pass one byte back and forth over two pipes N times, so each
- * blocks in read() about N times and is woken by the other. Usage: pingpong [N]. */
+ * blocks in read() about N times and is woken by the other. Usage: pingpong [N]. Each thread
+ * also reports the kernel's count of its switches at its loop's end (wl_kernel_switches). */
 #include <pthread.h>
 
 #include "workload.h"
@@ -28,6 +29,7 @@ static void *side_run(void *arg)
 			wl_die("write");
 	}
 	s->vcsw = wl_vcsw() - v0;
+	wl_kernel_switches(s->role);
 	return NULL;
 }
 

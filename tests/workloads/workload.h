@@ -87,4 +87,33 @@ static inline void wl_sleep_ms(long ms)
 			wl_die("nanosleep");
 }
 
+/* The kernel's own counts of the calling thread's context switches, as /proc shows them
+ * (voluntary_ctxt_switches, nonvoluntary_ctxt_switches), reported as stat kvcsw-ROLE and
+ * knvcsw-ROLE with the CLOCK_MONOTONIC times just before and after the read (kread0-ROLE,
+ * kread1-ROLE): a trace of the thread must hold as many switches before kread0, and no
+ * more before kread1 (make kernel-test asserts it). */
+static inline void wl_kernel_switches(const char *role)
+{
+	long long t0 = wl_now_ns(), t1, vol = -1, invol = -1;
+	char line[256], key[64];
+	FILE *f = fopen("/proc/thread-self/status", "r");
+
+	if (!f)
+		wl_die("/proc/thread-self/status");
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "voluntary_ctxt_switches: %lld", &vol);
+		sscanf(line, "nonvoluntary_ctxt_switches: %lld", &invol);
+	}
+	fclose(f);
+	t1 = wl_now_ns();
+	snprintf(key, sizeof(key), "kvcsw-%s", role);
+	wl_stat(key, vol);
+	snprintf(key, sizeof(key), "knvcsw-%s", role);
+	wl_stat(key, invol);
+	snprintf(key, sizeof(key), "kread0-%s", role);
+	wl_stat(key, t0);
+	snprintf(key, sizeof(key), "kread1-%s", role);
+	wl_stat(key, t1);
+}
+
 #endif
