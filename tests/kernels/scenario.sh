@@ -1,0 +1,96 @@
+#!/bin/sh
+# scenario.sh - the recordings the kernel stage makes on each kernel (make kernel-test): in
+# a guest under busybox (tests/kernels/init), or natively for the host's kernel. What each step
+# must show is asserted on the host afterwards.
+#
+#   LXTRACE=PROGRAM WORKLOADS=DIR sh tests/kernels/scenario.sh OUT_DIR     (root)
+#
+# OUT_DIR gets each step's trace, its stdout as NAME.out (a workload's report: lxtrace record
+# -- COMMAND passes the command's stdout through) and its stderr as NAME.err (lxtrace's summary,
+# or its error), and one line per step in OUT_DIR/steps: "NAME RC SECONDS", RC "skip" when this
+# lxtrace lacks the step's option. The "lxk:" lines it prints, one per step with its status and
+# first error line, are kept in OUT_DIR/log. A step that fails to load its BPF programs is run again
+# with -v into NAME.verbose.err, so the verifier's complaint comes back too. Each step is
+# stopped after its time (SIGINT, then SIGKILL), leaving the others theirs; recordings are
+# short because a TCG guest runs 10-30 times slower than the host.
+set -u
+out=$1
+L=${LXTRACE:-lxtrace}
+W=${WORKLOADS:-.}
+LIMIT=${KERNELS_STEP_TIMEOUT:-150}
+mkdir -p "$out"
+: >"$out/steps"
+: >"$out/log"
+
+say() {
+	echo "lxk: $*" | tee -a "$out/log"
+}
+
+now() {
+	cut -d' ' -f1 /proc/uptime
+}
+
+# The first line of NAME.err worth a console line: lxtrace's own error, else the last line.
+# From a verbose rerun, libbpf's first complaint and the verifier's: the line after the last
+# instruction it checked (the log ends in statistics, on newer kernels after advice).
+why() {
+	first=$(grep -m1 '^lxtrace' "$out/$1.err" || tail -n 1 "$out/$1.err")
+	[ -s "$out/$1.verbose.err" ] || { echo "$first"; return; }
+	lib=$(grep -m1 -E "libbpf: .*(failed|not found|[Ee]rror|invalid|unknown|unsupported)" "$out/$1.verbose.err")
+	ver=$(awk '/BEGIN PROG LOAD LOG/ { inlog = 1; next }
+		/END PROG LOAD LOG/ { if (msg != "") { print msg; exit } inlog = 0 }
+		inlog && /^[0-9]+: \(/ { grab = 1; next }
+		inlog && grab { msg = $0; grab = 0 }' "$out/$1.verbose.err")
+	echo "$first | $lib${ver:+ | verifier: $ver}"
+}
+
+# step NAME COMMAND...: runs it with the limit, logs its status and time.
+step() {
+	name=$1
+	shift
+	t0=$(now)
+	timeout -s INT -k 10 "$LIMIT" "$@" >"$out/$name.out" 2>"$out/$name.err"
+	rc=$?
+	t=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+	echo "$name $rc $t" >>"$out/steps"
+	if [ "$rc" -eq 0 ]; then
+		say "$name ok ${t} s"
+		return
+	fi
+	if grep -q -e '-v shows' "$out/$name.err"; then
+		# "$1 $2" is "lxtrace record": -v goes after them.
+		l=$1 cmd=$2
+		shift 2
+		timeout -s INT -k 10 "$LIMIT" "$l" "$cmd" -v "$@" >/dev/null 2>"$out/$name.verbose.err"
+	fi
+	say "$name FAILED (status $rc, ${t} s): $(why "$name")"
+}
+
+skip() {
+	echo "$1 skip 0" >>"$out/steps"
+	say "$1 skipped: $2"
+}
+
+say "scenario on $(uname -r), lxtrace $L"
+uname -r >"$out/kernel"
+# The kernel's feature table, where this lxtrace can print it.
+if "$L" record --help 2>&1 | grep -q -e '--check'; then
+	step check "$L" record --check
+else
+	skip check "this lxtrace has no record --check"
+fi
+# A known ping-pong: the workload reads the kernel's switch counts of each thread before it
+# ends (kvcsw-/knvcsw-ROLE), for the trace's to equal them.
+step pingpong "$L" record -o "$out/pingpong.trace" -- "$W/pingpong" 2000
+# A command target that sleeps a known number of times.
+step sleeper "$L" record -o "$out/sleeper.trace" -- "$W/sleeper" 20
+# Samples with stacks of both kinds: a spin whose call chain is known, then sleeps whose
+# blocking events carry kernel frames under the user frames.
+step samples "$L" record -F 999 --stacks=both -o "$out/samples.trace" -- \
+	sh -c "'$W/hotspin' chain 1500 >'$out/samples-hotspin.out' && '$W/sleeper' 5 >'$out/samples-sleeper.out'"
+# A program's lxtrace_trigger(): the flight recorder writes flight-001.trace.
+step flight "$L" record --flight-recorder=5 -o "$out/flight.trace" -- "$W/triggered" 500 1 100
+# The whole machine, cheapest mode and default mode.
+step cheap "$L" record -d 2 -F 0 --stacks=none -o "$out/cheap.trace"
+step default "$L" record -d 2 -o "$out/default.trace"
+say "scenario done"
