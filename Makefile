@@ -36,6 +36,7 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 INTEG_SRCS := $(wildcard tests/integration/*.c)
+KERNEL_SRCS := $(wildcard tests/kernels/*.c)
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 BENCH_SRCS := $(wildcard bench/*.c)
 
@@ -53,14 +54,15 @@ LIBFORMAT := $(OUT)/libgtformat.a
 LXTRACE := $(OUT)/lxtrace
 UNIT_TESTS := $(OUT)/tests/unit-tests
 INTEG_TESTS := $(OUT)/tests/integration-tests
+KERNEL_TESTS := $(OUT)/tests/kernel-tests
 FUZZER := $(OUT)/fuzz/fuzz_reader
 # Records the fixtures of the golden tests (tests/streams/), by hand and as root.
 CAPTURE_STREAM := $(OUT)/tests/capture-stream
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test layers docs docs-check unit-test integration-test sanitize-test fuzz fuzz-replay bench deps \
-	demo vmlinux clean
+.PHONY: all test layers docs docs-check unit-test integration-test kernel-test sanitize-test fuzz fuzz-replay \
+	bench deps demo vmlinux clean
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
 
@@ -143,6 +145,10 @@ $(INTEG_TESTS): $(INTEG_SRCS:%.c=$(OUT)/%.o) $(TESTLIB_OBJS) $(USER_LIB_OBJS) $(
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -lcriterion -o $@
 
+$(KERNEL_TESTS): $(KERNEL_SRCS:%.c=$(OUT)/%.o) $(TESTLIB_OBJS) $(USER_LIB_OBJS) $(LIBFORMAT)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -lcriterion -o $@
+
 $(CAPTURE_STREAM): $(OUT)/tests/streams/capture.o $(OUT)/tests/lib/stream.o $(USER_LIB_OBJS) \
 		  $(LIBFORMAT)
 	$(call say,LINK,$@)
@@ -189,8 +195,8 @@ $(OUT)/tests/symfix/spin-go1.23: tests/symfix/spin.go
 
 # The whole suite: the layout's rules, the README's --help, unit tests (parallel), the fuzz
 # corpus replayed, then the root-only integration tests one at a time, since they record the
-# whole machine.
-test: layers docs-check unit-test fuzz-replay integration-test
+# whole machine, then the same lxtrace recording on Debian's kernels in QEMU.
+test: layers docs-check unit-test fuzz-replay integration-test kernel-test
 
 # The option list has one source, user/cli/record_args.c; the README shows `lxtrace record
 # --help` (scripts/sync-help.py): make docs rewrites that copy, make test fails when it drifted,
@@ -212,6 +218,14 @@ unit-test: $(UNIT_TESTS) $(LXTRACE)
 
 integration-test: $(INTEG_TESTS) $(LXTRACE) $(WORKLOADS) $(CAPTURE_STREAM)
 	scripts/run-tests.sh $(INTEG_TESTS) --short-filename --jobs 1
+
+# Debian's own kernels booted in QEMU, each recording tests/kernels/scenario.sh, and the host's
+# kernel natively; the files come back and tests/kernels/kernel_tests.c asserts them, kernel by
+# kernel (docs/testing.md). KERNELS=bullseye make kernel-test runs one; LXTRACE= and
+# LXTRACE_WORKLOADS= put another build's programs in the guests.
+KERNELS ?= bullseye bookworm bookworm-backports trixie-backports host
+kernel-test: $(KERNEL_TESTS) $(LXTRACE) $(WORKLOADS)
+	bash tests/kernels/run.sh $(OUT) $(KERNELS)
 
 fuzz-replay: $(FUZZER)
 	$(FUZZER) -runs=0 tests/fuzz/corpus >/dev/null 2>$(OUT)/fuzz/replay.log || { cat $(OUT)/fuzz/replay.log; exit 1; }
