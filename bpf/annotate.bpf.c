@@ -18,7 +18,9 @@
  * call from a freshly loaded library) cannot be read without a page fault, which only a
  * sleepable program may take. The record's time is the probe's; a fault may delay its write
  * past later records of the CPU, which the reader's staging puts back in order. Sleepable
- * programs run with migration disabled, so the per-CPU maps stay this CPU's.
+ * programs run with migration disabled, so the per-CPU maps stay this CPU's. Kernels before
+ * 6.0 refuse sleepable uprobes: user space loads the programs without the flag then, and
+ * `sleepable` keeps the faulting read out of them.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -30,6 +32,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+const volatile bool sleepable = true;	/* set before load: the programs may fault */
+
 /* Copies the NUL-terminated string at src into dst (size bytes); returns cut_flag when it was
  * longer, fault_flag when it could not be read (dst is then ""), else 0. */
 static __always_inline __u8 copy_str(char *dst, __u32 size, const char *src, __u8 cut_flag,
@@ -38,7 +42,7 @@ static __always_inline __u8 copy_str(char *dst, __u32 size, const char *src, __u
 	long n = bpf_probe_read_user_str(dst, size, src);
 	char next = 0;
 
-	if (n < 0) {
+	if (n < 0 && sleepable) {
 		/* Not resident: fault in the pages of its first and last possible byte (the
 		 * latter may lie past the mapping; then only the read below can tell). */
 		bpf_copy_from_user(&next, 1, src);

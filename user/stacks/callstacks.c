@@ -180,14 +180,15 @@ void callstacks__mmap(struct callstacks *cs, const struct lx_mmap *r)
 
 	if (r->flags & LX_MMAP_NEW_IMAGE) {
 		proc = SYM_PROC(r->pid, cs->next_gen++);
-		if (symbolizer__image_new(cs->sym, proc))
+		if (symbolizer__image_new(cs->sym, proc, r->flags & LX_MMAP_SNAPSHOT))
 			return;
 		switch_image(cs, r->pid, proc);
 	}
 	mapping_of(r, path, sizeof(path), &m);
 	proc = proc_of(cs, r->pid);
 	/* A process known only from this record (started before the scan saw it). */
-	if (symbolizer__map(cs->sym, proc, &m) == -ENOENT && !symbolizer__image_new(cs->sym, proc))
+	if (symbolizer__map(cs->sym, proc, &m) == -ENOENT &&
+	    !symbolizer__image_new(cs->sym, proc, r->flags & LX_MMAP_SNAPSHOT))
 		symbolizer__map(cs->sym, proc, &m);
 }
 
