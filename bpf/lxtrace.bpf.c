@@ -259,7 +259,8 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 			nu = LX_STACK_USER_MAX;
 		if (nu) {
 			st->pc[nk] |= LX_PC_EXACT;
-			uflags |= LX_USTACK_FP | (nu == LX_STACK_USER_MAX ? LX_USTACK_DEEP : 0);
+			uflags |= LX_USTACK_FP | LX_USTACK_KWALK |
+				  (nu == LX_STACK_USER_MAX ? LX_USTACK_DEEP : 0);
 		}
 	}
 	if (nu > LX_STACK_USER_MAX)

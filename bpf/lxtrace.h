@@ -195,6 +195,9 @@ enum lx_ustack_flags {
 	LX_USTACK_STORE = 1 << 5,	/* the walk is kept in the thread's cache slot uslot */
 	LX_USTACK_HIT = 1 << 6,		/* no user frames sent: they are those stored in slot
 					 * uslot by this thread's last LX_USTACK_STORE there */
+	LX_USTACK_KWALK = 1 << 7,	/* the kernel's frame-pointer walk (compat programs),
+					 * which stops at no broken frame: past the first
+					 * address in no mapping the frames mean nothing */
 };
 
 struct lx_stack {

@@ -298,20 +298,28 @@ struct {
 	__type(value, struct pmaps_asked);
 } pmaps_asked SEC(".maps");
 
+/* The asks go to a ring of their own, which a thread of user space waits on: they are answered
+ * while the reader of the records is busy, and no record of the trace waits for them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* set before load */
+} maps_ring SEC(".maps");
+
 /* Asks user space for the code mappings of process tgid (its address space mm, with exec_vm
  * pages of code), unless they were asked for as they are: an LX_REC_MAPS_WANT that wakes the
- * reader. scan: the start's scan, which wants the table only. */
+ * answering thread. scan: the start's scan, which wants the table only. */
 static __always_inline void pmaps_ask(__u32 tgid, __u64 mm, __u64 exec_vm, bool scan)
 {
 	struct pmaps_asked *last = bpf_map_lookup_elem(&pmaps_asked, &tgid), now = { mm, exec_vm };
 	struct lx_maps_want *r;
-	void *ring;
 
 	if (last && last->mm == mm && last->exec_vm == exec_vm)
 		return;
-	r = reserve(&ring, sizeof(*r), bpf_get_smp_processor_id());
-	if (!r)
-		return;		/* counted lost; the next change asks again */
+	r = bpf_ringbuf_reserve(&maps_ring, sizeof(*r), 0);
+	if (!r) {
+		unwind_count(LX_UNWIND_ASKS_LOST);	/* the next change asks again */
+		return;
+	}
 	header(&r->h, bpf_ktime_get_ns(), (__u32)bpf_get_current_pid_tgid(),
 	       bpf_get_smp_processor_id(), LX_REC_MAPS_WANT);
 	r->mm = mm;

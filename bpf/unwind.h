@@ -120,6 +120,7 @@ enum lx_unwind_stat {
 	LX_UNWIND_TABLES_FULL,	/* processes the table map had no room for */
 	LX_UNWIND_SCANS,	/* mapping tables built */
 	LX_UNWIND_SCAN_BUSY,	/* builds given up: the mmap lock was taken */
+	LX_UNWIND_ASKS_LOST,	/* asks for a process's mappings the maps ring had no room for */
 	LX_UNWIND_NSTATS,
 };
 

@@ -185,22 +185,17 @@ static int accept_record(void *ctx, uint32_t cpu, const void *data, size_t size)
 	return err;
 }
 
-/* ring_buffer callback: hands one record to the merge engine. Requests for mappings are the
- * capture's own business (maps_proc.h); on a kernel that reports no change of mappings, an
- * exec is one. */
+/* ring_buffer callback: hands one record to the merge engine. On a kernel that reports no
+ * change of mappings, an exec is also a request for the process's mappings (maps_proc.h). */
 static int on_ring_record(void *ctx, void *data, size_t size)
 {
 	struct ring *rg = ctx;
 	struct capture *c = rg->c;
 	const struct lx_rec *r = data;
 
-	if (c->maps && size >= sizeof(*r)) {
-		if (r->type == LX_REC_MAPS_WANT && size >= sizeof(struct lx_maps_want))
-			return maps_proc__want(c->maps, data);
-		if (r->type == LX_REC_EXEC && size >= sizeof(struct lx_exec) &&
-		    !c->feat.have[FEAT_MMAP_TP] && maps_proc__exec(c->maps, data))
-			return -ENOMEM;
-	}
+	if (c->maps && size >= sizeof(struct lx_exec) && r->type == LX_REC_EXEC &&
+	    !c->feat.have[FEAT_MMAP_TP] && maps_proc__exec(c->maps, data))
+		return -ENOMEM;
 	return accept_record(c, rg->cpu, data, size);
 }
 
@@ -271,7 +266,9 @@ static int collect(struct capture *c, uint64_t *now, bool all)
 		fprintf(stderr, "lxtrace: capture: reading the ring buffers: %s\n", strerror(-err));
 		return err;
 	}
-	err = c->maps ? maps_proc__answer(c->maps) : 0;
+	/* The mappings answered since the last round, before any record newer than their asks
+	 * is delivered. */
+	err = c->maps ? maps_proc__flush(c->maps) : 0;
 	if (err)
 		fprintf(stderr, "lxtrace: capture: reading processes' mappings: %s\n",
 			strerror(-err));
@@ -307,6 +304,8 @@ static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 #define CFI_ROWS (1u << 21)
 #define CFI_FILES 8192
 #define PROC_TABLES 32768
+/* Asks for mappings wait here for their thread: 6,500 of 40 bytes. */
+#define MAPS_RING_BYTES (256 * 1024)
 
 /* Sizes every map the choice of programs leaves unused at one entry. */
 static int size_maps(struct capture *c)
@@ -329,6 +328,9 @@ static int size_maps(struct capture *c)
 		err = bpf_map__set_max_entries(s->maps.proc_maps, walker ? PROC_TABLES : 1);
 	if (!err)
 		err = bpf_map__set_max_entries(s->maps.pmaps_asked, asks_maps(c) ? PROC_TABLES : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(s->maps.maps_ring,
+					       asks_maps(c) ? MAPS_RING_BYTES : ring_size(1));
 	if (!err)
 		err = bpf_map__set_max_entries(s->maps.rings, c->ncpus);
 	/* The rings exist before load: the outer map is created with CPU 0's ring as the inner
@@ -527,14 +529,18 @@ int capture__load(struct capture *c)
 		c->maps = maps_proc__new(&(struct maps_proc_opts){
 			.sz = sizeof(struct maps_proc_opts),
 			.proc_root = c->opts.proc_root ? c->opts.proc_root : "/proc",
+			.ring_fd = c->feat.have[FEAT_MMAP_TP] || bpf_walker(c) ?
+				   bpf_map__fd(c->skel->maps.maps_ring) : -1,
 			.tables_fd = bpf_walker(c) ? bpf_map__fd(c->skel->maps.proc_maps) : -1,
 			.versions = (volatile uint64_t *)c->skel->bss->pmaps_vers,
 			.emit = accept_record,
 			.ctx = c,
 		});
 		if (!c->maps) {
-			fprintf(stderr, "lxtrace: capture: out of memory\n");
-			return -ENOMEM;
+			err = -errno;
+			fprintf(stderr, "lxtrace: capture: starting the thread that reads mappings: "
+				"%s\n", strerror(-err));
+			return err;
 		}
 	}
 	outer = bpf_map__fd(c->skel->maps.rings);
@@ -911,10 +917,14 @@ bool capture__cfi_stacks(const struct capture *c)
 void capture__maps_stats(const struct capture *c, struct capture_maps_stats *out)
 {
 	struct maps_proc_stats st = { 0 };
+	uint64_t u[LX_UNWIND_NSTATS] = { 0 };
 
-	if (c->maps)
+	if (c->maps) {
 		maps_proc__stats(c->maps, &st);
-	*out = (struct capture_maps_stats){ st.asked, st.answered, st.gone, st.reported };
+		capture__unwind_stats(c, u);
+	}
+	*out = (struct capture_maps_stats){ st.asked, st.answered, st.gone, st.reported,
+					    st.tables_full, u[LX_UNWIND_ASKS_LOST] };
 }
 
 int capture__unwind_stats(const struct capture *c, uint64_t out[LX_UNWIND_NSTATS])

@@ -110,6 +110,8 @@ struct capture_maps_stats {
 	uint64_t answered;		/* /proc/PID/maps reads that answered them */
 	uint64_t gone;			/* processes gone before the answer */
 	uint64_t reported;		/* mappings reported to the consumer as LX_REC_MMAP */
+	uint64_t tables_full;		/* tables the unwinder's map had no room for */
+	uint64_t asks_lost;		/* asks the BPF side had no room for */
 };
 
 /* Zeros when the kernel lists the mappings itself. */

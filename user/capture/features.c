@@ -8,6 +8,8 @@
  * and one tiny program load (sleepable uprobes).
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/utsname.h>
@@ -19,6 +21,7 @@
 #include "user/capture/features.h"
 
 struct row {
+	const char *key;	/* its name in LXTRACE_MASK_FEATURES */
 	const char *name;
 	const char *needs;	/* the kernel version or config */
 	const char *without;	/* what lxtrace does then; NULL: nothing loads without it */
@@ -26,28 +29,28 @@ struct row {
 };
 
 static const struct row rows[FEAT_COUNT] = {
-	[FEAT_BTF] = { "kernel BTF", "CONFIG_DEBUG_INFO_BTF", NULL, USE_ALWAYS },
-	[FEAT_RINGBUF] = { "BPF ring buffers", "kernel 5.8+", NULL, USE_ALWAYS },
-	[FEAT_MODERN] = { "typed programs (tp_btf, bpf_task_pt_regs, task storage)", "kernel 5.15+",
-			  "user stacks: frame pointers only, the kernel's walk (code built "
+	[FEAT_BTF] = { "btf", "kernel BTF", "CONFIG_DEBUG_INFO_BTF", NULL, USE_ALWAYS },
+	[FEAT_RINGBUF] = { "ringbuf", "BPF ring buffers", "kernel 5.8+", NULL, USE_ALWAYS },
+	[FEAT_MODERN] = { "modern", "typed programs (tp_btf, task pt_regs, task storage)",
+			  "kernel 5.15+", "user stacks: frame pointers only, the kernel's walk (code built "
 			  "without them shows little more than its leaf)", USE_USER_STACKS },
-	[FEAT_VMA_ITER] = { "VMA iterator kfuncs", "kernel 6.7+",
+	[FEAT_VMA_ITER] = { "vma_iter", "VMA iterator kfuncs", "kernel 6.7+",
 			    "user stacks: mapping tables read from /proc at each change of a "
 			    "process's code, a few ms late (the first stacks after an exec or "
 			    "dlopen can stop at the new code)", USE_USER_STACKS },
-	[FEAT_MMAP_TP] = { "mmap_lock tracepoints", "kernel 5.11+",
+	[FEAT_MMAP_TP] = { "mmap_tp", "mmap_lock tracepoints", "kernel 5.11+",
 			   "symbols: a process's mappings are read from /proc at its exec, and "
 			   "again when a stack misses them", USE_USER_STACKS },
-	[FEAT_SWITCH_STATE] = { "prev_state of sched_switch", "kernel 5.18+",
+	[FEAT_SWITCH_STATE] = { "switch_state", "prev_state of sched_switch", "kernel 5.18+",
 				"switches: the state is read from the task at the tracepoint, "
 				"where a wakeup racing the switch can leave it waking (shown as "
 				"an unknown wait)", USE_ALWAYS },
-	[FEAT_EXIT_GROUP] = { "group_dead of sched_process_exit", "kernel 6.16+",
-			      "exits: a process's end is read from signal->live (two threads "
-			      "exiting at once can both end it)", USE_ALWAYS },
-	[FEAT_RSS_TP] = { "rss_stat tracepoint", "kernel 5.5+",
+	[FEAT_EXIT_GROUP] = { "exit_group", "group_dead of sched_process_exit", "kernel 6.16+",
+			      "exits: a process's end is read from signal->live (of two threads "
+			      "exiting at once both can be taken for its last)", USE_ALWAYS },
+	[FEAT_RSS_TP] = { "rss_tp", "rss_stat tracepoint", "kernel 5.5+",
 			  "memory: no heap counter for the target", USE_TARGET },
-	[FEAT_SLEEPABLE_UPROBE] = { "sleepable uprobes", "kernel 6.0+",
+	[FEAT_SLEEPABLE_UPROBE] = { "sleepable_uprobe", "sleepable uprobes", "kernel 6.0+",
 				    "annotations: a name or message not yet paged in reads empty "
 				    "(flagged as unreadable)", USE_ANNOTATIONS },
 };
@@ -106,6 +109,23 @@ static bool sleepable_uprobes(void)
 	return true;
 }
 
+/* LXTRACE_MASK_FEATURES=key[,key...]: features taken for missing, so that the fallbacks older
+ * kernels need run (and are tested) on a newer one (docs/testing.md). Only ever less than
+ * the kernel has: a fallback is correct wherever its feature is there too. */
+static void mask(struct features *f)
+{
+	const char *env = getenv("LXTRACE_MASK_FEATURES");
+
+	while (env && *env) {
+		size_t len = strcspn(env, ",");
+
+		for (int i = 0; i < FEAT_COUNT; i++)
+			if (strlen(rows[i].key) == len && !strncmp(env, rows[i].key, len))
+				f->have[i] = false;
+		env += len + (env[len] == ',');
+	}
+}
+
 int features__probe(struct features *f)
 {
 	static const char *const sched[] = { "sched_switch", "sched_waking", "sched_wakeup_new",
@@ -141,6 +161,7 @@ int features__probe(struct features *f)
 	if (btf__find_by_name_kind(vmlinux, "kasan_cache", BTF_KIND_STRUCT) > 0)
 		f->thread_size = 32768;
 	btf__free(vmlinux);
+	mask(f);
 	return 0;
 }
 
@@ -175,19 +196,47 @@ static bool misses(const struct features *f, int i)
 	return !f->have[i];
 }
 
+/* Writes text wrapped at 79 columns, the first line after lead, the others after indent. */
+static void wrap(FILE *out, const char *lead, const char *indent, const char *text)
+{
+	size_t col = strlen(lead);
+	bool fresh = strspn(lead, " ") == col;	/* nothing on the line yet but blanks */
+
+	fputs(lead, out);
+	while (*text) {
+		size_t word = strcspn(text, " ");
+
+		if (!fresh && col + 1 + word > 79) {
+			fprintf(out, "\n%s", indent);
+			col = strlen(indent);
+			fresh = true;
+		}
+		if (!fresh) {
+			fputc(' ', out);
+			col++;
+		}
+		fprintf(out, "%.*s", (int)word, text);
+		col += word;
+		fresh = false;
+		text += word;
+		text += strspn(text, " ");
+	}
+	fputc('\n', out);
+}
+
 void features__print_table(const struct features *f, FILE *out)
 {
 	fprintf(out, "kernel %s: what lxtrace's programs get here\n", f->release);
-	fprintf(out, "  %-3s %-56s %s\n", "", "feature", "needs");
+	fprintf(out, "  %-3s %-51s %s\n", "", "feature", "needs");
 	for (int i = 0; i < FEAT_COUNT; i++) {
 		bool miss = misses(f, i);
 
-		fprintf(out, "  %-3s %-56s %s\n", f->have[i] && !miss ? "yes" : "no", rows[i].name,
+		fprintf(out, "  %-3s %-51s %s\n", f->have[i] && !miss ? "yes" : "no", rows[i].name,
 			rows[i].needs);
 		if (i == FEAT_MODERN && f->modern_failed[0])
 			fprintf(out, "        (present, but refused: %s)\n", f->modern_failed);
 		if (miss && rows[i].without)
-			fprintf(out, "        without: %s\n", rows[i].without);
+			wrap(out, "        without:", "          ", rows[i].without);
 		else if (!f->have[i] && !rows[i].without)
 			fprintf(out, "        needed: lxtrace cannot record without it\n");
 	}
@@ -199,14 +248,18 @@ int features__print_missing(const struct features *f, unsigned uses, const char 
 	int n = 0;
 
 	for (int i = 0; i < FEAT_COUNT; i++) {
+		char text[512], more[sizeof(text)];
+
 		if (!rows[i].without || !(rows[i].uses & uses) || !misses(f, i))
 			continue;
 		if (i == FEAT_MODERN && f->modern_failed[0])
-			fprintf(out, "%s%s (the typed programs were refused: %s)\n", indent,
-				rows[i].without, f->modern_failed);
+			snprintf(text, sizeof(text), "%s; the typed programs were refused: %s",
+				 rows[i].without, f->modern_failed);
 		else
-			fprintf(out, "%s%s (%s: %s)\n", indent, rows[i].without, rows[i].name,
-				rows[i].needs);
+			snprintf(text, sizeof(text), "%s; %s: %s", rows[i].without, rows[i].name,
+				 rows[i].needs);
+		snprintf(more, sizeof(more), "%*s", (int)strlen(indent) + 2, "");
+		wrap(out, indent, more, text);
 		n++;
 	}
 	return n;

@@ -1,13 +1,23 @@
 /* maps_proc.c - a process's code mappings read from /proc for a kernel without the VMA
- * iterator (maps_proc.h). */
+ * iterator, by a thread of their own (maps_proc.h).
+ *
+ * The thread owns the requests and what it reported of each process; the reader thread
+ * shares with it only the execs it hands over and the records it takes back, under one lock.
+ */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "bpf/unwind.h"
 #include "lib/grow.h"
@@ -23,6 +33,8 @@
 #define KNOWN_MAX 8192
 /* User addresses end here (x86_64); the vsyscall page above is in no process's tree. */
 #define USER_END (1ull << 47)
+/* How long the thread waits before it looks at the stop flag again. */
+#define WAIT_MS 100
 
 /* A request not answered yet: the latest of its process's, stamped with the first of its
  * address space (the mappings it reports were made no later than that, or since). */
@@ -42,6 +54,8 @@ struct known {
 
 struct maps_proc {
 	struct maps_proc_opts o;
+	/* The thread's own. */
+	struct ring_buffer *rb;
 	struct pending *pend;
 	size_t npend, cap_pend;
 	struct u64map *pend_of;		/* pid -> index in pend */
@@ -50,30 +64,21 @@ struct maps_proc {
 	size_t evict;			/* the next to forget when known is full */
 	struct u64map *known_of;	/* pid -> index in known */
 	struct lx_pmaps table;		/* built here before it replaces the process's */
+	int err;			/* the first error of a table update */
+	/* Shared with the reader, under lock. */
+	pthread_mutex_t lock;
+	struct lx_exec *execs;		/* handed over, not taken yet */
+	size_t nexecs, cap_execs;
+	struct lx_mmap *out;		/* answered, not flushed yet */
+	size_t nout, cap_out;
 	struct maps_proc_stats st;
+	/* The thread. */
+	pthread_t thread;
+	bool started;
+	atomic_bool stop;
+	int wake_fd;			/* an eventfd: execs handed over, or stop */
+	int epoll_fd;
 };
-
-struct maps_proc *maps_proc__new(const struct maps_proc_opts *o)
-{
-	struct maps_proc *mp;
-
-	if (!o || o->sz < sizeof(*o) || !o->emit || !o->proc_root) {
-		errno = EINVAL;
-		return NULL;
-	}
-	mp = calloc(1, sizeof(*mp));
-	if (!mp)
-		return NULL;
-	mp->o = *o;
-	mp->pend_of = u64map__new();
-	mp->known_of = u64map__new();
-	if (!mp->pend_of || !mp->known_of) {
-		maps_proc__free(mp);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return mp;
-}
 
 static int keep(struct maps_proc *mp, const struct lx_rec *h, uint32_t pid, uint64_t mm,
 		uint32_t flags)
@@ -106,19 +111,22 @@ static int keep(struct maps_proc *mp, const struct lx_rec *h, uint32_t pid, uint
 	return 0;
 }
 
-int maps_proc__want(struct maps_proc *mp, const struct lx_maps_want *w)
+/* ring_buffer callback: one ask. */
+static int on_want(void *ctx, void *data, size_t size)
 {
+	struct maps_proc *mp = ctx;
+	const struct lx_maps_want *w = data;
+
+	if (size < sizeof(*w))
+		return 0;
+	pthread_mutex_lock(&mp->lock);
 	mp->st.asked++;
+	pthread_mutex_unlock(&mp->lock);
 	return keep(mp, &w->h, w->pid, w->mm, w->flags);
 }
 
-int maps_proc__exec(struct maps_proc *mp, const struct lx_exec *e)
-{
-	mp->st.asked++;
-	return keep(mp, &e->h, e->pid, 0, LX_MAPS_WANT_NEW | WANT_SNAPSHOT);
-}
-
-void maps_proc__gone(struct maps_proc *mp, uint32_t pid)
+/* Process pid is gone: what was reported of it is forgotten. */
+static void forget(struct maps_proc *mp, uint32_t pid)
 {
 	uint64_t *slot = u64map__get(mp->known_of, pid), i;
 
@@ -140,7 +148,7 @@ static int know(struct maps_proc *mp, uint32_t pid, struct known *cur)
 	bool added;
 
 	if (mp->nknown >= KNOWN_MAX && !u64map__get(mp->known_of, pid))
-		maps_proc__gone(mp, mp->known[mp->evict++ % mp->nknown].pid);
+		forget(mp, mp->known[mp->evict++ % mp->nknown].pid);
 	slot = u64map__put(mp->known_of, pid, &added);
 	if (!slot)
 		return -ENOMEM;
@@ -210,26 +218,36 @@ static void encode_path(const char *path, char out[LX_PATH_LEN])
 	out[off] = '/';
 }
 
+/* Queues the report of mapping m (path as /proc names it) for the reader. */
 static int report(struct maps_proc *mp, const struct pending *p, const struct lx_map *m,
 		  const char *path, uint32_t flags)
 {
-	struct lx_mmap r;
+	struct lx_mmap *r;
+	int err = 0;
 
-	memset(&r, 0, sizeof(r));
-	r.h = p->h;
-	r.h.type = LX_REC_MMAP;
-	r.h.flags = 0;
-	r.start = m->start;
-	r.end = m->end;
-	r.pgoff = (uint64_t)m->pgoff << 12;
-	r.ino = m->ino;
-	r.dev = m->dev;
-	r.pid = p->pid;
-	r.flags = flags;
+	pthread_mutex_lock(&mp->lock);
+	if (grow_array((void **)&mp->out, &mp->cap_out, mp->nout + 1, sizeof(*mp->out), 16)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	r = &mp->out[mp->nout++];
+	memset(r, 0, sizeof(*r));
+	r->h = p->h;
+	r->h.type = LX_REC_MMAP;
+	r->h.flags = 0;
+	r->start = m->start;
+	r->end = m->end;
+	r->pgoff = (uint64_t)m->pgoff << 12;
+	r->ino = m->ino;
+	r->dev = m->dev;
+	r->pid = p->pid;
+	r->flags = flags;
 	if (m->ino && m->ino != LX_VDSO_INO)
-		encode_path(path, r.path);
+		encode_path(path, r->path);
 	mp->st.reported++;
-	return mp->o.emit(mp->o.ctx, r.h.cpu, &r, sizeof(r));
+out:
+	pthread_mutex_unlock(&mp->lock);
+	return err;
 }
 
 /* The table the unwinder reads, from the mappings now known; then its version moves, after
@@ -248,8 +266,14 @@ static int publish(struct maps_proc *mp, const struct pending *p, const struct k
 	t->n = k->n < LX_PMAPS_MAX ? k->n : LX_PMAPS_MAX;
 	t->overflow = k->n - t->n;
 	memcpy(t->m, k->m, t->n * sizeof(t->m[0]));
-	if (bpf_map_update_elem(mp->o.tables_fd, &key, t, BPF_ANY))
-		return -errno;
+	/* A full map (more processes than PROC_TABLES) leaves this one's walks without a table:
+	 * counted, as the kernel-side builds count theirs. */
+	if (bpf_map_update_elem(mp->o.tables_fd, &key, t, BPF_ANY)) {
+		pthread_mutex_lock(&mp->lock);
+		mp->st.tables_full++;
+		pthread_mutex_unlock(&mp->lock);
+		return 0;
+	}
 	__atomic_fetch_add(&mp->o.versions[key & (LX_PMAPS_VERS - 1)], 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
@@ -268,12 +292,16 @@ static int answer(struct maps_proc *mp, const struct pending *p)
 
 	snprintf(path, sizeof(path), "%s/%u/maps", mp->o.proc_root, p->pid);
 	f = fopen(path, "re");
-	if (!f) {
+	pthread_mutex_lock(&mp->lock);
+	if (f)
+		mp->st.answered++;
+	else
 		mp->st.gone++;
-		maps_proc__gone(mp, p->pid);
+	pthread_mutex_unlock(&mp->lock);
+	if (!f) {
+		forget(mp, p->pid);
 		return 0;
 	}
-	mp->st.answered++;
 	while (!err && getline(&line, &lcap, f) > 0) {
 		struct procmaps_entry e;
 		struct lx_map m;
@@ -309,7 +337,8 @@ static int answer(struct maps_proc *mp, const struct pending *p)
 	return err;
 }
 
-int maps_proc__answer(struct maps_proc *mp)
+/* Answers every request kept: one read of /proc/PID/maps per process. */
+static int answer_all(struct maps_proc *mp)
 {
 	int err = 0;
 
@@ -320,20 +349,168 @@ int maps_proc__answer(struct maps_proc *mp)
 	return err;
 }
 
-void maps_proc__stats(const struct maps_proc *mp, struct maps_proc_stats *out)
+/* The execs the reader handed over, as requests. */
+static int take_execs(struct maps_proc *mp)
 {
+	uint64_t n;
+	int err = 0;
+
+	if (read(mp->wake_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return -errno;
+	pthread_mutex_lock(&mp->lock);
+	for (size_t i = 0; i < mp->nexecs && !err; i++)
+		err = keep(mp, &mp->execs[i].h, mp->execs[i].pid, 0,
+			   LX_MAPS_WANT_NEW | WANT_SNAPSHOT);
+	mp->nexecs = 0;
+	pthread_mutex_unlock(&mp->lock);
+	return err;
+}
+
+static void *run(void *arg)
+{
+	struct maps_proc *mp = arg;
+	struct epoll_event ev[2];
+	int err = 0;
+
+	while (!atomic_load(&mp->stop) && !err) {
+		if (epoll_wait(mp->epoll_fd, ev, 2, WAIT_MS) < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		if (mp->rb && ring_buffer__consume(mp->rb) < 0)
+			err = -EIO;
+		if (!err)
+			err = take_execs(mp);
+		if (!err)
+			err = answer_all(mp);
+	}
+	/* Only a table that could not be written (out of memory): said by the next flush. */
+	pthread_mutex_lock(&mp->lock);
+	mp->err = err;
+	pthread_mutex_unlock(&mp->lock);
+	return NULL;
+}
+
+struct maps_proc *maps_proc__new(const struct maps_proc_opts *o)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct maps_proc *mp;
+	int err;
+
+	if (!o || o->sz < sizeof(*o) || !o->emit || !o->proc_root) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mp = calloc(1, sizeof(*mp));
+	if (!mp)
+		return NULL;
+	mp->o = *o;
+	mp->wake_fd = mp->epoll_fd = -1;
+	pthread_mutex_init(&mp->lock, NULL);
+	mp->pend_of = u64map__new();
+	mp->known_of = u64map__new();
+	mp->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	mp->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (!mp->pend_of || !mp->known_of || mp->wake_fd < 0 || mp->epoll_fd < 0 ||
+	    epoll_ctl(mp->epoll_fd, EPOLL_CTL_ADD, mp->wake_fd, &ev))
+		goto fail;
+	if (o->ring_fd >= 0) {
+		mp->rb = ring_buffer__new(o->ring_fd, on_want, mp, NULL);
+		if (!mp->rb || epoll_ctl(mp->epoll_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(mp->rb),
+					 &ev))
+			goto fail;
+	}
+	err = pthread_create(&mp->thread, NULL, run, mp);
+	if (err) {
+		errno = err;
+		goto fail;
+	}
+	mp->started = true;
+	return mp;
+fail:
+	err = errno ? errno : ENOMEM;
+	maps_proc__free(mp);
+	errno = err;
+	return NULL;
+}
+
+int maps_proc__exec(struct maps_proc *mp, const struct lx_exec *e)
+{
+	uint64_t one = 1;
+	int err = 0;
+
+	pthread_mutex_lock(&mp->lock);
+	if (grow_array((void **)&mp->execs, &mp->cap_execs, mp->nexecs + 1, sizeof(*mp->execs), 16))
+		err = -ENOMEM;
+	else
+		mp->execs[mp->nexecs++] = *e;
+	mp->st.asked += !err;
+	pthread_mutex_unlock(&mp->lock);
+	if (!err && write(mp->wake_fd, &one, sizeof(one)) < 0)
+		err = -errno;
+	return err;
+}
+
+int maps_proc__flush(struct maps_proc *mp)
+{
+	struct lx_mmap *out;
+	size_t n, cap;
+	int err;
+
+	pthread_mutex_lock(&mp->lock);
+	out = mp->out;
+	n = mp->nout;
+	cap = mp->cap_out;
+	mp->out = NULL;
+	mp->nout = mp->cap_out = 0;
+	err = mp->err;
+	pthread_mutex_unlock(&mp->lock);
+	for (size_t i = 0; i < n && !err; i++)
+		err = mp->o.emit(mp->o.ctx, out[i].h.cpu, &out[i], sizeof(out[i]));
+	/* The buffer goes back for the next answers, unless some came meanwhile. */
+	pthread_mutex_lock(&mp->lock);
+	if (!mp->out) {
+		mp->out = out;
+		mp->cap_out = cap;
+		out = NULL;
+	}
+	pthread_mutex_unlock(&mp->lock);
+	free(out);
+	return err;
+}
+
+void maps_proc__stats(struct maps_proc *mp, struct maps_proc_stats *out)
+{
+	pthread_mutex_lock(&mp->lock);
 	*out = mp->st;
+	pthread_mutex_unlock(&mp->lock);
 }
 
 void maps_proc__free(struct maps_proc *mp)
 {
+	uint64_t one = 1;
+
 	if (!mp)
 		return;
+	if (mp->started) {
+		atomic_store(&mp->stop, true);
+		if (write(mp->wake_fd, &one, sizeof(one)) < 0)
+			perror("lxtrace: capture: waking the maps thread");
+		pthread_join(mp->thread, NULL);
+	}
+	ring_buffer__free(mp->rb);
+	if (mp->epoll_fd >= 0)
+		close(mp->epoll_fd);
+	if (mp->wake_fd >= 0)
+		close(mp->wake_fd);
 	for (size_t i = 0; i < mp->nknown; i++)
 		free(mp->known[i].m);
 	free(mp->known);
 	free(mp->pend);
+	free(mp->execs);
+	free(mp->out);
 	u64map__free(mp->pend_of);
 	u64map__free(mp->known_of);
+	pthread_mutex_destroy(&mp->lock);
 	free(mp);
 }

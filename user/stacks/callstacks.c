@@ -234,6 +234,13 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		/* Nothing runs below mmap_min_addr, and the symbolizer has no PC for address 0. */
 		if (a < MIN_USER_ADDR)
 			continue;
+		/* The kernel's walk went on through code without frame pointers: from here on
+		 * it read words that are no return addresses. */
+		if ((uflags & LX_USTACK_KWALK) && i > 0 &&
+		    !symbolizer__mapped(cs->sym, proc, a - 1)) {
+			uflags |= LX_USTACK_TRUNCATED;
+			break;
+		}
 		k = symbolizer__user(cs->sym, proc, a, !(upc[i] & LX_PC_EXACT), cs->sf,
 				     (int)(GATHER_MAX - n));
 		if (k < 0)

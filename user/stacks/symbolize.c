@@ -659,6 +659,13 @@ static const struct mapping *lookup_mapping(struct symbolizer *s, struct process
 	return find_mapping(p, a);
 }
 
+bool symbolizer__mapped(struct symbolizer *s, uint64_t proc, uint64_t addr)
+{
+	struct process *p = process_get(s, proc);
+
+	return p && (lookup_mapping(s, p, addr) || sym_perfmap__find(p->perfmap, addr));
+}
+
 int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is_return_addr,
 		     struct sym_frame *out, int max)
 {
