@@ -348,8 +348,8 @@ static void choose_annotation_programs(struct capture *c)
 
 	c->ann->rodata->sleepable = sleep;
 	bpf_object__for_each_program(prog, c->ann->obj)
-		if (!sleep)
-			bpf_program__set_flags(prog, bpf_program__flags(prog) & ~BPF_F_SLEEPABLE);
+		if (sleep)
+			bpf_program__set_flags(prog, bpf_program__flags(prog) | BPF_F_SLEEPABLE);
 }
 
 /* Opens the scheduler's object with the modern or the compat programs, configured. */

@@ -53,6 +53,10 @@ static const struct row rows[FEAT_COUNT] = {
 	[FEAT_SLEEPABLE_UPROBE] = { "sleepable_uprobe", "sleepable uprobes", "kernel 6.0+",
 				    "annotations: a name or message not yet paged in reads empty "
 				    "(flagged as unreadable)", USE_ANNOTATIONS },
+	[FEAT_BPF_COOKIE] = { "bpf_cookie", "BPF cookies on uprobes", "kernel 5.15+",
+			      "annotations: only of the processes -p names, as they run at the "
+			      "start (libbpf attaches a file's USDT probes for every process only "
+			      "with cookies)", USE_ANNOTATIONS },
 };
 
 const char *features__name(enum feature which)
@@ -141,6 +145,8 @@ int features__probe(struct features *f)
 		snprintf(f->release, sizeof(f->release), "%s", u.release);
 	f->have[FEAT_RINGBUF] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	f->have[FEAT_SLEEPABLE_UPROBE] = sleepable_uprobes();
+	f->have[FEAT_BPF_COOKIE] =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) == 1;
 	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux)
 		return -ENOENT;

@@ -23,6 +23,7 @@ enum feature {
 	FEAT_EXIT_GROUP,	/* sched_process_exit passes group_dead */
 	FEAT_RSS_TP,		/* the rss_stat tracepoint */
 	FEAT_SLEEPABLE_UPROBE,	/* sleepable uprobes, for annotation strings not yet paged in */
+	FEAT_BPF_COOKIE,	/* BPF cookies on uprobes: USDT probes of a file for every process */
 	FEAT_COUNT
 };
 

@@ -581,15 +581,38 @@ static struct usdt_files *find_usdt_files(const struct record_args *a, const str
 }
 
 /* Attaches to every file of s for every process: the programs drop the hits of threads outside
- * the target (target.bpf.h), so a process the target forks later is covered from its start. */
-static int attach_usdt(struct capture *cap, const struct usdt_files *s)
+ * the target (target.bpf.h), so a process the target forks later is covered from its start.
+ * Without BPF cookies (before 5.15) libbpf attaches only to a running process whose mappings
+ * it reads: to each process -p named that maps the file; with no such process the recording
+ * goes on without annotations, said once (and in the summary). */
+static int attach_usdt(struct capture *cap, const struct usdt_files *s, const struct target *t,
+		       const struct launch *cmd)
 {
+	bool cookies = capture__features(cap)->have[FEAT_BPF_COOKIE];
+	bool pids = t && target__mode(t) == LX_TARGET_PIDS && !cmd;
 	int err = 0;
 
+	if (!cookies && !pids && usdt_files__count(s)) {
+		fprintf(stderr, PREFIX "annotations not recorded: on this kernel (%s) they need a "
+			"running process named by -p (%s: %s)\n", capture__features(cap)->release,
+			features__name(FEAT_BPF_COOKIE), features__needs(FEAT_BPF_COOKIE));
+		return 0;
+	}
 	for (size_t i = 0; i < usdt_files__count(s) && !err; i++) {
-		err = capture__attach_usdt(cap, -1, usdt_files__path(s, i));
+		const char *path = usdt_files__path(s, i);
+		size_t attached = 0;
+
+		if (cookies) {
+			err = capture__attach_usdt(cap, -1, path);
+			attached = !err;
+		}
+		/* A process that does not map the file has no probes of it. */
+		for (size_t k = 0; !cookies && k < target__npids(t); k++)
+			attached += capture__attach_usdt(cap, target__pid(t, k), path) == 0;
+		if (!cookies && !attached)
+			err = -ENOENT;
 		if (!err && verbose)
-			fprintf(stderr, PREFIX "annotations of %s attached\n", usdt_files__path(s, i));
+			fprintf(stderr, PREFIX "annotations of %s attached\n", path);
 	}
 	return err;
 }
@@ -781,7 +804,7 @@ int cmd_record(int argc, char **argv)
 	start = now_ns();
 	err = capture__attach(cap);
 	if (!err)
-		err = attach_usdt(cap, usdt);
+		err = attach_usdt(cap, usdt, target, cmd);
 	if (err)
 		goto cleanup;
 	err = model__start(model, start);
