@@ -13,12 +13,14 @@
  * fills its field is cut unless the byte after the copy ends it; cut and unreadable strings
  * are flagged for the model to mark.
  *
- * The programs are sleepable uprobes (libbpf 1.1 has no "usdt.s" section; attach_usdt takes
- * any uprobe program): a string literal in a page the program has not touched yet (the first
- * call from a freshly loaded library) cannot be read without a page fault, which only a
- * sleepable program may take. The record's time is the probe's; a fault may delay its write
+ * The programs are sleepable uprobes where the kernel allows it (6.0+; user space sets the
+ * flag, as libbpf 1.1 has no "usdt.s" section and its "uprobe.s" would force it on kernels that
+ * refuse it; attach_usdt takes any uprobe program): a string literal in a page the program has
+ * not touched yet (the first call from a freshly loaded library) cannot be read without a page
+ * fault, which only a sleepable program may take. The record's time is the probe's; a fault may delay its write
  * past later records of the CPU, which the reader's staging puts back in order. Sleepable
- * programs run with migration disabled, so the per-CPU maps stay this CPU's.
+ * programs run with migration disabled, so the per-CPU maps stay this CPU's. Where they may
+ * not sleep, `sleepable` keeps the faulting read out of them.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -30,6 +32,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+const volatile bool sleepable = true;	/* set before load: the programs may fault */
+
 /* Copies the NUL-terminated string at src into dst (size bytes); returns cut_flag when it was
  * longer, fault_flag when it could not be read (dst is then ""), else 0. */
 static __always_inline __u8 copy_str(char *dst, __u32 size, const char *src, __u8 cut_flag,
@@ -38,7 +42,7 @@ static __always_inline __u8 copy_str(char *dst, __u32 size, const char *src, __u
 	long n = bpf_probe_read_user_str(dst, size, src);
 	char next = 0;
 
-	if (n < 0) {
+	if (n < 0 && sleepable) {
 		/* Not resident: fault in the pages of its first and last possible byte (the
 		 * latter may lie past the mapping; then only the read below can tell). */
 		bpf_copy_from_user(&next, 1, src);
@@ -97,28 +101,28 @@ static __always_inline int on_user(struct pt_regs *ctx, __u8 type, __u64 task, _
 }
 
 /* task_begin(id, parent, type) */
-SEC("uprobe.s")
+SEC("uprobe")
 int task_begin(struct pt_regs *ctx)
 {
 	return on_user(ctx, LX_REC_TASK_BEGIN, arg(ctx, 0), arg(ctx, 1), (const char *)arg(ctx, 2));
 }
 
 /* task_end(id) */
-SEC("uprobe.s")
+SEC("uprobe")
 int task_end(struct pt_regs *ctx)
 {
 	return on_user(ctx, LX_REC_TASK_END, arg(ctx, 0), 0, NULL);
 }
 
 /* region_begin(task, type) */
-SEC("uprobe.s")
+SEC("uprobe")
 int region_begin(struct pt_regs *ctx)
 {
 	return on_user(ctx, LX_REC_REGION_BEGIN, arg(ctx, 0), 0, (const char *)arg(ctx, 1));
 }
 
 /* region_end(task, type) */
-SEC("uprobe.s")
+SEC("uprobe")
 int region_end(struct pt_regs *ctx)
 {
 	return on_user(ctx, LX_REC_REGION_END, arg(ctx, 0), 0, (const char *)arg(ctx, 1));
@@ -139,7 +143,7 @@ static __always_inline int send_msg(__u8 type, __u64 task, const char *name, con
 }
 
 /* log(task, category, message) */
-SEC("uprobe.s")
+SEC("uprobe")
 int user_log(struct pt_regs *ctx)
 {
 	return send_msg(LX_REC_LOG, arg(ctx, 0), (const char *)arg(ctx, 1),
@@ -147,7 +151,7 @@ int user_log(struct pt_regs *ctx)
 }
 
 /* trigger(reason): a flight recorder writes its window (lxtrace record --flight-recorder). */
-SEC("uprobe.s")
+SEC("uprobe")
 int trigger(struct pt_regs *ctx)
 {
 	return send_msg(LX_REC_TRIGGER, 0, NULL, (const char *)arg(ctx, 0));

@@ -2,10 +2,20 @@
 /* lxtrace.bpf.c - the kernel side: scheduler, process-lifetime and syscall tracepoints turned
  * into the fixed-size records of lxtrace.h, one ring buffer per CPU (ring.bpf.h).
  *
- * Each tracepoint has a tp_btf program (typed arguments, direct field access) and a raw_tp twin
- * for kernels without tp_btf; user space keeps one of each pair. Both are thin wrappers over
- * one always-inlined handler that takes `btf` as a compile-time constant, so the tp_btf variant
- * reads task fields directly and only the raw_tp variant pays for bpf_probe_read_kernel.
+ * One object for every kernel from 5.10 (docs/record.md, "Kernels"). Each tracepoint has two
+ * programs over one always-inlined handler that takes `modern` as a compile-time constant,
+ * and user space loads one of each pair:
+ * - modern (tp_btf, kernels 5.15+): typed arguments and task pointers read directly, the
+ *   current task's registers from bpf_task_pt_regs, user stacks unwound here from CFI with a
+ *   per-thread cache in task storage (unwind.bpf.h);
+ * - compat (raw_tp): only what 5.10 offers. Task fields are probed reads, the registers are
+ *   found at the top of the task's kernel stack, and user stacks are the kernel's own
+ *   frame-pointer walk (bpf_get_stack). Nothing of the modern path is compiled into them,
+ *   so the verifier of an old kernel never sees a helper it does not know.
+ * What differs between kernels of one kind is read in place: tracepoint arguments a kernel
+ * lacks (prev_state before 5.18, group_dead before 6.16) by constants user space sets from
+ * the kernel's BTF, struct layouts (task state, rss counters, cgroup ancestors) by CO-RE
+ * existence checks, whose dead branch the verifier drops.
  *
  * In a target mode (-p, a command, --cgroup) every program asks whether the thread a record would
  * be about is traced before it reserves anything, so other threads cost a map lookup (or a short
@@ -51,6 +61,11 @@ const volatile bool stack_user;		/* the current thread's kernel / user stack */
 const volatile bool sample_idle;	/* --sample-idle: samples of the idle task are kept */
 const volatile bool wake_on_process;	/* exec and new-process fork records wake the reader at
 					 * once, so it notes the process's mappings while it lives */
+/* What the kernel's BTF says of its tracepoints, and where the compat programs find the user
+ * registers: the top of the kernel stack (THREAD_SIZE, larger with KASAN). */
+const volatile bool switch_state_arg;	/* sched_switch passes prev_state (5.18+) */
+const volatile bool exit_group_dead_arg;	/* sched_process_exit passes group_dead (6.16+) */
+const volatile __u64 thread_size = 16384;
 
 struct rss_last {
 	__u64 ts;
@@ -96,12 +111,30 @@ struct {
 _Static_assert(24 + sizeof(struct lx_stack) + 8 * (LX_STACK_KERN_MAX + LX_STACK_USER_MAX) <=
 	       SCRATCH_BYTES, "scratch holds the largest record");
 
+/* The current task, and a field of a task: read directly in modern programs (BTF-typed
+ * pointers), with CO-RE probes in compat ones, whose task pointers are plain addresses. */
+#define CUR_TASK(modern)                                                                          \
+	((modern) ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task())
+#define TASK_READ(modern, t, field) ((modern) ? (t)->field : BPF_CORE_READ(t, field))
+#define REGS_READ(modern, r, field) ((modern) ? (r)->field : BPF_CORE_READ(r, field))
+
+/* The user registers saved at t's kernel entry: at the top of its kernel stack, as the kernel's
+ * task_pt_regs() finds them (x86_64 has no padding above them). */
+static __always_inline struct pt_regs *task_regs(bool modern, struct task_struct *t)
+{
+	if (modern)
+		return (struct pt_regs *)bpf_task_pt_regs(t);
+	return (struct pt_regs *)((__u64)BPF_CORE_READ(t, stack) + thread_size -
+				  bpf_core_type_size(struct pt_regs));
+}
+
 /* The user registers a stack walk starts from. */
 struct uregs {
 	__u64 ip, sp, bp;
 };
 
-/* Those saved at the current thread's kernel entry; false for a kernel thread. */
+/* Those saved at the current thread's kernel entry; false for a kernel thread. The walker that
+ * needs them is modern only. */
 static __always_inline bool current_uregs(struct uregs *u)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
@@ -125,16 +158,19 @@ static __always_inline bool current_uregs(struct uregs *u)
  * CONFIG_KALLSYMS_ALL.) The stack tested is the one ctx lies on: a tracepoint's arguments are an
  * array on the stack of bpf_trace_runN, which is the context's own, whereas the program's
  * frame may be on a private per-CPU stack (6.13+, programs with a large stack). */
-static __always_inline bool in_interrupt_ctx(void *ctx)
+static __always_inline bool in_interrupt_ctx(void *ctx, bool modern)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	__u64 here = (__u64)ctx, lo = (__u64)t->stack, hi = (__u64)regs + sizeof(*regs);
+	struct task_struct *t = CUR_TASK(modern);
+	struct pt_regs *regs = task_regs(modern, t);
+	__u64 here = (__u64)ctx, lo = (__u64)TASK_READ(modern, t, stack);
+	__u64 hi = (__u64)regs + sizeof(*regs);
 
 	/* An interrupt that arrived in user mode runs on the task's own stack (nothing of the
 	 * task is on it), but then the task's entry registers are the interrupt's: orig_ax holds
 	 * ~vector, where a syscall or an exception has a number or error code >= 0. */
-	return here < lo || here >= hi || (!(t->flags & PF_KTHREAD) && (long)regs->orig_ax < 0);
+	return here < lo || here >= hi ||
+	       (!(TASK_READ(modern, t, flags) & PF_KTHREAD) &&
+		(long)REGS_READ(modern, regs, orig_ax) < 0);
 }
 
 /* A record that carries a stack, with no frames: a user stack proven unchanged (LX_USTACK_HIT)
@@ -145,13 +181,14 @@ struct stacked_hit {
 };
 
 /* Sends rec (24 bytes: every record that carries a stack) followed by the current thread's
- * kernel stack (kern) and/or its user stack (from u, NULL: none), waking the reader at once
- * with `wake`. irq: the record is an interrupt's, whose stack is only kernel frames. Counts
- * the record as lost when the ring is full. A cache hit without kernel frames, the common
- * case, is written into the ring directly; the others are built in a scratch buffer first. */
+ * kernel stack (kern) and/or its user stack (user), waking the reader at once with `wake`.
+ * Modern: the user stack is walked from u's registers here (a proof from the cache when it is
+ * unchanged: the common case, written into the ring directly); compat: it is the kernel's
+ * frame-pointer walk. irq: the record is an interrupt's, whose stack is only kernel frames.
+ * Counts the record as lost when the ring is full. */
 static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, bool kern,
-					 const struct uregs *u, bool irq, bool wake,
-					 __u32 skip_frames)
+					 bool user, const struct uregs *u, bool irq, bool wake,
+					 __u32 skip_frames, bool modern)
 {
 	__u32 zero = 0, *depth, level;
 	struct uc_lookup us = {};
@@ -160,15 +197,16 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	struct scratch *sc;
 	__u64 nk = 0, nu = 0;
 	__u8 uflags = irq ? LX_USTACK_IRQ : 0, uslot = 0;
-	bool user = u && !irq, hit = false;
+	bool hit = false;
 	long n;
 	void *ring;
 
+	user = user && !irq && (u || !modern);
 	ring = bpf_map_lookup_elem(&rings, &cpu);
 	if (!ring)
 		return;
 	flush_syscalls(ring);
-	if (user)
+	if (modern && user)
 		hit = unwind_cached(u->ip, u->sp, u->bp, &us, &uflags, &uslot);
 	if (hit && !kern) {
 		h = bpf_ringbuf_reserve(ring, sizeof(*h), 0);
@@ -209,9 +247,22 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	}
 	if (nk > LX_STACK_KERN_MAX)
 		nk = LX_STACK_KERN_MAX;
-	if (user && !hit)
+	if (modern && user && !hit) {
 		nu = unwind_user(u->ip, u->sp, u->bp, &us, (struct walk_out *)&st->pc[nk], &uflags,
 				 &uslot);
+	} else if (!modern && user) {
+		/* From the interrupted or the entry registers, as perf's walk; its first frame is
+		 * the instruction itself. It cannot tell a chain's end from a broken one. */
+		n = bpf_get_stack(ctx, &st->pc[nk], LX_STACK_USER_MAX * 8, BPF_F_USER_STACK);
+		nu = n > 0 ? (__u64)n / 8 : 0;
+		if (nu > LX_STACK_USER_MAX)
+			nu = LX_STACK_USER_MAX;
+		if (nu) {
+			st->pc[nk] |= LX_PC_EXACT;
+			uflags |= LX_USTACK_FP | LX_USTACK_KWALK |
+				  (nu == LX_STACK_USER_MAX ? LX_USTACK_DEEP : 0);
+		}
+	}
 	if (nu > LX_STACK_USER_MAX)
 		nu = LX_STACK_USER_MAX;
 	st->nkern = nk;
@@ -223,16 +274,13 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 		goto out;
 	if (bpf_ringbuf_output(ring, sc->buf, n, wake ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, n))) {
 		count_lost(1);
-		if (uflags & LX_USTACK_STORE)
+		if (modern && (uflags & LX_USTACK_STORE))
 			unwind_unstore(uslot);
 	}
 out:
 	barrier();
 	(*depth)--;
 }
-
-/* A task's field: direct BTF access in tp_btf programs, a probed read in raw_tp ones. */
-#define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
 
 static __always_inline __u8 classify(bool preempt, unsigned int state)
 {
@@ -248,47 +296,81 @@ static __always_inline __u8 classify(bool preempt, unsigned int state)
 	return LX_PREV_OTHER;
 }
 
+/* task_struct before 5.14, whose state was a long named state. */
+struct task_struct___long_state {
+	long state;
+};
+
+/* task_struct before 5.16, which kept the CPU a task runs on in itself, not in thread_info. */
+struct task_struct___cpu {
+	unsigned int cpu;
+};
+
+static __always_inline __u32 task_cpu(bool modern, struct task_struct *t)
+{
+	struct task_struct___cpu *old = (void *)t;
+
+	if (bpf_core_field_exists(old->cpu))
+		return BPF_CORE_READ(old, cpu);
+	return TASK_READ(modern, t, thread_info.cpu);
+}
+
+/* The state prev switched out in, on kernels whose sched_switch does not pass it: read from
+ * the task at the tracepoint, as the tracepoint itself did then. A wakeup racing the switch
+ * can have set it to TASK_WAKING by then (the reason 5.18 passes it). */
+static __always_inline unsigned int task_state(bool modern, struct task_struct *t)
+{
+	struct task_struct___long_state *old = (void *)t;
+
+	if (bpf_core_field_exists(old->state))
+		return BPF_CORE_READ(old, state);
+	return TASK_READ(modern, t, __state);
+}
+
 /* The syscall current (the thread leaving the CPU) is in, from the user registers saved
  * at kernel entry: the syscall entry stores the number in orig_ax and -ENOSYS in ax until the
  * call returns. An exception stores its error code in orig_ax (a page fault's is small and
  * positive) and leaves the user's ax, an interrupt stores ~vector (negative): both give -1 unless
  * the user's ax happened to hold -ENOSYS. Kernel threads have no user registers. */
-static __always_inline __s16 current_syscall(void)
+static __always_inline __s16 current_syscall(bool modern)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = CUR_TASK(modern);
 	struct pt_regs *regs;
 	long ax, nr;
 
-	if (t->flags & PF_KTHREAD)
+	if (TASK_READ(modern, t, flags) & PF_KTHREAD)
 		return -1;
-	regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	ax = regs->ax;
-	nr = regs->orig_ax;
+	regs = task_regs(modern, t);
+	ax = REGS_READ(modern, regs, ax);
+	nr = REGS_READ(modern, regs, orig_ax);
 	if (ax != -ENOSYS || nr < 0 || nr >= MAX_SYSCALL_NR)
 		return -1;
 	return nr;
 }
 
 static __always_inline void fill_switch(struct lx_switch *r, __u64 ts, __u32 prev_tid, __u32 cpu,
-					__u32 next_tid, bool preempt, unsigned int prev_state)
+					__u32 next_tid, bool preempt, unsigned int prev_state,
+					bool modern)
 {
 	header(&r->h, ts, prev_tid, cpu, LX_REC_SWITCH);
 	r->next_tid = next_tid;
 	r->prev_state = prev_tid ? classify(preempt, prev_state) : LX_PREV_RUNNABLE;
 	/* A thread that gave the CPU up itself is in a syscall: blocked in it, or still runnable
 	 * after sched_yield(). A preempted one was interrupted wherever it was. */
-	r->prev_syscall = prev_tid && !preempt ? current_syscall() : -1;
+	r->prev_syscall = prev_tid && !preempt ? current_syscall(modern) : -1;
 	r->pad = 0;
 }
 
-static __always_inline int on_switch(void *ctx, bool btf, bool preempt, struct task_struct *next,
-				     unsigned int prev_state)
+/* ctx is the tracepoint's arguments: (preempt, prev, next[, prev_state]). */
+static __always_inline int on_switch(__u64 *ctx, bool modern, bool preempt,
+				     struct task_struct *prev, struct task_struct *next)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
 	/* sched_switch runs in prev's context: prev is current. */
 	__u64 prev_id = bpf_get_current_pid_tgid();
-	__u32 prev_tid = (__u32)prev_id, next_tid = TASK_READ(btf, next, pid);
+	__u32 prev_tid = (__u32)prev_id, next_tid = TASK_READ(modern, next, pid);
+	unsigned int prev_state;
 	struct lx_switch *r;
 	void *ring;
 
@@ -297,55 +379,58 @@ static __always_inline int on_switch(void *ctx, bool btf, bool preempt, struct t
 	 * switches do not feed back into the trace). A switch between two of them is no record. */
 	if (prev_tid && !traced_current(prev_id >> 32))
 		prev_tid = 0;
-	if (next_tid && !traced_task(next, TASK_READ(btf, next, tgid)))
+	if (next_tid && !traced_task(next, TASK_READ(modern, next, tgid)))
 		next_tid = 0;
 	if (prev_tid == next_tid)
 		return 0;
+	/* The argument is read only where the tracepoint has it: the verifier of an older kernel
+	 * refuses the access, but drops the branch first. */
+	prev_state = switch_state_arg ? (unsigned int)ctx[3] : task_state(modern, prev);
 	/* prev is current, so its own stacks can be taken: where it blocked or was preempted. */
 	if (prev_tid && (stack_kern || stack_user)) {
 		struct lx_switch l;
 		struct uregs u;
-		bool user = stack_user && current_uregs(&u);
+		bool user = stack_user && (!modern || current_uregs(&u));
 
-		fill_switch(&l, ts, prev_tid, cpu, next_tid, preempt, prev_state);
-		send_stacked(ctx, cpu, &l, stack_kern, user ? &u : NULL, false, false,
-			     TP_SKIP_FRAMES);
+		fill_switch(&l, ts, prev_tid, cpu, next_tid, preempt, prev_state, modern);
+		send_stacked(ctx, cpu, &l, stack_kern, user, modern ? &u : NULL, false, false,
+			     TP_SKIP_FRAMES, modern);
 		return 0;
 	}
 	r = reserve(&ring, sizeof(*r), cpu);
 	if (!r)
 		return 0;
-	fill_switch(r, ts, prev_tid, cpu, next_tid, preempt, prev_state);
+	fill_switch(r, ts, prev_tid, cpu, next_tid, preempt, prev_state, modern);
 	submit(ring, r, sizeof(*r));
 	return 0;
 }
 
-static __always_inline int on_wakeup(void *ctx, bool btf, struct task_struct *p, __u8 type)
+static __always_inline int on_wakeup(void *ctx, bool modern, struct task_struct *p, __u8 type)
 {
 	__u64 ts = bpf_ktime_get_ns(), waker = bpf_get_current_pid_tgid();
 	__u32 cpu = bpf_get_smp_processor_id();
-	bool irq = (stack_kern || stack_user) && in_interrupt_ctx(ctx);
+	bool irq = (stack_kern || stack_user) && in_interrupt_ctx(ctx, modern);
 	struct lx_wakeup *r, l;
 	void *ring;
 
 	/* Kept whoever the waker is: an untraced waker shows as the idle P's wakeup. */
-	if (!traced_task(p, TASK_READ(btf, p, tgid)))
+	if (!traced_task(p, TASK_READ(modern, p, tgid)))
 		return 0;
-	header(&l.h, ts, TASK_READ(btf, p, pid), cpu, type);
+	header(&l.h, ts, TASK_READ(modern, p, pid), cpu, type);
 	/* At sched_waking the target CPU is not chosen yet: this is where the wakee last ran,
 	 * which is where it goes unless the scheduler migrates it. */
-	l.target_cpu = TASK_READ(btf, p, thread_info.cpu);
+	l.target_cpu = task_cpu(modern, p);
 	l.pad = 0;
 	/* The waker is current (sched_waking runs in its context), if traced: its stack. An
 	 * interrupt (a timer, an I/O completion) wakes on top of whatever runs: the record is
 	 * the interrupt's, with its kernel stack and never the interrupted thread's user stack. */
 	if (stack_kern || stack_user) {
 		struct uregs u;
-		bool user = stack_user && !irq && current_uregs(&u);
+		bool user = stack_user && !irq && (!modern || current_uregs(&u));
 
 		if (irq || ((__u32)waker && traced_current(waker >> 32))) {
-			send_stacked(ctx, cpu, &l, stack_kern, user ? &u : NULL, irq,
-				     false, TP_SKIP_FRAMES);
+			send_stacked(ctx, cpu, &l, stack_kern, user, modern ? &u : NULL, irq,
+				     false, TP_SKIP_FRAMES, modern);
 			return 0;
 		}
 	}
@@ -357,19 +442,26 @@ static __always_inline int on_wakeup(void *ctx, bool btf, struct task_struct *p,
 	return 0;
 }
 
-static __always_inline int on_fork(void *ctx, bool btf, struct task_struct *parent,
+static __always_inline int on_fork(void *ctx, bool modern, struct task_struct *parent,
 				   struct task_struct *child)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u32 child_tgid = TASK_READ(btf, child, tgid), parent_tgid = TASK_READ(btf, parent, tgid);
+	__u32 child_tgid = TASK_READ(modern, child, tgid);
+	__u32 parent_tgid = TASK_READ(modern, parent, tgid);
 	struct lx_fork *r, l;
 	void *ring;
 	__u8 one = 1;
 	bool wake;
 
-	if (unwind_maps && child_tgid != parent_tgid)
-		pmaps_fork(parent_tgid, child_tgid, (__u64)TASK_READ(btf, child, mm));
+	if (child_tgid != parent_tgid) {
+		__u64 mm = (__u64)TASK_READ(modern, child, mm);
+
+		if (unwind_maps)
+			pmaps_fork(parent_tgid, child_tgid, mm);
+		if (maps_ask)
+			pmaps_ask_fork(parent_tgid, child_tgid, mm);
+	}
 	/* A new process of a traced one is traced from here on, before it can first run: the
 	 * child is not on a run queue until after this tracepoint. */
 	if (target_mode == LX_TARGET_PIDS) {
@@ -380,8 +472,8 @@ static __always_inline int on_fork(void *ctx, bool btf, struct task_struct *pare
 	} else if (!traced_task(child, child_tgid)) {
 		return 0;
 	}
-	header(&l.h, ts, TASK_READ(btf, child, pid), cpu, LX_REC_FORK);
-	l.parent_tid = TASK_READ(btf, parent, pid);
+	header(&l.h, ts, TASK_READ(modern, child, pid), cpu, LX_REC_FORK);
+	l.parent_tid = TASK_READ(modern, parent, pid);
 	l.child_pid = child_tgid;
 	/* A new process is noted by the reader while it still runs (wake_on_process). */
 	wake = wake_on_process && l.child_pid == l.h.tid;
@@ -389,10 +481,10 @@ static __always_inline int on_fork(void *ctx, bool btf, struct task_struct *pare
 	 * not traced itself (--cgroup: a child moved in) gives no stack. */
 	if ((stack_kern || stack_user) && traced_current(parent_tgid)) {
 		struct uregs u;
-		bool user = stack_user && current_uregs(&u);
+		bool user = stack_user && (!modern || current_uregs(&u));
 
-		send_stacked(ctx, cpu, &l, stack_kern, user ? &u : NULL, false, wake,
-			     TP_SKIP_FRAMES);
+		send_stacked(ctx, cpu, &l, stack_kern, user, modern ? &u : NULL, false, wake,
+			     TP_SKIP_FRAMES, modern);
 		return 0;
 	}
 	r = reserve(&ring, sizeof(*r), cpu);
@@ -420,14 +512,30 @@ static __always_inline int on_exec(__u32 old_tid)
 	return 0;
 }
 
+/* mm_struct before 6.2, whose counters were atomics in a struct. */
+struct mm_rss_stat___atomic {
+	atomic_long_t count[4];
+};
+
+struct mm_struct___atomic_rss {
+	struct mm_rss_stat___atomic rss_stat;
+};
+
 /* Resident pages of mm, the sum the rss_stat tracepoint's members make up (approximate, as
  * get_mm_counter() is: the per-CPU deltas not yet folded in are left out). */
 static __always_inline __u32 rss_pages(struct mm_struct *mm)
 {
-	__s64 n = BPF_CORE_READ(mm, rss_stat[MM_FILEPAGES].count) +
-		  BPF_CORE_READ(mm, rss_stat[MM_ANONPAGES].count) +
-		  BPF_CORE_READ(mm, rss_stat[MM_SHMEMPAGES].count);
+	struct mm_struct___atomic_rss *old = (void *)mm;
+	__s64 n;
 
+	if (bpf_core_field_exists(old->rss_stat.count))
+		n = BPF_CORE_READ(old, rss_stat.count[MM_FILEPAGES].counter) +
+		    BPF_CORE_READ(old, rss_stat.count[MM_ANONPAGES].counter) +
+		    BPF_CORE_READ(old, rss_stat.count[MM_SHMEMPAGES].counter);
+	else
+		n = BPF_CORE_READ(mm, rss_stat[MM_FILEPAGES].count) +
+		    BPF_CORE_READ(mm, rss_stat[MM_ANONPAGES].count) +
+		    BPF_CORE_READ(mm, rss_stat[MM_SHMEMPAGES].count);
 	return n > 0 ? (__u32)n : 0;
 }
 
@@ -447,9 +555,9 @@ static __always_inline void send_rss(__u32 pid, __u32 pages)
 /* rss_stat fires on every change of an mm counter (each page fault): only the changes of a
  * traced process's own mm, made by one of its threads, and of those at most one record per
  * rss_min_ns or rss_min_pages per process. */
-static __always_inline int on_rss(struct mm_struct *mm, int member)
+static __always_inline int on_rss(bool modern, struct mm_struct *mm, int member)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = CUR_TASK(modern);
 	__u32 pid = bpf_get_current_pid_tgid() >> 32, pages;
 	struct rss_last *last, now = {};
 	__s64 delta;
@@ -473,10 +581,15 @@ static __always_inline int on_rss(struct mm_struct *mm, int member)
 }
 
 /* group_dead: the process's last thread exits. Its tgid leaves the targets (user space stops
- * when none is left) and its memory, freed after this point outside its context, reads 0. */
-static __always_inline int on_exit(bool group_dead)
+ * when none is left) and its memory, freed after this point outside its context, reads 0.
+ * Before 6.16 the tracepoint does not say so: signal->live, which do_exit has already counted
+ * down, is 0 then (two threads that exit at once may both see it). */
+static __always_inline int on_exit(__u64 *ctx, bool modern)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *t = CUR_TASK(modern);
+	bool group_dead = exit_group_dead_arg ? (__u8)ctx[1] :
+			  BPF_CORE_READ(t, signal, live.counter) == 0;
 	struct lx_rec *r;
 	void *ring;
 
@@ -486,7 +599,7 @@ static __always_inline int on_exit(bool group_dead)
 		r->flags = group_dead ? LX_EXIT_GROUP : 0;
 		submit(ring, r, sizeof(*r));
 	}
-	if (group_dead && unwind_maps)
+	if (group_dead && (unwind_maps || maps_ask))
 		pmaps_gone(pid);
 	if (!group_dead || !traced_current(pid))
 		return 0;
@@ -561,17 +674,15 @@ int flush_cpu(void *ctx)
 }
 
 SEC("tp_btf/sched_switch")
-int BPF_PROG(btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int BPF_PROG(btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, true, preempt, next, prev_state);
+	return on_switch(ctx, true, preempt, prev, next);
 }
 
 SEC("raw_tp/sched_switch")
-int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, false, preempt, next, prev_state);
+	return on_switch(ctx, false, preempt, prev, next);
 }
 
 /* sched_waking, not sched_wakeup: it runs in the waker's context before the wakee is enqueued,
@@ -626,30 +737,27 @@ int BPF_PROG(raw_exec, struct task_struct *p, pid_t old_pid)
 }
 
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(btf_exit, struct task_struct *p, bool group_dead)
+int BPF_PROG(btf_exit, struct task_struct *p)
 {
-	return on_exit(group_dead);
+	return on_exit(ctx, true);
 }
 
-/* Kernels before 6.16 have no group_dead argument; signal->live is already decremented here. */
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(raw_exit, struct task_struct *p)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-
-	return on_exit(BPF_CORE_READ(t, signal, live.counter) == 0);
+	return on_exit(ctx, false);
 }
 
 SEC("tp_btf/rss_stat")
 int BPF_PROG(btf_rss, struct mm_struct *mm, int member)
 {
-	return on_rss(mm, member);
+	return on_rss(true, mm, member);
 }
 
 SEC("raw_tp/rss_stat")
 int BPF_PROG(raw_rss, struct mm_struct *mm, int member)
 {
-	return on_rss(mm, member);
+	return on_rss(false, mm, member);
 }
 
 SEC("tp_btf/sys_enter")
@@ -675,6 +783,7 @@ static __always_inline void pmaps_new_map(const struct lx_map *m, struct vm_area
 					  __u32 tgid, bool new_image)
 {
 	struct dentry *d = NULL, *parent;
+	struct file *f;
 	struct lx_mmap *r;
 	__u32 off = 0;
 	long n;
@@ -694,8 +803,12 @@ static __always_inline void pmaps_new_map(const struct lx_map *m, struct vm_area
 	r->flags = new_image ? LX_MMAP_NEW_IMAGE : 0;
 	r->pad = 0;
 	r->path[0] = 0;
-	if (vma->vm_file)
-		d = vma->vm_file->f_path.dentry;
+	/* Read once: newer verifiers know vm_file may be NULL, and a second load of it would be
+	 * a pointer not checked. */
+	f = vma->vm_file;
+	barrier_var(f);
+	if (f)
+		d = f->f_path.dentry;
 	for (int i = 0; i < PATH_DEPTH && d; i++) {
 		barrier_var(off);
 		if (off > LX_PATH_LEN - PATH_NAME_MAX)
@@ -720,9 +833,10 @@ static __always_inline void pmaps_new_map(const struct lx_map *m, struct vm_area
 /* Every change of a process's mappings (mmap, munmap, mprotect, exec's ELF loader, the
  * dynamic loader) ends with its mmap lock released, in the process's own context. The table
  * is rebuilt only when the executable mappings changed (unwind.bpf.h). Its own VMA walk
- * releases the lock again, a run the kernel skips as recursion (not counted as a loss). */
+ * releases the lock again, a run the kernel skips as recursion (not counted as a loss). Needs
+ * the VMA iterator (6.7+); maps_ask takes its place before. */
 SEC("tp_btf/mmap_lock_released")
-int BPF_PROG(maps_unlock, struct mm_struct *mm, bool write)
+int BPF_PROG(maps_unlock, struct mm_struct *mm)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	__u32 tgid = t->tgid;
@@ -731,6 +845,31 @@ int BPF_PROG(maps_unlock, struct mm_struct *mm, bool write)
 		return 0;
 	pmaps_rebuild(t, tgid, mm, 0, true);
 	return 0;
+}
+
+/* Without the VMA iterator: asks user space for the mappings of a traced process whose code
+ * changed (5.11+: the tracepoint). */
+static __always_inline int on_maps_release(bool modern, struct mm_struct *mm)
+{
+	struct task_struct *t = CUR_TASK(modern);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if ((struct mm_struct *)TASK_READ(modern, t, mm) != mm || !traced_current(tgid))
+		return 0;
+	pmaps_ask(tgid, (__u64)mm, BPF_CORE_READ(mm, exec_vm), false);
+	return 0;
+}
+
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(btf_maps_ask, struct mm_struct *mm)
+{
+	return on_maps_release(true, mm);
+}
+
+SEC("raw_tp/mmap_lock_released")
+int BPF_PROG(raw_maps_ask, struct mm_struct *mm)
+{
+	return on_maps_release(false, mm);
 }
 
 /* Run once at the start, after maps_unlock is attached: the table of every process alive
@@ -746,37 +885,69 @@ int maps_scan(struct bpf_iter__task *ctx)
 	return 0;
 }
 
+/* The same without the VMA iterator, after btf_maps_ask is attached: the table of every traced
+ * process alive, asked of user space. */
+SEC("iter/task")
+int maps_scan_ask(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+
+	if (!t || t->pid != t->tgid || !t->mm || !traced_task(t, t->tgid))
+		return 0;
+	pmaps_ask(t->tgid, (__u64)t->mm, t->mm->exec_vm, true);
+	return 0;
+}
+
+/* The registers a perf_event program's context starts with: the user ABI's struct pt_regs
+ * (x86_64), whose layout never changes. Not the kernel's (vmlinux.h), whose fields CO-RE
+ * relocates: cs is 16 bits of its word there before 6.x, and the context allows only 8-byte
+ * reads of whole words. Volatile, so the compiler shares no address between the branches. */
+struct sample_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax, ip, cs,
+		flags, sp, ss;
+};
+
+#define sample_reg(ctx, r) (((volatile struct sample_regs *)(ctx))->r)
+
 /* A cpu-clock sample (one perf event per CPU, at the frequency set by user space): the thread
  * that was running and its stacks, kernel (when the timer hit kernel code) and user. In a target
  * mode only traced threads are sampled. */
-SEC("perf_event")
-int cpu_sample(struct bpf_perf_event_data *ctx)
+static __always_inline int on_sample(struct bpf_perf_event_data *ctx, bool modern)
 {
 	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct lx_sample r;
 	struct uregs u;
-	bool user;
+	bool user = (__u32)id;
 
 	if ((__u32)id ? !traced_current(id >> 32) : !sample_idle)
 		return 0;
 	header(&r.h, ts, (__u32)id, cpu, LX_REC_SAMPLE);
 	r.pid = id >> 32;
 	/* Meaningful only when the sample hit kernel code: the daemon uses it then. */
-	r.syscall = (__u32)id ? current_syscall() : -1;
+	r.syscall = (__u32)id ? current_syscall(modern) : -1;
 	r.pad = 0;
 	/* The user registers: the interrupted ones when the timer hit user code, else those
-	 * saved when the thread entered the kernel. */
-	/* The context allows only 8-byte reads of the registers at fixed offsets (cs is 16 bits
-	 * of its word): volatile, so the compiler shares no address with the other branch. */
-	if ((*(volatile __u64 *)&ctx->regs.cs & 3) == 3) {
-		u.ip = *(volatile __u64 *)&ctx->regs.ip;
-		u.sp = *(volatile __u64 *)&ctx->regs.sp;
-		u.bp = *(volatile __u64 *)&ctx->regs.bp;
-		user = true;
-	} else {
-		user = (__u32)id && current_uregs(&u);
+	 * saved when the thread entered the kernel (the kernel's own walk picks the same). */
+	if (modern && (sample_reg(ctx, cs) & 3) == 3) {
+		u.ip = sample_reg(ctx, ip);
+		u.sp = sample_reg(ctx, sp);
+		u.bp = sample_reg(ctx, bp);
+	} else if (modern) {
+		user = user && current_uregs(&u);
 	}
-	send_stacked(ctx, cpu, &r, true, user ? &u : NULL, false, false, 0);
+	send_stacked(ctx, cpu, &r, true, user, modern ? &u : NULL, false, false, 0, modern);
 	return 0;
+}
+
+SEC("perf_event")
+int cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	return on_sample(ctx, true);
+}
+
+SEC("perf_event")
+int cpu_sample_compat(struct bpf_perf_event_data *ctx)
+{
+	return on_sample(ctx, false);
 }

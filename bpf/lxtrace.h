@@ -39,6 +39,9 @@ enum lx_rec_type {
 	LX_REC_TRIGGER,		/* struct lx_user_log: a flight recorder's trigger, msg = the
 				 * reason, name empty. From lxtrace_trigger() in a program, or
 				 * made by the reader (tid 0) for a SIGUSR1 */
+	LX_REC_MAPS_WANT,	/* struct lx_maps_want: a process's code mappings changed and
+				 * the kernel cannot list them to BPF: user space reads them
+				 * from /proc. Answered by the capture, never delivered */
 };
 
 /* Which threads the programs record (const volatile target_mode, set before load). */
@@ -192,6 +195,9 @@ enum lx_ustack_flags {
 	LX_USTACK_STORE = 1 << 5,	/* the walk is kept in the thread's cache slot uslot */
 	LX_USTACK_HIT = 1 << 6,		/* no user frames sent: they are those stored in slot
 					 * uslot by this thread's last LX_USTACK_STORE there */
+	LX_USTACK_KWALK = 1 << 7,	/* the kernel's frame-pointer walk (compat programs),
+					 * which stops at no broken frame: past the first
+					 * address in no mapping the frames mean nothing */
 };
 
 struct lx_stack {
@@ -212,6 +218,8 @@ struct lx_stack {
 enum lx_mmap_flags {
 	LX_MMAP_NEW_IMAGE = 1 << 0,	/* the first of a new address space (an exec): the
 					 * process's earlier mappings are gone */
+	LX_MMAP_SNAPSHOT = 1 << 1,	/* read from /proc at an exec on a kernel that reports no
+					 * later change: a miss may mean a mapping made since */
 };
 
 struct lx_mmap {
@@ -236,6 +244,23 @@ struct lx_cfi_want {
 	__u32 dev;
 };
 
+/* The code mappings of process pid changed (its mm->exec_vm is not what was last asked for), on
+ * a kernel without the VMA iterator: user space answers from /proc/PID/maps, filling the
+ * unwinder's table and reporting the new mappings as LX_REC_MMAP records (user/capture/). */
+enum lx_maps_want_flags {
+	LX_MAPS_WANT_NEW = 1 << 0,	/* a new address space (an exec, a first ask) */
+	LX_MAPS_WANT_SCAN = 1 << 1,	/* the start's scan: the table only, no mapping
+					 * reported (user space reads the processes alive itself) */
+};
+
+struct lx_maps_want {
+	struct lx_rec h;	/* tid = the thread that changed them */
+	__u64 mm;		/* the address space: the table's key with pid */
+	__u64 exec_vm;		/* its pages of code then */
+	__u32 pid;
+	__u32 flags;		/* enum lx_maps_want_flags */
+};
+
 _Static_assert(sizeof(struct lx_rec) == 16, "lx_rec layout");
 _Static_assert(sizeof(struct lx_switch) == 24, "lx_switch layout");
 _Static_assert(sizeof(struct lx_syscall) == 24, "lx_syscall layout");
@@ -247,6 +272,7 @@ _Static_assert(sizeof(struct lx_sample) == 24, "lx_sample layout");
 _Static_assert(sizeof(struct lx_stack) == 8, "lx_stack layout");
 _Static_assert(sizeof(struct lx_mmap) == 64 + LX_PATH_LEN, "lx_mmap layout");
 _Static_assert(sizeof(struct lx_cfi_want) == 48, "lx_cfi_want layout");
+_Static_assert(sizeof(struct lx_maps_want) == 40, "lx_maps_want layout");
 _Static_assert(sizeof(struct lx_sysent) == 8, "lx_sysent layout");
 _Static_assert(sizeof(struct lx_syscalls) == 24 + 8 * LX_SYSCALLS_MAX, "lx_syscalls layout");
 _Static_assert(sizeof(struct lx_user) == 104, "lx_user layout");

@@ -28,16 +28,31 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
+/* The cgroup struct before 6.0, which kept its ancestors' ids (not pointers) by level. */
+struct cgroup___ids {
+	int level;
+	__u64 ancestor_ids[];
+};
+
 /* Whether t (a task of process tgid) is below the target cgroup: its default-hierarchy cgroup
  * has the target as ancestor at the target's level. Read with CO-RE probes in every program
- * type: the cgroup pointers are RCU-protected and read-only here. */
+ * type: the cgroup pointers are RCU-protected and read-only here. Kernels before 6.0 keep the
+ * ancestors' ids instead of pointers; the relocation of the branch a kernel lacks is dead code
+ * to its verifier. */
 static __always_inline bool in_cgroup(struct task_struct *t)
 {
 	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *anc = NULL;
+	struct cgroup___ids *old = (void *)cg;
 	__u32 level = target_cgroup_level;
+	__u64 id = 0;
 
 	if (!cg || BPF_CORE_READ(cg, level) < (int)level)
 		return false;
+	if (bpf_core_field_exists(old->ancestor_ids)) {
+		if (bpf_core_read(&id, sizeof(id), &old->ancestor_ids[level]))
+			return false;
+		return id == target_cgroup_id;
+	}
 	if (bpf_core_read(&anc, sizeof(anc), &cg->ancestors[level]) || !anc)
 		return false;
 	return BPF_CORE_READ(anc, kn, id) == target_cgroup_id;
@@ -56,11 +71,13 @@ static __always_inline bool traced_task(struct task_struct *t, __u32 tgid)
 	return true;
 }
 
-/* The same for the current thread, of process tgid. */
+/* The same for the current thread, of process tgid. Its task is read with probes only, so the
+ * untyped helper does, which every kernel has (the typed one is 5.11+). */
 static __always_inline bool traced_current(__u32 tgid)
 {
 	if (target_mode == LX_TARGET_CGROUP)
-		return tgid != self_tgid && in_cgroup(bpf_get_current_task_btf());
+		return tgid != self_tgid &&
+		       in_cgroup((struct task_struct *)bpf_get_current_task());
 	return traced_task(NULL, tgid);
 }
 

@@ -49,7 +49,8 @@
 #define MAP_STEPS 8
 
 /* Set by user space before load. */
-const volatile bool unwind_maps;	/* user stacks are taken: keep the mapping tables */
+const volatile bool unwind_maps;	/* user stacks are walked here: keep the mapping tables */
+const volatile bool maps_ask;		/* no VMA iterator: user space is asked for the mappings */
 const volatile bool unwind_cfi = true;	/* false: frame pointers only */
 const volatile bool unwind_cache = true;
 
@@ -81,23 +82,22 @@ struct {
 	__type(value, struct lx_pmaps);
 } proc_maps SEC(".maps");
 
-/* The version of each process's table, for the cache: a slot per tgid modulo PMAPS_VERS,
+/* The version of each process's table, for the cache: a slot per tgid modulo LX_PMAPS_VERS,
  * bumped after every change of the table of a process of that slot (so a change of another's
  * only costs a walk). A global array, read without a map lookup: a cache hit needs no table.
  * A walk reads the version before the table, a change bumps it after: a walk stored with the
  * current version read the current table. */
-#define PMAPS_VERS 4096
-volatile __u64 pmaps_vers[PMAPS_VERS];
+volatile __u64 pmaps_vers[LX_PMAPS_VERS];
 
 static __always_inline __u64 pmaps_ver(__u32 tgid)
 {
-	return pmaps_vers[tgid & (PMAPS_VERS - 1)];
+	return pmaps_vers[tgid & (LX_PMAPS_VERS - 1)];
 }
 
 static __always_inline void pmaps_bump(__u32 tgid)
 {
 	barrier();
-	__sync_fetch_and_add(&pmaps_vers[tgid & (PMAPS_VERS - 1)], 1);
+	__sync_fetch_and_add(&pmaps_vers[tgid & (LX_PMAPS_VERS - 1)], 1);
 }
 
 /* Counters of the unwinder (enum lx_unwind_stat), per CPU, read at the end. */
@@ -130,10 +130,13 @@ static __always_inline void unwind_count_hit(void)
 
 /* ---- mapping tables ---- */
 
+/* The VMA iterator (6.7+). Weak: on older kernels they resolve to nothing, and the programs
+ * that call them (maps_unlock, maps_scan) are not loaded; user space fills the tables from
+ * /proc instead, asked by pmaps_ask() below. */
 extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
-				 __u64 addr) __ksym;
-extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
-extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
+				 __u64 addr) __weak __ksym;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __weak __ksym;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksym;
 
 /* Tables are built here before they replace a process's element: too large for the stack.
  * One per CPU and context: [0] tracepoints (which do not nest in one another on a CPU), [1] the
@@ -148,8 +151,13 @@ struct {
 /* The mapping of vma as the tables hold it; false for a mapping that is not executable. */
 static __always_inline bool map_of_vma(struct vm_area_struct *vma, struct lx_map *m)
 {
+	/* Each pointer is loaded once and checked: 7.x's verifier knows these may be NULL, and
+	 * a second load of one would be a pointer not checked. */
 	struct file *f = vma->vm_file;
+	struct mm_struct *mm = vma->vm_mm;
 
+	barrier_var(f);
+	barrier_var(mm);
 	if (!(vma->vm_flags & VM_EXEC))
 		return false;
 	m->start = vma->vm_start;
@@ -157,7 +165,7 @@ static __always_inline bool map_of_vma(struct vm_area_struct *vma, struct lx_map
 	m->pgoff = vma->vm_pgoff;
 	m->ino = f ? f->f_inode->i_ino : 0;
 	m->dev = f ? f->f_inode->i_sb->s_dev : 0;
-	if (!f && vma->vm_mm && (__u64)vma->vm_mm->context.vdso == m->start)
+	if (!f && mm && (__u64)mm->context.vdso == m->start)
 		m->ino = LX_VDSO_INO;
 	return true;
 }
@@ -258,7 +266,7 @@ static __always_inline bool pmaps_stale(__u32 tgid, struct mm_struct *mm)
 
 /* A new process starts with its parent's mappings, in its own address space. The child has
  * not run yet: its element can be changed in place. */
-static __always_inline void pmaps_fork(__u32 parent, __u32 child, __u64 mm)
+static __noinline void pmaps_fork(__u32 parent, __u32 child, __u64 mm)
 {
 	struct lx_pmaps *t = bpf_map_lookup_elem(&proc_maps, &parent);
 
@@ -274,10 +282,72 @@ static __always_inline void pmaps_fork(__u32 parent, __u32 child, __u64 mm)
 	pmaps_bump(child);
 }
 
+/* ---- asking user space, on kernels without the VMA iterator ---- */
+
+/* What was last asked of user space for each process: its mappings are asked for again when
+ * its address space or its pages of code differ. LRU: an entry aged out costs one more ask. */
+struct pmaps_asked {
+	__u64 mm;
+	__u64 exec_vm;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);		/* set before load */
+	__type(key, __u32);
+	__type(value, struct pmaps_asked);
+} pmaps_asked SEC(".maps");
+
+/* The asks go to a ring of their own, which a thread of user space waits on: they are answered
+ * while the reader of the records is busy, and no record of the trace waits for them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* set before load */
+} maps_ring SEC(".maps");
+
+/* Asks user space for the code mappings of process tgid (its address space mm, with exec_vm
+ * pages of code), unless they were asked for as they are: an LX_REC_MAPS_WANT that wakes the
+ * answering thread. scan: the start's scan, which wants the table only. */
+static __always_inline void pmaps_ask(__u32 tgid, __u64 mm, __u64 exec_vm, bool scan)
+{
+	struct pmaps_asked *last = bpf_map_lookup_elem(&pmaps_asked, &tgid), now = { mm, exec_vm };
+	struct lx_maps_want *r;
+
+	if (last && last->mm == mm && last->exec_vm == exec_vm)
+		return;
+	r = bpf_ringbuf_reserve(&maps_ring, sizeof(*r), 0);
+	if (!r) {
+		unwind_count(LX_UNWIND_ASKS_LOST);	/* the next change asks again */
+		return;
+	}
+	header(&r->h, bpf_ktime_get_ns(), (__u32)bpf_get_current_pid_tgid(),
+	       bpf_get_smp_processor_id(), LX_REC_MAPS_WANT);
+	r->mm = mm;
+	r->exec_vm = exec_vm;
+	r->pid = tgid;
+	r->flags = (!last || last->mm != mm ? LX_MAPS_WANT_NEW : 0) | (scan ? LX_MAPS_WANT_SCAN : 0);
+	bpf_map_update_elem(&pmaps_asked, &tgid, &now, BPF_ANY);
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+}
+
+/* A new process has its parent's mappings, which user space knows as its parent's: the child
+ * is asked about only once they change. */
+static __noinline void pmaps_ask_fork(__u32 parent, __u32 child, __u64 mm)
+{
+	struct pmaps_asked *p = bpf_map_lookup_elem(&pmaps_asked, &parent), c;
+
+	if (!p)
+		return;
+	c.mm = mm;
+	c.exec_vm = p->exec_vm;
+	bpf_map_update_elem(&pmaps_asked, &child, &c, BPF_ANY);
+}
+
 /* The last thread of process tgid exited. */
 static __always_inline void pmaps_gone(__u32 tgid)
 {
 	bpf_map_delete_elem(&proc_maps, &tgid);
+	bpf_map_delete_elem(&pmaps_asked, &tgid);
 	pmaps_bump(tgid);
 }
 
@@ -300,11 +370,16 @@ __noinline int pmaps_find_at(const struct lx_pmaps *t, __u64 a, int *out)
 	for (__u64 step = LX_PMAPS_MAX / 2; step; step >>= 1) {
 		cand = pos + step;
 		in = (cand - n) >> 63;			/* cand < n */
-		idx = (cand * in) & (LX_PMAPS_MAX - 1);	/* 0 when out of range: harmless */
+		idx = cand * in;			/* 0 when out of range: harmless */
+		/* The mask is what bounds the index for the verifier; the compiler, which knows
+		 * cand is small, would drop it (6.1's verifier cannot follow without it). */
+		barrier_var(idx);
+		idx &= LX_PMAPS_MAX - 1;
 		below = ((a - t->m[idx].start) >> 63) ^ 1;	/* start <= a */
 		take = in & below;
 		pos += step * take;
 	}
+	barrier_var(pos);
 	pos &= LX_PMAPS_MAX - 1;
 	if (a < t->m[pos].end)
 		*out = pos;
@@ -380,32 +455,40 @@ struct walk {
 	bool bp_used;		/* the walk depended on the initial bp */
 	bool bp_from_mem;	/* bp was read from the stack, not from the registers */
 	bool logging;		/* the words read go into the cache slot */
-	__u8 pad[2];
+	bool fault;		/* a read failed */
+	__u8 pad;
 };
 
-/* Reads the user word at a, logging it into the cache slot. Global, as walk_step: one call
- * instruction per use keeps walk_step's paths few for the verifier. */
-__noinline bool read_word(struct walk *w, struct uc_slot *log, __u64 a, __u64 *v)
+/* The user word at a, logging it into the cache slot; a failed read sets w->fault. Global, as
+ * walk_step: one call instruction per use keeps walk_step's paths few for the verifier. The
+ * value is returned, not stored through a pointer: the caller's frame then holds no slot for
+ * it, which keeps the deepest call chain within the 512 bytes of stack kernels before 6.13
+ * allow. */
+__noinline __u64 read_word(struct walk *w, struct uc_slot *log, __u64 a)
 {
-	__u64 d;
+	__u64 d, v = 0;
 	__u16 k;
 
-	if (!w || !log || !v || bpf_probe_read_user(v, sizeof(*v), (void *)a))
-		return false;
+	if (!w || !log)
+		return 0;
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)a)) {
+		w->fault = true;
+		return 0;
+	}
 	if (!w->logging)
-		return true;
+		return v;
 	d = a - w->sp0;
 	k = log->nwords;
 	if ((d & 7) || a < w->sp0 || d / 8 > 0xffff || k >= LX_UC_WORDS) {
 		w->logging = false;	/* not cacheable: the walk goes on without */
-		return true;
+		return v;
 	}
 	log->idx[k] = d / 8;
-	log->val[k] = *v;
+	log->val[k] = v;
 	log->nwords = k + 1;
 	if (!k || d / 8 > log->maxidx)
 		log->maxidx = d / 8;
-	return true;
+	return v;
 }
 
 /* The index of the row covering file offset off among rows [first, first + n), or -1. A
@@ -442,8 +525,11 @@ static __always_inline int fp_step(struct walk *w, struct uc_slot *log, __u64 *r
 		w->bp_used = true;
 	if (!bp)
 		return 1;	/* the chain's end */
-	if (bp < w->sp || (bp & 7) || !read_word(w, log, bp + 8, ra) ||
-	    !read_word(w, log, bp, &nbp))
+	if (bp < w->sp || (bp & 7))
+		return -1;
+	*ra = read_word(w, log, bp + 8);
+	nbp = read_word(w, log, bp);
+	if (w->fault)
 		return -1;
 	w->sp = bp + 16;
 	w->bp = nbp;
@@ -532,9 +618,10 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 		/* The kernel made the handler return to the trampoline's first instruction: that
 		 * address is the frame, not the inside of a call before it. */
 		out->pc[n & (LX_STACK_USER_MAX - 1)] = ip | LX_PC_EXACT;
-		if (!read_word(w, log, sp + LX_SIGFRAME_RIP, &nip) ||
-		    !read_word(w, log, sp + LX_SIGFRAME_RSP, &cfa) ||
-		    !read_word(w, log, sp + LX_SIGFRAME_RBP, &nbp))
+		nip = read_word(w, log, sp + LX_SIGFRAME_RIP);
+		cfa = read_word(w, log, sp + LX_SIGFRAME_RSP);
+		nbp = read_word(w, log, sp + LX_SIGFRAME_RBP);
+		if (w->fault)
 			goto truncated;
 		if (cfa <= sp)
 			goto truncated;
@@ -559,11 +646,15 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 		w->ip = ra;
 		return 0;
 	}
-	if (cfa <= sp || !read_word(w, log, cfa - 8, &ra))
+	if (cfa <= sp)
+		goto truncated;
+	ra = read_word(w, log, cfa - 8);
+	if (w->fault)
 		goto truncated;
 	switch (LX_CFI_RBP(row->kind)) {
 	case LX_RBP_CFA:
-		if (!read_word(w, log, cfa + row->rbp_off * 8, &nbp))
+		nbp = read_word(w, log, cfa + row->rbp_off * 8);
+		if (w->fault)
 			goto truncated;
 		w->bp = nbp;
 		w->bp_ok = true;

@@ -100,6 +100,10 @@ struct lx_pmaps {
 	struct lx_map m[LX_PMAPS_MAX];
 };
 
+/* The tables' versions (pmaps_vers, in .bss): one per tgid modulo this, bumped after each change
+ * of a table of that slot, by BPF or by user space when it fills the table (maps_proc.h). */
+#define LX_PMAPS_VERS 4096
+
 /* The per-thread cache of walks: slots, and the stack words a cacheable walk may read. */
 #define LX_UC_SLOTS 4
 #define LX_UC_WORDS 48
@@ -116,6 +120,7 @@ enum lx_unwind_stat {
 	LX_UNWIND_TABLES_FULL,	/* processes the table map had no room for */
 	LX_UNWIND_SCANS,	/* mapping tables built */
 	LX_UNWIND_SCAN_BUSY,	/* builds given up: the mmap lock was taken */
+	LX_UNWIND_ASKS_LOST,	/* asks for a process's mappings the maps ring had no room for */
 	LX_UNWIND_NSTATS,
 };
 

@@ -50,11 +50,27 @@ static void check_pingpong_side(const char *role)
 	itest_expect(starts >= wakeups, tid, "%s: %zu GoStart for %zu wakeups", role, starts, wakeups);
 }
 
-Test(blocking, pingpong_pipe_reads_are_goblockselect)
+static void pingpong(void)
 {
 	itest_record(NULL, "pingpong", (const char *[]){ "2000", NULL }, 60);
 	check_pingpong_side("ping");
 	check_pingpong_side("pong");
+}
+
+Test(blocking, pingpong_pipe_reads_are_goblockselect)
+{
+	pingpong();
+}
+
+/* The same with what a 5.10 kernel has: the compat programs (task fields read by probes, the
+ * user registers found at the top of the kernel stack), switch states read from the task,
+ * exits from signal->live (docs/record.md, "Kernels"). */
+Test(blocking, pingpong_on_what_kernel_5_10_has)
+{
+	itest_mask("modern,switch_state,exit_group,vma_iter,mmap_tp,sleepable_uprobe");
+	pingpong();
+	itest_expect_without("typed programs");
+	itest_expect_without("prev_state");
 }
 
 Test(blocking, sleeper_sleeps_are_gosleep_10ms_each)

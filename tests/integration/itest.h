@@ -33,10 +33,35 @@ static struct itest it;
 
 static inline void itest_fini(void)
 {
+	unsetenv("LXTRACE_MASK_FEATURES");
 	gt_trace__free(it.trace);
 	workload__free(it.wl);
 	recorder__free(it.rec);	/* kills a recorder still running, removes its files */
 	memset(&it, 0, sizeof(it));
+}
+
+/* The next recordings take the kernel features named (LXTRACE_MASK_FEATURES, docs/testing.md)
+ * for missing, as an older kernel lacks them: the fallbacks run on this one. */
+static inline void itest_mask(const char *features)
+{
+	setenv("LXTRACE_MASK_FEATURES", features, 1);
+}
+
+/* The recorder's summary named what the masked kernel lacks (the mask took effect), in words
+ * that it may have wrapped over lines. */
+static inline void itest_expect_without(const char *feature)
+{
+	const char *err = recorder__stderr(it.rec), *w = strstr(err, "without:");
+	char *flat = strdup(w ? w : ""), *to = flat;
+
+	cr_assert_not_null(flat);
+	for (const char *from = flat; *from; from++)
+		if (!(*from == ' ' || *from == '\n') || (to > flat && to[-1] != ' '))
+			*to++ = *from == '\n' ? ' ' : *from;
+	*to = '\0';
+	cr_expect(strstr(flat, feature), "the summary does not say the recording was without "
+		  "%s:\n%s", feature, err);
+	free(flat);
 }
 
 static inline void itest_require_root(void)

@@ -1,9 +1,12 @@
 /* lifecycle.c - every way a recording ends leaves a file both Go parsers accept and no BPF
  * program behind: SIGTERM, the -d duration, and even SIGKILL (what was written by then is a
- * prefix ending on a batch boundary, which the writer keeps valid). */
+ * prefix ending on a batch boundary, which the writer keeps valid); one that never started
+ * leaves nothing. */
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
+#include "tests/lib/tfile.h"
 
 TestSuite(lifecycle, .fini = itest_fini, .timeout = 120);
 
@@ -45,4 +48,37 @@ Test(lifecycle, sigkill_leaves_a_parsable_prefix)
 	cr_assert_eq(stat(recorder__path(it.rec), &st), 0, "no trace file");
 	cr_assert_gt(st.st_size, GT_HEADER_LEN, "nothing written but the header after 1.5 s of load");
 	itest_load();
+}
+
+/* A recording that fails to start (here: an annotation file without probes, refused after the
+ * programs loaded) leaves the path as it was: an earlier trace untouched, no file where there
+ * was none, no hidden temp beside it. */
+Test(lifecycle, a_failed_start_leaves_the_path_as_it_was)
+{
+	char dir[] = "/tmp/lxtrace-start-XXXXXX", path[64], cmd[128], buf[32] = "";
+	const char *argv[] = { record__build_path("lxtrace"), "record", "-o", path, "-d", "1",
+			       "--usdt", "/bin/true", NULL };
+	struct stat st;
+	int fd, status;
+
+	itest_require_root();
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/old.trace", dir);
+	cr_assert_eq(tfile_write(path, "an earlier trace", 0644), 0);
+	status = run_capture(argv, 60, NULL, NULL);
+	cr_expect_eq(status, 1, "lxtrace record --usdt /bin/true: status %d", status);
+	fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0, "the earlier trace is gone");
+	cr_expect_gt(read(fd, buf, sizeof(buf) - 1), 0);
+	close(fd);
+	cr_expect_str_eq(buf, "an earlier trace");
+
+	snprintf(path, sizeof(path), "%s/new.trace", dir);
+	status = run_capture(argv, 60, NULL, NULL);
+	cr_expect_eq(status, 1);
+	cr_expect_neq(lstat(path, &st), 0, "a failed start left %s", path);
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | grep -q lxtrace-record", dir);
+	cr_expect_neq(system(cmd), 0, "a temp file was left in %s", dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
 }

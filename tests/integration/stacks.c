@@ -77,7 +77,7 @@ static bool hot_chain(const struct gt_stack *s)
 	       !strcmp(s->frames[i + 3].func, "main");
 }
 
-Test(stacks, inlined_chain_with_lines_even_after_exit)
+static void inlined_chain(void)
 {
 	size_t n, chained;
 	const char *ident;
@@ -98,6 +98,21 @@ Test(stacks, inlined_chain_with_lines_even_after_exit)
 	cr_assert_geq(chained * 10, n * 8, "only %zu of %zu samples carry hot_inner:%lld-%lld <- "
 		      "hot_middle:%lld <- hot_outer:%lld <- main", chained, n, inner_lo, inner_hi,
 		      middle_call, outer_call);
+}
+
+Test(stacks, inlined_chain_with_lines_even_after_exit)
+{
+	inlined_chain();
+}
+
+/* On 5.10 (the compat programs, no mmap_lock tracepoint) user stacks are the kernel's
+ * frame-pointer walk, with the process's mappings read from /proc at its exec: code with frame
+ * pointers, as the workloads are built, is walked whole. */
+Test(stacks, inlined_chain_from_frame_pointers_on_what_kernel_5_10_has)
+{
+	itest_mask("modern,mmap_tp,vma_iter");
+	inlined_chain();
+	itest_expect_without("frame pointers only");
 }
 
 static bool in_main_spin(const struct gt_stack *s)

@@ -273,3 +273,65 @@ Test(output_file, devices_are_written_as_they_are_and_directories_refused)
 	cr_expect_null(output_file__open("/proc/nope/x", ROOT_RUN, (gid_t)-1, why, sizeof(why)));
 	cr_expect_eq(errno, ENOENT);
 }
+
+/* A prepared file is at its path only once published: before, whatever was there stays, and a
+ * recording that never started leaves nothing (no file, no hidden temp). */
+Test(output_file, a_prepared_file_takes_the_path_only_when_published)
+{
+	struct output_file *f;
+	struct stat st;
+
+	put(path, "old", 0644);
+	f = output_file__prepare(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_assert_not_null(f, "%s", why);
+	write_all(f, "new");
+	expect_untouched(path, "old", 0, 0644);
+	cr_expect_eq(output_file__close(f), 0);
+	expect_untouched(path, "old", 0, 0644);
+	expect_no_leftovers();
+
+	unlink(path);
+	f = output_file__prepare(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_assert_not_null(f, "%s", why);
+	cr_expect_neq(lstat(path, &st), 0, "a prepared file is at the path before publish");
+	cr_expect_eq(output_file__close(f), 0);
+	cr_expect_neq(lstat(path, &st), 0, "a start that failed left a file");
+	expect_no_leftovers();
+
+	f = output_file__prepare(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_assert_not_null(f, "%s", why);
+	write_all(f, "trace");
+	cr_assert_eq(output_file__publish(f, why, sizeof(why)), 0, "%s", why);
+	expect_content(path, "trace");
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0600);
+	/* Published: the recording's from here on, as after output_file__open. */
+	expect_refused(path, EBUSY, "another recording");
+	cr_expect_eq(output_file__close(f), 0);
+	expect_content(path, "trace");
+	expect_no_leftovers();
+}
+
+/* The checks are made at once, so a bad path fails before anything is loaded, and again at
+ * publish: a link put at the path while the programs loaded is not written through. */
+Test(output_file, a_prepared_path_is_checked_before_and_when_published)
+{
+	char target[128];
+	struct output_file *f;
+
+	snprintf(target, sizeof(target), "%s/rootfile", dir);
+	put(target, "precious", 0644);
+	cr_assert_eq(symlink(target, path), 0);
+	cr_expect_null(output_file__prepare(path, ROOT_RUN, (gid_t)-1, why, sizeof(why)));
+	cr_expect_eq(errno, ELOOP);
+	cr_assert_eq(unlink(path), 0);
+
+	f = output_file__prepare(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_assert_not_null(f, "%s", why);
+	cr_assert_eq(symlink(target, path), 0);
+	cr_expect_eq(output_file__publish(f, why, sizeof(why)), -ELOOP);
+	cr_expect(strstr(why, "symbolic link"), "why: %s", why);
+	output_file__close(f);
+	expect_untouched(target, "precious", 0, 0644);
+	expect_no_leftovers();
+}

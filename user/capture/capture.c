@@ -25,6 +25,7 @@
  * mode it drops the probe hits of untraced threads as the scheduler's programs do.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@
 #include "lib/clock.h"
 #include "lib/grow.h"
 #include "user/capture/capture.h"
+#include "user/capture/maps_proc.h"
 #include "user/capture/merge.h"
 #include "annotate.skel.h"
 #include "lxtrace.skel.h"
@@ -63,6 +65,8 @@ struct ring {
 
 struct capture {
 	struct capture_opts opts;
+	struct features feat;
+	bool modern;			/* the modern program of each pair, not the compat one */
 	struct lxtrace *skel;
 	struct annotate *ann;		/* NULL unless opts.annotations */
 	struct bpf_link **usdt_links;
@@ -82,22 +86,8 @@ struct capture {
 	uint64_t lost_after_stop;
 	struct lx_cfi_row *rows;	/* the unwind rows, mmap'ed once asked for */
 	size_t rows_bytes;
+	struct maps_proc *maps;		/* answers for the kernel that cannot list mappings */
 };
-
-/* tp_btf needs the kernel's BTF to describe the tracepoint (btf_trace_<name>, since 5.5).
- * Not libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING): libbpf 1.1 recognises support by a
- * verifier message that kernel 6.18 words differently, and answers no. */
-static bool have_tp_btf(void)
-{
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	bool ok;
-
-	if (!vmlinux)
-		return false;
-	ok = btf__find_by_name_kind(vmlinux, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0;
-	btf__free(vmlinux);
-	return ok;
-}
 
 /* Samples always carry the sampled thread's user stack. */
 static bool user_stacks(const struct capture_opts *o)
@@ -105,13 +95,28 @@ static bool user_stacks(const struct capture_opts *o)
 	return o->stack_user || o->sample_hz;
 }
 
-/* Keeps one program of each tp_btf/raw_tp pair, the sys_enter pair only when asked, and the
- * rss_stat pair only for a target (system-wide, one memory counter would mean nothing). */
+/* The unwinder walks user stacks in BPF: it needs the modern programs. */
+static bool bpf_walker(const struct capture *c)
+{
+	return c->modern && user_stacks(&c->opts);
+}
+
+/* User space answers for the mappings (maps_proc.h): the kernel has no VMA iterator. */
+static bool asks_maps(const struct capture *c)
+{
+	return user_stacks(&c->opts) && !(c->modern && c->feat.have[FEAT_VMA_ITER]);
+}
+
+/* Keeps one program of each modern/compat pair, the sys_enter pair only when asked, the
+ * rss_stat pair only for a target (system-wide, one memory counter would mean nothing), and
+ * of the mapping programs those this kernel and these stacks need. */
 static void choose_programs(struct capture *c)
 {
 	struct lxtrace *s = c->skel;
+	const struct capture_opts *o = &c->opts;
+	const struct features *f = &c->feat;
 	const struct {
-		struct bpf_program *btf, *raw;
+		struct bpf_program *modern, *compat;
 		bool on;
 	} pairs[] = {
 		{ s->progs.btf_switch, s->progs.raw_switch, true },
@@ -120,28 +125,37 @@ static void choose_programs(struct capture *c)
 		{ s->progs.btf_fork, s->progs.raw_fork, true },
 		{ s->progs.btf_exec, s->progs.raw_exec, true },
 		{ s->progs.btf_exit, s->progs.raw_exit, true },
-		{ s->progs.btf_sys_enter, s->progs.raw_sys_enter, c->opts.syscalls },
-		{ s->progs.btf_rss, s->progs.raw_rss, c->opts.target_mode != LX_TARGET_ALL },
+		{ s->progs.btf_sys_enter, s->progs.raw_sys_enter, o->syscalls },
+		{ s->progs.btf_rss, s->progs.raw_rss,
+		  o->target_mode != LX_TARGET_ALL && f->have[FEAT_RSS_TP] },
+		{ s->progs.btf_maps_ask, s->progs.raw_maps_ask, asks_maps(c) && f->have[FEAT_MMAP_TP] },
+		{ s->progs.cpu_sample, s->progs.cpu_sample_compat, o->sample_hz > 0 },
 	};
-	const struct capture_opts *o = &c->opts;
-	bool btf = have_tp_btf();
+	bool walker = bpf_walker(c);
 
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		bool on = pairs[i].on;
 
-		bpf_program__set_autoload(pairs[i].btf, on && btf);
-		bpf_program__set_autoload(pairs[i].raw, on && !btf);
+		bpf_program__set_autoload(pairs[i].modern, on && c->modern);
+		bpf_program__set_autoload(pairs[i].compat, on && !c->modern);
 	}
-	bpf_program__set_autoload(s->progs.flush_cpu, c->opts.syscalls);
-	bpf_program__set_autoload(s->progs.cpu_sample, o->sample_hz > 0);
-	/* User stacks are unwound in BPF from each process's mapping table (unwind.bpf.h). */
-	bpf_program__set_autoload(s->progs.maps_unlock, user_stacks(o));
-	bpf_program__set_autoload(s->progs.maps_scan, user_stacks(o));
-	s->rodata->unwind_maps = user_stacks(o);
+	bpf_program__set_autoload(s->progs.flush_cpu, o->syscalls);
+	/* User stacks are unwound in BPF from each process's mapping table (unwind.bpf.h), built
+	 * there with the VMA iterator or asked of user space. */
+	bpf_program__set_autoload(s->progs.maps_unlock, walker && !asks_maps(c));
+	bpf_program__set_autoload(s->progs.maps_scan, walker && !asks_maps(c));
+	bpf_program__set_autoload(s->progs.maps_scan_ask, walker && asks_maps(c));
+	/* Task storage (the walks' cache) is a map type 5.10 does not have. */
+	bpf_map__set_autocreate(s->maps.ucaches, c->modern);
+	s->rodata->unwind_maps = walker;
+	s->rodata->maps_ask = asks_maps(c);
 	s->rodata->stage_syscalls = o->syscalls;
 	s->rodata->stack_kern = o->stack_kern;
 	s->rodata->stack_user = o->stack_user;
 	s->rodata->sample_idle = o->sample_idle;
+	s->rodata->switch_state_arg = f->have[FEAT_SWITCH_STATE];
+	s->rodata->exit_group_dead_arg = f->have[FEAT_EXIT_GROUP];
+	s->rodata->thread_size = f->thread_size;
 	/* Stacks are symbolized against each process's mappings, noted when the reader sees it. */
 	s->rodata->wake_on_process = o->sample_hz || o->stack_kern || o->stack_user;
 }
@@ -155,20 +169,34 @@ static size_t ring_size(size_t want)
 	return sz;
 }
 
-/* ring_buffer callback: hands one record to the merge engine. */
+/* Stages one record of CPU cpu, read from its ring or made by maps_proc, and shows it to the
+ * consumer's peek. */
+static int accept_record(void *ctx, uint32_t cpu, const void *data, size_t size)
+{
+	struct capture *c = ctx;
+	const struct lx_rec *r = data;
+	int err = merge__add(c->merge, cpu, data, size);
+
+	if (err == -EPROTO)
+		fprintf(stderr, "lxtrace: capture: ring of CPU %u: malformed record (%zu bytes, type %u)\n",
+			cpu, size, size >= sizeof(*r) ? r->type : 0);
+	if (!err && c->opts.on_peek && r->type != LX_REC_SYSCALLS)
+		c->opts.on_peek(c->opts.ctx, r, size);
+	return err;
+}
+
+/* ring_buffer callback: hands one record to the merge engine. On a kernel that reports no
+ * change of mappings, an exec is also a request for the process's mappings (maps_proc.h). */
 static int on_ring_record(void *ctx, void *data, size_t size)
 {
 	struct ring *rg = ctx;
 	struct capture *c = rg->c;
 	const struct lx_rec *r = data;
-	int err = merge__add(c->merge, rg->cpu, data, size);
 
-	if (err == -EPROTO)
-		fprintf(stderr, "lxtrace: capture: ring of CPU %u: malformed record (%zu bytes, type %u)\n",
-			rg->cpu, size, size >= sizeof(*r) ? r->type : 0);
-	if (!err && c->opts.on_peek && r->type != LX_REC_SYSCALLS)
-		c->opts.on_peek(c->opts.ctx, r, size);
-	return err;
+	if (c->maps && size >= sizeof(struct lx_exec) && r->type == LX_REC_EXEC &&
+	    !c->feat.have[FEAT_MMAP_TP] && maps_proc__exec(c->maps, data))
+		return -ENOMEM;
+	return accept_record(c, rg->cpu, data, size);
 }
 
 /* Queues each CPU's new losses as a report stamped now. */
@@ -238,7 +266,13 @@ static int collect(struct capture *c, uint64_t *now, bool all)
 		fprintf(stderr, "lxtrace: capture: reading the ring buffers: %s\n", strerror(-err));
 		return err;
 	}
-	return 0;
+	/* The mappings answered since the last round, before any record newer than their asks
+	 * is delivered. */
+	err = c->maps ? maps_proc__flush(c->maps) : 0;
+	if (err)
+		fprintf(stderr, "lxtrace: capture: reading processes' mappings: %s\n",
+			strerror(-err));
+	return err;
 }
 
 /* The merge engine's consumers: the caller's, but for what comes after the stop. */
@@ -270,17 +304,77 @@ static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 #define CFI_ROWS (1u << 21)
 #define CFI_FILES 8192
 #define PROC_TABLES 32768
+/* Asks for mappings wait here for their thread: 6,500 of 40 bytes. */
+#define MAPS_RING_BYTES (256 * 1024)
 
-static int size_unwind_maps(struct capture *c)
+/* Sizes every map the choice of programs leaves unused at one entry. */
+static int size_maps(struct capture *c)
 {
-	bool on = user_stacks(&c->opts);
+	const struct capture_opts *o = &c->opts;
+	struct lxtrace *s = c->skel;
+	bool walker = bpf_walker(c);
 	int err;
 
-	err = bpf_map__set_max_entries(c->skel->maps.cfi_rows, on ? CFI_ROWS : 1);
+	err = bpf_map__set_max_entries(s->maps.targets,
+				       o->target_mode == LX_TARGET_PIDS ? MAX_TARGETS : 1);
 	if (!err)
-		err = bpf_map__set_max_entries(c->skel->maps.cfi_files, on ? CFI_FILES : 1);
+		err = bpf_map__set_max_entries(s->maps.rss_seen,
+					       o->target_mode != LX_TARGET_ALL ? MAX_TARGETS : 1);
 	if (!err)
-		err = bpf_map__set_max_entries(c->skel->maps.proc_maps, on ? PROC_TABLES : 1);
+		err = bpf_map__set_max_entries(s->maps.cfi_rows, walker ? CFI_ROWS : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(s->maps.cfi_files, walker ? CFI_FILES : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(s->maps.proc_maps, walker ? PROC_TABLES : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(s->maps.pmaps_asked, asks_maps(c) ? PROC_TABLES : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(s->maps.maps_ring,
+					       asks_maps(c) ? MAPS_RING_BYTES : ring_size(1));
+	if (!err)
+		err = bpf_map__set_max_entries(s->maps.rings, c->ncpus);
+	/* The rings exist before load: the outer map is created with CPU 0's ring as the inner
+	 * map's template (libbpf 1.1 cannot resize the template it would make itself). */
+	if (!err)
+		err = bpf_map__set_inner_map_fd(s->maps.rings, c->rings[0].fd);
+	return err;
+}
+
+/* The annotation probes sleep, to fault a string in, where the kernel lets uprobes sleep. */
+static void choose_annotation_programs(struct capture *c)
+{
+	bool sleep = c->feat.have[FEAT_SLEEPABLE_UPROBE];
+	struct bpf_program *prog;
+
+	c->ann->rodata->sleepable = sleep;
+	bpf_object__for_each_program(prog, c->ann->obj)
+		if (sleep)
+			bpf_program__set_flags(prog, bpf_program__flags(prog) | BPF_F_SLEEPABLE);
+}
+
+/* Opens the scheduler's object with the modern or the compat programs, configured. */
+static int open_object(struct capture *c, bool modern)
+{
+	const struct capture_opts *o = &c->opts;
+	int err;
+
+	lxtrace__destroy(c->skel);
+	c->modern = modern;
+	c->skel = lxtrace__open();
+	if (!c->skel) {
+		err = -errno;
+		fprintf(stderr, "lxtrace: capture: opening the BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	choose_programs(c);
+	c->skel->rodata->self_tgid = o->self_tgid;
+	c->skel->rodata->target_mode = o->target_mode;
+	c->skel->rodata->target_cgroup_id = o->cgroup_id;
+	c->skel->rodata->target_cgroup_level = o->cgroup_level;
+	c->skel->rodata->wakeup_bytes = ring_size(o->ring_bytes) / 2;
+	err = size_maps(c);
+	if (err)
+		fprintf(stderr, "lxtrace: capture: sizing the BPF maps: %s\n", strerror(-err));
 	return err;
 }
 
@@ -308,6 +402,10 @@ struct capture *capture__new(const struct capture_opts *opts)
 	c->opts = *opts;
 	c->ncpus = ncpus;
 	c->until = UINT64_MAX;
+	if (opts->features)
+		c->feat = *opts->features;
+	else
+		features__probe(&c->feat);
 	c->rings = calloc(ncpus, sizeof(*c->rings));
 	c->merge = merge__new(&(struct merge_opts){
 		.sz = sizeof(struct merge_opts),
@@ -328,38 +426,27 @@ struct capture *capture__new(const struct capture_opts *opts)
 		c->rings[cpu].cpu = cpu;
 		c->rings[cpu].fd = -1;
 	}
+	bytes = ring_size(opts->ring_bytes);
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "lx_ring", 0, 0, bytes, NULL);
 
-	c->skel = lxtrace__open();
-	if (!c->skel) {
-		err = -errno;
-		fprintf(stderr, "lxtrace: capture: opening the BPF object: %s\n", strerror(-err));
-		goto fail;
+		if (fd < 0) {
+			err = -errno;
+			fprintf(stderr, "lxtrace: capture: creating the %zu KiB ring buffer of CPU %d: %s\n",
+				bytes >> 10, cpu, strerror(-err));
+			goto fail;
+		}
+		c->rings[cpu].fd = fd;
 	}
-	choose_programs(c);
-	c->skel->rodata->self_tgid = opts->self_tgid;
+	err = open_object(c, features__cfi_stacks(&c->feat));
+	if (err)
+		goto fail;
 	/* A per-CPU map's lookup gives one value per possible CPU, each 8-byte aligned. */
 	c->stage_stride = (bpf_map__value_size(c->skel->maps.stages) + 7) & ~(size_t)7;
 	c->stage_vals = calloc(ncpus, c->stage_stride);
 	if (!c->stage_vals) {
 		err = -ENOMEM;
 		fprintf(stderr, "lxtrace: capture: out of memory\n");
-		goto fail;
-	}
-	c->skel->rodata->target_mode = opts->target_mode;
-	c->skel->rodata->target_cgroup_id = opts->cgroup_id;
-	c->skel->rodata->target_cgroup_level = opts->cgroup_level;
-	err = bpf_map__set_max_entries(c->skel->maps.targets,
-				       opts->target_mode == LX_TARGET_PIDS ? MAX_TARGETS : 1);
-	if (!err)
-		err = bpf_map__set_max_entries(c->skel->maps.rss_seen,
-					       opts->target_mode != LX_TARGET_ALL ? MAX_TARGETS : 1);
-	if (err) {
-		fprintf(stderr, "lxtrace: capture: sizing the target maps: %s\n", strerror(-err));
-		goto fail;
-	}
-	err = size_unwind_maps(c);
-	if (err) {
-		fprintf(stderr, "lxtrace: capture: sizing the unwinder's maps: %s\n", strerror(-err));
 		goto fail;
 	}
 	if (opts->annotations) {
@@ -375,31 +462,8 @@ struct capture *capture__new(const struct capture_opts *opts)
 		c->ann->rodata->target_mode = opts->target_mode;
 		c->ann->rodata->target_cgroup_id = opts->cgroup_id;
 		c->ann->rodata->target_cgroup_level = opts->cgroup_level;
-	}
-
-	/* The rings exist before load: the outer map is created with CPU 0's ring as the inner
-	 * map's template (libbpf 1.1 cannot resize the template it would make itself). */
-	bytes = ring_size(opts->ring_bytes);
-	c->skel->rodata->wakeup_bytes = bytes / 2;
-	if (c->ann)
 		c->ann->rodata->wakeup_bytes = bytes / 2;
-	for (int cpu = 0; cpu < ncpus; cpu++) {
-		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "lx_ring", 0, 0, bytes, NULL);
-
-		if (fd < 0) {
-			err = -errno;
-			fprintf(stderr, "lxtrace: capture: creating the %zu KiB ring buffer of CPU %d: %s\n",
-				bytes >> 10, cpu, strerror(-err));
-			goto fail;
-		}
-		c->rings[cpu].fd = fd;
-	}
-	err = bpf_map__set_max_entries(c->skel->maps.rings, ncpus);
-	if (!err)
-		err = bpf_map__set_inner_map_fd(c->skel->maps.rings, c->rings[0].fd);
-	if (err) {
-		fprintf(stderr, "lxtrace: capture: configuring the ring map: %s\n", strerror(-err));
-		goto fail;
+		choose_annotation_programs(c);
 	}
 	return c;
 fail:
@@ -408,15 +472,76 @@ fail:
 	return NULL;
 }
 
+/* libbpf names the program it could not load only in its log ("prog 'NAME': failed to load"),
+ * and unloads the others after a failure: the load's messages pass through here, on to the
+ * printer set before, and the failing program's name is kept. */
+static libbpf_print_fn_t outer_print;
+static char failed_prog[64];
+
+static int note_failure(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[256];
+	const char *at;
+	va_list copy;
+
+	va_copy(copy, ap);
+	vsnprintf(line, sizeof(line), fmt, copy);
+	va_end(copy);
+	at = strstr(line, "prog '");
+	if (at && strstr(at, "': failed to load"))
+		sscanf(at, "prog '%63[^']'", failed_prog);
+	return outer_print ? outer_print(level, fmt, ap) : 0;
+}
+
+/* Loads the scheduler's object; when the modern programs fail on a kernel the probes found fit
+ * for them, the compat ones, saying why in the features. */
+static int load_object(struct capture *c)
+{
+	int err;
+
+	snprintf(failed_prog, sizeof(failed_prog), "?");
+	outer_print = libbpf_set_print(note_failure);
+	err = lxtrace__load(c->skel);
+	libbpf_set_print(outer_print);
+	if (err && c->modern) {
+		snprintf(c->feat.modern_failed, sizeof(c->feat.modern_failed), "%s: %s",
+			 failed_prog, strerror(-err));
+		fprintf(stderr, "lxtrace: capture: the typed programs failed to load (%s); "
+			"loading the compat ones\n", c->feat.modern_failed);
+		err = open_object(c, false);
+		if (!err)
+			err = lxtrace__load(c->skel);
+	}
+	return err;
+}
+
 int capture__load(struct capture *c)
 {
 	int outer, err;
 
-	err = lxtrace__load(c->skel);
+	err = load_object(c);
 	if (err) {
 		fprintf(stderr, "lxtrace: capture: loading the BPF programs: %s (-v shows libbpf's log)\n",
 			strerror(-err));
 		return err;
+	}
+	if (asks_maps(c)) {
+		c->maps = maps_proc__new(&(struct maps_proc_opts){
+			.sz = sizeof(struct maps_proc_opts),
+			.proc_root = c->opts.proc_root ? c->opts.proc_root : "/proc",
+			.ring_fd = c->feat.have[FEAT_MMAP_TP] || bpf_walker(c) ?
+				   bpf_map__fd(c->skel->maps.maps_ring) : -1,
+			.tables_fd = bpf_walker(c) ? bpf_map__fd(c->skel->maps.proc_maps) : -1,
+			.versions = (volatile uint64_t *)c->skel->bss->pmaps_vers,
+			.emit = accept_record,
+			.ctx = c,
+		});
+		if (!c->maps) {
+			err = -errno;
+			fprintf(stderr, "lxtrace: capture: starting the thread that reads mappings: "
+				"%s\n", strerror(-err));
+			return err;
+		}
 	}
 	outer = bpf_map__fd(c->skel->maps.rings);
 	if (c->ann) {
@@ -488,7 +613,8 @@ static int attach_sampling(struct capture *c)
 				" (above /proc/sys/kernel/perf_event_max_sample_rate?)" : "");
 			return err;
 		}
-		link = bpf_program__attach_perf_event(c->skel->progs.cpu_sample, fd);
+		link = bpf_program__attach_perf_event(c->modern ? c->skel->progs.cpu_sample :
+						      c->skel->progs.cpu_sample_compat, fd);
 		if (!link) {
 			err = -errno;
 			close(fd);
@@ -506,7 +632,9 @@ static int attach_sampling(struct capture *c)
  * task iterator, read to its end. */
 static int scan_processes(struct capture *c)
 {
-	struct bpf_link *link = bpf_program__attach_iter(c->skel->progs.maps_scan, NULL);
+	struct bpf_program *scan = asks_maps(c) ? c->skel->progs.maps_scan_ask :
+						  c->skel->progs.maps_scan;
+	struct bpf_link *link = bpf_program__attach_iter(scan, NULL);
 	char buf[64];
 	ssize_t n;
 	int fd, err = 0;
@@ -544,7 +672,8 @@ int capture__attach(struct capture *c)
 		/* flush_cpu is run by the reader, never attached; cpu_sample hangs off perf
 		 * events, attached last. */
 		if (!bpf_program__autoload(prog) || prog == c->skel->progs.flush_cpu ||
-		    prog == c->skel->progs.cpu_sample || prog == c->skel->progs.maps_scan)
+		    prog == c->skel->progs.cpu_sample || prog == c->skel->progs.cpu_sample_compat ||
+		    prog == c->skel->progs.maps_scan || prog == c->skel->progs.maps_scan_ask)
 			continue;
 		link = bpf_program__attach(prog);
 		if (!link) {
@@ -559,7 +688,7 @@ int capture__attach(struct capture *c)
 		}
 		c->links[c->nlinks++] = link;
 	}
-	if (user_stacks(&c->opts)) {
+	if (bpf_walker(c)) {
 		int err = scan_processes(c);
 
 		if (err)
@@ -753,7 +882,7 @@ int capture__unwind_maps(struct capture *c, struct lx_unwind_maps *out)
 	size_t bytes = (size_t)bpf_map__max_entries(c->skel->maps.cfi_rows) * sizeof(struct lx_cfi_row);
 	void *rows;
 
-	if (!user_stacks(&c->opts))
+	if (!bpf_walker(c))
 		return -ENOENT;
 	if (!c->rows) {
 		rows = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -773,6 +902,29 @@ int capture__unwind_maps(struct capture *c, struct lx_unwind_maps *out)
 	out->wanted_fd = bpf_map__fd(c->skel->maps.cfi_wanted);
 	out->gen = (volatile __u64 *)&c->skel->bss->cfi_gen;
 	return 0;
+}
+
+const struct features *capture__features(const struct capture *c)
+{
+	return &c->feat;
+}
+
+bool capture__cfi_stacks(const struct capture *c)
+{
+	return bpf_walker(c);
+}
+
+void capture__maps_stats(const struct capture *c, struct capture_maps_stats *out)
+{
+	struct maps_proc_stats st = { 0 };
+	uint64_t u[LX_UNWIND_NSTATS] = { 0 };
+
+	if (c->maps) {
+		maps_proc__stats(c->maps, &st);
+		capture__unwind_stats(c, u);
+	}
+	*out = (struct capture_maps_stats){ st.asked, st.answered, st.gone, st.reported,
+					    st.tables_full, u[LX_UNWIND_ASKS_LOST] };
 }
 
 int capture__unwind_stats(const struct capture *c, uint64_t out[LX_UNWIND_NSTATS])
@@ -806,6 +958,7 @@ void capture__free(struct capture *c)
 		munmap(c->rows, c->rows_bytes);
 	annotate__destroy(c->ann);
 	lxtrace__destroy(c->skel);
+	maps_proc__free(c->maps);
 	for (uint32_t cpu = 0; c->rings && cpu < c->ncpus; cpu++)
 		if (c->rings[cpu].fd >= 0)
 			close(c->rings[cpu].fd);

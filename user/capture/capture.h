@@ -16,6 +16,7 @@
 
 #include "bpf/lxtrace.h"
 #include "bpf/unwind.h"
+#include "user/capture/features.h"
 #include "user/capture/merge.h"
 
 struct capture;
@@ -45,6 +46,10 @@ struct capture_opts {
 	uint8_t target_mode;
 	uint64_t cgroup_id;		/* LX_TARGET_CGROUP: the cgroup directory's inode */
 	uint32_t cgroup_level;		/* its depth below the root cgroup */
+	/* What the kernel offers (features__probe), which decides the programs; NULL: probed
+	 * here. */
+	const struct features *features;
+	const char *proc_root;		/* where /proc is; NULL: "/proc" */
 };
 
 struct capture_stats {
@@ -92,6 +97,25 @@ void capture__stats(const struct capture *c, struct capture_stats *out);
 /* The user-stack unwinder's maps, for loading binaries' unwind rows (user/stacks/cfi_loader.h).
  * After load; -ENOENT when no user stacks are taken. */
 int capture__unwind_maps(struct capture *c, struct lx_unwind_maps *out);
+
+/* What the kernel offers, as the load found it (a variant refused is noted there). */
+const struct features *capture__features(const struct capture *c);
+
+/* Whether the user stacks are walked from CFI (unwind rows are of use), after load. */
+bool capture__cfi_stacks(const struct capture *c);
+
+/* How the mappings were asked of user space on a kernel without the VMA iterator. */
+struct capture_maps_stats {
+	uint64_t asked;			/* requests read (each a process whose code changed) */
+	uint64_t answered;		/* /proc/PID/maps reads that answered them */
+	uint64_t gone;			/* processes gone before the answer */
+	uint64_t reported;		/* mappings reported to the consumer as LX_REC_MMAP */
+	uint64_t tables_full;		/* tables the unwinder's map had no room for */
+	uint64_t asks_lost;		/* asks the BPF side had no room for */
+};
+
+/* Zeros when the kernel lists the mappings itself. */
+void capture__maps_stats(const struct capture *c, struct capture_maps_stats *out);
 
 /* The unwinder's counters (enum lx_unwind_stat), summed over CPUs. */
 int capture__unwind_stats(const struct capture *c, uint64_t out[LX_UNWIND_NSTATS]);

@@ -28,6 +28,7 @@
 #include "lib/clock.h"
 #include "lib/foreign_file.h"
 #include "user/capture/capture.h"
+#include "user/capture/features.h"
 #include "user/cli/cmd.h"
 #include "user/cli/output_file.h"
 #include "user/cli/record_args.h"
@@ -72,13 +73,51 @@ static int check_privileges(void)
 	return -EPERM;
 }
 
-static int check_btf(void)
+/* What the kernel offers, probed before anything is opened: a kernel lxtrace cannot record on
+ * is said in one line. */
+static int check_kernel(struct features *f)
 {
-	if (!access("/sys/kernel/btf/vmlinux", R_OK))
+	enum feature missing;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr, PREFIX "/sys/kernel/btf/vmlinux: %s: the kernel has no BTF "
+			"(CONFIG_DEBUG_INFO_BTF), which lxtrace's programs need\n", strerror(errno));
+		return -ENOENT;
+	}
+	features__probe(f);
+	if (features__enough(f, &missing))
 		return 0;
-	fprintf(stderr, PREFIX "/sys/kernel/btf/vmlinux: %s: the kernel has no BTF "
-		"(CONFIG_DEBUG_INFO_BTF), which lxtrace's programs need\n", strerror(errno));
-	return -ENOENT;
+	fprintf(stderr, PREFIX "kernel %s has no %s, which lxtrace's programs need (%s)\n",
+		f->release, features__name(missing), features__needs(missing));
+	return -ENOTSUP;
+}
+
+/* What a recording with these options uses of the kernel (enum feature_use). */
+static unsigned feature_uses(const struct record_args *a)
+{
+	return USE_ALWAYS |
+	       (a->sample_hz || a->stacks == STACKS_USER || a->stacks == STACKS_BOTH ?
+		USE_USER_STACKS : 0) |
+	       (a->npid_lists || a->cgroup || a->command ? USE_TARGET : 0) |
+	       (a->n_usdt || a->npid_lists || a->command ? USE_ANNOTATIONS : 0);
+}
+
+/* --check: the feature table, then what these options would do without. 0 when a recording
+ * can run here. */
+static int print_check(const struct record_args *a)
+{
+	struct features f;
+	int err = check_kernel(&f);
+
+	if (err == -ENOENT)
+		return 1;
+	features__print_table(&f, stdout);
+	printf("\nA recording with these options, here:\n");
+	if (err)
+		printf("  cannot run\n");
+	else if (!features__print_missing(&f, feature_uses(a), "  ", stdout))
+		printf("  misses nothing\n");
+	return err ? 1 : 0;
 }
 
 /* The invoking user of a sudo run, who gets the trace; (uid_t)-1 without sudo. A SUDO_UID that
@@ -129,6 +168,22 @@ static struct output_file *take_output(const char *path, bool hold)
 static struct output_file *open_output(const char *path)
 {
 	return take_output(path, false);
+}
+
+/* The recording's own file: at its path only once the recording has started. */
+static struct output_file *prepare_output(const char *path)
+{
+	char why[PATH_MAX + 256];
+	struct output_file *f;
+	uid_t uid;
+	gid_t gid;
+
+	if (sudo_user(&uid, &gid))
+		return NULL;
+	f = output_file__prepare(path, uid, gid, why, sizeof(why));
+	if (!f)
+		fprintf(stderr, PREFIX "%s\n", why);
+	return f;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -364,9 +419,28 @@ static void print_unwind_summary(const struct capture *cap, struct cfi_loader *c
 		distinct ? cpu * 1e6 / distinct : 0.0);
 }
 
+/* What this kernel made the recording do without, once each (lxtrace record --check has the
+ * table), and what was read from /proc in place of the kernel's own reports of mappings. */
+static void print_kernel_summary(const struct capture *cap, unsigned uses)
+{
+	const struct features *f = capture__features(cap);
+	struct capture_maps_stats ms;
+
+	capture__maps_stats(cap, &ms);
+	if (ms.asked)
+		fprintf(stderr, "  maps read:     %llu changes of processes' code asked for, %llu "
+			"reads of /proc/PID/maps (%llu processes gone), %llu mappings reported, %llu "
+			"asks lost, %llu tables without room\n",
+			(unsigned long long)ms.asked, (unsigned long long)ms.answered,
+			(unsigned long long)ms.gone, (unsigned long long)ms.reported,
+			(unsigned long long)ms.asks_lost, (unsigned long long)ms.tables_full);
+	fprintf(stderr, "  kernel:        %s\n", f->release);
+	features__print_missing(f, uses, "    without:    ", stderr);
+}
+
 static void print_summary(const char *path, double secs, const struct model *m,
 			  const struct gt_writer *w, const struct capture *cap,
-			  struct cfi_loader *cfi)
+			  struct cfi_loader *cfi, unsigned uses)
 {
 	const struct foreign_log *refused;
 	struct model_stats ms;
@@ -403,6 +477,7 @@ static void print_summary(const char *path, double secs, const struct model *m,
 		foreign_log__print(refused, stderr, "   ");
 	}
 	print_unwind_summary(cap, cfi, ms.stacks_distinct);
+	print_kernel_summary(cap, uses);
 	fprintf(stderr, "  threads:       %llu (%llu under a tid an earlier thread had)\n",
 		(unsigned long long)ms.threads, (unsigned long long)ms.tids_reused);
 	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
@@ -506,15 +581,38 @@ static struct usdt_files *find_usdt_files(const struct record_args *a, const str
 }
 
 /* Attaches to every file of s for every process: the programs drop the hits of threads outside
- * the target (target.bpf.h), so a process the target forks later is covered from its start. */
-static int attach_usdt(struct capture *cap, const struct usdt_files *s)
+ * the target (target.bpf.h), so a process the target forks later is covered from its start.
+ * Without BPF cookies (before 5.15) libbpf attaches only to a running process whose mappings
+ * it reads: to each process -p named that maps the file; with no such process the recording
+ * goes on without annotations, said once (and in the summary). */
+static int attach_usdt(struct capture *cap, const struct usdt_files *s, const struct target *t,
+		       const struct launch *cmd)
 {
+	bool cookies = capture__features(cap)->have[FEAT_BPF_COOKIE];
+	bool pids = t && target__mode(t) == LX_TARGET_PIDS && !cmd;
 	int err = 0;
 
+	if (!cookies && !pids && usdt_files__count(s)) {
+		fprintf(stderr, PREFIX "annotations not recorded: on this kernel (%s) they need a "
+			"running process named by -p (%s: %s)\n", capture__features(cap)->release,
+			features__name(FEAT_BPF_COOKIE), features__needs(FEAT_BPF_COOKIE));
+		return 0;
+	}
 	for (size_t i = 0; i < usdt_files__count(s) && !err; i++) {
-		err = capture__attach_usdt(cap, -1, usdt_files__path(s, i));
+		const char *path = usdt_files__path(s, i);
+		size_t attached = 0;
+
+		if (cookies) {
+			err = capture__attach_usdt(cap, -1, path);
+			attached = !err;
+		}
+		/* A process that does not map the file has no probes of it. */
+		for (size_t k = 0; !cookies && k < target__npids(t); k++)
+			attached += capture__attach_usdt(cap, target__pid(t, k), path) == 0;
+		if (!cookies && !attached)
+			err = -ENOENT;
 		if (!err && verbose)
-			fprintf(stderr, PREFIX "annotations of %s attached\n", usdt_files__path(s, i));
+			fprintf(stderr, PREFIX "annotations of %s attached\n", path);
 	}
 	return err;
 }
@@ -556,6 +654,8 @@ int cmd_record(int argc, char **argv)
 	gid_t sudo_gid;
 	struct sink sink = { 0 };
 	struct status status = { 0 };
+	struct features feat;
+	char why[PATH_MAX + 256];
 	struct output out = { 0 };
 	bool tty = isatty(STDERR_FILENO), cmd_done = false, cmd_failed = false;
 	bool stack_kern, stack_user;
@@ -573,8 +673,13 @@ int cmd_record(int argc, char **argv)
 	stack_user = args.stacks == STACKS_USER || args.stacks == STACKS_BOTH;
 	libbpf_set_print(libbpf_print);
 	err = check_privileges();
+	if (!err && args.check) {
+		err = print_check(&args);
+		record_args__free(&args);
+		return err;
+	}
 	if (!err)
-		err = check_btf();
+		err = check_kernel(&feat);
 	if (!err)
 		target = make_target(&args, &cmd, &err);
 	if (!err)
@@ -587,7 +692,7 @@ int cmd_record(int argc, char **argv)
 	if (args.flight)
 		held = take_output(args.output, true);
 	else
-		file = open_output(args.output);
+		file = prepare_output(args.output);
 	if (!file && !held) {
 		err = -EIO;
 		goto cleanup;
@@ -616,6 +721,7 @@ int cmd_record(int argc, char **argv)
 		.target_mode = target ? target__mode(target) : LX_TARGET_ALL,
 		.cgroup_id = target ? target__cgroup_id(target) : 0,
 		.cgroup_level = target ? target__cgroup_level(target) : 0,
+		.features = &feat,
 	});
 	if (!cap) {
 		err = -errno;
@@ -698,7 +804,7 @@ int cmd_record(int argc, char **argv)
 	start = now_ns();
 	err = capture__attach(cap);
 	if (!err)
-		err = attach_usdt(cap, usdt);
+		err = attach_usdt(cap, usdt, target, cmd);
 	if (err)
 		goto cleanup;
 	err = model__start(model, start);
@@ -712,6 +818,11 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, PREFIX "dropping exited targets: %s\n", strerror(-err));
 			goto cleanup;
 		}
+	}
+	/* Started: from here the path names the trace, even after kill -9. */
+	if (file && (err = output_file__publish(file, why, sizeof(why))) != 0) {
+		fprintf(stderr, PREFIX "%s\n", why);
+		goto cleanup;
 	}
 	/* The command runs from here, traced from its first instruction. One that cannot run
 	 * leaves the one-line error of launch__release alone on stderr, and a valid, short file. */
@@ -795,7 +906,7 @@ int cmd_record(int argc, char **argv)
 	 * own lines. */
 	if (!cmd_failed)
 		print_summary(flight ? "flight recorder" : args.output, (end - start) / 1e9, model,
-			      writer, cap, sink.cfi);
+			      writer, cap, sink.cfi, feature_uses(&args));
 	if (flight && !cmd_failed)
 		record_flight__summary(flight);
 

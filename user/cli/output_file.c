@@ -30,6 +30,8 @@ struct output_file {
 	int dirfd;		/* the directory it was made in (O_PATH), for output_file__remove */
 	char *base;		/* its name there */
 	bool stand_in;		/* the empty file output_file__hold made: gone on close */
+	char tmp[32];		/* output_file__prepare's hidden name until published; "" after */
+	uid_t uid;		/* the invoking user, whose files may be replaced */
 };
 
 /* openat2 with resolve flags that refuse every symlink and /proc magic link on the path. */
@@ -51,12 +53,10 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-/* A new file at base, locked and given to uid:gid, made under a random hidden name and
- * renamed onto base: replacing what is there when replace, else only if base is still free
- * (-EEXIST otherwise). Returns its descriptor or -errno. */
-static int create_at(int dirfd, const char *base, uid_t uid, gid_t gid, bool replace)
+/* A new file, locked and given to uid:gid, made under a random hidden name (written to tmp,
+ * sizeof(struct output_file.tmp) bytes) in the directory. Returns its descriptor or -errno. */
+static int make_temp(int dirfd, uid_t uid, gid_t gid, char *tmp)
 {
-	char tmp[64];
 	int fd = -EEXIST, err;
 
 	for (int i = 0; i < ATTEMPTS && fd == -EEXIST; i++) {
@@ -64,7 +64,7 @@ static int create_at(int dirfd, const char *base, uid_t uid, gid_t gid, bool rep
 
 		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
 			r ^= (uint32_t)getpid() << 8 ^ (uint32_t)i;
-		snprintf(tmp, sizeof(tmp), ".lxtrace-record-%08x", r);
+		snprintf(tmp, sizeof(((struct output_file *)0)->tmp), ".lxtrace-record-%08x", r);
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			fd = -errno;
@@ -72,9 +72,23 @@ static int create_at(int dirfd, const char *base, uid_t uid, gid_t gid, bool rep
 	if (fd < 0)
 		return fd;
 	/* Nobody else can have it open yet: this lock never waits. */
-	if (flock(fd, LOCK_EX | LOCK_NB) || (uid != (uid_t)-1 && fchown(fd, uid, gid)) ||
-	    (replace ? renameat(dirfd, tmp, dirfd, base) :
-		       renameat2(dirfd, tmp, dirfd, base, RENAME_NOREPLACE))) {
+	if (flock(fd, LOCK_EX | LOCK_NB) || (uid != (uid_t)-1 && fchown(fd, uid, gid))) {
+		err = -errno;
+		unlinkat(dirfd, tmp, 0);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* A new file at base, locked and given to uid:gid, made under a hidden name and renamed onto
+ * base only if base is still free (-EEXIST otherwise). Returns its descriptor or -errno. */
+static int create_at(int dirfd, const char *base, uid_t uid, gid_t gid)
+{
+	char tmp[32];
+	int fd = make_temp(dirfd, uid, gid, tmp), err;
+
+	if (fd >= 0 && renameat2(dirfd, tmp, dirfd, base, RENAME_NOREPLACE)) {
 		err = -errno;
 		unlinkat(dirfd, tmp, 0);
 		close(fd);
@@ -113,18 +127,63 @@ static int lock_at(int dirfd, const char *base, const struct stat *st)
 	return fd;
 }
 
-/* Takes over the regular file at base (st: its lstat) when no recording holds it: locks it
- * and puts a new file in its place. -EAGAIN when the path changed meanwhile, -EBUSY when
- * another recording holds it. */
-static int replace_at(int dirfd, const char *base, const struct stat *st, uid_t uid, gid_t gid)
+/* What a recording may not take the place of, whatever else is there: a link, another user's
+ * file. 0, or -errno with *what set. */
+static int refuse(const struct stat *st, uid_t uid, const char **what)
 {
-	int old = lock_at(dirfd, base, st), fd;
+	if (S_ISLNK(st->st_mode)) {
+		*what = "is a symbolic link, which lxtrace does not write through";
+		return -ELOOP;
+	}
+	if (st->st_uid != 0 && st->st_uid != uid) {
+		*what = "belongs to another user; lxtrace replaces only root's files and the "
+			"invoking user's";
+		return -EPERM;
+	}
+	return 0;
+}
 
-	if (old < 0)
-		return old;
-	fd = create_at(dirfd, base, uid, gid, true);
-	close(old);
-	return fd;
+/* Puts the hidden file tmp at base, by the rules of output_file.h: where base is free, only if it
+ * still is; over a regular file of root or of uid that no recording holds, locked while it is
+ * replaced; never over a link or anything else. dry: every check, nothing moved. 0, or -errno
+ * with *what set when errno alone would not say why. */
+static int put_at(int dirfd, const char *tmp, const char *base, uid_t uid, bool dry,
+		  const char **what)
+{
+	int err = -EAGAIN;
+
+	for (int i = 0; i < ATTEMPTS && err == -EAGAIN; i++) {
+		struct stat st;
+		int old;
+
+		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
+			if (errno != ENOENT)
+				return -errno;
+			if (dry)
+				return 0;
+			err = renameat2(dirfd, tmp, dirfd, base, RENAME_NOREPLACE) ? -errno : 0;
+			if (err == -EEXIST)
+				err = -EAGAIN;
+		} else if ((err = refuse(&st, uid, what)) != 0) {
+			return err;
+		} else if (!S_ISREG(st.st_mode)) {
+			*what = S_ISDIR(st.st_mode) ? NULL : "is not a regular file";
+			return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		} else {
+			old = lock_at(dirfd, base, &st);
+			if (old < 0) {
+				err = old;
+				continue;
+			}
+			err = dry || !renameat(dirfd, tmp, dirfd, base) ? 0 : -errno;
+			close(old);
+		}
+	}
+	if (err == -EAGAIN)
+		*what = "the path kept changing while it was being opened";
+	if (err == -EBUSY)
+		*what = "another recording is writing it";
+	return err;
 }
 
 /* A character device or FIFO at base (-o /dev/null) is written as it is, if it is still the
@@ -166,15 +225,71 @@ static int open_parent(const char *path, const char **base, const char **what)
 	return dirfd;
 }
 
-/* The file for path, opened to be written (output_file__open) or held as it is (hold). */
-static struct output_file *open_path(const char *path, uid_t uid, gid_t gid, bool hold,
+enum how {
+	HOW_OPEN,	/* a new file at the path now */
+	HOW_PREPARE,	/* a new file, put at the path by output_file__publish */
+	HOW_HOLD,	/* the path held as it is (output_file__hold) */
+};
+
+/* What a holder locks: the file at base as it is, or a stand-in made where there is none
+ * (*made). Returns a descriptor or -errno, with *what set when errno alone would not say why. */
+static int hold_at(int dirfd, const char *base, uid_t uid, gid_t gid, bool *made,
+		   const char **what)
+{
+	int fd = -EAGAIN;
+
+	for (int i = 0; i < ATTEMPTS && fd == -EAGAIN; i++) {
+		struct stat st;
+
+		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
+			fd = errno == ENOENT ? create_at(dirfd, base, uid, gid) : -errno;
+			if (fd == -EEXIST)
+				fd = -EAGAIN;
+			*made = fd >= 0;
+		} else if ((fd = refuse(&st, uid, what)) == 0) {
+			fd = S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ?
+			     lock_at(dirfd, base, &st) : S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+			if (fd == -EINVAL)
+				*what = "is not a regular file";
+		}
+	}
+	if (fd == -EAGAIN)
+		*what = "the path kept changing while it was being opened";
+	if (fd == -EBUSY)
+		*what = "another recording is writing it";
+	return fd;
+}
+
+/* A character device or FIFO of root's or uid's at base (-o /dev/null), opened as it is; -ENOENT
+ * when base is none. */
+static int special_at(int dirfd, const char *base, uid_t uid, const char **what)
+{
+	int fd = -EAGAIN;
+
+	for (int i = 0; i < ATTEMPTS && fd == -EAGAIN; i++) {
+		struct stat st;
+
+		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+			return -ENOENT;
+		fd = refuse(&st, uid, what);
+		if (!fd)
+			fd = open_special(dirfd, base, &st);
+	}
+	if (fd == -EAGAIN)
+		*what = "the path kept changing while it was being opened";
+	return fd;
+}
+
+/* The file for path, opened to be written now or once published, or held as it is. */
+static struct output_file *open_path(const char *path, uid_t uid, gid_t gid, enum how how,
 				     char *why, size_t whylen)
 {
 	const char *base, *what = NULL;
 	struct output_file *f = NULL;
-	int dirfd, fd = -EAGAIN;
+	int dirfd, fd = -EAGAIN, err;
 	bool made = false;
-	struct stat st;
+	char tmp[32] = "";
 
 	dirfd = open_parent(path, &base, &what);
 	if (dirfd < 0) {
@@ -182,48 +297,34 @@ static struct output_file *open_path(const char *path, uid_t uid, gid_t gid, boo
 		goto out;
 	}
 	/* The files a holder makes later go in this directory: fail now if they cannot. */
-	if (hold && faccessat(dirfd, "", W_OK | X_OK, AT_EMPTY_PATH)) {
+	if (how == HOW_HOLD && faccessat(dirfd, "", W_OK | X_OK, AT_EMPTY_PATH)) {
 		fd = -errno;
 		goto out;
 	}
-	for (int i = 0; i < ATTEMPTS && fd == -EAGAIN; i++) {
-		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
-			fd = errno == ENOENT ? create_at(dirfd, base, uid, gid, false) : -errno;
-			if (fd == -EEXIST)
-				fd = -EAGAIN;
-			made = fd >= 0;
-		} else if (S_ISLNK(st.st_mode)) {
-			fd = -ELOOP;
-			what = "is a symbolic link, which lxtrace does not write through";
-		} else if (st.st_uid != 0 && st.st_uid != uid) {
-			fd = -EPERM;
-			what = "belongs to another user; lxtrace replaces only root's files and "
-			       "the invoking user's";
-		} else if (hold && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) ||
-				    S_ISFIFO(st.st_mode))) {
-			fd = lock_at(dirfd, base, &st);
-		} else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
-			fd = open_special(dirfd, base, &st);
-		} else if (S_ISREG(st.st_mode)) {
-			fd = replace_at(dirfd, base, &st, uid, gid);
-		} else {
-			fd = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-			what = S_ISDIR(st.st_mode) ? NULL : "is not a regular file";
+	if (how == HOW_HOLD) {
+		fd = hold_at(dirfd, base, uid, gid, &made, &what);
+	} else if ((fd = special_at(dirfd, base, uid, &what)) == -ENOENT) {
+		/* A new file, made hidden and put at the path (or only checked to fit there, for
+		 * output_file__publish to put it). */
+		fd = make_temp(dirfd, uid, gid, tmp);
+		err = fd < 0 ? 0 : put_at(dirfd, tmp, base, uid, how == HOW_PREPARE, &what);
+		if (err) {
+			unlinkat(dirfd, tmp, 0);
+			close(fd);
+			fd = err;
 		}
+		made = how == HOW_OPEN && fd >= 0;
+		if (how == HOW_OPEN)
+			tmp[0] = '\0';
 	}
-	if (fd == -EAGAIN)
-		what = "the path kept changing while it was being opened";
-	if (fd == -EBUSY)
-		what = "another recording is writing it";
 	if (fd >= 0) {
-		f = malloc(sizeof(*f));
+		f = calloc(1, sizeof(*f));
 		if (f && !(f->base = strdup(base))) {
 			free(f);
 			f = NULL;
 		}
 		if (!f) {
-			if (made)
-				unlinkat(dirfd, base, 0);
+			unlinkat(dirfd, made ? base : tmp, 0);
 			close(fd);
 			fd = -ENOMEM;
 		}
@@ -238,20 +339,44 @@ out:
 	}
 	f->fd = fd;
 	f->dirfd = dirfd;
-	f->stand_in = hold && made;
+	f->stand_in = how == HOW_HOLD && made;
+	f->uid = uid;
+	snprintf(f->tmp, sizeof(f->tmp), "%s", tmp);
 	return f;
 }
 
 struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, char *why,
 				      size_t whylen)
 {
-	return open_path(path, uid, gid, false, why, whylen);
+	return open_path(path, uid, gid, HOW_OPEN, why, whylen);
+}
+
+struct output_file *output_file__prepare(const char *path, uid_t uid, gid_t gid, char *why,
+					 size_t whylen)
+{
+	return open_path(path, uid, gid, HOW_PREPARE, why, whylen);
+}
+
+int output_file__publish(struct output_file *f, char *why, size_t whylen)
+{
+	const char *what = NULL;
+	int err;
+
+	if (!f->tmp[0])
+		return 0;
+	err = put_at(f->dirfd, f->tmp, f->base, f->uid, false, &what);
+	if (err) {
+		snprintf(why, whylen, "%s: %s", f->base, what ? what : strerror(-err));
+		return err;
+	}
+	f->tmp[0] = '\0';
+	return 0;
 }
 
 struct output_file *output_file__hold(const char *path, uid_t uid, gid_t gid, char *why,
 				      size_t whylen)
 {
-	return open_path(path, uid, gid, true, why, whylen);
+	return open_path(path, uid, gid, HOW_HOLD, why, whylen);
 }
 
 int output_file__fd(const struct output_file *f)
@@ -279,6 +404,9 @@ int output_file__close(struct output_file *f)
 	/* While the lock is held: no other recording can have put its file at the name. */
 	if (f->stand_in)
 		unlink_own(f);
+	/* Never published: a recording that did not start leaves nothing. */
+	if (f->tmp[0])
+		unlinkat(f->dirfd, f->tmp, 0);
 	if (close(f->fd))
 		err = -errno;
 	close(f->dirfd);

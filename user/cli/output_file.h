@@ -32,6 +32,18 @@ struct output_file;
 struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, char *why,
 				      size_t whylen);
 
+/* The same, but the new file is put at path only by output_file__publish, once the recording
+ * has started: a start that fails leaves whatever was at path as it was, and no file of its
+ * own (output_file__close removes one never published). The checks are made now, so a bad
+ * path fails before anything is loaded, and again when it is published, where a path that
+ * changed meanwhile can still be refused. A special file (-o /dev/null) is written at once. */
+struct output_file *output_file__prepare(const char *path, uid_t uid, gid_t gid, char *why,
+					 size_t whylen);
+
+/* Puts a prepared file at its path, as output_file__open would have. 0, or -errno with a
+ * one-line reason (naming the path) in why. */
+int output_file__publish(struct output_file *f, char *why, size_t whylen);
+
 /* Holds path for a recording that writes beside it (a flight recorder's numbered files), by
  * the same rules and with the same lock, so that a second recording to path, of either kind,
  * fails as it does for output_file__open: a file already there is locked as it is, never

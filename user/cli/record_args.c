@@ -25,7 +25,7 @@
 
 /* Keys of the options that have no short form. */
 enum { OPT_SAMPLE_IDLE = 256, OPT_STACKS, OPT_AS_ROOT, OPT_FLIGHT, OPT_FLIGHT_SIZE, OPT_TRIGGER,
-       OPT_AFTER, OPT_MAX_FILES, OPT_MIN_GAP };
+       OPT_AFTER, OPT_MAX_FILES, OPT_MIN_GAP, OPT_CHECK };
 
 /* The options of `lxtrace record`, the one list: the parser's getopt tables and --help are
  * built from it, and the README shows --help (`make docs`, checked by `make test`). */
@@ -91,6 +91,10 @@ static const struct record_opt options[] = {
 	  "unwound from the binaries' CFI, and a stack unchanged since\n"
 	  "the thread's last is proven so, not walked again; kernel\n"
 	  "stacks cost each switch and wakeup a walk" },
+	{ "check", OPT_CHECK, NULL,
+	  "print what this kernel offers lxtrace's programs, and what a\n"
+	  "recording with the other options given would do without,\n"
+	  "then exit (0: it can record) without recording" },
 	{ "verbose", 'v', NULL, "show libbpf's messages" },
 	{ "help", 'h', NULL, "show this help" },
 };
@@ -361,6 +365,9 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 		}
 		case 'v':
 			a->verbose = true;
+			break;
+		case OPT_CHECK:
+			a->check = true;
 			break;
 		case OPT_FLIGHT:
 			a->flight = DEFAULT_FLIGHT_SECONDS;

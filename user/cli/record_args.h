@@ -25,6 +25,7 @@ struct record_args {
 	bool sample_idle;
 	enum stacks_mode stacks;	/* on switch, wakeup and fork records */
 	bool verbose;
+	bool check;		/* --check: print what this kernel gives, record nothing */
 	const char **pid_lists;	/* each -p argument; npid_lists of them */
 	int npid_lists;
 	const char *cgroup;	/* --cgroup PATH */

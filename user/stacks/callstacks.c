@@ -180,14 +180,15 @@ void callstacks__mmap(struct callstacks *cs, const struct lx_mmap *r)
 
 	if (r->flags & LX_MMAP_NEW_IMAGE) {
 		proc = SYM_PROC(r->pid, cs->next_gen++);
-		if (symbolizer__image_new(cs->sym, proc))
+		if (symbolizer__image_new(cs->sym, proc, r->flags & LX_MMAP_SNAPSHOT))
 			return;
 		switch_image(cs, r->pid, proc);
 	}
 	mapping_of(r, path, sizeof(path), &m);
 	proc = proc_of(cs, r->pid);
 	/* A process known only from this record (started before the scan saw it). */
-	if (symbolizer__map(cs->sym, proc, &m) == -ENOENT && !symbolizer__image_new(cs->sym, proc))
+	if (symbolizer__map(cs->sym, proc, &m) == -ENOENT &&
+	    !symbolizer__image_new(cs->sym, proc, r->flags & LX_MMAP_SNAPSHOT))
 		symbolizer__map(cs->sym, proc, &m);
 }
 
@@ -233,6 +234,13 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		/* Nothing runs below mmap_min_addr, and the symbolizer has no PC for address 0. */
 		if (a < MIN_USER_ADDR)
 			continue;
+		/* The kernel's walk went on through code without frame pointers: from here on
+		 * it read words that are no return addresses. */
+		if ((uflags & LX_USTACK_KWALK) && i > 0 &&
+		    !symbolizer__mapped(cs->sym, proc, a - 1)) {
+			uflags |= LX_USTACK_TRUNCATED;
+			break;
+		}
 		k = symbolizer__user(cs->sym, proc, a, !(upc[i] & LX_PC_EXACT), cs->sf,
 				     (int)(GATHER_MAX - n));
 		if (k < 0)

@@ -508,7 +508,7 @@ int symbolizer__note_process(struct symbolizer *s, uint64_t proc)
 	return process_put(s, p);
 }
 
-int symbolizer__image_new(struct symbolizer *s, uint64_t proc)
+int symbolizer__image_new(struct symbolizer *s, uint64_t proc, bool snapshot)
 {
 	struct process *p = calloc(1, sizeof(*p));
 
@@ -519,6 +519,9 @@ int symbolizer__image_new(struct symbolizer *s, uint64_t proc)
 	/* A process already gone: only a perf map of root's is read for it. */
 	if (read_starttime(s, p->pid, &p->starttime, &p->uid))
 		p->uid = 0;
+	else
+		p->refresh = snapshot;
+	p->read_at = now_ns();
 	return process_put(s, p);
 }
 
@@ -543,6 +546,12 @@ int symbolizer__image_copy(struct symbolizer *s, uint64_t proc, uint64_t from)
 	memcpy(p->maps, f->maps, f->n * sizeof(*p->maps));
 	p->n = f->n;
 	p->uid = f->uid;
+	/* A copy of a snapshot misses what its original missed: the child may re-read its own.
+	 * Its start time is its own (the parent's would refuse every re-read). */
+	if (f->refresh && !read_starttime(s, p->pid, &p->starttime, NULL)) {
+		p->refresh = true;
+		p->read_at = f->read_at;
+	}
 	return process_put(s, p);
 }
 
@@ -648,6 +657,13 @@ static const struct mapping *lookup_mapping(struct symbolizer *s, struct process
 	    read_maps(s, p))
 		return NULL;
 	return find_mapping(p, a);
+}
+
+bool symbolizer__mapped(struct symbolizer *s, uint64_t proc, uint64_t addr)
+{
+	struct process *p = process_get(s, proc);
+
+	return p && (lookup_mapping(s, p, addr) || sym_perfmap__find(p->perfmap, addr));
 }
 
 int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is_return_addr,

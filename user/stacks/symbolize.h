@@ -113,9 +113,15 @@ struct sym_mapping {
  * call. 0 or -ENOMEM. */
 int symbolizer__file(struct symbolizer *s, const struct sym_mapping *m);
 
+/* Whether addr lies in a mapping proc is known to have (or in code its perf map names): a
+ * frame-pointer walk's frame that does not is no frame. */
+bool symbolizer__mapped(struct symbolizer *s, uint64_t proc, uint64_t addr);
+
 /* Starts proc as an image without mappings (a new address space: an exec), replacing an earlier
- * snapshot of proc. 0 or -ENOMEM. */
-int symbolizer__image_new(struct symbolizer *s, uint64_t proc);
+ * snapshot of proc. snapshot: its mappings are read from /proc once and the kernel reports no
+ * later ones, so an address they miss may re-read them (as a process noted from /proc). 0 or
+ * -ENOMEM. */
+int symbolizer__image_new(struct symbolizer *s, uint64_t proc, bool snapshot);
 
 /* Starts proc with the mappings of from (a forked process). -ENOENT when from is unknown. */
 int symbolizer__image_copy(struct symbolizer *s, uint64_t proc, uint64_t from);
