@@ -18,6 +18,32 @@ out=$1
 L=${LXTRACE:-lxtrace}
 W=${WORKLOADS:-.}
 LIMIT=${KERNELS_STEP_TIMEOUT:-150}
+
+# The flight step, run by step as `sh scenario.sh OUT_DIR --flight` to have its time limit: a
+# flight recorder over a command, SIGUSR1 sent once it records, the command's own
+# lxtrace_trigger() 1.5 s after it starts. SIGINT from the limit goes on to lxtrace.
+flight() {
+	"$L" record --flight-recorder=5 --min-gap 0.1 -o "$out/flight.trace" -- "$W/triggered" 1500 1 100 &
+	rec=$!
+	trap 'kill -INT $rec 2>/dev/null' INT TERM
+	n=0
+	until grep -q recording "$out/flight.err" 2>/dev/null || [ $n -ge 600 ]; do
+		n=$((n + 1))
+		sleep 0.1
+	done
+	kill -USR1 $rec
+	wait $rec
+	rc=$?
+	# A wait cut short by the trap's signal: lxtrace is still stopping.
+	[ $rc -le 128 ] || { wait $rec; rc=$?; }
+	return $rc
+}
+
+if [ "${2:-}" = --flight ]; then
+	flight
+	exit
+fi
+
 mkdir -p "$out"
 : >"$out/steps"
 : >"$out/log"
@@ -57,7 +83,7 @@ step() {
 		say "$name ok ${t} s"
 		return
 	fi
-	if grep -q -e '-v shows' "$out/$name.err"; then
+	if [ "$2" = record ] && grep -q -e '-v shows' "$out/$name.err"; then
 		# "$1 $2" is "lxtrace record": -v goes after them.
 		l=$1 cmd=$2
 		shift 2
@@ -88,8 +114,9 @@ step sleeper "$L" record -o "$out/sleeper.trace" -- "$W/sleeper" 20
 # blocking events carry kernel frames under the user frames.
 step samples "$L" record -F 999 --stacks=both -o "$out/samples.trace" -- \
 	sh -c "'$W/hotspin' chain 1500 >'$out/samples-hotspin.out' && '$W/sleeper' 5 >'$out/samples-sleeper.out'"
-# A program's lxtrace_trigger(): the flight recorder writes flight-001.trace.
-step flight "$L" record --flight-recorder=5 -o "$out/flight.trace" -- "$W/triggered" 500 1 100
+# The flight recorder's triggers: SIGUSR1, and the program's lxtrace_trigger() where the kernel
+# lets lxtrace attach a command's probes; a file each (flight-001.trace, ...).
+step flight sh "$0" "$out" --flight
 # The whole machine, cheapest mode and default mode.
 step cheap "$L" record -d 2 -F 0 --stacks=none -o "$out/cheap.trace"
 step default "$L" record -d 2 -o "$out/default.trace"
