@@ -226,6 +226,10 @@ integration-test: $(INTEG_TESTS) $(LXTRACE) $(WORKLOADS) $(CAPTURE_STREAM)
 KERNELS ?= bullseye bookworm bookworm-backports trixie-backports host
 kernel-test: $(KERNEL_TESTS) $(LXTRACE) $(WORKLOADS)
 	bash tests/kernels/run.sh $(OUT) $(KERNELS)
+# make -j test: the host's run records the whole machine too, so not while the integration tests do.
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+kernel-test: integration-test
+endif
 
 fuzz-replay: $(FUZZER)
 	$(FUZZER) -runs=0 tests/fuzz/corpus >/dev/null 2>$(OUT)/fuzz/replay.log || { cat $(OUT)/fuzz/replay.log; exit 1; }

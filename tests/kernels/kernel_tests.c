@@ -200,8 +200,9 @@ static void check_switches(const char *role)
 	v1 = count_before(VOLUNTARY, tid, t1);
 	n0 = count_before(INVOLUNTARY, tid, t0);
 	n1 = count_before(INVOLUNTARY, tid, t1);
-	cr_log_info("%s: pingpong %s (tid %d): kernel %lld voluntary, %lld not; trace %zu and %zu",
-		    kr_name(), role, tid, kv, kn, v0, n0);
+	cr_log_info("%s: pingpong %s (tid %d): the kernel counted %lld voluntary, %lld not; the trace "
+		    "holds %zu..%zu and %zu..%zu (before the read's start..end)", kr_name(), role, tid, kv,
+		    kn, v0, v1, n0, n1);
 	kt_expect_thread((long long)v0 <= kv && kv <= (long long)v1, "pingpong", tid,
 			 "%s: %zu blocking switches in the trace (%zu by the read's end), the kernel "
 			 "counted %lld voluntary (records lost: %lld)", role, v0, v1, kv, lost("pingpong"));
