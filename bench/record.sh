@@ -8,7 +8,10 @@
 # ran, since with 2 vCPUs the tracer's reader competes with the workload.
 #
 # Usage: bench/record.sh [--quick] [--pairs N] [--tracers "lxtrace lxtrace-all perf trace-cmd"]
-#                        [--workloads "pipe syscall messaging"] [--keep DIR]
+#                        [--workloads "pipe syscall messaging"] [--keep DIR] [--old LXTRACE]
+# Tracers also: lxtrace-compat (-F 0 --stacks=none on what a 5.10 kernel gives the programs,
+# LXTRACE_MASK_FEATURES); with --old LXTRACE, another build (before a change) as old-lxtrace,
+# old-lxtrace-all, old-lxtrace-compat.
 # Run as root from anywhere; needs build/lxtrace (make), perf, trace-cmd, taskset, python3.
 set -euo pipefail
 
@@ -19,6 +22,9 @@ QUICK=0
 TRACERS="lxtrace lxtrace-all perf trace-cmd"
 WORKLOADS="pipe syscall messaging"
 KEEP=
+OLD=
+# What a 5.10 kernel lacks (docs/record.md, "Kernels").
+MASK_5_10=modern,switch_state,exit_group,vma_iter,mmap_tp,sleepable_uprobe,bpf_cookie
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -27,7 +33,8 @@ while [ $# -gt 0 ]; do
 	--tracers) TRACERS=$2; shift ;;
 	--workloads) WORKLOADS=$2; shift ;;
 	--keep) KEEP=$2; shift ;;
-	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--old) OLD=$2; shift ;;
+	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "record.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -45,6 +52,7 @@ for t in perf trace-cmd taskset python3; do
 	command -v $t >/dev/null || die "$t not found (make deps)"
 done
 case " $TRACERS " in *" lxtrace"*) [ -x "$LXTRACE" ] || die "$LXTRACE not built (make)" ;; esac
+case " $TRACERS " in *" old-lxtrace"*) [ -x "$OLD" ] || die "old-lxtrace needs --old LXTRACE" ;; esac
 
 TMP=$(mktemp -d /tmp/lxtrace-bench.XXXXXX)
 RESULTS=$TMP/results.tsv
@@ -108,12 +116,15 @@ run_workload() {
 
 # Starts tracer $1 writing $2 (stderr in $2.err) and waits until it is recording.
 start_tracer() {
-	local tracer=$1 out=$2
+	local tracer=$1 out=$2 lx=$LXTRACE
+	case $tracer in old-*) lx=$OLD; tracer=${tracer#old-} ;; esac
 	case $tracer in
 	# The same events as perf and trace-cmd are asked for: no call stacks, no CPU samples
 	# (their cost is measured by bench/stacks.sh).
-	lxtrace) "$LXTRACE" record -F 0 --stacks=none -o "$out" >"$out.err" 2>&1 & ;;
-	lxtrace-all) "$LXTRACE" record -F 0 --stacks=none --syscalls=all -o "$out" >"$out.err" 2>&1 & ;;
+	lxtrace) "$lx" record -F 0 --stacks=none -o "$out" >"$out.err" 2>&1 & ;;
+	lxtrace-all) "$lx" record -F 0 --stacks=none --syscalls=all -o "$out" >"$out.err" 2>&1 & ;;
+	lxtrace-compat) LXTRACE_MASK_FEATURES=$MASK_5_10 "$lx" record -F 0 --stacks=none -o "$out" \
+		>"$out.err" 2>&1 & ;;
 	perf) perf record -q -e sched:sched_switch -e sched:sched_wakeup \
 		-e raw_syscalls:sys_enter -e raw_syscalls:sys_exit -a -o "$out" >"$out.err" 2>&1 & ;;
 	trace-cmd) trace-cmd record --no-filter -d -e sched:sched_switch -e sched:sched_wakeup \
@@ -146,7 +157,7 @@ start_tracer() {
 # this shell can wait for its child. perf record exits 130 (interrupted) after writing a
 # complete file, and trace-cmd 3.1.6 exits 1 at cleanup: their statuses are not checked.
 stop_tracer() {
-	local tracer=$1 out=$2 t0 t1 rc=0
+	local tracer=${1#old-} out=$2 t0 t1 rc=0
 	t0=$(date +%s%N)
 	kill -INT "$TRACER_PID"
 	wait "$TRACER_PID" || rc=$?
@@ -162,7 +173,7 @@ stop_tracer() {
 # Prints "events lost bytes" for the file tracer $1 wrote at $2: events captured (kernel
 # records), events lost, bytes per the file (trace-cmd: uncompressed ring-buffer bytes).
 tracer_stats() {
-	local tracer=$1 out=$2
+	local tracer=${1#old-} out=$2
 	case $tracer in
 	lxtrace*)
 		# Its summary: "lxtrace: FILE: 1.0 s, N records (R/s)" and "  records lost:  N ...".

@@ -8,7 +8,10 @@
 # min..max. The CPU-bound workload (tests/workloads/hotspin chain, pinned to CPU 1) runs for a
 # fixed time and counts its rounds, so the slowdown is untraced rounds / traced rounds.
 #
-# Usage: bench/stacks.sh [--pairs N] [--part "sampling stacks symbolize"]
+# Usage: bench/stacks.sh [--pairs N] [--part "sampling stacks symbolize"] [--old LXTRACE]
+# --old: another build of lxtrace (before a change), whose runs alternate with this one's as
+# old-NAME. Every run also has lxcompat and lxproc: this build on what kernels 5.10 and 6.1
+# give it (LXTRACE_MASK_FEATURES, docs/testing.md).
 # Run as root; needs build/lxtrace and build/tests/workloads/hotspin (make), perf, bpftrace,
 # taskset.
 set -euo pipefail
@@ -20,12 +23,14 @@ PAIRS=5
 PARTS="sampling stacks symbolize"
 SPIN_MS=3000
 PIPE_N=100000
+OLD=
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pairs) PAIRS=$2; shift ;;
 	--part) PARTS=$2; shift ;;
-	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--old) OLD=$2; shift ;;
+	-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "stacks.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -34,6 +39,10 @@ done
 die() { echo "stacks.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root"
 [ -x "$LXTRACE" ] && [ -x "$HOTSPIN" ] || die "build first (make)"
+[ -z "$OLD" ] || [ -x "$OLD" ] || die "--old $OLD: not an executable"
+# The masks of docs/record.md "Kernels": what 5.10 and 6.1 lack.
+MASK_5_10=modern,switch_state,exit_group,vma_iter,mmap_tp,sleepable_uprobe,bpf_cookie
+MASK_6_1=vma_iter,exit_group
 command -v perf >/dev/null || die "perf not found"
 command -v bpftrace >/dev/null || die "bpftrace not found (scripts/deps.sh installs it)"
 
@@ -56,23 +65,26 @@ BPFTRACE_PROG='tracepoint:sched:sched_switch, tracepoint:sched:sched_waking { @[
 # samples); on scheduler events: lxdefault (the defaults), lxnone (-F 0 --stacks=none), lxboth
 # (--stacks=both), perfsched (perf record -g of switches and wakeups), bpftrace.
 start_tracer() {
-	local log=$TMP/tracer.log
+	local log=$TMP/tracer.log name=$1 lx=$LXTRACE
 	: >"$log"
-	case $1 in
+	case $name in old-*) lx=$OLD; name=${name#old-} ;; esac
+	case $name in
 	none) TRACER_PID=; return ;;
-	lx-*) "$LXTRACE" record -o "$TMP/out" -F "${1#lx-}" 2>"$log" & ;;
-	lxoff) "$LXTRACE" record -o "$TMP/out" -F 0 2>"$log" & ;;
-	lxdefault) "$LXTRACE" record -o "$TMP/out" 2>"$log" & ;;
-	lxnone) "$LXTRACE" record -o "$TMP/out" -F 0 --stacks=none 2>"$log" & ;;
-	lxboth) "$LXTRACE" record -o "$TMP/out" --stacks=both 2>"$log" & ;;
-	lxboth-*) "$LXTRACE" record -o "$TMP/out" -F "${1#lxboth-}" --stacks=both 2>"$log" & ;;
+	lx-*) "$lx" record -o "$TMP/out" -F "${name#lx-}" 2>"$log" & ;;
+	lxoff) "$lx" record -o "$TMP/out" -F 0 2>"$log" & ;;
+	lxdefault) "$lx" record -o "$TMP/out" 2>"$log" & ;;
+	lxcompat) LXTRACE_MASK_FEATURES=$MASK_5_10 "$lx" record -o "$TMP/out" 2>"$log" & ;;
+	lxproc) LXTRACE_MASK_FEATURES=$MASK_6_1 "$lx" record -o "$TMP/out" 2>"$log" & ;;
+	lxnone) "$lx" record -o "$TMP/out" -F 0 --stacks=none 2>"$log" & ;;
+	lxboth) "$lx" record -o "$TMP/out" --stacks=both 2>"$log" & ;;
+	lxboth-*) "$lx" record -o "$TMP/out" -F "${name#lxboth-}" --stacks=both 2>"$log" & ;;
 	perf-*) perf record -q -a -g -e cpu-clock -F "${1#perf-}" -o "$TMP/out" 2>"$log" & ;;
 	perfsched) perf record -q -a -g -e sched:sched_switch -e sched:sched_wakeup -o "$TMP/out" \
 			2>"$log" & ;;
 	bpftrace) bpftrace -e "$BPFTRACE_PROG" >"$TMP/out" 2>"$log" & ;;
 	esac
 	TRACER_PID=$!
-	case $1 in
+	case $name in
 	perf*) sleep 1 ;;
 	bpftrace) for _ in $(seq 300); do grep -q Attaching "$TMP/out" && break; sleep 0.1; done ;;
 	*) for _ in $(seq 100); do grep -q recording "$log" && break; sleep 0.1; done ;;
@@ -144,12 +156,21 @@ compare() {
 	done
 }
 
+# The tracers of a part, and with --old the old build's runs of the lxtrace ones.
+with_old() {
+	local t
+	echo "$@"
+	[ -n "$OLD" ] || return 0
+	for t in "$@"; do case $t in lx*) echo "old-$t" ;; esac; done
+}
+
 if [[ " $PARTS " == *" sampling "* ]]; then
-	compare spin_run "lxoff lx-99 perf-99 lx-999 perf-999"
+	SAMPLERS=$(with_old lxoff lx-99 perf-99 lx-999 perf-999 | tr '\n' ' ')
+	compare spin_run "$SAMPLERS"
 	echo "## CPU-bound workload (taskset -c 1 hotspin chain $SPIN_MS): rounds, median (min..max) of $PAIRS"
 	echo "| tracer | rounds | slowdown (untraced / traced) |"
 	echo "|---|---|---|"
-	for t in none lxoff lx-99 perf-99 lx-999 perf-999; do
+	for t in none $SAMPLERS; do
 		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/none.vals" "$TMP/$t.vals") |"
 	done
 	spread_note "$TMP/none.vals"
@@ -158,7 +179,7 @@ if [[ " $PARTS " == *" sampling "* ]]; then
 fi
 
 if [[ " $PARTS " == *" stacks "* ]]; then
-	PEERS="lxnone lxdefault lxboth perfsched bpftrace"
+	PEERS=$(with_old lxnone lxdefault lxboth lxcompat lxproc perfsched bpftrace | tr '\n' ' ')
 	compare pipe_run "$PEERS"
 	echo "## taskset -c 1 perf bench sched pipe -l $PIPE_N: wall s, median (min..max) of $PAIRS"
 	echo "| tracer | wall s | slowdown |"
@@ -167,7 +188,7 @@ if [[ " $PARTS " == *" stacks "* ]]; then
 		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/$t.vals" "$TMP/none.vals") |"
 	done
 	spread_note "$TMP/none.vals"
-	for t in lxdefault lxboth; do
+	for t in lxdefault lxboth lxcompat lxproc; do
 		echo "$t:"
 		grep -h "call stacks\|user stacks\|unwind rows\|daemon CPU\|by kind" "$TMP/$t.log" | tr -s ' '
 	done

@@ -557,10 +557,16 @@ int capture__load(struct capture *c)
 			err = bpf_map__reuse_fd(c->ann->maps.targets, bpf_map__fd(c->skel->maps.targets));
 		if (!err)
 			err = annotate__load(c->ann);
+		/* Annotations are a feature: a kernel that refuses their programs still records
+		 * the scheduler. */
 		if (err) {
-			fprintf(stderr, "lxtrace: capture: loading the annotation BPF programs: %s "
-				"(-v shows libbpf's log)\n", strerror(-err));
-			return err;
+			fprintf(stderr, "lxtrace: capture: the annotation programs failed to load (%s; "
+				"-v shows libbpf's log): recording without annotations\n",
+				strerror(-err));
+			snprintf(c->feat.annotations_failed, sizeof(c->feat.annotations_failed), "%s",
+				 strerror(-err));
+			annotate__destroy(c->ann);
+			c->ann = NULL;
 		}
 	}
 	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
@@ -912,6 +918,11 @@ const struct features *capture__features(const struct capture *c)
 bool capture__cfi_stacks(const struct capture *c)
 {
 	return bpf_walker(c);
+}
+
+bool capture__annotations(const struct capture *c)
+{
+	return c->ann != NULL;
 }
 
 void capture__maps_stats(const struct capture *c, struct capture_maps_stats *out)

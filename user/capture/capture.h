@@ -104,6 +104,9 @@ const struct features *capture__features(const struct capture *c);
 /* Whether the user stacks are walked from CFI (unwind rows are of use), after load. */
 bool capture__cfi_stacks(const struct capture *c);
 
+/* Whether the annotation programs are loaded (asked for, and not refused by the kernel). */
+bool capture__annotations(const struct capture *c);
+
 /* How the mappings were asked of user space on a kernel without the VMA iterator. */
 struct capture_maps_stats {
 	uint64_t asked;			/* requests read (each a process whose code changed) */

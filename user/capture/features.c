@@ -253,9 +253,16 @@ int features__print_missing(const struct features *f, unsigned uses, const char 
 {
 	int n = 0;
 
-	for (int i = 0; i < FEAT_COUNT; i++) {
-		char text[512], more[sizeof(text)];
+	char text[512], more[80];
 
+	snprintf(more, sizeof(more), "%*s", (int)strlen(indent) + 2, "");
+	if ((uses & USE_ANNOTATIONS) && f->annotations_failed[0]) {
+		snprintf(text, sizeof(text), "annotations: none, their programs were refused: %s",
+			 f->annotations_failed);
+		wrap(out, indent, more, text);
+		n++;
+	}
+	for (int i = 0; i < FEAT_COUNT; i++) {
 		if (!rows[i].without || !(rows[i].uses & uses) || !misses(f, i))
 			continue;
 		if (i == FEAT_MODERN && f->modern_failed[0])
@@ -264,7 +271,6 @@ int features__print_missing(const struct features *f, unsigned uses, const char 
 		else
 			snprintf(text, sizeof(text), "%s; %s: %s", rows[i].without, rows[i].name,
 				 rows[i].needs);
-		snprintf(more, sizeof(more), "%*s", (int)strlen(indent) + 2, "");
 		wrap(out, indent, more, text);
 		n++;
 	}

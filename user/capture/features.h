@@ -41,6 +41,8 @@ struct features {
 	/* Why the modern programs are not used although the probes found them: their load
 	 * failed (capture.c retries with the compat ones). Empty otherwise. */
 	char modern_failed[160];
+	/* Why the annotation programs are not loaded although asked for (a refused load). */
+	char annotations_failed[96];
 	/* The kernel stack's size (THREAD_SIZE), where the compat programs find the user
 	 * registers: 32 KiB with KASAN, 16 KiB otherwise (x86_64). */
 	uint64_t thread_size;

@@ -592,6 +592,8 @@ static int attach_usdt(struct capture *cap, const struct usdt_files *s, const st
 	bool pids = t && target__mode(t) == LX_TARGET_PIDS && !cmd;
 	int err = 0;
 
+	if (!capture__annotations(cap))
+		return 0;	/* refused at load: said then */
 	if (!cookies && !pids && usdt_files__count(s)) {
 		fprintf(stderr, PREFIX "annotations not recorded: on this kernel (%s) they need a "
 			"running process named by -p (%s: %s)\n", capture__features(cap)->release,
