@@ -5,8 +5,9 @@
 #
 # Prints one line "RELEASE VERSION VMLINUZ": the kernel's release (uname -r), its Debian
 # package version and the path of its image under CACHE_DIR. The kernel is named by its suite's
-# meta-package, linux-image-cloud-amd64/SUITE, whose Depends names the real image: a suite
-# follows Debian's kernel updates without a version written here. The cloud flavour has the
+# meta-package, linux-image-cloud-amd64/SUITE (or SUITE-security's, when newer and this machine
+# gets it), whose Depends names the real image: a suite follows Debian's kernel updates without
+# a version written here. The cloud flavour has the
 # 8250 serial port, BTF and BPF built in, so the image alone boots and records: no module,
 # no initramfs of Debian's.
 #
@@ -38,9 +39,15 @@ mkdir -p "$apt/sources" "$apt/preference-parts" "$apt/lists/partial" "$apt/cache
 : >"$apt/preferences"
 : >"$apt/status"
 
-main=$(debian_source bookworm) || die "no apt source serves Debian bookworm main (in $APT_DIR): the archive the kernels come from is unknown"
+main=$(debian_source bookworm) ||
+	die "no apt source serves Debian bookworm main (in $APT_DIR): the kernels' archive is unknown"
 security=$(debian_source bookworm-security) || security=
 case " $SUITES " in *" ${suite%-security} "*) ;; *) SUITES="$SUITES ${suite%-security}" ;; esac
+# A security suite asked for is served where bookworm-security is.
+security_suites=bookworm-security
+case $suite in
+*-security) [ "$suite" = bookworm-security ] || security_suites="$security_suites $suite" ;;
+esac
 
 # Debian's archive keyring holds the keys of every release it is signed for, trixie's
 # included; a source's own Signed-By may name a keyring of bookworm's keys only.
@@ -50,17 +57,15 @@ keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
 		"$(printf '%s' "$main" | cut -f1)" "$SUITES" "$keyring"
 	if [ -n "$security" ]; then
-		printf '\nTypes: deb\nURIs: %s\nSuites: bookworm-security%s\nComponents: main\nSigned-By: %s\n' \
-			"$(printf '%s' "$security" | cut -f1)" \
-			"$(case $suite in *-security) [ "$suite" = bookworm-security ] || printf ' %s' "$suite" ;; esac)" \
-			"$keyring"
+		printf '\nTypes: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+			"$(printf '%s' "$security" | cut -f1)" "$security_suites" "$keyring"
 	fi
 } >"$apt/kernels.sources.new"
 
-# Everything apt reads or writes is ours (no directory named *.d: the Makefile takes those as
-# dependency files): sources, lists, cache, no preferences, an empty dpkg
-# status (nothing is installed here), no lock. Root downloads as root: the _apt user cannot
-# write into a build directory.
+# Everything apt reads or writes is ours: sources, lists, cache, no preferences, an empty dpkg
+# status (nothing is installed here), no lock; no directory named *.d, which the Makefile
+# takes for dependency files. Root downloads as root: the _apt user cannot write into a build
+# directory.
 APT_OPTS=(-q -o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$apt/sources"
 	-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
 	-o "Dir::Etc::Preferences=$apt/preferences" -o "Dir::Etc::PreferencesParts=$apt/preference-parts"
@@ -72,11 +77,16 @@ if ! cmp -s "$apt/kernels.sources.new" "$apt/sources/kernels.sources" ||
 	[ -z "$(find "$stamp" -mmin -"${KERNELS_LISTS_MAX_AGE:-360}" 2>/dev/null)" ]; then
 	mv "$apt/kernels.sources.new" "$apt/sources/kernels.sources"
 	apt-get "${APT_OPTS[@]}" update >"$apt/update.log" 2>&1 ||
-		die "apt-get update failed: $(grep -m1 -E '^(E|Err):' "$apt/update.log" || tail -n 1 "$apt/update.log")"
+		die "apt-get update failed: $(apt_error "$apt/update.log")"
 	touch "$stamp"
 else
 	rm -f "$apt/kernels.sources.new"
 fi
+
+# The first error of apt's log FILE, else its last line.
+apt_error() {
+	grep -m1 -E '^(E|Err):' "$1" || tail -n 1 "$1"
+}
 
 # The lists' record of package PKG (a name/suite or name=version); empty when unknown.
 record() {
@@ -100,6 +110,15 @@ depend() {
 meta=linux-image-cloud-amd64/$suite
 meta_record=$(record "$meta")
 version=$(field Version <<<"$meta_record")
+# Where this machine gets the suite's security updates (bookworm-security), the kernel a system
+# of that suite runs is the newer of the two.
+security_record=$(record "$meta-security")
+security_version=$(field Version <<<"$security_record")
+if [ -n "$security_version" ] &&
+	dpkg --compare-versions "$security_version" gt "${version:-0}"; then
+	meta_record=$security_record
+	version=$security_version
+fi
 [ -n "$version" ] || die "no $meta in the lists (is $suite a suite of Debian's archive?)"
 image=$(depend linux-image- <<<"$meta_record")
 [ -n "$image" ] || die "$meta $version depends on no linux-image- package"
@@ -117,7 +136,7 @@ download() {
 	deb=$cache/debs/$(printf '%s' "$1" | sed 's/=/_/; s/:/%3a/g')_amd64.deb
 	if [ ! -s "$deb" ]; then
 		(cd "$cache/debs" && apt-get "${APT_OPTS[@]}" download "$1" >"$cache/debs/download.log" 2>&1) ||
-			die "apt-get download $1 failed: $(grep -m1 -E '^(E|Err):' "$cache/debs/download.log" || tail -n 1 "$cache/debs/download.log")"
+			die "apt-get download $1 failed: $(apt_error "$cache/debs/download.log")"
 		[ -s "$deb" ] || deb=$(ls -t "$cache/debs/${1%%=*}"_*.deb | head -n 1)
 	fi
 	printf '%s\n' "$deb"
@@ -146,7 +165,8 @@ case $member in
 esac
 out=$cache/vmlinuz-$release
 if [ ! -s "$out" ]; then
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO "$member" >"$out.tmp" || die "cannot extract $member from $deb"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO "$member" >"$out.tmp" ||
+		die "cannot extract $member from $deb"
 	mv "$out.tmp" "$out"
 fi
 mkdir -p "$cache/resolved"
