@@ -24,13 +24,14 @@ command -v qemu-system-x86_64 >/dev/null || die "no qemu-system-x86_64 (package 
 # One boot: the console into DIR/console.log, printed as it comes (a hang shows where it
 # stopped); sets rc (QEMU's status, 124 on the timeout) and secs.
 boot() {
-	local printer start
+	local printer start append
 	rm -rf "$dir/out" "$dir/console.log" "$dir/results.b64"
 	mkdir -p "$dir"
 	: >"$dir/console.log"
 	# $! is tail's pid, whose end ends the filter. A line can begin with the terminal resets
 	# the kernel writes.
-	tail -n +1 -F "$dir/console.log" 2>/dev/null > >(grep --line-buffered -o 'lxk:.*' | sed -u "s/^lxk:/  [$name]/") &
+	tail -n +1 -F "$dir/console.log" 2>/dev/null \
+		> >(grep --line-buffered -o 'lxk:.*' | sed -u "s/^lxk:/  [$name]/") &
 	printer=$!
 	start=$(date +%s.%N)
 	# panic=-1 turns a panic into a reboot, -no-reboot turns that into QEMU's exit. QEMU 7.2's
@@ -42,10 +43,12 @@ boot() {
 	# thread for both vCPUs. With both, 120 boots in 120 came up, and the stage took 116 s
 	# against 114 s. The kernel hands KERNELS_STEP_TIMEOUT=N, not a parameter of its own, to
 	# init's environment, so the scenario's limit is the host's.
-	timeout -k 5 "$limit" qemu-system-x86_64 -accel "${KERNELS_ACCEL:-tcg,thread=single}" -cpu qemu64,-cx16 \
-		-m 1024 -smp 2 -nographic -no-reboot -display none -monitor none \
+	append="console=ttyS0 panic=-1 quiet"
+	[ -z "${KERNELS_STEP_TIMEOUT:-}" ] || append="$append KERNELS_STEP_TIMEOUT=$KERNELS_STEP_TIMEOUT"
+	timeout -k 5 "$limit" qemu-system-x86_64 -accel "${KERNELS_ACCEL:-tcg,thread=single}" \
+		-cpu qemu64,-cx16 -m 1024 -smp 2 -nographic -no-reboot -display none -monitor none \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 quiet${KERNELS_STEP_TIMEOUT:+ KERNELS_STEP_TIMEOUT=$KERNELS_STEP_TIMEOUT}" \
+		-append "$append" \
 		-serial "file:$dir/console.log" -serial "file:$dir/results.b64" \
 		</dev/null >"$dir/qemu.log" 2>&1
 	rc=$?
@@ -70,9 +73,11 @@ echo "$secs" >"$dir/seconds"
 last=$(grep -v '^\s*$' "$dir/console.log" | tail -n 1)
 panic=$(grep -m1 -E 'Kernel panic|BUG:|Oops:' "$dir/console.log")
 [ -z "$panic" ] || die "guest panic after $secs s: $panic"
-[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || die "timeout: no poweroff in ${limit} s; the console's last line: $last"
+[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] ||
+	die "timeout: no poweroff in ${limit} s; the console's last line: $last"
 grep -q 'lxk: kernel' "$dir/console.log" ||
-	die "boot: the guest never ran its init (QEMU status $rc): $(tail -n 1 "$dir/qemu.log") | console: $last"
+	die "boot: the guest never ran its init (QEMU status $rc): $(tail -n 1 "$dir/qemu.log")" \
+		"| console: $last"
 [ "$rc" -eq 0 ] || die "QEMU exited with status $rc: $(tail -n 1 "$dir/qemu.log")"
 tail -n 1 "$dir/results.b64" | grep -q '^LXK-END$' ||
 	die "results: the guest's output did not come back whole ($(wc -c <"$dir/results.b64") bytes)"

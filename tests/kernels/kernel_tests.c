@@ -20,10 +20,11 @@
 
 /* A thread leaving its CPU asleep: the kernel counts it in voluntary_ctxt_switches (prev_state
  * not running); the model writes one of these at that switch (docs/model.md, "Switch"). */
-#define VOLUNTARY (TQ_BIT(GT_EV_GO_BLOCK) | TQ_BIT(GT_EV_GO_BLOCK_SEND) | TQ_BIT(GT_EV_GO_BLOCK_RECV) | \
-		   TQ_BIT(GT_EV_GO_BLOCK_SELECT) | TQ_BIT(GT_EV_GO_BLOCK_SYNC) |                      \
-		   TQ_BIT(GT_EV_GO_BLOCK_COND) | TQ_BIT(GT_EV_GO_BLOCK_NET) |                         \
-		   TQ_BIT(GT_EV_GO_BLOCK_GC) | TQ_BIT(GT_EV_GO_SLEEP) | TQ_BIT(GT_EV_GO_SYSBLOCK))
+#define VOLUNTARY                                                                           \
+	(TQ_BIT(GT_EV_GO_BLOCK) | TQ_BIT(GT_EV_GO_BLOCK_SEND) | TQ_BIT(GT_EV_GO_BLOCK_RECV) |   \
+	 TQ_BIT(GT_EV_GO_BLOCK_SELECT) | TQ_BIT(GT_EV_GO_BLOCK_SYNC) | TQ_BIT(GT_EV_GO_BLOCK_COND) | \
+	 TQ_BIT(GT_EV_GO_BLOCK_NET) | TQ_BIT(GT_EV_GO_BLOCK_GC) | TQ_BIT(GT_EV_GO_SLEEP) |      \
+	 TQ_BIT(GT_EV_GO_SYSBLOCK))
 /* Leaving it runnable (preempted, or sched_yield): nonvoluntary_ctxt_switches. */
 #define INVOLUNTARY (TQ_BIT(GT_EV_GO_PREEMPT) | TQ_BIT(GT_EV_GO_SCHED))
 
@@ -114,7 +115,8 @@ static pid_t tid_of(struct workload *w, const char *step, const char *role)
 {
 	pid_t tid = workload__tid(w, role);
 
-	kt_assert(tid > 0, step, "the workload did not report thread '%s':\n%s", role, workload__stdout(w));
+	kt_assert(tid > 0, step, "the workload did not report thread '%s':\n%s", role,
+		  workload__stdout(w));
 	return tid;
 }
 
@@ -255,8 +257,8 @@ Test(kernel, sleeper_sleeps_are_gosleep)
 			sleep = NULL;
 		}
 	}
-	kt_expect_thread((long long)n == sleeps, "sleeper", tid, "%zu GoSleep, the workload slept %lld times",
-			 n, sleeps);
+	kt_expect_thread((long long)n == sleeps, "sleeper", tid,
+			 "%zu GoSleep, the workload slept %lld times", n, sleeps);
 }
 
 /* hot_inner (inlined, on a line of its loop) <- hot_middle (at its call) <- hot_outer (at its
@@ -307,7 +309,8 @@ Test(kernel, samples_and_stacks)
 	}
 	cr_log_info("%s: hotspin: %zu samples, %zu with the inlined chain", kr_name(), n, chained);
 	/* 1.5 s at 999 Hz, however slowly the guest runs the spin. */
-	kt_expect_thread(n >= 50, "samples", spinner, "%zu CPU samples of hotspin's 1.5 s spin at 999 Hz", n);
+	kt_expect_thread(n >= 50, "samples", spinner,
+			 "%zu CPU samples of hotspin's 1.5 s spin at 999 Hz", n);
 	kt_expect_thread(chained * 10 >= n * 8, "samples", spinner,
 			 "only %zu of %zu samples carry hot_inner <- hot_middle <- hot_outer <- main at "
 			 "the workload's lines", chained, n);
@@ -378,7 +381,8 @@ Test(kernel, flight_recorder_triggers_write_files)
 	}
 	cr_log_info("%s: flight: %u files, SIGUSR1's mark %s, the program's %s", kr_name(), files,
 		    by_signal ? "found" : "missing", by_program ? "found" : "missing");
-	kt_assert(by_signal, "flight", "no file marked by SIGUSR1 on lxtrace's goroutine (%u files)", files);
+	kt_assert(by_signal, "flight", "no file marked by SIGUSR1 on lxtrace's goroutine (%u files)",
+		  files);
 	if (cookies)
 		kt_assert(by_program && files == 2, "flight",
 			  "%u files, %s the program's trigger mark on its thread: expected 2, one with it",
@@ -404,7 +408,8 @@ static void check_whole_machine(const char *step, const char *file)
 	secs = tq_ns(kt.trace, ev[0].ts, ev[n - 1].ts) / 1e9;
 	cr_log_info("%s: %s: %zu events over %.2f s", kr_name(), step, n, secs);
 	kt_assert(secs >= 1.5, step, "%s spans %.2f s of a 2 s recording", file, secs);
-	kt_assert(tq_count(kt.trace, TQ_BIT(GT_EV_GO_START), TQ_ANY_THREAD) > 0, step, "no GoStart in %s", file);
+	kt_assert(tq_count(kt.trace, TQ_BIT(GT_EV_GO_START), TQ_ANY_THREAD) > 0, step,
+		  "no GoStart in %s", file);
 }
 
 Test(kernel, whole_machine_cheapest_mode)

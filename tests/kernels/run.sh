@@ -27,7 +27,7 @@ work=$build/kernels
 limit=${KERNELS_TIMEOUT:-300}
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "kernel-test: skipped: it loads BPF programs on the host and downloads with apt: run it as root"
+	echo "kernel-test: skipped: it loads BPF programs and downloads with apt: run it as root"
 	exit 0
 fi
 if [ "$(uname -m)" != x86_64 ]; then
@@ -45,8 +45,8 @@ since() {
 # The steps' outcomes of a results directory, one word each: "pingpong:ok(12.3s)", then the
 # first failed step's line of the scenario's log.
 steps() {
-	awk '{ printf "%s%s:%s(%ss)", sep, $1, $2 == "0" ? "ok" : $2 == "skip" ? "skip" : "rc" $2, $3; sep = " " }' \
-		"$1/out/steps" 2>/dev/null
+	awk '{ printf "%s%s:%s(%ss)", sep, $1, $2 == "0" ? "ok" : $2 == "skip" ? "skip" : "rc" $2, $3
+	       sep = " " }' "$1/out/steps" 2>/dev/null
 	grep -m1 -o 'lxk: [a-z]* FAILED.*' "$1/out/log" 2>/dev/null | sed 's/^lxk: /; first failure: /'
 }
 
@@ -74,7 +74,8 @@ for k in "${kernels[@]}"; do
 		boot="native"
 	else
 		echo "== $k: fetching Debian's linux-image-cloud-amd64/$k"
-		if ! read -r release version image < <(bash "$here/fetch.sh" "$k" "$work/cache" 2>"$dir/error"); then
+		if ! read -r release version image \
+			< <(bash "$here/fetch.sh" "$k" "$work/cache" 2>"$dir/error"); then
 			cat "$dir/error" >&2
 			summary+=("$k: FAILED: $(head -n 1 "$dir/error")")
 			failed=1
@@ -88,15 +89,19 @@ for k in "${kernels[@]}"; do
 			failed=1
 			continue
 		fi
-		boot="init at $(grep -o -m1 'up at [0-9.]* s' "$dir/console.log" | cut -d' ' -f3) s, guest $(cat "$dir/seconds") s"
-		[ ! -s "$dir/crashed-booting" ] || boot="$boot (booted twice: the first crashed: $(cat "$dir/crashed-booting"))"
+		init=$(grep -o -m1 'up at [0-9.]* s' "$dir/console.log" | cut -d' ' -f3)
+		boot="init at $init s, guest $(cat "$dir/seconds") s"
+		[ ! -s "$dir/crashed-booting" ] ||
+			boot="$boot (booted twice: the first crashed: $(cat "$dir/crashed-booting"))"
 	fi
 	echo "== $name: assertions"
 	report=$dir/tests.log
 	LXTRACE_KERNEL_RESULTS=$dir LXTRACE_KERNEL_NAME=$name \
 		bash "$here/../../scripts/run-tests.sh" "$tests" --short-filename --verbose 2>&1 | tee "$report"
-	verdict=$(grep -o 'Tested: [0-9]* | Passing: [0-9]* | Failing: [0-9]* | Crashing: [0-9]*' "$report" | tail -n 1)
-	bad=$(grep -o '^\[\(FAIL\|CRASH\)\] kernel::[a-z_0-9]*' "$report" | sed 's/.*:://' | sort -u | tr '\n' ' ')
+	verdict=$(grep -o 'Tested: [0-9]* | Passing: [0-9]* | Failing: [0-9]* | Crashing: [0-9]*' \
+		"$report" | tail -n 1)
+	bad=$(grep -o '^\[\(FAIL\|CRASH\)\] kernel::[a-z_0-9]*' "$report" | sed 's/.*:://' | sort -u |
+		tr '\n' ' ')
 	if [ -n "$bad" ] || [ -z "$verdict" ]; then
 		failed=1
 		summary+=("$name: FAILED ${bad:-(no test result)}; $boot; $(steps "$dir"); $(since "$t0") s")

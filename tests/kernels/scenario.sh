@@ -9,8 +9,8 @@
 # -- COMMAND passes the command's stdout through) and its stderr as NAME.err (lxtrace's summary,
 # or its error), and one line per step in OUT_DIR/steps: "NAME RC SECONDS", RC "skip" when this
 # lxtrace lacks the step's option. The "lxk:" lines it prints, one per step with its status and
-# first error line, are kept in OUT_DIR/log. A step that fails to load its BPF programs is run again
-# with -v into NAME.verbose.err, so the verifier's complaint comes back too. Each step is
+# first error line, are kept in OUT_DIR/log. A step that fails to load its BPF programs is run
+# again with -v into NAME.verbose.err, so the verifier's complaint comes back too. Each step is
 # stopped after its time (SIGINT, then SIGKILL), leaving the others theirs; recordings are
 # short because a TCG guest runs 10-30 times slower than the host.
 set -u
@@ -63,7 +63,8 @@ now() {
 why() {
 	first=$(grep -m1 '^lxtrace' "$out/$1.err" || tail -n 1 "$out/$1.err")
 	[ -s "$out/$1.verbose.err" ] || { echo "$first"; return; }
-	lib=$(grep -m1 -E "libbpf: .*(failed|not found|[Ee]rror|invalid|unknown|unsupported)" "$out/$1.verbose.err")
+	lib=$(grep -m1 -E "libbpf: .*(failed|not found|[Ee]rror|invalid|unknown|unsupported)" \
+		"$out/$1.verbose.err")
 	ver=$(awk '/BEGIN PROG LOAD LOG/ { inlog = 1; next }
 		/END PROG LOAD LOG/ { if (msg != "") { print msg; exit } inlog = 0 }
 		inlog && /^[0-9]+: \(/ { grab = 1; next }
@@ -122,7 +123,8 @@ step sleeper "$L" record -o "$out/sleeper.trace" -- "$W/sleeper" 20
 # Samples with stacks of both kinds: a spin whose call chain is known, then sleeps whose
 # blocking events carry kernel frames under the user frames.
 step samples "$L" record -F 999 --stacks=both -o "$out/samples.trace" -- \
-	sh -c "'$W/hotspin' chain 1500 >'$out/samples-hotspin.out' && '$W/sleeper' 5 >'$out/samples-sleeper.out'"
+	sh -c "'$W/hotspin' chain 1500 >'$out/samples-hotspin.out' &&
+		'$W/sleeper' 5 >'$out/samples-sleeper.out'"
 # The flight recorder's triggers: SIGUSR1, and the program's lxtrace_trigger() where the kernel
 # lets lxtrace attach a command's probes; a file each (flight-001.trace, ...).
 step flight sh "$0" "$out" --flight
