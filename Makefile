@@ -51,6 +51,10 @@ WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(OUT)/tests/workloads/%)
 BENCHES := $(BENCH_SRCS:bench/%.c=$(OUT)/bench/%)
 
 LIBFORMAT := $(OUT)/libgtformat.a
+# $LXTRACE from the environment names a binary to put in make kernel-test's guests instead of
+# this build's; read here, before the next line gives the name to this build's binary (which
+# make then exports in its place).
+KERNEL_LXTRACE := $(if $(filter environment%,$(origin LXTRACE)),$(LXTRACE))
 LXTRACE := $(OUT)/lxtrace
 UNIT_TESTS := $(OUT)/tests/unit-tests
 INTEG_TESTS := $(OUT)/tests/integration-tests
@@ -225,7 +229,7 @@ integration-test: $(INTEG_TESTS) $(LXTRACE) $(WORKLOADS) $(CAPTURE_STREAM)
 # LXTRACE_WORKLOADS= put another build's programs in the guests.
 KERNELS ?= bullseye bookworm bookworm-backports trixie-backports host
 kernel-test: $(KERNEL_TESTS) $(LXTRACE) $(WORKLOADS)
-	bash tests/kernels/run.sh $(OUT) $(KERNELS)
+	LXTRACE=$(or $(KERNEL_LXTRACE),$(LXTRACE)) bash tests/kernels/run.sh $(OUT) $(KERNELS)
 # make -j test: the host's run records the whole machine too, so not while the integration tests do.
 ifneq ($(filter test,$(MAKECMDGOALS)),)
 kernel-test: integration-test

@@ -27,12 +27,11 @@ flight() {
 	"$L" record --flight-recorder=5 --min-gap 0.1 -o "$out/flight.trace" -- "$W/triggered" 1500 1 100 &
 	rec=$!
 	trap 'kill -INT $rec 2>/dev/null' INT TERM
-	n=0
-	until grep -q recording "$out/flight.err" 2>/dev/null || [ $n -ge 600 ]; do
-		n=$((n + 1))
+	# Until it records, or has exited (it could not start).
+	until grep -q recording "$out/flight.err" 2>/dev/null || ! kill -0 $rec 2>/dev/null; do
 		sleep 0.1
 	done
-	kill -USR1 $rec
+	kill -USR1 $rec 2>/dev/null
 	wait $rec
 	rc=$?
 	# A wait cut short by the trap's signal: lxtrace is still stopping.
