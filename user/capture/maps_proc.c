@@ -265,7 +265,8 @@ static int publish(struct maps_proc *mp, const struct pending *p, const struct k
 	t->nvmas = nvmas;
 	t->n = k->n < LX_PMAPS_MAX ? k->n : LX_PMAPS_MAX;
 	t->overflow = k->n - t->n;
-	memcpy(t->m, k->m, t->n * sizeof(t->m[0]));
+	if (t->n)	/* a process gone to a zombie has none, and maybe no array */
+		memcpy(t->m, k->m, t->n * sizeof(t->m[0]));
 	/* A full map (more processes than PROC_TABLES) leaves this one's walks without a table:
 	 * counted, as the kernel-side builds count theirs. */
 	if (bpf_map_update_elem(mp->o.tables_fd, &key, t, BPF_ANY)) {
