@@ -156,12 +156,13 @@ compare() {
 	done
 }
 
-# The tracers of a part, and with --old the old build's runs of the lxtrace ones.
+# The tracers of a part, and with --old the old build's runs of the lxtrace ones (not of the
+# masked modes: an older build may not know LXTRACE_MASK_FEATURES).
 with_old() {
 	local t
 	echo "$@"
 	[ -n "$OLD" ] || return 0
-	for t in "$@"; do case $t in lx*) echo "old-$t" ;; esac; done
+	for t in "$@"; do case $t in lxcompat|lxproc) ;; lx*) echo "old-$t" ;; esac; done
 }
 
 if [[ " $PARTS " == *" sampling "* ]]; then

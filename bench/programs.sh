@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# programs.sh - what each BPF program costs per run, as the kernel measures it
+# (kernel.bpf_stats_enabled: run_time_ns / run_cnt of every program), during a pinned pipe
+# ping-pong: the scheduler's programs at their hottest. A wall-time ratio (bench/stacks.sh)
+# carries the machine's noise of a few percent; this is the programs' own time, so two builds
+# or two modes compare to a few ns.
+#
+# Usage: bench/programs.sh [--runs N] [--mode "OPTIONS"] [--mask FEATURES] [--old LXTRACE]
+# --mode: lxtrace record's options (default: "-F 99", the defaults); --mask: features taken for
+# missing (LXTRACE_MASK_FEATURES, docs/testing.md), to measure an older kernel's programs here;
+# --old: another build, whose runs alternate with this one's. Prints the median (min..max)
+# ns per run of each program that ran over 1,000 times. Run as root; needs bpftool, perf.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LXTRACE=${LXTRACE:-$ROOT/build/lxtrace}
+RUNS=6
+MODE="-F 99"
+MASK=
+OLD=
+PIPE_N=100000
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) RUNS=$2; shift ;;
+	--mode) MODE=$2; shift ;;
+	--mask) MASK=$2; shift ;;
+	--old) OLD=$2; shift ;;
+	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "programs.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+die() { echo "programs.sh: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "must run as root"
+[ -x "$LXTRACE" ] || die "$LXTRACE not built (make)"
+[ -z "$OLD" ] || [ -x "$OLD" ] || die "--old $OLD: not an executable"
+command -v bpftool >/dev/null && command -v perf >/dev/null || die "needs bpftool and perf"
+
+TMP=$(mktemp -d /tmp/lxtrace-programs.XXXXXX)
+TRACER_PID=
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
+cleanup() {
+	if [ -n "$TRACER_PID" ] && kill -0 "$TRACER_PID" 2>/dev/null; then
+		kill -INT "$TRACER_PID" 2>/dev/null || true
+		wait "$TRACER_PID" 2>/dev/null || true
+	fi
+	sysctl -q kernel.bpf_stats_enabled="$STATS_WAS" || true
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# One recording by $2 (label $1) of the pipe ping-pong: "LABEL PROGRAM NS" per busy program.
+measure() {
+	local label=$1 lx=$2
+	: >"$TMP/log"
+	LXTRACE_MASK_FEATURES=$MASK "$lx" record -o "$TMP/out" $MODE 2>"$TMP/log" &
+	TRACER_PID=$!
+	for _ in $(seq 100); do grep -q recording "$TMP/log" && break; sleep 0.1; done
+	taskset -c 1 perf bench sched pipe -l "$PIPE_N" >/dev/null
+	# The counters live with the programs: read them before the recorder lets go.
+	bpftool prog show -j | python3 -c '
+import json, sys
+for p in json.load(sys.stdin):
+    if p.get("run_cnt", 0) > 1000:
+        print(sys.argv[1], p.get("name", "?"), p["run_time_ns"] / p["run_cnt"])' "$label"
+	kill -INT "$TRACER_PID"
+	wait "$TRACER_PID" || die "$label: lxtrace failed: $(tail -n 3 "$TMP/log")"
+	TRACER_PID=
+}
+
+sysctl -q kernel.bpf_stats_enabled=1
+for i in $(seq "$RUNS"); do
+	# Alternate which build goes first, so drift hits both alike.
+	if [ -n "$OLD" ] && [ $((i % 2)) = 0 ]; then
+		measure old "$OLD"
+		measure new "$LXTRACE"
+	else
+		measure new "$LXTRACE"
+		[ -z "$OLD" ] || measure old "$OLD"
+	fi
+done >"$TMP/ns"
+
+echo "## ns per program run (kernel.bpf_stats_enabled), pinned pipe -l $PIPE_N, lxtrace record" \
+	"$MODE${MASK:+, LXTRACE_MASK_FEATURES=$MASK}: median (min..max) of $RUNS"
+python3 - "$TMP/ns" <<'EOF'
+import statistics as st, sys
+d = {}
+for line in open(sys.argv[1]):
+    build, prog, ns = line.split()
+    d.setdefault((prog, build), []).append(float(ns))
+print("| program | build | ns per run |")
+print("|---|---|---|")
+for (prog, build), v in sorted(d.items()):
+    print(f"| {prog} | {build} | {st.median(v):.1f} ({min(v):.1f}..{max(v):.1f}) |")
+EOF
