@@ -363,6 +363,16 @@ Test(targets, heap_follows_resident_memory)
 	cr_assert_geq(max, 200ull << 20, "the heap counter peaked at %llu bytes, expected >= 200 MiB",
 		      (unsigned long long)max);
 	cr_assert_geq(rises, 10, "the heap counter rose %zu times, expected at least once per step", rises);
+	/* The viewers draw a counter up to its last value: it is written again at the end. */
+	for (size_t i = gt_trace__nevents(it.trace); i-- > 0;) {
+		if (ev[i].type != GT_EV_HEAP_ALLOC)
+			continue;
+		cr_assert_eq(ev[i].ts, ev[gt_trace__nevents(it.trace) - 1].ts,
+			     "the heap counter's last value is at %.3f s, the trace ends at %.3f s",
+			     tq_ns(it.trace, ev[0].ts, ev[i].ts) / 1e9,
+			     tq_ns(it.trace, ev[0].ts, ev[gt_trace__nevents(it.trace) - 1].ts) / 1e9);
+		break;
+	}
 }
 
 Test(targets, bad_targets_are_one_line_errors)

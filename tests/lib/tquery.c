@@ -168,6 +168,54 @@ size_t tq_count_logs(const struct gt_trace *t, const char *needle)
 	return count;
 }
 
+void tq_sched(const struct gt_trace *t, uint32_t tid, uint64_t from, uint64_t to,
+	      struct tq_sched *out)
+{
+	const struct gt_event *e;
+	uint64_t since = 0;	/* runnable since then; 0: not runnable */
+	bool woken = false;	/* by a wakeup, not a preemption */
+	size_t i = 0;
+
+	*out = (struct tq_sched){ 0 };
+	while ((e = tq_next(t, &i, ~0ULL, tid))) {
+		bool in = e->ts >= from && e->ts <= to;
+
+		i++;
+		switch (e->type) {
+		case GT_EV_GO_CREATE:
+		case GT_EV_GO_UNBLOCK:
+		case GT_EV_GO_SYSEXIT:
+		case GT_EV_GO_PREEMPT:
+		case GT_EV_GO_SCHED:
+			if (!since) {
+				since = e->ts;
+				woken = e->type == GT_EV_GO_UNBLOCK || e->type == GT_EV_GO_SYSEXIT;
+			}
+			break;
+		case GT_EV_GO_START:
+		case GT_EV_GO_START_LABEL:
+			/* A wait counts whole, in the window its end falls in, as the kernel adds
+			 * it to the run delay when the thread starts running. */
+			if (since && in)
+				out->runnable_ns += tq_ns(t, since, e->ts);
+			out->starts += in;
+			out->woken += in && since && woken;
+			since = 0;
+			break;
+		case GT_EV_GO_SYSCALL:
+			break;	/* a syscall that does not block: still running */
+		default:
+			/* Blocked, asleep, in a syscall at the start, ended. */
+			if (e->type >= GT_EV_GO_END && e->type <= GT_EV_GO_IN_SYSCALL)
+				since = 0;
+			if (in && e->type == GT_EV_GO_BLOCK && e->stack && e->stack->n &&
+			    !strcmp(e->stack->frames[0].func, "[lxtrace repair]"))
+				out->unseen++;
+			break;
+		}
+	}
+}
+
 double tq_ns(const struct gt_trace *t, uint64_t from, uint64_t to)
 {
 	uint64_t freq = gt_trace__frequency(t);

@@ -68,6 +68,20 @@ size_t tq_count_logs(const struct gt_trace *t, const char *needle);
 char **tq_window_lines(const struct gt_trace *t, uint64_t from, uint64_t to, size_t *n);
 void tq_free_lines(char **lines, size_t n);
 
+/* What thread tid's goroutines did in [from, to] (absolute ticks) as the kernel's schedstat
+ * counts it: the time they were runnable (ready to run, not running: from GoCreate, GoUnblock,
+ * GoSysExit, GoPreempt or GoSched to the next GoStart) in the waits that ended in the window,
+ * each whole (the kernel adds a wait to the run delay when it ends), the runs begun, those
+ * that ended a wakeup's wait, and the stops the model had to invent because the kernel
+ * reported no switch-out (a GoBlock by the "[lxtrace repair]" frame). */
+struct tq_sched {
+	double runnable_ns;
+	size_t starts, woken, unseen;
+};
+
+void tq_sched(const struct gt_trace *t, uint32_t tid, uint64_t from, uint64_t to,
+	      struct tq_sched *out);
+
 /* Tick difference in nanoseconds. */
 double tq_ns(const struct gt_trace *t, uint64_t from, uint64_t to);
 

@@ -200,6 +200,15 @@ int model_preempt(struct model *m, uint32_t p)
 	return model_go_stop(m, p, GT_EV_GO_PREEMPT, stk, THREAD_RUNNABLE);
 }
 
+int model_stop_unseen(struct model *m, uint32_t p)
+{
+	uint64_t stk;
+	int err;
+
+	err = model_special_stack(m, p, IDENT_SPECIAL_REPAIR, &stk);
+	return err ? err : model_go_stop(m, p, GT_EV_GO_BLOCK, stk, THREAD_WAITING);
+}
+
 int model_go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 {
 	int err;
@@ -238,7 +247,7 @@ int model_run_here(struct model *m, uint32_t c, struct thread *t)
 		err = ready_by_repair(m, t);
 	}
 	if (!err && m->cur[c])
-		err = model_preempt(m, c);
+		err = model_stop_unseen(m, c);
 	return err ? err : model_go_start(m, c, t);
 }
 

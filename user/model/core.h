@@ -106,12 +106,21 @@ int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, en
 /* The G running on p is preempted, with its stack. */
 int model_preempt(struct model *m, uint32_t p);
 
+/* The G running on p left it unseen: the kernel reported no switch-out of it (lost, or never
+ * sent: docs/model.md, "Switches the kernel does not report"). Most such threads went to
+ * sleep, so it is stopped as blocked, by the repair frame, and a wakeup readies it as usual;
+ * one that runs again unwoken was preempted after all, and is readied then (missed-wakeup).
+ * Taken for preempted, a thread asleep for a second would show a second of waiting for a
+ * CPU that the kernel's run delay does not have. */
+int model_stop_unseen(struct model *m, uint32_t p);
+
 /* Blocked t becomes runnable, woken from P p (attributed to whatever runs there) with the
  * waker's stack: GoSysExit for a thread blocked in a syscall, GoUnblock otherwise. */
 int model_go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk);
 
 /* Makes t the G running on P c, with the fewest events: preempts it where the model has it
- * running, readies it if the model has it blocked, stops whatever else runs on c. The caller
+ * running, readies it if the model has it blocked, stops whatever else runs on c (left
+ * unseen: model_stop_unseen). The caller
  * counts the stale switch, if any; the other repairs are counted here. */
 int model_run_here(struct model *m, uint32_t c, struct thread *t);
 

@@ -278,6 +278,10 @@ int model__finish(struct model *m, uint64_t ts)
 	if (m->finished)
 		return 0;
 	model_advance(m, ts);
+	/* The viewers draw a counter from one value to the next: its last value is written again
+	 * at the end, or the heap graph would stop at the last change. */
+	if (m->rss)
+		err = model_emit(m, m->hk, GT_EV_HEAP_ALLOC, m->rss_total * m->page_size, 0, 0);
 	/* The 1.19 viewer crashes on a GoStart with no later stop (docs/format.md §10.5). */
 	for (uint32_t p = 0; p < m->ncpus && !err; p++)
 		if (m->cur[p])

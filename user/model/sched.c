@@ -111,7 +111,12 @@ int model_on_switch(struct model *m, const struct lx_rec *r)
 				return err;
 			if (m->cur[c] != t) {
 				stale = !model_placeable(m, c, t);
-				err = model_run_here(m, c, t);
+				/* What the model runs here left unseen; coming back next, unwoken, it
+				 * was preempted by t. */
+				if (m->cur[c] && m->cur[c]->tid == s->next_tid)
+					err = model_preempt(m, c);
+				if (!err)
+					err = model_run_here(m, c, t);
 			}
 			if (!err)
 				err = switch_out(m, c, t, s->prev_state, s->prev_syscall);
@@ -123,9 +128,10 @@ int model_on_switch(struct model *m, const struct lx_rec *r)
 			callstacks__forget_thread(m->cs, s->h.tid);
 	}
 	if (m->cur[c]) {
-		/* The model had another G here than the kernel switched out. */
+		/* The model had another G here than the kernel switched out: its own switch-out
+		 * was not reported. One that is switched in again, unwoken, simply runs on. */
 		stale = true;
-		err = model_preempt(m, c);
+		err = m->cur[c]->tid != s->next_tid ? model_stop_unseen(m, c) : 0;
 		if (err)
 			return err;
 	}
