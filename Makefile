@@ -66,7 +66,7 @@ CAPTURE_STREAM := $(OUT)/tests/capture-stream
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all test layers docs docs-check unit-test integration-test kernel-test sanitize-test fuzz fuzz-replay \
-	bench deps demo vmlinux clean
+	bench deps demo vmlinux clean FORCE
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
 
@@ -99,6 +99,16 @@ $(OUT)/syscall_names.h: $(SYSCALL_HDR)
 	@mkdir -p $(@D)
 	$(Q)sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/[\2] = "\1",/p' $< > $@
 	$(Q)test -s $@ || { echo "syscall_names.h: no __NR_ definitions in $<" >&2; exit 1; }
+
+# The version `lxtrace --version` prints: git's description of the tree it was built from
+# ("unknown" outside a git checkout), rewritten only when it changes, so only main.o follows.
+$(OUT)/version.h: FORCE
+	@mkdir -p $(@D)
+	$(Q)v=$$(git -C $(CURDIR) describe --always --dirty 2>/dev/null || echo unknown); \
+		printf '#define LXTRACE_VERSION "%s"\n' "$$v" >$@.tmp; \
+		if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(OUT)/user/cli/main.o: $(OUT)/version.h
+FORCE:
 
 # Generated headers exist before user/ compiles (order-only: they do not make every object
 # out of date); from then on -MMD ties each object to the headers it includes, so only

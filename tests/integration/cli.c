@@ -74,6 +74,48 @@ Test(cli, record_bad_option_value)
 				run_lxtrace((const char *[]){ "record", "-F", "99x", NULL }));
 }
 
+/* A value that is wrong says what is wrong with it, with the usage errors' status 2: a -p
+ * that swallowed the next option is no pid (not "-p and a command exclude each other"), and a
+ * range says whether its ends are allowed. */
+Test(cli, record_usage_errors_say_what_is_wrong)
+{
+	static const struct {
+		const char *args[6];
+		const char *says;
+	} cases[] = {
+		{ { "record", "-p", "-d", "1", NULL }, "-p: '-d' is not a list of process ids" },
+		{ { "record", "-p", "abc", NULL }, "-p: 'abc' is not a list of process ids" },
+		{ { "record", "-p", "0", NULL }, "is not a list of process ids" },
+		{ { "record", "-b", "0", NULL }, "above 0 and up to 4096" },
+		{ { "record", "--flight-recorder=0", NULL }, "above 0 and up to 3600" },
+	};
+
+	itest_require_root();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct outcome o = run_lxtrace(cases[i].args);
+		char what[128] = "lxtrace";
+
+		for (size_t k = 0; cases[i].args[k]; k++)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), " %s", cases[i].args[k]);
+		cr_expect_eq(o.status, 2, "%s: exit status %d, expected 2 (a usage error)", what,
+			     o.status);
+		cr_expect(o.err && strstr(o.err, cases[i].says), "%s: the error does not say '%s': %s",
+			  what, cases[i].says, o.err ? o.err : "");
+		expect_one_line_failure(what, o);
+	}
+}
+
+Test(cli, version_says_which_build)
+{
+	struct outcome o = run_lxtrace((const char *[]){ "--version", NULL });
+
+	cr_expect_eq(o.status, 0);
+	cr_expect(o.out && !strncmp(o.out, "lxtrace ", 8) && strchr(o.out, '\n') &&
+		  !strchr(o.out, '\n')[1], "lxtrace --version printed: %s", o.out ? o.out : "");
+	free(o.out);
+	free(o.err);
+}
+
 /* The flight recorder's options: each mistake is one line naming it, before anything loads. */
 Test(cli, record_flight_option_errors)
 {

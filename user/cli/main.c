@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "user/cli/cmd.h"
+#include "version.h"
 
 static const struct {
 	const char *name;
@@ -22,7 +23,8 @@ static void usage(FILE *f)
 		   "Commands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
-	fprintf(f, "\nRun `lxtrace COMMAND --help` for a command's options.\n");
+	fprintf(f, "\nRun `lxtrace COMMAND --help` for a command's options; `lxtrace --version` "
+		   "says which lxtrace this is.\n");
 }
 
 int main(int argc, char **argv)
@@ -33,6 +35,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("lxtrace %s\n", LXTRACE_VERSION);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

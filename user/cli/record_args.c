@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "user/cli/record_args.h"
+#include "user/target/target.h"
 
 #define PREFIX "lxtrace record: "
 #define DEFAULT_BUFFER_MIB 4
@@ -286,6 +287,11 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
+			if (!target__pid_list_ok(optarg)) {
+				fprintf(stderr, PREFIX "-p: '%s' is not a list of process ids "
+					"(PID[,PID...])\n", optarg);
+				return 2;
+			}
 			a->pid_lists[a->npid_lists++] = optarg;
 			break;
 		case 'g':
@@ -306,8 +312,8 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			break;
 		case 'b':
 			if (!parse_seconds(optarg, &a->buffer_mib) || a->buffer_mib > MAX_BUFFER_MIB) {
-				fprintf(stderr, PREFIX "--buffer-size: '%s' is not a size in MiB between 0 and %g\n",
-					optarg, MAX_BUFFER_MIB);
+				fprintf(stderr, PREFIX "--buffer-size: '%s' is not a size in MiB above 0 and "
+					"up to %g\n", optarg, MAX_BUFFER_MIB);
 				return 2;
 			}
 			break;
@@ -373,7 +379,7 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			a->flight = DEFAULT_FLIGHT_SECONDS;
 			if (optarg && (!parse_seconds(optarg, &a->flight) || a->flight > MAX_FLIGHT_SECONDS)) {
 				fprintf(stderr, PREFIX "--flight-recorder: '%s' is not a number of seconds "
-					"between 0 and %d\n", optarg, MAX_FLIGHT_SECONDS);
+					"above 0 and up to %d\n", optarg, MAX_FLIGHT_SECONDS);
 				return 2;
 			}
 			break;

@@ -50,23 +50,40 @@ int target__add_pid(struct target *t, uint32_t pid)
 	return 0;
 }
 
+bool target__pid_list_ok(const char *list)
+{
+	const char *p = list;
+
+	do {
+		unsigned long v;
+		char *end;
+
+		errno = 0;
+		if (*p < '0' || *p > '9')
+			return false;
+		v = strtoul(p, &end, 10);
+		if (errno || (*end && *end != ',') || !v || v > INT32_MAX)
+			return false;
+		p = *end ? end + 1 : end;
+	} while (*p);
+	return true;
+}
+
 int target__add_pids(struct target *t, const char *list)
 {
 	const char *p = list;
 
+	if (!target__pid_list_ok(list)) {
+		fprintf(stderr, PREFIX "-p: '%s' is not a list of process ids (PID[,PID...])\n", list);
+		return -EINVAL;
+	}
 	do {
 		struct procscan_thread info;
 		unsigned long v;
 		char *end;
 		int err;
 
-		errno = 0;
 		v = strtoul(p, &end, 10);
-		if (errno || end == p || (*end && *end != ',') || !v || v > INT32_MAX) {
-			fprintf(stderr, PREFIX "-p: '%s' is not a list of process ids (PID[,PID...])\n",
-				list);
-			return -EINVAL;
-		}
 		err = procscan__thread("/proc", (uint32_t)v, &info);
 		if (!err && (info.state == 'Z' || info.state == 'X'))
 			err = -ESRCH;

@@ -20,6 +20,10 @@ struct target;
  * target__add_pid. NULL with errno set. */
 struct target *target__new_pids(void);
 
+/* Whether list is "PID[,PID...]", each a positive number: -p's syntax, checked with the other
+ * options before anything is looked up. */
+bool target__pid_list_ok(const char *list);
+
 /* Adds "PID[,PID...]" (as -p gives it): each must be a live process; a thread id stands for
  * its process. Returns 0 or a negative errno, reported. */
 int target__add_pids(struct target *t, const char *list);
