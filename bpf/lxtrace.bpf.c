@@ -52,6 +52,8 @@ char LICENSE[] SEC("license") = "GPL";
 /* Syscall numbers are small; anything else in orig_ax is an exception's error code or an
  * interrupt's ~vector. */
 #define MAX_SYSCALL_NR 1024
+#define __NR_execve 59		/* x86_64's, as the rest of the register reads */
+#define __NR_execveat 322
 
 /* An rss record per process at most every rss_min_ns, unless it moved by rss_min_pages. */
 const volatile __u32 rss_min_pages = 256;
@@ -173,6 +175,54 @@ static __always_inline bool in_interrupt_ctx(void *ctx, bool modern)
 		(long)REGS_READ(modern, regs, orig_ax) < 0);
 }
 
+/* Past an exec's point of no return the old address space is gone, but the user registers
+ * point into its stack until the syscall returns: no walk can read it then. The walk is taken
+ * before, as the exec starts building the new address space (keep_exec_ustack), and kept for
+ * what the thread does until the exec is done: its switches inside the exec and the exec
+ * record itself. An exec that fails leaves its entry to the thread's next exec or its exit. */
+struct exec_ustack {
+	__u64 mm;		/* the new address space it was kept for */
+	__u8 n;
+	__u8 uflags;		/* enum lx_ustack_flags */
+	__u64 pc[LX_STACK_USER_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);	/* tid */
+	__type(value, struct exec_ustack);
+} exec_ustacks SEC(".maps");
+
+/* Where a walk for exec_ustacks is made: larger than a program's stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct exec_ustack);
+} exec_ustack_build SEC(".maps");
+
+/* The user stack current kept at its exec's point of no return, if it is inside the exec. */
+static __always_inline struct exec_ustack *exec_ustack_of_current(bool modern);
+
+/* The compat programs' user stack: the kernel's walk from the interrupted or the entry
+ * registers, as perf's; its first frame is the instruction itself. It cannot tell a chain's
+ * end from a broken one. Returns the frame count and adds the walk's flags to *uflags. */
+static __always_inline __u64 kernel_user_walk(void *ctx, struct walk_out *out, __u8 *uflags)
+{
+	long n = bpf_get_stack(ctx, out->pc, sizeof(out->pc), BPF_F_USER_STACK);
+	__u64 nu = n > 0 ? (__u64)n / 8 : 0;
+
+	if (nu > LX_STACK_USER_MAX)
+		nu = LX_STACK_USER_MAX;
+	if (nu) {
+		out->pc[0] |= LX_PC_EXACT;
+		*uflags |= LX_USTACK_FP | LX_USTACK_KWALK |
+			   (nu == LX_STACK_USER_MAX ? LX_USTACK_DEEP : 0);
+	}
+	return nu;
+}
+
 /* A record that carries a stack, with no frames: a user stack proven unchanged (LX_USTACK_HIT)
  * and no kernel stack. */
 struct stacked_hit {
@@ -192,6 +242,7 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 {
 	__u32 zero = 0, *depth, level;
 	struct uc_lookup us = {};
+	struct exec_ustack *ex = NULL;
 	struct stacked_hit *h;
 	struct lx_stack *st;
 	struct scratch *sc;
@@ -206,7 +257,9 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	if (!ring)
 		return;
 	flush_syscalls(ring);
-	if (modern && user)
+	if (user)
+		ex = exec_ustack_of_current(modern);
+	if (modern && user && !ex)
 		hit = unwind_cached(u->ip, u->sp, u->bp, &us, &uflags, &uslot);
 	if (hit && !kern) {
 		h = bpf_ringbuf_reserve(ring, sizeof(*h), 0);
@@ -247,21 +300,18 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	}
 	if (nk > LX_STACK_KERN_MAX)
 		nk = LX_STACK_KERN_MAX;
-	if (modern && user && !hit) {
+	if (ex) {
+		nu = ex->n & (LX_STACK_USER_MAX * 2 - 1);
+		if (nu > LX_STACK_USER_MAX)
+			nu = LX_STACK_USER_MAX;
+		if (bpf_probe_read_kernel(&st->pc[nk], nu * 8, ex->pc))
+			nu = 0;
+		uflags |= ex->uflags;
+	} else if (modern && user && !hit) {
 		nu = unwind_user(u->ip, u->sp, u->bp, &us, (struct walk_out *)&st->pc[nk], &uflags,
 				 &uslot);
 	} else if (!modern && user) {
-		/* From the interrupted or the entry registers, as perf's walk; its first frame is
-		 * the instruction itself. It cannot tell a chain's end from a broken one. */
-		n = bpf_get_stack(ctx, &st->pc[nk], LX_STACK_USER_MAX * 8, BPF_F_USER_STACK);
-		nu = n > 0 ? (__u64)n / 8 : 0;
-		if (nu > LX_STACK_USER_MAX)
-			nu = LX_STACK_USER_MAX;
-		if (nu) {
-			st->pc[nk] |= LX_PC_EXACT;
-			uflags |= LX_USTACK_FP | LX_USTACK_KWALK |
-				  (nu == LX_STACK_USER_MAX ? LX_USTACK_DEEP : 0);
-		}
+		nu = kernel_user_walk(ctx, (struct walk_out *)&st->pc[nk], &uflags);
 	}
 	if (nu > LX_STACK_USER_MAX)
 		nu = LX_STACK_USER_MAX;
@@ -346,6 +396,23 @@ static __always_inline __s16 current_syscall(bool modern)
 	if (ax != -ENOSYS || nr < 0 || nr >= MAX_SYSCALL_NR)
 		return -1;
 	return nr;
+}
+
+/* Whether current is inside execve: its user registers are still the old image's while the
+ * kernel builds the new one, so its stacks are the old image's until the exec is done
+ * (sched_process_exec). */
+static __always_inline bool in_execve(bool modern)
+{
+	__s16 nr = current_syscall(modern);
+
+	return nr == __NR_execve || nr == __NR_execveat;
+}
+
+static __always_inline struct exec_ustack *exec_ustack_of_current(bool modern)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	return in_execve(modern) ? bpf_map_lookup_elem(&exec_ustacks, &tid) : NULL;
 }
 
 static __always_inline void fill_switch(struct lx_switch *r, __u64 ts, __u32 prev_tid, __u32 cpu,
@@ -495,21 +562,106 @@ static __always_inline int on_fork(void *ctx, bool modern, struct task_struct *p
 	return 0;
 }
 
+/* An exec record followed by the user stack its thread kept at the point of no return, built
+ * here: no ring reservation can be sized by the walk. Per CPU, and exec programs do not nest. */
+struct exec_rec {
+	__u8 buf[sizeof(struct lx_exec) + sizeof(struct lx_stack) + LX_STACK_USER_MAX * 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct exec_rec);
+} exec_recs SEC(".maps");
+
+/* The exec record, with the old image's user stack at the exec when it was kept: what the
+ * caller of execve was doing. */
 static __always_inline int on_exec(__u32 old_tid)
 {
-	struct lx_exec *r;
+	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0, size = sizeof(struct lx_exec);
+	struct exec_ustack *ex = stack_user ? bpf_map_lookup_elem(&exec_ustacks, &old_tid) : NULL;
+	struct exec_rec *b = ex ? bpf_map_lookup_elem(&exec_recs, &zero) : NULL;
+	struct lx_exec *r, l;
+	struct lx_stack *st;
+	__u64 nu = 0;
 	void *ring;
 
+	if (!traced_current(id >> 32))
+		goto out;
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring)
+		goto out;
+	flush_syscalls(ring);
 	/* After exec, a non-leader thread has taken over the leader's pid: tid == pid. */
-	r = reserve_current(&ring, sizeof(*r), LX_REC_EXEC);
-	if (!r)
-		return 0;
-	r->pid = bpf_get_current_pid_tgid() >> 32;
+	r = b ? (struct lx_exec *)b->buf : &l;
+	header(&r->h, ts, (__u32)id, cpu, LX_REC_EXEC);
+	r->pid = id >> 32;
 	r->old_tid = old_tid;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	if (b) {
+		st = (struct lx_stack *)(b->buf + sizeof(struct lx_exec));
+		nu = ex->n & (LX_STACK_USER_MAX * 2 - 1);
+		if (nu > LX_STACK_USER_MAX)
+			nu = LX_STACK_USER_MAX;
+		if (bpf_probe_read_kernel(st->pc, nu * 8, ex->pc))
+			nu = 0;
+		st->tid = old_tid;	/* the thread whose stack it is, as the model knows it */
+		st->nkern = 0;
+		st->nuser = nu;
+		st->uflags = ex->uflags;
+		st->uslot = 0;
+		size += sizeof(*st) + nu * 8;
+	}
 	/* The reader notes the new image's mappings at once, while the process still runs. */
-	bpf_ringbuf_submit(r, wake_on_process ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, sizeof(*r)));
+	if (bpf_ringbuf_output(ring, r, size, wake_on_process ? BPF_RB_FORCE_WAKEUP :
+								wake_flags(ring, size)))
+		count_lost(1);
+out:
+	if (ex)
+		bpf_map_delete_elem(&exec_ustacks, &old_tid);
 	return 0;
+}
+
+/* Keeps current's user stack for its exec (exec_ustacks) when the lock of an address space
+ * not its own, mm, is released inside execve: the exec building the new one (its stack's
+ * mapping first, 5.8+), while the old one still stands. Once per exec: the kept walk names
+ * the mm it was taken for. */
+static __always_inline void keep_exec_ustack(void *ctx, bool modern, struct mm_struct *mm)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 zero = 0, tid = (__u32)id;
+	struct exec_ustack *e;
+	__u8 uflags = 0, uslot;
+	__u64 n;
+
+	if (!stack_user || !in_execve(modern) || !traced_current(id >> 32))
+		return;
+	/* Past the point of no return the old address space is the one released, and the kept
+	 * walk's is current's. */
+	e = bpf_map_lookup_elem(&exec_ustacks, &tid);
+	if (e && (e->mm == (__u64)mm || e->mm == (__u64)TASK_READ(modern, CUR_TASK(modern), mm)))
+		return;
+	e = bpf_map_lookup_elem(&exec_ustack_build, &zero);
+	if (!e)
+		return;
+	if (modern) {
+		struct uc_lookup us = { .tgid = id >> 32 };
+		struct uregs u;
+
+		if (!current_uregs(&u))
+			return;
+		us.ver = pmaps_ver(us.tgid);
+		n = unwind_user(u.ip, u.sp, u.bp, &us, (struct walk_out *)e->pc, &uflags, &uslot);
+	} else {
+		n = kernel_user_walk(ctx, (struct walk_out *)e->pc, &uflags);
+	}
+	e->mm = (__u64)mm;
+	e->n = n;
+	e->uflags = uflags;
+	/* Without room the exec's stacks are walked as any, and end at the leaf. */
+	bpf_map_update_elem(&exec_ustacks, &tid, e, BPF_ANY);
 }
 
 /* mm_struct before 6.2, whose counters were atomics in a struct. */
@@ -586,13 +738,15 @@ static __always_inline int on_rss(bool modern, struct mm_struct *mm, int member)
  * down, is 0 then (two threads that exit at once may both see it). */
 static __always_inline int on_exit(__u64 *ctx, bool modern)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, tid = (__u32)bpf_get_current_pid_tgid();
 	struct task_struct *t = CUR_TASK(modern);
 	bool group_dead = exit_group_dead_arg ? (__u8)ctx[1] :
 			  BPF_CORE_READ(t, signal, live.counter) == 0;
 	struct lx_rec *r;
 	void *ring;
 
+	if (stack_user)
+		bpf_map_delete_elem(&exec_ustacks, &tid);	/* killed inside an exec */
 	r = reserve_current(&ring, sizeof(*r), LX_REC_EXIT);
 	if (r) {
 		/* The daemon then lets go of what it keeps per process. */
@@ -832,44 +986,89 @@ static __always_inline void pmaps_new_map(const struct lx_map *m, struct vm_area
 
 /* Every change of a process's mappings (mmap, munmap, mprotect, exec's ELF loader, the
  * dynamic loader) ends with its mmap lock released, in the process's own context. The table
- * is rebuilt only when the executable mappings changed (unwind.bpf.h). Its own VMA walk
- * releases the lock again, a run the kernel skips as recursion (not counted as a loss). Needs
- * the VMA iterator (6.7+); maps_ask takes its place before. */
+ * is rebuilt only when the executable mappings changed (unwind.bpf.h), but not inside execve
+ * (maps_exec rebuilds it when the exec is done). Its own VMA walk releases the lock again, a
+ * run the kernel skips as recursion (not counted as a loss). Needs the VMA iterator (6.7+);
+ * maps_ask takes its place before. */
 SEC("tp_btf/mmap_lock_released")
 int BPF_PROG(maps_unlock, struct mm_struct *mm)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	__u32 tgid = t->tgid;
 
-	if (t->mm != mm || !pmaps_stale(tgid, mm))
+	if (t->mm != mm) {
+		keep_exec_ustack(ctx, true, mm);
+		return 0;
+	}
+	if (!pmaps_stale(tgid, mm) || in_execve(true))
 		return 0;
 	pmaps_rebuild(t, tgid, mm, 0, true);
 	return 0;
 }
 
+/* The exec is done: the new image's table, with its mappings told (the first of them a new
+ * image). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(maps_exec, struct task_struct *p)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct mm_struct *mm = t->mm;
+
+	if (mm && pmaps_stale(t->tgid, mm))
+		pmaps_rebuild(t, t->tgid, mm, 0, true);
+	return 0;
+}
+
 /* Without the VMA iterator: asks user space for the mappings of a traced process whose code
- * changed (5.11+: the tracepoint). */
-static __always_inline int on_maps_release(bool modern, struct mm_struct *mm)
+ * changed (5.11+: the tracepoint), but not inside execve: maps_exec_ask asks when it is done. */
+static __always_inline int on_maps_release(void *ctx, bool modern, struct mm_struct *mm)
 {
 	struct task_struct *t = CUR_TASK(modern);
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if ((struct mm_struct *)TASK_READ(modern, t, mm) != mm || !traced_current(tgid))
+	if ((struct mm_struct *)TASK_READ(modern, t, mm) != mm) {
+		keep_exec_ustack(ctx, modern, mm);
+		return 0;
+	}
+	if (!traced_current(tgid) || in_execve(modern))
 		return 0;
 	pmaps_ask(tgid, (__u64)mm, BPF_CORE_READ(mm, exec_vm), false);
 	return 0;
 }
 
+static __always_inline int on_exec_ask(bool modern)
+{
+	struct task_struct *t = CUR_TASK(modern);
+	struct mm_struct *mm = (struct mm_struct *)TASK_READ(modern, t, mm);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (mm && traced_current(tgid))
+		pmaps_ask(tgid, (__u64)mm, BPF_CORE_READ(mm, exec_vm), false);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(btf_maps_exec_ask, struct task_struct *p)
+{
+	return on_exec_ask(true);
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(raw_maps_exec_ask, struct task_struct *p)
+{
+	return on_exec_ask(false);
+}
+
 SEC("tp_btf/mmap_lock_released")
 int BPF_PROG(btf_maps_ask, struct mm_struct *mm)
 {
-	return on_maps_release(true, mm);
+	return on_maps_release(ctx, true, mm);
 }
 
 SEC("raw_tp/mmap_lock_released")
 int BPF_PROG(raw_maps_ask, struct mm_struct *mm)
 {
-	return on_maps_release(false, mm);
+	return on_maps_release(ctx, false, mm);
 }
 
 /* Run once at the start, after maps_unlock is attached: the table of every process alive

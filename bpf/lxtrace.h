@@ -22,7 +22,7 @@ enum lx_rec_type {
 	LX_REC_WAKEUP,		/* struct lx_wakeup: sched_wakeup */
 	LX_REC_WAKEUP_NEW,	/* struct lx_wakeup: sched_wakeup_new */
 	LX_REC_FORK,		/* struct lx_fork */
-	LX_REC_EXEC,		/* struct lx_exec */
+	LX_REC_EXEC,		/* struct lx_exec [+ struct lx_stack: user frames at the exec] */
 	LX_REC_EXIT,		/* struct lx_rec */
 	LX_REC_SYSCALL,		/* struct lx_syscall: one syscall entry. Never in a ring: the
 				 * reader makes one of each entry of an LX_REC_SYSCALLS chunk */

@@ -478,6 +478,39 @@ Test(unwind, sha256sum_samples_reach_main)
 
 /* ---- short-lived processes: every frame has its module, libc and ld.so frames a name ---- */
 
+/* What started each program a shell script runs: the exec's creation event (its creator's
+ * stack) reaches the shell's main, through the function of the script that ran it, although
+ * the kernel replaced the address space that stack was in before the exec was done
+ * (bpf/lxtrace.bpf.c, exec_ustacks). Before: `syscall execve <- execve <- [truncated]`. */
+Test(unwind, exec_from_a_shell_function_has_the_shells_stack)
+{
+	static const char script[] = "f() { /bin/true; }; for i in $(seq 60); do f; sleep 0.01; done";
+	const struct gt_event *ev;
+	size_t execs = 0, deep = 0, first = 0;
+
+	record_settled(NULL, "/bin/sh", (const char *[]){ "-c", script, NULL });
+	ev = gt_trace__events(it.trace);
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		const struct gt_stack *made = tq_create_stack(it.trace, &ev[i]);
+		const struct gt_stack *s = ev[i].stack;
+
+		if (!made || strcmp(tq_outermost(made), "true") || !tq_stack_has(s, "syscall execve"))
+			continue;
+		execs++;
+		if (tq_stack_has(s, "execve") && reaches_main(s))
+			deep++;
+		else if (!deep)
+			first++;
+		else
+			print_stack(s);
+	}
+	cr_log_info("%zu execs of true: %zu reach the shell's main, %zu before the first that did",
+		    execs, deep, first);
+	cr_assert_eq(execs, 60, "%zu execs of true, not 60", execs);
+	cr_assert_eq(deep + first, execs, "%zu exec stacks stop short", execs - deep - first);
+	cr_assert_leq(first, 3, "%zu exec stacks before the first that reached main", first);
+}
+
 /* Whether the process frame proc is one of the first n of procs; adds it if not and there is
  * room. */
 static bool seen_process(const char **procs, size_t *n, size_t max, const char *proc)

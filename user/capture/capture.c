@@ -129,6 +129,8 @@ static void choose_programs(struct capture *c)
 		{ s->progs.btf_rss, s->progs.raw_rss,
 		  o->target_mode != LX_TARGET_ALL && f->have[FEAT_RSS_TP] },
 		{ s->progs.btf_maps_ask, s->progs.raw_maps_ask, asks_maps(c) && f->have[FEAT_MMAP_TP] },
+		{ s->progs.btf_maps_exec_ask, s->progs.raw_maps_exec_ask,
+		  asks_maps(c) && f->have[FEAT_MMAP_TP] },
 		{ s->progs.cpu_sample, s->progs.cpu_sample_compat, o->sample_hz > 0 },
 	};
 	bool walker = bpf_walker(c);
@@ -143,6 +145,7 @@ static void choose_programs(struct capture *c)
 	/* User stacks are unwound in BPF from each process's mapping table (unwind.bpf.h), built
 	 * there with the VMA iterator or asked of user space. */
 	bpf_program__set_autoload(s->progs.maps_unlock, walker && !asks_maps(c));
+	bpf_program__set_autoload(s->progs.maps_exec, walker && !asks_maps(c));
 	bpf_program__set_autoload(s->progs.maps_scan, walker && !asks_maps(c));
 	bpf_program__set_autoload(s->progs.maps_scan_ask, walker && asks_maps(c));
 	/* Task storage (the walks' cache) is a map type 5.10 does not have. */

@@ -40,7 +40,8 @@ static const struct row rows[FEAT_COUNT] = {
 			    "dlopen can stop at the new code)", USE_USER_STACKS },
 	[FEAT_MMAP_TP] = { "mmap_tp", "mmap_lock tracepoints", "kernel 5.11+",
 			   "symbols: a process's mappings are read from /proc at its exec, and "
-			   "again when a stack misses them", USE_USER_STACKS },
+			   "again when a stack misses them; user stacks inside an exec, once the "
+			   "old image is gone, end at the leaf (marked truncated)", USE_USER_STACKS },
 	[FEAT_SWITCH_STATE] = { "switch_state", "prev_state of sched_switch", "kernel 5.18+",
 				"switches: the state is read from the task at the tracepoint, "
 				"where a wakeup racing the switch can leave it waking (shown as "

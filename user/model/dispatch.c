@@ -41,7 +41,7 @@ static const struct kind {
 	[LX_REC_FORK] = { sizeof(struct lx_fork), STACK_MAY,
 			  { offsetof(struct lx_fork, parent_tid), offsetof(struct lx_fork, child_pid) },
 			  MODEL_KIND_FORK, model_on_fork },
-	[LX_REC_EXEC] = { sizeof(struct lx_exec), STACK_NONE,
+	[LX_REC_EXEC] = { sizeof(struct lx_exec), STACK_MAY,
 			  { offsetof(struct lx_exec, pid), offsetof(struct lx_exec, old_tid) },
 			  MODEL_KIND_EXEC, model_on_exec },
 	[LX_REC_EXIT] = { sizeof(struct lx_rec), STACK_NONE, { 0 }, MODEL_KIND_EXIT, model_on_exit },
