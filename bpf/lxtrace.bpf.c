@@ -103,6 +103,27 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+/* The outermost level's buffer has room for a copy of the user stack too (LX_USTACK_COPY):
+ * its header and bytes follow the frames (at an offset the verifier sees below COPY_AT_MAX),
+ * with a page of slack in which it sees each page's read fit. hdr is the header as the walk
+ * leaves it. Only this level copies: a copy is rare (a file's first stacks), so nested
+ * programs do without. */
+#define COPY_AT_MAX 2048
+
+struct scratch_copy {
+	__u8 buf[COPY_AT_MAX + sizeof(struct lx_ucopy) + LX_UCOPY_MAX + 4096];
+	struct lx_ucopy hdr;
+};
+
+_Static_assert(SCRATCH_BYTES <= COPY_AT_MAX, "a record's frames end below COPY_AT_MAX");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch_copy);
+} scratch_copy SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -132,7 +153,7 @@ static __always_inline struct pt_regs *task_regs(bool modern, struct task_struct
 
 /* The user registers a stack walk starts from. */
 struct uregs {
-	__u64 ip, sp, bp;
+	__u64 ip, sp, bp, di;
 };
 
 /* Those saved at the current thread's kernel entry; false for a kernel thread. The walker that
@@ -148,6 +169,7 @@ static __always_inline bool current_uregs(struct uregs *u)
 	u->ip = regs->ip;
 	u->sp = regs->sp;
 	u->bp = regs->bp;
+	u->di = regs->di;
 	return true;
 }
 
@@ -185,11 +207,20 @@ struct exec_ustack {
 	__u8 n;
 	__u8 uflags;		/* enum lx_ustack_flags */
 	__u64 pc[LX_STACK_USER_MAX];
+	/* With LX_USTACK_COPY: struct lx_ucopy, where the walk stopped, and the stack, with a page
+	 * of slack for the verifier (ex_copy()). */
+	__u8 copy[sizeof(struct lx_ucopy) + LX_UCOPY_MAX + 4096] __attribute__((aligned(8)));
 };
 
+static __always_inline struct lx_ucopy *ex_copy(struct exec_ustack *e)
+{
+	return (struct lx_ucopy *)e->copy;
+}
+
+/* Execs in flight at once; a thread that finds no room walks as any. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 64);
 	__type(key, __u32);	/* tid */
 	__type(value, struct exec_ustack);
 } exec_ustacks SEC(".maps");
@@ -223,6 +254,35 @@ static __always_inline __u64 kernel_user_walk(void *ctx, struct walk_out *out, _
 	return nu;
 }
 
+/* Copies the user stack from sp up into dst, a page at a time, as far as it is mapped and at
+ * most LX_UCOPY_MAX bytes (dst has a page more). Returns the bytes copied, whole words. */
+static __always_inline __u32 copy_user_stack(__u8 *dst, __u64 sp)
+{
+	__u32 len = 0, chunk;
+
+	for (int i = 0; i < LX_UCOPY_MAX / 4096 + 1; i++) {
+		if (len >= LX_UCOPY_MAX)
+			break;
+		chunk = 4096 - ((sp + len) & 4095);
+		if (chunk > LX_UCOPY_MAX - len)
+			chunk = LX_UCOPY_MAX - len;
+		/* 1 to 4096 either way; the masks show the verifier so. */
+		chunk = ((chunk - 1) & 4095) + 1;
+		if (bpf_probe_read_user(dst + (len & (LX_UCOPY_MAX - 1)), chunk, (void *)(sp + len)))
+			break;
+		len += chunk;
+	}
+	return len & ~7u;
+}
+
+/* Whether a copy of the user stack may be sent now: the ring is no more than a quarter
+ * full, so that the copies of a burst of first stacks cannot crowd out other records. */
+static __always_inline bool copy_room(void *ring)
+{
+	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) <
+	       bpf_ringbuf_query(ring, BPF_RB_RING_SIZE) / 4;
+}
+
 /* A record that carries a stack, with no frames: a user stack proven unchanged (LX_USTACK_HIT)
  * and no kernel stack. */
 struct stacked_hit {
@@ -240,15 +300,17 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 					 bool user, const struct uregs *u, bool irq, bool wake,
 					 __u32 skip_frames, bool modern)
 {
-	__u32 zero = 0, *depth, level;
+	__u32 zero = 0, *depth, level, copied = 0;
 	struct uc_lookup us = {};
 	struct exec_ustack *ex = NULL;
+	struct scratch_copy *sc0 = NULL;
+	struct lx_ucopy *copy = NULL;
 	struct stacked_hit *h;
 	struct lx_stack *st;
-	struct scratch *sc;
 	__u64 nk = 0, nu = 0;
 	__u8 uflags = irq ? LX_USTACK_IRQ : 0, uslot = 0;
 	bool hit = false;
+	__u8 *buf;
 	long n;
 	void *ring;
 
@@ -283,13 +345,18 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	 * the depth is raised before the buffer is written and lowered after it is sent. */
 	level = (*depth)++;
 	barrier();
-	sc = level < SCRATCH_LEVELS ? bpf_map_lookup_elem(&scratch, &level) : NULL;
-	if (!sc) {
+	if (!level) {
+		sc0 = bpf_map_lookup_elem(&scratch_copy, &zero);
+		buf = sc0 ? sc0->buf : NULL;
+	} else {
+		buf = level < SCRATCH_LEVELS ? bpf_map_lookup_elem(&scratch, &level) : NULL;
+	}
+	if (!buf) {
 		count_lost(1);
 		goto out;
 	}
-	__builtin_memcpy(sc->buf, rec, 24);
-	st = (void *)(sc->buf + 24);
+	__builtin_memcpy(buf, rec, 24);
+	st = (void *)(buf + 24);
 	st->tid = (__u32)bpf_get_current_pid_tgid();
 	if (kern) {
 		/* A tracepoint's stack starts in the BPF program, bpf_trace_runN and the
@@ -307,14 +374,21 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 		if (bpf_probe_read_kernel(&st->pc[nk], nu * 8, ex->pc))
 			nu = 0;
 		uflags |= ex->uflags;
+		if (sc0)
+			copy = ex_copy(ex);
 	} else if (modern && user && !hit) {
-		nu = unwind_user(u->ip, u->sp, u->bp, &us, (struct walk_out *)&st->pc[nk], &uflags,
-				 &uslot);
+		if (sc0 && copy_room(ring))
+			copy = &sc0->hdr;
+		nu = unwind_user(u->ip, u->sp, u->bp, u->di, &us, (struct walk_out *)&st->pc[nk],
+				 &uflags, &uslot, copy);
 	} else if (!modern && user) {
 		nu = kernel_user_walk(ctx, (struct walk_out *)&st->pc[nk], &uflags);
 	}
 	if (nu > LX_STACK_USER_MAX)
 		nu = LX_STACK_USER_MAX;
+	/* A kept exec walk to finish, in a nested program: no room for its copy. */
+	if ((uflags & LX_USTACK_COPY) && !copy)
+		uflags = (uflags & ~LX_USTACK_COPY) | LX_USTACK_TRUNCATED;
 	st->nkern = nk;
 	st->nuser = nu;
 	st->uflags = uflags;
@@ -322,7 +396,24 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	n = 24 + sizeof(*st) + (nk + nu) * 8;
 	if (n > SCRATCH_BYTES)
 		goto out;
-	if (bpf_ringbuf_output(ring, sc->buf, n, wake ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, n))) {
+	if (copy && (uflags & LX_USTACK_COPY)) {
+		struct lx_ucopy *at = (struct lx_ucopy *)(buf + (n & (COPY_AT_MAX - 1)));
+
+		*at = *copy;
+		if (!ex) {
+			copied = copy_user_stack(at->bytes, copy->sp);
+		} else {
+			copied = copy->len;
+			if (copied > LX_UCOPY_MAX)
+				copied = LX_UCOPY_MAX;
+			if (bpf_probe_read_kernel(at->bytes, copied, copy->bytes))
+				copied = 0;
+		}
+		at->len = copied;
+		__builtin_memset(at->pad, 0, sizeof(at->pad));
+		n += sizeof(*at) + copied;
+	}
+	if (bpf_ringbuf_output(ring, buf, n, wake ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, n))) {
 		count_lost(1);
 		if (modern && (uflags & LX_USTACK_STORE))
 			unwind_unstore(uslot);
@@ -565,7 +656,8 @@ static __always_inline int on_fork(void *ctx, bool modern, struct task_struct *p
 /* An exec record followed by the user stack its thread kept at the point of no return, built
  * here: no ring reservation can be sized by the walk. Per CPU, and exec programs do not nest. */
 struct exec_rec {
-	__u8 buf[sizeof(struct lx_exec) + sizeof(struct lx_stack) + LX_STACK_USER_MAX * 8];
+	__u8 buf[sizeof(struct lx_exec) + sizeof(struct lx_stack) + LX_STACK_USER_MAX * 8 +
+		 sizeof(struct lx_ucopy) + LX_UCOPY_MAX];
 };
 
 struct {
@@ -574,6 +666,21 @@ struct {
 	__type(key, __u32);
 	__type(value, struct exec_rec);
 } exec_recs SEC(".maps");
+
+/* Writes the copy of the stack a kept exec walk stopped at to dst; its size. */
+static __always_inline __u32 exec_copy_out(__u8 *dst, struct exec_ustack *ex)
+{
+	struct lx_ucopy *c = (struct lx_ucopy *)dst, *from = ex_copy(ex);
+	__u32 len = from->len;
+
+	if (len > LX_UCOPY_MAX)
+		len = LX_UCOPY_MAX;
+	*c = *from;
+	if (bpf_probe_read_kernel(c->bytes, len, from->bytes))
+		len = 0;
+	c->len = len;
+	return sizeof(*c) + len;
+}
 
 /* The exec record, with the old image's user stack at the exec when it was kept: what the
  * caller of execve was doing. */
@@ -613,6 +720,8 @@ static __always_inline int on_exec(__u32 old_tid)
 		st->uflags = ex->uflags;
 		st->uslot = 0;
 		size += sizeof(*st) + nu * 8;
+		if (ex->uflags & LX_USTACK_COPY)
+			size += exec_copy_out(b->buf + (size & 1023), ex);
 	}
 	/* The reader notes the new image's mappings at once, while the process still runs. */
 	if (bpf_ringbuf_output(ring, r, size, wake_on_process ? BPF_RB_FORCE_WAKEUP :
@@ -653,7 +762,12 @@ static __always_inline void keep_exec_ustack(void *ctx, bool modern, struct mm_s
 		if (!current_uregs(&u))
 			return;
 		us.ver = pmaps_ver(us.tgid);
-		n = unwind_user(u.ip, u.sp, u.bp, &us, (struct walk_out *)e->pc, &uflags, &uslot);
+		n = unwind_user(u.ip, u.sp, u.bp, u.di, &us, (struct walk_out *)e->pc, &uflags,
+				&uslot, ex_copy(e));
+		if (uflags & LX_USTACK_COPY) {
+			ex_copy(e)->len = copy_user_stack(ex_copy(e)->bytes, ex_copy(e)->sp);
+			__builtin_memset(ex_copy(e)->pad, 0, sizeof(ex_copy(e)->pad));
+		}
 	} else {
 		n = kernel_user_walk(ctx, (struct walk_out *)e->pc, &uflags);
 	}

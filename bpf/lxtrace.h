@@ -173,8 +173,9 @@ struct lx_sample {
 
 /* Call stacks travel inline, after the record they belong to: a record longer than its type's
  * struct carries one (switch: prev's; wakeup: the waker's; fork: the parent's; sample: the
- * sampled thread's). kernel frames first, then user frames, each leaf first; the record is
- * sizeof(type) + 8 + 8 * (nkern + nuser) bytes. */
+ * sampled thread's; exec: the exec'ing thread's user stack). kernel frames first, then user
+ * frames, each leaf first; the record is sizeof(type) + 8 + 8 * (nkern + nuser) bytes, plus
+ * struct lx_ucopy and its bytes with LX_USTACK_COPY. */
 #define LX_STACK_KERN_MAX 64
 #define LX_STACK_USER_MAX 64	/* a power of two */
 /* A user frame whose address is an interrupted instruction (the leaf, or the frame a signal
@@ -182,9 +183,12 @@ struct lx_sample {
  * before it. User addresses are below 2^47. */
 #define LX_PC_EXACT (1ull << 63)
 
-/* How the user stack was taken (struct lx_stack.uflags). */
+/* How the user stack was taken (struct lx_stack.uflags). A stack with none of TRUNCATED, DEEP
+ * and COPY is whole: the walk reached the outermost frame. */
 enum lx_ustack_flags {
-	LX_USTACK_END = 1 << 0,		/* the walk reached the outermost frame */
+	LX_USTACK_COPY = 1 << 0,	/* the walk stopped at a frame of a file whose rows were
+					 * not loaded yet, or had no mapping table: struct
+					 * lx_ucopy follows the frames, for the daemon to go on */
 	LX_USTACK_TRUNCATED = 1 << 1,	/* it stopped at a frame that cannot be code (not
 					 * canonical, in no executable mapping) or did not
 					 * lead up the stack; that frame is left out */
@@ -207,6 +211,25 @@ struct lx_stack {
 	__u8 uflags;		/* enum lx_ustack_flags */
 	__u8 uslot;
 	__u64 pc[];		/* nkern kernel addresses, then nuser user addresses */
+};
+
+/* Where a walk stopped (LX_USTACK_COPY) and the user stack above it: the registers of the
+ * frame it did not take (the next frame to emit) and len bytes of stack from sp up, as far as
+ * the stack is mapped, at most LX_UCOPY_MAX (perf's default for --call-graph dwarf). */
+#define LX_UCOPY_MAX 8192
+
+enum lx_ucopy_flags {
+	LX_UCOPY_EXACT = 1 << 0,	/* ip is an interrupted instruction (the leaf) */
+	LX_UCOPY_BP_OK = 1 << 1,	/* bp holds the frame's real rbp */
+};
+
+struct lx_ucopy {
+	__u64 ip, sp, bp;
+	__u64 di;		/* the leaf's rdi (LX_CFA_RA_RDI), with LX_UCOPY_EXACT */
+	__u16 len;		/* a multiple of 8 */
+	__u8 flags;		/* enum lx_ucopy_flags */
+	__u8 pad[5];
+	__u8 bytes[];
 };
 
 /* An executable mapping made by a traced process (mmap, exec, the dynamic loader): what user
@@ -270,6 +293,7 @@ _Static_assert(sizeof(struct lx_exec) == 40, "lx_exec layout");
 _Static_assert(sizeof(struct lx_rss) == 24, "lx_rss layout");
 _Static_assert(sizeof(struct lx_sample) == 24, "lx_sample layout");
 _Static_assert(sizeof(struct lx_stack) == 8, "lx_stack layout");
+_Static_assert(sizeof(struct lx_ucopy) == 40, "lx_ucopy layout");
 _Static_assert(sizeof(struct lx_mmap) == 64 + LX_PATH_LEN, "lx_mmap layout");
 _Static_assert(sizeof(struct lx_cfi_want) == 48, "lx_cfi_want layout");
 _Static_assert(sizeof(struct lx_maps_want) == 40, "lx_maps_want layout");

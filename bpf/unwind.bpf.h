@@ -432,19 +432,24 @@ struct walk_out {
 
 /* What a walk starts from and what it found (unwind_walk's scalars). */
 struct walk_io {
-	__u64 ip, sp, bp;	/* the user registers */
+	__u64 ip, sp, bp;	/* in: the user registers; out with LX_USTACK_COPY: those of the
+				 * frame the walk stopped at */
+	__u64 di;		/* in: the user rdi, for the leaf's LX_CFA_RA_RDI */
 	__u32 n;		/* frames written */
 	int want;		/* a mapping whose file has no rows loaded, or -1 */
 	__u8 flags;		/* enum lx_ustack_flags */
 	bool cache;		/* in: log the words read; out: they were all logged */
 	bool bp_used;		/* the walk depended on the initial bp */
-	__u8 pad;
+	bool may_copy;		/* in: stop at a file without rows yet (LX_USTACK_COPY) */
+	bool stale;		/* in: the table lags the process's mappings (an answer from
+				 * user space under way): an address in none may be new code */
+	__u8 copy_flags;	/* out with LX_USTACK_COPY: enum lx_ucopy_flags */
 };
 
 /* A walk's state between frames: scalars only, so that walk_step, a global function, is
  * checked once. The table, the cache slot and the output are its other arguments. */
 struct walk {
-	__u64 ip, sp, bp, sp0;
+	__u64 ip, sp, bp, sp0, di;
 	__u32 n;
 	int last_map;		/* the mapping whose rows are below, -1: none */
 	__u32 first, nrows;	/* its file's rows; nrows 0: none loaded */
@@ -456,7 +461,8 @@ struct walk {
 	bool bp_from_mem;	/* bp was read from the stack, not from the registers */
 	bool logging;		/* the words read go into the cache slot */
 	bool fault;		/* a read failed */
-	__u8 pad;
+	bool may_copy;		/* walk_io.may_copy */
+	bool stale;		/* walk_io.stale */
 };
 
 /* The user word at a, logging it into the cache slot; a failed read sets w->fault. Global, as
@@ -547,11 +553,13 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 	const struct lx_file_rows *fr;
 	struct lx_file_key key = {};
 	struct lx_map *m;
+	bool exact;
 	__u32 n;
 	int mi, err;
 
 	if (!w || !t || !log || !out)
 		return 1;
+	exact = w->exact;
 	ip = w->ip;
 	sp = w->sp;
 	n = w->n;
@@ -562,13 +570,17 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 	if (ip < USER_ADDR_MIN || ip >= USER_ADDR_MAX) {
 		if (ip)	/* 0 ends some runtimes' stacks */
 			w->flags |= LX_USTACK_TRUNCATED;
-		else
-			w->flags |= LX_USTACK_END;
 		return 1;
 	}
 	/* A return address is looked up inside its call instruction. */
 	look = w->exact ? ip : ip - 1;
 	mi = pmaps_find(t, look);
+	if (mi < 0 && !t->overflow && w->may_copy && w->stale) {
+		/* Maybe code the table does not have yet: the daemon knows the mappings. */
+		w->flags |= LX_USTACK_COPY;
+		w->logging = false;
+		return 1;
+	}
 	if (mi < 0 && !t->overflow) {
 		/* Not in any executable mapping: not code. */
 		w->flags |= LX_USTACK_TRUNCATED;
@@ -591,6 +603,15 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 			} else if (m->ino) {
 				unwind_count(LX_UNWIND_NO_TABLE);
 				w->want = mi;
+				if (w->may_copy) {
+					/* Not a guess from rbp: the daemon takes this frame
+					 * on from a copy of the stack, with the rows. */
+					w->n = n;
+					w->exact = exact;
+					w->flags |= LX_USTACK_COPY;
+					w->logging = false;
+					return 1;
+				}
 			}
 		}
 		if (w->nrows) {
@@ -633,14 +654,27 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 		w->exact = true;
 		return 0;
 	case LX_CFA_END:
-		w->flags |= LX_USTACK_END;
 		return 1;
+	case LX_CFA_RA_RDI:
+		/* rdi is the interrupted leaf's only; a walk that used it cannot be proven
+		 * unchanged from the stack's words. */
+		if (!exact || n)
+			goto truncated;
+		w->logging = false;
+		cfa = sp + row->cfa_off * 8;
+		if (LX_CFI_RBP(row->kind) != LX_RBP_SAME)
+			w->bp_ok = false;
+		w->sp = cfa;
+		w->ip = w->di;
+		return 0;
 	default:
 		err = fp_step(w, log, &ra);
-		if (err > 0) {
-			w->flags |= LX_USTACK_END;
+		/* rbp 0 ends a frame-pointer chain, but code under a rule the rows cannot hold
+		 * or whose rows are not loaded yet need not keep rbp at all. */
+		if (err > 0 && (w->want == mi || (row && LX_CFI_KIND(row->kind) == LX_CFA_NONE)))
+			goto truncated;
+		if (err > 0)
 			return 1;
-		}
 		if (err < 0 || w->sp <= sp)
 			goto truncated;
 		w->ip = ra;
@@ -779,10 +813,13 @@ __noinline int unwind_walk(struct walk_io *io, struct lx_pmaps *t, struct uc_slo
 	w.ip = io->ip;
 	w.sp = w.sp0 = io->sp;
 	w.bp = io->bp;
+	w.di = io->di;
 	w.bp_ok = true;
 	w.exact = true;
 	w.last_map = -1;
 	w.want = -1;
+	w.may_copy = io->may_copy;
+	w.stale = io->stale;
 	for (int i = 0; i < LX_STACK_USER_MAX + 1; i++)
 		if (walk_step(&w, t, log, out))
 			break;
@@ -791,6 +828,12 @@ __noinline int unwind_walk(struct walk_io *io, struct lx_pmaps *t, struct uc_slo
 	io->flags = w.flags;
 	io->cache = w.logging;
 	io->bp_used = w.bp_used;
+	if (w.flags & LX_USTACK_COPY) {
+		io->ip = w.ip;
+		io->sp = w.sp;
+		io->bp = w.bp;
+		io->copy_flags = (w.exact ? LX_UCOPY_EXACT : 0) | (w.bp_ok ? LX_UCOPY_BP_OK : 0);
+	}
 	return 0;
 }
 
@@ -848,15 +891,19 @@ static __always_inline bool unwind_cached(__u64 ip, __u64 sp, __u64 bp, struct u
 /* The current thread's user stack from its user registers (ip, sp, bp) into out, leaf first,
  * after unwind_cached() missed with *us. Returns the frame count and adds the walk's enum
  * lx_ustack_flags to *flags, with the cache slot in *slot for LX_USTACK_STORE. The caller
- * reports a stored walk that it failed to send with unwind_unstore(). */
-static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp,
+ * reports a stored walk that it failed to send with unwind_unstore(). With copy, the walk
+ * stops where it has no rows to go on with (no mapping table, a file whose rows are not
+ * loaded yet) and says there (LX_USTACK_COPY) the frame it stopped at; the caller copies the
+ * stack above it. */
+static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
 					 const struct uc_lookup *us, struct walk_out *out,
-					 __u8 *flags, __u8 *slot)
+					 __u8 *flags, __u8 *slot, struct lx_ucopy *copy)
 {
-	struct walk_io io = { .ip = ip, .sp = sp, .bp = bp };
+	struct walk_io io = { .ip = ip, .sp = sp, .bp = bp, .di = di, .may_copy = copy != NULL };
 	struct ucache *uc = us->uc;
 	__u32 tgid = us->tgid, i = 0, zero = 0;
 	struct uc_slot *s = NULL;
+	struct mm_struct *mm;
 	struct lx_pmaps *t;
 	struct lx_map *m;
 
@@ -864,8 +911,19 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp,
 	t = bpf_map_lookup_elem(&proc_maps, &tgid);
 	if (!t) {
 		unwind_count(LX_UNWIND_NO_MAPS);
+		if (copy) {
+			copy->ip = ip;
+			copy->sp = sp;
+			copy->bp = bp;
+			copy->di = di;
+			copy->flags = LX_UCOPY_EXACT | LX_UCOPY_BP_OK;
+			*flags |= LX_USTACK_COPY;
+			return 0;
+		}
+		/* The leaf at least: its address is known. */
+		out->pc[0] = ip | LX_PC_EXACT;
 		*flags |= LX_USTACK_TRUNCATED;
-		return 0;
+		return 1;
 	}
 	if (uc && !uc->busy) {
 		uc->busy = 1;
@@ -881,11 +939,20 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp,
 		if (!s)
 			return 0;
 	}
+	mm = bpf_get_current_task_btf()->mm;
+	io.stale = !mm || t->mm != (__u64)mm || t->exec_vm != mm->exec_vm;
 	unwind_walk(&io, t, s, out);
 	m = io.want >= 0 ? pmaps_at(t, io.want) : NULL;
 	if (m)
 		want_rows(m, tgid);
 	*flags |= io.flags;
+	if (copy && (io.flags & LX_USTACK_COPY)) {
+		copy->ip = io.ip;
+		copy->sp = io.sp;
+		copy->bp = io.bp;
+		copy->di = di;
+		copy->flags = io.copy_flags;
+	}
 	if (io.flags & LX_USTACK_TRUNCATED)
 		unwind_count(LX_UNWIND_TRUNCATED);
 	if (io.flags & LX_USTACK_FP)

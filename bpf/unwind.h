@@ -15,8 +15,9 @@
 
 /* How the caller's frame is found from a row's instructions (low nibble of lx_cfi_row.kind). */
 enum lx_cfa_kind {
-	LX_CFA_NONE = 0,	/* no usable CFI here (none, or a rule the table cannot hold):
-				 * the unwinder falls back to the frame-pointer chain */
+	LX_CFA_NONE = 0,	/* the FDE's rule is one the table cannot hold: the unwinder
+				 * falls back to the frame-pointer chain, whose 0 there proves
+				 * nothing (the code need not keep rbp) */
 	LX_CFA_SP,		/* CFA = rsp + cfa_off * 8 */
 	LX_CFA_BP,		/* CFA = rbp + cfa_off * 8 */
 	LX_CFA_PLT,		/* a lazy-binding PLT entry: CFA = rsp + cfa_off * 8, plus 8 once
@@ -24,6 +25,11 @@ enum lx_cfa_kind {
 	LX_CFA_SIGNAL,		/* the signal return trampoline: rsp points at the ucontext the
 				 * kernel saved; rip, rsp and rbp come from its mcontext */
 	LX_CFA_END,		/* the outermost frame (the return address is undefined) */
+	LX_CFA_GAP,		/* code no FDE covers (hand-written entry points: ld.so's
+				 * _start): the frame-pointer chain, whose 0 ends the stack */
+	LX_CFA_RA_RDI,		/* CFA = rsp + cfa_off * 8, the return address in rdi (glibc's
+				 * __vfork around its syscall): known only where the kernel
+				 * saved rdi, at an interrupted leaf */
 };
 
 /* Where the caller's rbp is (high nibble of lx_cfi_row.kind). */

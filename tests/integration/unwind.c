@@ -397,6 +397,105 @@ Test(unwind, python_join_has_every_frame_gdb_shows)
 			TQ_BIT(GT_EV_GO_BLOCK_COND) | TQ_BIT(GT_EV_GO_SYSCALL));
 }
 
+/* ---- first sight: whole from the first event ---- */
+
+/* read <- inner_b <- outer_a <- main, by name: the lines are the workload's report, which a
+ * command run by the recorder does not give the test. */
+static bool read_chain_named(const struct gt_stack *s)
+{
+	int r = frame_from(s, 0, "read"), b = frame_from(s, 0, "inner_b");
+
+	return r >= 0 && b == r + 1 && s->n > (size_t)b + 2 &&
+	       !strcmp(s->frames[b + 1].func, "outer_a") && frame_from(s, (size_t)b + 2, "main") > 0;
+}
+
+/* lxtrace record -- frameless read 300: the command's binary and libc are new to the recorder,
+ * whose rows are compiled as they are mapped; every read's stack, from the first, is whole
+ * (walks that met a file before its rows were loaded are finished from a copy of the stack:
+ * late_walk.h). Before: the first reads ended in libc or at inner_b. */
+Test(unwind, command_reads_are_whole_from_the_first)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0, ok = 0;
+
+	itest_start((const char *[]){ "--", record__workload_path("frameless"), "read", "300",
+				      NULL });
+	itest_stop(0, 0);
+	itest_load();
+	/* The reads of main (the reader; its writer thread reads too, elsewhere). */
+	while ((e = tq_next(it.trace, &i, PIPE_WAIT, TQ_ANY_THREAD))) {
+		const char *proc = tq_process(e->stack);
+		unsigned pid;
+
+		i++;
+		if (!proc || sscanf(proc, "frameless (pid %u)", &pid) != 1 ||
+		    (uint32_t)tq_subject(e) != pid)
+			continue;
+		if (read_chain_named(e->stack))
+			ok++;
+		else if (n - ok < 3)
+			print_stack(e->stack);
+		n++;
+	}
+	cr_log_info("frameless read as the command: %zu blocking reads, %zu whole", n, ok);
+	cr_assert_geq(n, 250, "only %zu reads of 300 with a stack", n);
+	cr_assert_eq(ok, n, "%zu of %zu blocking stacks are not read <- inner_b <- outer_a <- main",
+		     n - ok, n);
+}
+
+/* python3 running before the recorder, attached with -p: none of its binaries' rows are
+ * loaded when its first sleeps are recorded. Every sleep of its loop, from the first, has
+ * every frame gdb shows at that sleep afterwards. Before: the first stacks stopped at
+ * `syscall clock_nanosleep <- [truncated]` or in libc (docs/stacks.md, "First sight"). */
+Test(unwind, attached_python_is_whole_from_the_first_sleep)
+{
+	static const char code[] = "import time\n"
+				   "def nap():\n    time.sleep(0.02)\n"
+				   "while True:\n    nap()\n";
+	const struct gt_event *e;
+	uint64_t pcs[128];
+	struct workload *py;
+	char pidarg[32], *bt = NULL;
+	size_t n = 0, ok = 0, i = 0, npcs;
+	pid_t pid;
+	int rc;
+
+	if (access(GDB, X_OK) || access(PYTHON, X_OK))
+		cr_skip_test("needs %s and %s (scripts/deps.sh installs them)", GDB, PYTHON);
+	itest_require_root();
+	py = workload__start(PYTHON, (const char *[]){ "-c", code, NULL });
+	cr_assert(py, "cannot start python3: %s", strerror(errno));
+	pid = workload__pid(py);
+	usleep(300 * 1000);
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	itest_start((const char *[]){ "-p", pidarg, NULL });
+	usleep(1000 * 1000);
+	itest_stop(SIGINT, 0);
+	/* gdb stops it in the sleep of its loop, as every stack recorded was. */
+	rc = run_capture((const char *[]){ GDB, "-batch", "-nx", "-p", pidarg, "-ex", "bt", "-ex",
+					   GDB_FRAMES, NULL }, 60, &bt, NULL);
+	kill(pid, SIGKILL);
+	workload__finish(py, 10);
+	workload__free(py);
+	itest_load();
+	cr_assert(rc == 0 && bt, "gdb failed (%d)", rc);
+	npcs = gdb_pcs(bt, pcs, 128);
+	cr_log_info("gdb's backtrace:\n%s", bt);
+	cr_assert_geq(npcs, 5, "gdb showed %zu frames:\n%s", npcs, bt);
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_SLEEP), (uint32_t)pid))) {
+		i++;
+		n++;
+		if (e->stack && has_pcs_in_order(e->stack, pcs, npcs))
+			ok++;
+		else if (n - ok < 3)
+			print_stack(e->stack);
+	}
+	cr_log_info("attached python3: %zu sleeps, %zu with every frame gdb shows", n, ok);
+	cr_assert_geq(n, 20, "only %zu sleeps of python3 (pid %d) recorded", n, (int)pid);
+	cr_assert_eq(ok, n, "%zu of %zu sleeps lack frames gdb shows", n - ok, n);
+	free(bt);
+}
+
 /* ---- samples of Debian's programs reach main ---- */
 
 /* main or _start by name, or, in a stripped program, the frame libc calls main from (the
@@ -599,11 +698,11 @@ Test(unwind, short_lived_processes_fully_named)
 }
 
 /* Before 6.7 each exec's mappings are asked of user space, and answered from /proc while the
- * process runs: a sleep that comes before the answer has its libc frames cut (marked
- * truncated; 9-23% of them here), never a wrong or unnamed one. */
+ * process runs: a sleep that comes before the answer is finished by the daemon from a copy of
+ * its stack, with the mappings the answer gave (before that: 9-23% of them cut here). */
 Test(unwind, short_lived_processes_fully_named_with_tables_from_proc)
 {
 	itest_mask("vma_iter");
-	short_lived_processes(50);
+	short_lived_processes(99);
 	itest_expect_without("VMA iterator");
 }

@@ -234,11 +234,11 @@ Test(callstacks, cache_hit_repeats_the_stored_walk)
 	const struct lx_stack *st = make_raw(0, 2);
 	uint64_t stored, hit;
 
-	raw.h.uflags = LX_USTACK_STORE | LX_USTACK_END;
+	raw.h.uflags = LX_USTACK_STORE;
 	raw.h.uslot = 2;
 	callstacks__see(cs, st);
 	stored = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, st);
-	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_HIT | LX_USTACK_END,
+	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_HIT,
 				   .uslot = 2 };
 	callstacks__see(cs, &raw.h);
 	hit = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h);
@@ -249,7 +249,7 @@ Test(callstacks, cache_hit_repeats_the_stored_walk)
 /* A record of the fixture's thread naming its walk in slot 3. */
 static const struct lx_stack *hit_record(void)
 {
-	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_HIT | LX_USTACK_END,
+	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_HIT,
 				   .uslot = 3 };
 	return &raw.h;
 }
@@ -260,7 +260,7 @@ static const struct lx_stack *stored_then_hit(void)
 {
 	const struct lx_stack *st = make_raw(0, 2);
 
-	raw.h.uflags = LX_USTACK_STORE | LX_USTACK_END;
+	raw.h.uflags = LX_USTACK_STORE;
 	raw.h.uslot = 3;
 	callstacks__see(cs, st);
 	cr_assert_neq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, st), 0);

@@ -203,7 +203,7 @@ Test(cfi, rows_agree_with_libdw)
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
 			continue;
 		for (uint64_t a = ph.p_vaddr; a < ph.p_vaddr + ph.p_filesz; a += 97) {
-			const struct lx_cfi_row *r = cfi_table__find(&t, (uint32_t)offset_of(a));
+			const struct lx_cfi_row *r = cfi_rows__find(t.rows, t.n, (uint32_t)offset_of(a));
 			Dwarf_Frame *f;
 			Dwarf_Op *ops, mem[3];
 			size_t nops;
@@ -257,7 +257,7 @@ Test(cfi, function_entry_is_rsp_plus_8)
 			}
 	}
 	cr_assert(found, "no read in libc's .dynsym");
-	r = cfi_table__find(&t, (uint32_t)offset_of(sym.st_value));
+	r = cfi_rows__find(t.rows, t.n, (uint32_t)offset_of(sym.st_value));
 	cr_assert_not_null(r);
 	cr_expect_eq(LX_CFI_KIND(r->kind), LX_CFA_SP);
 	cr_expect_eq(r->cfa_off, 1);

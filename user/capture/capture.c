@@ -814,7 +814,7 @@ int capture__poll(struct capture *c)
 	err = collect(c, &now, false);
 	if (!err)
 		err = merge__deliver(c->merge, merge__watermark(c->merge, now));
-	return err == -EAGAIN ? 0 : err;
+	return err == -EAGAIN || err == -EBUSY ? 0 : err;
 }
 
 /* Runs the kernel skipped because the program was already running on that CPU. */
@@ -865,7 +865,10 @@ int capture__drain(struct capture *c, uint64_t until)
 	err = collect(c, &now, true);
 	while (!err) {
 		err = merge__deliver(c->merge, UINT64_MAX);
-		if (err != -EAGAIN)
+		/* A held record waits for work of another thread (unwind rows): not a spin. */
+		if (err == -EBUSY)
+			usleep(1000);
+		else if (err != -EAGAIN)
 			break;
 		err = 0;
 	}

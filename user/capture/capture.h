@@ -33,7 +33,8 @@ struct capture_opts {
 	/* Each record in time order (merge.h); a negative return stops the poll and is
 	 * returned by it, but -EAGAIN, which only ends this round's delivery: the records not
 	 * delivered yet wait for the next poll (the consumer keeps the rings read while it is
-	 * slow, e.g. symbolizing the first stacks of every process at the start). */
+	 * slow, e.g. symbolizing the first stacks of every process at the start), and -EBUSY:
+	 * the record was not taken and comes first again at the next poll (merge.h). */
 	merge_record_fn on_record;
 	/* Optional: called for each record as soon as it is read from its ring, before the
 	 * ordering window delays it, for work that cannot wait (noting a new process's mappings

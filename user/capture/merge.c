@@ -249,19 +249,22 @@ static int emit(struct merge *mg, const struct slot *slot)
 	const struct lx_rec *h = &slot->rec.h;
 	int err;
 
+	if (!slot->size) {
+		err = mg->opts.on_lost(mg->opts.ctx, h->cpu, h->ts, slot->lost);
+		mg->stats.lost += slot->lost;
+	} else {
+		err = mg->opts.on_record(mg->opts.ctx, is_big(slot) ? slot->rec.big.copy : h,
+					 slot->size);
+		if (err == -EBUSY)
+			return err;
+		mg->stats.records++;
+		if (is_big(slot))
+			free(slot->rec.big.copy);
+	}
 	if (h->ts < mg->last_ts)
 		mg->stats.out_of_order++;
 	else
 		mg->last_ts = h->ts;
-	if (!slot->size) {
-		mg->stats.lost += slot->lost;
-		return mg->opts.on_lost(mg->opts.ctx, h->cpu, h->ts, slot->lost);
-	}
-	mg->stats.records++;
-	if (!is_big(slot))
-		return mg->opts.on_record(mg->opts.ctx, h, slot->size);
-	err = mg->opts.on_record(mg->opts.ctx, slot->rec.big.copy, slot->size);
-	free(slot->rec.big.copy);
 	return err;
 }
 
@@ -288,6 +291,8 @@ int merge__deliver(struct merge *mg, uint64_t upto)
 			break;
 		do {
 			err = emit(mg, &s->slots[s->head]);
+			if (err == -EBUSY)
+				break;	/* held where it is, the oldest still */
 			s->head = (s->head + 1) & (s->cap - 1);
 			s->len--;
 		} while (!err && s->len && s->slots[s->head].rec.h.ts <= limit);

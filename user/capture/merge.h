@@ -21,7 +21,8 @@
 
 /* Called for each record, in non-decreasing ts except the few counted as out of order. A
  * negative return stops the delivery and is returned by it (the record it was given is
- * consumed; the rest stays staged for the next merge__deliver). */
+ * consumed; the rest stays staged for the next merge__deliver), but -EBUSY: the record is not
+ * taken, and stays the first of the next delivery (held: its consumer waits for something). */
 typedef int (*merge_record_fn)(void *ctx, const struct lx_rec *r, size_t size);
 /* n records of CPU cpu were lost before ts (the ring was full); ordered among the records. */
 typedef int (*merge_lost_fn)(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n);

@@ -254,10 +254,16 @@ static int to_model(void *ctx, const struct lx_rec *r, size_t size)
 {
 	struct sink *s = ctx;
 
+	int err;
+
 	/* Asks for unwind rows, answered when peeked at: nothing for the trace. */
 	if (r->type == LX_REC_CFI_WANT)
 		return 0;
-	s->err = model__record(s->model, r, size);
+	/* -EBUSY: a stack waits for rows the loader is compiling; the record comes again. */
+	err = model__record(s->model, r, size);
+	if (err == -EBUSY)
+		return err;
+	s->err = err;
 	if (s->err)
 		return s->err;
 	/* The clock is read every 64 records: a read costs more than many a record. */
@@ -464,6 +470,12 @@ static void print_summary(const char *path, double secs, const struct model *m,
 			(unsigned long long)ms.stacks_trimmed, (unsigned long long)ms.images,
 			ms.symbolize_ns / 1e9,
 			ms.stacks_distinct ? ms.symbolize_ns / 1e3 / ms.stacks_distinct : 0.0);
+	if (ms.late_walks)
+		fprintf(stderr, "  first sight:   %llu user stacks finished from a copy of the stack "
+			"(%llu frames), %llu held for their rows; cut short: %llu at the copy's end, "
+			"%llu without rows in time\n", (unsigned long long)ms.late_walks,
+			(unsigned long long)ms.late_frames, (unsigned long long)ms.late_held,
+			(unsigned long long)ms.late_copy_short, (unsigned long long)ms.late_no_rows);
 	if (ms.prepare_ns)
 		fprintf(stderr, "  read ahead:    %llu binaries (%llu with DWARF)%s before the start, "
 			"in %.3f s\n", (unsigned long long)ms.prepared,
@@ -788,6 +800,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	sink.model = model;
+	model__use_rows(model, sink.cfi);
 	catch_signals();
 	if (flight)
 		record_flight__catch_signals();

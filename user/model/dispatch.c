@@ -14,6 +14,7 @@
 #include "user/model/core.h"
 #include "user/model/handlers.h"
 #include "user/model/model.h"
+#include "user/model/threads.h"
 #include "user/stacks/callstacks.h"
 
 /* PID_MAX_LIMIT on 64-bit kernels: a larger tid is a corrupt record. */
@@ -95,18 +96,50 @@ static const struct lx_stack *trailing_stack(const struct kind *k, const struct 
 					     bool *ok)
 {
 	const struct lx_stack *st = (const void *)((const char *)r + k->size);
+	const struct lx_ucopy *c;
+	size_t frames;
 
 	*ok = true;
 	if (size == k->size && k->stack != STACK_ALWAYS)
 		return NULL;
 	*ok = k->stack != STACK_NONE && size >= k->size + sizeof(*st) &&
-	      st->nkern <= LX_STACK_KERN_MAX && st->nuser <= LX_STACK_USER_MAX &&
-	      size == k->size + sizeof(*st) + ((size_t)st->nkern + st->nuser) * sizeof(st->pc[0]);
+	      st->nkern <= LX_STACK_KERN_MAX && st->nuser <= LX_STACK_USER_MAX;
+	if (!*ok)
+		return NULL;
+	frames = k->size + sizeof(*st) + ((size_t)st->nkern + st->nuser) * sizeof(st->pc[0]);
+	/* A walk to finish here brings the stack above where it stopped (LX_USTACK_COPY). */
+	c = (const void *)((const char *)r + frames);
+	if (st->uflags & LX_USTACK_COPY)
+		*ok = size >= frames + sizeof(*c) && c->len <= LX_UCOPY_MAX && !(c->len & 7) &&
+		      size == frames + sizeof(*c) + c->len;
+	else
+		*ok = size == frames;
 	return *ok ? st : NULL;
+}
+
+/* Whether the stack rs of record r can be made now (callstacks__ready), from the process of
+ * the thread it is of. */
+static bool stack_ready(const struct model *m, const struct lx_rec *r, const struct lx_stack *rs)
+{
+	const struct thread *t;
+	uint32_t pid;
+
+	if (!(rs->uflags & LX_USTACK_COPY))
+		return true;
+	if (r->type == LX_REC_SAMPLE) {
+		pid = ((const struct lx_sample *)r)->pid;
+	} else {
+		t = threads__find(m->threads, rs->tid);
+		if (!t)
+			return true;
+		pid = idents__pid(m->idents, t->ident);
+	}
+	return callstacks__ready(m->cs, pid, rs);
 }
 
 int model__record(struct model *m, const struct lx_rec *r, size_t size)
 {
+	const struct lx_stack *rs = NULL;
 	const struct kind *k;
 	bool ok = false;
 	int err;
@@ -115,10 +148,14 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 		return m->err;
 	if (!m->started || m->finished)
 		return -EINVAL;
-	m->st.records++;
 	k = well_formed(m, r, size);
 	if (k)
-		m->rs = trailing_stack(k, r, size, &ok);
+		rs = trailing_stack(k, r, size, &ok);
+	/* Nothing of the record is taken before: it comes again. */
+	if (ok && rs && m->cs && !stack_ready(m, r, rs))
+		return -EBUSY;
+	m->st.records++;
+	m->rs = rs;
 	/* Stacks nobody asked for (opts.stacks off) are corrupt input too. */
 	if (!ok || (m->rs && !m->cs)) {
 		m->rs = NULL;

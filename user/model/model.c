@@ -314,6 +314,17 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->prepared_dwarf = cs.prepared_dwarf;
 	out->prepared_kernel = cs.prepared_kernel;
 	out->prepare_ns = cs.prepare_ns;
+	out->late_walks = cs.late_walks;
+	out->late_frames = cs.late_frames;
+	out->late_held = cs.late_held;
+	out->late_copy_short = cs.late_ends[LATE_WALK_COPY_SHORT];
+	out->late_no_rows = cs.late_ends[LATE_WALK_NO_ROWS];
+}
+
+void model__use_rows(struct model *m, struct cfi_loader *cfi)
+{
+	if (m->cs)
+		callstacks__use_rows(m->cs, cfi);
 }
 
 const struct foreign_log *model__refused(const struct model *m)

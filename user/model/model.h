@@ -17,6 +17,7 @@
 
 struct model;
 struct foreign_log;
+struct cfi_loader;
 struct trigger;
 
 /* A goroutine id the model never gives (a thread's is its tid, never 0, with the tid's
@@ -109,6 +110,11 @@ struct model_stats {
 	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;
 	uint64_t prepared, prepared_dwarf, prepare_ns;	/* binaries read ahead before the start
 							 * (with DWARF), and the time */
+	/* User walks BPF stopped for lack of rows, finished from the copy of the stack their
+	 * record carried (late_walk.h): how many, the frames they gained, the records held for
+	 * rows, and those cut short all the same by the copy's end or by rows that did not come
+	 * in time. */
+	uint64_t late_walks, late_frames, late_held, late_copy_short, late_no_rows;
 	bool prepared_kernel;			/* kallsyms read ahead too */
 };
 
@@ -129,8 +135,13 @@ int model__start(struct model *m, uint64_t ts);
  * mappings of a new process image while it still exists. */
 void model__peek(struct model *m, const struct lx_rec *r, size_t size);
 
-/* Consumes one record of `size` bytes; records come in non-decreasing ts. */
+/* Consumes one record of `size` bytes; records come in non-decreasing ts. -EBUSY: the record
+ * is not taken yet, its stack waits for unwind rows (callstacks__ready): deliver it again
+ * later, with none after it before. */
 int model__record(struct model *m, const struct lx_rec *r, size_t size);
+
+/* The late walks of user stacks take their rows from cfi (NULL: none). */
+void model__use_rows(struct model *m, struct cfi_loader *cfi);
 
 /* Notes that `n` records of CPU cpu were lost before ts; written into the trace as a UserLog. */
 int model__lost(struct model *m, uint32_t cpu, uint64_t ts, uint64_t n);

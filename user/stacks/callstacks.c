@@ -16,6 +16,7 @@
 #include "lib/u64map.h"
 #include "user/proc/mmap_path.h"
 #include "user/stacks/callstacks.h"
+#include "user/stacks/late_walk.h"
 #include "user/stacks/symbolize.h"
 
 /* Frames gathered before trimming: every kernel frame, the syscall, user frames with their
@@ -77,6 +78,9 @@ struct callstacks {
 	int young;
 	uint64_t memo_gen;		/* counts young generations, from 1 */
 	struct u64map *cur;		/* pid -> its current image's proc, when not the pid itself */
+	struct cfi_loader *cfi;		/* the rows of late walks (late_walk.h), or NULL */
+	uint64_t held_since;		/* CLOCK_MONOTONIC ns: a late walk waits since, 0: none */
+	uint64_t late[LX_STACK_USER_MAX];	/* a late walk's frames */
 	struct u64map *slots;		/* tid << 8 | cache slot -> its struct stored */
 	struct stored *stored;		/* every one of them */
 	uint32_t next_gen;
@@ -440,6 +444,65 @@ void callstacks__forget_thread(struct callstacks *cs, uint32_t tid)
 	}
 }
 
+/* What the stream waits for the rows a late walk needs (callstacks__ready): a large library
+ * compiles in a few hundred milliseconds. Past it the walk ends at that file, marked. */
+#define LATE_WAIT_NS (1000 * 1000 * 1000ull)
+
+/* The copy of the stack after a late walk's BPF frames (LX_USTACK_COPY). */
+static const struct lx_ucopy *ucopy_of(const struct lx_stack *st)
+{
+	return (const struct lx_ucopy *)&st->pc[st->nkern + st->nuser];
+}
+
+/* The user frames of st, a walk BPF stopped for lack of rows, finished here into cs->late
+ * (late_walk.h); their number, with *uflags as for a walk made whole in BPF. */
+static unsigned finish_late(struct callstacks *cs, uint64_t proc, const struct lx_stack *st,
+			    unsigned *uflags)
+{
+	const struct late_walk lw = { cs->sym, cs->cfi, proc };
+	enum late_walk_end end;
+	unsigned n = st->nuser;
+
+	memcpy(cs->late, &st->pc[st->nkern], n * sizeof(cs->late[0]));
+	late_walk__finish(&lw, ucopy_of(st), cs->late, &n, false, &end);
+	cs->st.late_walks++;
+	cs->st.late_frames += n - st->nuser;
+	cs->st.late_ends[end]++;
+	*uflags &= ~LX_USTACK_COPY;
+	if (end != LATE_WALK_WHOLE)
+		*uflags |= end == LATE_WALK_DEEP ? LX_USTACK_DEEP : LX_USTACK_TRUNCATED;
+	return n;
+}
+
+bool callstacks__ready(struct callstacks *cs, uint32_t pid, const struct lx_stack *st)
+{
+	const struct late_walk lw = { cs->sym, cs->cfi, proc_of(cs, pid) };
+	enum late_walk_end end;
+	unsigned n = st->nuser;
+	uint64_t now;
+
+	if (!(st->uflags & LX_USTACK_COPY) || !cs->cfi)
+		return true;
+	if (late_walk__finish(&lw, ucopy_of(st), cs->late, &n, true, &end) != -EAGAIN) {
+		cs->held_since = 0;
+		return true;
+	}
+	now = now_ns();
+	if (!cs->held_since) {
+		cs->held_since = now;
+		cs->st.late_held++;
+	}
+	if (now - cs->held_since < LATE_WAIT_NS)
+		return false;
+	cs->held_since = 0;
+	return true;
+}
+
+void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi)
+{
+	cs->cfi = cfi;
+}
+
 /* Notes stk, young in the memory, as the answer for sv's hits with (ident, nr, proc). */
 static uint64_t hit_answer(const struct callstacks *cs, struct stored *sv, uint32_t ident, int nr,
 			   uint64_t proc, uint64_t stk)
@@ -480,6 +543,13 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 			uflags = LX_USTACK_TRUNCATED;
 		}
 	}
+	if (uflags & LX_USTACK_COPY) {
+		nuser = finish_late(cs, proc_of(cs, pid), st, &uflags);
+		upc = cs->late;
+	}
+	/* A walk cut at its most frames is as incomplete as one cut at a frame that is no code. */
+	if (uflags & LX_USTACK_DEEP)
+		uflags |= LX_USTACK_TRUNCATED;
 	if (uflags & LX_USTACK_IRQ)
 		nr = -1;
 	proc = nuser ? proc_of(cs, pid) : 0;

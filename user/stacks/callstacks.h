@@ -24,6 +24,7 @@
 #ifndef LXTRACE_USER_CALLSTACKS_H
 #define LXTRACE_USER_CALLSTACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -32,12 +33,14 @@
 #include "bpf/unwind.h"
 #include "format/writer.h"
 #include "user/stacks/idents.h"
+#include "user/stacks/late_walk.h"
 
 #define CALLSTACKS_MAX_FRAMES 100
 /* The identity of a stack of the idle task. */
 #define CALLSTACKS_IDLE UINT32_MAX
 
 struct callstacks;
+struct cfi_loader;
 struct foreign_log;
 
 struct callstacks_stats {
@@ -50,6 +53,10 @@ struct callstacks_stats {
 	uint64_t images;	/* process images noted */
 	uint64_t symbolize_ns;	/* time spent symbolizing the distinct stacks */
 	uint64_t hits_lost;	/* stacks naming a cached walk whose record was lost */
+	uint64_t late_walks;	/* walks BPF stopped for lack of rows, finished here */
+	uint64_t late_frames;	/* the frames they gained */
+	uint64_t late_ends[LATE_WALK_DEEP + 1];	/* how they ended (enum late_walk_end) */
+	uint64_t late_held;	/* records the stream held until their rows were loaded */
 	uint64_t walks;		/* walks of live threads' BPF caches held now */
 	uint64_t prepared;	/* binaries read ahead by callstacks__prepare */
 	uint64_t prepared_dwarf;	/* of which with their DWARF */
@@ -97,6 +104,14 @@ uint64_t callstacks__image(const struct callstacks *cs, uint32_t pid);
  * stack of it comes any more: the image is forgotten (symbolizer__forget_process) and its perf
  * map closed, and so is pid's current image if it is still that one. */
 void callstacks__exit(struct callstacks *cs, uint32_t pid, uint64_t image);
+
+/* Late walks (late_walk.h) take their rows from cfi (NULL: none loaded; frame pointers). */
+void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi);
+
+/* Whether st, a stack of process pid, can be made now: false while a walk BPF stopped for
+ * lack of rows (LX_USTACK_COPY) waits for them, for at most a second from the first false;
+ * the stream holds its records meanwhile (merge.h). */
+bool callstacks__ready(struct callstacks *cs, uint32_t pid, const struct lx_stack *st);
 
 /* The trace stack of st, taken from a thread of process pid with identity ident (or
  * CALLSTACKS_IDLE) while in syscall nr (-1: none), for an event on P p. 0 with errno set. */

@@ -14,6 +14,7 @@
 /* DWARF register numbers of x86_64 (System V psABI). */
 #define REG_RBP 6
 #define REG_RSP 7
+#define REG_RDI 5
 #define REG_RIP 16
 
 /* Gaps between FDEs up to this long are padding (functions are 16-byte aligned). */
@@ -257,6 +258,22 @@ static struct lx_cfi_row none_rule(void)
 	return (struct lx_cfi_row){ .kind = LX_CFI_MAKE_KIND(LX_CFA_NONE, LX_RBP_UNKNOWN) };
 }
 
+static struct lx_cfi_row gap_rule(void)
+{
+	return (struct lx_cfi_row){ .kind = LX_CFI_MAKE_KIND(LX_CFA_GAP, LX_RBP_UNKNOWN) };
+}
+
+/* Whether the return address is held in rdi (rule "register(rdi)"): glibc's __vfork pops it
+ * there around its syscall, which the child shares the stack for. */
+static bool ra_in_rdi(Dwarf_Frame *f)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+
+	return !dwarf_frame_register(f, REG_RIP, mem, &ops, &n) && n == 1 &&
+	       ops[0].atom == DW_OP_regx && ops[0].number == REG_RDI;
+}
+
 /* The row of frame f, as the unwinder can hold it. */
 static struct lx_cfi_row rule_of(Dwarf_Frame *f, bool signal, struct cfi_stats *st)
 {
@@ -267,6 +284,7 @@ static struct lx_cfi_row rule_of(Dwarf_Frame *f, bool signal, struct cfi_stats *
 	unsigned reg;
 	int64_t off, ra;
 	uint8_t cut, rbp = LX_RBP_UNKNOWN;
+	int8_t rbp_off = 0;
 
 	if (dwarf_frame_cfa(f, &cfa, &ncfa) || !ncfa)
 		return r;
@@ -277,21 +295,28 @@ static struct lx_cfi_row rule_of(Dwarf_Frame *f, bool signal, struct cfi_stats *
 		}
 		return r;
 	}
-	if (!at_cfa(f, REG_RIP, &ra, &same, &undef)) {
-		if (undef)
-			r.kind = LX_CFI_MAKE_KIND(LX_CFA_END, LX_RBP_UNKNOWN);
-		return r;
-	}
-	if (ra != -8)
-		return r;
 	if (at_cfa(f, REG_RBP, &off, &same, &undef)) {
 		if (off % 8 == 0 && off / 8 >= -128 && off / 8 <= 127) {
 			rbp = LX_RBP_CFA;
-			r.rbp_off = (int8_t)(off / 8);
+			rbp_off = (int8_t)(off / 8);
 		}
 	} else if (same) {
 		rbp = LX_RBP_SAME;
 	}
+	if (!at_cfa(f, REG_RIP, &ra, &same, &undef)) {
+		if (undef) {
+			r.kind = LX_CFI_MAKE_KIND(LX_CFA_END, LX_RBP_UNKNOWN);
+		} else if (ra_in_rdi(f) && ncfa == 1 && breg(&cfa[0], &reg, &off) &&
+			   reg == REG_RSP && off >= 0 && off % 8 == 0 && off / 8 <= UINT16_MAX) {
+			r.kind = LX_CFI_MAKE_KIND(LX_CFA_RA_RDI, rbp);
+			r.cfa_off = (uint16_t)(off / 8);
+			r.rbp_off = rbp_off;
+		}
+		return r;
+	}
+	if (ra != -8)
+		return r;
+	r.rbp_off = rbp_off;
 	if (ncfa == 1 && breg(&cfa[0], &reg, &off) && (reg == REG_RSP || reg == REG_RBP) &&
 	    off > 0 && off % 8 == 0 && off / 8 <= UINT16_MAX) {
 		r.kind = LX_CFI_MAKE_KIND(reg == REG_RSP ? LX_CFA_SP : LX_CFA_BP, rbp);
@@ -408,7 +433,7 @@ static bool same_rule(const struct lx_cfi_row *a, const struct lx_cfi_row *b)
 	return a->kind == b->kind && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
 }
 
-/* Sorted spans to rows: a NONE row in each gap, equal neighbours merged. */
+/* Sorted spans to rows: a GAP row in each gap, equal neighbours merged. */
 static int spans_to_rows(struct spans *sp, struct cfi_table *t)
 {
 	size_t cap = 0;
@@ -427,7 +452,7 @@ static int spans_to_rows(struct spans *sp, struct cfi_table *t)
 			return -ENOMEM;
 		/* Alignment padding between two functions is no code: the row before covers it. */
 		if (t->n && s->lo > prev_hi + PAD_MAX) {
-			struct lx_cfi_row gap = none_rule();
+			struct lx_cfi_row gap = gap_rule();
 
 			gap.off = (uint32_t)prev_hi;
 			if (!same_rule(&t->rows[t->n - 1], &gap))
@@ -441,7 +466,7 @@ static int spans_to_rows(struct spans *sp, struct cfi_table *t)
 	}
 	if (t->n) {
 		/* Past the last FDE: no CFI. */
-		struct lx_cfi_row end = none_rule();
+		struct lx_cfi_row end = gap_rule();
 
 		end.off = (uint32_t)prev_hi;
 		if (grow_array((void **)&t->rows, &cap, t->n + 1, sizeof(*t->rows), 1024))
@@ -558,20 +583,20 @@ bool cfi__keeps_frame_pointers(Elf *elf)
 	return elf_section__named(elf, ".go.buildinfo", NULL) != NULL;
 }
 
-const struct lx_cfi_row *cfi_table__find(const struct cfi_table *t, uint32_t off)
+const struct lx_cfi_row *cfi_rows__find(const struct lx_cfi_row *rows, size_t n, uint32_t off)
 {
-	size_t lo = 0, hi = t->n;
+	size_t lo = 0, hi = n;
 
 	/* The last row starting at or below off. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (t->rows[mid].off <= off)
+		if (rows[mid].off <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo ? &t->rows[lo - 1] : NULL;
+	return lo ? &rows[lo - 1] : NULL;
 }
 
 void cfi_table__release(struct cfi_table *t)

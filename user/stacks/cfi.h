@@ -7,7 +7,7 @@
  * signal trampoline, the outermost frame) and where the caller's rbp was saved. Anything else
  * (a CFA computed by an arbitrary expression, a return address not at CFA - 8) becomes an
  * LX_CFA_NONE row, for which the unwinder falls back to the frame-pointer chain. Rows are
- * sorted by file offset, gaps between FDEs are LX_CFA_NONE rows, and neighbours with the same
+ * sorted by file offset, gaps between FDEs are LX_CFA_GAP rows, and neighbours with the same
  * rules are merged.
  */
 #ifndef LXTRACE_USER_STACKS_CFI_H
@@ -71,8 +71,9 @@ int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
  * exactly as its CFI, at no cost in rows. */
 bool cfi__keeps_frame_pointers(Elf *elf);
 
-/* The row covering file offset off, or NULL: a binary search, as the BPF side does it. */
-const struct lx_cfi_row *cfi_table__find(const struct cfi_table *t, uint32_t off);
+/* The row of rows[0..n) covering file offset off, or NULL: a binary search, as the BPF side
+ * does it. */
+const struct lx_cfi_row *cfi_rows__find(const struct lx_cfi_row *rows, size_t n, uint32_t off);
 
 void cfi_table__release(struct cfi_table *t);
 

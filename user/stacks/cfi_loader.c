@@ -48,6 +48,7 @@ struct queued {
 	struct lx_file_key key;
 	uint64_t size;		/* smaller files first: a new program's own binary is small */
 	int fd;
+	bool urgent;		/* before any other: a stack waits for it (cfi_loader__rows) */
 };
 
 /* The reader opens files and compiles small ones itself; a worker thread compiles the queued
@@ -62,6 +63,7 @@ struct cfi_loader {
 	pthread_mutex_t lock;
 	pthread_cond_t more;		/* the queue got a file, or stop was set */
 	struct u64map *files;		/* file_key() -> enum file_state */
+	struct u64map *published;	/* file_key() -> first << 32 | n, once FILE_DONE */
 	struct queued *queue;
 	size_t nqueue, queue_cap;
 	uint32_t next;		/* first free row */
@@ -83,7 +85,10 @@ struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts)
 		return NULL;
 	l->o = *opts;
 	l->files = u64map__new();
-	if (!l->files) {
+	l->published = u64map__new();
+	if (!l->files || !l->published) {
+		u64map__free(l->files);
+		u64map__free(l->published);
 		free(l);
 		return NULL;
 	}
@@ -132,13 +137,19 @@ static int open_mapped(const struct cfi_loader *l, const struct lx_cfi_want *w, 
 static int publish(struct cfi_loader *l, const struct lx_file_key *key, uint32_t first, uint32_t n)
 {
 	struct lx_file_rows v = { .first = first, .n = n };
-	uint64_t *state;
+	uint64_t *state, *rows;
+	bool added;
 
 	if (bpf_map_update_elem(l->o.maps.files_fd, key, &v, BPF_ANY))
 		return -errno;
 	(*l->o.maps.gen)++;
 	state = u64map__get(l->files, file_key(key->dev, key->ino));
-	if (state)
+	rows = u64map__put(l->published, file_key(key->dev, key->ino), &added);
+	if (rows)
+		*rows = (uint64_t)first << 32 | n;
+	/* Without room for the daemon's view the file stays queued there: its late walks give
+	 * up waiting, BPF's have the rows. */
+	if (state && rows)
 		*state = FILE_DONE;
 	return 0;
 }
@@ -226,7 +237,9 @@ static void *work(void *arg)
 		if (l->stop)
 			break;
 		for (size_t i = 1; i < l->nqueue; i++)
-			if (l->queue[i].size < l->queue[best].size)
+			if (l->queue[i].urgent > l->queue[best].urgent ||
+			    (l->queue[i].urgent == l->queue[best].urgent &&
+			     l->queue[i].size < l->queue[best].size))
 				best = i;
 		q = l->queue[best];
 		l->queue[best] = l->queue[--l->nqueue];
@@ -327,6 +340,34 @@ int cfi_loader__want(struct cfi_loader *l, const struct lx_cfi_want *w)
 	return enqueue(l, w, NULL, false);
 }
 
+int cfi_loader__want_file(struct cfi_loader *l, const struct lx_cfi_want *w, const char *path)
+{
+	return enqueue(l, w, *path == '/' ? path : NULL, false);
+}
+
+int cfi_loader__rows(struct cfi_loader *l, uint32_t dev, uint64_t ino,
+		     const struct lx_cfi_row **rows, uint32_t *n)
+{
+	uint64_t key = file_key(dev, ino), *state, *pub;
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&l->lock);
+	state = u64map__get(l->files, key);
+	pub = u64map__get(l->published, key);
+	if (state && *state == FILE_DONE && pub) {
+		*rows = &l->o.maps.rows[*pub >> 32];
+		*n = (uint32_t)*pub;
+		ret = 1;
+	} else if (state) {
+		for (size_t i = 0; i < l->nqueue; i++)
+			if (l->queue[i].key.dev == dev && l->queue[i].key.ino == ino)
+				l->queue[i].urgent = true;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return ret;
+}
+
 void cfi_loader__stats(struct cfi_loader *l, struct cfi_loader_stats *out)
 {
 	pthread_mutex_lock(&l->lock);
@@ -351,6 +392,7 @@ void cfi_loader__free(struct cfi_loader *l)
 		close(l->queue[i].fd);
 	free(l->queue);
 	u64map__free(l->files);
+	u64map__free(l->published);
 	pthread_cond_destroy(&l->more);
 	pthread_mutex_destroy(&l->lock);
 	free(l);

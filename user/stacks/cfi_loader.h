@@ -54,8 +54,19 @@ struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts);
  * a small file's rows). */
 int cfi_loader__want(struct cfi_loader *l, const struct lx_cfi_want *w);
 
+/* The same for a walk the daemon finishes (late_walk.h), whose process may be gone or have
+ * exec'ed since: the file is also looked for at path, if it is still that file. */
+int cfi_loader__want_file(struct cfi_loader *l, const struct lx_cfi_want *w, const char *path);
+
 /* A process mapped a file (LX_REC_MMAP): the same, before a stack needs the rows. */
 int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m);
+
+/* The rows of file (dev, ino) (the kernel's encoding) for a walk the daemon finishes
+ * (late_walk.h): 1 with *rows and *n once published (n 0: none, frame pointers there); 0 while
+ * they are compiled or queued, the file then going first to the worker; -ENOENT when nothing
+ * asked for them yet (cfi_loader__want). Published rows stay for the loader's life. */
+int cfi_loader__rows(struct cfi_loader *l, uint32_t dev, uint64_t ino,
+		     const struct lx_cfi_row **rows, uint32_t *n);
 
 void cfi_loader__stats(struct cfi_loader *l, struct cfi_loader_stats *out);
 

@@ -49,6 +49,7 @@
 #define FOREIGN_BUDGET (256ull << 20)
 
 struct module {
+	uint64_t dev, ino;	/* st_dev (makedev) and inode; LX_VDSO_INO for the vDSO */
 	char *path;
 	const char *name;	/* interned basename, for "[unknown] NAME+0x..." */
 	const char *file;	/* interned path: the file of frames without DWARF lines */
@@ -265,6 +266,8 @@ static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping
 	if (!m)
 		return 0;
 	m->fd = -1;
+	m->dev = dev;
+	m->ino = ino;
 	m->path = strdup(mp->name);
 	m->cache = u64map__new();
 	base = strrchr(mp->name, '/');
@@ -543,7 +546,8 @@ int symbolizer__image_copy(struct symbolizer *s, uint64_t proc, uint64_t from)
 		process_free(p);
 		return -ENOMEM;
 	}
-	memcpy(p->maps, f->maps, f->n * sizeof(*p->maps));
+	if (f->n)
+		memcpy(p->maps, f->maps, f->n * sizeof(*p->maps));
 	p->n = f->n;
 	p->uid = f->uid;
 	/* A copy of a snapshot misses what its original missed: the child may re-read its own.
@@ -664,6 +668,20 @@ bool symbolizer__mapped(struct symbolizer *s, uint64_t proc, uint64_t addr)
 	struct process *p = process_get(s, proc);
 
 	return p && (lookup_mapping(s, p, addr) || sym_perfmap__find(p->perfmap, addr));
+}
+
+int symbolizer__code_at(struct symbolizer *s, uint64_t proc, uint64_t addr, struct sym_code *out)
+{
+	struct process *p = process_get(s, proc);
+	const struct mapping *mp = p ? lookup_mapping(s, p, addr) : NULL;
+	const struct module *m;
+
+	if (!mp)
+		return -ENOENT;
+	m = mp->mod ? s->mods[mp->mod - 1] : NULL;
+	*out = (struct sym_code){ mp->start, mp->end, mp->pgoff, m ? m->dev : 0, m ? m->ino : 0,
+				  p->pid, m && m->path ? m->path : "" };
+	return 0;
 }
 
 int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is_return_addr,

@@ -117,6 +117,18 @@ int symbolizer__file(struct symbolizer *s, const struct sym_mapping *m);
  * frame-pointer walk's frame that does not is no frame. */
 bool symbolizer__mapped(struct symbolizer *s, uint64_t proc, uint64_t addr);
 
+/* The executable mapping of proc that holds addr: where it is, and its file (ino 0: not a
+ * file; LX_VDSO_INO with dev 0: the vDSO). */
+struct sym_code {
+	uint64_t start, end, pgoff;	/* pgoff in bytes */
+	uint64_t dev, ino;		/* st_dev (makedev) and inode */
+	pid_t pid;
+	const char *path;		/* where the file was found, "" if nowhere */
+};
+
+/* 0 with *out, or -ENOENT when addr is in no mapping proc is known to have. */
+int symbolizer__code_at(struct symbolizer *s, uint64_t proc, uint64_t addr, struct sym_code *out);
+
 /* Starts proc as an image without mappings (a new address space: an exec), replacing an earlier
  * snapshot of proc. snapshot: its mappings are read from /proc once and the kernel reports no
  * later ones, so an address they miss may re-read them (as a process noted from /proc). 0 or
