@@ -130,7 +130,7 @@ static bool stack_ready(const struct model *m, const struct lx_rec *r, const str
 		pid = ((const struct lx_sample *)r)->pid;
 	} else {
 		t = threads__find(m->threads, rs->tid);
-		if (!t)
+		if (!t || !t->ident)	/* no process known yet to read the rows for */
 			return true;
 		pid = idents__pid(m->idents, t->ident);
 	}
