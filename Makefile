@@ -177,11 +177,12 @@ $(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard form
 
 # Symbolizer (user/stacks/symbolize.c): libstdc++ demangles C++ and Rust names; the unit tests look
 # up code addresses printed by the fixture programs of tests/symfix/, built here with
-# frame pointers and debug info (the Go one with both installed toolchains).
+# frame pointers and debug info (the Go one with both installed toolchains); throw is built
+# without frame pointers, for the unwinder.
 LIBS += -lstdc++
 GO119 ?= /usr/bin/go
 GO123 ?= /usr/lib/go-1.23/bin/go
-SYMFIX := $(addprefix $(OUT)/tests/symfix/,hot cxx spin-go1.19 spin-go1.23)
+SYMFIX := $(addprefix $(OUT)/tests/symfix/,hot cxx throw spin-go1.19 spin-go1.23)
 
 $(UNIT_TESTS): | $(SYMFIX)
 # tests/integration/stacks.c samples the Go fixtures as they spin.
@@ -196,6 +197,11 @@ $(OUT)/tests/symfix/cxx: tests/symfix/cxx.cc
 	$(call say,CXX,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CXX) -g -O2 -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
+
+$(OUT)/tests/symfix/throw: tests/symfix/throw.cc
+	$(call say,CXX,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) -g -O2 -Wall -Wextra -Werror $< -o $@
 
 $(OUT)/tests/symfix/spin-go1.19: tests/symfix/spin.go
 	$(call say,GO,$@)

@@ -575,6 +575,63 @@ Test(unwind, sha256sum_samples_reach_main)
 	unlink(path);
 }
 
+/* Whether s, a sample inside a throw, is whole: ... <- __cxa_throw <- thrower <- catcher <-
+ * main, in that order (thrower's throwing path is its .cold clone). */
+static bool throw_is_whole(const struct gt_stack *s)
+{
+	int t = frame_from(s, 0, "__cxa_throw");
+
+	return t >= 0 && (size_t)t + 3 < s->n && !strncmp(s->frames[t + 1].func, "thrower(int)", 12) &&
+	       !strcmp(s->frames[t + 2].func, "catcher(int)") && !strcmp(s->frames[t + 3].func, "main");
+}
+
+/* Samples inside C++ exceptions (libgcc_s's unwinder, libstdc++'s __cxa_throw, a .cold clone,
+ * no frame pointers anywhere): whole, or marked. The few taken while _Unwind_RaiseException
+ * installs the handler's context (its stack pointer already the catcher's) end [truncated].
+ * Before: `_Unwind_RaiseException <- catcher(int) <- thrower(int) [clone .cold]`, unmarked. */
+Test(unwind, cxx_throw_samples_are_whole_or_marked)
+{
+	const struct gt_event *ev;
+	size_t n = 0, whole = 0, marked = 0;
+	char ident[64];
+	struct workload *w;
+	pid_t pid;
+
+	itest_start((const char *[]){ "-F", "999", NULL });
+	w = workload__start(record__build_path("tests/symfix/throw"), (const char *[]){ "400000", NULL });
+	cr_assert(w, "cannot start tests/symfix/throw: %s", strerror(errno));
+	pid = workload__pid(w);
+	cr_assert_eq(workload__finish(w, 120), 0);
+	workload__free(w);
+	itest_stop(SIGINT, 0);
+	itest_load();
+	snprintf(ident, sizeof(ident), "(pid %d)", (int)pid);
+	ev = gt_trace__events(it.trace);
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		const struct gt_stack *s = ev[i].stack;
+		const char *proc = tq_process(s);
+
+		if (ev[i].type != GT_EV_CPU_SAMPLE || !proc || !strstr(proc, ident) ||
+		    (frame_from(s, 0, "_Unwind_RaiseException") < 0 &&
+		     frame_from(s, 0, "__cxa_throw") < 0))
+			continue;
+		n++;
+		if (throw_is_whole(s))
+			whole++;
+		else if (frame_from(s, 0, "[truncated]") >= 0)
+			marked++;
+		else
+			print_stack(s);
+	}
+	cr_log_info("C++ throws: %zu samples inside them, %zu whole, %zu marked truncated", n,
+		    whole, marked);
+	cr_assert_geq(n, 200, "only %zu samples inside a throw", n);
+	cr_assert_eq(whole + marked, n, "%zu samples inside a throw are wrong and unmarked",
+		     n - whole - marked);
+	cr_assert_geq(whole * 100, n * 95, "only %zu of %zu samples inside a throw are whole", whole,
+		      n);
+}
+
 /* ---- short-lived processes: every frame has its module, libc and ld.so frames a name ---- */
 
 /* What started each program a shell script runs: the exec's creation event (its creator's
@@ -703,6 +760,6 @@ Test(unwind, short_lived_processes_fully_named)
 Test(unwind, short_lived_processes_fully_named_with_tables_from_proc)
 {
 	itest_mask("vma_iter");
-	short_lived_processes(99);
+	short_lived_processes(97);
 	itest_expect_without("VMA iterator");
 }
