@@ -463,6 +463,7 @@ struct walk {
 	bool fault;		/* a read failed */
 	bool may_copy;		/* walk_io.may_copy */
 	bool stale;		/* walk_io.stale */
+	bool switched;		/* a frame-pointer step went to another stack (fp_step) */
 };
 
 /* The user word at a, logging it into the cache slot; a failed read sets w->fault. Global, as
@@ -519,10 +520,17 @@ __noinline int find_row(__u32 first, __u32 n, __u32 off)
 	return lo > first ? (int)(lo - 1) : -1;
 }
 
-/* One frame-pointer step: rbp points at the saved rbp, the return address above it. */
-static __always_inline int fp_step(struct walk *w, struct uc_slot *log, __u64 *ra)
+/* One frame-pointer step: rbp points at the saved rbp, the return address above it. 0: done,
+ * 1: the chain's end, 2: done onto another stack, -1: no step. may_switch: code known only by
+ * its frame pointers (no rows), where an rbp below the frame can be a stack switch: Go calls
+ * the vDSO and cgo on the thread's own stack, its callers' frames on the goroutine's. One
+ * switch a walk keeps it from looping; the words it reads are not at offsets above sp, so such
+ * a walk is not cached. */
+static __always_inline int fp_step(struct walk *w, struct uc_slot *log, __u64 *ra,
+				   bool may_switch)
 {
 	__u64 bp = w->bp, nbp;
+	int ret = 0;
 
 	w->flags |= LX_USTACK_FP;
 	if (!w->bp_ok)
@@ -531,8 +539,15 @@ static __always_inline int fp_step(struct walk *w, struct uc_slot *log, __u64 *r
 		w->bp_used = true;
 	if (!bp)
 		return 1;	/* the chain's end */
-	if (bp < w->sp || (bp & 7))
+	if (bp & 7)
 		return -1;
+	if (bp < w->sp) {
+		if (!may_switch || w->switched)
+			return -1;
+		w->switched = true;
+		w->logging = false;
+		ret = 2;
+	}
 	*ra = read_word(w, log, bp + 8);
 	nbp = read_word(w, log, bp);
 	if (w->fault)
@@ -540,7 +555,7 @@ static __always_inline int fp_step(struct walk *w, struct uc_slot *log, __u64 *r
 	w->sp = bp + 16;
 	w->bp = nbp;
 	w->bp_from_mem = true;
-	return 0;
+	return ret;
 }
 
 /* Emits frame w->ip into out and steps to its caller, through process table t, logging the
@@ -668,14 +683,14 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 		w->ip = w->di;
 		return 0;
 	default:
-		err = fp_step(w, log, &ra);
+		err = fp_step(w, log, &ra, !row && !w->nrows && w->want != mi);
 		/* rbp 0 ends a frame-pointer chain, but code under a rule the rows cannot hold
 		 * or whose rows are not loaded yet need not keep rbp at all. */
-		if (err > 0 && (w->want == mi || (row && LX_CFI_KIND(row->kind) == LX_CFA_NONE)))
+		if (err == 1 && (w->want == mi || (row && LX_CFI_KIND(row->kind) == LX_CFA_NONE)))
 			goto truncated;
-		if (err > 0)
+		if (err == 1)
 			return 1;
-		if (err < 0 || w->sp <= sp)
+		if (err < 0 || (err == 0 && w->sp <= sp))
 			goto truncated;
 		w->ip = ra;
 		return 0;
