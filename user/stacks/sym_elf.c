@@ -68,6 +68,8 @@ struct sym_elf {
 	bool ranges_built;
 	struct func_sym *syms;		/* sized functions, sorted by addr; built on first use */
 	size_t nsyms;
+	char **plain;			/* the names of versioned symbols without the version */
+	size_t nplain, plain_cap;
 	bool syms_built;
 	bool no_dwarf;			/* its DWARF names an alternate file outside root's tree,
 					 * or is past the budget (dwarf_refused) */
@@ -323,6 +325,26 @@ static bool in_code(Elf *elf, GElf_Word shndx)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/* name without the symbol version that the linker writes into .symtab names since binutils
+ * 2.35 (pthread_cond_wait@@GLIBC_2.3.2 for the default version, memcpy@GLIBC_2.2.5 for an
+ * older one): gdb names both functions without it, and grouping frames by function must not
+ * split on a link-time detail. The copy lives with e; name itself when it has no version or
+ * memory runs out. */
+static const char *unversioned(struct sym_elf *e, const char *name)
+{
+	const char *at = strchr(name, '@');
+	char *plain;
+
+	if (!at || at == name ||
+	    grow_array((void **)&e->plain, &e->plain_cap, e->nplain + 1, sizeof(*e->plain), 64))
+		return name;
+	plain = strndup(name, (size_t)(at - name));
+	if (!plain)
+		return name;
+	e->plain[e->nplain++] = plain;
+	return plain;
+}
+
 static void build_syms(struct sym_elf *e)
 {
 	int n = dwfl_module_getsymtab(e->mod);
@@ -344,6 +366,7 @@ static void build_syms(struct sym_elf *e)
 
 		if (!name || !*name)
 			continue;
+		name = unversioned(e, name);
 		if (sym.st_size && (type == STT_FUNC || type == STT_GNU_IFUNC)) {
 			e->syms[e->nsyms++] = (struct func_sym){
 				addr, sym.st_size, name,
@@ -755,6 +778,9 @@ void sym_elf__free(struct sym_elf *e)
 	dwfl_end(e->dwfl);
 	free(e->ranges);
 	free(e->syms);
+	while (e->nplain)
+		free(e->plain[--e->nplain]);
+	free(e->plain);
 	for (size_t i = 0; i < e->ncu_fns; i++)
 		free(e->cu_fns[i].r);
 	free(e->cu_fns);
