@@ -488,8 +488,14 @@ static const char *show(struct sym_elf *e, const char *name)
 	return d;
 }
 
-/* file made absolute with the CU's compilation directory, as DWARF 5 line tables may hold
- * paths relative to it; owned by e until the next lookup. */
+/* A line table's file as libdw gives it, joined to its directory entry (DWARF 5's directory 0
+ * is the compilation directory itself, DWARF 4's stands for it), made absolute with an
+ * absolute DW_AT_comp_dir when the entry was relative to it (gcc's "tests/symfix" for a source
+ * named so on its command line). A relative one is a build root mapped to "." (Debian's
+ * "./libio"), which libdw has already put in front of the files of directory 0: joining it
+ * again doubled them ("./libio/./libio/iogetline.c"), and the other relative entries are left
+ * as gdb prints them ("../sysdeps/unix/sysv/linux/read.c"). Owned by e until the next
+ * lookup. */
 static const char *full_path(struct sym_elf *e, Dwarf_Die *cu, const char *file)
 {
 	Dwarf_Attribute attr;
@@ -500,7 +506,7 @@ static const char *full_path(struct sym_elf *e, Dwarf_Die *cu, const char *file)
 	    e->nowned == (int)(sizeof(e->owned) / sizeof(*e->owned)))
 		return file;
 	dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
-	if (!dir || asprintf(&p, "%s/%s", dir, file) < 0)
+	if (!dir || *dir != '/' || asprintf(&p, "%s/%s", dir, file) < 0)
 		return file;
 	e->owned[e->nowned++] = p;
 	return p;
