@@ -182,7 +182,7 @@ $(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard form
 LIBS += -lstdc++
 GO119 ?= /usr/bin/go
 GO123 ?= /usr/lib/go-1.23/bin/go
-SYMFIX := $(addprefix $(OUT)/tests/symfix/,hot cxx throw spin-go1.19 spin-go1.23)
+SYMFIX := $(addprefix $(OUT)/tests/symfix/,hot cxx throw spin-go1.19 spin-go1.23 libversioned.so)
 
 $(UNIT_TESTS): | $(SYMFIX)
 # tests/integration/stacks.c samples the Go fixtures as they spin.
@@ -202,6 +202,14 @@ $(OUT)/tests/symfix/throw: tests/symfix/throw.cc
 	$(call say,CXX,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CXX) -g -O2 -Wall -Wextra -Werror $< -o $@
+
+# Built as Debian builds libc: versioned symbols, compiled in its own directory with the build
+# root mapped to "." (a relative DW_AT_comp_dir that is also the line table's directory 0).
+$(OUT)/tests/symfix/libversioned.so: tests/symfix/versioned.c tests/symfix/versioned.map
+	$(call say,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)cd tests/symfix && $(CC) -g -O2 -fPIC -shared -fdebug-prefix-map=$(CURDIR)=. \
+		$(WARNINGS) -Wl,--version-script=versioned.map versioned.c -o $(abspath $@)
 
 $(OUT)/tests/symfix/spin-go1.19: tests/symfix/spin.go
 	$(call say,GO,$@)

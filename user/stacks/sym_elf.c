@@ -68,6 +68,8 @@ struct sym_elf {
 	bool ranges_built;
 	struct func_sym *syms;		/* sized functions, sorted by addr; built on first use */
 	size_t nsyms;
+	char **plain;			/* the names of versioned symbols without the version */
+	size_t nplain, plain_cap;
 	bool syms_built;
 	bool no_dwarf;			/* its DWARF names an alternate file outside root's tree,
 					 * or is past the budget (dwarf_refused) */
@@ -323,6 +325,26 @@ static bool in_code(Elf *elf, GElf_Word shndx)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/* name without the symbol version that the linker writes into .symtab names since binutils
+ * 2.35 (pthread_cond_wait@@GLIBC_2.3.2 for the default version, memcpy@GLIBC_2.2.5 for an
+ * older one): gdb names both functions without it, and grouping frames by function must not
+ * split on a link-time detail. The copy lives with e; name itself when it has no version or
+ * memory runs out. */
+static const char *unversioned(struct sym_elf *e, const char *name)
+{
+	const char *at = strchr(name, '@');
+	char *plain;
+
+	if (!at || at == name ||
+	    grow_array((void **)&e->plain, &e->plain_cap, e->nplain + 1, sizeof(*e->plain), 64))
+		return name;
+	plain = strndup(name, (size_t)(at - name));
+	if (!plain)
+		return name;
+	e->plain[e->nplain++] = plain;
+	return plain;
+}
+
 static void build_syms(struct sym_elf *e)
 {
 	int n = dwfl_module_getsymtab(e->mod);
@@ -344,6 +366,7 @@ static void build_syms(struct sym_elf *e)
 
 		if (!name || !*name)
 			continue;
+		name = unversioned(e, name);
 		if (sym.st_size && (type == STT_FUNC || type == STT_GNU_IFUNC)) {
 			e->syms[e->nsyms++] = (struct func_sym){
 				addr, sym.st_size, name,
@@ -465,8 +488,14 @@ static const char *show(struct sym_elf *e, const char *name)
 	return d;
 }
 
-/* file made absolute with the CU's compilation directory, as DWARF 5 line tables may hold
- * paths relative to it; owned by e until the next lookup. */
+/* A line table's file as libdw gives it, joined to its directory entry (DWARF 5's directory 0
+ * is the compilation directory itself, DWARF 4's stands for it), made absolute with an
+ * absolute DW_AT_comp_dir when the entry was relative to it (gcc's "tests/symfix" for a source
+ * named so on its command line). A relative one is a build root mapped to "." (Debian's
+ * "./libio"), which libdw has already put in front of the files of directory 0: joining it
+ * again doubled them ("./libio/./libio/iogetline.c"), and the other relative entries are left
+ * as gdb prints them ("../sysdeps/unix/sysv/linux/read.c"). Owned by e until the next
+ * lookup. */
 static const char *full_path(struct sym_elf *e, Dwarf_Die *cu, const char *file)
 {
 	Dwarf_Attribute attr;
@@ -477,7 +506,7 @@ static const char *full_path(struct sym_elf *e, Dwarf_Die *cu, const char *file)
 	    e->nowned == (int)(sizeof(e->owned) / sizeof(*e->owned)))
 		return file;
 	dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
-	if (!dir || asprintf(&p, "%s/%s", dir, file) < 0)
+	if (!dir || *dir != '/' || asprintf(&p, "%s/%s", dir, file) < 0)
 		return file;
 	e->owned[e->nowned++] = p;
 	return p;
@@ -755,6 +784,9 @@ void sym_elf__free(struct sym_elf *e)
 	dwfl_end(e->dwfl);
 	free(e->ranges);
 	free(e->syms);
+	while (e->nplain)
+		free(e->plain[--e->nplain]);
+	free(e->plain);
 	for (size_t i = 0; i < e->ncu_fns; i++)
 		free(e->cu_fns[i].r);
 	free(e->cu_fns);

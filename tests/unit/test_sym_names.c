@@ -1,0 +1,111 @@
+/* test_sym_names.c - function names and source paths as gdb prints them: without the symbol
+ * versions the linker writes into .symtab, and with a relative compilation directory (how
+ * Debian builds libc) not joined to paths the line table already starts with it. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/test_sym_fixture.h"
+#include "user/stacks/sym_elf.h"
+#include "user/stacks/symbolize.h"
+
+static void *lib;
+static struct sym_elf *elf;
+static uintptr_t lib_base;
+
+static void setup(void)
+{
+	char path[PATH_MAX];
+	Dl_info info;
+
+	symfix__path("libversioned.so", path, sizeof(path));
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	cr_assert_not_null(lib, "%s", dlerror());
+	cr_assert(dladdr(dlsym(lib, "vfunc"), &info));
+	lib_base = (uintptr_t)info.dli_fbase;
+	elf = sym_elf__open(open(path, O_RDONLY), path, NULL, NULL);
+	cr_assert_not_null(elf, "%s", path);
+}
+
+static void teardown(void)
+{
+	sym_elf__free(elf);
+	if (lib)
+		dlclose(lib);
+}
+
+TestSuite(sym_names, .init = setup, .fini = teardown);
+
+/* The one frame of version ver of vfunc, looked up at its entry by ELF address. */
+static struct sym_elf_frame vfunc_frame(const char *ver)
+{
+	void *fn = dlvsym(lib, "vfunc", ver);
+	struct sym_elf_frame f[4];
+	int n;
+
+	cr_assert_not_null(fn, "vfunc@%s: %s", ver, dlerror());
+	n = sym_elf__frames(elf, (uintptr_t)fn - lib_base, f, 4);
+	cr_assert_eq(n, 1, "vfunc@%s: %d frames", ver, n);
+	cr_log_info("vfunc@%s: %s %s:%lu", ver, f[0].func, f[0].file, (unsigned long)f[0].line);
+	return f[0];
+}
+
+Test(sym_names, symbol_versions_are_not_part_of_the_name)
+{
+	cr_expect_str_eq(vfunc_frame("V_2").func, "vfunc", "the default version, vfunc@@V_2");
+	cr_expect_str_eq(vfunc_frame("V_1").func, "vfunc", "a compatibility version, vfunc@V_1");
+}
+
+Test(sym_names, a_relative_comp_dir_is_not_joined_twice)
+{
+	struct sym_elf_frame f = vfunc_frame("V_2");
+
+	/* DW_AT_comp_dir "./tests/symfix" is also the line table's directory 0, which libdw has
+	 * already put in front of "versioned.c". */
+	cr_assert_not_null(f.file);
+	cr_expect_str_eq(f.file, "./tests/symfix/versioned.c");
+	cr_expect_eq(f.line, symfix__marker_line(LXTRACE_SRCDIR "/tests/symfix/versioned.c",
+						  "vfunc_v2"));
+}
+
+/* This process's libc, through the whole symbolizer, at the entries of functions the issue
+ * names: versioned in .symtab, and with Debian's debug file (libc6-dbg) in sources that sit
+ * in the compilation directory (./libio/iogetline.c) or beside it (../sysdeps/...). What gdb
+ * prints for them: tests/integration/names.c. */
+Test(sym_names, libc_frames_as_gdb_names_them)
+{
+	static const struct { const char *sym, *func, *file; } want[] = {
+		{ "pthread_cond_wait", "pthread_cond_wait", "./nptl/pthread_cond_wait.c" },
+		{ "__libc_start_main", "__libc_start_main", "../csu/libc-start.c" },
+		{ "_IO_getline", "_IO_getline", "./libio/iogetline.c" },
+		{ "read", "read", "../sysdeps/unix/sysv/linux/read.c" },
+	};
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_frame f[16];
+	bool have_dwarf = true;
+
+	cr_assert_not_null(s);
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		void *fn = dlsym(RTLD_DEFAULT, want[i].sym);
+		int n;
+
+		cr_assert_not_null(fn, "%s", want[i].sym);
+		n = symbolizer__user(s, (uint64_t)getpid(), (uintptr_t)fn, false, f, 16);
+		cr_assert_gt(n, 0, "%s: %d", want[i].sym, n);
+		for (int j = 0; j < n; j++)
+			cr_log_info("%s: #%d %s %s:%lu", want[i].sym, j, f[j].func, f[j].file,
+				    (unsigned long)f[j].line);
+		cr_expect_str_eq(f[n - 1].func, want[i].func);
+		if (!f[n - 1].line)
+			have_dwarf = false;
+		else
+			cr_expect_str_eq(f[n - 1].file, want[i].file, "%s", want[i].sym);
+	}
+	symbolizer__free(s);
+	if (!have_dwarf)
+		cr_skip_test("libc has no debug file here (libc6-dbg): its paths were not checked");
+}
