@@ -50,6 +50,32 @@ Test(lifecycle, sigkill_leaves_a_parsable_prefix)
 	itest_load();
 }
 
+/* A quiet machine fills no batch buffer for many seconds; the recorder writes what it has
+ * every second (FLUSH_PERIOD_NS), so a kill -9 loses at most the last one. Before: a 3 s
+ * recording of a sleeper killed so was its 16-byte header. */
+Test(lifecycle, sigkill_on_a_quiet_machine_keeps_all_but_the_last_second)
+{
+	const struct gt_event *ev;
+	size_t n, sleeps = 0;
+	char sleeper[4096];
+
+	/* As a command, so that nothing else the machine runs fills the buffers. */
+	snprintf(sleeper, sizeof(sleeper), "%s", record__build_path("tests/workloads/sleeper"));
+	itest_start((const char *[]){ "--", sleeper, "300", NULL });
+	usleep(3000 * 1000);
+	itest_stop(SIGKILL, 128 + SIGKILL);
+	itest_load();
+	ev = gt_trace__events(it.trace);
+	n = gt_trace__nevents(it.trace);
+	for (size_t i = 0; i < n; i++)
+		sleeps += ev[i].type == GT_EV_GO_SLEEP;
+	cr_log_info("killed after 3 s: %zu events, %zu sleeps of the sleeper (10 ms each)", n,
+		    sleeps);
+	/* Written at least up to 1.x s before the kill: over 100 of its sleeps. */
+	cr_assert_geq(sleeps, 100, "only %zu sleeps of 10 ms in the file of a 3 s recording",
+		      sleeps);
+}
+
 /* A recording that fails to start (here: an annotation file without probes, refused after the
  * programs loaded) leaves the path as it was: an earlier trace untouched, no file where there
  * was none, no hidden temp beside it. */

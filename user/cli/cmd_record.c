@@ -41,6 +41,11 @@
 
 #define PREFIX "lxtrace record: "
 #define STATUS_PERIOD_NS 1000000000ULL
+/* How often the batches buffered so far go to the file: a recorder killed (SIGKILL, the OOM
+ * killer, a crash) leaves a trace that ends at most this long before, as the writer keeps
+ * every prefix that ends on a batch boundary valid; a quiet machine fills a batch buffer only
+ * after many seconds. */
+#define FLUSH_PERIOD_NS 1000000000ULL
 /* Under saturation (perf bench sched messaging: 160 tasks on 2 CPUs) a reader with a fair share
  * of a CPU is starved and the rings overflow (27% of the records lost at 4 MiB per CPU, still
  * 18% at 8 MiB); at nice -10 it runs when it wakes, and the same loads lose nothing while the
@@ -673,7 +678,7 @@ int cmd_record(int argc, char **argv)
 	struct output out = { 0 };
 	bool tty = isatty(STDERR_FILENO), cmd_done = false, cmd_failed = false;
 	bool stack_kern, stack_user;
-	uint64_t start, end;
+	uint64_t start, end, flushed;
 	int ncpus, err, close_err, cmd_status = 0;
 
 	/* Parse, and check what would fail later with a worse message. */
@@ -851,6 +856,7 @@ int cmd_record(int argc, char **argv)
 
 	/* Poll until the duration ends, a signal asks to stop, the command exits or the target
 	 * processes are gone. */
+	flushed = start;
 	status.start = status.last_ns = start;
 	status.next = start + STATUS_PERIOD_NS;
 	while (!cmd_done) {
@@ -881,6 +887,11 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 		now = now_ns();
+		if (!flight && now - flushed >= FLUSH_PERIOD_NS) {
+			flushed = now;
+			if ((sink.err = gt_writer__flush(writer)) != 0)
+				break;
+		}
 		if (args.duration && now - start >= args.duration * 1e9)
 			break;
 		if (tty)
