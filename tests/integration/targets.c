@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
+#include "tests/lib/tcgroup.h"
 
 #define BUSY_LOOP "while :; do :; done"
 
@@ -21,11 +22,8 @@ static void targets_fini(void)
 {
 	workload__free(tt.busy);
 	workload__free(tt.target);
-	if (tt.cgroup[0]) {
-		/* The killed tasks leave the cgroup when reaped, just before: retry briefly. */
-		for (int i = 0; i < 100 && rmdir(tt.cgroup) && errno == EBUSY; i++)
-			usleep(20000);
-	}
+	if (tt.cgroup[0])
+		tcgroup_remove(tt.cgroup);
 	if (tt.trace[0])
 		unlink(tt.trace);
 	for (int i = 0; i < 2; i++)
@@ -289,44 +287,21 @@ Test(targets, pid_threads_before_and_during)
 	expect_absent(workload__pid(tt.busy), "the busy shell");
 }
 
-/* The cgroup2 mount: /sys/fs/cgroup on a unified system, /sys/fs/cgroup/unified on a hybrid. */
-static bool cgroup2_root(char *out, size_t len)
-{
-	char line[1024], mnt[512], fstype[64];
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	bool found = false;
-
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		const char *dash = strstr(line, " - ");
-
-		if (!dash || sscanf(dash, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") ||
-		    sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1)
-			continue;
-		snprintf(out, len, "%s", mnt);
-		found = true;
-	}
-	if (f)
-		fclose(f);
-	return found;
-}
-
-
 Test(targets, cgroup_only_its_threads)
 {
-	char root[512], procs[700], pidtext[32];
 	pid_t pid;
+	int err;
 
 	itest_require_root();
-	if (!cgroup2_root(root, sizeof(root)))
+	err = tcgroup_make(tt.cgroup, sizeof(tt.cgroup));
+	if (err == -ENOENT)
 		cr_skip_test("no cgroup2 mount");
-	snprintf(tt.cgroup, sizeof(tt.cgroup), "%s/lxtrace-test-%d", root, (int)getpid());
-	cr_assert_eq(mkdir(tt.cgroup, 0755), 0, "mkdir %s: %s", tt.cgroup, strerror(errno));
+	cr_assert_eq(err, 0, "cannot make a cgroup: %s", strerror(-err));
 	start_busy();
 	start_target("2", "3");
 	pid = workload__pid(tt.target);
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", tt.cgroup);
-	snprintf(pidtext, sizeof(pidtext), "%d\n", (int)pid);
-	write_text(procs, pidtext);
+	err = tcgroup_move(tt.cgroup, pid);
+	cr_assert_eq(err, 0, "cannot move %d to %s: %s", (int)pid, tt.cgroup, strerror(-err));
 
 	itest_start((const char *[]){ "--cgroup", tt.cgroup, NULL });
 	release_target();

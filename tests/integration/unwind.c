@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include "tests/integration/itest.h"
+#include "tests/lib/tcgroup.h"
 
 #define PYTHON "/usr/bin/python3"
 #define GDB "/usr/bin/gdb"
@@ -409,20 +410,14 @@ static bool read_chain_named(const struct gt_stack *s)
 	       !strcmp(s->frames[b + 1].func, "outer_a") && frame_from(s, (size_t)b + 2, "main") > 0;
 }
 
-/* lxtrace record -- frameless read 300: the command's binary and libc are new to the recorder,
- * whose rows are compiled as they are mapped; every read's stack, from the first, is whole
- * (walks that met a file before its rows were loaded are finished from a copy of the stack:
- * late_walk.h). Before: the first reads ended in libc or at inner_b. */
-Test(unwind, command_reads_are_whole_from_the_first)
+/* The blocking reads of frameless's reader (main; its writer thread reads too, elsewhere) in
+ * the trace, and in *ok how many carry read <- inner_b <- outer_a <- main. */
+static size_t frameless_reads(size_t *ok)
 {
 	const struct gt_event *e;
-	size_t i = 0, n = 0, ok = 0;
+	size_t i = 0, n = 0;
 
-	itest_start((const char *[]){ "--", record__workload_path("frameless"), "read", "300",
-				      NULL });
-	itest_stop(0, 0);
-	itest_load();
-	/* The reads of main (the reader; its writer thread reads too, elsewhere). */
+	*ok = 0;
 	while ((e = tq_next(it.trace, &i, PIPE_WAIT, TQ_ANY_THREAD))) {
 		const char *proc = tq_process(e->stack);
 		unsigned pid;
@@ -432,15 +427,83 @@ Test(unwind, command_reads_are_whole_from_the_first)
 		    (uint32_t)tq_subject(e) != pid)
 			continue;
 		if (read_chain_named(e->stack))
-			ok++;
-		else if (n - ok < 3)
+			(*ok)++;
+		else if (n - *ok < 3)
 			print_stack(e->stack);
 		n++;
 	}
-	cr_log_info("frameless read as the command: %zu blocking reads, %zu whole", n, ok);
-	cr_assert_geq(n, 250, "only %zu reads of 300 with a stack", n);
+	return n;
+}
+
+/* frameless's reads recorded in one way of choosing what to record: its binary and libc are
+ * new to the recorder (a command, a process started on a recorded machine) or a running
+ * process's rows and mapping table do not exist yet (-p, --cgroup); every read's stack, from
+ * the first, is whole (walks that met a file before its rows were loaded are finished from a
+ * copy of the stack: late_walk.h). Before: the first reads ended in libc or at inner_b. */
+static void reads_whole_from_the_first(const char *mode)
+{
+	char path[4096], arg[64], cgroup[640] = "";
+	struct workload *w = NULL;
+	size_t n, ok;
+	int err;
+
+	snprintf(path, sizeof(path), "%s", record__workload_path("frameless"));
+	if (!strcmp(mode, "command")) {
+		itest_start((const char *[]){ "--", path, "read", "300", NULL });
+		itest_stop(0, 0);
+	} else if (!strcmp(mode, "machine")) {
+		itest_start(NULL);
+		itest_run("frameless", (const char *[]){ "read", "300", NULL }, 60);
+		itest_stop(SIGINT, 0);
+	} else {
+		/* About 4 s of reads, the first 0.3 s before the recorder. */
+		w = workload__start(path, (const char *[]){ "read", "1500", NULL });
+		cr_assert(w, "cannot start frameless: %s", strerror(errno));
+		usleep(300 * 1000);
+		snprintf(arg, sizeof(arg), "%d", (int)workload__pid(w));
+		if (!strcmp(mode, "pid")) {
+			itest_start((const char *[]){ "-p", arg, NULL });
+		} else {
+			err = tcgroup_make(cgroup, sizeof(cgroup));
+			if (!err)
+				err = tcgroup_move(cgroup, workload__pid(w));
+			if (err)
+				workload__free(w);
+			cr_assert_eq(err, 0, "cannot put frameless in a cgroup: %s", strerror(-err));
+			itest_start((const char *[]){ "--cgroup", cgroup, NULL });
+		}
+		cr_assert_eq(workload__finish(w, 60), 0);
+		workload__free(w);
+		itest_stop(cgroup[0] ? SIGINT : 0, 0);
+		if (cgroup[0])
+			tcgroup_remove(cgroup);
+	}
+	itest_load();
+	n = frameless_reads(&ok);
+	cr_log_info("frameless read, %s: %zu blocking reads, %zu whole", mode, n, ok);
+	cr_assert_geq(n, 250, "only %zu reads with a stack", n);
 	cr_assert_eq(ok, n, "%zu of %zu blocking stacks are not read <- inner_b <- outer_a <- main",
 		     n - ok, n);
+}
+
+Test(unwind, command_reads_are_whole_from_the_first)
+{
+	reads_whole_from_the_first("command");
+}
+
+Test(unwind, machine_reads_are_whole_from_the_first)
+{
+	reads_whole_from_the_first("machine");
+}
+
+Test(unwind, attached_reads_are_whole_from_the_first)
+{
+	reads_whole_from_the_first("pid");
+}
+
+Test(unwind, cgroup_reads_are_whole_from_the_first)
+{
+	reads_whole_from_the_first("cgroup");
 }
 
 /* python3 running before the recorder, attached with -p: none of its binaries' rows are
