@@ -96,7 +96,10 @@ static const struct record_opt options[] = {
 	  "print what this kernel offers lxtrace's programs, and what a\n"
 	  "recording with the other options given would do without,\n"
 	  "then exit (0: it can record) without recording" },
-	{ "verbose", 'v', NULL, "show libbpf's messages" },
+	{ "verbose", 'v', NULL,
+	  "a summary with the internals too (records by kind, call\n"
+	  "stacks, unwinding, the file's encoding), and libbpf's\n"
+	  "messages" },
 	{ "help", 'h', NULL, "show this help" },
 };
 
