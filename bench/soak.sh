@@ -55,9 +55,9 @@ trap 'exit 130' INT TERM
 printf '%s\n' 'n=0' 'while :; do' '	/bin/true' '	/bin/sh -c :' '	n=$((n + 2))' \
 	"	[ \$((n % 200)) = 0 ] && echo \$n >$TMP/forks" 'done' >"$TMP/churn.sh"
 if [ -n "$COMMAND" ]; then
-	"$LXTRACE" record -o "$TMP/soak.trace" "$@" -- bash "$TMP/churn.sh" 2>"$TMP/err" &
+	"$LXTRACE" record -v -o "$TMP/soak.trace" "$@" -- bash "$TMP/churn.sh" 2>"$TMP/err" &
 else
-	"$LXTRACE" record -o "$TMP/soak.trace" "$@" 2>"$TMP/err" &
+	"$LXTRACE" record -v -o "$TMP/soak.trace" "$@" 2>"$TMP/err" &
 fi
 REC=$!
 for _ in $(seq 100); do grep -q recording "$TMP/err" && break; sleep 0.1; done

@@ -70,14 +70,14 @@ start_tracer() {
 	case $name in old-*) lx=$OLD; name=${name#old-} ;; esac
 	case $name in
 	none) TRACER_PID=; return ;;
-	lx-*) "$lx" record -o "$TMP/out" -F "${name#lx-}" 2>"$log" & ;;
-	lxoff) "$lx" record -o "$TMP/out" -F 0 2>"$log" & ;;
-	lxdefault) "$lx" record -o "$TMP/out" 2>"$log" & ;;
-	lxcompat) LXTRACE_MASK_FEATURES=$MASK_5_10 "$lx" record -o "$TMP/out" 2>"$log" & ;;
-	lxproc) LXTRACE_MASK_FEATURES=$MASK_6_1 "$lx" record -o "$TMP/out" 2>"$log" & ;;
-	lxnone) "$lx" record -o "$TMP/out" -F 0 --stacks=none 2>"$log" & ;;
-	lxboth) "$lx" record -o "$TMP/out" --stacks=both 2>"$log" & ;;
-	lxboth-*) "$lx" record -o "$TMP/out" -F "${name#lxboth-}" --stacks=both 2>"$log" & ;;
+	lx-*) "$lx" record -v -o "$TMP/out" -F "${name#lx-}" 2>"$log" & ;;
+	lxoff) "$lx" record -v -o "$TMP/out" -F 0 2>"$log" & ;;
+	lxdefault) "$lx" record -v -o "$TMP/out" 2>"$log" & ;;
+	lxcompat) LXTRACE_MASK_FEATURES=$MASK_5_10 "$lx" record -v -o "$TMP/out" 2>"$log" & ;;
+	lxproc) LXTRACE_MASK_FEATURES=$MASK_6_1 "$lx" record -v -o "$TMP/out" 2>"$log" & ;;
+	lxnone) "$lx" record -v -o "$TMP/out" -F 0 --stacks=none 2>"$log" & ;;
+	lxboth) "$lx" record -v -o "$TMP/out" --stacks=both 2>"$log" & ;;
+	lxboth-*) "$lx" record -v -o "$TMP/out" -F "${name#lxboth-}" --stacks=both 2>"$log" & ;;
 	perf-*) perf record -q -a -g -e cpu-clock -F "${1#perf-}" -o "$TMP/out" 2>"$log" & ;;
 	perfsched) perf record -q -a -g -e sched:sched_switch -e sched:sched_wakeup -o "$TMP/out" \
 			2>"$log" & ;;

@@ -96,7 +96,7 @@ record() {
 	timeout "$((SECONDS_REC - 1))" bash -c \
 		'while :; do perf bench sched messaging -l 100000 >/dev/null 2>&1; done' || true
 	wait "$rec" || die "lxtrace record failed: $(cat "$TMP/record.log")"
-	grep -E ' s, [0-9]+ records|written:|records lost:' "$TMP/record.log" | sed 's/^ */  /' >&2
+	grep -E ' s, [0-9]+ records|records lost:' "$TMP/record.log" | sed 's/^ */  /' >&2
 	TRACE=$out
 }
 

@@ -255,7 +255,8 @@ Test(annotate, untraced_processes_annotations_are_dropped)
 	const struct gt_event *ev;
 
 	snprintf(usdt, sizeof(usdt), "%s", record__workload_path("annotated"));
-	itest_start((const char *[]){ "--usdt", usdt, "--", "/bin/sleep", "3", NULL });
+	/* -v: the records by kind are among the summary's internals. */
+	itest_start((const char *[]){ "-v", "--usdt", usdt, "--", "/bin/sleep", "3", NULL });
 	itest_run("annotated", (const char *[]){ "2", NULL }, 60);
 	itest_stop(0, 0);
 	itest_load();

@@ -1,7 +1,8 @@
 /* viewers.c - what a person sees in both Go viewers (docs/viewing.md): programs a shell execs
  * and the command lxtrace starts appear under their own names on the Goroutines page, the 50
- * threads of one program form one group, threads asleep when recording began are not drawn
- * running a syscall anywhere, and no page shows an id like 18446744073709551615. */
+ * threads of one program form one group, threads asleep when recording began are in their
+ * program's group and not drawn running a syscall anywhere, and no page shows an id like
+ * 18446744073709551615. */
 #include <stdlib.h>
 #include <sys/wait.h>
 
@@ -41,23 +42,6 @@ static char *get(const char *ver, const char *page, long deadline)
 
 	cr_assert(body, "Go %s viewer, %s: %s (log in %s)", ver, page, why, viewer__log(viewer));
 	return body;
-}
-
-/* The count of goroutine group name on a Goroutines page, -1 when the group is not there. */
-static long group_count(const char *ver, const char *page, const char *name)
-{
-	char needle[128];
-	const char *p;
-	long n;
-
-	if (!strcmp(ver, "1.19")) {
-		snprintf(needle, sizeof(needle), "\">%s</a> N=", name);
-		p = strstr(page, needle);
-		return p && sscanf(p + strlen(needle), "%ld", &n) == 1 ? n : -1;
-	}
-	snprintf(needle, sizeof(needle), "\">%s</a></code></td>", name);
-	p = strstr(page, needle);
-	return p && sscanf(p + strlen(needle), " <td>%ld", &n) == 1 ? n : -1;
 }
 
 /* Every page a person opens: none may show the ids Go prints for "none" (2^64-1, and as a
@@ -109,11 +93,11 @@ Test(viewers, exec_names_and_program_groups)
 		cr_assert(viewer, "%s", why);
 		page = get(versions[v], "/goroutines", deadline);
 		for (size_t i = 0; i < sizeof(progs) / sizeof(*progs); i++)
-			cr_expect_geq(group_count(versions[v], page, progs[i]), 1,
+			cr_expect_geq(viewer__group_count(versions[v], page, progs[i]), 1,
 				      "Go %s /goroutines: no group '%s'", versions[v], progs[i]);
-		cr_expect_eq(group_count(versions[v], page, "threads"), WORKERS + 1,
+		cr_expect_eq(viewer__group_count(versions[v], page, "threads"), WORKERS + 1,
 			     "Go %s /goroutines: group 'threads' of %ld, expected %d", versions[v],
-			     group_count(versions[v], page, "threads"), WORKERS + 1);
+			     viewer__group_count(versions[v], page, "threads"), WORKERS + 1);
 		cr_expect(!strstr(page, "(pid "), "Go %s /goroutines: a group is named after a pid",
 			  versions[v]);
 		free(page);
@@ -179,9 +163,10 @@ static size_t long_slices(const char *json, long tid, const char *name, double m
 	return n;
 }
 
-/* A shell waiting for its child and the child sleeping, both since before the recording: no
- * viewer draws either running a syscall (nor running at all) for more than a millisecond, and
- * nothing lasts on the housekeeping P. */
+/* A shell waiting for its child and the child sleeping, both since before the recording: the
+ * child, asleep throughout, is in its program's group; no viewer draws either running a
+ * syscall (nor running at all) for more than a millisecond, and nothing lasts on the
+ * housekeeping P. */
 Test(viewers, threads_asleep_at_start_are_not_drawn_running)
 {
 	long deadline = http_now_ms() + VIEWER_TIMEOUT_MS, ncpus = sysconf(_SC_NPROCESSORS_CONF);
@@ -205,6 +190,11 @@ Test(viewers, threads_asleep_at_start_are_not_drawn_running)
 
 		viewer = viewer__start(versions[v], recorder__path(it.rec), why, sizeof(why));
 		cr_assert(viewer, "%s", why);
+		/* Asleep throughout: Go 1.19 names a goroutine only by its start. */
+		json = get(versions[v], "/goroutines", deadline);
+		cr_expect_geq(viewer__group_count(versions[v], json, "sleep"), 1,
+			      "Go %s /goroutines: no group 'sleep'", versions[v]);
+		free(json);
 		json = get(versions[v], is19 ? "/jsontrace" : "/jsontrace?view=proc", deadline);
 		cr_expect_eq(long_slices(json, ncpus, NULL, 1000), 0,
 			     "Go %s: slices longer than 1 ms on the housekeeping P", versions[v]);

@@ -97,6 +97,22 @@ char *viewer__get(struct viewer *v, const char *page, long deadline, char *why, 
 	return body;
 }
 
+long viewer__group_count(const char *version, const char *page, const char *name)
+{
+	char needle[128];
+	const char *p;
+	long n;
+
+	if (!strcmp(version, "1.19")) {
+		snprintf(needle, sizeof(needle), "\">%s</a> N=", name);
+		p = strstr(page, needle);
+		return p && sscanf(p + strlen(needle), "%ld", &n) == 1 ? n : -1;
+	}
+	snprintf(needle, sizeof(needle), "\">%s</a></code></td>", name);
+	p = strstr(page, needle);
+	return p && sscanf(p + strlen(needle), " <td>%ld", &n) == 1 ? n : -1;
+}
+
 const char *viewer__log(const struct viewer *v)
 {
 	return v->log;

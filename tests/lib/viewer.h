@@ -16,6 +16,10 @@ struct viewer *viewer__start(const char *version, const char *path, char *why, s
  * reason in why (the viewer exited, answered an error, reset the connection). */
 char *viewer__get(struct viewer *v, const char *page, long deadline, char *why, size_t whylen);
 
+/* The count of goroutine group name on the Goroutines page (body of "/goroutines") of viewer
+ * version "1.19" or "1.23"; -1 when the group is not there. */
+long viewer__group_count(const char *version, const char *page, const char *name);
+
 /* The viewer's log file. */
 const char *viewer__log(const struct viewer *v);
 

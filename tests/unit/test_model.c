@@ -53,9 +53,10 @@ Test(model, pingpong)
 	/* B is always woken by A, whose identity names the unblock's stack. */
 	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_UNBLOCK), 102, "pingpong (pid 100)"), n);
 	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_UNBLOCK), 101, "[irq]"), 1);
-	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), 101), n + 1);
-	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), 102), n);
-	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_WAITING), TQ_ANY_THREAD), 4);
+	/* Each also started and blocked in the init phase. */
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), 101), n + 2);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), 102), n + 1);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_WAITING), TQ_ANY_THREAD), 0);
 	/* Each P starts and stops once. */
 	cr_expect_eq(mt_count(t.trace, GT_EV_PROC_START), 3);
 	cr_expect_eq(mt_count(t.trace, GT_EV_PROC_STOP), 3);
@@ -313,15 +314,19 @@ Test(model, init_phase)
 	cr_expect_eq(t.st.threads, 6);
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_IN_SYSCALL), TQ_ANY_THREAD), 0);
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_SYSEXIT), TQ_ANY_THREAD), 0);
-	/* lxtrace's goroutine, 500, 501, 503 and 600; the three woken by GoUnblock. */
-	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_WAITING), TQ_ANY_THREAD), 5);
+	/* Started and blocked in the init phase, whatever they sleep in: lxtrace's goroutine,
+	 * 500, 501, 503 and 600; the three woken by GoUnblock. */
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_WAITING), TQ_ANY_THREAD), 0);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_BLOCK), TQ_ANY_THREAD), 5);
+	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_BLOCK), 501, "syscall pread64"), 1);
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_UNBLOCK), 500), 1);
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_UNBLOCK), 501), 1);
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_UNBLOCK), 503), 1);
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), 502), 1);
 	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_PREEMPT), 503, "db io (pid 500)"), 1);
-	/* Created with its program's name; the pid is on its other stacks (it has none here). */
+	/* Created with its program's name; the pid is on its other stacks. */
 	cr_expect_eq(tq_count_created(t.trace, 600, "(sd-pam)"), 1);
+	cr_expect_eq(tq_count_process(t.trace, BIT(GT_EV_GO_BLOCK), 600, "(sd-pam) (pid 600)"), 1);
 	cr_expect(!tq_has_func(t.trace, 601, "dead"));
 	mt_close(&t, false);
 	mt_proc_free(proc);

@@ -430,11 +430,10 @@ static void print_unwind_summary(const struct capture *cap, struct cfi_loader *c
 		distinct ? cpu * 1e6 / distinct : 0.0);
 }
 
-/* What this kernel made the recording do without, once each (lxtrace record --check has the
- * table), and what was read from /proc in place of the kernel's own reports of mappings. */
-static void print_kernel_summary(const struct capture *cap, unsigned uses)
+/* How the kernel's reports of mappings were stood in for: the changes of processes' code asked
+ * of user space and read from /proc (docs/record.md). */
+static void print_maps_summary(const struct capture *cap)
 {
-	const struct features *f = capture__features(cap);
 	struct capture_maps_stats ms;
 
 	capture__maps_stats(cap, &ms);
@@ -445,10 +444,99 @@ static void print_kernel_summary(const struct capture *cap, unsigned uses)
 			(unsigned long long)ms.asked, (unsigned long long)ms.answered,
 			(unsigned long long)ms.gone, (unsigned long long)ms.reported,
 			(unsigned long long)ms.asks_lost, (unsigned long long)ms.tables_full);
-	fprintf(stderr, "  kernel:        %s\n", f->release);
-	features__print_missing(f, uses, "    without:    ", stderr);
 }
 
+/* What was lost and what the model invented in its place, in one line that is there even when
+ * nothing was (scripts read its count): records the rings had no room for, program runs the
+ * kernel skipped, and each kind of repair that happened (docs/model.md). */
+static void print_losses(const struct model_stats *ms, const struct capture_stats *cs)
+{
+	const char *sep = "; repairs (docs/model.md):";
+
+	fprintf(stderr, "  records lost:  %llu", (unsigned long long)cs->lost);
+	if (cs->lost)
+		fprintf(stderr, " (ring buffer full: a larger --buffer-size keeps them)");
+	if (cs->misses)
+		fprintf(stderr, "; %llu program runs skipped by the kernel (recursion)",
+			(unsigned long long)cs->misses);
+	for (int i = 0; i < MODEL_REPAIR_COUNT; i++) {
+		if (!ms->repairs[i])
+			continue;
+		fprintf(stderr, "%s %s %llu", sep, model__repair_name(i),
+			(unsigned long long)ms->repairs[i]);
+		sep = ",";
+	}
+	fputc('\n', stderr);
+}
+
+/* The internals behind -v: records by kind, how stacks were taken and symbolized, what the
+ * kernel lacked, what the writer wrote, and records that came late or after the stop. */
+static void print_details(const struct model_stats *ms, const struct gt_writer_stats *ws,
+			  const struct capture_stats *cs, const struct capture *cap,
+			  struct cfi_loader *cfi)
+{
+	fprintf(stderr, "  by kind:      ");
+	for (int i = 0; i < MODEL_KIND_COUNT; i++)
+		fprintf(stderr, " %llu %s%s", (unsigned long long)ms->kinds[i], model__kind_name(i),
+			i + 1 < MODEL_KIND_COUNT ? "," : "\n");
+	if (ms->stack_lookups)
+		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed), %llu process images; "
+			"symbolizing took %.3f s (%.0f us per distinct stack)\n",
+			(unsigned long long)ms->stack_lookups, (unsigned long long)ms->stacks_distinct,
+			(unsigned long long)ms->stacks_trimmed, (unsigned long long)ms->images,
+			ms->symbolize_ns / 1e9,
+			ms->stacks_distinct ? ms->symbolize_ns / 1e3 / ms->stacks_distinct : 0.0);
+	if (ms->late_walks)
+		fprintf(stderr, "  first sight:   %llu user stacks finished from a copy of the stack "
+			"(%llu frames), %llu held for their rows; cut short: %llu at the copy's end, "
+			"%llu without rows in time\n", (unsigned long long)ms->late_walks,
+			(unsigned long long)ms->late_frames, (unsigned long long)ms->late_held,
+			(unsigned long long)ms->late_copy_short, (unsigned long long)ms->late_no_rows);
+	if (ms->prepare_ns)
+		fprintf(stderr, "  read ahead:    %llu binaries (%llu with DWARF)%s before the start, "
+			"in %.3f s\n", (unsigned long long)ms->prepared,
+			(unsigned long long)ms->prepared_dwarf, ms->prepared_kernel ? " and kallsyms" : "",
+			ms->prepare_ns / 1e9);
+	print_unwind_summary(cap, cfi, ms->stacks_distinct);
+	print_maps_summary(cap);
+	fprintf(stderr, "  kernel:        %s\n", capture__features(cap)->release);
+	fprintf(stderr, "  threads:       %llu (%llu under a tid an earlier thread had)\n",
+		(unsigned long long)ms->threads, (unsigned long long)ms->tids_reused);
+	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
+		(unsigned long long)ws->bytes, (unsigned long long)ws->events,
+		ws->events ? (double)ws->bytes / ws->events : 0.0);
+	fprintf(stderr, "  definitions:   %llu strings, %llu stacks; forgotten after a while unused "
+		"(defined again if met again): %llu strings, %llu stacks\n",
+		(unsigned long long)ws->strings, (unsigned long long)ws->stacks,
+		(unsigned long long)ws->strings_forgotten, (unsigned long long)ws->stacks_forgotten);
+	fprintf(stderr, "  out of order:  %llu records (delivered late)\n",
+		(unsigned long long)cs->out_of_order);
+	fprintf(stderr, "  after stop:    %llu records (sent while the programs were detached)\n",
+		(unsigned long long)cs->after_stop);
+}
+
+/* path as a shell word, for a command line a person pastes: in single quotes unless it has
+ * only characters no shell treats specially. */
+static void print_shell_word(const char *path)
+{
+	if (path[0] && !path[strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				    "0123456789+,-./:=@_%")]) {
+		fputs(path, stderr);
+		return;
+	}
+	fputc('\'', stderr);
+	for (const char *c = path; *c; c++)
+		if (*c == '\'')
+			fputs("'\\''", stderr);
+		else
+			fputc(*c, stderr);
+	fputc('\'', stderr);
+}
+
+/* What a person reads after a recording (docs/record.md, "The summary"): what was recorded,
+ * what was lost, what this kernel made it do without, files that were not read, and how to
+ * open the file; with -v the internals after. path is the file, or NULL for a flight recorder,
+ * whose files are named in its own lines. */
 static void print_summary(const char *path, double secs, const struct model *m,
 			  const struct gt_writer *w, const struct capture *cap,
 			  struct cfi_loader *cfi, unsigned uses)
@@ -461,31 +549,16 @@ static void print_summary(const char *path, double secs, const struct model *m,
 	model__stats(m, &ms);
 	gt_writer__stats(w, &ws);
 	capture__stats(cap, &cs);
-	fprintf(stderr, PREFIX "%s: %.1f s, %llu records (%.0f/s)\n", path, secs,
-		(unsigned long long)ms.records, secs > 0 ? ms.records / secs : 0.0);
-	fprintf(stderr, "  records lost:  %llu (ring buffer full)\n", (unsigned long long)cs.lost);
-	fprintf(stderr, "  by kind:      ");
-	for (int i = 0; i < MODEL_KIND_COUNT; i++)
-		fprintf(stderr, " %llu %s%s", (unsigned long long)ms.kinds[i], model__kind_name(i),
-			i + 1 < MODEL_KIND_COUNT ? "," : "\n");
-	if (ms.stack_lookups)
-		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed), %llu process images; "
-			"symbolizing took %.3f s (%.0f us per distinct stack)\n",
-			(unsigned long long)ms.stack_lookups, (unsigned long long)ms.stacks_distinct,
-			(unsigned long long)ms.stacks_trimmed, (unsigned long long)ms.images,
-			ms.symbolize_ns / 1e9,
-			ms.stacks_distinct ? ms.symbolize_ns / 1e3 / ms.stacks_distinct : 0.0);
-	if (ms.late_walks)
-		fprintf(stderr, "  first sight:   %llu user stacks finished from a copy of the stack "
-			"(%llu frames), %llu held for their rows; cut short: %llu at the copy's end, "
-			"%llu without rows in time\n", (unsigned long long)ms.late_walks,
-			(unsigned long long)ms.late_frames, (unsigned long long)ms.late_held,
-			(unsigned long long)ms.late_copy_short, (unsigned long long)ms.late_no_rows);
-	if (ms.prepare_ns)
-		fprintf(stderr, "  read ahead:    %llu binaries (%llu with DWARF)%s before the start, "
-			"in %.3f s\n", (unsigned long long)ms.prepared,
-			(unsigned long long)ms.prepared_dwarf, ms.prepared_kernel ? " and kallsyms" : "",
-			ms.prepare_ns / 1e9);
+	fprintf(stderr, PREFIX "%s: %.1f s, %llu records (%.0f/s) of %llu threads",
+		path ? path : "flight recorder", secs, (unsigned long long)ms.records,
+		secs > 0 ? ms.records / secs : 0.0, (unsigned long long)ms.threads);
+	if (path && ws.bytes < 1048576)
+		fprintf(stderr, ", %.0f KiB", ws.bytes / 1024.0);
+	else if (path)
+		fprintf(stderr, ", %.1f MiB", ws.bytes / 1048576.0);
+	fputc('\n', stderr);
+	print_losses(&ms, &cs);
+	features__print_missing(capture__features(cap), uses, "  without:      ", stderr);
 	refused = model__refused(m);
 	if (refused && foreign_log__count(refused)) {
 		fprintf(stderr, "  refused files: %llu that other users control (not read, or "
@@ -493,27 +566,13 @@ static void print_summary(const char *path, double secs, const struct model *m,
 			(unsigned long long)foreign_log__count(refused));
 		foreign_log__print(refused, stderr, "   ");
 	}
-	print_unwind_summary(cap, cfi, ms.stacks_distinct);
-	print_kernel_summary(cap, uses);
-	fprintf(stderr, "  threads:       %llu (%llu under a tid an earlier thread had)\n",
-		(unsigned long long)ms.threads, (unsigned long long)ms.tids_reused);
-	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
-		(unsigned long long)ws.bytes, (unsigned long long)ws.events,
-		ws.events ? (double)ws.bytes / ws.events : 0.0);
-	fprintf(stderr, "  definitions:   %llu strings, %llu stacks; forgotten after a while unused "
-		"(defined again if met again): %llu strings, %llu stacks\n",
-		(unsigned long long)ws.strings, (unsigned long long)ws.stacks,
-		(unsigned long long)ws.strings_forgotten, (unsigned long long)ws.stacks_forgotten);
-	fprintf(stderr, "  out of order:  %llu records (delivered late)\n",
-		(unsigned long long)cs.out_of_order);
-	fprintf(stderr, "  kernel skips:  %llu program runs (recursion)\n",
-		(unsigned long long)cs.misses);
-	fprintf(stderr, "  after stop:    %llu records (sent while the programs were detached)\n",
-		(unsigned long long)cs.after_stop);
-	fprintf(stderr, "  repairs:      ");
-	for (int i = 0; i < MODEL_REPAIR_COUNT; i++)
-		fprintf(stderr, " %s %llu%s", model__repair_name(i),
-			(unsigned long long)ms.repairs[i], i + 1 < MODEL_REPAIR_COUNT ? "," : "\n");
+	if (path) {
+		fputs("  open it:       go tool trace ", stderr);
+		print_shell_word(path);
+		fputs("   (on a server: README.md, \"Viewing on a server\")\n", stderr);
+	}
+	if (verbose)
+		print_details(&ms, &ws, &cs, cap, cfi);
 }
 
 /* The target the arguments name, or NULL for the whole machine (*err 0). A command is forked
@@ -931,8 +990,8 @@ int cmd_record(int argc, char **argv)
 	/* A flight recorder writes nothing at -o (it holds the path): its files are named in its
 	 * own lines. */
 	if (!cmd_failed)
-		print_summary(flight ? "flight recorder" : args.output, (end - start) / 1e9, model,
-			      writer, cap, sink.cfi, feature_uses(&args));
+		print_summary(flight ? NULL : args.output, (end - start) / 1e9, model, writer, cap,
+			      sink.cfi, feature_uses(&args));
 	if (flight && !cmd_failed)
 		record_flight__summary(flight);
 

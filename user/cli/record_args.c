@@ -86,17 +86,22 @@ static const struct record_opt options[] = {
 	  "stacks (cpu-clock; default: " STR(DEFAULT_SAMPLE_HZ) "; 0: no sampling)" },
 	{ "sample-idle", OPT_SAMPLE_IDLE, NULL, "keep samples of idle CPUs too (dropped by default)" },
 	{ "stacks", OPT_STACKS, "MODE",
-	  "call stacks on blocking, preemption, syscall, wakeup and\n"
-	  "create events: user (default), kernel, both, or none\n"
-	  "(the thread's name and syscall only). User stacks are\n"
-	  "unwound from the binaries' CFI, and a stack unchanged since\n"
-	  "the thread's last is proven so, not walked again; kernel\n"
-	  "stacks cost each switch and wakeup a walk" },
+	  "call stacks on blocking (in a syscall too), preemption,\n"
+	  "wakeup and create events: user (default), kernel, both, or\n"
+	  "none (the thread's name and syscall only). Syscall entries\n"
+	  "(--syscalls=all) name only the syscall and the thread: a\n"
+	  "stack would cost each several times what it costs now.\n"
+	  "User stacks are unwound from the binaries' CFI, and a stack\n"
+	  "unchanged since the thread's last is proven so, not walked\n"
+	  "again; kernel stacks cost each switch and wakeup a walk" },
 	{ "check", OPT_CHECK, NULL,
 	  "print what this kernel offers lxtrace's programs, and what a\n"
 	  "recording with the other options given would do without,\n"
 	  "then exit (0: it can record) without recording" },
-	{ "verbose", 'v', NULL, "show libbpf's messages" },
+	{ "verbose", 'v', NULL,
+	  "a summary with the internals too (records by kind, call\n"
+	  "stacks, unwinding, the file's encoding), and libbpf's\n"
+	  "messages" },
 	{ "help", 'h', NULL, "show this help" },
 };
 

@@ -103,11 +103,12 @@ struct model *model__new(const struct model_opts *opts)
 	return m;
 }
 
-/* One thread alive at start: created runnable, then put waiting unless it is running (on a
- * CPU the model learns from its first record). */
+/* One thread alive at start: created runnable, then run and blocked on the housekeeping P
+ * unless it is running (on a CPU the model learns from its first record). */
 static int init_thread(struct model *m, const struct procscan_thread *pt)
 {
 	struct thread *t;
+	uint64_t stk;
 	int err = 0;
 
 	/* Zombies have exited: nothing of theirs can be shown. The recorder's own threads are
@@ -137,13 +138,20 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 		t->unplaced = 1;
 		return 0;
 	}
+	/* Started and blocked there, not GoWaiting: Go 1.19's goroutine tables take a goroutine's
+	 * name from its first GoStart and count it waiting for a CPU from its creation to that
+	 * start, so a thread that sleeps through the recording would be a nameless one waiting
+	 * for a CPU all along. GoBlock, whatever it sleeps in: its time until the first wakeup is
+	 * counted nowhere, as the time before the recording is unknown; a GoInSyscall would make
+	 * Go 1.23 draw the thread as running a syscall on the housekeeping P (its view=proc) or on
+	 * its thread (view=thread) from the start until it wakes (docs/viewing.md). */
 	m->now++;
-	t->seq = 2;
-	/* Waiting, whatever it sleeps in: a GoInSyscall would make Go 1.23 draw the thread as
-	 * running a syscall on the housekeeping P (its view=proc) or on its thread (view=thread)
-	 * from the start until it wakes, or to the end if it never does (docs/viewing.md). */
+	err = model_emit(m, m->hk, GT_EV_GO_START, t->goid, t->seq++, 0);
+	if (!err)
+		err = model_thread_stack(m, m->hk, t, pt->syscall, &stk);
+	m->now++;
 	t->state = THREAD_WAITING;
-	return model_emit(m, m->hk, GT_EV_GO_WAITING, t->goid, 0, 0);
+	return err ? err : model_emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
 }
 
 /* The threads alive under proc_root that opts.keep keeps, in *out (malloc'd) and *n. */
@@ -203,9 +211,9 @@ int model__start(struct model *m, uint64_t ts)
 	if (err)
 		goto out;
 	m->scan_ts = now_ns();
-	n_init = 3;
+	n_init = 4;
 	for (size_t i = 0; i < n; i++)
-		n_init += live_threads[i].state == 'R' ? 1 : 2;
+		n_init += live_threads[i].state == 'R' ? 1 : 3;
 	m->now = ts > n_init + 2 ? ts - n_init - 2 : 1;
 
 	err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk);
@@ -214,9 +222,13 @@ int model__start(struct model *m, uint64_t ts)
 	m->now++;
 	if (!err)
 		err = model_emit(m, m->hk, GT_EV_PROC_START, m->hk, 0, 0);
+	/* Named in Go 1.19's goroutine tables, like a sleeping thread (init_thread). */
 	m->now++;
 	if (!err)
-		err = model_emit(m, m->hk, GT_EV_GO_WAITING, LXTRACE_GOID, 0, 0);
+		err = model_emit(m, m->hk, GT_EV_GO_START, LXTRACE_GOID, 1, 0);
+	m->now++;
+	if (!err)
+		err = model_emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
 	m->lx_seq = 2;
 	m->key_lost = gt_writer__string(m->w, m->hk, "lxtrace.lost");
 	if (!err && !m->key_lost)
