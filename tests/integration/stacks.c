@@ -120,6 +120,27 @@ static bool in_main_spin(const struct gt_stack *s)
 	return s && s->n > 1 && !strcmp(s->frames[0].func, "main.spin");
 }
 
+/* Stacks of ident's events that end where Go's traceback does (runtime.mstart, on each M's
+ * g0 stack) and are marked truncated all the same (user/stacks/callstacks.c, go_top_frame). */
+static size_t marked_at_go_top(const char *ident)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+	size_t n = 0;
+
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		const struct gt_stack *s = ev[i].stack;
+		const char *proc = tq_process(s);
+
+		if (!proc || strncmp(proc, ident, strlen(ident)))
+			continue;
+		for (size_t j = 1; j < s->n; j++)
+			if (!strcmp(s->frames[j].func, "[truncated]") &&
+			    !strncmp(s->frames[j - 1].func, "runtime.mstart", 14))
+				n++;
+	}
+	return n;
+}
+
 static bool through_spin_now(const struct gt_stack *s)
 {
 	return s && tq_stack_has(s, "main.spinNow");
@@ -149,6 +170,8 @@ static void go_spin(const char *name, const char *mode, bool (*match)(const stru
 		dump_samples(ident, 5);
 	cr_assert_geq(n, 50, "%zu samples of a 2 s Go spin at 99 Hz", n);
 	cr_assert_geq(named * 10, n * 8, "only %zu of %zu samples %s", named, n, what);
+	cr_assert_eq(marked_at_go_top(ident), 0, "stacks of %s that reach the top of a Go stack are "
+		     "marked [truncated]", name);
 }
 
 Test(stacks, go119_function_named)

@@ -207,12 +207,30 @@ void callstacks__fork(struct callstacks *cs, uint32_t parent, uint32_t child)
 	switch_image(cs, child, proc);
 }
 
+/* Whether func is where Go's own traceback ends a stack (its top frames): a new M's g0 stack
+ * begins at mstart, mcall and morestack leave no caller on the g0 stack they switch to, and
+ * goexit and rt0_go are the outermost frames of a goroutine and of the first M. A walk that
+ * cannot go on past one has lost no frame. */
+static bool go_top_frame(const char *func)
+{
+	static const char *const tops[] = { "runtime.mstart", "runtime.mcall", "runtime.morestack",
+					    "runtime.goexit", "runtime.rt0_go" };
+
+	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+		size_t len = strlen(tops[i]);
+
+		if (!strncmp(func, tops[i], len) && (!func[len] || !strcmp(func + len, ".abi0")))
+			return true;
+	}
+	return false;
+}
+
 /* Frames leaf first into cs->frames: kernel, syscall, user (nuser addresses at upc), and a
  * mark where the user walk was cut; returns how many or -errno. */
 static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_stack *st,
 		  const uint64_t *upc, unsigned nuser, unsigned uflags)
 {
-	size_t n = 0;
+	size_t n = 0, first_user;
 	int err;
 
 	for (unsigned i = 0; i < st->nkern && n < GATHER_MAX; i++) {
@@ -231,6 +249,7 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		if (err)
 			return err;
 	}
+	first_user = n;
 	for (unsigned i = 0; i < nuser && n < GATHER_MAX; i++) {
 		uint64_t a = upc[i] & ~LX_PC_EXACT;
 		int k;
@@ -253,7 +272,8 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 			cs->frames[n++] = (struct gt_frame){ cs->sf[j].pc, cs->sf[j].func, cs->sf[j].file,
 							     cs->sf[j].line };
 	}
-	if ((uflags & LX_USTACK_TRUNCATED) && n < GATHER_MAX) {
+	if ((uflags & LX_USTACK_TRUNCATED) && n < GATHER_MAX &&
+	    !(n > first_user && go_top_frame(cs->frames[n - 1].func))) {
 		err = idents__special_frame(cs->ids, IDENT_SPECIAL_TRUNCATED, &cs->frames[n]);
 		if (err)
 			return err;
