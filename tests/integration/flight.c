@@ -10,6 +10,7 @@
  * tests, other engineers) must not fire them.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
@@ -91,9 +92,65 @@ static bool says(const struct gt_event *e, const char *needle)
 	return strstr(msg, needle) != NULL;
 }
 
+/* The recorder's line for file n: "NAME: SPAN s, FROM to TO s into the recording (...)",
+ * then what follows the parenthesis in rest. */
+struct file_line {
+	double span, from, to;
+	char rest[1024];
+};
+
+static struct file_line file_line(unsigned n)
+{
+	const char *err = recorder__stderr(it.rec), *s;
+	struct file_line l = { 0 };
+	char head[4200];
+	int end = 0;
+
+	snprintf(head, sizeof(head), "%s: ", file_name(n));
+	s = strstr(err, head);
+	cr_assert(s, "no line for %s:\n%s", file_name(n), err);
+	s += strlen(head);
+	cr_assert(sscanf(s, "%lf s, %lf to %lf s into the recording (%*[^)])%n", &l.span, &l.from,
+			 &l.to, &end) == 3 && end, "%s: its line does not say its span: %.200s",
+		  file_name(n), s);
+	sscanf(s + end, "%1023[^\n]", l.rest);
+	return l;
+}
+
+/* The recording's length as its summary says it ("flight recorder: 6.1 s, ..."). */
+static double recording_seconds(void)
+{
+	const char *s = strstr(recorder__stderr(it.rec), "flight recorder: ");
+	double secs;
+
+	cr_assert(s && sscanf(s, "flight recorder: %lf s,", &secs) == 1, "no summary:\n%s",
+		  recorder__stderr(it.rec));
+	return secs;
+}
+
+/* The line of file n (loaded in it.trace) says its real span, within the recording: the
+ * file's own first and last events, to the line's tenth of a second. */
+static struct file_line expect_span(unsigned n)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+	double secs = recording_seconds(), own;
+	struct file_line l = file_line(n);
+
+	own = (ev[gt_trace__nevents(it.trace) - 1].ts - ev[0].ts) / 1e9;
+	cr_expect(l.span <= secs + 0.05 && l.from >= 0 && l.to <= secs + 0.05,
+		  "%s: %.1f s, %.1f to %.1f s into a recording of %.1f s", file_name(n), l.span,
+		  l.from, l.to, secs);
+	cr_expect(fabs(l.to - l.from - l.span) <= 0.11, "%s: %.1f to %.1f s is not %.1f s",
+		  file_name(n), l.from, l.to, l.span);
+	cr_expect(fabs(l.span - own) <= 0.06, "%s: the line says %.1f s, its events span %.3f s",
+		  file_name(n), l.span, own);
+	return l;
+}
+
 Test(flight, induced_stall_writes_one_file_with_the_seconds_before_it)
 {
 	const struct gt_event *m, *e, *unblock = NULL, *start = NULL;
+	struct file_line l;
 	long long s0, s1;
 	size_t i = 0;
 	pid_t tid;
@@ -139,6 +196,26 @@ Test(flight, induced_stall_writes_one_file_with_the_seconds_before_it)
 	cr_expect_eq((uint32_t)m->g, (uint32_t)tid);
 	cr_expect_eq(m->ts, start->ts);
 	cr_expect_null(mark(1));
+	/* A window of 5 s: the last 5 s of the recording, give or take a batch. */
+	l = expect_span(1);
+	cr_expect(l.span >= 4.5 && l.span <= 5.6 && l.from >= 1.0, "%.1f s, %.1f to %.1f s",
+		  l.span, l.from, l.to);
+}
+
+/* A recording shorter than its window: its file is the whole recording, and its line says so
+ * (it said "the last 5629.5 s", the time since boot, after 4.4 s). */
+Test(flight, a_files_line_says_its_span_in_the_recording)
+{
+	struct file_line l;
+
+	itest_start((const char *[]){ "--flight-recorder=10", "--trigger",
+				      "sched-latency>50ms,comm=stall", NULL });
+	itest_run("stall", (const char *[]){ "1000", "150", "1", NULL }, 60);
+	itest_stop(SIGINT, 0);
+	cr_assert_eq(count_files(), 1, "%s", recorder__stderr(it.rec));
+	load_file(1);
+	l = expect_span(1);
+	cr_expect(l.from <= 0.1 && l.span >= 1.1, "%.1f s, %.1f to %.1f s", l.span, l.from, l.to);
 }
 
 Test(flight, slow_read_fires_a_syscall_trigger_naming_read)

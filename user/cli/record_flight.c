@@ -29,6 +29,7 @@ struct record_flight {
 	const struct record_args *args;
 	record_open_fn open;
 	uint64_t flush_every, next_flush;
+	uint64_t start;		/* the recording's, in ticks */
 	unsigned tried;		/* files begun: the next one's number is tried + 1 */
 	unsigned failed;
 	char name[4096];	/* the file being written */
@@ -79,6 +80,17 @@ struct record_flight *record_flight__new(const struct record_args *args, uint32_
 		return NULL;
 	}
 	return rf;
+}
+
+void record_flight__started(struct record_flight *rf, uint64_t start)
+{
+	rf->start = start;
+}
+
+/* Seconds from the recording's start to tick ts; the init phase is a few ticks before it. */
+static double into(const struct record_flight *rf, uint64_t ts)
+{
+	return ts > rf->start ? (ts - rf->start) / 1e9 : 0.0;
 }
 
 void record_flight__writer_opts(struct record_flight *rf, struct gt_writer_opts *wo)
@@ -149,8 +161,9 @@ static void end_file(struct record_flight *rf, bool wait)
 	}
 	flight__stats(rf->flight, &st);
 	snprintf(rf->last, sizeof(rf->last), "%s", rf->name);
-	fprintf(stderr, "%s" PREFIX "%s: the last %.1f s (%.1f MiB), written in %.0f ms\n",
-		rf->tty ? "\r\033[K" : "", rf->name, (st.last_to - st.last_from) / 1e9,
+	fprintf(stderr, "%s" PREFIX "%s: %.1f s, %.1f to %.1f s into the recording (%.1f MiB, "
+		"written in %.0f ms)\n", rf->tty ? "\r\033[K" : "", rf->name,
+		(st.last_to - st.last_from) / 1e9, into(rf, st.last_from), into(rf, st.last_to),
 		st.last_file_bytes / 1048576.0, st.last_write_ns / 1e6);
 }
 

@@ -274,7 +274,7 @@ int flight__write_start(struct flight *f, int fd)
 {
 	struct gt_window_batch b;
 	struct gt_state_stats ss;
-	uint64_t pos = 0, last = 0;
+	uint64_t pos = 0, first = UINT64_MAX, last = 0, from;
 	int pipefd[2];
 	pid_t pid;
 
@@ -282,13 +282,18 @@ int flight__write_start(struct flight *f, int fd)
 		return -EBUSY;
 	if (pipe2(pipefd, O_CLOEXEC))
 		return -errno;
-	/* The file's window, known here already: it begins after the state's last event. */
+	/* The file's window, known here already: the cut begins after the state's last event. */
 	gt_state__stats(f->evicted, &ss);
-	while (gt_window__next(f->window, &pos, &b))
+	while (gt_window__next(f->window, &pos, &b)) {
+		first = b.first_ts < first ? b.first_ts : first;
 		last = b.last_ts > last ? b.last_ts : last;
+	}
 	flight_plan__written(&f->plan);
-	f->st.last_from = ss.last_ts + 1;
+	from = ss.last_ts + 1;
 	f->st.last_to = (last > ss.last_ts ? last : ss.last_ts) + 1;
+	/* Before any batch has left the window the file is the trace from its own start: its
+	 * span begins at the window's first event, not at the cut's tick 1. */
+	f->st.last_from = ss.events || first >= f->st.last_to ? from : first;
 	f->child_start = now_ns();
 	pid = fork();
 	if (pid < 0) {
@@ -304,7 +309,7 @@ int flight__write_start(struct flight *f, int fd)
 		 * of the recording is ours to keep alive: programs, rings, targets. */
 		setpriority(PRIO_PROCESS, 0, 0);
 		close_others(fd, pipefd[1]);
-		ret = write_window(f, fd, f->st.last_from, err, sizeof(err));
+		ret = write_window(f, fd, from, err, sizeof(err));
 		if (ret && write(pipefd[1], err, strlen(err)) < 0)
 			ret = -EIO;
 		_exit(ret ? (-ret & 0xff ? -ret & 0xff : EIO) : 0);

@@ -46,7 +46,7 @@ struct flight_stats {
 	uint64_t dict_bytes;		/* the strings and stacks it keeps */
 	uint64_t last_file_bytes;
 	uint64_t last_write_ns, max_write_ns;	/* from the fork to the file complete */
-	uint64_t last_from, last_to;	/* the last file's window, in ticks */
+	uint64_t last_from, last_to;	/* the last file's span, in ticks: [from, to) */
 };
 
 /* NULL with errno set (EINVAL for a budget that is not a multiple of the page size). */
