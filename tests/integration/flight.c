@@ -202,11 +202,30 @@ Test(flight, induced_stall_writes_one_file_with_the_seconds_before_it)
 		  l.span, l.from, l.to);
 }
 
+/* The line of file n says, at its end, that it was written for mark m at its time in the
+ * recording: the mark's distance from the file's first event, from where the file begins. */
+static void expect_at(unsigned n, const struct file_line *l, const struct gt_event *m)
+{
+	double when, want = l->from + (m->ts - gt_trace__events(it.trace)[0].ts) / 1e9;
+	const char *at = NULL;
+
+	for (const char *s = l->rest; (s = strstr(s, " at ")); s++)
+		at = s;
+	cr_assert(at && sscanf(at, " at %lf s", &when) == 1, "%s: no time: %s", file_name(n),
+		  l->rest);
+	cr_expect(fabs(when - want) <= 0.06 && when >= l->from && when <= l->to + 0.05,
+		  "%s: fired at %.1f s says its line, the mark is at %.3f s", file_name(n), when,
+		  want);
+}
+
 /* A recording shorter than its window: its file is the whole recording, and its line says so
- * (it said "the last 5629.5 s", the time since boot, after 4.4 s). */
-Test(flight, a_files_line_says_its_span_in_the_recording)
+ * (it said "the last 5629.5 s", the time since boot, after 4.4 s), and what fired, on which
+ * thread, when. */
+Test(flight, a_files_line_says_its_span_and_what_fired)
 {
 	struct file_line l;
+	double ms;
+	int pid, tid;
 
 	itest_start((const char *[]){ "--flight-recorder=10", "--trigger",
 				      "sched-latency>50ms,comm=stall", NULL });
@@ -216,6 +235,40 @@ Test(flight, a_files_line_says_its_span_in_the_recording)
 	load_file(1);
 	l = expect_span(1);
 	cr_expect(l.from <= 0.1 && l.span >= 1.1, "%.1f s, %.1f to %.1f s", l.span, l.from, l.to);
+	/* The sleeper waited the stall out: it fired, and the line names it. */
+	cr_assert(sscanf(l.rest, ", for trigger sched-latency %lf ms > 50.0 ms of \"stall\" (pid %d, "
+			 "tid %d)", &ms, &pid, &tid) == 3, "%s", l.rest);
+	cr_expect_eq(pid, workload__pid(it.wl));
+	cr_expect_eq(tid, itest_tid("sleeper"), "%s", l.rest);
+	cr_expect(ms >= 100 && ms <= 300, "%.1f ms for a stall of 150 ms", ms);
+	cr_assert(mark(0));
+	expect_at(1, &l, mark(0));
+}
+
+/* A thread's name is whatever its program was called: on the terminal it is quoted and
+ * escaped, so that a name holding escape sequences cannot drive the terminal. */
+Test(flight, a_threads_name_is_escaped_on_the_terminal)
+{
+	static const char name[] = "st\033]0;x\007all";
+	char dir[] = "/tmp/lxtrace-test-XXXXXX", link[64], trig[64];
+	const char *err;
+
+	cr_assert(mkdtemp(dir), "%s", strerror(errno));
+	snprintf(link, sizeof(link), "%s/%s", dir, name);
+	cr_assert_eq(symlink(record__workload_path("stall"), link), 0, "%s", strerror(errno));
+	snprintf(trig, sizeof(trig), "sched-latency>50ms,comm=%s", name);
+	itest_start((const char *[]){ "--flight-recorder=10", "--trigger", trig, NULL });
+	it.wl = workload__run(link, (const char *[]){ "1000", "150", "1", NULL }, 60);
+	unlink(link);
+	rmdir(dir);
+	cr_assert(it.wl && workload__status(it.wl) == 0, "stall under another name failed");
+	itest_stop(SIGINT, 0);
+	cr_assert_eq(count_files(), 1, "%s", recorder__stderr(it.rec));
+	err = recorder__stderr(it.rec);
+	cr_expect_null(strchr(err, '\033'), "an escape reached the terminal:\n%s", err);
+	cr_expect_null(strchr(err, '\007'), "a bell reached the terminal:\n%s", err);
+	cr_expect(strstr(err, " of \"st\\x1b]0;x\\x07all\" (pid "), "%s", err);
+	load_file(1);
 }
 
 Test(flight, slow_read_fires_a_syscall_trigger_naming_read)
@@ -251,10 +304,15 @@ Test(flight, sigusr1_three_times_makes_three_files)
 		const struct gt_event *m;
 
 		load_file(n);
+		struct file_line l;
+
 		m = mark(n - 1);
 		cr_assert(m, "file %u: no mark of SIGUSR1 number %u", n, n);
 		cr_expect(says(m, "SIGUSR1"));
 		cr_expect_eq(m->g, 0xffffffffull, "on lxtrace's own goroutine");
+		l = expect_span(n);
+		cr_expect(!strncmp(l.rest, ", for SIGUSR1 at ", 17), "%s", l.rest);
+		expect_at(n, &l, m);
 	}
 }
 
@@ -332,8 +390,9 @@ Test(flight, a_flight_recorder_to_a_recordings_path_is_refused)
 
 Test(flight, program_asks_with_lxtrace_trigger)
 {
-	char usdt[4096];
+	char usdt[4096], want[256];
 	const struct gt_event *m;
+	struct file_line l;
 
 	snprintf(usdt, sizeof(usdt), "%s", record__workload_path("triggered"));
 	itest_start((const char *[]){ "--flight-recorder=2", "--usdt", usdt, NULL });
@@ -346,6 +405,12 @@ Test(flight, program_asks_with_lxtrace_trigger)
 	cr_expect(says(m, "triggered: the workload asked"));
 	cr_expect_eq((uint32_t)m->g, (uint32_t)itest_tid("main"));
 	cr_expect(m->ts >= (uint64_t)itest_stat("trigger_ns"));
+	l = expect_span(1);
+	snprintf(want, sizeof(want), ", for lxtrace_trigger(\"triggered: the workload asked\") of "
+		 "\"triggered\" (pid %d, tid %d) at ", (int)workload__pid(it.wl),
+		 (int)itest_tid("main"));
+	cr_expect(!strncmp(l.rest, want, strlen(want)), "%s", l.rest);
+	expect_at(1, &l, m);
 }
 
 Test(flight, storm_stops_at_max_files_with_a_summary)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/dump.h"
 #include "lib/clock.h"
 #include "user/cli/output_file.h"
 #include "user/cli/record_flight.h"
@@ -137,6 +138,31 @@ static void start_file(struct record_flight *rf)
 	rf->file = NULL;
 }
 
+/* What fired, on which thread, when: `trigger sched-latency 152.3 ms > 50.0 ms of "stall" (pid
+ * 1, tid 2) at 7.9 s`, `lxtrace_trigger("slow") of ...`, `SIGUSR1 at 3.0 s`. Names and reasons
+ * come from other users' processes: quoted and escaped. */
+static void say_trigger(const struct record_flight *rf, const struct trigger_fired *f)
+{
+	char what[128];
+
+	if (f->trigger) {
+		trigger__what(f->trigger, f->nr, f->ns, what, sizeof(what));
+		fprintf(stderr, "trigger %s", what);
+	} else if (f->tid) {
+		fputs("lxtrace_trigger(", stderr);
+		gt_dump__quoted(stderr, f->reason, strlen(f->reason));
+		fputc(')', stderr);
+	} else {
+		fputs("SIGUSR1", stderr);
+	}
+	if (f->tid) {
+		fputs(" of ", stderr);
+		gt_dump__quoted(stderr, f->comm, strlen(f->comm));
+		fprintf(stderr, " (pid %u, tid %u)", f->pid, f->tid);
+	}
+	fprintf(stderr, " at %.1f s", into(rf, f->ts));
+}
+
 /* The file being written, once done (or waiting for it): said in one line; one that failed is
  * taken away and counted. */
 static void end_file(struct record_flight *rf, bool wait)
@@ -162,9 +188,11 @@ static void end_file(struct record_flight *rf, bool wait)
 	flight__stats(rf->flight, &st);
 	snprintf(rf->last, sizeof(rf->last), "%s", rf->name);
 	fprintf(stderr, "%s" PREFIX "%s: %.1f s, %.1f to %.1f s into the recording (%.1f MiB, "
-		"written in %.0f ms)\n", rf->tty ? "\r\033[K" : "", rf->name,
+		"written in %.0f ms), for ", rf->tty ? "\r\033[K" : "", rf->name,
 		(st.last_to - st.last_from) / 1e9, into(rf, st.last_from), into(rf, st.last_to),
 		st.last_file_bytes / 1048576.0, st.last_write_ns / 1e6);
+	say_trigger(rf, &st.last_trigger);
+	fputc('\n', stderr);
 }
 
 int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt_writer *w,

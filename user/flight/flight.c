@@ -47,6 +47,7 @@ struct flight {
 	uint64_t *ids[2];		/* scratch for gt_state__forget: strings, stacks */
 	size_t ids_cap[2];
 	struct flight_plan plan;
+	struct trigger_fired pending;	/* the trigger of the file the plan has pending */
 	struct flight_stats st;
 	pid_t child;			/* writing a file, or 0 */
 	int child_fd, child_pipe;	/* its file; the read end of its error line */
@@ -147,11 +148,12 @@ int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, s
 	return err;
 }
 
-void flight__trigger(void *ctx, uint64_t ts)
+void flight__trigger(void *ctx, const struct trigger_fired *fired)
 {
 	struct flight *f = ctx;
 
-	flight_plan__trigger(&f->plan, ts);
+	if (flight_plan__trigger(&f->plan, fired->ts) == FLIGHT_FILE)
+		f->pending = *fired;
 }
 
 bool flight__due(const struct flight *f, uint64_t now)
@@ -289,6 +291,7 @@ int flight__write_start(struct flight *f, int fd)
 		last = b.last_ts > last ? b.last_ts : last;
 	}
 	flight_plan__written(&f->plan);
+	f->st.last_trigger = f->pending;
 	from = ss.last_ts + 1;
 	f->st.last_to = (last > ss.last_ts ? last : ss.last_ts) + 1;
 	/* Before any batch has left the window the file is the trace from its own start: its
