@@ -241,6 +241,10 @@ Test(flight, a_files_line_says_its_span_and_what_fired)
 	cr_expect_eq(pid, workload__pid(it.wl));
 	cr_expect_eq(tid, itest_tid("sleeper"), "%s", l.rest);
 	cr_expect(ms >= 100 && ms <= 300, "%.1f ms for a stall of 150 ms", ms);
+	/* Records by kind count the triggers asked for, not those the model measured. */
+	cr_expect(strstr(recorder__stderr(it.rec), " 0 trigger requests") &&
+		  strstr(recorder__stderr(it.rec), "; 1 triggers: 1 with a file"), "%s",
+		  recorder__stderr(it.rec));
 	cr_assert(mark(0));
 	expect_at(1, &l, mark(0));
 }
@@ -300,6 +304,9 @@ Test(flight, sigusr1_three_times_makes_three_files)
 	usleep(300 * 1000);
 	itest_stop(SIGINT, 0);
 	cr_assert_eq(count_files(), 3, "%s", recorder__stderr(it.rec));
+	cr_expect(strstr(recorder__stderr(it.rec), " 3 trigger requests") &&
+		  strstr(recorder__stderr(it.rec), "; 3 triggers: 3 with a file"), "%s",
+		  recorder__stderr(it.rec));
 	for (unsigned n = 1; n <= 3; n++) {
 		const struct gt_event *m;
 

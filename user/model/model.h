@@ -93,7 +93,7 @@ enum model_kind {
 	MODEL_KIND_ANNOTATION,		/* "annotations": task, region and log records */
 	MODEL_KIND_SAMPLE,		/* "samples" */
 	MODEL_KIND_MMAP,		/* "mappings": of code, by traced processes */
-	MODEL_KIND_TRIGGER,		/* "triggers": lxtrace_trigger() calls and SIGUSR1 */
+	MODEL_KIND_TRIGGER,		/* "trigger requests": lxtrace_trigger() calls, SIGUSR1 */
 	MODEL_KIND_COUNT,
 };
 
