@@ -435,6 +435,45 @@ Test(flight, storm_stops_at_max_files_with_a_summary)
 		load_file(n);
 }
 
+/* Triggers that --min-gap keeps from a file are named, grouped: one line for the sleeper's
+ * nine, not nine lines. */
+Test(flight, triggers_within_min_gap_are_named_in_one_line)
+{
+	unsigned long long fired, files, after, gap;
+	const char *err, *s;
+	double ms, from, to;
+	int n, pid, tid;
+
+	itest_start((const char *[]){ "--flight-recorder=1", "--min-gap", "10", "--trigger",
+				      "sched-latency>50ms,comm=stall", NULL });
+	/* A 70 ms stall every 100 ms, ten times: the first makes a file, the others come too
+	 * soon after it. */
+	itest_run("stall", (const char *[]){ "300", "70", "10", "100", NULL }, 60);
+	itest_stop(SIGINT, 0);
+	err = recorder__stderr(it.rec);
+	cr_assert_eq(count_files(), 1, "%s", err);
+	load_file(1);
+	s = strstr(err, "  flight: ");
+	cr_assert(s && sscanf(s, "%*[^;]; %llu triggers: %llu with a file, %llu in a file's "
+			      "--after, %llu within --min-gap", &fired, &files, &after, &gap) == 4,
+		  "%s", err);
+	cr_expect(files == 1 && gap >= 7 && fired == files + after + gap, "%s", err);
+	s = strstr(err, "  within gap:    ");
+	cr_assert(s, "the triggers within --min-gap are not named:\n%s", err);
+	cr_assert(sscanf(s, "  within gap: %d from %lf to %lf s, the longest: trigger sched-latency "
+			 "%lf ms > 50.0 ms of \"stall\" (pid %d, tid %d)", &n, &from, &to, &ms, &pid,
+			 &tid) == 6, "%s", s);
+	cr_expect_eq((unsigned long long)n, gap, "%s", err);
+	cr_expect_eq(pid, workload__pid(it.wl));
+	cr_expect_eq(tid, itest_tid("sleeper"));
+	cr_expect(ms >= 60 && ms <= 200, "%.1f ms for stalls of 70 ms", ms);
+	/* Stalls 2 to 10 are 0.8 s apart. */
+	cr_expect(to - from >= 0.6 && to - from <= 1.0, "from %.1f to %.1f s", from, to);
+	s = strchr(s, '\n');
+	cr_expect(s && !strncmp(s + 1, "  window:", 9), "more than one line for one thread:\n%s",
+		  err);
+}
+
 /* Messaging load for 20 s (bench/flight.sh runs 60) under a 2 MiB window: the window fills
  * and evicts all along, and its memory never passes the budget. */
 Test(flight, window_memory_stays_under_its_budget)

@@ -138,10 +138,10 @@ static void start_file(struct record_flight *rf)
 	rf->file = NULL;
 }
 
-/* What fired, on which thread, when: `trigger sched-latency 152.3 ms > 50.0 ms of "stall" (pid
- * 1, tid 2) at 7.9 s`, `lxtrace_trigger("slow") of ...`, `SIGUSR1 at 3.0 s`. Names and reasons
- * come from other users' processes: quoted and escaped. */
-static void say_trigger(const struct record_flight *rf, const struct trigger_fired *f)
+/* What fired, on which thread: `trigger sched-latency 152.3 ms > 50.0 ms of "stall" (pid 1,
+ * tid 2)`, `lxtrace_trigger("slow") of ...`, `SIGUSR1`. Names and reasons come from other
+ * users' processes: quoted and escaped. */
+static void say_trigger(const struct trigger_fired *f)
 {
 	char what[128];
 
@@ -160,7 +160,6 @@ static void say_trigger(const struct record_flight *rf, const struct trigger_fir
 		gt_dump__quoted(stderr, f->comm, strlen(f->comm));
 		fprintf(stderr, " (pid %u, tid %u)", f->pid, f->tid);
 	}
-	fprintf(stderr, " at %.1f s", into(rf, f->ts));
 }
 
 /* The file being written, once done (or waiting for it): said in one line; one that failed is
@@ -191,8 +190,8 @@ static void end_file(struct record_flight *rf, bool wait)
 		"written in %.0f ms), for ", rf->tty ? "\r\033[K" : "", rf->name,
 		(st.last_to - st.last_from) / 1e9, into(rf, st.last_from), into(rf, st.last_to),
 		st.last_file_bytes / 1048576.0, st.last_write_ns / 1e6);
-	say_trigger(rf, &st.last_trigger);
-	fputc('\n', stderr);
+	say_trigger(&st.last_trigger);
+	fprintf(stderr, " at %.1f s\n", into(rf, st.last_trigger.ts));
 }
 
 int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt_writer *w,
@@ -243,6 +242,24 @@ int record_flight__finish(struct record_flight *rf)
 	return 0;
 }
 
+/* The triggers --min-gap kept from a file: a line for each trigger and thread, at most
+ * TALLY_GROUPS of them, whatever the storm. */
+static void say_too_soon(const struct record_flight *rf, const struct tally *t)
+{
+	for (size_t i = 0; i < t->ngroups; i++) {
+		const struct tally_group *g = &t->g[i];
+
+		fprintf(stderr, "%s%llu from %.1f to %.1f s, the %s: ", i ? "                 " :
+			"  within gap:    ", (unsigned long long)g->n, into(rf, g->first_ts),
+			into(rf, g->last_ts), g->longest.trigger ? "longest" : "first");
+		say_trigger(&g->longest);
+		fputc('\n', stderr);
+	}
+	if (t->others)
+		fprintf(stderr, "                 and %llu more, of other triggers or threads\n",
+			(unsigned long long)t->others);
+}
+
 void record_flight__summary(const struct record_flight *rf)
 {
 	struct flight_stats st;
@@ -257,6 +274,7 @@ void record_flight__summary(const struct record_flight *rf)
 		"--min-gap, %llu past --max-files\n", (unsigned long long)st.plan.fired,
 		(unsigned long long)st.plan.files, (unsigned long long)st.plan.in_pending,
 		(unsigned long long)st.plan.too_soon, (unsigned long long)st.plan.no_more);
+	say_too_soon(rf, flight__too_soon(rf->flight));
 	fprintf(stderr, "  window:        %.1f MiB held, at most %.1f of %g MiB (memory at most "
 		"%.1f MiB); %llu events read at its start (strings and stacks: %.1f MiB); slowest "
 		"file %.0f ms\n", st.window.bytes / 1048576.0, st.window.peak_bytes / 1048576.0,

@@ -48,6 +48,7 @@ struct flight {
 	size_t ids_cap[2];
 	struct flight_plan plan;
 	struct trigger_fired pending;	/* the trigger of the file the plan has pending */
+	struct tally too_soon;
 	struct flight_stats st;
 	pid_t child;			/* writing a file, or 0 */
 	int child_fd, child_pipe;	/* its file; the read end of its error line */
@@ -152,8 +153,16 @@ void flight__trigger(void *ctx, const struct trigger_fired *fired)
 {
 	struct flight *f = ctx;
 
-	if (flight_plan__trigger(&f->plan, fired->ts) == FLIGHT_FILE)
+	switch (flight_plan__trigger(&f->plan, fired->ts)) {
+	case FLIGHT_FILE:
 		f->pending = *fired;
+		break;
+	case FLIGHT_TOO_SOON:
+		tally__add(&f->too_soon, fired);
+		break;
+	default:
+		break;
+	}
 }
 
 bool flight__due(const struct flight *f, uint64_t now)
@@ -386,6 +395,11 @@ void flight__stats(const struct flight *f, struct flight_stats *out)
 	gt_state__stats(f->evicted, &ss);
 	out->evicted_events = ss.events;
 	out->dict_bytes = gt_state__dict(f->evicted) ? gt_dict__bytes(gt_state__dict(f->evicted)) : 0;
+}
+
+const struct tally *flight__too_soon(const struct flight *f)
+{
+	return &f->too_soon;
 }
 
 void flight__free(struct flight *f)

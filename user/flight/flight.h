@@ -24,6 +24,7 @@
 #include "format/outq.h"
 #include "format/window.h"
 #include "user/flight/plan.h"
+#include "user/flight/tally.h"
 #include "user/flight/trigger.h"
 
 struct flight;
@@ -90,6 +91,9 @@ void flight__note_memory(struct flight *f);
 bool flight__done(const struct flight *f);
 
 void flight__stats(const struct flight *f, struct flight_stats *out);
+
+/* The triggers within --min-gap of one that got a file, grouped. */
+const struct tally *flight__too_soon(const struct flight *f);
 
 /* Accepts NULL. */
 void flight__free(struct flight *f);
