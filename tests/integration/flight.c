@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
+#include "tests/lib/schedstat.h"
 #include "tests/lib/tfile.h"
 #include "user/flight/flight.h"
 
@@ -472,6 +473,81 @@ Test(flight, triggers_within_min_gap_are_named_in_one_line)
 	s = strchr(s, '\n');
 	cr_expect(s && !strncmp(s + 1, "  window:", 9), "more than one line for one thread:\n%s",
 		  err);
+}
+
+#define MAX_THREADS 4096
+
+/* One "trigger sched-latency N ms > ... (pid P, tid T)" the recorder's stderr names from s on
+ * (a file's line or a `within gap:` group's longest): its wait and tid; NULL past the last. A
+ * name is quoted with its own quotes escaped, so the thread is the last "(pid" of the line. */
+static const char *next_latency(const char *s, double *ms, int *tid)
+{
+	const char *end, *pid = NULL;
+	char unit[3];
+	int p;
+
+	s = strstr(s, "trigger sched-latency ");
+	if (!s)
+		return NULL;
+	end = strchr(s, '\n');
+	for (const char *q = s; (q = strstr(q, "\" (pid ")) && (!end || q < end); q++)
+		pid = q;
+	cr_assert(pid && sscanf(s, "trigger sched-latency %lf %2s", ms, unit) == 2 &&
+		  sscanf(pid, "\" (pid %d, tid %d)", &p, tid) == 2, "%.300s", s);
+	if (!strcmp(unit, "s"))
+		*ms *= 1000;
+	else if (!strcmp(unit, "us"))
+		*ms /= 1000;
+	return s + 1;
+}
+
+/* A sleeping thread is not waiting for a CPU: an idle machine, a known sleeper among its
+ * threads (slowread's writer sleeps 300 ms at a time, its reader blocks as long), fires no
+ * sched-latency trigger that the kernel's own run delay does not hold. Whatever fires (the
+ * machine may have load of its own) is checked against the run delay its thread gained over
+ * the recording: a sleep drawn as a wait would show hundreds of ms where the kernel counts
+ * microseconds. */
+Test(flight, an_idle_machine_fires_no_trigger_on_a_sleeping_thread)
+{
+	static struct schedstat a[MAX_THREADS], b[MAX_THREADS];
+	size_t na, nb, named = 0, unknown = 0;
+	const char *err, *s;
+	double ms;
+	int tid;
+
+	na = schedstat__snapshot(a, MAX_THREADS);
+	cr_assert_gt(na, 0, "/proc: %s", strerror(errno));
+	itest_start((const char *[]){ "--flight-recorder=2", "--trigger", "sched-latency>50ms",
+				      NULL });
+	itest_run("slowread", (const char *[]){ "6", "300", NULL }, 60);
+	usleep(500 * 1000);
+	itest_stop(SIGINT, 0);
+	nb = schedstat__snapshot(b, MAX_THREADS);
+	err = recorder__stderr(it.rec);
+	for (s = err; (s = next_latency(s, &ms, &tid)); named++) {
+		const struct schedstat *s0 = schedstat__find(a, na, tid);
+		const struct schedstat *s1 = schedstat__find(b, nb, tid);
+		double kernel;
+
+		cr_expect(tid != itest_tid("writer") && tid != itest_tid("reader"),
+			  "slowread's sleeping thread %d fired sched-latency (%.1f ms):\n%s", tid, ms,
+			  err);
+		if (!s1) {
+			unknown++;
+			cr_log_info("tid %d (%.1f ms) exited before the check", tid, ms);
+			continue;
+		}
+		/* A thread created during the recording had waited nothing before it. */
+		kernel = (s1->delay_ns - (s0 ? s0->delay_ns : 0)) / 1e6;
+		cr_expect(ms <= kernel * 1.02 + 1, "tid %d (pid %d) fired sched-latency %.1f ms; the "
+			  "kernel counts %.3f ms of run delay over the whole recording:\n%s", tid,
+			  (int)s1->pid, ms, kernel, err);
+	}
+	cr_log_info("%zu sched-latency triggers named (%zu of exited threads), %u files",
+		    named, unknown, count_files());
+	cr_expect_null(strstr(err, "more, of other triggers or threads"), "%s", err);
+	for (unsigned n = 1; n <= count_files(); n++)
+		load_file(n);
 }
 
 /* Messaging load for 20 s (bench/flight.sh runs 60) under a 2 MiB window: the window fills
