@@ -180,7 +180,7 @@ part_file() {
 		t0=$(now_ns)
 		kill -USR1 "$TRACER_PID"
 		# Complete once the recorder says it wrote it.
-		until grep -q "f-$(printf %03d "$n").out: the last" "$TMP/rec.err"; do sleep 0.005; done
+		until grep -q "f-$(printf %03d "$n").out: .* into the recording" "$TMP/rec.err"; do sleep 0.005; done
 		t1=$(now_ns)
 		echo "file $n: $(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.0f", d / 1e6 }') ms from the signal; recorder: $(grep -o "f-$(printf %03d "$n").out: .*" "$TMP/rec.err")"
 		sleep 8

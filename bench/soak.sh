@@ -82,7 +82,7 @@ FLIGHT=
 if [[ " $* " == *" --flight-recorder"* ]]; then
 	FLIGHT=$TMP/soak-001.trace
 	kill -USR1 "$REC"
-	for _ in $(seq 600); do grep -q "soak-001.trace: the last" "$TMP/err" && break; sleep 0.1; done
+	for _ in $(seq 600); do grep -q "soak-001.trace: .* into the recording" "$TMP/err" && break; sleep 0.1; done
 	grep -h "soak-001.trace" "$TMP/err" | sed 's/^ */  /'
 fi
 if [ -n "$COMMAND" ]; then

@@ -31,8 +31,7 @@ static const char *const arg_names[GT_EV_COUNT][GT_MAX_ARGS] = {
 	[GT_EV_CPU_SAMPLE] = { "ts", "p", "g" },
 };
 
-/* Quoted, with anything unprintable escaped so that an event stays on one line. */
-static void print_quoted(FILE *f, const char *s, size_t len)
+void gt_dump__quoted(FILE *f, const char *s, size_t len)
 {
 	fputc('"', f);
 	for (size_t i = 0; i < len; i++) {
@@ -78,7 +77,7 @@ int gt_dump__event(FILE *f, const struct gt_dict *d, uint64_t freq, const struct
 			const char *str = gt_dict__string(d, e->args[i]);
 
 			fprintf(f, " %s=", name + 1);
-			print_quoted(f, str ? str : "", str ? strlen(str) : 0);
+			gt_dump__quoted(f, str ? str : "", str ? strlen(str) : 0);
 		}
 		else if (e->type == GT_EV_CPU_SAMPLE && i == 1)
 			fprintf(f, " p=%" PRId64, (int64_t)e->args[i]);
@@ -87,7 +86,7 @@ int gt_dump__event(FILE *f, const struct gt_dict *d, uint64_t freq, const struct
 	}
 	if (e->type == GT_EV_USER_LOG) {
 		fputs(" msg=", f);
-		print_quoted(f, e->msg, e->msg_len);
+		gt_dump__quoted(f, e->msg, e->msg_len);
 	}
 	if (s->flags & GT_STACK)
 		fprintf(f, " stk=%" PRIu64, e->args[e->nargs - 1]);

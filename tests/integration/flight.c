@@ -10,9 +10,11 @@
  * tests, other engineers) must not fire them.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
+#include "tests/lib/schedstat.h"
 #include "tests/lib/tfile.h"
 #include "user/flight/flight.h"
 
@@ -91,9 +93,65 @@ static bool says(const struct gt_event *e, const char *needle)
 	return strstr(msg, needle) != NULL;
 }
 
+/* The recorder's line for file n: "NAME: SPAN s, FROM to TO s into the recording (...)",
+ * then what follows the parenthesis in rest. */
+struct file_line {
+	double span, from, to;
+	char rest[1024];
+};
+
+static struct file_line file_line(unsigned n)
+{
+	const char *err = recorder__stderr(it.rec), *s;
+	struct file_line l = { 0 };
+	char head[4200];
+	int end = 0;
+
+	snprintf(head, sizeof(head), "%s: ", file_name(n));
+	s = strstr(err, head);
+	cr_assert(s, "no line for %s:\n%s", file_name(n), err);
+	s += strlen(head);
+	cr_assert(sscanf(s, "%lf s, %lf to %lf s into the recording (%*[^)])%n", &l.span, &l.from,
+			 &l.to, &end) == 3 && end, "%s: its line does not say its span: %.200s",
+		  file_name(n), s);
+	sscanf(s + end, "%1023[^\n]", l.rest);
+	return l;
+}
+
+/* The recording's length as its summary says it ("flight recorder: 6.1 s, ..."). */
+static double recording_seconds(void)
+{
+	const char *s = strstr(recorder__stderr(it.rec), "flight recorder: ");
+	double secs;
+
+	cr_assert(s && sscanf(s, "flight recorder: %lf s,", &secs) == 1, "no summary:\n%s",
+		  recorder__stderr(it.rec));
+	return secs;
+}
+
+/* The line of file n (loaded in it.trace) says its real span, within the recording: the
+ * file's own first and last events, to the line's tenth of a second. */
+static struct file_line expect_span(unsigned n)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+	double secs = recording_seconds(), own;
+	struct file_line l = file_line(n);
+
+	own = (ev[gt_trace__nevents(it.trace) - 1].ts - ev[0].ts) / 1e9;
+	cr_expect(l.span <= secs + 0.05 && l.from >= 0 && l.to <= secs + 0.05,
+		  "%s: %.1f s, %.1f to %.1f s into a recording of %.1f s", file_name(n), l.span,
+		  l.from, l.to, secs);
+	cr_expect(fabs(l.to - l.from - l.span) <= 0.11, "%s: %.1f to %.1f s is not %.1f s",
+		  file_name(n), l.from, l.to, l.span);
+	cr_expect(fabs(l.span - own) <= 0.06, "%s: the line says %.1f s, its events span %.3f s",
+		  file_name(n), l.span, own);
+	return l;
+}
+
 Test(flight, induced_stall_writes_one_file_with_the_seconds_before_it)
 {
 	const struct gt_event *m, *e, *unblock = NULL, *start = NULL;
+	struct file_line l;
 	long long s0, s1;
 	size_t i = 0;
 	pid_t tid;
@@ -139,6 +197,83 @@ Test(flight, induced_stall_writes_one_file_with_the_seconds_before_it)
 	cr_expect_eq((uint32_t)m->g, (uint32_t)tid);
 	cr_expect_eq(m->ts, start->ts);
 	cr_expect_null(mark(1));
+	/* A window of 5 s: the last 5 s of the recording, give or take a batch. */
+	l = expect_span(1);
+	cr_expect(l.span >= 4.5 && l.span <= 5.6 && l.from >= 1.0, "%.1f s, %.1f to %.1f s",
+		  l.span, l.from, l.to);
+}
+
+/* The line of file n says, at its end, that it was written for mark m at its time in the
+ * recording: the mark's distance from the file's first event, from where the file begins. */
+static void expect_at(unsigned n, const struct file_line *l, const struct gt_event *m)
+{
+	double when, want = l->from + (m->ts - gt_trace__events(it.trace)[0].ts) / 1e9;
+	const char *at = NULL;
+
+	for (const char *s = l->rest; (s = strstr(s, " at ")); s++)
+		at = s;
+	cr_assert(at && sscanf(at, " at %lf s", &when) == 1, "%s: no time: %s", file_name(n),
+		  l->rest);
+	cr_expect(fabs(when - want) <= 0.06 && when >= l->from && when <= l->to + 0.05,
+		  "%s: fired at %.1f s says its line, the mark is at %.3f s", file_name(n), when,
+		  want);
+}
+
+/* A recording shorter than its window: its file is the whole recording, and its line says so
+ * (it said "the last 5629.5 s", the time since boot, after 4.4 s), and what fired, on which
+ * thread, when. */
+Test(flight, a_files_line_says_its_span_and_what_fired)
+{
+	struct file_line l;
+	double ms;
+	int pid, tid;
+
+	itest_start((const char *[]){ "--flight-recorder=10", "--trigger",
+				      "sched-latency>50ms,comm=stall", NULL });
+	itest_run("stall", (const char *[]){ "1000", "150", "1", NULL }, 60);
+	itest_stop(SIGINT, 0);
+	cr_assert_eq(count_files(), 1, "%s", recorder__stderr(it.rec));
+	load_file(1);
+	l = expect_span(1);
+	cr_expect(l.from <= 0.1 && l.span >= 1.1, "%.1f s, %.1f to %.1f s", l.span, l.from, l.to);
+	/* The sleeper waited the stall out: it fired, and the line names it. */
+	cr_assert(sscanf(l.rest, ", for trigger sched-latency %lf ms > 50.0 ms of \"stall\" (pid %d, "
+			 "tid %d)", &ms, &pid, &tid) == 3, "%s", l.rest);
+	cr_expect_eq(pid, workload__pid(it.wl));
+	cr_expect_eq(tid, itest_tid("sleeper"), "%s", l.rest);
+	cr_expect(ms >= 100 && ms <= 300, "%.1f ms for a stall of 150 ms", ms);
+	/* Records by kind count the triggers asked for, not those the model measured. */
+	cr_expect(strstr(recorder__stderr(it.rec), " 0 trigger requests") &&
+		  strstr(recorder__stderr(it.rec), "; 1 triggers: 1 with a file"), "%s",
+		  recorder__stderr(it.rec));
+	cr_assert(mark(0));
+	expect_at(1, &l, mark(0));
+}
+
+/* A thread's name is whatever its program was called: on the terminal it is quoted and
+ * escaped, so that a name holding escape sequences cannot drive the terminal. */
+Test(flight, a_threads_name_is_escaped_on_the_terminal)
+{
+	static const char name[] = "st\033]0;x\007all";
+	char dir[] = "/tmp/lxtrace-test-XXXXXX", link[64], trig[64];
+	const char *err;
+
+	cr_assert(mkdtemp(dir), "%s", strerror(errno));
+	snprintf(link, sizeof(link), "%s/%s", dir, name);
+	cr_assert_eq(symlink(record__workload_path("stall"), link), 0, "%s", strerror(errno));
+	snprintf(trig, sizeof(trig), "sched-latency>50ms,comm=%s", name);
+	itest_start((const char *[]){ "--flight-recorder=10", "--trigger", trig, NULL });
+	it.wl = workload__run(link, (const char *[]){ "1000", "150", "1", NULL }, 60);
+	unlink(link);
+	rmdir(dir);
+	cr_assert(it.wl && workload__status(it.wl) == 0, "stall under another name failed");
+	itest_stop(SIGINT, 0);
+	cr_assert_eq(count_files(), 1, "%s", recorder__stderr(it.rec));
+	err = recorder__stderr(it.rec);
+	cr_expect_null(strchr(err, '\033'), "an escape reached the terminal:\n%s", err);
+	cr_expect_null(strchr(err, '\007'), "a bell reached the terminal:\n%s", err);
+	cr_expect(strstr(err, " of \"st\\x1b]0;x\\x07all\" (pid "), "%s", err);
+	load_file(1);
 }
 
 Test(flight, slow_read_fires_a_syscall_trigger_naming_read)
@@ -170,14 +305,22 @@ Test(flight, sigusr1_three_times_makes_three_files)
 	usleep(300 * 1000);
 	itest_stop(SIGINT, 0);
 	cr_assert_eq(count_files(), 3, "%s", recorder__stderr(it.rec));
+	cr_expect(strstr(recorder__stderr(it.rec), " 3 trigger requests") &&
+		  strstr(recorder__stderr(it.rec), "; 3 triggers: 3 with a file"), "%s",
+		  recorder__stderr(it.rec));
 	for (unsigned n = 1; n <= 3; n++) {
 		const struct gt_event *m;
 
 		load_file(n);
+		struct file_line l;
+
 		m = mark(n - 1);
 		cr_assert(m, "file %u: no mark of SIGUSR1 number %u", n, n);
 		cr_expect(says(m, "SIGUSR1"));
 		cr_expect_eq(m->g, 0xffffffffull, "on lxtrace's own goroutine");
+		l = expect_span(n);
+		cr_expect(!strncmp(l.rest, ", for SIGUSR1 at ", 17), "%s", l.rest);
+		expect_at(n, &l, m);
 	}
 }
 
@@ -255,8 +398,9 @@ Test(flight, a_flight_recorder_to_a_recordings_path_is_refused)
 
 Test(flight, program_asks_with_lxtrace_trigger)
 {
-	char usdt[4096];
+	char usdt[4096], want[256];
 	const struct gt_event *m;
+	struct file_line l;
 
 	snprintf(usdt, sizeof(usdt), "%s", record__workload_path("triggered"));
 	itest_start((const char *[]){ "--flight-recorder=2", "--usdt", usdt, NULL });
@@ -269,6 +413,12 @@ Test(flight, program_asks_with_lxtrace_trigger)
 	cr_expect(says(m, "triggered: the workload asked"));
 	cr_expect_eq((uint32_t)m->g, (uint32_t)itest_tid("main"));
 	cr_expect(m->ts >= (uint64_t)itest_stat("trigger_ns"));
+	l = expect_span(1);
+	snprintf(want, sizeof(want), ", for lxtrace_trigger(\"triggered: the workload asked\") of "
+		 "\"triggered\" (pid %d, tid %d) at ", (int)workload__pid(it.wl),
+		 (int)itest_tid("main"));
+	cr_expect(!strncmp(l.rest, want, strlen(want)), "%s", l.rest);
+	expect_at(1, &l, m);
 }
 
 Test(flight, storm_stops_at_max_files_with_a_summary)
@@ -283,6 +433,120 @@ Test(flight, storm_stops_at_max_files_with_a_summary)
 	cr_expect(strstr(recorder__stderr(it.rec), "--max-files 3 reached"), "%s",
 		  recorder__stderr(it.rec));
 	for (unsigned n = 1; n <= 3; n++)
+		load_file(n);
+}
+
+/* Triggers that --min-gap keeps from a file are named, grouped: one line for the sleeper's
+ * nine, not nine lines. */
+Test(flight, triggers_within_min_gap_are_named_in_one_line)
+{
+	unsigned long long fired, files, after, gap;
+	const char *err, *s;
+	double ms, from, to;
+	int n, pid, tid;
+
+	itest_start((const char *[]){ "--flight-recorder=1", "--min-gap", "10", "--trigger",
+				      "sched-latency>50ms,comm=stall", NULL });
+	/* A 70 ms stall every 100 ms, ten times: the first makes a file, the others come too
+	 * soon after it. */
+	itest_run("stall", (const char *[]){ "300", "70", "10", "100", NULL }, 60);
+	itest_stop(SIGINT, 0);
+	err = recorder__stderr(it.rec);
+	cr_assert_eq(count_files(), 1, "%s", err);
+	load_file(1);
+	s = strstr(err, "  flight: ");
+	cr_assert(s && sscanf(s, "%*[^;]; %llu triggers: %llu with a file, %llu in a file's "
+			      "--after, %llu within --min-gap", &fired, &files, &after, &gap) == 4,
+		  "%s", err);
+	cr_expect(files == 1 && gap >= 7 && fired == files + after + gap, "%s", err);
+	s = strstr(err, "  within gap:    ");
+	cr_assert(s, "the triggers within --min-gap are not named:\n%s", err);
+	cr_assert(sscanf(s, "  within gap: %d from %lf to %lf s, the longest: trigger sched-latency "
+			 "%lf ms > 50.0 ms of \"stall\" (pid %d, tid %d)", &n, &from, &to, &ms, &pid,
+			 &tid) == 6, "%s", s);
+	cr_expect_eq((unsigned long long)n, gap, "%s", err);
+	cr_expect_eq(pid, workload__pid(it.wl));
+	cr_expect_eq(tid, itest_tid("sleeper"));
+	cr_expect(ms >= 60 && ms <= 200, "%.1f ms for stalls of 70 ms", ms);
+	/* Stalls 2 to 10 are 0.8 s apart. */
+	cr_expect(to - from >= 0.6 && to - from <= 1.0, "from %.1f to %.1f s", from, to);
+	s = strchr(s, '\n');
+	cr_expect(s && !strncmp(s + 1, "  window:", 9), "more than one line for one thread:\n%s",
+		  err);
+}
+
+#define MAX_THREADS 4096
+
+/* One "trigger sched-latency N ms > ... (pid P, tid T)" the recorder's stderr names from s on
+ * (a file's line or a `within gap:` group's longest): its wait and tid; NULL past the last. A
+ * name is quoted with its own quotes escaped, so the thread is the last "(pid" of the line. */
+static const char *next_latency(const char *s, double *ms, int *tid)
+{
+	const char *end, *pid = NULL;
+	char unit[3];
+	int p;
+
+	s = strstr(s, "trigger sched-latency ");
+	if (!s)
+		return NULL;
+	end = strchr(s, '\n');
+	for (const char *q = s; (q = strstr(q, "\" (pid ")) && (!end || q < end); q++)
+		pid = q;
+	cr_assert(pid && sscanf(s, "trigger sched-latency %lf %2s", ms, unit) == 2 &&
+		  sscanf(pid, "\" (pid %d, tid %d)", &p, tid) == 2, "%.300s", s);
+	if (!strcmp(unit, "s"))
+		*ms *= 1000;
+	else if (!strcmp(unit, "us"))
+		*ms /= 1000;
+	return s + 1;
+}
+
+/* A sleeping thread is not waiting for a CPU: an idle machine, a known sleeper among its
+ * threads (slowread's writer sleeps 300 ms at a time, its reader blocks as long), fires no
+ * sched-latency trigger that the kernel's own run delay does not hold. Whatever fires (the
+ * machine may have load of its own) is checked against the run delay its thread gained over
+ * the recording: a sleep drawn as a wait would show hundreds of ms where the kernel counts
+ * microseconds. */
+Test(flight, an_idle_machine_fires_no_trigger_on_a_sleeping_thread)
+{
+	static struct schedstat a[MAX_THREADS], b[MAX_THREADS];
+	size_t na, nb, named = 0, unknown = 0;
+	const char *err, *s;
+	double ms;
+	int tid;
+
+	na = schedstat__snapshot(a, MAX_THREADS);
+	cr_assert_gt(na, 0, "/proc: %s", strerror(errno));
+	itest_start((const char *[]){ "--flight-recorder=2", "--trigger", "sched-latency>50ms",
+				      NULL });
+	itest_run("slowread", (const char *[]){ "6", "300", NULL }, 60);
+	usleep(500 * 1000);
+	itest_stop(SIGINT, 0);
+	nb = schedstat__snapshot(b, MAX_THREADS);
+	err = recorder__stderr(it.rec);
+	for (s = err; (s = next_latency(s, &ms, &tid)); named++) {
+		const struct schedstat *s0 = schedstat__find(a, na, tid);
+		const struct schedstat *s1 = schedstat__find(b, nb, tid);
+		double kernel;
+
+		cr_expect(tid != itest_tid("writer") && tid != itest_tid("reader"),
+			  "slowread's sleeping thread %d fired sched-latency (%.1f ms):\n%s", tid, ms,
+			  err);
+		if (!s1) {
+			unknown++;
+			cr_log_info("tid %d (%.1f ms) exited before the check", tid, ms);
+			continue;
+		}
+		/* A thread created during the recording had waited nothing before it. */
+		kernel = (s1->delay_ns - (s0 ? s0->delay_ns : 0)) / 1e6;
+		cr_expect(ms <= kernel * 1.02 + 1, "tid %d (pid %d) fired sched-latency %.1f ms; the "
+			  "kernel counts %.3f ms of run delay over the whole recording:\n%s", tid,
+			  (int)s1->pid, ms, kernel, err);
+	}
+	cr_log_info("%zu sched-latency triggers named (%zu of exited threads), %u files",
+		    named, unknown, count_files());
+	cr_expect_null(strstr(err, "more, of other triggers or threads"), "%s", err);
+	for (unsigned n = 1; n <= count_files(); n++)
 		load_file(n);
 }
 

@@ -11,12 +11,11 @@
  * tracer) must not turn a sleep into a wait for a CPU (docs/model.md). Less is only logged:
  * once the kernel counted 368 ms of run delay in three runs of kdamond whose wakeups the trace
  * has 1-2 ms before each run (bpftrace at other times: 15-30 us, as the trace). */
-#include <dirent.h>
 #include <math.h>
 #include <time.h>
 
-#include "lib/clock.h"
 #include "tests/integration/itest.h"
+#include "tests/lib/schedstat.h"
 
 #define MAX_THREADS 4096
 /* The trace's wait for a CPU after a wakeup starts at sched_waking, as `perf sched latency`'s
@@ -29,52 +28,6 @@
 
 TestSuite(rundelay, .fini = itest_fini, .timeout = 120);
 
-struct snap {
-	pid_t pid, tid;
-	uint64_t delay_ns;	/* run delay so far */
-	uint64_t pcount;	/* times it ran */
-	uint64_t at;		/* when it was read (CLOCK_MONOTONIC) */
-};
-
-/* Every thread's schedstat; returns how many. */
-static size_t snapshot(struct snap *out, size_t max)
-{
-	DIR *procs = opendir("/proc");
-	struct dirent *p, *t;
-	size_t n = 0;
-
-	cr_assert_not_null(procs);
-	while ((p = readdir(procs)) && n < max) {
-		char path[300];
-		DIR *tasks;
-
-		if (p->d_name[0] < '1' || p->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
-		tasks = opendir(path);
-		while (tasks && (t = readdir(tasks)) && n < max) {
-			unsigned long long run, delay, count;
-			char sp[560];
-			FILE *f;
-
-			if (t->d_name[0] < '1' || t->d_name[0] > '9')
-				continue;
-			snprintf(sp, sizeof(sp), "/proc/%s/task/%s/schedstat", p->d_name, t->d_name);
-			f = fopen(sp, "r");
-			if (!f)
-				continue;
-			if (fscanf(f, "%llu %llu %llu", &run, &delay, &count) == 3)
-				out[n++] = (struct snap){ atoi(p->d_name), atoi(t->d_name), delay, count,
-							  now_ns() };
-			fclose(f);
-		}
-		if (tasks)
-			closedir(tasks);
-	}
-	closedir(procs);
-	return n;
-}
-
 /* Whether pid is one of the workloads this test runs. */
 static bool ours(pid_t pid, struct workload *const *w, size_t n)
 {
@@ -84,17 +37,9 @@ static bool ours(pid_t pid, struct workload *const *w, size_t n)
 	return false;
 }
 
-static const struct snap *find(const struct snap *s, size_t n, pid_t tid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i].tid == tid)
-			return &s[i];
-	return NULL;
-}
-
 Test(rundelay, every_threads_wait_for_a_cpu_is_the_kernels_run_delay)
 {
-	static struct snap a[MAX_THREADS], b[MAX_THREADS];
+	static struct schedstat a[MAX_THREADS], b[MAX_THREADS];
 	const char *spin[] = { "chain", "3000", NULL };
 	struct workload *w[5];
 	size_t na, nb, compared = 0, off = 0, unseen = 0, workers = 0, under = 0;
@@ -108,14 +53,14 @@ Test(rundelay, every_threads_wait_for_a_cpu_is_the_kernels_run_delay)
 	w[3] = workload__start("pingpong", (const char *[]){ "100000", NULL });
 	w[4] = workload__start("sleeper", (const char *[]){ "300", NULL });
 	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
-	na = snapshot(a, MAX_THREADS);
+	na = schedstat__snapshot(a, MAX_THREADS);
 	nanosleep(&(struct timespec){ 1, 500 * 1000 * 1000 }, NULL);
-	nb = snapshot(b, MAX_THREADS);
+	nb = schedstat__snapshot(b, MAX_THREADS);
 	itest_stop(SIGINT, 0);
 	itest_load();
 
 	for (size_t i = 0; i < nb; i++) {
-		const struct snap *s0 = find(a, na, b[i].tid), *s1 = &b[i];
+		const struct schedstat *s0 = schedstat__find(a, na, b[i].tid), *s1 = &b[i];
 		double kernel, diff, allowed;
 		struct tq_sched q;
 		bool bad;

@@ -55,7 +55,7 @@ static struct gt_trace *write_file(struct flight *f)
 	snprintf(path, sizeof(path), "/tmp/lxtrace-test-flight-%d.trace", getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	cr_assert_geq(fd, 0);
-	flight__trigger(f, 0);
+	flight__trigger(f, &(struct trigger_fired){ .ts = 0 });
 	cr_assert(flight__due(f, 0));
 	cr_assert_eq(flight__write_start(f, fd), 0);
 	cr_assert(flight__writing(f));
@@ -185,7 +185,7 @@ Test(flight, one_file_at_a_time)
 	snprintf(path, sizeof(path), "/tmp/lxtrace-test-flight-%d.trace", getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	cr_assert_geq(fd, 0);
-	flight__trigger(f, 0);
+	flight__trigger(f, &(struct trigger_fired){ .ts = 0 });
 	cr_assert_eq(flight__write_start(f, fd), 0);
 	cr_assert_eq(flight__write_start(f, fd), -EBUSY);
 	flight__free(f);

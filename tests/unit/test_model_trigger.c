@@ -15,14 +15,17 @@
 struct fired {
 	unsigned n;
 	uint64_t ts;
+	struct trigger_fired all[8];	/* the first ones */
 };
 
-static void on_trigger(void *ctx, uint64_t ts)
+static void on_trigger(void *ctx, const struct trigger_fired *fired)
 {
 	struct fired *f = ctx;
 
+	if (f->n < sizeof(f->all) / sizeof(f->all[0]))
+		f->all[f->n] = *fired;
 	f->n++;
-	f->ts = ts;
+	f->ts = fired->ts;
 }
 
 /* Process 100 "alpha" (threads 100, 101) and 200 "beta", runnable at start; triggers from
@@ -96,6 +99,11 @@ Test(model_trigger, run_queue_latency_fires_at_the_start_on_the_thread)
 
 	cr_expect_eq(f.n, 1);
 	cr_expect_eq(f.ts, T0 + 100 * MS);
+	/* The recorder hears what fired on which thread. */
+	cr_expect(f.all[0].trigger == &trig[0] && f.all[0].ns == 70 * MS && f.all[0].tid == 100 &&
+		  f.all[0].pid == 100 && !strcmp(f.all[0].comm, "alpha"), "told %p %llu ns, tid %u "
+		  "pid %u '%s'", (const void *)f.all[0].trigger, (unsigned long long)f.all[0].ns,
+		  f.all[0].tid, f.all[0].pid, f.all[0].comm);
 	m = mark(t.trace, 0);
 	expect_msg(m, "sched-latency 70.0 ms > 50.0 ms: tid 100 alpha (pid 100)");
 	cr_expect_eq((uint32_t)m->g, 100, "marked on the thread itself");
@@ -148,6 +156,7 @@ Test(model_trigger, syscall_blocked_in_read_but_not_in_futex_unless_named)
 	mt_finish(&t, T0 + 800 * MS);
 	cr_expect_eq(f.n, 1);
 	expect_msg(mark(t.trace, 0), "syscall read 300.0 ms > 200.0 ms: tid 100 alpha (pid 100)");
+	cr_expect_eq(f.all[0].nr, syscalls__nr("read"));
 	cr_expect_null(mark(t.trace, 1));
 	mt_close(&t, false);
 	mt_proc_free(root);
@@ -223,6 +232,10 @@ Test(model_trigger, records_from_a_program_and_from_the_reader)
 
 	cr_expect_eq(f.n, 4);
 	cr_expect_eq(t.st.kinds[MODEL_KIND_TRIGGER], 4);
+	/* No --trigger fired these: the program's on its thread, the reader's on none. */
+	cr_expect(!f.all[0].trigger && f.all[0].tid == 100 && f.all[0].pid == 100 &&
+		  !strcmp(f.all[0].comm, "alpha") && !strcmp(f.all[0].reason, "slow request"));
+	cr_expect(!f.all[1].trigger && !f.all[1].tid && !strcmp(f.all[1].reason, "SIGUSR1"));
 	m = mark(t.trace, 0);
 	expect_msg(m, "slow request");
 	cr_expect_eq((uint32_t)m->g, 100);

@@ -141,5 +141,7 @@ Test(trigger, describes_a_firing)
 	cr_expect_str_eq(buf, "syscall read 301.2 ms > 200.0 ms: tid 124 reader (pid 123)");
 	trigger__describe(&lat, -1, 1500000000, 7, 7, "stall", buf, sizeof(buf));
 	cr_expect_str_eq(buf, "sched-latency 1.50 s > 50.0 ms: tid 7 stall (pid 7)");
+	trigger__what(&rd, syscalls__nr("read"), 301234567, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "syscall read 301.2 ms > 200.0 ms");
 	cr_expect_str_eq(trigger__kind_name(TRIGGER_OFFCPU), "offcpu");
 }

@@ -881,6 +881,8 @@ int cmd_record(int argc, char **argv)
 	 * /proc scan of model__start finds were either there at the start or are also seen being
 	 * created, which the model reconciles. */
 	start = now_ns();
+	if (flight)
+		record_flight__started(flight, start);
 	err = capture__attach(cap);
 	if (!err)
 		err = attach_usdt(cap, usdt, target, cmd);

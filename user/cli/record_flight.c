@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/dump.h"
 #include "lib/clock.h"
 #include "user/cli/output_file.h"
 #include "user/cli/record_flight.h"
@@ -29,6 +30,7 @@ struct record_flight {
 	const struct record_args *args;
 	record_open_fn open;
 	uint64_t flush_every, next_flush;
+	uint64_t start;		/* the recording's, in ticks */
 	unsigned tried;		/* files begun: the next one's number is tried + 1 */
 	unsigned failed;
 	char name[4096];	/* the file being written */
@@ -81,6 +83,17 @@ struct record_flight *record_flight__new(const struct record_args *args, uint32_
 	return rf;
 }
 
+void record_flight__started(struct record_flight *rf, uint64_t start)
+{
+	rf->start = start;
+}
+
+/* Seconds from the recording's start to tick ts; the init phase is a few ticks before it. */
+static double into(const struct record_flight *rf, uint64_t ts)
+{
+	return ts > rf->start ? (ts - rf->start) / 1e9 : 0.0;
+}
+
 void record_flight__writer_opts(struct record_flight *rf, struct gt_writer_opts *wo)
 {
 	wo->fd = -1;
@@ -125,6 +138,30 @@ static void start_file(struct record_flight *rf)
 	rf->file = NULL;
 }
 
+/* What fired, on which thread: `trigger sched-latency 152.3 ms > 50.0 ms of "stall" (pid 1,
+ * tid 2)`, `lxtrace_trigger("slow") of ...`, `SIGUSR1`. Names and reasons come from other
+ * users' processes: quoted and escaped. */
+static void say_trigger(const struct trigger_fired *f)
+{
+	char what[128];
+
+	if (f->trigger) {
+		trigger__what(f->trigger, f->nr, f->ns, what, sizeof(what));
+		fprintf(stderr, "trigger %s", what);
+	} else if (f->tid) {
+		fputs("lxtrace_trigger(", stderr);
+		gt_dump__quoted(stderr, f->reason, strlen(f->reason));
+		fputc(')', stderr);
+	} else {
+		fputs("SIGUSR1", stderr);
+	}
+	if (f->tid) {
+		fputs(" of ", stderr);
+		gt_dump__quoted(stderr, f->comm, strlen(f->comm));
+		fprintf(stderr, " (pid %u, tid %u)", f->pid, f->tid);
+	}
+}
+
 /* The file being written, once done (or waiting for it): said in one line; one that failed is
  * taken away and counted. */
 static void end_file(struct record_flight *rf, bool wait)
@@ -149,9 +186,12 @@ static void end_file(struct record_flight *rf, bool wait)
 	}
 	flight__stats(rf->flight, &st);
 	snprintf(rf->last, sizeof(rf->last), "%s", rf->name);
-	fprintf(stderr, "%s" PREFIX "%s: the last %.1f s (%.1f MiB), written in %.0f ms\n",
-		rf->tty ? "\r\033[K" : "", rf->name, (st.last_to - st.last_from) / 1e9,
+	fprintf(stderr, "%s" PREFIX "%s: %.1f s, %.1f to %.1f s into the recording (%.1f MiB, "
+		"written in %.0f ms), for ", rf->tty ? "\r\033[K" : "", rf->name,
+		(st.last_to - st.last_from) / 1e9, into(rf, st.last_from), into(rf, st.last_to),
 		st.last_file_bytes / 1048576.0, st.last_write_ns / 1e6);
+	say_trigger(&st.last_trigger);
+	fprintf(stderr, " at %.1f s\n", into(rf, st.last_trigger.ts));
 }
 
 int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt_writer *w,
@@ -202,6 +242,24 @@ int record_flight__finish(struct record_flight *rf)
 	return 0;
 }
 
+/* The triggers --min-gap kept from a file: a line for each trigger and thread, at most
+ * TALLY_GROUPS of them, whatever the storm. */
+static void say_too_soon(const struct record_flight *rf, const struct tally *t)
+{
+	for (size_t i = 0; i < t->ngroups; i++) {
+		const struct tally_group *g = &t->g[i];
+
+		fprintf(stderr, "%s%llu from %.1f to %.1f s, the %s: ", i ? "                 " :
+			"  within gap:    ", (unsigned long long)g->n, into(rf, g->first_ts),
+			into(rf, g->last_ts), g->longest.trigger ? "longest" : "first");
+		say_trigger(&g->longest);
+		fputc('\n', stderr);
+	}
+	if (t->others)
+		fprintf(stderr, "                 and %llu more, of other triggers or threads\n",
+			(unsigned long long)t->others);
+}
+
 void record_flight__summary(const struct record_flight *rf)
 {
 	struct flight_stats st;
@@ -216,6 +274,7 @@ void record_flight__summary(const struct record_flight *rf)
 		"--min-gap, %llu past --max-files\n", (unsigned long long)st.plan.fired,
 		(unsigned long long)st.plan.files, (unsigned long long)st.plan.in_pending,
 		(unsigned long long)st.plan.too_soon, (unsigned long long)st.plan.no_more);
+	say_too_soon(rf, flight__too_soon(rf->flight));
 	fprintf(stderr, "  window:        %.1f MiB held, at most %.1f of %g MiB (memory at most "
 		"%.1f MiB); %llu events read at its start (strings and stacks: %.1f MiB); slowest "
 		"file %.0f ms\n", st.window.bytes / 1048576.0, st.window.peak_bytes / 1048576.0,

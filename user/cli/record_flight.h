@@ -30,6 +30,9 @@ struct record_flight *record_flight__new(const struct record_args *args, uint32_
 void record_flight__writer_opts(struct record_flight *rf, struct gt_writer_opts *wo);
 void record_flight__model_opts(struct record_flight *rf, struct model_opts *mo);
 
+/* The recording started at tick start: each file's line says where in it the file lies. */
+void record_flight__started(struct record_flight *rf, uint64_t start);
+
 /* Catches SIGUSR1, a person's or a script's trigger. */
 void record_flight__catch_signals(void);
 

@@ -47,6 +47,8 @@ struct flight {
 	uint64_t *ids[2];		/* scratch for gt_state__forget: strings, stacks */
 	size_t ids_cap[2];
 	struct flight_plan plan;
+	struct trigger_fired pending;	/* the trigger of the file the plan has pending */
+	struct tally too_soon;
 	struct flight_stats st;
 	pid_t child;			/* writing a file, or 0 */
 	int child_fd, child_pipe;	/* its file; the read end of its error line */
@@ -147,11 +149,20 @@ int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, s
 	return err;
 }
 
-void flight__trigger(void *ctx, uint64_t ts)
+void flight__trigger(void *ctx, const struct trigger_fired *fired)
 {
 	struct flight *f = ctx;
 
-	flight_plan__trigger(&f->plan, ts);
+	switch (flight_plan__trigger(&f->plan, fired->ts)) {
+	case FLIGHT_FILE:
+		f->pending = *fired;
+		break;
+	case FLIGHT_TOO_SOON:
+		tally__add(&f->too_soon, fired);
+		break;
+	default:
+		break;
+	}
 }
 
 bool flight__due(const struct flight *f, uint64_t now)
@@ -274,7 +285,7 @@ int flight__write_start(struct flight *f, int fd)
 {
 	struct gt_window_batch b;
 	struct gt_state_stats ss;
-	uint64_t pos = 0, last = 0;
+	uint64_t pos = 0, first = UINT64_MAX, last = 0, from;
 	int pipefd[2];
 	pid_t pid;
 
@@ -282,13 +293,19 @@ int flight__write_start(struct flight *f, int fd)
 		return -EBUSY;
 	if (pipe2(pipefd, O_CLOEXEC))
 		return -errno;
-	/* The file's window, known here already: it begins after the state's last event. */
+	/* The file's window, known here already: the cut begins after the state's last event. */
 	gt_state__stats(f->evicted, &ss);
-	while (gt_window__next(f->window, &pos, &b))
+	while (gt_window__next(f->window, &pos, &b)) {
+		first = b.first_ts < first ? b.first_ts : first;
 		last = b.last_ts > last ? b.last_ts : last;
+	}
 	flight_plan__written(&f->plan);
-	f->st.last_from = ss.last_ts + 1;
+	f->st.last_trigger = f->pending;
+	from = ss.last_ts + 1;
 	f->st.last_to = (last > ss.last_ts ? last : ss.last_ts) + 1;
+	/* Before any batch has left the window the file is the trace from its own start: its
+	 * span begins at the window's first event, not at the cut's tick 1. */
+	f->st.last_from = ss.events || first >= f->st.last_to ? from : first;
 	f->child_start = now_ns();
 	pid = fork();
 	if (pid < 0) {
@@ -304,7 +321,7 @@ int flight__write_start(struct flight *f, int fd)
 		 * of the recording is ours to keep alive: programs, rings, targets. */
 		setpriority(PRIO_PROCESS, 0, 0);
 		close_others(fd, pipefd[1]);
-		ret = write_window(f, fd, f->st.last_from, err, sizeof(err));
+		ret = write_window(f, fd, from, err, sizeof(err));
 		if (ret && write(pipefd[1], err, strlen(err)) < 0)
 			ret = -EIO;
 		_exit(ret ? (-ret & 0xff ? -ret & 0xff : EIO) : 0);
@@ -378,6 +395,11 @@ void flight__stats(const struct flight *f, struct flight_stats *out)
 	gt_state__stats(f->evicted, &ss);
 	out->evicted_events = ss.events;
 	out->dict_bytes = gt_state__dict(f->evicted) ? gt_dict__bytes(gt_state__dict(f->evicted)) : 0;
+}
+
+const struct tally *flight__too_soon(const struct flight *f)
+{
+	return &f->too_soon;
 }
 
 void flight__free(struct flight *f)

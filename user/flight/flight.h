@@ -24,6 +24,8 @@
 #include "format/outq.h"
 #include "format/window.h"
 #include "user/flight/plan.h"
+#include "user/flight/tally.h"
+#include "user/flight/trigger.h"
 
 struct flight;
 
@@ -46,7 +48,8 @@ struct flight_stats {
 	uint64_t dict_bytes;		/* the strings and stacks it keeps */
 	uint64_t last_file_bytes;
 	uint64_t last_write_ns, max_write_ns;	/* from the fork to the file complete */
-	uint64_t last_from, last_to;	/* the last file's window, in ticks */
+	uint64_t last_from, last_to;	/* the last file's span, in ticks: [from, to) */
+	struct trigger_fired last_trigger;	/* the one the last file was written for */
 };
 
 /* NULL with errno set (EINVAL for a budget that is not a multiple of the page size). */
@@ -61,8 +64,8 @@ int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, s
  * what the writer remembers, not the length of the recording. ctx is the flight. */
 void flight__forgot(void *ctx, bool stack, uint64_t id);
 
-/* A trigger fired at ts (model_opts.on_trigger): ctx is the flight. */
-void flight__trigger(void *ctx, uint64_t ts);
+/* A trigger fired (model_opts.on_trigger): ctx is the flight. */
+void flight__trigger(void *ctx, const struct trigger_fired *fired);
 
 /* Whether a file is due at now (ticks): its trigger's --after has passed. */
 bool flight__due(const struct flight *f, uint64_t now);
@@ -88,6 +91,9 @@ void flight__note_memory(struct flight *f);
 bool flight__done(const struct flight *f);
 
 void flight__stats(const struct flight *f, struct flight_stats *out);
+
+/* The triggers within --min-gap of one that got a file, grouped. */
+const struct tally *flight__too_soon(const struct flight *f);
 
 /* Accepts NULL. */
 void flight__free(struct flight *f);

@@ -192,8 +192,7 @@ static void fmt_time(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
 }
 
-int trigger__describe(const struct trigger *t, int nr, uint64_t ns, uint32_t tid, uint32_t pid,
-		      const char *comm, char *buf, size_t len)
+int trigger__what(const struct trigger *t, int nr, uint64_t ns, char *buf, size_t len)
 {
 	const char *sys = t->kind == TRIGGER_SYSCALL ? syscalls__name(nr) : NULL;
 	char took[32], over[32], num[16];
@@ -204,6 +203,15 @@ int trigger__describe(const struct trigger *t, int nr, uint64_t ns, uint32_t tid
 		snprintf(num, sizeof(num), "%d", nr);
 		sys = num;
 	}
-	return snprintf(buf, len, "%s%s%s %s > %s: tid %u %s (pid %u)", kind_names[t->kind],
-			sys ? " " : "", sys ? sys : "", took, over, tid, comm, pid);
+	return snprintf(buf, len, "%s%s%s %s > %s", kind_names[t->kind], sys ? " " : "",
+			sys ? sys : "", took, over);
+}
+
+int trigger__describe(const struct trigger *t, int nr, uint64_t ns, uint32_t tid, uint32_t pid,
+		      const char *comm, char *buf, size_t len)
+{
+	char what[96];
+
+	trigger__what(t, nr, ns, what, sizeof(what));
+	return snprintf(buf, len, "%s: tid %u %s (pid %u)", what, tid, comm, pid);
 }

@@ -38,6 +38,18 @@ struct trigger {
 	char text[TRIGGER_TEXT_MAX];	/* the expression as given */
 };
 
+/* One firing, as the model tells the flight recorder of it (model_opts.on_trigger). */
+struct trigger_fired {
+	uint64_t ts;			/* when: the start that ended the time, or the record's */
+	const struct trigger *trigger;	/* the --trigger that fired; NULL for a trigger record:
+					 * lxtrace_trigger() on tid, or SIGUSR1 (tid 0) */
+	int nr;				/* a syscall trigger's syscall, else -1 */
+	uint64_t ns;			/* the time the trigger measured */
+	uint32_t tid, pid;
+	char comm[TRIGGER_COMM_LEN];	/* the thread's, as the model knows it; "" for tid 0 */
+	char reason[TRIGGER_TEXT_MAX];	/* a record's message, cut to fit */
+};
+
 /* Parses expression s into t. Returns 0, or -EINVAL with a one-line reason in err (which
  * does not repeat s). */
 int trigger__parse(const char *s, struct trigger *t, char *err, size_t errlen);
@@ -49,6 +61,10 @@ bool trigger__match(const struct trigger *t, enum trigger_kind kind, int nr, uin
 
 /* "sched-latency", "syscall", "offcpu". */
 const char *trigger__kind_name(enum trigger_kind kind);
+
+/* What fired, without the thread: "sched-latency 152.3 ms > 50.0 ms", "syscall read 301.2 ms
+ * > 200.0 ms". Returns its length, as snprintf. */
+int trigger__what(const struct trigger *t, int nr, uint64_t ns, char *buf, size_t len);
 
 /* The message that marks a firing in the trace, e.g. "sched-latency 152.3 ms > 50 ms: tid 124
  * worker (pid 123)", "syscall read 301.2 ms > 200 ms: ...". Returns its length, as snprintf. */

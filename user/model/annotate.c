@@ -163,9 +163,11 @@ int model_on_trigger(struct model *m, const struct lx_rec *r)
 	const struct lx_user_log *l = (const struct lx_user_log *)r;
 	char msg[LX_MSG_LEN + sizeof(CUT_MARK)];
 	size_t len = record_message(l, msg);
+	struct trigger_fired f = { .nr = -1, .tid = r->tid };
 	struct thread *t = NULL;
 	int err;
 
+	memcpy(f.reason, msg, len < sizeof(f.reason) ? len : sizeof(f.reason) - 1);
 	/* tid 0: the reader's own, for a SIGUSR1; marked on lxtrace's goroutine. */
 	if (r->tid) {
 		t = model_live(m, r->tid, &err);
@@ -178,6 +180,8 @@ int model_on_trigger(struct model *m, const struct lx_rec *r)
 		t->sysenter = -1;
 		if (err)
 			return err;
+		f.pid = idents__pid(m->idents, t->ident);
+		strncpy(f.comm, idents__comm(m->idents, t->ident), sizeof(f.comm) - 1);
 	}
-	return model_fire(m, r->cpu, t, msg, len);
+	return model_fire(m, r->cpu, t, msg, len, &f);
 }

@@ -123,6 +123,7 @@ static int watch(struct model *m, uint32_t p, struct thread *t)
 	uint64_t lat = t->ready_ts > m->lost_ts ? m->now - t->ready_ts : 0;
 	uint64_t off = t->off_ts > m->lost_ts ? m->now - t->off_ts : 0;
 	int nr = off ? t->off_nr : -1;
+	struct trigger_fired f;
 	const char *comm;
 	char msg[256];
 	uint32_t pid;
@@ -142,7 +143,11 @@ static int watch(struct model *m, uint32_t p, struct thread *t)
 		    !trigger__match(tr, tr->kind, knr, ns, pid, comm))
 			continue;
 		len = trigger__describe(tr, knr, ns, t->tid, pid, comm, msg, sizeof(msg));
-		return model_fire(m, p, t, msg, len < (int)sizeof(msg) ? (size_t)len : sizeof(msg) - 1);
+		f = (struct trigger_fired){ .trigger = tr, .nr = knr, .ns = ns, .tid = t->tid,
+					    .pid = pid };
+		strncpy(f.comm, comm, sizeof(f.comm) - 1);
+		return model_fire(m, p, t, msg, len < (int)sizeof(msg) ? (size_t)len : sizeof(msg) - 1,
+				  &f);
 	}
 	return 0;
 }
@@ -302,7 +307,8 @@ int model_log(struct model *m, uint64_t key, const char *msg)
 	return err ? err : model_emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
 }
 
-int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, size_t len)
+int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, size_t len,
+	       struct trigger_fired *f)
 {
 	uint64_t stk;
 	int err;
@@ -321,8 +327,9 @@ int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, s
 		if (!err)
 			err = gt_writer__user_log(m->w, p, m->now, 0, m->key_trigger, stk, msg, len);
 	}
+	f->ts = m->now;
 	if (!err && m->on_trigger)
-		m->on_trigger(m->trigger_ctx, m->now);
+		m->on_trigger(m->trigger_ctx, f);
 	return err;
 }
 

@@ -59,7 +59,7 @@ struct model {
 	size_t ntriggers;
 	uint64_t trigger_over[TRIGGER_KINDS];	/* each kind's lowest threshold; UINT64_MAX: none */
 	uint64_t lost_ts;		/* time of the latest loss report: times across it are unsure */
-	void (*on_trigger)(void *ctx, uint64_t ts);
+	void (*on_trigger)(void *ctx, const struct trigger_fired *f);
 	void *trigger_ctx;
 	int err;			/* sticky: the first error, after which nothing is written */
 	bool started, finished;
@@ -140,8 +140,9 @@ int model_make_current(struct model *m, uint32_t c, struct thread *t);
 int model_end_elsewhere(struct model *m, struct thread *t);
 
 /* A trigger fired now: msg marks it on the thread running on P p (NULL: on lxtrace's own
- * goroutine, model_log), then on_trigger hears of it. */
-int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, size_t len);
+ * goroutine, model_log), then on_trigger hears of it as f, given its time here. */
+int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, size_t len,
+	       struct trigger_fired *f);
 
 /* lxtrace's goroutine wakes on the housekeeping P, logs msg under key and sleeps again:
  * UserLog needs a running G with a stack (docs/format.md §10.3). */

@@ -49,7 +49,8 @@ static const char *const kind_names[MODEL_KIND_COUNT] = {
 	[MODEL_KIND_ANNOTATION] = "annotations",
 	[MODEL_KIND_SAMPLE] = "samples",
 	[MODEL_KIND_MMAP] = "mappings",
-	[MODEL_KIND_TRIGGER] = "triggers",
+	/* Records: what fired without one (measured by the model) is not counted here. */
+	[MODEL_KIND_TRIGGER] = "trigger requests",
 };
 
 const char *model__kind_name(enum model_kind k)

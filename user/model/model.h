@@ -19,6 +19,7 @@ struct model;
 struct foreign_log;
 struct cfi_loader;
 struct trigger;
+struct trigger_fired;
 
 /* A goroutine id the model never gives (a thread's is its tid, never 0, with the tid's
  * generation above bit 32): for events written about the file by others, such as the note
@@ -53,10 +54,11 @@ struct model_opts {
 	/* The flight recorder's triggers (user/flight/trigger.h; read, must outlive the model),
 	 * checked at each thread's start against the times that start ends. A firing, and each
 	 * LX_REC_TRIGGER record, is marked in the trace at that moment (UserLog key
-	 * "lxtrace.trigger") and told to on_trigger (may be NULL). */
+	 * "lxtrace.trigger") and told to on_trigger (may be NULL) with what fired on which
+	 * thread. */
 	const struct trigger *triggers;
 	size_t ntriggers;
-	void (*on_trigger)(void *ctx, uint64_t ts);
+	void (*on_trigger)(void *ctx, const struct trigger_fired *f);
 	void *trigger_ctx;
 };
 
@@ -91,7 +93,7 @@ enum model_kind {
 	MODEL_KIND_ANNOTATION,		/* "annotations": task, region and log records */
 	MODEL_KIND_SAMPLE,		/* "samples" */
 	MODEL_KIND_MMAP,		/* "mappings": of code, by traced processes */
-	MODEL_KIND_TRIGGER,		/* "triggers": lxtrace_trigger() calls and SIGUSR1 */
+	MODEL_KIND_TRIGGER,		/* "trigger requests": lxtrace_trigger() calls, SIGUSR1 */
 	MODEL_KIND_COUNT,
 };
 
