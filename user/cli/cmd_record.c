@@ -505,6 +505,8 @@ static void print_summary(const char *path, double secs, const struct model *m,
 		(unsigned long long)cs.misses);
 	fprintf(stderr, "  after stop:    %llu records (sent while the programs were detached)\n",
 		(unsigned long long)cs.after_stop);
+	fprintf(stderr, "  moot wakeups:  %llu (of threads not asleep yet: nothing to show)\n",
+		(unsigned long long)ms.wakeups_moot);
 	fprintf(stderr, "  repairs:      ");
 	for (int i = 0; i < MODEL_REPAIR_COUNT; i++)
 		fprintf(stderr, " %s %llu%s", model__repair_name(i),

@@ -169,8 +169,8 @@ int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, en
 	struct thread *t = m->cur[p];
 
 	if (t->wake_stk) {
-		/* A wakeup kept for its switch-out, which a repair replaced. */
-		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		/* A wakeup kept for its switch-out, which a repair (counted) replaced. */
+		m->st.wakeups_moot++;
 		t->wake_stk = 0;
 	}
 	t->state = state;
@@ -262,7 +262,7 @@ int model_make_current(struct model *m, uint32_t c, struct thread *t)
 	 * taken on its way to sleep, in a fork's copy of the process): between a wakeup that
 	 * raced ahead and the switch-out it belongs to, t runs in the scheduler only. */
 	if (t->wake_stk) {
-		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		m->st.wakeups_moot++;
 		t->wake_stk = 0;
 	}
 	if (m->cur[c] == t)
