@@ -284,6 +284,31 @@ Test(model, non_leader_exec)
 	mt_proc_free(proc);
 }
 
+/* The /proc scan runs after the attach, so a thread it finds asleep may have been woken before
+ * (it runs unwoken in the first records) or running (its first record is its switch-out): its
+ * records older than the scan are not repairs. Whole-machine stress here made 4-13 such
+ * missed-wakeups in the first 8 ms of every recording. */
+Test(model, records_older_than_the_scan_of_a_thread_found_asleep)
+{
+	char *proc = mt_proc_new();
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+
+	mt_proc_thread(proc, 100, 100, "app", 'S', __NR_futex);
+	mt_proc_thread(proc, 100, 101, "app", 'S', __NR_read);
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0);
+	mt_switch(&t, ts, 0, 0, 100, LX_PREV_RUNNABLE, -1);
+	mt_switch(&t, ts + 10, 0, 100, 0, LX_PREV_SLEEP, __NR_futex);
+	mt_switch(&t, ts + 20, 1, 101, 0, LX_PREV_SLEEP, __NR_read);
+	mt_finish(&t, ts + 100);
+
+	assert_no_repairs(&t);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_BLOCK_SYNC), 100), 1);
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_BLOCK_SELECT), 101), 1);
+	mt_close(&t, false);
+	mt_proc_free(proc);
+}
+
 /* Threads alive at start: sleeping ones wait, in a syscall or not (no GoInSyscall: Go 1.23
  * would draw them running one), running ones are placed by their first record without a
  * repair. */
@@ -370,7 +395,30 @@ Test(model, wakeup_before_switch_out)
 
 	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_BLOCK_SYNC), 800), 1);
 	cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_UNBLOCK), 800, "[unknown thread]"), 1);
-	cr_expect_eq(t.st.repairs[MODEL_REPAIR_WAKEUP_DROPPED], 1);
+	cr_expect_eq(t.st.wakeups_moot, 1);
+	mt_close(&t, false);
+}
+
+/* A wakeup of a thread preempted after it set itself sleeping: sched_waking fires only for a
+ * thread in the sleep state it is woken from, and this one is still runnable. The kernel and
+ * the model agree (stress here: 46 in 8 s), so it is no repair, and writes nothing. */
+Test(model, wakeup_of_a_thread_preempted_on_its_way_to_sleep)
+{
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, NULL, T0);
+	mt_switch(&t, ts, 0, 0, 800, LX_PREV_RUNNABLE, -1);
+	mt_switch(&t, ts + 10, 0, 800, 0, LX_PREV_RUNNABLE, -1);
+	mt_wakeup(&t, ts + 20, 1, 800);
+	mt_switch(&t, ts + 30, 0, 0, 800, LX_PREV_RUNNABLE, -1);
+	mt_finish(&t, ts + 100);
+
+	cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_UNBLOCK), 800), 0);
+	cr_expect_eq(t.st.wakeups_moot, 1);
+	for (int i = 0; i < MODEL_REPAIR_COUNT; i++)
+		if (i != MODEL_REPAIR_UNKNOWN_THREAD)
+			cr_expect_eq(t.st.repairs[i], 0, "repair %s", model__repair_name(i));
 	mt_close(&t, false);
 }
 
@@ -400,7 +448,7 @@ Test(model, wakeup_of_a_sleep_given_up)
 	cr_assert(block && end, "the vfork wait is a blocking syscall that ends");
 	cr_expect_eq(tq_ns(t.trace, block->ts, end->ts), 20000 - 30,
 		     "the wait ends at the second wakeup, not at once");
-	cr_expect_eq(t.st.repairs[MODEL_REPAIR_WAKEUP_DROPPED], 1);
+	cr_expect_eq(t.st.wakeups_moot, 1);
 	mt_close(&t, false);
 }
 

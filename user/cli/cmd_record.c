@@ -513,6 +513,8 @@ static void print_details(const struct model_stats *ms, const struct gt_writer_s
 		(unsigned long long)cs->out_of_order);
 	fprintf(stderr, "  after stop:    %llu records (sent while the programs were detached)\n",
 		(unsigned long long)cs->after_stop);
+	fprintf(stderr, "  moot wakeups:  %llu (of threads not asleep yet: nothing to show)\n",
+		(unsigned long long)ms->wakeups_moot);
 }
 
 /* path as a shell word, for a command line a person pastes: in single quotes unless it has

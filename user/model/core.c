@@ -174,8 +174,8 @@ int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, en
 	struct thread *t = m->cur[p];
 
 	if (t->wake_stk) {
-		/* A wakeup kept for its switch-out, which a repair replaced. */
-		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		/* A wakeup kept for its switch-out, which a repair (counted) replaced. */
+		m->st.wakeups_moot++;
 		t->wake_stk = 0;
 	}
 	t->state = state;
@@ -238,6 +238,13 @@ static int ready_by_repair(struct model *m, struct thread *t)
 	return err ? err : model_go_ready(m, m->hk, t, stk);
 }
 
+/* Whether t's state is what the /proc scan read after the current record: the scan follows
+ * the attach, so a thread found asleep may have been woken, or running, at its first records. */
+static bool scanned_later(const struct model *m, const struct thread *t)
+{
+	return t->scanned && m->now <= m->scan_ts;
+}
+
 int model_run_here(struct model *m, uint32_t c, struct thread *t)
 {
 	int err = 0;
@@ -248,7 +255,8 @@ int model_run_here(struct model *m, uint32_t c, struct thread *t)
 		model_repair(m, MODEL_REPAIR_MIGRATED);
 		err = model_preempt(m, (uint32_t)t->cpu);
 	} else if (t->state == THREAD_WAITING || t->state == THREAD_SYSBLOCKED) {
-		model_repair(m, MODEL_REPAIR_MISSED_WAKEUP);
+		if (!scanned_later(m, t))
+			model_repair(m, MODEL_REPAIR_MISSED_WAKEUP);
 		err = ready_by_repair(m, t);
 	}
 	if (!err && m->cur[c])
@@ -258,7 +266,7 @@ int model_run_here(struct model *m, uint32_t c, struct thread *t)
 
 bool model_placeable(const struct model *m, uint32_t c, const struct thread *t)
 {
-	return t->state == THREAD_RUNNABLE && t->unplaced && !m->cur[c];
+	return ((t->state == THREAD_RUNNABLE && t->unplaced) || scanned_later(m, t)) && !m->cur[c];
 }
 
 int model_make_current(struct model *m, uint32_t c, struct thread *t)
@@ -267,13 +275,13 @@ int model_make_current(struct model *m, uint32_t c, struct thread *t)
 	 * taken on its way to sleep, in a fork's copy of the process): between a wakeup that
 	 * raced ahead and the switch-out it belongs to, t runs in the scheduler only. */
 	if (t->wake_stk) {
-		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		m->st.wakeups_moot++;
 		t->wake_stk = 0;
 	}
 	if (m->cur[c] == t)
 		return 0;
 	if (model_placeable(m, c, t))
-		return model_go_start(m, c, t);
+		return model_run_here(m, c, t);
 	model_repair(m, MODEL_REPAIR_FOREIGN);
 	return model_run_here(m, c, t);
 }

@@ -124,14 +124,14 @@ int model_go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk);
  * counts the stale switch, if any; the other repairs are counted here. */
 int model_run_here(struct model *m, uint32_t c, struct thread *t);
 
-/* Whether t, runnable on a CPU the model does not know, can be started on c as its expected
- * first run there. */
+/* Whether t can be started on idle c as its expected first run there: runnable on a CPU the
+ * model does not know, or in a state the /proc scan read after the current record. */
 bool model_placeable(const struct model *m, uint32_t c, const struct thread *t);
 
 /* Makes t the G running on c, for a record the kernel writes only while t runs there (fork,
  * exec, syscall entry, annotation): started there if that is its first run; otherwise a switch
  * record was lost, and t is moved there (counted as a foreign record). A wakeup kept for t's
- * next switch-out is dropped (wakeup-dropped): it was of a sleep t gave up. */
+ * next switch-out is dropped (counted moot): it was of a sleep t gave up. */
 int model_make_current(struct model *m, uint32_t c, struct thread *t);
 
 /* A thread the model cannot find running ends: the housekeeping P runs it for no time and

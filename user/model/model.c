@@ -22,7 +22,6 @@ static const char *const repair_names[MODEL_REPAIR_COUNT] = {
 	[MODEL_REPAIR_UNKNOWN_THREAD] = "unknown-thread",
 	[MODEL_REPAIR_MIGRATED] = "migrated",
 	[MODEL_REPAIR_STALE_SWITCH] = "stale-switch",
-	[MODEL_REPAIR_WAKEUP_DROPPED] = "wakeup-dropped",
 	[MODEL_REPAIR_EXIT_UNKNOWN] = "exit-unknown",
 	[MODEL_REPAIR_MISSED_WAKEUP] = "missed-wakeup",
 	[MODEL_REPAIR_FOREIGN] = "foreign-record",

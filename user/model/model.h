@@ -66,7 +66,6 @@ enum model_repair {
 	MODEL_REPAIR_UNKNOWN_THREAD,	/* seen running or woken, never created */
 	MODEL_REPAIR_MIGRATED,		/* started on one CPU while modelled running on another */
 	MODEL_REPAIR_STALE_SWITCH,	/* switched out while not modelled running there */
-	MODEL_REPAIR_WAKEUP_DROPPED,	/* wakeup of a running or runnable thread */
 	MODEL_REPAIR_EXIT_UNKNOWN,	/* exit of a thread not running per the model */
 	MODEL_REPAIR_MISSED_WAKEUP,	/* seen running while modelled blocked: its wakeup was lost */
 	MODEL_REPAIR_FOREIGN,		/* fork, exec or syscall of a thread not running there (a
@@ -107,6 +106,8 @@ struct model_stats {
 	uint64_t lost;			/* records the kernel could not deliver */
 	uint64_t repairs[MODEL_REPAIR_COUNT];
 	uint64_t ignored;		/* records about exiting threads or the idle task: expected */
+	uint64_t wakeups_moot;		/* of a thread not asleep: one that gave its sleep up before
+					 * switching out, or was preempted on its way to it */
 	/* Call stacks (all 0 without opts.stacks): stacks looked up, distinct ones symbolized,
 	 * trimmed to fit, process images noted, time spent symbolizing. */
 	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;

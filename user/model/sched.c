@@ -24,7 +24,7 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 	/* A wakeup that raced ahead of a switch-out that is not a sleep found it still running:
 	 * there is nothing to show. */
 	if (wake && (state == LX_PREV_DEAD || state == LX_PREV_RUNNABLE))
-		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		m->st.wakeups_moot++;
 	if (state == LX_PREV_DEAD)
 		return model_go_stop(m, c, GT_EV_GO_END, 0, THREAD_REAPED);
 	err = model_thread_stack(m, c, t, nr, &stk);
@@ -174,11 +174,14 @@ int model_on_wakeup(struct model *m, const struct lx_rec *r)
 	case THREAD_RUNNING:
 		/* sched_waking can precede the wakee's own switch-out (docs/model.md). */
 		if (t->wake_stk)
-			model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+			m->st.wakeups_moot++;
 		err = model_waker_stack(m, c, m->cur[c] != t ? m->cur[c] : NULL, &t->wake_stk);
 		return err;
 	default:
-		model_repair(m, MODEL_REPAIR_WAKEUP_DROPPED);
+		/* Runnable: sched_waking fires only for a thread in the sleep state it is woken
+		 * from, so this one was preempted after setting it, on its way to sleep. The
+		 * wakeup cancels that sleep; the kernel and the model agree it is runnable. */
+		m->st.wakeups_moot++;
 		return 0;
 	}
 }
