@@ -203,7 +203,8 @@ static void expect_rounds(const char *summary)
 		print_user_events(tids, ROUNDS + 1);
 	cr_assert(round == ROUNDS && k == nwant, "only %d rounds (event %zu of %zu) of %d in the trace",
 		  round, k, nwant, ROUNDS);
-	cr_assert(strstr(summary, "region-nesting 0"), "the model repaired region nesting:\n%s",
+	/* The summary names only the repairs that happened. */
+	cr_assert(!strstr(summary, "region-nesting"), "the model repaired region nesting:\n%s",
 		  summary);
 }
 
