@@ -88,6 +88,8 @@ Test(cli, record_usage_errors_say_what_is_wrong)
 		{ { "record", "-p", "0", NULL }, "is not a list of process ids" },
 		{ { "record", "-b", "0", NULL }, "above 0 and up to 4096" },
 		{ { "record", "--flight-recorder=0", NULL }, "above 0 and up to 3600" },
+		/* Before: a file named "-" in the working directory. */
+		{ { "record", "-o", "-", "-d", "1", NULL }, "not to standard output" },
 	};
 
 	itest_require_root();

@@ -20,6 +20,22 @@ Test(lifecycle, sigterm_stops_cleanly)
 	itest_load();
 }
 
+/* A closed terminal or SSH session sends SIGHUP: the recording ends as at Ctrl-C, with its
+ * summary and a whole file. Before: killed by it, status 129, no summary, a file the 1.19
+ * viewer could not open until `repair`. */
+Test(lifecycle, sighup_stops_cleanly)
+{
+	char why[4096];
+
+	itest_start(NULL);
+	itest_run("sleeper", (const char *[]){ "5", NULL }, 30);
+	itest_stop(SIGHUP, 0);
+	cr_assert(strstr(recorder__stderr(it.rec), "records lost:"), "no summary after SIGHUP:\n%s",
+		  recorder__stderr(it.rec));
+	itest_load();
+	cr_assert(goparse_views_ok(recorder__path(it.rec), why, sizeof(why)), "%s", why);
+}
+
 Test(lifecycle, duration_ends_the_recording)
 {
 	const struct gt_event *ev;

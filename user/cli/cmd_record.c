@@ -1,6 +1,7 @@
 /* cmd_record.c - `lxtrace record`: traces the whole machine, some processes and their children,
  * a cgroup, or a command it starts, into a Go execution trace file until a duration ends,
- * SIGINT/SIGTERM, the command exits or the target processes are gone; then prints a summary.
+ * SIGINT/SIGTERM/SIGHUP, the command exits or the target processes are gone; then prints a
+ * summary.
  *
  * With a command, lxtrace behaves like `perf record -- CMD`: a Ctrl-C on the terminal reaches
  * the command directly (same process group) and lxtrace keeps recording until the command
@@ -238,6 +239,8 @@ static void catch_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A closed terminal or SSH session ends the recording as Ctrl-C does, not by killing it. */
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 /* Where capture delivers; remembers the model's error apart from capture's own, which capture

@@ -183,8 +183,8 @@ static void usage(FILE *f)
 	      "Records what threads do (runs, blocks, wakeups, forks, execs, exits, syscalls) and\n"
 	      "samples of what the CPUs run, with call stacks, into a Go execution trace; open it\n"
 	      "with `go tool trace FILE`. Stops after SECONDS, on Ctrl-C\n"
-	      "(SIGINT) or SIGTERM, when the target processes have all exited, or when COMMAND and\n"
-	      "its descendants have.\n"
+	      "(SIGINT), SIGTERM or SIGHUP (a closed terminal), when the target processes have all\n"
+	      "exited, or when COMMAND and its descendants have.\n"
 	      "Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
 	      "\n"
 	      "Targets (at most one kind; without one, every thread of the machine):\n", f);
@@ -306,6 +306,13 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			a->as_root = true;
 			break;
 		case 'o':
+			/* Every prefix of a trace that ends on a batch boundary is valid, and a viewer
+			 * reads the whole file: a pipe holds neither. */
+			if (!strcmp(optarg, "-") || !*optarg) {
+				fprintf(stderr, PREFIX "--output: '%s' is not a file name (a trace goes to a "
+					"regular file, not to standard output)\n", optarg);
+				return 2;
+			}
 			a->output = optarg;
 			break;
 		case 'd':
