@@ -180,9 +180,6 @@ static int accept_record(void *ctx, uint32_t cpu, const void *data, size_t size)
 	const struct lx_rec *r = data;
 	int err = merge__add(c->merge, cpu, data, size);
 
-	if (err == -EPROTO)
-		fprintf(stderr, "lxtrace: capture: ring of CPU %u: malformed record (%zu bytes, type %u)\n",
-			cpu, size, size >= sizeof(*r) ? r->type : 0);
 	if (!err && c->opts.on_peek && r->type != LX_REC_SYSCALLS)
 		c->opts.on_peek(c->opts.ctx, r, size);
 	return err;
@@ -885,6 +882,7 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 		.lost = ms.lost - c->lost_after_stop,
 		.out_of_order = ms.out_of_order,
 		.misses = c->misses,
+		.malformed = ms.malformed,
 		.after_stop = c->after_stop,
 	};
 }

@@ -159,16 +159,27 @@ static int stage_syscalls(struct stage *s, const struct lx_syscalls *r, size_t s
 	return 0;
 }
 
+/* A record no program sends: dropped, and reported lost at the CPU's newest time, so that the
+ * recording goes on (an error would stop libbpf's consume loop) and says so. */
+static int drop_malformed(struct merge *mg, uint32_t cpu)
+{
+	mg->stats.malformed++;
+	return merge__add_lost(mg, cpu, mg->stages[cpu].newest, 1);
+}
+
 int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
 {
 	struct stage *s = &mg->stages[cpu];
 	const struct lx_rec *r = data;
 	struct slot *slot;
+	int err;
 
-	if (size >= sizeof(*r) && r->type == LX_REC_SYSCALLS)
-		return stage_syscalls(s, data, size);
+	if (size >= sizeof(*r) && r->type == LX_REC_SYSCALLS) {
+		err = stage_syscalls(s, data, size);
+		return err == -EPROTO ? drop_malformed(mg, cpu) : err;
+	}
 	if (size < sizeof(*r) || size > UINT32_MAX)
-		return -EPROTO;
+		return drop_malformed(mg, cpu);
 	slot = stage_insert(s, r->ts);
 	if (!slot)
 		return -ENOMEM;

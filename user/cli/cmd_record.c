@@ -457,8 +457,11 @@ static void print_losses(const struct model_stats *ms, const struct capture_stat
 	const char *sep = "; repairs (docs/model.md):";
 
 	fprintf(stderr, "  records lost:  %llu", (unsigned long long)cs->lost);
-	if (cs->lost)
+	if (cs->lost > cs->malformed)
 		fprintf(stderr, " (ring buffer full: a larger --buffer-size keeps them)");
+	if (cs->malformed)
+		fprintf(stderr, "; %llu of them malformed (dropped: a bug, please report it)",
+			(unsigned long long)cs->malformed);
 	if (cs->misses)
 		fprintf(stderr, "; %llu program runs skipped by the kernel (recursion)",
 			(unsigned long long)cs->misses);
