@@ -407,6 +407,12 @@ struct capture *capture__new(const struct capture_opts *opts)
 	else
 		features__probe(&c->feat);
 	c->rings = calloc(ncpus, sizeof(*c->rings));
+	/* Before anything can fail: capture__free closes each ring's fd, and calloc's 0 is stdin. */
+	for (int cpu = 0; c->rings && cpu < ncpus; cpu++) {
+		c->rings[cpu].c = c;
+		c->rings[cpu].cpu = cpu;
+		c->rings[cpu].fd = -1;
+	}
 	c->merge = merge__new(&(struct merge_opts){
 		.sz = sizeof(struct merge_opts),
 		.ncpus = (uint32_t)ncpus,
@@ -420,11 +426,6 @@ struct capture *capture__new(const struct capture_opts *opts)
 		err = -ENOMEM;
 		fprintf(stderr, "lxtrace: capture: out of memory\n");
 		goto fail;
-	}
-	for (int cpu = 0; cpu < ncpus; cpu++) {
-		c->rings[cpu].c = c;
-		c->rings[cpu].cpu = cpu;
-		c->rings[cpu].fd = -1;
 	}
 	bytes = ring_size(opts->ring_bytes);
 	for (int cpu = 0; cpu < ncpus; cpu++) {
