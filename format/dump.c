@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "format/dump.h"
+#include "lib/escape.h"
 
 /* Argument names as Go's parser prints them; "*" marks a string id, resolved when printed. */
 static const char *const arg_names[GT_EV_COUNT][GT_MAX_ARGS] = {
@@ -31,31 +32,20 @@ static const char *const arg_names[GT_EV_COUNT][GT_MAX_ARGS] = {
 	[GT_EV_CPU_SAMPLE] = { "ts", "p", "g" },
 };
 
-void gt_dump__quoted(FILE *f, const char *s, size_t len)
-{
-	fputc('"', f);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void print_frames(FILE *f, const struct gt_stack *s, const char *prefix)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++)
-		fprintf(f, "    %s%s %s:%" PRIu64 " pc=%#" PRIx64 "\n", prefix,
-			s->frames[i].func[0] ? s->frames[i].func : "?",
-			s->frames[i].file[0] ? s->frames[i].file : "?", s->frames[i].line,
-			s->frames[i].pc);
+	for (size_t i = 0; i < s->n; i++) {
+		const char *func = s->frames[i].func[0] ? s->frames[i].func : "?";
+		const char *file = s->frames[i].file[0] ? s->frames[i].file : "?";
+
+		fprintf(f, "    %s", prefix);
+		escape__print(f, func, strlen(func));
+		fputc(' ', f);
+		escape__print(f, file, strlen(file));
+		fprintf(f, ":%" PRIu64 " pc=%#" PRIx64 "\n", s->frames[i].line, s->frames[i].pc);
+	}
 }
 
 int gt_dump__event(FILE *f, const struct gt_dict *d, uint64_t freq, const struct gt_event *e,
@@ -77,7 +67,7 @@ int gt_dump__event(FILE *f, const struct gt_dict *d, uint64_t freq, const struct
 			const char *str = gt_dict__string(d, e->args[i]);
 
 			fprintf(f, " %s=", name + 1);
-			gt_dump__quoted(f, str ? str : "", str ? strlen(str) : 0);
+			escape__quoted(f, str ? str : "", str ? strlen(str) : 0);
 		}
 		else if (e->type == GT_EV_CPU_SAMPLE && i == 1)
 			fprintf(f, " p=%" PRId64, (int64_t)e->args[i]);
@@ -86,7 +76,7 @@ int gt_dump__event(FILE *f, const struct gt_dict *d, uint64_t freq, const struct
 	}
 	if (e->type == GT_EV_USER_LOG) {
 		fputs(" msg=", f);
-		gt_dump__quoted(f, e->msg, e->msg_len);
+		escape__quoted(f, e->msg, e->msg_len);
 	}
 	if (s->flags & GT_STACK)
 		fprintf(f, " stk=%" PRIu64, e->args[e->nargs - 1]);

@@ -13,10 +13,6 @@
 int gt_dump__event(FILE *f, const struct gt_dict *d, uint64_t freq, const struct gt_event *e,
 		   uint64_t t0);
 
-/* s (len bytes) in double quotes, anything unprintable escaped (\xNN; \" and \\): an event
- * stays on one line, and a name from another user's process shown on a terminal can send it
- * no escape sequence. */
-void gt_dump__quoted(FILE *f, const char *s, size_t len);
 
 /* Every event of t, t0 being the first one's time. */
 int gt_dump__trace(FILE *f, const struct gt_trace *t);

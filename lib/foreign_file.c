@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/escape.h"
 #include "lib/foreign_file.h"
 
 /* What pread asks for at a time, beyond the line carried over from the last one. */
@@ -184,8 +185,11 @@ uint64_t foreign_log__count(const struct foreign_log *l)
 
 void foreign_log__print(const struct foreign_log *l, FILE *f, const char *prefix)
 {
-	for (size_t i = 0; i < l->named; i++)
-		fprintf(f, "%s %s: %s\n", prefix, l->list[i].path, foreign_file__why(l->list[i].err));
+	for (size_t i = 0; i < l->named; i++) {
+		fprintf(f, "%s ", prefix);
+		escape__print(f, l->list[i].path, strlen(l->list[i].path));
+		fprintf(f, ": %s\n", foreign_file__why(l->list[i].err));
+	}
 	if (l->count > l->named)
 		fprintf(f, "%s ... and %llu more\n", prefix, (unsigned long long)(l->count - l->named));
 }

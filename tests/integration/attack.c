@@ -285,6 +285,45 @@ Test(attack, an_output_symlink_is_refused_and_its_target_untouched)
 	cr_expect_eq(st.st_size, 11, "the target was written: %lld bytes", (long long)st.st_size);
 }
 
+#define EVIL_NAME "x\033[2J\nrecords lost:  0 (ring buffer full)"
+
+static int run_evil(const char *path)
+{
+	execl(path, "sleep", "0.3", (char *)NULL);
+	return 127;
+}
+
+/* A program named to clear root's screen and forge a summary line: neither the summary nor
+ * `lxtrace dump` prints the name raw (lib/escape.h). Before: dump split the frame at the
+ * newline and sent the escape sequence. */
+Test(attack, a_hostile_program_name_reaches_no_terminal_raw)
+{
+	char path[160], trace[128], *out = NULL;
+	const char *err;
+
+	itest_require_root();
+	make_dir();
+	snprintf(path, sizeof(path), "%s/" EVIL_NAME, dir);
+	cr_assert_eq(run_capture((const char *[]){ "/bin/cp", "/bin/sleep", path, NULL }, 10, NULL,
+				 NULL), 0);
+	cr_assert_eq(chown(path, ATTACKER_UID, ATTACKER_UID), 0);
+	itest_start(NULL);
+	cr_assert_eq(as_attacker(run_evil, path), 0);
+	itest_stop(SIGINT, 0);
+	err = recorder__stderr(it.rec);
+	cr_expect(!strchr(err, '\033') && !strstr(err, "\nrecords lost:  0 (ring"),
+		  "the summary prints the name raw:\n%s", err);
+	snprintf(trace, sizeof(trace), "%s", recorder__path(it.rec));
+	cr_assert_eq(run_capture((const char *[]){ record__build_path("lxtrace"), "dump", trace,
+						   NULL }, 120, &out, NULL), 0);
+	cr_assert(out);
+	cr_expect(!strchr(out, '\033') && !strstr(out, "\nrecords lost:  0 (ring"),
+		  "dump prints the name raw");
+	cr_expect(strstr(out, "x\\x1b[2J\\x0arecords lost:"), "dump does not show the name "
+		  "escaped");
+	free(out);
+}
+
 Test(attack, a_file_of_another_user_is_not_taken_over)
 {
 	char path[128], buf[16];

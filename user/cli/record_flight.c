@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/dump.h"
 #include "lib/clock.h"
+#include "lib/escape.h"
 #include "user/cli/output_file.h"
 #include "user/cli/record_flight.h"
 #include "user/flight/flight.h"
@@ -150,14 +150,14 @@ static void say_trigger(const struct trigger_fired *f)
 		fprintf(stderr, "trigger %s", what);
 	} else if (f->tid) {
 		fputs("lxtrace_trigger(", stderr);
-		gt_dump__quoted(stderr, f->reason, strlen(f->reason));
+		escape__quoted(stderr, f->reason, strlen(f->reason));
 		fputc(')', stderr);
 	} else {
 		fputs("SIGUSR1", stderr);
 	}
 	if (f->tid) {
 		fputs(" of ", stderr);
-		gt_dump__quoted(stderr, f->comm, strlen(f->comm));
+		escape__quoted(stderr, f->comm, strlen(f->comm));
 		fprintf(stderr, " (pid %u, tid %u)", f->pid, f->tid);
 	}
 }
