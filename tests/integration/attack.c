@@ -285,6 +285,62 @@ Test(attack, an_output_symlink_is_refused_and_its_target_untouched)
 	cr_expect_eq(st.st_size, 11, "the target was written: %lld bytes", (long long)st.st_size);
 }
 
+static int make_dir_link(const char *target)
+{
+	char link[128];
+
+	snprintf(link, sizeof(link), "%s/d", dir);
+	return symlink(target, link) ? 1 : 0;
+}
+
+/* `lxtrace CMD -o out in`: its status, with its stderr in *err (malloc'd). */
+static int file_cmd(const char *cmd, const char *out, const char *in, char **err)
+{
+	const char *argv[] = { record__build_path("lxtrace"), cmd, "-o", out, in, NULL };
+
+	return run_capture(argv, 60, NULL, err);
+}
+
+/* cut -o and repair -o write by the recorder's rules (output_file.h): before, they opened OUT
+ * with O_TRUNC, so an attacker's 0666 file received root's trace of the machine, and a link
+ * on the way to OUT was followed. */
+Test(attack, cut_and_repair_outputs_follow_the_recorders_rules)
+{
+	static const char *const cmds[] = { "cut", "repair" };
+	char in[128], rootdir[128], via[128], theirs[128], ok[128], *err = NULL;
+	struct stat st;
+
+	itest_require_root();
+	make_dir();
+	snprintf(in, sizeof(in), "%s/in.trace", dir);
+	cr_assert_eq(run_capture((const char *[]){ record__build_path("lxtrace"), "record", "-F", "0",
+						   "-d", "0.3", "-o", in, NULL }, 60, NULL, NULL), 0);
+	snprintf(rootdir, sizeof(rootdir), "%s/rootdir", dir);
+	cr_assert_eq(mkdir(rootdir, 0700), 0);
+	cr_assert_eq(as_attacker(make_dir_link, rootdir), 0);
+	snprintf(via, sizeof(via), "%s/d/x.trace", dir);
+	snprintf(theirs, sizeof(theirs), "%s/theirs.trace", dir);
+	write_file(theirs, "", 0666);
+	cr_assert_eq(chown(theirs, ATTACKER_UID, ATTACKER_UID), 0);
+	for (size_t i = 0; i < 2; i++) {
+		cr_expect_neq(file_cmd(cmds[i], via, in, &err), 0, "%s -o through a link: exit 0",
+			      cmds[i]);
+		cr_expect(err && strstr(err, "symbolic link"), "%s: %s", cmds[i], err ? err : "");
+		free(err);
+		cr_expect_neq(stat(via, &st), 0, "%s wrote through the attacker's link", cmds[i]);
+		cr_expect_neq(file_cmd(cmds[i], theirs, in, &err), 0, "%s -o another user's file: "
+			      "exit 0", cmds[i]);
+		cr_expect(err && strstr(err, "another user"), "%s: %s", cmds[i], err ? err : "");
+		free(err);
+		cr_assert_eq(stat(theirs, &st), 0);
+		cr_expect_eq(st.st_size, 0, "%s wrote into the attacker's file", cmds[i]);
+		snprintf(ok, sizeof(ok), "%s/%s.trace", dir, cmds[i]);
+		cr_expect_eq(file_cmd(cmds[i], ok, in, NULL), 0, "%s -o a new file failed", cmds[i]);
+		cr_expect(!stat(ok, &st) && st.st_size > 16 && (st.st_mode & 0777) == 0600,
+			  "%s: %s is not a 0600 trace", cmds[i], ok);
+	}
+}
+
 #define EVIL_NAME "x\033[2J\nrecords lost:  0 (ring buffer full)"
 
 static int run_evil(const char *path)

@@ -10,6 +10,7 @@
 #include "format/cut.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
+#include "user/cli/output_file.h"
 
 #define PREFIX "lxtrace cut: "
 #define SEE_HELP "(see lxtrace cut --help)"
@@ -78,7 +79,8 @@ int cmd_cut(int argc, char **argv)
 	struct gt_cut_window win;
 	const char *path, *out = NULL;
 	struct gt_cut_stats st;
-	int c, fd = -1, ofd = -1, ret;
+	struct output_file *of = NULL;
+	int c, fd = -1, ret;
 	char err[512];
 
 	opterr = 0;
@@ -122,22 +124,20 @@ int cmd_cut(int argc, char **argv)
 		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
 		goto fail;
 	}
-	ofd = file_cmd__create("cut", out, fd);
-	if (ofd < 0)
+	of = file_cmd__create("cut", out, fd);
+	if (!of)
 		goto fail;
 
-	/* Cut: three passes over FILE. */
-	ret = gt_cut__file(fd, ofd, from_ns, to_ns, &st, &win, err, sizeof(err));
-	if (!ret && close(ofd)) {
-		ret = -errno;
-		snprintf(err, sizeof(err), "%s: %s", out, strerror(errno));
-	}
-	ofd = -1;
+	/* Cut: three passes over FILE; OUT is put in place only whole. */
+	ret = gt_cut__file(fd, output_file__fd(of), from_ns, to_ns, &st, &win, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, PREFIX "%s: %s\n", path, err);
-		unlink(out);
 		goto fail;
 	}
+	ret = file_cmd__finish("cut", of);
+	of = NULL;
+	if (ret)
+		goto fail;
 	close(fd);
 	printf("%s: %s from %.9f s to %.9f s: %llu events; at the start %llu threads (%llu "
 	       "running, %llu waiting, %llu in syscalls), %llu tasks, %llu regions (%llu left "
@@ -149,8 +149,7 @@ int cmd_cut(int argc, char **argv)
 	       (unsigned long long)st.left_out, (unsigned long long)st.bytes);
 	return 0;
 fail:
-	if (ofd >= 0)
-		close(ofd);
+	output_file__close(of);
 	if (fd >= 0)
 		close(fd);
 	return 1;

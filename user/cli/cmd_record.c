@@ -126,32 +126,6 @@ static int print_check(const struct record_args *a)
 	return err ? 1 : 0;
 }
 
-/* The invoking user of a sudo run, who gets the trace; (uid_t)-1 without sudo. A SUDO_UID that
- * is no number is an error: the file must not go to a guess. */
-static int sudo_user(uid_t *uid, gid_t *gid)
-{
-	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
-	unsigned long u, g;
-	char *end_u = NULL, *end_g = NULL;
-
-	*uid = (uid_t)-1;
-	*gid = (gid_t)-1;
-	if (!su)
-		return 0;
-	errno = 0;
-	u = strtoul(su, &end_u, 10);
-	g = sg ? strtoul(sg, &end_g, 10) : 0;
-	if (errno || end_u == su || *end_u || u >= (uid_t)-1 ||
-	    (sg && (end_g == sg || *end_g || g >= (gid_t)-1))) {
-		fprintf(stderr, PREFIX "SUDO_UID=%s SUDO_GID=%s: not a user and group id\n", su,
-			sg ? sg : "");
-		return -EINVAL;
-	}
-	*uid = (uid_t)u;
-	*gid = sg ? (gid_t)g : (gid_t)-1;
-	return 0;
-}
-
 /* Opened before anything is loaded, so a bad path fails fast (user/cli/output_file.h: no
  * link followed, no file taken over, a second recording refused). A trace shows every process
  * of the machine: the file is 0600, and belongs to the user who ran sudo. A flight recorder,
@@ -163,8 +137,10 @@ static struct output_file *take_output(const char *path, bool hold)
 	uid_t uid;
 	gid_t gid;
 
-	if (sudo_user(&uid, &gid))
+	if (output_file__sudo_user(&uid, &gid, why, sizeof(why))) {
+		fprintf(stderr, PREFIX "%s\n", why);
 		return NULL;
+	}
 	f = (hold ? output_file__hold : output_file__open)(path, uid, gid, why, sizeof(why));
 	if (!f)
 		fprintf(stderr, PREFIX "%s\n", why);
@@ -184,8 +160,10 @@ static struct output_file *prepare_output(const char *path)
 	uid_t uid;
 	gid_t gid;
 
-	if (sudo_user(&uid, &gid))
+	if (output_file__sudo_user(&uid, &gid, why, sizeof(why))) {
+		fprintf(stderr, PREFIX "%s\n", why);
 		return NULL;
+	}
 	f = output_file__prepare(path, uid, gid, why, sizeof(why));
 	if (!f)
 		fprintf(stderr, PREFIX "%s\n", why);
@@ -849,7 +827,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	/* Valid: take_output checked it. */
-	sudo_user(&sudo_uid, &sudo_gid);
+	output_file__sudo_user(&sudo_uid, &sudo_gid, why, sizeof(why));
 	mo = (struct model_opts){
 		.sz = sizeof(struct model_opts),
 		.writer = writer,

@@ -11,6 +11,7 @@
 #include "format/repair.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
+#include "user/cli/output_file.h"
 
 #define PREFIX "lxtrace repair: "
 
@@ -58,7 +59,8 @@ int cmd_repair(int argc, char **argv)
 	};
 	struct gt_repair_report rep;
 	const char *path, *out = NULL;
-	int c, fd = -1, ofd = -1, ret;
+	struct output_file *of = NULL;
+	int c, fd = -1, ret;
 	char err[512];
 
 	opterr = 0;
@@ -85,19 +87,21 @@ int cmd_repair(int argc, char **argv)
 		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
 		goto fail;
 	}
-	if (out && (ofd = file_cmd__create("repair", out, fd)) < 0)
+	if (out && !(of = file_cmd__create("repair", out, fd)))
 		goto fail;
 
-	/* Repair. */
-	ret = gt_repair(fd, ofd, &rep, err, sizeof(err));
+	/* Repair; OUT is put in place only whole. */
+	ret = gt_repair(fd, of ? output_file__fd(of) : -1, &rep, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, PREFIX "%s: %s\n", path, err);
-		if (out)
-			unlink(out);
 		goto fail;
 	}
-	if ((ofd >= 0 && close(ofd)) || close(fd)) {
-		fprintf(stderr, PREFIX "%s: %s\n", out && ofd >= 0 ? out : path, strerror(errno));
+	ret = of ? file_cmd__finish("repair", of) : 0;
+	of = NULL;
+	if (ret)
+		goto fail;
+	if (close(fd)) {
+		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
 		return 1;
 	}
 	print_report(path, out, &rep);
@@ -106,8 +110,7 @@ int cmd_repair(int argc, char **argv)
 			"file already, the first: %s\n", (unsigned long long)rep.problems, rep.problem);
 	return 0;
 fail:
-	if (ofd >= 0)
-		close(ofd);
+	output_file__close(of);
 	if (fd >= 0)
 		close(fd);
 	return 1;

@@ -2,12 +2,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "user/cli/file_cmd.h"
+#include "user/cli/output_file.h"
 
 int file_cmd__bad_option(const char *cmd, char **argv, const char *with_value)
 {
@@ -37,18 +39,36 @@ const char *file_cmd__one_file(const char *cmd, int argc, char **argv)
 	return NULL;
 }
 
-int file_cmd__create(const char *cmd, const char *path, int in_fd)
+struct output_file *file_cmd__create(const char *cmd, const char *path, int in_fd)
 {
+	char why[PATH_MAX + 256];
+	struct output_file *f;
 	struct stat in, out;
-	int fd;
+	uid_t uid;
+	gid_t gid;
 
 	if (!fstat(in_fd, &in) && !stat(path, &out) && in.st_dev == out.st_dev &&
 	    in.st_ino == out.st_ino) {
 		fprintf(stderr, "lxtrace %s: %s is the input file: write to another one\n", cmd, path);
-		return -1;
+		return NULL;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		fprintf(stderr, "lxtrace %s: %s: %s\n", cmd, path, strerror(errno));
-	return fd;
+	f = output_file__sudo_user(&uid, &gid, why, sizeof(why)) ? NULL :
+	    output_file__prepare(path, uid, gid, why, sizeof(why));
+	if (!f)
+		fprintf(stderr, "lxtrace %s: %s\n", cmd, why);
+	return f;
+}
+
+int file_cmd__finish(const char *cmd, struct output_file *f)
+{
+	char why[PATH_MAX + 256];
+	int err = output_file__publish(f, why, sizeof(why));
+
+	if (err)
+		fprintf(stderr, "lxtrace %s: %s\n", cmd, why);
+	if (output_file__close(f) && !err) {
+		err = -EIO;
+		fprintf(stderr, "lxtrace %s: writing the output: %s\n", cmd, strerror(EIO));
+	}
+	return err;
 }

@@ -12,9 +12,16 @@ int file_cmd__bad_option(const char *cmd, char **argv, const char *with_value);
  * that there is none or more than one. */
 const char *file_cmd__one_file(const char *cmd, int argc, char **argv);
 
-/* Creates (or truncates) path for a trace the command writes: mode 0600 as the recorder's, never
- * through a symlink, and never the file open on in_fd (the input). A descriptor, or -1 after
+struct output_file;
+
+/* The file a command writes its trace to, by the recorder's rules (output_file.h: no link
+ * followed, no other user's file taken, 0600 and the invoking user's), never the file open on
+ * in_fd (the input): made beside path, put there by file_cmd__finish once written whole, so a
+ * failed command leaves path as it was (output_file__close alone takes it away). NULL after
  * saying why in one line. */
-int file_cmd__create(const char *cmd, const char *path, int in_fd);
+struct output_file *file_cmd__create(const char *cmd, const char *path, int in_fd);
+
+/* Puts f at its path and closes it; 0, or -errno after saying why in one line. */
+int file_cmd__finish(const char *cmd, struct output_file *f);
 
 #endif
