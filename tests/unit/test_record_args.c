@@ -44,6 +44,24 @@ Test(record_args, long_and_short_forms)
 	record_args__free(&b);
 }
 
+/* Durations read as cut and triggers read them (lib/duration.h). Before: -d 800ms refused. */
+Test(record_args, durations_take_units)
+{
+	const char *d[] = { "record", "-d", "800ms", "--flight-recorder=2500ms", "--after", "250ms",
+			    "--min-gap", "0", NULL };
+	const char *bad[] = { "record", "-d", "0ms", NULL };
+	struct record_args a;
+
+	cr_assert_eq(parse(&a, d), 0);
+	cr_expect_eq(a.duration, 0.8);
+	cr_expect_eq(a.flight, 2.5);
+	cr_expect_eq(a.after, 0.25);
+	cr_expect_eq(a.min_gap, 0);
+	record_args__free(&a);
+	cr_expect_eq(parse(&a, bad), 2, "a duration of 0 ms");
+	record_args__free(&a);
+}
+
 Test(record_args, defaults_and_targets)
 {
 	const char *d[] = { "record", NULL };

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "format/cut.h"
+#include "lib/duration.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
 #include "user/cli/output_file.h"
@@ -28,42 +29,6 @@ static void usage(FILE *f)
 		   "  -t, --to T          its end (default: the trace's end)\n"
 		   "  -o, --output OUT    write it to OUT (mode 0600)\n"
 		   "  -h, --help          show this help\n");
-}
-
-/* "2.5", "2.5s", "2500ms", "250us", "10ns" -> ns, exactly. 0 or -EINVAL. */
-static int parse_time(const char *s, uint64_t *ns)
-{
-	static const struct { const char *unit; uint64_t ns; } units[] = {
-		{ "", 1000000000 }, { "s", 1000000000 }, { "ms", 1000000 }, { "us", 1000 },
-		{ "ns", 1 },
-	};
-	unsigned __int128 whole = 0, frac = 0, scale = 1, v;
-	const char *p = s;
-
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		whole = whole * 10 + (unsigned)(*p - '0');
-		if (whole > UINT64_MAX)
-			return -EINVAL;
-	}
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			if (scale < 1000000000000000000ull) {
-				frac = frac * 10 + (unsigned)(*p - '0');
-				scale *= 10;
-			}
-	}
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(p, units[i].unit))
-			continue;
-		v = whole * units[i].ns + frac * units[i].ns / scale;
-		if (v >= UINT64_MAX)
-			return -EINVAL;
-		*ns = (uint64_t)v;
-		return 0;
-	}
-	return -EINVAL;
 }
 
 int cmd_cut(int argc, char **argv)
@@ -92,7 +57,7 @@ int cmd_cut(int argc, char **argv)
 			return 0;
 		case 'f':
 		case 't':
-			if (parse_time(optarg, c == 'f' ? &from_ns : &to_ns)) {
+			if (duration__parse(optarg, strlen(optarg), false, c == 'f' ? &from_ns : &to_ns)) {
 				fprintf(stderr, PREFIX "bad time '%s' for --%s: seconds, or a number "
 					"with ns, us, ms or s " SEE_HELP "\n", optarg,
 					c == 'f' ? "from" : "to");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/duration.h"
 #include "user/cli/record_args.h"
 #include "user/target/target.h"
 
@@ -192,7 +193,7 @@ static void usage(FILE *f)
 	fputs("With a target, other threads leave their CPU idle in the trace, and the heap counter\n"
 	      "shows the resident memory (RSS) of the target processes, summed.\n"
 	      "\n"
-	      "Options:\n", f);
+	      "Options (a SECONDS may have a unit: 800ms, 2.5s, 250us):\n", f);
 	print_opts(f, options, NOPTIONS);
 	fputs("\n"
 	      "Flight recorder: the last seconds are kept in memory, and each trigger writes them\n"
@@ -231,7 +232,8 @@ static void getopt_tables(char *shorts, struct option *longs)
 	longs[n] = (struct option){ 0 };
 }
 
-static bool parse_seconds(const char *s, double *out)
+/* A number above 0 (a size in MiB). */
+static bool parse_positive(const char *s, double *out)
 {
 	char *end;
 
@@ -240,11 +242,15 @@ static bool parse_seconds(const char *s, double *out)
 	return !errno && end != s && !*end && isfinite(*out) && *out > 0;
 }
 
-/* Seconds that may be 0. */
-static bool parse_seconds0(const char *s, double *out)
+/* A duration in seconds (lib/duration.h: "2.5", "800ms"), which may be 0 when zero_ok. */
+static bool parse_seconds(const char *s, bool zero_ok, double *out)
 {
-	return (s[0] == '0' && (!s[1] || (s[1] == '.' && strspn(s + 2, "0") == strlen(s + 2)))) ?
-	       (*out = 0, true) : parse_seconds(s, out);
+	uint64_t ns;
+
+	if (duration__parse(s, strlen(s), false, &ns) || (!ns && !zero_ok))
+		return false;
+	*out = ns / 1e9;
+	return true;
 }
 
 /* The flight recorder's options that only make sense with --flight-recorder, and their checks;
@@ -316,14 +322,14 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			a->output = optarg;
 			break;
 		case 'd':
-			if (!parse_seconds(optarg, &a->duration)) {
-				fprintf(stderr, PREFIX "--duration: '%s' is not a positive number of seconds\n",
-					optarg);
+			if (!parse_seconds(optarg, false, &a->duration)) {
+				fprintf(stderr, PREFIX "--duration: '%s' is not a duration above 0 (seconds, "
+					"or a number with ns, us, ms or s)\n", optarg);
 				return 2;
 			}
 			break;
 		case 'b':
-			if (!parse_seconds(optarg, &a->buffer_mib) || a->buffer_mib > MAX_BUFFER_MIB) {
+			if (!parse_positive(optarg, &a->buffer_mib) || a->buffer_mib > MAX_BUFFER_MIB) {
 				fprintf(stderr, PREFIX "--buffer-size: '%s' is not a size in MiB above 0 and "
 					"up to %g\n", optarg, MAX_BUFFER_MIB);
 				return 2;
@@ -389,15 +395,16 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_FLIGHT:
 			a->flight = DEFAULT_FLIGHT_SECONDS;
-			if (optarg && (!parse_seconds(optarg, &a->flight) || a->flight > MAX_FLIGHT_SECONDS)) {
-				fprintf(stderr, PREFIX "--flight-recorder: '%s' is not a number of seconds "
-					"above 0 and up to %d\n", optarg, MAX_FLIGHT_SECONDS);
+			if (optarg && (!parse_seconds(optarg, false, &a->flight) ||
+				       a->flight > MAX_FLIGHT_SECONDS)) {
+				fprintf(stderr, PREFIX "--flight-recorder: '%s' is not a duration above 0 "
+					"and up to %d s\n", optarg, MAX_FLIGHT_SECONDS);
 				return 2;
 			}
 			break;
 		case OPT_FLIGHT_SIZE:
 			needs_flight = "flight-size";
-			if (!parse_seconds(optarg, &a->flight_mib) || a->flight_mib < 1 ||
+			if (!parse_positive(optarg, &a->flight_mib) || a->flight_mib < 1 ||
 			    a->flight_mib > MAX_FLIGHT_MIB) {
 				fprintf(stderr, PREFIX "--flight-size: '%s' is not a size in MiB between 1 "
 					"and %d\n", optarg, MAX_FLIGHT_MIB);
@@ -424,9 +431,9 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			double *v = opt == OPT_AFTER ? &a->after : &a->min_gap;
 
 			needs_flight = opt == OPT_AFTER ? "after" : "min-gap";
-			if (!parse_seconds0(optarg, v) || *v > MAX_FLIGHT_SECONDS) {
-				fprintf(stderr, PREFIX "--%s: '%s' is not a number of seconds between 0 "
-					"and %d\n", needs_flight, optarg, MAX_FLIGHT_SECONDS);
+			if (!parse_seconds(optarg, true, v) || *v > MAX_FLIGHT_SECONDS) {
+				fprintf(stderr, PREFIX "--%s: '%s' is not a duration between 0 and %d s\n",
+					needs_flight, optarg, MAX_FLIGHT_SECONDS);
 				return 2;
 			}
 			break;

@@ -1,12 +1,12 @@
 /* trigger.c - the --trigger expressions (trigger.h): parsing with one-line errors, matching,
  * and the text that marks a firing in the trace. */
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/duration.h"
 #include "user/flight/trigger.h"
 #include "user/proc/syscalls.h"
 
@@ -16,15 +16,8 @@ static const char *const kind_names[TRIGGER_KINDS] = {
 	[TRIGGER_OFFCPU] = "offcpu",
 };
 
-static const struct {
-	const char *name;
-	double ns;
-} units[] = {
-	{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-};
-
-/* Longer than any day a recording lasts, short of overflowing a u64 of ns. */
-#define MAX_SECONDS (1e6)
+/* Longer than any day a recording lasts. */
+#define MAX_SECONDS 1000000ull
 
 const char *trigger__kind_name(enum trigger_kind kind)
 {
@@ -68,34 +61,31 @@ static int parse_kind(const char *s, size_t len, struct trigger *t, char *err, s
 		    (int)len, s);
 }
 
-/* A positive number with a unit, len bytes at s, in ns. */
+/* A positive number with a unit, len bytes at s, in ns (lib/duration.h). */
 static int parse_duration(const char *s, size_t len, uint64_t *ns, char *err, size_t errlen)
 {
-	char buf[64], *end;
-	double v;
+	int ret;
 
 	if (!len)
 		return fail(err, errlen, "a duration must follow '>' (e.g. 50ms)");
-	if (len >= sizeof(buf))
-		return fail(err, errlen, "'%.*s' is not a duration", (int)len, s);
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	errno = 0;
-	v = strtod(buf, &end);
-	if (end == buf || errno || !isfinite(v) || buf[0] == '-' || buf[0] == '+')
-		return fail(err, errlen, "'%s' is not a duration (a number and ns, us, ms or s)", buf);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].name))
-			continue;
-		if (v <= 0 || v * units[i].ns / 1e9 > MAX_SECONDS)
-			return fail(err, errlen, "duration '%s' must be above 0 and at most %g s", buf,
-				    MAX_SECONDS);
-		*ns = (uint64_t)(v * units[i].ns + 0.5);
-		return 0;
+	ret = duration__parse(s, len, true, ns);
+	if (ret == -ENOMSG)
+		return fail(err, errlen, "duration '%.*s' needs a unit: ns, us, ms or s", (int)len, s);
+	if (ret == -EINVAL) {
+		size_t num = 0;
+
+		while (num < len && ((s[num] >= '0' && s[num] <= '9') || s[num] == '.'))
+			num++;
+		if (num && num < len)
+			return fail(err, errlen, "'%.*s' in '%.*s' is not a unit: ns, us, ms or s",
+				    (int)(len - num), s + num, (int)len, s);
+		return fail(err, errlen, "'%.*s' is not a duration (a number and ns, us, ms or s)",
+			    (int)len, s);
 	}
-	if (!*end)
-		return fail(err, errlen, "duration '%s' needs a unit: ns, us, ms or s", buf);
-	return fail(err, errlen, "'%s' in '%s' is not a unit: ns, us, ms or s", end, buf);
+	if (ret || !*ns || *ns > MAX_SECONDS * 1000000000ull)
+		return fail(err, errlen, "duration '%.*s' must be above 0 and at most %llu s", (int)len,
+			    s, MAX_SECONDS);
+	return 0;
 }
 
 /* comm=NAME or pid=PID, len bytes at s. */
