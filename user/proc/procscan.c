@@ -10,6 +10,7 @@
 
 #include "lib/grow.h"
 #include "user/proc/procscan.h"
+#include "user/proc/procstat.h"
 
 static int read_small(const char *path, char *buf, size_t size)
 {
@@ -57,35 +58,26 @@ static bool is_kthread(const char *fields)
 	return p && (strtoul(p, NULL, 10) & pf_kthread);
 }
 
-/* dir is proc_root/PID/task/TID or proc_root/TID. stat is "tid (comm) S ...": the comm may hold
- * spaces and parentheses, so it ends at the last ')'. */
+/* dir is proc_root/PID/task/TID or proc_root/TID. */
 static int read_thread(const char *dir, struct procscan_thread *t)
 {
 	char path[4096], buf[1024];
-	char *open_paren, *close_paren;
-	size_t len;
+	struct procstat ps;
 	int err;
 
 	snprintf(path, sizeof(path), "%s/stat", dir);
 	err = read_small(path, buf, sizeof(buf));
+	if (!err)
+		err = procstat__parse(buf, &ps);
 	if (err)
 		return err;
-	open_paren = strchr(buf, '(');
-	close_paren = strrchr(buf, ')');
-	if (!open_paren || !close_paren || close_paren < open_paren || close_paren[1] != ' ' ||
-	    !close_paren[2])
-		return -EINVAL;
-	len = (size_t)(close_paren - open_paren - 1);
-	if (len >= LX_COMM_LEN)
-		len = LX_COMM_LEN - 1;
-	memcpy(t->comm, open_paren + 1, len);
-	t->comm[len] = '\0';
-	t->state = close_paren[2];
+	memcpy(t->comm, ps.comm, sizeof(t->comm));
+	t->state = ps.state;
 
 	/* "running", "-1 sp pc" (blocked outside a syscall) or "NR args... sp pc". Kernel threads
 	 * make no syscalls but read as "0 0x0 ...", which would look like a blocking read. */
 	t->syscall = -1;
-	if (is_kthread(close_paren + 2))
+	if (is_kthread(ps.fields))
 		return 0;
 	snprintf(path, sizeof(path), "%s/syscall", dir);
 	if (!read_small(path, buf, sizeof(buf)) && buf[0] >= '0' && buf[0] <= '9')

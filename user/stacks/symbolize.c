@@ -18,6 +18,7 @@
 #include "lib/u64map.h"
 #include "user/proc/procmaps.h"
 #include "user/proc/mapped_file.h"
+#include "user/proc/procstat.h"
 #include "user/stacks/pcclaims.h"
 #include "user/stacks/sym_elf.h"
 #include "user/stacks/sym_kernel.h"
@@ -368,12 +369,13 @@ static void process_free(struct process *p)
 	free(p);
 }
 
-/* Field 22 of /proc/PID/stat, after the comm, which may hold spaces and parentheses; and, when
- * uid is not NULL, the file's owner, which procfs makes the process's effective user (root
- * for a process that may not be inspected, e.g. setuid). */
+/* The start time of /proc/PID/stat (user/proc/procstat.h); and, when uid is not NULL, the
+ * file's owner, which procfs makes the process's effective user (root for a process that may
+ * not be inspected, e.g. setuid). */
 static int read_starttime(struct symbolizer *s, pid_t pid, unsigned long long *out, uid_t *uid)
 {
-	char path[320], buf[1024], *p;
+	struct procstat ps;
+	char path[320], buf[1024];
 	struct stat st;
 	ssize_t n;
 	int fd;
@@ -389,11 +391,9 @@ static int read_starttime(struct symbolizer *s, pid_t pid, unsigned long long *o
 	if (n <= 0)
 		return n ? -errno : -ESRCH;
 	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %llu", out) != 1)
+	if (procstat__parse(buf, &ps) || !ps.has_starttime)
 		return -EINVAL;
+	*out = ps.starttime;
 	return 0;
 }
 
