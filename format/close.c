@@ -5,10 +5,7 @@
 #include <string.h>
 
 #include "format/close.h"
-
-/* Frames of the tools' own goroutines: bits 63..60 = 0b0010, clear of real addresses and of
- * the recorder's synthetic frames (bit 60 alone, or bit 62). */
-#define GT_PC_NOTE (1ull << 61 | 1)
+#include "format/pcs.h"
 
 static bool proc_open(const struct gt_open_proc *p)
 {

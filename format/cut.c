@@ -14,12 +14,9 @@
 
 #include "format/close.h"
 #include "format/cut.h"
+#include "format/pcs.h"
 #include "format/writer.h"
 #include "lib/u64map.h"
-
-/* The name of a goroutine whose creation stack is unknown (1.19 needs one). Bits 63..60 =
- * 0b0010: the format tools' own frames (close.c). */
-#define PC_UNNAMED (1ull << 61 | 2)
 
 struct gt_cut {
 	struct gt_writer *w;
@@ -122,7 +119,7 @@ static uint64_t map_stack(struct gt_cut *c, uint32_t p, uint64_t sid, int *err)
 /* A goroutine's name stack: its own, else one frame saying it has none. */
 static uint64_t name_stack(struct gt_cut *c, uint32_t p, uint64_t sid, int *err)
 {
-	struct gt_frame f = { PC_UNNAMED, "(created before the trace)", "[lxtrace]", 1 };
+	struct gt_frame f = { GT_PC_UNNAMED, "(created before the trace)", "[lxtrace]", 1 };
 	uint64_t id = map_stack(c, p, sid, err);
 
 	if (id || *err)

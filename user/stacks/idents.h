@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/pcs.h"
 #include "format/writer.h"
 
 /* Stacks of one frame that belong to no thread. */
@@ -34,13 +35,12 @@ enum ident_special {
 	IDENT_SPECIAL_COUNT,
 };
 
-/* Every PC of a synthetic frame (identities, syscalls, specials, trim marks) has this bit:
- * real user addresses are below 2^57 even with 5-level paging, kernel ones have bits 63..47
- * set, the symbolizer's own PCs have bit 62 (symbolize.h). Its 40-bit hashes alone could equal
- * a real address of a non-PIE executable. */
-#define IDENT_PC_SYNTHETIC (1ull << 60)
+/* Every PC of a synthetic frame (identities, syscalls, specials, trim marks) has this bit
+ * (format/pcs.h): its 40-bit hashes alone could equal a real address of a non-PIE
+ * executable. */
+#define IDENT_PC_SYNTHETIC GT_PC_IDENT
 /* And a PC moved off one another func string holds or may have held (pcclaims.h). */
-#define IDENT_PC_REMAPPED (1ull << 59)
+#define IDENT_PC_REMAPPED GT_PC_IDENT_REMAPPED
 
 struct idents;
 

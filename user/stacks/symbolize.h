@@ -20,9 +20,7 @@
  *    different code), a PC in SYM_PC_SYNTHETIC | SYM_PC_REMAPPED | hash is handed out instead;
  *    also when a claim on it was forgotten (claims unused for long are: pcclaims.h).
  * The same (pid, address) therefore always gives the same frames; the PC may move once after
- * a long time unused. PCs with bits 63..61
- * = 0b010 or 0b011 are the symbolizer's; other makers of synthetic frames should stay out of
- * that range and out of real addresses (user space < 2^47, kernel >= 0xffff800000000000).
+ * a long time unused. The ranges of PCs each maker of frames keeps to: format/pcs.h.
  *
  * Not thread-safe: one symbolizer is used by one thread.
  */
@@ -34,16 +32,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "format/pcs.h"
+
 struct foreign_log;
 
-#define SYM_PC_SYNTHETIC (1ull << 62)
+#define SYM_PC_SYNTHETIC GT_PC_SYMBOLIZER
+#define SYM_PC_REMAPPED GT_PC_SYMBOLIZER_REMAPPED
 /* A process snapshot is named by a 64-bit `proc`: its pid in the low 32 bits, and above them
  * anything that tells successive images of one pid apart (e.g. an exec generation), so the
  * stacks of an image still resolve after the pid has exec'ed or been reused. A bare pid is a
  * proc too. */
 #define SYM_PROC(pid, gen) ((uint64_t)(uint32_t)(pid) | (uint64_t)(gen) << 32)
 #define SYM_PROC_PID(proc) ((pid_t)(uint32_t)(proc))
-#define SYM_PC_REMAPPED (1ull << 61)
 
 /* One frame, ready for struct gt_frame. Strings are owned by the symbolizer and stay valid
  * until symbolizer__free(). */
