@@ -60,12 +60,13 @@ UNIT_TESTS := $(OUT)/tests/unit-tests
 INTEG_TESTS := $(OUT)/tests/integration-tests
 KERNEL_TESTS := $(OUT)/tests/kernel-tests
 FUZZER := $(OUT)/fuzz/fuzz_reader
+FUZZ_MODEL := $(OUT)/fuzz/fuzz_model
 # Records the fixtures of the golden tests (tests/streams/), by hand and as root.
 CAPTURE_STREAM := $(OUT)/tests/capture-stream
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test layers docs docs-check unit-test integration-test kernel-test sanitize-test fuzz fuzz-replay \
+.PHONY: all test layers docs docs-check unit-test integration-test kernel-test sanitize-test fuzz fuzz-model fuzz-replay \
 	bench deps demo vmlinux clean FORCE
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
@@ -175,6 +176,15 @@ $(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard form
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
+# The model and what it calls (the symbolizer, /proc, the flight recorder's triggers),
+# instrumented; its generated syscall names come from the normal build.
+FUZZ_MODEL_SRCS := tests/fuzz/fuzz_model.c $(FORMAT_SRCS) $(LIB_SRCS) \
+	$(wildcard user/model/*.c user/stacks/*.c user/proc/*.c user/flight/*.c)
+$(FUZZ_MODEL): $(FUZZ_MODEL_SRCS) | $(OUT)/syscall_names.h
+	$(call say,FUZZ-CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) $(LIBS) -o $@
+
 # Symbolizer (user/stacks/symbolize.c): libstdc++ demangles C++ and Rust names; the unit tests look
 # up code addresses printed by the fixture programs of tests/symfix/, built here with
 # frame pointers and debug info (the Go one with both installed toolchains); throw is built
@@ -259,9 +269,11 @@ ifneq ($(filter test,$(MAKECMDGOALS)),)
 kernel-test: integration-test
 endif
 
-fuzz-replay: $(FUZZER)
+fuzz-replay: $(FUZZER) $(FUZZ_MODEL)
 	$(FUZZER) -runs=0 tests/fuzz/corpus >/dev/null 2>$(OUT)/fuzz/replay.log || { cat $(OUT)/fuzz/replay.log; exit 1; }
-	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) corpus inputs, no crash"
+	$(FUZZ_MODEL) -runs=0 tests/fuzz/model-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
+		{ cat $(OUT)/fuzz/replay.log; exit 1; }
+	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) reader and $$(ls tests/fuzz/model-corpus | wc -l) model inputs, no crash"
 
 # The unit tests and one short recording again, built with AddressSanitizer and
 # UndefinedBehaviorSanitizer in a tree of their own (build/san), every finding fatal. CI runs it
@@ -280,6 +292,10 @@ FUZZ_SECONDS ?= 60
 fuzz: $(FUZZER)
 	@mkdir -p $(OUT)/fuzz/corpus
 	$(FUZZER) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/corpus tests/fuzz/corpus
+fuzz-model: $(FUZZ_MODEL)
+	@mkdir -p $(OUT)/fuzz/model-corpus
+	$(FUZZ_MODEL) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/model-corpus \
+		tests/fuzz/model-corpus
 
 bench: all
 
