@@ -172,7 +172,9 @@ void foreign_log__note(struct foreign_log *l, const char *path, int err)
 {
 	l->count++;
 	if (l->named < l->keep) {
-		l->list[l->named].path = strdup(path);
+		/* A file known by its device and inode alone (deleted, an anonymous memfd): an
+		 * empty line would say nothing. */
+		l->list[l->named].path = strdup(path && *path ? path : "(a file without a path)");
 		l->list[l->named].err = err;
 		l->named += l->list[l->named].path != NULL;
 	}

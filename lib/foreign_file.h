@@ -96,7 +96,8 @@ struct foreign_log;
 
 /* keep: how many refusals to name. NULL with errno set. */
 struct foreign_log *foreign_log__new(size_t keep);
-/* Counts one refused file; names it when fewer than keep are named. */
+/* Counts one refused file; names it when fewer than keep are named (path may be NULL or
+ * empty: a file known by its device and inode alone). */
 void foreign_log__note(struct foreign_log *l, const char *path, int err);
 uint64_t foreign_log__count(const struct foreign_log *l);
 /* Prints "PREFIX PATH: WHY" for each file named, then "PREFIX ... and N more" when some were

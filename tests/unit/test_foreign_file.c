@@ -361,6 +361,25 @@ Test(foreign_file, lines_across_chunks_keep_their_offsets)
 	close(fd);
 }
 
+/* Before: an entry with an empty path printed "  refused: : not a regular file". */
+Test(foreign_file, a_file_without_a_path_is_named_so)
+{
+	struct foreign_log *l = foreign_log__new(2);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_not_null(l);
+	foreign_log__note(l, "", -ENXIO);
+	foreign_log__note(l, NULL, -ELOOP);
+	foreign_log__print(l, f, "  refused:");
+	fclose(f);
+	cr_expect_str_eq(text, "  refused: (a file without a path): not a regular file\n"
+			       "  refused: (a file without a path): a symbolic link\n");
+	free(text);
+	foreign_log__free(l);
+}
+
 Test(foreign_file, the_log_counts_all_and_names_the_first)
 {
 	struct foreign_log *l = foreign_log__new(2);

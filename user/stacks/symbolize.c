@@ -230,7 +230,7 @@ static int open_mapped(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t
 	int fd = mapped_file__open(&f);
 
 	if (foreign_file__refused(fd))
-		foreign_log__note(s->refused, path ? path : "(no path)", fd);
+		foreign_log__note(s->refused, path, fd);
 	return fd;
 }
 
