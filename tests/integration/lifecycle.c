@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
+#include "tests/lib/tcgroup.h"
 #include "tests/lib/tfile.h"
 
 TestSuite(lifecycle, .fini = itest_fini, .timeout = 120);
@@ -90,6 +91,38 @@ Test(lifecycle, sigkill_on_a_quiet_machine_keeps_all_but_the_last_second)
 	/* Written at least up to 1.x s before the kill: over 100 of its sleeps. */
 	cr_assert_geq(sleeps, 100, "only %zu sleeps of 10 ms in the file of a 3 s recording",
 		      sleeps);
+}
+
+/* What the recording writes to or records from, removed under it, is said at once: the
+ * trace's directory (what is written goes nowhere), the cgroup recorded. Before: nothing. */
+Test(lifecycle, a_removed_output_directory_or_cgroup_is_said)
+{
+	char dir[] = "/tmp/lxtrace-gone-XXXXXX", path[64], cgroup[640], cmd[96];
+	int err;
+
+	itest_require_root();
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/x.trace", dir);
+	itest_start((const char *[]){ "-o", path, NULL });
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	usleep(1500 * 1000);
+	itest_stop(SIGINT, 0);
+	cr_expect(strstr(recorder__stderr(it.rec), "was removed while recording"), "%s",
+		  recorder__stderr(it.rec));
+	itest_fini();
+
+	err = tcgroup_make(cgroup, sizeof(cgroup));
+	if (err == -ENOENT)
+		cr_skip_test("no cgroup2 mount");
+	cr_assert_eq(err, 0, "cannot make a cgroup: %s", strerror(-err));
+	itest_start((const char *[]){ "--cgroup", cgroup, NULL });
+	err = tcgroup_remove(cgroup);
+	cr_assert_eq(err, 0, "cannot remove %s: %s", cgroup, strerror(-err));
+	usleep(1500 * 1000);
+	itest_stop(SIGINT, 0);
+	cr_expect(strstr(recorder__stderr(it.rec), "was removed: no thread is left"), "%s",
+		  recorder__stderr(it.rec));
 }
 
 /* A recording that fails to start (here: an annotation file without probes, refused after the

@@ -681,6 +681,27 @@ static int attach_usdt(struct capture *cap, const struct usdt_files *s, const st
 	return err;
 }
 
+/* What a recording writes to or records from and that went away meanwhile, said once each:
+ * the trace's file unlinked (its directory removed: what is written goes nowhere) and the
+ * cgroup recorded (no thread is left in it). */
+static void check_vanished(const struct record_args *a, const struct output_file *f,
+			   bool *file_gone, bool *cgroup_gone)
+{
+	struct stat st;
+
+	if (f && !*file_gone && !fstat(output_file__fd(f), &st) && S_ISREG(st.st_mode) &&
+	    !st.st_nlink) {
+		*file_gone = true;
+		fprintf(stderr, PREFIX "warning: %s was removed while recording: the trace goes "
+			"nowhere; stop (Ctrl-C) and record again\n", a->output);
+	}
+	if (a->cgroup && !*cgroup_gone && stat(a->cgroup, &st) && errno == ENOENT) {
+		*cgroup_gone = true;
+		fprintf(stderr, PREFIX "warning: the cgroup %s was removed: no thread is left to "
+			"record\n", a->cgroup);
+	}
+}
+
 static void announce(const struct record_args *a)
 {
 	const char *what = a->command ? a->command[0] : a->cgroup ? a->cgroup :
@@ -722,6 +743,7 @@ int cmd_record(int argc, char **argv)
 	char why[PATH_MAX + 256];
 	struct output out = { 0 };
 	bool tty = isatty(STDERR_FILENO), cmd_done = false, cmd_failed = false;
+	bool file_gone = false, cgroup_gone = false;
 	bool stack_kern, stack_user;
 	uint64_t start, end, flushed;
 	int ncpus, err, close_err, cmd_status = 0;
@@ -938,6 +960,7 @@ int cmd_record(int argc, char **argv)
 			flushed = now;
 			if ((sink.err = gt_writer__flush(writer)) != 0)
 				break;
+			check_vanished(&args, file, &file_gone, &cgroup_gone);
 		}
 		if (args.duration && now - start >= args.duration * 1e9)
 			break;
