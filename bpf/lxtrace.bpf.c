@@ -1004,6 +1004,39 @@ int BPF_PROG(raw_exec, struct task_struct *p, pid_t old_pid)
 	return on_exec(old_pid);
 }
 
+/* The renamed thread may be another than the one running (a write to its comm in /proc). */
+static __always_inline int on_rename(struct task_struct *task, const char *comm)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid), cpu = bpf_get_smp_processor_id();
+	struct lx_rename *r;
+	void *ring;
+
+	if (!traced_task(task, tgid))
+		return 0;
+	r = reserve(&ring, sizeof(*r), cpu);
+	if (!r)
+		return 0;
+	header(&r->h, bpf_ktime_get_ns(), BPF_CORE_READ(task, pid), cpu, LX_REC_RENAME);
+	r->pid = tgid;
+	r->pad = 0;
+	if (bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), comm) < 0)
+		r->comm[0] = '\0';
+	submit(ring, r, sizeof(*r));
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(btf_rename, struct task_struct *task, const char *comm)
+{
+	return on_rename(task, comm);
+}
+
+SEC("raw_tp/task_rename")
+int BPF_PROG(raw_rename, struct task_struct *task, const char *comm)
+{
+	return on_rename(task, comm);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(btf_exit, struct task_struct *p)
 {

@@ -42,6 +42,7 @@ enum lx_rec_type {
 	LX_REC_MAPS_WANT,	/* struct lx_maps_want: a process's code mappings changed and
 				 * the kernel cannot list them to BPF: user space reads them
 				 * from /proc. Answered by the capture, never delivered */
+	LX_REC_RENAME,		/* struct lx_rename: a thread took a new name */
 };
 
 /* Which threads the programs record (const volatile target_mode, set before load). */
@@ -134,6 +135,16 @@ struct lx_exec {
 	__u32 pid;
 	__u32 old_tid;		/* its tid before: a non-leader thread that execs takes the
 				 * leader's (pid's) tid, and the old one vanishes without an exit */
+	char comm[LX_COMM_LEN];
+};
+
+/* A thread's new name (task_rename: prctl PR_SET_NAME, pthread_setname_np, a write to
+ * /proc/PID/task/TID/comm, by the thread or another). tid = the renamed thread, which need not
+ * be the one running. */
+struct lx_rename {
+	struct lx_rec h;
+	__u32 pid;		/* its process */
+	__u32 pad;
 	char comm[LX_COMM_LEN];
 };
 

@@ -3,9 +3,8 @@
  *
  * Names: a thread is named at its GoCreate after its creator's program (user/stacks/idents.h),
  * and its other stacks carry "COMM (pid PID)"; an exec starts a new goroutine named after the
- * new program; the recorder sees no rename, so the workload's own
- * pthread_setname_np names ("wk-NNN") are not expected in the trace: every child must carry
- * the identity of the `threads` process instead. */
+ * new program; a rename (pthread_setname_np, a write to its comm) changes the COMM its later
+ * stacks carry, not the program it is grouped under. */
 #include "tests/integration/itest.h"
 
 #define THREADS 50
@@ -65,6 +64,41 @@ Test(threads, create_and_exit_are_gocreate_and_goend)
 	}
 	cr_assert_eq(children, THREADS, "workload reported %zu children, expected %d", children, THREADS);
 	cr_assert(tq_has_func(it.trace, main_tid, ident), "the creator's stacks do not name it '%s'", ident);
+}
+
+/* A shell renames itself through /proc/self/comm and then waits for two children: its waits
+ * carry the new name (task_rename), its group stays the program's. Before: "sh (pid N)"
+ * throughout, as no rename reached the trace. */
+Test(threads, a_thread_renamed_after_its_start_carries_its_new_name)
+{
+	const struct gt_event *ev;
+	char ident[64];
+	size_t renamed = 0, old = 0;
+	pid_t pid;
+	struct workload *w;
+
+	itest_start(NULL);
+	w = workload__start("/bin/sh", (const char *[]){ "-c", "printf lxrenamed > /proc/self/comm; "
+						      "sleep 0.1; sleep 0.1", NULL });
+	cr_assert(w, "cannot start sh: %s", strerror(errno));
+	pid = workload__pid(w);
+	cr_assert_eq(workload__finish(w, 30), 0);
+	workload__free(w);
+	itest_stop(SIGINT, 0);
+	itest_load();
+	snprintf(ident, sizeof(ident), "lxrenamed (pid %d)", (int)pid);
+	ev = gt_trace__events(it.trace);
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		const char *proc = tq_process(ev[i].stack);
+
+		if (!proc || (uint32_t)tq_subject(&ev[i]) != (uint32_t)pid)
+			continue;
+		renamed += !strcmp(proc, ident);
+		old += !strncmp(proc, "sh (pid ", 8);
+	}
+	cr_log_info("sh (pid %d): %zu stacks as 'lxrenamed', %zu as 'sh'", (int)pid, renamed, old);
+	cr_assert_geq(renamed, 2, "the waits after the rename do not carry '%s' (%zu as sh)", ident,
+		      old);
 }
 
 /* A non-leader thread execs: its goroutine ends at the exec and creates the next life of the

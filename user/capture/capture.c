@@ -50,7 +50,7 @@
 /* A CPU's staged syscall entries older than this are flushed by the reader: well inside the
  * merge window, so they still arrive in order. */
 #define STALE_NS (2 * 1000 * 1000ULL)
-#define MAX_LINKS 16
+#define MAX_LINKS 24
 /* Processes traced at once in LX_TARGET_PIDS mode (a build with make -j of a large tree stays
  * well below); the rss throttle's table is an LRU of the same size. */
 #define MAX_TARGETS 16384
@@ -125,6 +125,7 @@ static void choose_programs(struct capture *c)
 		{ s->progs.btf_fork, s->progs.raw_fork, true },
 		{ s->progs.btf_exec, s->progs.raw_exec, true },
 		{ s->progs.btf_exit, s->progs.raw_exit, true },
+		{ s->progs.btf_rename, s->progs.raw_rename, true },
 		{ s->progs.btf_sys_enter, s->progs.raw_sys_enter, o->syscalls },
 		{ s->progs.btf_rss, s->progs.raw_rss,
 		  o->target_mode != LX_TARGET_ALL && f->have[FEAT_RSS_TP] },

@@ -66,6 +66,8 @@ static const struct kind {
 			  MODEL_KIND_MMAP, model_on_mmap },
 	[LX_REC_TRIGGER] = { sizeof(struct lx_user_log), STACK_NONE, { offsetof(struct lx_user, pid) },
 			     MODEL_KIND_TRIGGER, model_on_trigger },
+	[LX_REC_RENAME] = { sizeof(struct lx_rename), STACK_NONE, { offsetof(struct lx_rename, pid) },
+			    MODEL_KIND_RENAME, model_on_rename },
 };
 
 /* The kind of a record that can be trusted to be what its type says: a type the model takes

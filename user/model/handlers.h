@@ -22,6 +22,7 @@ int model_on_fork(struct model *m, const struct lx_rec *r);
 int model_on_exec(struct model *m, const struct lx_rec *r);
 int model_on_exit(struct model *m, const struct lx_rec *r);
 int model_on_mmap(struct model *m, const struct lx_rec *r);
+int model_on_rename(struct model *m, const struct lx_rec *r);
 
 /* syscall.c */
 int model_on_syscall(struct model *m, const struct lx_rec *r);

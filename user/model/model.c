@@ -50,6 +50,7 @@ static const char *const kind_names[MODEL_KIND_COUNT] = {
 	[MODEL_KIND_MMAP] = "mappings",
 	/* Records: what fired without one (measured by the model) is not counted here. */
 	[MODEL_KIND_TRIGGER] = "trigger requests",
+	[MODEL_KIND_RENAME] = "renames",
 };
 
 const char *model__kind_name(enum model_kind k)

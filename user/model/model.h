@@ -93,6 +93,7 @@ enum model_kind {
 	MODEL_KIND_SAMPLE,		/* "samples" */
 	MODEL_KIND_MMAP,		/* "mappings": of code, by traced processes */
 	MODEL_KIND_TRIGGER,		/* "trigger requests": lxtrace_trigger() calls, SIGUSR1 */
+	MODEL_KIND_RENAME,		/* "renames": threads that took a new name */
 	MODEL_KIND_COUNT,
 };
 

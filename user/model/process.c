@@ -2,6 +2,7 @@
  * (LX_REC_EXEC) replaces it with the goroutine of the new image, exit (LX_REC_EXIT) ends it.
  */
 #include <asm/unistd.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "user/model/annotations.h"
@@ -192,4 +193,22 @@ int model_on_mmap(struct model *m, const struct lx_rec *r)
 	if (m->cs)
 		callstacks__mmap(m->cs, (const struct lx_mmap *)r);
 	return 0;
+}
+
+/* Its identity ("COMM (pid PID)", its program's group unchanged) names its events from now on:
+ * Go's viewers show a thread that names itself after its creation under its own name. */
+int model_on_rename(struct model *m, const struct lx_rec *r)
+{
+	const struct lx_rename *rn = (const struct lx_rename *)r;
+	struct thread *t = threads__find(m->threads, r->tid);
+	char comm[LX_COMM_LEN], prog[LX_COMM_LEN];
+
+	if (!t || !t->ident || t->state == THREAD_EXITED || t->state == THREAD_REAPED) {
+		m->st.ignored++;
+		return 0;
+	}
+	memcpy(comm, rn->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	snprintf(prog, sizeof(prog), "%s", idents__prog(m->idents, t->ident));
+	return model_name(m, t, idents__pid(m->idents, t->ident), comm, prog);
 }
