@@ -15,9 +15,9 @@
 #include <gelf.h>
 
 #include "lib/clock.h"
+#include "lib/devino_map.h"
 #include "lib/foreign_file.h"
 #include "lib/grow.h"
-#include "lib/u64map.h"
 #include "user/proc/mapped_file.h"
 #include "user/proc/mmap_path.h"
 #include "user/stacks/cfi.h"
@@ -62,8 +62,8 @@ struct cfi_loader {
 	atomic_bool cancel;		/* stop the compile under way: the recording is over */
 	pthread_mutex_t lock;
 	pthread_cond_t more;		/* the queue got a file, or stop was set */
-	struct u64map *files;		/* file_key() -> enum file_state */
-	struct u64map *published;	/* file_key() -> first << 32 | n, once FILE_DONE */
+	struct devino_map *files;	/* (dev, ino) -> enum file_state */
+	struct devino_map *published;	/* (dev, ino) -> first << 32 | n, once FILE_DONE */
 	struct queued *queue;
 	size_t nqueue, queue_cap;
 	uint32_t next;		/* first free row */
@@ -84,11 +84,11 @@ struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts)
 	if (!l)
 		return NULL;
 	l->o = *opts;
-	l->files = u64map__new();
-	l->published = u64map__new();
+	l->files = devino_map__new();
+	l->published = devino_map__new();
 	if (!l->files || !l->published) {
-		u64map__free(l->files);
-		u64map__free(l->published);
+		devino_map__free(l->files);
+		devino_map__free(l->published);
 		free(l);
 		return NULL;
 	}
@@ -103,13 +103,6 @@ struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts)
 	}
 	l->started = true;
 	return l;
-}
-
-/* A key for the map of files: inodes fit 48 bits in practice, devices 16 (a collision only
- * makes a file's rows wait for a stack to ask for them). */
-static uint64_t file_key(uint32_t dev, uint64_t ino)
-{
-	return ino ^ (uint64_t)dev << 48 ^ (uint64_t)dev >> 16;
 }
 
 /* The file mapped at [start, end) of w's process, or at path (if not NULL) when the process
@@ -143,8 +136,8 @@ static int publish(struct cfi_loader *l, const struct lx_file_key *key, uint32_t
 	if (bpf_map_update_elem(l->o.maps.files_fd, key, &v, BPF_ANY))
 		return -errno;
 	(*l->o.maps.gen)++;
-	state = u64map__get(l->files, file_key(key->dev, key->ino));
-	rows = u64map__put(l->published, file_key(key->dev, key->ino), &added);
+	state = devino_map__get(l->files, key->dev, key->ino);
+	rows = devino_map__put(l->published, key->dev, key->ino, &added);
 	if (rows)
 		*rows = (uint64_t)first << 32 | n;
 	/* Without room for the daemon's view the file stays queued there: its late walks give
@@ -190,7 +183,7 @@ static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, b
 	if (err == -ENOMEM || err == -ECANCELED) {
 		/* Not published: the next walk that meets the file asks again (none will after a
 		 * cancel: the recording is over). */
-		u64map__del(l->files, file_key(q->key.dev, q->key.ino));
+		devino_map__del(l->files, q->key.dev, q->key.ino);
 	} else if (err == -EFBIG || (!err && t.n > l->o.maps.rows_max - l->next)) {
 		/* -EFBIG: more rows than there was room for when the compile began. */
 		l->st.files_full++;
@@ -257,7 +250,7 @@ static void *work(void *arg)
 static int to_worker(struct cfi_loader *l, const struct queued *q)
 {
 	if (grow_array((void **)&l->queue, &l->queue_cap, l->nqueue + 1, sizeof(*l->queue), 16)) {
-		u64map__del(l->files, file_key(q->key.dev, q->key.ino));
+		devino_map__del(l->files, q->key.dev, q->key.ino);
 		close(q->fd);
 		return -ENOMEM;
 	}
@@ -279,7 +272,7 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 	int err;
 
 	pthread_mutex_lock(&l->lock);
-	state = u64map__get(l->files, file_key(w->dev, w->ino));
+	state = devino_map__get(l->files, w->dev, w->ino);
 	pthread_mutex_unlock(&l->lock);
 	if (state)
 		return 0;
@@ -292,7 +285,7 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 	if (foreign_file__refused(q.fd)) {
 		/* Not a file to read (lib/foreign_file.h): no rows, for good. */
 		l->st.files_empty++;
-		state = u64map__put(l->files, file_key(w->dev, w->ino), &added);
+		state = devino_map__put(l->files, w->dev, w->ino, &added);
 		q.fd = state ? publish(l, &key, 0, 0) : -ENOMEM;
 		pthread_mutex_unlock(&l->lock);
 		return q.fd;
@@ -304,7 +297,7 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 		bpf_map_delete_elem(l->o.maps.wanted_fd, &key);
 		return 0;
 	}
-	state = u64map__put(l->files, file_key(w->dev, w->ino), &added);
+	state = devino_map__put(l->files, w->dev, w->ino, &added);
 	if (!state) {
 		pthread_mutex_unlock(&l->lock);
 		close(q.fd);
@@ -348,12 +341,12 @@ int cfi_loader__want_file(struct cfi_loader *l, const struct lx_cfi_want *w, con
 int cfi_loader__rows(struct cfi_loader *l, uint32_t dev, uint64_t ino,
 		     const struct lx_cfi_row **rows, uint32_t *n)
 {
-	uint64_t key = file_key(dev, ino), *state, *pub;
+	uint64_t *state, *pub;
 	int ret = -ENOENT;
 
 	pthread_mutex_lock(&l->lock);
-	state = u64map__get(l->files, key);
-	pub = u64map__get(l->published, key);
+	state = devino_map__get(l->files, dev, ino);
+	pub = devino_map__get(l->published, dev, ino);
 	if (state && *state == FILE_DONE && pub) {
 		*rows = &l->o.maps.rows[*pub >> 32];
 		*n = (uint32_t)*pub;
@@ -391,8 +384,8 @@ void cfi_loader__free(struct cfi_loader *l)
 	for (size_t i = 0; i < l->nqueue; i++)
 		close(l->queue[i].fd);
 	free(l->queue);
-	u64map__free(l->files);
-	u64map__free(l->published);
+	devino_map__free(l->files);
+	devino_map__free(l->published);
 	pthread_cond_destroy(&l->more);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
