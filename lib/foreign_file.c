@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -203,4 +204,49 @@ void foreign_log__free(struct foreign_log *l)
 	for (size_t i = 0; i < l->named; i++)
 		free(l->list[i].path);
 	free(l);
+}
+
+int foreign_file__private(int fd, const struct stat *st, uint64_t max)
+{
+	char buf[65536];
+	uint64_t off = 0;
+	int copy, err = 0;
+
+	if (st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+		return fd;
+	if ((uint64_t)st->st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	copy = memfd_create("lxtrace-foreign", MFD_CLOEXEC);
+	/* The copy keeps the file's owner and mode: what readers decide by them (whose file it
+	 * is, who could write it) holds for the copy as for the file. */
+	if (copy < 0 || fchown(copy, st->st_uid, st->st_gid) || fchmod(copy, st->st_mode & 07777)) {
+		err = -errno;
+		if (copy >= 0)
+			close(copy);
+		close(fd);
+		return err;
+	}
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf), (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || off + (uint64_t)n > max) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		if (write(copy, buf, (size_t)n) != n) {
+			err = -errno;
+			break;
+		}
+		off += (uint64_t)n;
+	}
+	close(fd);
+	if (err) {
+		close(copy);
+		return err;
+	}
+	return copy;
 }

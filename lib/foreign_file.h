@@ -69,6 +69,15 @@ struct foreign_rules {
 int foreign_file__open(int dirfd, const char *path, const struct foreign_rules *rules,
 		       struct stat *st);
 
+/* A descriptor of fd's contents that its owner cannot change under a reader that maps it
+ * (libelf, libdw): a file another user can write may be truncated while it is mapped, and
+ * touching a page past the new end kills the reader with SIGBUS. So a file root owns that
+ * only root can write (st, as fd's) comes back as it is (fd itself); any other is copied,
+ * at most max bytes (larger: -EFBIG), into a private memory file with the file's owner and
+ * mode, and fd is closed. What the file held when read is the copy: a file cut short
+ * meanwhile gives a short copy. Returns the descriptor or a negative errno (fd closed). */
+int foreign_file__private(int fd, const struct stat *st, uint64_t max);
+
 /* Whether err is one of the refusals above (not the system's own error, such as -ENOENT). */
 bool foreign_file__refused(int err);
 

@@ -19,6 +19,8 @@
 #include <time.h>
 
 #include "lib/clock.h"
+#include <dlfcn.h>
+
 #include "tests/integration/itest.h"
 #include "tests/lib/tfile.h"
 
@@ -339,6 +341,71 @@ Test(attack, cut_and_repair_outputs_follow_the_recorders_rules)
 		cr_expect(!stat(ok, &st) && st.st_size > 16 && (st.st_mode & 0777) == 0600,
 			  "%s: %s is not a 0600 trace", cmds[i], ok);
 	}
+}
+
+#define TRUNC_ROUNDS 30
+
+/* The attacker's rounds: a fresh copy of the library (arg) beside it, dlopen'ed, its spin run
+ * for 0-90 ms (samples in it, so that its DWARF is read), then cut to nothing while mapped. */
+static int truncate_mapped(const char *lib)
+{
+	char copy[192], buf[65536];
+	ssize_t n;
+
+	for (int round = 0; round < TRUNC_ROUNDS; round++) {
+		void (*spin)(long);
+		void *h;
+		int in, out;
+
+		snprintf(copy, sizeof(copy), "%s.%d.so", lib, round);
+		in = open(lib, O_RDONLY);
+		out = open(copy, O_WRONLY | O_CREAT | O_EXCL, 0755);
+		if (in < 0 || out < 0)
+			return 2;
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				return 3;
+		close(in);
+		close(out);
+		h = dlopen(copy, RTLD_NOW);
+		spin = h ? (void (*)(long))dlsym(h, "spin") : NULL;
+		if (!spin)
+			return 4;
+		spin(random() % 90);
+		if (truncate(copy, 0))
+			return 5;
+		/* Unmapped here: touching it now would kill the attacker, not lxtrace. */
+		unlink(copy);
+	}
+	return 0;
+}
+
+/* A user truncates libraries with DWARF while they are mapped and sampled: the recorder, which
+ * reads them through libelf's and libdw's mappings, died of SIGBUS (2 of 2 runs in issue 23).
+ * Another user's file is now read from a private copy (lib/foreign_file.h). */
+Test(attack, libraries_truncated_while_mapped_do_not_kill_the_recorder)
+{
+	char src[160], lib[160], cmd[1024];
+	const char *err;
+
+	itest_require_root();
+	make_dir();
+	/* 3,000 functions with their DWARF (about 1 MB), and one that spins. */
+	snprintf(src, sizeof(src), "%s/big.c", dir);
+	snprintf(lib, sizeof(lib), "%s/libbig.so", dir);
+	snprintf(cmd, sizeof(cmd), "{ for i in $(seq 3000); do echo \"int f$i(int x) { return x * $i "
+		 "+ 1; }\"; done; echo '#include <time.h>'; echo 'void spin(long ms) { struct timespec "
+		 "a, b; clock_gettime(CLOCK_MONOTONIC, &a); do clock_gettime(CLOCK_MONOTONIC, &b); "
+		 "while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms); }'; } "
+		 "> %s && gcc -g -O1 -shared -fPIC -o %s %s && chown %d %s", src, lib, src, ATTACKER_UID,
+		 lib);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	itest_start((const char *[]){ "-F", "999", NULL });
+	cr_assert_eq(as_attacker(truncate_mapped, lib), 0, "the attacker's rounds failed");
+	itest_stop(SIGINT, 0);
+	err = recorder__stderr(it.rec);
+	cr_expect(strstr(err, "records lost:"), "no summary:\n%s", err);
+	itest_load();
 }
 
 #define EVIL_NAME "x\033[2J\nrecords lost:  0 (ring buffer full)"

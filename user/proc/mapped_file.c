@@ -48,5 +48,6 @@ out:
 		close(fd);
 		return -ESTALE;
 	}
-	return fd;
+	/* Read through a mapping (libelf, libdw): another user's file is read from a copy. */
+	return fd >= 0 ? foreign_file__private(fd, &st, MAPPED_FILE_COPY_MAX_BYTES) : fd;
 }

@@ -9,6 +9,7 @@
  * process is gone, by the path as lxtrace sees it, with no symlink anywhere on it. Every open
  * follows lib/foreign_file.h (a regular file, opened without blocking, at most
  * MAPPED_FILE_MAX_BYTES), and a path counts only if it leads to that very (device, inode).
+ * What comes back is the file itself when only root can write it, else a private copy.
  */
 #ifndef LXTRACE_USER_PROC_MAPPED_FILE_H
 #define LXTRACE_USER_PROC_MAPPED_FILE_H
@@ -18,6 +19,10 @@
 
 /* No binary is larger: a bound on what a file another user mapped can make lxtrace read. */
 #define MAPPED_FILE_MAX_BYTES (4ull << 30)
+/* A file another user can write is read from a private copy (lib/foreign_file.h,
+ * foreign_file__private: truncated under a mapping, it would kill the recorder with SIGBUS),
+ * held in memory as long as it is read: at most this large. */
+#define MAPPED_FILE_COPY_MAX_BYTES (1ull << 30)
 
 struct mapped_file {
 	const char *proc_root;	/* "/proc", or a test's stand-in (then lxtrace's own view of a
