@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -23,6 +22,7 @@
 #include "lib/grow.h"
 #include "lib/u64map.h"
 #include "user/capture/maps_proc.h"
+#include "user/proc/kdev.h"
 #include "user/proc/procmaps.h"
 
 /* Not the kernel's: an exec's read, whose image is a snapshot. */
@@ -310,7 +310,7 @@ static int answer(struct maps_proc *mp, const struct pending *p)
 		nvmas++;
 		if (!procmaps__parse_exec(line, &e) || e.end > USER_END)
 			continue;
-		m = (struct lx_map){ e.start, e.end, e.ino, major(e.dev) << 20 | minor(e.dev),
+		m = (struct lx_map){ e.start, e.end, e.ino, kdev__from_dev(e.dev),
 				     (uint32_t)(e.pgoff >> 12) };
 		if (!m.ino && !strcmp(e.name, "[vdso]")) {
 			m.ino = LX_VDSO_INO;

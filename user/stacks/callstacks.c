@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 
 #include "format/varint.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/u64map.h"
+#include "user/proc/kdev.h"
 #include "user/proc/mmap_path.h"
 #include "user/stacks/callstacks.h"
 #include "user/stacks/late_walk.h"
@@ -145,7 +145,7 @@ static void mapping_of(const struct lx_mmap *r, char *path, size_t size, struct 
 		mmap_path__get(r, path, size);
 	*m = (struct sym_mapping){
 		.start = r->start, .end = r->end, .pgoff = r->pgoff,
-		.dev = r->ino == LX_VDSO_INO ? 0 : makedev(r->dev >> 20, r->dev & 0xfffff),
+		.dev = r->ino == LX_VDSO_INO ? 0 : kdev__to_dev(r->dev),
 		.ino = r->ino, .path = path, .pid = (pid_t)r->pid,
 	};
 }

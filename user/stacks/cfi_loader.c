@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -18,6 +17,7 @@
 #include "lib/devino_map.h"
 #include "lib/foreign_file.h"
 #include "lib/grow.h"
+#include "user/proc/kdev.h"
 #include "user/proc/mapped_file.h"
 #include "user/proc/mmap_path.h"
 #include "user/stacks/cfi.h"
@@ -110,9 +110,8 @@ struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts)
 static int open_mapped(const struct cfi_loader *l, const struct lx_cfi_want *w, const char *path,
 		       uint64_t *size)
 {
-	/* The kernel's s_dev is major << 20 | minor; st_dev is the user-space encoding. */
 	const struct mapped_file f = { l->proc_root, (pid_t)w->pid, w->start, w->end, path,
-				       makedev(w->dev >> 20, w->dev & 0xfffff), w->ino };
+				       kdev__to_dev(w->dev), w->ino };
 	struct stat st;
 	int fd;
 

@@ -1,9 +1,9 @@
 /* late_walk.c - the daemon's end of a walk BPF stopped for lack of rows (late_walk.h). */
 #include <errno.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 
 #include "bpf/unwind.h"
+#include "user/proc/kdev.h"
 #include "user/stacks/cfi.h"
 #include "user/stacks/cfi_loader.h"
 #include "user/stacks/late_walk.h"
@@ -32,7 +32,7 @@ static bool word(const struct lx_ucopy *c, uint64_t a, uint64_t *v)
 static int rows_of(const struct late_walk *lw, const struct sym_code *code,
 		   const struct lx_cfi_row **rows, uint32_t *n)
 {
-	uint32_t dev = code->ino == LX_VDSO_INO ? 0 : major(code->dev) << 20 | minor(code->dev);
+	uint32_t dev = code->ino == LX_VDSO_INO ? 0 : kdev__from_dev(code->dev);
 	struct lx_cfi_want w = { .start = code->start, .end = code->end, .ino = code->ino,
 				 .pid = (uint32_t)code->pid, .dev = dev };
 	int ret;
