@@ -28,6 +28,7 @@
 #include "format/writer.h"
 #include "lib/clock.h"
 #include "lib/foreign_file.h"
+#include "lib/sudo_user.h"
 #include "user/capture/capture.h"
 #include "user/capture/features.h"
 #include "user/cli/cmd.h"
@@ -137,7 +138,7 @@ static struct output_file *take_output(const char *path, bool hold)
 	uid_t uid;
 	gid_t gid;
 
-	if (output_file__sudo_user(&uid, &gid, why, sizeof(why))) {
+	if (sudo_user__ids(&uid, &gid, why, sizeof(why))) {
 		fprintf(stderr, PREFIX "%s\n", why);
 		return NULL;
 	}
@@ -160,7 +161,7 @@ static struct output_file *prepare_output(const char *path)
 	uid_t uid;
 	gid_t gid;
 
-	if (output_file__sudo_user(&uid, &gid, why, sizeof(why))) {
+	if (sudo_user__ids(&uid, &gid, why, sizeof(why))) {
 		fprintf(stderr, PREFIX "%s\n", why);
 		return NULL;
 	}
@@ -849,7 +850,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	/* Valid: take_output checked it. */
-	output_file__sudo_user(&sudo_uid, &sudo_gid, why, sizeof(why));
+	sudo_user__ids(&sudo_uid, &sudo_gid, why, sizeof(why));
 	mo = (struct model_opts){
 		.sz = sizeof(struct model_opts),
 		.writer = writer,

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/sudo_user.h"
 #include "user/cli/file_cmd.h"
 #include "user/cli/output_file.h"
 
@@ -52,7 +53,7 @@ struct output_file *file_cmd__create(const char *cmd, const char *path, int in_f
 		fprintf(stderr, "lxtrace %s: %s is the input file: write to another one\n", cmd, path);
 		return NULL;
 	}
-	f = output_file__sudo_user(&uid, &gid, why, sizeof(why)) ? NULL :
+	f = sudo_user__ids(&uid, &gid, why, sizeof(why)) ? NULL :
 	    output_file__prepare(path, uid, gid, why, sizeof(why));
 	if (!f)
 		fprintf(stderr, "lxtrace %s: %s\n", cmd, why);

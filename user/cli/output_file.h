@@ -27,10 +27,6 @@
 
 struct output_file;
 
-/* The invoking user of a sudo run (SUDO_UID, SUDO_GID), who gets the files lxtrace writes;
- * (uid_t)-1 and (gid_t)-1 without sudo. A SUDO_UID that is no number is an error, said in why:
- * a file must not go to a guess. 0 or -EINVAL. */
-int output_file__sudo_user(uid_t *uid, gid_t *gid, char *why, size_t whylen);
 
 /* Opens path for the trace, on behalf of user uid, group gid ((uid_t)-1: root's own run; the
  * file stays root's). NULL with errno set and a one-line reason (naming path) in why. */

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/sudo_user.h"
 #include "user/target/launch.h"
 
 #define PREFIX "lxtrace record: "
@@ -92,17 +93,18 @@ static int resolve(const char *name, char *out, size_t len)
  * not change groups any more). */
 static int drop_privileges(struct launch_failure *f)
 {
-	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	char why[128];
 	uid_t uid;
 	gid_t gid;
 	struct passwd *pw;
 
-	if (!su || !sg)
-		return 0;
-	uid = (uid_t)strtoul(su, NULL, 10);
-	gid = (gid_t)strtoul(sg, NULL, 10);
-	pw = getpwuid(uid);
 	f->step = STEP_GROUPS;
+	/* Both or neither: a uid without its group is no user to become. */
+	if (sudo_user__ids(&uid, &gid, why, sizeof(why)))
+		return -1;
+	if (uid == (uid_t)-1 || gid == (gid_t)-1)
+		return 0;
+	pw = getpwuid(uid);
 	if (pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL))
 		return -1;
 	f->step = STEP_GID;
