@@ -361,19 +361,29 @@ Test(foreign_file, lines_across_chunks_keep_their_offsets)
 	close(fd);
 }
 
-/* Before: an entry with an empty path printed "  refused: : not a regular file". */
-Test(foreign_file, a_file_without_a_path_is_named_so)
+/* What l prints, malloc'd. */
+static char *log_text(const struct foreign_log *l)
 {
-	struct foreign_log *l = foreign_log__new(2);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
+	cr_assert_not_null(f);
+	foreign_log__print(l, f, "  refused:");
+	fclose(f);
+	return text;
+}
+
+/* Before: an entry with an empty path printed "  refused: : not a regular file". */
+Test(foreign_file, a_file_without_a_path_is_named_so)
+{
+	struct foreign_log *l = foreign_log__new(2);
+	char *text;
+
 	cr_assert_not_null(l);
 	foreign_log__note(l, "", -ENXIO);
 	foreign_log__note(l, NULL, -ELOOP);
-	foreign_log__print(l, f, "  refused:");
-	fclose(f);
+	text = log_text(l);
 	cr_expect_str_eq(text, "  refused: (a file without a path): not a regular file\n"
 			       "  refused: (a file without a path): a symbolic link\n");
 	free(text);
@@ -383,20 +393,17 @@ Test(foreign_file, a_file_without_a_path_is_named_so)
 Test(foreign_file, the_log_counts_all_and_names_the_first)
 {
 	struct foreign_log *l = foreign_log__new(2);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text;
 
 	cr_assert_not_null(l);
-	foreign_log__print(l, f, "  refused:");
-	fflush(f);
-	cr_expect_eq(len, 0);
+	text = log_text(l);
+	cr_expect_str_eq(text, "");
+	free(text);
 	foreign_log__note(l, "/tmp/perf-1.map", -ELOOP);
 	foreign_log__note(l, "/tmp/perf-2.map", -ENXIO);
 	foreign_log__note(l, "/tmp/perf-3.map", -EPERM);
 	cr_expect_eq(foreign_log__count(l), 3);
-	foreign_log__print(l, f, "  refused:");
-	fclose(f);
+	text = log_text(l);
 	cr_expect_str_eq(text, "  refused: /tmp/perf-1.map: a symbolic link\n"
 			       "  refused: /tmp/perf-2.map: not a regular file\n"
 			       "  refused: ... and 1 more\n");
