@@ -17,10 +17,14 @@
  * flag, as libbpf 1.1 has no "usdt.s" section and its "uprobe.s" would force it on kernels that
  * refuse it; attach_usdt takes any uprobe program): a string literal in a page the program has
  * not touched yet (the first call from a freshly loaded library) cannot be read without a page
- * fault, which only a sleepable program may take. The record's time is the probe's; a fault may delay its write
- * past later records of the CPU, which the reader's staging puts back in order. Sleepable
- * programs run with migration disabled, so the per-CPU maps stay this CPU's. Where they may
- * not sleep, `sleepable` keeps the faulting read out of them.
+ * fault, which only a sleepable program may take. Such a fault is taken before the record is
+ * reserved, never while it is: a reservation held blocks the reader at it, and every later
+ * record of the CPU with it, for as long as the fault lasts, which the program's owner decides
+ * (a page of a stalled FUSE file, a userfaultfd that never answers). The record's time is
+ * therefore when its strings were readable, right before the thread goes on. A page evicted
+ * between the fault and the copy reads as a string that could not be read (flagged). Sleepable
+ * programs run with migration disabled, so the ring stays this CPU's. Where they may not
+ * sleep, `sleepable` keeps the faulting read out of them.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -34,22 +38,29 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool sleepable = true;	/* set before load: the programs may fault */
 
-/* Copies the NUL-terminated string at src into dst (size bytes); returns cut_flag when it was
- * longer, fault_flag when it could not be read (dst is then ""), else 0. */
+/* Brings in the pages of the string at src (size bytes at most: its first and last possible
+ * byte; the latter may lie past the mapping, then only the copy can tell) unless they are
+ * resident, so that the copy into the record does not fault. */
+static __always_inline void page_in(const char *src, __u32 size)
+{
+	char c;
+
+	if (!sleepable || !src)
+		return;
+	if (bpf_probe_read_user(&c, 1, src))
+		bpf_copy_from_user(&c, 1, src);
+	if (bpf_probe_read_user(&c, 1, src + size - 1))
+		bpf_copy_from_user(&c, 1, src + size - 1);
+}
+
+/* Copies the NUL-terminated string at src into dst (size bytes), without faulting; returns
+ * cut_flag when it was longer, fault_flag when it could not be read (dst is then ""), else 0. */
 static __always_inline __u8 copy_str(char *dst, __u32 size, const char *src, __u8 cut_flag,
 				     __u8 fault_flag)
 {
 	long n = bpf_probe_read_user_str(dst, size, src);
 	char next = 0;
 
-	if (n < 0 && sleepable) {
-		/* Not resident: fault in the pages of its first and last possible byte (the
-		 * latter may lie past the mapping; then only the read below can tell). */
-		bpf_copy_from_user(&next, 1, src);
-		bpf_copy_from_user(&next, 1, src + size - 1);
-		n = bpf_probe_read_user_str(dst, size, src);
-		next = 0;
-	}
 	if (n < 0) {
 		dst[0] = '\0';
 		return fault_flag;
@@ -69,12 +80,19 @@ static __always_inline long arg(struct pt_regs *ctx, __u64 n)
 }
 
 /* The record of one annotation by the current thread, its name copied from the program (name
- * NULL: none). NULL when the thread is not traced, or when its CPU's ring is full (counted). */
+ * NULL: none), the pages of its message (msg, if not NULL) brought in for the caller's copy.
+ * NULL when the thread is not traced, or when its CPU's ring is full (counted). */
 static __always_inline struct lx_user *user_rec(void **ring, __u32 size, __u8 type, __u64 task,
-						 __u64 parent, const char *name)
+						 __u64 parent, const char *name, const char *msg)
 {
-	struct lx_user *r = reserve_current(ring, size, type);
+	struct lx_user *r;
 
+	/* Untraced threads (the probe fires in every process running the file) fault nothing in. */
+	if (!traced_current(bpf_get_current_pid_tgid() >> 32))
+		return NULL;
+	page_in(name, LX_NAME_LEN);
+	page_in(msg, LX_MSG_LEN);
+	r = reserve_current(ring, size, type);
 	if (!r)
 		return NULL;
 	r->task = task;
@@ -94,7 +112,7 @@ static __always_inline int on_user(struct pt_regs *ctx, __u8 type, __u64 task, _
 	struct lx_user *r;
 	void *ring;
 
-	r = user_rec(&ring, sizeof(*r), type, task, parent, name);
+	r = user_rec(&ring, sizeof(*r), type, task, parent, name, NULL);
 	if (r)
 		submit(ring, r, sizeof(*r));
 	return 0;
@@ -134,7 +152,7 @@ static __always_inline int send_msg(__u8 type, __u64 task, const char *name, con
 	struct lx_user_log *r;
 	void *ring;
 
-	r = (struct lx_user_log *)user_rec(&ring, sizeof(*r), type, task, 0, name);
+	r = (struct lx_user_log *)user_rec(&ring, sizeof(*r), type, task, 0, name, msg);
 	if (!r)
 		return 0;
 	r->u.flags |= copy_str(r->msg, sizeof(r->msg), msg, LX_USER_MSG_CUT, LX_USER_MSG_FAULT);

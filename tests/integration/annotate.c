@@ -323,3 +323,24 @@ Test(annotate, usdt_path_without_probes_is_an_error)
 		  "lxtrace record --usdt /bin/true: status %d, stderr:\n%s", status, err ? err : "");
 	free(err);
 }
+
+/* An annotation string whose page takes long to come (a stalled FUSE file, a userfaultfd that
+ * waits) must not hold its CPU's ring: the probe faults it in before it reserves the record,
+ * so the records the CPU sends meanwhile are read in time, not after the stall and late. */
+Test(annotate, a_stalled_string_holds_back_no_record)
+{
+	char usdt[4096];
+	const char *err;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cr_skip_test("the workload ticks on CPUs 0 and 1");
+	snprintf(usdt, sizeof(usdt), "%s", record__workload_path("stalledlog"));
+	/* -v: records delivered late are among the summary's internals. */
+	itest_record((const char *[]){ "-v", "--usdt", usdt, NULL }, "stalledlog",
+		     (const char *[]){ "800", NULL }, 60);
+	err = recorder__stderr(it.rec);
+	cr_assert_geq(itest_stat("ticks-0"), 100, "the ticker on the stalled CPU did not tick");
+	cr_assert_eq(tq_count_logs(it.trace, "slow"), 1, "the stalled log is not in the trace");
+	cr_assert(strstr(err, "out of order:  0 records"),
+		  "records came late while the string's page stalled:\n%s", err);
+}
