@@ -2,7 +2,6 @@
 # The layout: docs/layout.md (wings lowest first, checked by `make layers`).
 
 OUT ?= build
-ARCH ?= x86
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -11,11 +10,14 @@ WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 # -Iinclude: the workloads and benchmarks include <lxtrace/annotate.h> as users do.
 CPPFLAGS += -I. -I$(OUT) -Iinclude -D_GNU_SOURCE
 LIBS := -lbpf -lelf -lz -ldw -lpthread
-# ARCH is the kernel's name of the architecture (vmlinux/ARCH, __TARGET_ARCH_ARCH); its Debian
+# x86-64 only: the unwinder reads its registers and signal frame, the syscall kinds know its
+# numbers. ARCH is the kernel's name of it (vmlinux/ARCH, __TARGET_ARCH_ARCH); its Debian
 # multiarch directory holds the asm/ headers: the syscall table and what libbpf's headers include.
-MULTIARCH_x86 := x86_64-linux-gnu
-MULTIARCH_arm64 := aarch64-linux-gnu
-MULTIARCH := $(or $(MULTIARCH_$(ARCH)),$(error ARCH=$(ARCH): unknown; x86 or arm64))
+ifneq ($(shell uname -m),x86_64)
+$(error lxtrace builds for x86_64 only, this machine is $(shell uname -m))
+endif
+ARCH := x86
+MULTIARCH := x86_64-linux-gnu
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Werror
 # libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is in the multiarch dir.
 BPF_CFLAGS += -idirafter /usr/include/$(MULTIARCH)
@@ -92,9 +94,8 @@ $(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call say,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
-# Syscall number -> name, generated from the system's own header for ARCH, never typed by hand
-# (x86's 64-bit table is unistd_64.h; the other architectures use the generic unistd.h).
-SYSCALL_HDR ?= /usr/include/$(MULTIARCH)/asm/unistd$(if $(filter x86,$(ARCH)),_64).h
+# Syscall number -> name, generated from the system's own header, never typed by hand.
+SYSCALL_HDR ?= /usr/include/$(MULTIARCH)/asm/unistd_64.h
 $(OUT)/syscall_names.h: $(SYSCALL_HDR)
 	$(call say,GEN,$@)
 	@mkdir -p $(@D)
