@@ -32,7 +32,7 @@ say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
 LIB_SRCS := $(wildcard lib/*.c)
-FORMAT_SRCS := $(wildcard format/*.c)
+FORMAT_SRCS := $(wildcard format/*.c format/v2/*.c)
 USER_SRCS := $(wildcard user/*/*.c)
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)

@@ -1,5 +1,6 @@
 /* goparse.c - runs the real Go 1.19 and Go 1.23 trace parsers (`trace -d`) over a file and
- * reports their verdict and, for 1.19, how many events of each type they printed; and runs
+ * reports their verdict and, for 1.19, how many events of each type they printed (1.23's
+ * printout kept whole on request); and runs
  * each version's viewer and fetches its pages, which can crash on files the parser takes.
  *
  * The tool binaries are run directly (not through the `go` wrapper, which costs a second
@@ -30,13 +31,46 @@
 /* What Go 1.23's viewer logs once its timelines are built and it serves pages. */
 #define LISTENING "Trace viewer is listening on http://"
 
-enum mode { PARSE_119, PARSE_123, VIEWS_119, VIEWS_123 };
+enum mode { PARSE_119, PARSE_123, RAW_123, VIEWS_119, VIEWS_123 };
 
 struct job {
 	enum mode mode;
 	struct goparse_result *r;
 	char addr[64];		/* VIEWS_123: host:port, once the viewer listens */
+	bool capture;		/* goparse_123_text: keep what the parser prints in text */
+	char *text;
+	size_t tlen, tcap;
+	bool tfull;
 };
+
+/* Keeps line in j's text, up to GOPARSE_TEXT_MAX bytes (then the text is marked cut). */
+static void keep_line(struct job *j, const char *line)
+{
+	size_t n = strlen(line);
+	char *t;
+
+	if (j->tfull || j->tlen + n + 2 > GOPARSE_TEXT_MAX) {
+		j->tfull = true;
+		return;
+	}
+	if (j->tlen + n + 2 > j->tcap) {
+		size_t cap = j->tcap ? j->tcap : 65536;
+
+		while (cap < j->tlen + n + 2)
+			cap *= 2;
+		t = realloc(j->text, cap);
+		if (!t) {
+			j->tfull = true;
+			return;
+		}
+		j->text = t;
+		j->tcap = cap;
+	}
+	memcpy(j->text + j->tlen, line, n);
+	j->tlen += n;
+	j->text[j->tlen++] = '\n';
+	j->text[j->tlen] = '\0';
+}
 
 /* Splits a stream into lines; a line longer than the buffer is cut, the rest dropped. */
 struct lines {
@@ -52,9 +86,12 @@ static void on_stdout(struct job *j, const char *line)
 
 	switch (j->mode) {
 	case PARSE_123:
+	case RAW_123:
 		/* 1.23 prints some events over several lines; continuation lines are indented. */
 		if (line[0] && line[0] != ' ' && line[0] != '\t')
 			j->r->events++;
+		if (j->capture)
+			keep_line(j, line);
 		return;
 	case VIEWS_119:
 	case VIEWS_123:
@@ -187,9 +224,9 @@ static int spawn(const char *tool, const char *goroot, const char *flag, const c
 }
 
 static int run(const char *tool, const char *goroot, const char *flag, const char *path,
-	       struct goparse_result *out, enum mode mode)
+	       struct goparse_result *out, enum mode mode, char **text)
 {
-	struct job j = { .mode = mode, .r = out };
+	struct job j = { .mode = mode, .r = out, .capture = text != NULL };
 	struct lines *lo = NULL, *le = NULL;
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status, err = 0;
 	long deadline = http_now_ms() + TIMEOUT_MS;
@@ -281,27 +318,46 @@ out:
 	}
 	free(lo);
 	free(le);
-	return err;
+	if (text && !err && j.tfull && !out->error[0]) {
+		snprintf(out->error, sizeof(out->error), "printed more than %d bytes", GOPARSE_TEXT_MAX);
+		out->ok = false;
+	}
+	if (text && !err && !j.text)
+		j.text = strdup("");
+	if (text && !err)
+		*text = j.text;
+	else
+		free(j.text);
+	return err ? err : text && !*text ? -ENOMEM : 0;
 }
 
 int goparse_119(const char *path, struct goparse_result *out)
 {
-	return run(TOOL_119, GOROOT_119, "-d", path, out, PARSE_119);
+	return run(TOOL_119, GOROOT_119, "-d", path, out, PARSE_119, NULL);
 }
 
 int goparse_123(const char *path, struct goparse_result *out)
 {
-	return run(TOOL_123, GOROOT_123, "-d=1", path, out, PARSE_123);
+	return run(TOOL_123, GOROOT_123, "-d=1", path, out, PARSE_123, NULL);
+}
+
+int goparse_123_text(const char *path, int level, struct goparse_result *out, char **text)
+{
+	*text = NULL;
+	if (level != 1 && level != 2)
+		return -EINVAL;
+	return run(TOOL_123, GOROOT_123, level == 1 ? "-d=1" : "-d=2", path, out,
+		   level == 1 ? PARSE_123 : RAW_123, text);
 }
 
 int goparse_123_views(const char *path, struct goparse_result *out)
 {
-	return run(TOOL_123, GOROOT_123, "-http=127.0.0.1:0", path, out, VIEWS_123);
+	return run(TOOL_123, GOROOT_123, "-http=127.0.0.1:0", path, out, VIEWS_123, NULL);
 }
 
 int goparse_119_views(const char *path, struct goparse_result *out)
 {
-	return run(TOOL_119, GOROOT_119, "-http=127.0.0.1:0", path, out, VIEWS_119);
+	return run(TOOL_119, GOROOT_119, "-http=127.0.0.1:0", path, out, VIEWS_119, NULL);
 }
 
 typedef int check_fn(const char *path, struct goparse_result *out);

@@ -24,6 +24,14 @@ int goparse_119(const char *path, struct goparse_result *out);
 /* Runs `go tool trace -d=1 FILE` with Go 1.23. Returns 0, or -errno when it could not run. */
 int goparse_123(const char *path, struct goparse_result *out);
 
+/* Runs Go 1.23's `trace -d=LEVEL FILE` and keeps what it printed in *text (malloc'd,
+ * NUL-terminated; the caller frees it): level 1 runs the whole reader (its checks of state and
+ * order, docs/format.md §18.6) and prints the events it makes, level 2 only splits the file
+ * into batches and raw events. Printing more than GOPARSE_TEXT_MAX bytes fails the check.
+ * Returns 0, or -errno when it could not run. */
+#define GOPARSE_TEXT_MAX (256 << 20)
+int goparse_123_text(const char *path, int level, struct goparse_result *out, char **text);
+
 /* Runs Go 1.23's viewer (`trace -http=127.0.0.1:0 FILE`): it builds the proc timeline of the
  * whole trace before it listens, then the index, the proc and thread timelines (their JSON
  * must hold events), the goroutine summaries and the user task and region pages are fetched. These panic on some files the

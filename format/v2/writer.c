@@ -1,0 +1,870 @@
+/* writer.c - the Go 1.22+ trace encoder: per-thread M batches, per-generation string, stack and
+ * sample tables, and the scheduler state (threads, CPUs, sequence numbers) it checks each call
+ * against and restates at each generation's start (docs/format.md §18). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "format/tracemap.h"
+#include "format/v2/writer.h"
+#include "format/varint.h"
+#include "lib/grow.h"
+#include "lib/u64map.h"
+
+/* Room for one event: its type and up to five varints. */
+#define EV_ROOM (1 + 6 * GT_MAX_VARINT_LEN)
+
+/* Bytes waiting to become one batch. */
+struct buf {
+	uint8_t *data;
+	size_t len, cap;
+	uint64_t base;		/* time of its first event */
+	uint64_t last;		/* time of its last event */
+};
+
+struct thr {
+	uint64_t tid;
+	uint8_t st;		/* enum gt2_gstatus */
+	int32_t p;		/* the CPU its M holds, or -1 */
+	uint64_t seq;		/* its goroutine's sequence number in this generation */
+	struct buf m;		/* its M's batch */
+};
+
+struct proc {
+	uint8_t st;		/* enum gt2_pstatus */
+	uint64_t holder;	/* tid of the M holding it (RUNNING, SYSCALL) */
+	uint64_t seq;
+	uint64_t status_gen;	/* generation whose ProcStatus it has */
+};
+
+struct gt2_writer {
+	int fd;
+	off_t gen_off;		/* where the current generation starts; -1: not seekable */
+	uint32_t nprocs;
+	uint64_t freq, gen_ticks;
+	size_t batch_size, gen_bytes;
+	int err;
+	uint64_t gen, gen_start, last_ts;
+	uint64_t ev_ts;		/* time of the last event written: each one is later */
+	bool open;		/* the generation has begun (statuses written) */
+	size_t held;		/* bytes the generation holds in memory */
+	uint64_t gen_events;	/* of the current generation */
+	struct thr *thr;
+	size_t nthr, cap_thr;
+	struct u64map *by_tid;	/* tid -> index in thr + 1 */
+	struct proc *procs;
+	struct buf nom;		/* statuses bound to no M */
+	struct buf strings, stacks, samples;
+	struct gt_tracemap *sids, *stkids;
+	uint64_t *pcs;		/* scratch: a stack's key */
+	struct gt2_writer_stats st;
+};
+
+static int grow_buf(struct buf *b, size_t need)
+{
+	void *d = b->data;
+	int err = grow_array(&d, &b->cap, b->len + need, 1, 256);
+
+	b->data = d;
+	return err;
+}
+
+/* Writes all of iov, or fails the writer and cuts the file back to the generation's start. */
+static int put(struct gt2_writer *w, struct iovec *iov, int n)
+{
+	size_t total = 0;
+
+	for (int i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	while (n) {
+		ssize_t r = writev(w->fd, iov, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			w->err = r < 0 ? -errno : -EIO;
+			goto fail;
+		}
+		while (n && (size_t)r >= iov->iov_len) {
+			r -= (ssize_t)iov->iov_len;
+			iov++, n--;
+		}
+		if (n) {
+			iov->iov_base = (uint8_t *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
+	}
+	w->st.bytes += total;
+	return 0;
+fail:
+	w->st.lost += w->gen_events;
+	if (w->gen_off >= 0 && !ftruncate(w->fd, w->gen_off))
+		lseek(w->fd, w->gen_off, SEEK_SET);
+	return w->err;
+}
+
+/* Writes b as one batch of M m (GT2_NO_THREAD for tables) and empties it. */
+static int put_batch(struct gt2_writer *w, uint64_t m, struct buf *b)
+{
+	uint8_t hdr[1 + 4 * GT_MAX_VARINT_LEN], *p = hdr;
+	struct iovec iov[2];
+	int err;
+
+	if (!b->len)
+		return 0;
+	*p++ = GT2_EV_BATCH;
+	p = gt_varint_put(p, w->gen);
+	p = gt_varint_put(p, m);
+	p = gt_varint_put(p, b->base);
+	p = gt_varint_put(p, b->len);
+	iov[0] = (struct iovec){ hdr, (size_t)(p - hdr) };
+	iov[1] = (struct iovec){ b->data, b->len };
+	err = put(w, iov, 2);
+	if (err)
+		return err;
+	w->st.batches++;
+	w->held -= b->len;
+	b->len = 0;
+	return 0;
+}
+
+/* Appends entry (len bytes) to a table batch whose first byte is kind. */
+static int table_add(struct gt2_writer *w, struct buf *b, uint8_t kind, const uint8_t *entry,
+		     size_t len)
+{
+	int err;
+
+	if (b->len + len > GT2_MAX_BATCH && (err = put_batch(w, GT2_NO_THREAD, b)))
+		return err;
+	if (grow_buf(b, len + 1))
+		return -ENOMEM;
+	if (!b->len) {
+		b->data[b->len++] = kind;
+		b->base = w->last_ts ? w->last_ts : 1;
+		w->held++;
+	}
+	memcpy(b->data + b->len, entry, len);
+	b->len += len;
+	w->held += len;
+	return 0;
+}
+
+/* The generation's id of s (0 for none or empty), defined in its string table when new. */
+static int string_id(struct gt2_writer *w, const char *s, size_t len, uint64_t *id)
+{
+	uint8_t e[1 + 2 * GT_MAX_VARINT_LEN + GT2_MAX_STRING], *p = e;
+	bool added;
+
+	*id = 0;
+	if (!s || !len)
+		return 0;
+	if (len > GT2_MAX_STRING) {
+		len = GT2_MAX_STRING;
+		w->st.cut++;
+	}
+	*id = gt_tracemap__put(w->sids, s, len, &added);
+	if (!*id)
+		return -ENOMEM;
+	if (!added)
+		return 0;
+	*p++ = GT2_EV_STRING;
+	p = gt_varint_put(p, *id);
+	p = gt_varint_put(p, len);
+	memcpy(p, s, len);
+	w->st.strings++;
+	return table_add(w, &w->strings, GT2_EV_STRINGS, e, (size_t)(p - e) + len);
+}
+
+static int cstring_id(struct gt2_writer *w, const char *s, uint64_t *id)
+{
+	return string_id(w, s, s ? strlen(s) : 0, id);
+}
+
+/* The generation's id of stk (0 for none), defined in its stack table when new. */
+static int stack_id(struct gt2_writer *w, const struct gt2_stack *stk, uint64_t *id)
+{
+	uint8_t e[1 + 2 * GT_MAX_VARINT_LEN + GT2_MAX_FRAMES * 4 * GT_MAX_VARINT_LEN], *p = e;
+	size_t n;
+	bool added;
+	int err;
+
+	*id = 0;
+	if (!stk || !stk->n)
+		return 0;
+	n = stk->n;
+	if (n > GT2_MAX_FRAMES) {
+		n = GT2_MAX_FRAMES;
+		w->st.cut++;
+	}
+	for (size_t i = 0; i < n; i++)
+		w->pcs[i] = stk->frames[i].pc;
+	*id = gt_tracemap__put(w->stkids, w->pcs, n * sizeof(*w->pcs), &added);
+	if (!*id)
+		return -ENOMEM;
+	if (!added)
+		return 0;
+	*p++ = GT2_EV_STACK;
+	p = gt_varint_put(p, *id);
+	p = gt_varint_put(p, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct gt_frame *f = &stk->frames[i];
+		uint64_t fn, file;
+
+		if ((err = cstring_id(w, f->func, &fn)) || (err = cstring_id(w, f->file, &file)))
+			return err;
+		p = gt_varint_put(p, f->pc);
+		p = gt_varint_put(p, fn);
+		p = gt_varint_put(p, file);
+		p = gt_varint_put(p, f->line);
+	}
+	w->st.stacks++;
+	return table_add(w, &w->stacks, GT2_EV_STACKS, e, (size_t)(p - e));
+}
+
+/* Appends a timed event to batch b of M m: type t, then args. */
+static int ev(struct gt2_writer *w, uint64_t m, struct buf *b, uint64_t ts, uint8_t t,
+	      const uint64_t *args, unsigned nargs)
+{
+	uint8_t *p;
+	int err;
+
+	if (b->len + EV_ROOM > w->batch_size && (err = put_batch(w, m, b)))
+		return err;
+	if (grow_buf(b, EV_ROOM))
+		return -ENOMEM;
+	/* Go 1.23's reader retries a stuck earliest event's rivals but not one tied with it
+	 * (docs/format.md §18.4): no two events share a time. */
+	if (ts <= w->ev_ts)
+		ts = w->ev_ts + 1;
+	w->ev_ts = ts;
+	if (!b->len)
+		b->base = b->last = ts;
+	p = b->data + b->len;
+	*p++ = t;
+	p = gt_varint_put(p, ts - b->last);
+	for (unsigned i = 0; i < nargs; i++)
+		p = gt_varint_put(p, args[i]);
+	w->held += (size_t)(p - (b->data + b->len));
+	b->len = (size_t)(p - b->data);
+	b->last = ts;
+	w->st.events++;
+	w->gen_events++;
+	return 0;
+}
+
+#define EV(w, t, ts, type, ...)                                                        \
+	ev((w), (t)->tid, &(t)->m, (ts), (type), (const uint64_t[]){ __VA_ARGS__ },      \
+	   sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t))
+#define EV0(w, t, ts, type) ev((w), (t)->tid, &(t)->m, (ts), (type), NULL, 0)
+#define NOM(w, ts, type, ...)                                                          \
+	ev((w), GT2_NO_THREAD, &(w)->nom, (ts), (type), (const uint64_t[]){ __VA_ARGS__ }, \
+	   sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t))
+
+static struct thr *find(struct gt2_writer *w, uint64_t tid)
+{
+	uint64_t *i = u64map__get(w->by_tid, tid);
+
+	return i ? &w->thr[*i - 1] : NULL;
+}
+
+static struct thr *add_thread(struct gt2_writer *w, uint64_t tid, uint8_t st)
+{
+	uint64_t *i;
+	bool added;
+
+	if (!tid || find(w, tid)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	void *arr = w->thr;
+
+	if (grow_array(&arr, &w->cap_thr, w->nthr + 1, sizeof(*w->thr), 16)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->thr = arr;
+	i = u64map__put(w->by_tid, tid, &added);
+	if (!i)
+		return NULL;
+	*i = w->nthr + 1;
+	w->thr[w->nthr++] = (struct thr){ .tid = tid, .st = st, .p = -1 };
+	return &w->thr[w->nthr - 1];
+}
+
+static void drop_thread(struct gt2_writer *w, struct thr *t)
+{
+	size_t i = (size_t)(t - w->thr);
+
+	free(t->m.data);
+	u64map__del(w->by_tid, t->tid);
+	if (i != w->nthr - 1) {
+		w->thr[i] = w->thr[w->nthr - 1];
+		*u64map__get(w->by_tid, w->thr[i].tid) = i + 1;
+	}
+	w->nthr--;
+}
+
+/* Ends the generation: every M's batch, the tables, the samples, the frequency. */
+static int end_generation(struct gt2_writer *w)
+{
+	uint8_t f[1 + GT_MAX_VARINT_LEN];
+	struct buf fb = { .data = f, .base = w->last_ts };
+	int err = 0;
+
+	if (!w->open)
+		return 0;
+	for (size_t i = 0; i < w->nthr && !err; i++)
+		err = put_batch(w, w->thr[i].tid, &w->thr[i].m);
+	if (!err)
+		err = put_batch(w, GT2_NO_THREAD, &w->nom);
+	if (!err)
+		err = put_batch(w, GT2_NO_THREAD, &w->strings);
+	if (!err)
+		err = put_batch(w, GT2_NO_THREAD, &w->stacks);
+	if (!err)
+		err = put_batch(w, GT2_NO_THREAD, &w->samples);
+	if (!err) {
+		f[0] = GT2_EV_FREQUENCY;
+		fb.len = (size_t)(gt_varint_put(f + 1, w->freq) - f);
+		w->held += fb.len;
+		err = put_batch(w, GT2_NO_THREAD, &fb);
+	}
+	if (err)
+		return err;
+	w->st.generations++;
+	w->gen_events = 0;
+	if (w->gen_off >= 0)
+		w->gen_off = lseek(w->fd, 0, SEEK_CUR);
+	w->gen++;
+	w->open = false;
+	w->held = 0;
+	gt_tracemap__clear(w->sids);
+	gt_tracemap__clear(w->stkids);
+	return 0;
+}
+
+/* Opens a generation at ts: every P a thread holds and every thread restate their status,
+ * which also starts the sequence numbers again. */
+static int begin_generation(struct gt2_writer *w, uint64_t ts)
+{
+	int err = 0;
+
+	w->open = true;
+	w->gen_start = ts;
+	for (uint32_t p = 0; p < w->nprocs; p++)
+		w->procs[p].seq = 0;
+	for (size_t i = 0; i < w->nthr && !err; i++) {
+		struct thr *t = &w->thr[i];
+
+		t->seq = 0;
+		if (t->p >= 0) {
+			struct proc *pr = &w->procs[t->p];
+
+			pr->status_gen = w->gen;
+			err = EV(w, t, ts, GT2_EV_PROC_STATUS, (uint64_t)t->p, pr->st);
+		}
+		if (err)
+			break;
+		if (t->p >= 0 || t->st == GT2_G_SYSCALL)
+			err = EV(w, t, ts, GT2_EV_GO_STATUS, t->tid, t->tid, t->st);
+		else
+			err = NOM(w, ts, GT2_EV_GO_STATUS, t->tid, GT2_NO_THREAD, t->st);
+	}
+	return err;
+}
+
+/* Every call starts here: the writer has not failed, time goes on, and the generation is
+ * open (a new one when the current one is full). */
+static int enter(struct gt2_writer *w, uint64_t ts)
+{
+	int err;
+
+	if (w->err)
+		return w->err;
+	if (!ts || ts < w->last_ts)
+		return -EINVAL;
+	if (w->open && (ts - w->gen_start >= w->gen_ticks || w->held >= w->gen_bytes ||
+			gt_tracemap__bytes(w->sids) + gt_tracemap__bytes(w->stkids) +
+					w->held >= w->gen_bytes)) {
+		if ((err = end_generation(w)))
+			return err;
+	}
+	w->last_ts = ts;
+	return w->open ? 0 : begin_generation(w, ts);
+}
+
+/* P p is idle and free: states its status first in this generation. */
+static int idle_proc(struct gt2_writer *w, uint64_t ts, uint32_t p)
+{
+	struct proc *pr = &w->procs[p];
+
+	if (pr->st != GT2_P_IDLE)
+		return -EBUSY;
+	if (pr->status_gen == w->gen)
+		return 0;
+	pr->status_gen = w->gen;
+	return NOM(w, ts, GT2_EV_PROC_STATUS, p, GT2_P_IDLE);
+}
+
+/* Thread t's M starts P p (idle). */
+static int start_proc(struct gt2_writer *w, uint64_t ts, struct thr *t, uint32_t p)
+{
+	struct proc *pr = &w->procs[p];
+	int err = idle_proc(w, ts, p);
+
+	if (err || (err = EV(w, t, ts, GT2_EV_PROC_START, p, ++pr->seq)))
+		return err;
+	pr->st = GT2_P_RUNNING;
+	pr->holder = t->tid;
+	t->p = (int32_t)p;
+	return 0;
+}
+
+/* Thread t's M lets go of its P: stopped, or stolen by thief's M (t's own for a P it left in a
+ * syscall). */
+static int release_proc(struct gt2_writer *w, uint64_t ts, struct thr *t, struct thr *thief)
+{
+	struct proc *pr = &w->procs[t->p];
+	int err = thief ? EV(w, thief, ts, GT2_EV_PROC_STEAL, (uint64_t)t->p, ++pr->seq, t->tid) :
+			  EV0(w, t, ts, GT2_EV_PROC_STOP);
+
+	if (err)
+		return err;
+	pr->st = GT2_P_IDLE;
+	pr->holder = 0;
+	t->p = -1;
+	return 0;
+}
+
+static bool cpu_ok(const struct gt2_writer *w, int32_t cpu)
+{
+	return cpu >= 0 && (uint32_t)cpu < w->nprocs;
+}
+
+/* A runnable thread on a CPU starts running. */
+static int go_start(struct gt2_writer *w, uint64_t ts, struct thr *t)
+{
+	int err = EV(w, t, ts, GT2_EV_GO_START, t->tid, ++t->seq);
+
+	if (!err)
+		t->st = GT2_G_RUNNING;
+	return err;
+}
+
+/* A thread in a syscall on its M, holding a running P, returns to user space. */
+static int syscall_return(struct gt2_writer *w, uint64_t ts, struct thr *t)
+{
+	int err = EV0(w, t, ts, GT2_EV_GO_SYSCALL_END_BLOCKED);
+
+	t->st = GT2_G_RUNNABLE;
+	return err ? err : go_start(w, ts, t);
+}
+
+int gt2_writer__run(struct gt2_writer *w, uint64_t ts, uint32_t cpu, uint64_t tid)
+{
+	struct thr *t = find(w, tid);
+	struct proc *pr;
+	int err;
+
+	if (!t || !cpu_ok(w, (int32_t)cpu))
+		return -EINVAL;
+	if (t->st != GT2_G_RUNNABLE && t->st != GT2_G_SYSCALL)
+		return -EINVAL;
+	pr = &w->procs[cpu];
+	if (t->p == (int32_t)cpu)
+		return enter(w, ts);
+	if (pr->st != GT2_P_IDLE && pr->st != GT2_P_SYSCALL)
+		return -EBUSY;
+	if (pr->st == GT2_P_SYSCALL && find(w, pr->holder)->st != GT2_G_SYSCALL)
+		return -EBUSY;
+	if ((err = enter(w, ts)))
+		return err;
+	if (t->p >= 0 && (err = release_proc(w, ts, t,
+					     w->procs[t->p].st == GT2_P_SYSCALL ? t : NULL)))
+		return err;
+	if (pr->st == GT2_P_SYSCALL && (err = release_proc(w, ts, find(w, pr->holder), t)))
+		return err;
+	if ((err = start_proc(w, ts, t, cpu)))
+		return err;
+	return t->st == GT2_G_RUNNABLE ? go_start(w, ts, t) : 0;
+}
+
+int gt2_writer__leave(struct gt2_writer *w, uint64_t ts, uint64_t tid, enum gt2_leave how,
+		      const char *reason, const struct gt2_stack *stk)
+{
+	struct thr *t = find(w, tid);
+	uint64_t sid, sk;
+	int err;
+
+	if (!t || t->p < 0 || (t->st != GT2_G_RUNNING && t->st != GT2_G_SYSCALL))
+		return -EINVAL;
+	if ((err = enter(w, ts)))
+		return err;
+	if (t->st == GT2_G_SYSCALL) {
+		/* Left in a syscall: the P stays its own until taken. */
+		if (w->procs[t->p].st == GT2_P_SYSCALL)
+			return 0;
+		return release_proc(w, ts, t, NULL);
+	}
+	if (how == GT2_PREEMPTED && !reason)
+		reason = "preempted";
+	if ((err = cstring_id(w, reason, &sid)) || (err = stack_id(w, stk, &sk)))
+		return err;
+	err = EV(w, t, ts, how == GT2_BLOCKED ? GT2_EV_GO_BLOCK : GT2_EV_GO_STOP, sid, sk);
+	if (err)
+		return err;
+	t->st = how == GT2_BLOCKED ? GT2_G_WAITING : GT2_G_RUNNABLE;
+	return release_proc(w, ts, t, NULL);
+}
+
+int gt2_writer__wake(struct gt2_writer *w, uint64_t ts, uint64_t waker, uint64_t tid,
+		     const struct gt2_stack *stk)
+{
+	struct thr *t = find(w, tid), *by = waker ? find(w, waker) : NULL;
+	uint64_t sk;
+	int err;
+
+	if (!t || (waker && !by))
+		return -EINVAL;
+	if ((err = enter(w, ts)) || t->st != GT2_G_WAITING)
+		return err;
+	if ((err = stack_id(w, stk, &sk)))
+		return err;
+	err = by ? EV(w, by, ts, GT2_EV_GO_UNBLOCK, tid, ++t->seq, sk) :
+		   NOM(w, ts, GT2_EV_GO_UNBLOCK, tid, ++t->seq, sk);
+	if (!err)
+		t->st = GT2_G_RUNNABLE;
+	return err;
+}
+
+int gt2_writer__syscall_begin(struct gt2_writer *w, uint64_t ts, uint64_t tid,
+			      const struct gt2_stack *stk)
+{
+	struct thr *t = find(w, tid);
+	uint64_t sk;
+	int err;
+
+	if (!t || t->p < 0 || t->st != GT2_G_RUNNING)
+		return -EINVAL;
+	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)))
+		return err;
+	err = EV(w, t, ts, GT2_EV_GO_SYSCALL_BEGIN, ++w->procs[t->p].seq, sk);
+	if (err)
+		return err;
+	t->st = GT2_G_SYSCALL;
+	w->procs[t->p].st = GT2_P_SYSCALL;
+	return 0;
+}
+
+int gt2_writer__syscall_end(struct gt2_writer *w, uint64_t ts, uint64_t tid)
+{
+	struct thr *t = find(w, tid);
+	int err;
+
+	if (!t || t->p < 0 || t->st != GT2_G_SYSCALL)
+		return -EINVAL;
+	if ((err = enter(w, ts)))
+		return err;
+	if (w->procs[t->p].st == GT2_P_RUNNING)	/* came back on a CPU it started anew */
+		return syscall_return(w, ts, t);
+	if ((err = EV0(w, t, ts, GT2_EV_GO_SYSCALL_END)))
+		return err;
+	t->st = GT2_G_RUNNING;
+	w->procs[t->p].st = GT2_P_RUNNING;
+	return 0;
+}
+
+/* A thread the first generation did not state is born in a syscall on its own M, then brought
+ * to st. */
+static int appear(struct gt2_writer *w, uint64_t ts, struct thr *t, enum gt2_gstatus st,
+		  int32_t cpu, const char *reason, const struct gt2_stack *stk)
+{
+	int err = EV(w, t, ts, GT2_EV_GO_CREATE_SYSCALL, t->tid);
+	uint32_t p;
+
+	if (err || st == GT2_G_SYSCALL) {
+		if (!err && cpu >= 0)
+			err = start_proc(w, ts, t, (uint32_t)cpu);
+		return err;
+	}
+	if (st == GT2_G_RUNNING) {
+		if ((err = start_proc(w, ts, t, (uint32_t)cpu)))
+			return err;
+		return syscall_return(w, ts, t);
+	}
+	if ((err = EV0(w, t, ts, GT2_EV_GO_SYSCALL_END_BLOCKED)))
+		return err;
+	t->st = GT2_G_RUNNABLE;
+	if (st == GT2_G_RUNNABLE)
+		return 0;
+	for (p = 0; p < w->nprocs && w->procs[p].st != GT2_P_IDLE; p++)
+		;
+	if (p == w->nprocs)
+		return -EBUSY;
+	if ((err = start_proc(w, ts, t, p)) || (err = go_start(w, ts, t)))
+		return err;
+	return gt2_writer__leave(w, ts, t->tid, GT2_BLOCKED, reason, stk);
+}
+
+int gt2_writer__thread_found(struct gt2_writer *w, uint64_t ts, uint64_t tid,
+			     enum gt2_gstatus st, int32_t cpu, const char *reason,
+			     const struct gt2_stack *stk)
+{
+	bool on_cpu = st == GT2_G_RUNNING || (st == GT2_G_SYSCALL && cpu >= 0);
+	struct thr *t;
+	uint64_t sk;
+	int err;
+
+	if (st < GT2_G_RUNNABLE || st > GT2_G_WAITING || find(w, tid) || !tid)
+		return -EINVAL;
+	if (on_cpu ? !cpu_ok(w, cpu) : cpu != -1)
+		return -EINVAL;
+	if (on_cpu && (w->procs[cpu].st != GT2_P_IDLE ||
+		       (w->open && w->procs[cpu].status_gen == w->gen && w->gen == 1)))
+		return -EBUSY;
+	if ((err = enter(w, ts)))
+		return err;
+	t = add_thread(w, tid, (uint8_t)(w->gen == 1 ? st : GT2_G_SYSCALL));
+	if (!t)
+		return -errno;
+	if (w->gen > 1)
+		return appear(w, ts, t, st, cpu, reason, stk);
+	if ((err = stack_id(w, stk, &sk)))
+		return err;
+	if (on_cpu) {
+		struct proc *pr = &w->procs[cpu];
+
+		pr->st = st == GT2_G_RUNNING ? GT2_P_RUNNING : GT2_P_SYSCALL;
+		pr->holder = tid;
+		pr->status_gen = w->gen;
+		t->p = cpu;
+		if ((err = EV(w, t, ts, GT2_EV_PROC_STATUS, (uint64_t)cpu, pr->st)))
+			return err;
+	}
+	if (on_cpu || st == GT2_G_SYSCALL)
+		return EV(w, t, ts, GT2_EV_GO_STATUS_STACK, tid, tid, st, sk);
+	return NOM(w, ts, GT2_EV_GO_STATUS_STACK, tid, GT2_NO_THREAD, st, sk);
+}
+
+int gt2_writer__thread_new(struct gt2_writer *w, uint64_t ts, uint64_t parent, uint64_t tid,
+			   const struct gt2_stack *stk)
+{
+	struct thr *pt = find(w, parent), *t;
+	uint64_t sk;
+	int err;
+
+	if (!pt || !tid || find(w, tid))
+		return -EINVAL;
+	if (pt->p < 0 || pt->st != GT2_G_RUNNING || w->procs[pt->p].st != GT2_P_RUNNING)
+		return gt2_writer__thread_found(w, ts, tid, GT2_G_RUNNABLE, -1, NULL, NULL);
+	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)))
+		return err;
+	if (!(t = add_thread(w, tid, GT2_G_RUNNABLE)))
+		return -errno;
+	return EV(w, pt, ts, GT2_EV_GO_CREATE, tid, 0, sk);
+}
+
+int gt2_writer__thread_exit(struct gt2_writer *w, uint64_t ts, uint64_t tid)
+{
+	struct thr *t = find(w, tid);
+	int err;
+
+	if (!t || (t->st != GT2_G_SYSCALL && (t->st != GT2_G_RUNNING || t->p < 0)))
+		return -EINVAL;
+	if ((err = enter(w, ts)))
+		return err;
+	if (t->st == GT2_G_RUNNING) {
+		if ((err = EV0(w, t, ts, GT2_EV_GO_DESTROY)) || (err = release_proc(w, ts, t, NULL)))
+			return err;
+	} else {
+		/* Let go of the P first: a P that leaves with its thread's end is lost to the
+		 * parser ("abandoned"), never to be started again. */
+		if (t->p >= 0 && (err = release_proc(w, ts, t,
+						     w->procs[t->p].st == GT2_P_SYSCALL ? t : NULL)))
+			return err;
+		if ((err = EV0(w, t, ts, GT2_EV_GO_DESTROY_SYSCALL)))
+			return err;
+	}
+	if ((err = put_batch(w, t->tid, &t->m)))
+		return err;
+	drop_thread(w, t);
+	return 0;
+}
+
+int gt2_writer__cpu_sample(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint32_t cpu,
+			   const struct gt2_stack *stk)
+{
+	uint8_t e[1 + 5 * GT_MAX_VARINT_LEN], *p = e;
+	uint64_t sk;
+	int err;
+
+	if (!ts || (uint32_t)cpu >= w->nprocs)
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	if (!w->open && (err = enter(w, ts > w->last_ts ? ts : w->last_ts)))
+		return err;
+	if ((err = stack_id(w, stk, &sk)))
+		return err;
+	*p++ = GT2_EV_CPU_SAMPLE;
+	p = gt_varint_put(p, ts);
+	p = gt_varint_put(p, tid ? tid : GT2_NO_THREAD);
+	p = gt_varint_put(p, cpu);
+	p = gt_varint_put(p, tid);
+	p = gt_varint_put(p, sk);
+	w->st.events++;
+	w->gen_events++;
+	return table_add(w, &w->samples, GT2_EV_CPU_SAMPLES, e, (size_t)(p - e));
+}
+
+/* The thread of an annotation: it holds a CPU, so its M has a P and its goroutine. */
+static struct thr *annotating(struct gt2_writer *w, uint64_t ts, uint64_t tid, int *err)
+{
+	struct thr *t = find(w, tid);
+
+	if (!t || t->p < 0 || (t->st != GT2_G_RUNNING && t->st != GT2_G_SYSCALL)) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	*err = enter(w, ts);
+	return *err ? NULL : t;
+}
+
+int gt2_writer__task_begin(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t task,
+			   uint64_t parent, const char *name, const struct gt2_stack *stk)
+{
+	uint64_t sid, sk;
+	int err;
+	struct thr *t = annotating(w, ts, tid, &err);
+
+	if (!t || (err = cstring_id(w, name, &sid)) || (err = stack_id(w, stk, &sk)))
+		return err;
+	return EV(w, t, ts, GT2_EV_USER_TASK_BEGIN, task, parent, sid, sk);
+}
+
+int gt2_writer__task_end(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t task,
+			 const struct gt2_stack *stk)
+{
+	uint64_t sk;
+	int err;
+	struct thr *t = annotating(w, ts, tid, &err);
+
+	if (!t || (err = stack_id(w, stk, &sk)))
+		return err;
+	return EV(w, t, ts, GT2_EV_USER_TASK_END, task, sk);
+}
+
+int gt2_writer__region(struct gt2_writer *w, uint64_t ts, uint64_t tid, bool begin,
+		       uint64_t task, const char *name, const struct gt2_stack *stk)
+{
+	uint64_t sid, sk;
+	int err;
+	struct thr *t = annotating(w, ts, tid, &err);
+
+	if (!t || (err = cstring_id(w, name, &sid)) || (err = stack_id(w, stk, &sk)))
+		return err;
+	return EV(w, t, ts, begin ? GT2_EV_USER_REGION_BEGIN : GT2_EV_USER_REGION_END, task, sid,
+		  sk);
+}
+
+int gt2_writer__log(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t task,
+		    const char *key, const char *value, size_t value_len,
+		    const struct gt2_stack *stk)
+{
+	uint64_t kid, vid, sk;
+	int err;
+	struct thr *t = annotating(w, ts, tid, &err);
+
+	if (!t || (err = cstring_id(w, key, &kid)) || (err = string_id(w, value, value_len, &vid)) ||
+	    (err = stack_id(w, stk, &sk)))
+		return err;
+	return EV(w, t, ts, GT2_EV_USER_LOG, task, kid, vid, sk);
+}
+
+int gt2_writer__heap(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t bytes)
+{
+	int err;
+	struct thr *t = annotating(w, ts, tid, &err);
+
+	return t ? EV(w, t, ts, GT2_EV_HEAP_ALLOC, bytes) : err;
+}
+
+int gt2_writer__flush(struct gt2_writer *w)
+{
+	return w->err ? w->err : end_generation(w);
+}
+
+uint64_t gt2_writer__generation(const struct gt2_writer *w)
+{
+	return w->gen;
+}
+
+void gt2_writer__stats(const struct gt2_writer *w, struct gt2_writer_stats *out)
+{
+	*out = w->st;
+}
+
+struct gt2_writer *gt2_writer__new(const struct gt2_writer_opts *o)
+{
+	struct gt2_writer *w;
+	struct iovec iov = { (void *)GT2_HEADER, GT2_HEADER_LEN };
+
+	if (!o || o->sz < sizeof(*o) || !o->nprocs || !o->frequency || o->fd < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->fd = o->fd;
+	w->nprocs = o->nprocs;
+	w->freq = o->frequency;
+	w->gen_ticks = o->gen_ticks ? o->gen_ticks : o->frequency;
+	w->gen_bytes = o->gen_bytes ? o->gen_bytes : GT2_WRITER_GEN_BYTES;
+	w->batch_size = o->batch_size && o->batch_size <= GT2_MAX_BATCH ? o->batch_size :
+									  GT2_MAX_BATCH;
+	if (w->batch_size < 2 * EV_ROOM)
+		w->batch_size = 2 * EV_ROOM;
+	w->gen = 1;
+	w->gen_off = lseek(o->fd, 0, SEEK_CUR);
+	w->procs = calloc(o->nprocs, sizeof(*w->procs));
+	w->pcs = calloc(GT2_MAX_FRAMES, sizeof(*w->pcs));
+	w->by_tid = u64map__new();
+	w->sids = gt_tracemap__new();
+	w->stkids = gt_tracemap__new();
+	if (!w->procs || !w->pcs || !w->by_tid || !w->sids || !w->stkids)
+		goto fail;
+	for (uint32_t p = 0; p < o->nprocs; p++)
+		w->procs[p].st = GT2_P_IDLE;
+	if (put(w, &iov, 1)) {
+		errno = -w->err;
+		goto fail;
+	}
+	if (w->gen_off >= 0)
+		w->gen_off += GT2_HEADER_LEN;
+	return w;
+fail:
+	gt2_writer__free(w);
+	return NULL;
+}
+
+void gt2_writer__free(struct gt2_writer *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nthr; i++)
+		free(w->thr[i].m.data);
+	free(w->thr);
+	u64map__free(w->by_tid);
+	free(w->procs);
+	free(w->nom.data);
+	free(w->strings.data);
+	free(w->stacks.data);
+	free(w->samples.data);
+	gt_tracemap__free(w->sids);
+	gt_tracemap__free(w->stkids);
+	free(w->pcs);
+	free(w);
+}

@@ -1,0 +1,140 @@
+/* writer.h - streaming encoder of Go 1.22+ execution traces ("go 1.23 trace"), driven by what
+ * happens to Linux threads on CPUs: each thread is a goroutine and an M of the same id, each
+ * CPU a P (docs/format.md §18).
+ *
+ * The file is a series of generations. A generation holds each M's batches, its own string
+ * and stack tables, its CPU samples and its Frequency; it ends when it has lasted gen_ticks or
+ * holds gen_bytes of tables and unwritten batches, and the next one opens with the status of
+ * every thread and of every P a thread holds. Memory is bounded by gen_bytes plus one batch
+ * buffer per thread in use, whatever the trace's length.
+ *
+ * Crash-safety invariant: every prefix of the output that ends on a generation boundary is a
+ * trace Go 1.23's parser accepts. A write error cuts the file back to the last boundary
+ * (regular files; ftruncate) and fails the writer: every later call returns the error.
+ *
+ * The calls say what a thread did at time ts (ticks, > 0, non-decreasing across calls); an
+ * event at the time of the one before is written a tick after it (§18.4). Each
+ * checks the transition against the encoder's state of the thread and its CPU and returns
+ * -EINVAL (-EBUSY for a CPU held by another thread) without writing anything when it is not
+ * one the parser accepts: the encoder never repairs, the caller (the model) does. Strings
+ * and stacks are given by content and interned per generation; a string longer than
+ * GT2_MAX_STRING or a stack deeper than GT2_MAX_FRAMES is cut and counted (stats.cut).
+ */
+#ifndef LXTRACE_FORMAT_V2_WRITER_H
+#define LXTRACE_FORMAT_V2_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/v2/wire.h"
+#include "format/writer.h"
+
+struct gt2_writer;
+
+struct gt2_writer_opts {
+	size_t sz;		/* sizeof(struct gt2_writer_opts), for growth */
+	int fd;			/* output; the writer does not close it */
+	uint32_t nprocs;	/* CPUs (P ids) are 0 .. nprocs-1 */
+	uint64_t frequency;	/* ticks per second; > 0 */
+	size_t batch_size;	/* bytes of one M's batch; 0 or above GT2_MAX_BATCH: the maximum */
+	uint64_t gen_ticks;	/* a generation's longest duration; 0: one second */
+	size_t gen_bytes;	/* what a generation may hold in memory; 0: GT2_WRITER_GEN_BYTES */
+};
+
+#define GT2_WRITER_GEN_BYTES (16u << 20)
+
+/* A call stack, leaf first; frames' strings are copied. NULL or n = 0: none. */
+struct gt2_stack {
+	const struct gt_frame *frames;
+	size_t n;
+};
+
+/* How a running thread leaves its CPU. */
+enum gt2_leave {
+	GT2_PREEMPTED,		/* still runnable: GoStop */
+	GT2_BLOCKED,		/* waits for a wakeup: GoBlock with a reason */
+};
+
+struct gt2_writer_stats {
+	uint64_t events;	/* timed events, CPU samples included */
+	uint64_t batches;
+	uint64_t bytes;		/* written, header included */
+	uint64_t generations;	/* complete in the file */
+	uint64_t strings, stacks;	/* table entries written, over all generations */
+	uint64_t cut;		/* strings and stacks cut to the parser's limits */
+	uint64_t lost;		/* events of the generation a write error cut away */
+};
+
+/* Writes the header. NULL with errno set on failure (EINVAL for bad options). */
+struct gt2_writer *gt2_writer__new(const struct gt2_writer_opts *opts);
+
+/* A thread that exists when it is first seen, in status st: RUNNING or SYSCALL on cpu (SYSCALL
+ * may have cpu -1: blocked in the kernel, off any CPU), RUNNABLE or WAITING (cpu -1; stk: where
+ * it waits, shown from the first generation on). In the first generation this is a GoStatus;
+ * later, the thread is born in a syscall on its own M and brought to st (WAITING takes an idle
+ * CPU for an instant, to block there with reason: -EBUSY when none is idle). */
+int gt2_writer__thread_found(struct gt2_writer *w, uint64_t ts, uint64_t tid,
+			     enum gt2_gstatus st, int32_t cpu, const char *reason,
+			     const struct gt2_stack *stk);
+
+/* Thread tid is created, runnable, by parent (GoCreate on the parent's M with the parent's
+ * stack stk, when the parent runs on a CPU; else as thread_found RUNNABLE). */
+int gt2_writer__thread_new(struct gt2_writer *w, uint64_t ts, uint64_t parent, uint64_t tid,
+			   const struct gt2_stack *stk);
+
+/* Thread tid, running (or in a syscall), exits; its M's batch is written. */
+int gt2_writer__thread_exit(struct gt2_writer *w, uint64_t ts, uint64_t tid);
+
+/* Thread tid gets CPU cpu: runnable, or in a syscall (then it stays in the syscall until
+ * syscall_end). A CPU another thread left inside a syscall is stolen from it (ProcSteal). */
+int gt2_writer__run(struct gt2_writer *w, uint64_t ts, uint32_t cpu, uint64_t tid);
+
+/* Thread tid leaves its CPU: preempted (reason NULL: "preempted") or blocked (reason, e.g.
+ * "futex"), at stk. A thread in a syscall keeps it and leaves the CPU to be stolen: how and
+ * reason are then not written (the syscall's stack says where it waits). */
+int gt2_writer__leave(struct gt2_writer *w, uint64_t ts, uint64_t tid, enum gt2_leave how,
+		      const char *reason, const struct gt2_stack *stk);
+
+/* Thread waker (0: none known, e.g. an interrupt) wakes thread tid at stk. A thread that is
+ * not waiting (running, runnable, or in a syscall) needs no wakeup: nothing is written. */
+int gt2_writer__wake(struct gt2_writer *w, uint64_t ts, uint64_t waker, uint64_t tid,
+		     const struct gt2_stack *stk);
+
+/* Thread tid, running on a CPU, enters a syscall at stk / returns from it (on a CPU). */
+int gt2_writer__syscall_begin(struct gt2_writer *w, uint64_t ts, uint64_t tid,
+			      const struct gt2_stack *stk);
+int gt2_writer__syscall_end(struct gt2_writer *w, uint64_t ts, uint64_t tid);
+
+/* A CPU sample of thread tid (0: none) on cpu. Any time order; kept in the generation of the
+ * call. */
+int gt2_writer__cpu_sample(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint32_t cpu,
+			   const struct gt2_stack *stk);
+
+/* User annotations of thread tid, which must hold a CPU. Regions nest per thread. */
+int gt2_writer__task_begin(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t task,
+			   uint64_t parent, const char *name, const struct gt2_stack *stk);
+int gt2_writer__task_end(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t task,
+			 const struct gt2_stack *stk);
+int gt2_writer__region(struct gt2_writer *w, uint64_t ts, uint64_t tid, bool begin,
+		       uint64_t task, const char *name, const struct gt2_stack *stk);
+int gt2_writer__log(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t task,
+		    const char *key, const char *value, size_t value_len,
+		    const struct gt2_stack *stk);
+
+/* A counter (the heap of Go's viewer: lxtrace's RSS) set by thread tid, holding a CPU. */
+int gt2_writer__heap(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t bytes);
+
+/* Ends the current generation: everything taken so far is in the file, which ends on a
+ * generation boundary. The next call opens a new generation. */
+int gt2_writer__flush(struct gt2_writer *w);
+
+/* The generation being filled (1, 2, ...). */
+uint64_t gt2_writer__generation(const struct gt2_writer *w);
+
+void gt2_writer__stats(const struct gt2_writer *w, struct gt2_writer_stats *out);
+
+/* Frees the writer without flushing. Accepts NULL. */
+void gt2_writer__free(struct gt2_writer *w);
+
+#endif
