@@ -1,10 +1,15 @@
-/* bench_encode.c - encoding throughput (events/s) and size (bytes/event) of gt_writer for a
- * realistic scheduler mix, written to /dev/null.
+/* bench_encode.c - encoding throughput (events/s) and size (bytes/event) of both encoders for
+ * a realistic scheduler mix, written to /dev/null: gt_writer (Go 1.19) and gt2_writer (Go
+ * 1.22+, format/v2/writer.h).
  *
  * The mix is generated up front so only encoding is timed: 3 Ps (plus none idle), threads
  * with tids 1000..100000, starts, preemptions, blocks, wakeups (often from another CPU, the
  * case that makes batches wait on each other), syscalls that block and that do not, a few
- * dozen distinct stacks, ns timestamps a microsecond or so apart.
+ * dozen distinct stacks, ns timestamps a microsecond or so apart. The new encoder gets the
+ * same mix as what the model would say of it (a start is `run`, a GoSysCall a syscall's
+ * begin and end, a GoSysBlock a syscall's begin and leaving the CPU in it...), so its "per
+ * record" figures compare the formats on the same facts; it writes more events for them
+ * (a switch is four, a syscall two) and its own events/s counts those.
  *
  * usage: bench_encode [EVENTS [REPEATS [NPROCS]]]
  */
@@ -16,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench/rnd.h"
+#include "format/v2/writer.h"
 #include "format/writer.h"
 #include "lib/clock.h"
 
@@ -108,6 +114,26 @@ static size_t gen(struct rec *r, size_t n, unsigned nprocs)
 	return i;
 }
 
+struct result {
+	double rate;		/* records per second, median of the runs */
+	double rate_min, rate_max;
+	uint64_t bytes, events, batches;
+};
+
+static struct gt_frame frames[NSTACKS + 1][3];
+static struct gt2_stack stacks[NSTACKS + 1];
+
+static void make_stacks(void)
+{
+	for (unsigned s = 1; s <= NSTACKS; s++) {
+		frames[s][0] = (struct gt_frame){ 0x401000 + s * 64, "main.worker", "/src/main.go", s };
+		frames[s][1] = (struct gt_frame){ 0x402000 + s * 64, "main.loop", "/src/main.go",
+						  100 + s };
+		frames[s][2] = (struct gt_frame){ 0x7f0000000000ULL + s, "comm", "[tid 1]", 1 };
+		stacks[s] = (struct gt2_stack){ frames[s], 1 + s % 3 };
+	}
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -115,21 +141,19 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int main(int argc, char **argv)
+static void summarize(struct result *res, double *rate, int reps)
 {
-	size_t n = argc > 1 ? strtoul(argv[1], NULL, 0) : 5000000;
-	int reps = argc > 2 ? atoi(argv[2]) : 5;
-	unsigned nprocs = argc > 3 ? (unsigned)atoi(argv[3]) : 3;
-	struct rec *r = malloc(n * sizeof(*r));
-	double *rate = calloc((size_t)reps, sizeof(*rate)), bpe = 0;
-	struct gt_writer_stats st = { 0 };
-	int fd = open("/dev/null", O_WRONLY);
+	qsort(rate, (size_t)reps, sizeof(*rate), cmp_double);
+	res->rate = rate[reps / 2];
+	res->rate_min = rate[0];
+	res->rate_max = rate[reps - 1];
+}
 
-	if (!r || !rate || fd < 0 || reps < 1 || !nprocs) {
-		fprintf(stderr, "bench_encode: setup failed\n");
-		return 1;
-	}
-	gen(r, n, nprocs);
+static int run_119(const struct rec *r, size_t n, int reps, unsigned nprocs, int fd,
+		   double *rate, struct result *res)
+{
+	struct gt_writer_stats st = { 0 };
+
 	for (int k = 0; k < reps; k++) {
 		struct gt_writer_opts o = { .sz = sizeof(o), .fd = fd, .nprocs = nprocs,
 					    .frequency = 1000000000 };
@@ -142,13 +166,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		for (unsigned s = 1; s <= NSTACKS; s++) {
-			struct gt_frame f[3] = {
-				{ 0x401000 + s * 64, "main.worker", "/src/main.go", s },
-				{ 0x402000 + s * 64, "main.loop", "/src/main.go", 100 + s },
-				{ 0x7f0000000000ULL + s, "comm", "[tid 1]", 1 },
-			};
-
-			if (gt_writer__stack(w, s % nprocs, f, 1 + s % 3) != s) {
+			if (gt_writer__stack(w, s % nprocs, frames[s], 1 + s % 3) != s) {
 				fprintf(stderr, "bench_encode: stack %u not defined\n", s);
 				return 1;
 			}
@@ -164,15 +182,135 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		gt_writer__stats(w, &st);
-		bpe = (double)st.bytes / (double)n;
 		gt_writer__free(w);
 	}
-	qsort(rate, (size_t)reps, sizeof(*rate), cmp_double);
-	printf("bench_encode: %zu events, %u Ps, %d runs\n", n, nprocs, reps);
-	printf("  throughput: median %.1f M events/s (min %.1f .. max %.1f)\n",
-	       rate[reps / 2] / 1e6, rate[0] / 1e6, rate[reps - 1] / 1e6);
-	printf("  size: %.2f bytes/event, %llu batches (%.0f events/batch)\n", bpe,
-	       (unsigned long long)st.batches, (double)n / (double)st.batches);
+	summarize(res, rate, reps);
+	res->bytes = st.bytes, res->events = n, res->batches = st.batches;
+	return 0;
+}
+
+/* Thread states of the replay, by the mix's tid (1000 + 389 i). */
+enum { V2_UNSEEN, V2_SEEN, V2_IN_SYSCALL };
+
+/* One record of the mix as the model would say it to the new encoder. */
+static int replay(struct gt2_writer *w, const struct rec *e, uint64_t *cur, uint8_t *th)
+{
+	static const char *const reasons[] = { "futex", "poll" };
+	uint64_t tid = cur[e->p], t = e->args[0];
+	uint8_t *ts;
+	int err;
+
+	switch (e->type) {
+	case GT_EV_GO_START:
+		ts = &th[(t - 1000) / 389];
+		if (*ts == V2_UNSEEN && (err = gt2_writer__thread_found(w, e->ts, t, GT2_G_RUNNABLE,
+									-1, NULL, NULL)))
+			return err;
+		if ((err = gt2_writer__run(w, e->ts, e->p, t)))
+			return err;
+		cur[e->p] = t;
+		if (*ts == V2_IN_SYSCALL && (err = gt2_writer__syscall_end(w, e->ts, t)))
+			return err;
+		*ts = V2_SEEN;
+		return 0;
+	case GT_EV_GO_PREEMPT:
+		cur[e->p] = 0;
+		return gt2_writer__leave(w, e->ts, tid, GT2_PREEMPTED, NULL, &stacks[t]);
+	case GT_EV_GO_BLOCK_SYNC:
+	case GT_EV_GO_BLOCK_NET:
+		cur[e->p] = 0;
+		return gt2_writer__leave(w, e->ts, tid, GT2_BLOCKED,
+					 reasons[e->type == GT_EV_GO_BLOCK_NET], &stacks[t]);
+	case GT_EV_GO_UNBLOCK:
+		return gt2_writer__wake(w, e->ts, tid, t, e->args[2] ? &stacks[e->args[2]] : NULL);
+	case GT_EV_GO_SYSCALL:
+		err = gt2_writer__syscall_begin(w, e->ts, tid, &stacks[t]);
+		return err ? err : gt2_writer__syscall_end(w, e->ts, tid);
+	case GT_EV_GO_SYSBLOCK:
+		cur[e->p] = 0;
+		th[(tid - 1000) / 389] = V2_IN_SYSCALL;
+		err = gt2_writer__syscall_begin(w, e->ts, tid, NULL);
+		return err ? err : gt2_writer__leave(w, e->ts, tid, GT2_BLOCKED, NULL, NULL);
+	case GT_EV_GO_SYSEXIT:	/* the thread returns from its syscall once it runs */
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int run_v2(const struct rec *r, size_t n, int reps, unsigned nprocs, int fd,
+		  double *rate, struct result *res)
+{
+	struct gt2_writer_stats st = { 0 };
+
+	for (int k = 0; k < reps; k++) {
+		struct gt2_writer_opts o = { .sz = sizeof(o), .fd = fd, .nprocs = nprocs,
+					     .frequency = 1000000000 };
+		struct gt2_writer *w = gt2_writer__new(&o);
+		uint64_t *cur = calloc(nprocs, sizeof(*cur));
+		uint8_t *th = calloc(NTHREADS, 1);
+		double t0;
+		int err = 0;
+
+		if (!w || !cur || !th) {
+			fprintf(stderr, "bench_encode: v2 writer: %s\n", strerror(errno));
+			return 1;
+		}
+		t0 = now_ns() / 1e9;
+		for (size_t i = 0; i < n && !err; i++)
+			err = replay(w, &r[i], cur, th);
+		if (!err)
+			err = gt2_writer__flush(w);
+		rate[k] = (double)n / (now_ns() / 1e9 - t0);
+		if (err) {
+			fprintf(stderr, "bench_encode: v2: %s\n", strerror(-err));
+			return 1;
+		}
+		gt2_writer__stats(w, &st);
+		gt2_writer__free(w);
+		free(cur);
+		free(th);
+	}
+	summarize(res, rate, reps);
+	res->bytes = st.bytes, res->events = st.events, res->batches = st.batches;
+	return 0;
+}
+
+static void print(const char *name, const struct result *res, size_t n)
+{
+	double per_ev = (double)res->events / (double)n;
+
+	printf("%s\n", name);
+	printf("  throughput: median %.1f M records/s (min %.1f .. max %.1f), %.1f M events/s\n",
+	       res->rate / 1e6, res->rate_min / 1e6, res->rate_max / 1e6,
+	       res->rate * per_ev / 1e6);
+	printf("  size: %.2f bytes/record, %.2f bytes/event (%.2f events/record), %llu batches "
+	       "(%.0f events/batch)\n", (double)res->bytes / (double)n,
+	       (double)res->bytes / (double)res->events, per_ev,
+	       (unsigned long long)res->batches, (double)res->events / (double)res->batches);
+}
+
+int main(int argc, char **argv)
+{
+	size_t n = argc > 1 ? strtoul(argv[1], NULL, 0) : 5000000;
+	int reps = argc > 2 ? atoi(argv[2]) : 5;
+	unsigned nprocs = argc > 3 ? (unsigned)atoi(argv[3]) : 3;
+	struct rec *r = malloc(n * sizeof(*r));
+	double *rate = calloc((size_t)reps, sizeof(*rate));
+	struct result r119, rv2;
+	int fd = open("/dev/null", O_WRONLY);
+
+	if (!r || !rate || fd < 0 || reps < 1 || !nprocs) {
+		fprintf(stderr, "bench_encode: setup failed\n");
+		return 1;
+	}
+	n = gen(r, n, nprocs);
+	make_stacks();
+	if (run_119(r, n, reps, nprocs, fd, rate, &r119) ||
+	    run_v2(r, n, reps, nprocs, fd, rate, &rv2))
+		return 1;
+	printf("bench_encode: %zu records, %u Ps, %d runs\n", n, nprocs, reps);
+	print("go 1.19 (format/writer.h):", &r119, n);
+	print("go 1.23 (format/v2/writer.h):", &rv2, n);
 	free(r);
 	free(rate);
 	close(fd);
