@@ -385,9 +385,9 @@ static int enter(struct gt2_writer *w, uint64_t ts)
 		return w->err;
 	if (!ts || ts < w->last_ts)
 		return -EINVAL;
-	if (w->open && (ts - w->gen_start >= w->gen_ticks || w->held >= w->gen_bytes ||
-			gt_tracemap__bytes(w->sids) + gt_tracemap__bytes(w->stkids) +
-					w->held >= w->gen_bytes)) {
+	if (w->open && (ts - w->gen_start >= w->gen_ticks ||
+			w->held + gt_tracemap__bytes(w->sids) + gt_tracemap__bytes(w->stkids) >=
+				w->gen_bytes)) {
 		if ((err = end_generation(w)))
 			return err;
 	}

@@ -39,10 +39,8 @@ static void teardown(void)
 
 TestSuite(format_v2, .init = setup, .fini = teardown);
 
-static struct gt2_writer *open_writer(int *fd, uint32_t nprocs)
+static struct gt2_writer *open_writer_opts(int *fd, struct gt2_writer_opts o)
 {
-	struct gt2_writer_opts o = { .sz = sizeof(o), .nprocs = nprocs, .frequency = FREQ,
-				     .gen_ticks = GEN_TICKS };
 	struct gt2_writer *w;
 
 	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -51,6 +49,12 @@ static struct gt2_writer *open_writer(int *fd, uint32_t nprocs)
 	w = gt2_writer__new(&o);
 	cr_assert(w, "gt2_writer__new: %s", strerror(errno));
 	return w;
+}
+
+static struct gt2_writer *open_writer(int *fd, uint32_t nprocs)
+{
+	return open_writer_opts(fd, (struct gt2_writer_opts){ .sz = sizeof(struct gt2_writer_opts),
+				.nprocs = nprocs, .frequency = FREQ, .gen_ticks = GEN_TICKS });
 }
 
 #define OK(call)                                                                            \
@@ -294,12 +298,11 @@ static void write_prefix(const uint8_t *buf, size_t len)
 	close(fd);
 }
 
-Test(format_v2, every_generation_prefix_parses)
+/* Every prefix ending on a generation boundary of the story as w writes it parses. */
+static void check_prefixes(struct gt2_writer *w, int fd)
 {
 	size_t len, ends[64], n;
 	uint8_t *buf;
-	int fd;
-	struct gt2_writer *w = open_writer(&fd, 2);
 	struct gt2_writer_stats st;
 
 	write_story(w);
@@ -316,6 +319,81 @@ Test(format_v2, every_generation_prefix_parses)
 		free(text);
 	}
 	free(buf);
+}
+
+Test(format_v2, every_generation_prefix_parses)
+{
+	int fd;
+	struct gt2_writer *w = open_writer(&fd, 2);
+
+	check_prefixes(w, fd);
+	gt2_writer__free(w);
+	close(fd);
+}
+
+/* Batches of a few events (the smallest size the writer takes): each M writes many in a
+ * generation, as they fill, and they parse as well. */
+Test(format_v2, small_batches)
+{
+	struct gt2_writer_opts o = { .sz = sizeof(o), .nprocs = 2, .frequency = FREQ,
+				     .gen_ticks = 100 * GEN_TICKS };
+	int fd;
+	struct gt2_writer *w = open_writer_opts(&fd, o);
+	struct gt2_writer_stats big, small;
+
+	write_story(w);
+	gt2_writer__stats(w, &big);
+	gt2_writer__free(w);
+	close(fd);
+	o.batch_size = 1;
+	w = open_writer_opts(&fd, o);
+	check_prefixes(w, fd);
+	gt2_writer__stats(w, &small);
+	cr_assert_eq(small.events, big.events);
+	cr_assert_gt(small.batches, 3 * big.batches, "%llu batches, %llu with the default size",
+		     (unsigned long long)small.batches, (unsigned long long)big.batches);
+	gt2_writer__free(w);
+	close(fd);
+}
+
+/* A generation that holds its budget of bytes ends however short it is. */
+Test(format_v2, generations_bounded_by_bytes)
+{
+	int fd;
+	struct gt2_writer *w = open_writer_opts(&fd, (struct gt2_writer_opts){
+		.sz = sizeof(struct gt2_writer_opts), .nprocs = 2, .frequency = FREQ,
+		.gen_ticks = 1000 * FREQ, .gen_bytes = 1500 });
+	struct gt2_writer_stats st;
+
+	check_prefixes(w, fd);
+	gt2_writer__stats(w, &st);
+	cr_assert_gt(st.generations, 8, "by bytes alone: %llu", (unsigned long long)st.generations);
+	gt2_writer__free(w);
+	close(fd);
+}
+
+/* Strings and stacks past the parser's limits are cut, and counted. */
+Test(format_v2, cuts_to_the_limits)
+{
+	static struct gt_frame deep[GT2_MAX_FRAMES + 5];
+	struct gt2_stack stk = { deep, GT2_MAX_FRAMES + 5 };
+	char value[GT2_MAX_STRING + 100], *text;
+	struct gt2_writer_stats st;
+	int fd;
+	struct gt2_writer *w = open_writer(&fd, 1);
+
+	for (size_t i = 0; i < stk.n; i++)
+		deep[i] = (struct gt_frame){ 0x1000 + i, "f", "/f.c", i };
+	memset(value, 'x', sizeof(value));
+	OK(gt2_writer__thread_found(w, 1000, A, GT2_G_RUNNING, 0, NULL, NULL));
+	OK(gt2_writer__log(w, 1100, A, 0, "k", value, sizeof(value), &stk));
+	OK(gt2_writer__flush(w));
+	gt2_writer__stats(w, &st);
+	cr_assert_eq(st.cut, 2);
+	text = parse(path, 1);
+	cr_assert_eq(lines_with(text, "Log", "Category=\"k\"", NULL), 1);
+	cr_assert_eq(lines_with(text, "\tf @ 0x", NULL), GT2_MAX_FRAMES);
+	free(text);
 	gt2_writer__free(w);
 	close(fd);
 }
@@ -410,6 +488,10 @@ Test(format_v2, fifty_threads)
 	}
 	cr_assert_eq(lines_with(text, "Sync", NULL), ws.generations);
 	free(text);
+	struct goparse_result vr;
+
+	cr_assert_eq(goparse_123_views(path, &vr), 0);
+	cr_assert(vr.ok, "go 1.23 viewer: %s", vr.error);
 	gt2_writer__free(w);
 	close(fd);
 }
@@ -419,10 +501,11 @@ Test(format_v2, fifty_threads)
 Test(format_v2, threads_found_late)
 {
 	int fd;
-	struct gt2_writer *w = open_writer(&fd, 3);
+	struct gt2_writer *w = open_writer(&fd, 4);
 	char *text;
 
 	OK(gt2_writer__thread_found(w, 1000, A, GT2_G_RUNNING, 0, NULL, NULL));
+	OK(gt2_writer__thread_found(w, 1000, 106, GT2_G_SYSCALL, 3, NULL, &pipe_stk));
 	OK(gt2_writer__flush(w));
 	cr_assert_eq(gt2_writer__generation(w), 2);
 	OK(gt2_writer__thread_found(w, 2000, B, GT2_G_RUNNING, 1, NULL, NULL));
@@ -434,8 +517,11 @@ Test(format_v2, threads_found_late)
 	OK(gt2_writer__leave(w, 3100, B, GT2_PREEMPTED, NULL, NULL));
 	OK(gt2_writer__run(w, 3200, 1, C));
 	OK(gt2_writer__syscall_end(w, 3300, F));
+	OK(gt2_writer__run(w, 3400, 3, E));	/* steals CPU 3 from 106's syscall */
 	OK(gt2_writer__flush(w));
 	text = parse(path, 1);
+	cr_assert_eq(lines_with(text, "M=106 ", "GoID=106 Undetermined->Syscall", NULL), 1);
+	cr_assert_eq(lines_with(text, "M=104 P=-1 ", "ProcID=3 Running->Idle", NULL), 1);
 	cr_assert_eq(lines_with(text, "GoID=102 Running->Waiting", "Reason=\"futex\"", NULL), 1);
 	cr_assert_eq(lines_with(text, "M=102 ", "GoID=102 Runnable->Running", NULL), 2);
 	cr_assert_eq(lines_with(text, "M=105 ", "GoID=105 Runnable->Running", NULL), 1);
