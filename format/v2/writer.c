@@ -25,7 +25,8 @@ struct buf {
 };
 
 struct thr {
-	uint64_t tid;
+	uint64_t tid;		/* its M's id */
+	uint64_t g;		/* its goroutine's: the tid until an exec gives it another */
 	uint8_t st;		/* enum gt2_gstatus */
 	int32_t p;		/* the CPU its M holds, or -1 */
 	uint64_t seq;		/* its goroutine's sequence number in this generation */
@@ -54,6 +55,7 @@ struct gt2_writer {
 	struct thr *thr;
 	size_t nthr, cap_thr;
 	struct u64map *by_tid;	/* tid -> index in thr + 1 */
+	struct u64map *goids;	/* the goroutine ids in use */
 	struct proc *procs;
 	struct buf nom;		/* statuses bound to no M */
 	struct buf strings, stacks, samples;
@@ -269,13 +271,28 @@ static struct thr *find(struct gt2_writer *w, uint64_t tid)
 	return i ? &w->thr[*i - 1] : NULL;
 }
 
+/* Takes goroutine id g for a thread; -EINVAL when another has it. */
+static int take_goid(struct gt2_writer *w, uint64_t g)
+{
+	bool added;
+
+	if (!g || u64map__get(w->goids, g))
+		return -EINVAL;
+	return u64map__put(w->goids, g, &added) ? 0 : -ENOMEM;
+}
+
 static struct thr *add_thread(struct gt2_writer *w, uint64_t tid, uint8_t st)
 {
 	uint64_t *i;
 	bool added;
+	int err;
 
 	if (!tid || find(w, tid)) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if ((err = take_goid(w, tid))) {
+		errno = -err;
 		return NULL;
 	}
 	void *arr = w->thr;
@@ -289,7 +306,7 @@ static struct thr *add_thread(struct gt2_writer *w, uint64_t tid, uint8_t st)
 	if (!i)
 		return NULL;
 	*i = w->nthr + 1;
-	w->thr[w->nthr++] = (struct thr){ .tid = tid, .st = st, .p = -1 };
+	w->thr[w->nthr++] = (struct thr){ .tid = tid, .g = tid, .st = st, .p = -1 };
 	return &w->thr[w->nthr - 1];
 }
 
@@ -298,6 +315,7 @@ static void drop_thread(struct gt2_writer *w, struct thr *t)
 	size_t i = (size_t)(t - w->thr);
 
 	free(t->m.data);
+	u64map__del(w->goids, t->g);
 	u64map__del(w->by_tid, t->tid);
 	if (i != w->nthr - 1) {
 		w->thr[i] = w->thr[w->nthr - 1];
@@ -368,9 +386,9 @@ static int begin_generation(struct gt2_writer *w, uint64_t ts)
 		if (err)
 			break;
 		if (t->p >= 0 || t->st == GT2_G_SYSCALL)
-			err = EV(w, t, ts, GT2_EV_GO_STATUS, t->tid, t->tid, t->st);
+			err = EV(w, t, ts, GT2_EV_GO_STATUS, t->g, t->tid, t->st);
 		else
-			err = NOM(w, ts, GT2_EV_GO_STATUS, t->tid, GT2_NO_THREAD, t->st);
+			err = NOM(w, ts, GT2_EV_GO_STATUS, t->g, GT2_NO_THREAD, t->st);
 	}
 	return err;
 }
@@ -446,7 +464,7 @@ static bool cpu_ok(const struct gt2_writer *w, int32_t cpu)
 /* A runnable thread on a CPU starts running. */
 static int go_start(struct gt2_writer *w, uint64_t ts, struct thr *t)
 {
-	int err = EV(w, t, ts, GT2_EV_GO_START, t->tid, ++t->seq);
+	int err = EV(w, t, ts, GT2_EV_GO_START, t->g, ++t->seq);
 
 	if (!err)
 		t->st = GT2_G_RUNNING;
@@ -532,8 +550,8 @@ int gt2_writer__wake(struct gt2_writer *w, uint64_t ts, uint64_t waker, uint64_t
 		return err;
 	if ((err = stack_id(w, stk, &sk)))
 		return err;
-	err = by ? EV(w, by, ts, GT2_EV_GO_UNBLOCK, tid, ++t->seq, sk) :
-		   NOM(w, ts, GT2_EV_GO_UNBLOCK, tid, ++t->seq, sk);
+	err = by ? EV(w, by, ts, GT2_EV_GO_UNBLOCK, t->g, ++t->seq, sk) :
+		   NOM(w, ts, GT2_EV_GO_UNBLOCK, t->g, ++t->seq, sk);
 	if (!err)
 		t->st = GT2_G_RUNNABLE;
 	return err;
@@ -581,7 +599,7 @@ int gt2_writer__syscall_end(struct gt2_writer *w, uint64_t ts, uint64_t tid)
 static int appear(struct gt2_writer *w, uint64_t ts, struct thr *t, enum gt2_gstatus st,
 		  int32_t cpu, const char *reason, const struct gt2_stack *stk)
 {
-	int err = EV(w, t, ts, GT2_EV_GO_CREATE_SYSCALL, t->tid);
+	int err = EV(w, t, ts, GT2_EV_GO_CREATE_SYSCALL, t->g);
 	uint32_t p;
 
 	if (err || st == GT2_G_SYSCALL) {
@@ -644,8 +662,8 @@ int gt2_writer__thread_found(struct gt2_writer *w, uint64_t ts, uint64_t tid,
 			return err;
 	}
 	if (on_cpu || st == GT2_G_SYSCALL)
-		return EV(w, t, ts, GT2_EV_GO_STATUS_STACK, tid, tid, st, sk);
-	return NOM(w, ts, GT2_EV_GO_STATUS_STACK, tid, GT2_NO_THREAD, st, sk);
+		return EV(w, t, ts, GT2_EV_GO_STATUS_STACK, t->g, tid, st, sk);
+	return NOM(w, ts, GT2_EV_GO_STATUS_STACK, t->g, GT2_NO_THREAD, st, sk);
 }
 
 int gt2_writer__thread_new(struct gt2_writer *w, uint64_t ts, uint64_t parent, uint64_t tid,
@@ -663,7 +681,47 @@ int gt2_writer__thread_new(struct gt2_writer *w, uint64_t ts, uint64_t parent, u
 		return err;
 	if (!(t = add_thread(w, tid, GT2_G_RUNNABLE)))
 		return -errno;
-	return EV(w, pt, ts, GT2_EV_GO_CREATE, tid, 0, sk);
+	return EV(w, pt, ts, GT2_EV_GO_CREATE, t->g, 0, sk);
+}
+
+int gt2_writer__exec(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t goid,
+		     const struct gt2_stack *stk)
+{
+	struct thr *t = find(w, tid);
+	uint64_t sk, old;
+	int32_t p;
+	int err;
+
+	if (!t || t->p < 0 || (t->st != GT2_G_RUNNING && t->st != GT2_G_SYSCALL))
+		return -EINVAL;
+	if (!goid || u64map__get(w->goids, goid))
+		return -EINVAL;
+	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)) || (err = take_goid(w, goid)))
+		return err;
+	old = t->g;
+	p = t->p;
+	if (t->st == GT2_G_RUNNING) {
+		/* Created by the goroutine it replaces, which then ends: the M keeps its P. */
+		if ((err = EV(w, t, ts, GT2_EV_GO_CREATE, goid, sk, sk)) ||
+		    (err = EV0(w, t, ts, GT2_EV_GO_DESTROY)))
+			return err;
+		t->g = goid;
+		t->seq = 0;
+		t->st = GT2_G_RUNNABLE;
+		err = go_start(w, ts, t);
+	} else {
+		/* In the syscall (execve): the old goroutine ends in it and the new one is born in
+		 * it; the P is let go first, as at an exit (§18.5), and taken again. */
+		if ((err = release_proc(w, ts, t, w->procs[p].st == GT2_P_SYSCALL ? t : NULL)) ||
+		    (err = EV0(w, t, ts, GT2_EV_GO_DESTROY_SYSCALL)) ||
+		    (err = EV(w, t, ts, GT2_EV_GO_CREATE_SYSCALL, goid)))
+			return err;
+		t->g = goid;
+		t->seq = 0;
+		err = start_proc(w, ts, t, (uint32_t)p);
+	}
+	u64map__del(w->goids, old);
+	return err;
 }
 
 int gt2_writer__thread_exit(struct gt2_writer *w, uint64_t ts, uint64_t tid)
@@ -712,7 +770,7 @@ int gt2_writer__cpu_sample(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint
 	p = gt_varint_put(p, ts);
 	p = gt_varint_put(p, tid ? tid : GT2_NO_THREAD);
 	p = gt_varint_put(p, cpu);
-	p = gt_varint_put(p, tid);
+	p = gt_varint_put(p, find(w, tid) ? find(w, tid)->g : tid);
 	p = gt_varint_put(p, sk);
 	w->st.events++;
 	w->gen_events++;
@@ -832,9 +890,10 @@ struct gt2_writer *gt2_writer__new(const struct gt2_writer_opts *o)
 	w->procs = calloc(o->nprocs, sizeof(*w->procs));
 	w->pcs = calloc(GT2_MAX_FRAMES, sizeof(*w->pcs));
 	w->by_tid = u64map__new();
+	w->goids = u64map__new();
 	w->sids = gt_tracemap__new();
 	w->stkids = gt_tracemap__new();
-	if (!w->procs || !w->pcs || !w->by_tid || !w->sids || !w->stkids)
+	if (!w->procs || !w->pcs || !w->by_tid || !w->goids || !w->sids || !w->stkids)
 		goto fail;
 	for (uint32_t p = 0; p < o->nprocs; p++)
 		w->procs[p].st = GT2_P_IDLE;
@@ -858,6 +917,7 @@ void gt2_writer__free(struct gt2_writer *w)
 		free(w->thr[i].m.data);
 	free(w->thr);
 	u64map__free(w->by_tid);
+	u64map__free(w->goids);
 	free(w->procs);
 	free(w->nom.data);
 	free(w->strings.data);

@@ -1,6 +1,6 @@
 /* writer.h - streaming encoder of Go 1.22+ execution traces ("go 1.23 trace"), driven by what
- * happens to Linux threads on CPUs: each thread is a goroutine and an M of the same id, each
- * CPU a P (docs/format.md §18).
+ * happens to Linux threads on CPUs: each thread is an M and a goroutine, both of its tid
+ * until an exec gives it a goroutine of another id, and each CPU is a P (docs/format.md §18).
  *
  * The file is a series of generations. A generation holds each M's batches, its own string
  * and stack tables, its CPU samples and its Frequency; it ends when it has lasted gen_ticks or
@@ -85,6 +85,12 @@ int gt2_writer__thread_new(struct gt2_writer *w, uint64_t ts, uint64_t parent, u
 
 /* Thread tid, running (or in a syscall), exits; its M's batch is written. */
 int gt2_writer__thread_exit(struct gt2_writer *w, uint64_t ts, uint64_t tid);
+
+/* Thread tid, running (or in a syscall, execve) on a CPU, becomes a new program: its goroutine
+ * ends and goroutine goid (one no thread has: outside the tids, which are the others' ids)
+ * begins on the same M, created at stk. */
+int gt2_writer__exec(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t goid,
+		     const struct gt2_stack *stk);
 
 /* Thread tid gets CPU cpu: runnable, or in a syscall (then it stays in the syscall until
  * syscall_end). A CPU another thread left inside a syscall is stolen from it (ProcSteal). */

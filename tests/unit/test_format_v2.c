@@ -531,6 +531,45 @@ Test(format_v2, threads_found_late)
 	close(fd);
 }
 
+/* An exec gives the thread a new goroutine on the same M, running or inside its execve; the
+ * new ids carry on into the next generation. */
+Test(format_v2, exec_gives_a_new_goroutine)
+{
+	const uint64_t ga = (1ull << 32) | A, gb = (1ull << 32) | B;
+	int fd;
+	struct gt2_writer *w = open_writer(&fd, 2);
+	char *text, want[96];
+
+	OK(gt2_writer__thread_found(w, 1000, A, GT2_G_RUNNING, 0, NULL, NULL));
+	OK(gt2_writer__thread_found(w, 1000, B, GT2_G_RUNNING, 1, NULL, NULL));
+	OK(gt2_writer__exec(w, 1100, A, ga, &futex_stk));
+	OK(gt2_writer__syscall_begin(w, 1100, B, &pipe_stk));
+	OK(gt2_writer__exec(w, 1200, B, gb, &pipe_stk));
+	cr_assert_eq(gt2_writer__exec(w, 1250, A, gb, NULL), -EINVAL, "gb is B's");
+	OK(gt2_writer__syscall_end(w, 1300, B));
+	OK(gt2_writer__flush(w));
+	OK(gt2_writer__leave(w, 2000, A, GT2_BLOCKED, "futex", NULL));
+	OK(gt2_writer__wake(w, 2100, B, A, NULL));
+	OK(gt2_writer__run(w, 2200, 0, A));
+	OK(gt2_writer__flush(w));
+	text = parse(path, 1);
+	cr_assert_eq(lines_with(text, "M=100 ", "GoID=100 Running->NotExist", NULL), 1);
+	snprintf(want, sizeof(want), "GoID=%llu NotExist->Runnable", (unsigned long long)ga);
+	cr_assert_eq(lines_with(text, "M=100 ", want, NULL), 1);
+	snprintf(want, sizeof(want), "GoID=%llu Runnable->Running", (unsigned long long)ga);
+	cr_assert_eq(lines_with(text, "M=100 ", want, NULL), 2);
+	snprintf(want, sizeof(want), "GoID=%llu Running->Waiting", (unsigned long long)ga);
+	cr_assert_eq(lines_with(text, want, "Reason=\"futex\"", NULL), 1);
+	cr_assert_eq(lines_with(text, "M=101 ", "GoID=101 Syscall->NotExist", NULL), 1);
+	snprintf(want, sizeof(want), "GoID=%llu NotExist->Syscall", (unsigned long long)gb);
+	cr_assert_eq(lines_with(text, "M=101 ", want, NULL), 1);
+	snprintf(want, sizeof(want), "GoID=%llu Syscall->Runnable", (unsigned long long)gb);
+	cr_assert_eq(lines_with(text, "M=101 ", want, NULL), 1);
+	free(text);
+	gt2_writer__free(w);
+	close(fd);
+}
+
 /* What the reader would refuse is refused, and nothing is written for it. */
 Test(format_v2, refuses_what_the_parser_would)
 {
