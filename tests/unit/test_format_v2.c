@@ -399,17 +399,19 @@ Test(format_v2, cuts_to_the_limits)
 }
 
 /* 50 threads on 2 CPUs, at random but valid: each blocks, wakes, makes syscalls quick and
- * sleeping, over many generations. Every thread is a row (an M) of its own, and each block
- * the encoder took is one with its reason. */
+ * sleeping, samples, execs, exits and is born again (the same tid), over many generations, so
+ * every state a thread can be in meets a generation's start. Every thread is a row (an M) of
+ * its own, and each block the encoder took is one with its reason, on its M. */
 #define NT 50
-Test(format_v2, fifty_threads)
+static void random_threads(unsigned seed)
 {
 	static const char *const reasons[] = { "futex", "pipe read", "poll", "nanosleep" };
-	enum { WAIT, READY, RUN, SYS, SYS_OFF } st[NT];
-	unsigned blocks[NT] = { 0 }, seed = 7;
+	enum { DEAD, WAIT, READY, RUN, SYS, SYS_OFF } st[NT];
+	unsigned blocks[NT] = { 0 }, lives[NT] = { 0 };
 	int on[2] = { -1, -1 }, fd;
 	struct gt2_writer *w = open_writer(&fd, 2);
 	struct gt2_writer_stats ws;
+	struct goparse_result vr;
 	uint64_t ts = 1000;
 	char *text, want[64];
 
@@ -420,7 +422,7 @@ Test(format_v2, fifty_threads)
 					    NULL, &pipe_stk));
 	}
 	for (int step = 0; step < 6000; step++) {
-		int c = (int)(rand_r(&seed) % 2), i = (int)(rand_r(&seed) % NT);
+		int c = (int)(rand_r(&seed) % 2), i = (int)(rand_r(&seed) % NT), j;
 		uint64_t tid = 1000 + (uint64_t)i;
 
 		ts += 50 + rand_r(&seed) % 200;
@@ -433,7 +435,8 @@ Test(format_v2, fifty_threads)
 			continue;
 		}
 		i = on[c], tid = 1000 + (uint64_t)i;
-		switch (rand_r(&seed) % 6) {
+		j = (int)(rand_r(&seed) % NT);
+		switch (rand_r(&seed) % 9) {
 		case 0:
 			if (st[i] == SYS) {
 				OK(gt2_writer__syscall_end(w, ts, tid));
@@ -454,22 +457,40 @@ Test(format_v2, fifty_threads)
 			st[i] = READY, on[c] = -1;
 			break;
 		case 2:
-		case 3: {
-			int j = (int)(rand_r(&seed) % NT);
-
+		case 3:
+			if (st[j] == DEAD)
+				break;
 			OK(gt2_writer__wake(w, ts, tid, 1000 + (uint64_t)j, NULL));
 			if (st[j] == WAIT)
 				st[j] = READY;
 			break;
-		}
 		case 4:
 			if (st[i] == RUN) {
 				OK(gt2_writer__syscall_begin(w, ts, tid, &futex_stk));
 				st[i] = SYS;
 			}
 			break;
-		default:
+		case 5:
 			OK(gt2_writer__cpu_sample(w, ts, tid, (uint32_t)c, &futex_stk));
+			break;
+		case 6:
+			if (rand_r(&seed) % 4)
+				break;
+			lives[i]++;
+			OK(gt2_writer__exec(w, ts, tid, (uint64_t)lives[i] << 32 | tid, &futex_stk));
+			break;
+		case 7:
+			if (st[j] != DEAD)
+				break;
+			lives[j] = 0;
+			OK(gt2_writer__thread_new(w, ts, tid, 1000 + (uint64_t)j, &futex_stk));
+			st[j] = READY;
+			break;
+		default:
+			if (rand_r(&seed) % 8)
+				break;
+			OK(gt2_writer__thread_exit(w, ts, tid));
+			st[i] = DEAD, on[c] = -1;
 		}
 	}
 	OK(gt2_writer__flush(w));
@@ -483,17 +504,30 @@ Test(format_v2, fifty_threads)
 	for (int i = 0; i < NT; i++) {
 		snprintf(want, sizeof(want), "M=%d ", 1000 + i);
 		cr_assert_gt(lines_with(text, want, NULL), 0, "thread %d has a row", 1000 + i);
-		snprintf(want, sizeof(want), "GoID=%d Running->Waiting", 1000 + i);
-		cr_assert_eq(lines_with(text, want, NULL), blocks[i], "blocks of %d", 1000 + i);
+		cr_assert_eq(lines_with(text, want, "Running->Waiting", NULL), blocks[i],
+			     "blocks of %d (seed %u)", 1000 + i, seed);
 	}
 	cr_assert_eq(lines_with(text, "Sync", NULL), ws.generations);
 	free(text);
-	struct goparse_result vr;
-
 	cr_assert_eq(goparse_123_views(path, &vr), 0);
 	cr_assert(vr.ok, "go 1.23 viewer: %s", vr.error);
 	gt2_writer__free(w);
 	close(fd);
+}
+
+Test(format_v2, fifty_threads_seed_7)
+{
+	random_threads(7);
+}
+
+Test(format_v2, fifty_threads_seed_8)
+{
+	random_threads(8);
+}
+
+Test(format_v2, fifty_threads_seed_9)
+{
+	random_threads(9);
 }
 
 /* A thread first seen after the first generation cannot be stated: it is born in a syscall on
