@@ -52,6 +52,8 @@ struct gt2_writer {
 	bool open;		/* the generation has begun (statuses written) */
 	size_t held;		/* bytes the generation holds in memory */
 	uint64_t gen_events;	/* of the current generation */
+	uint64_t gen_written;	/* bytes of it in the file */
+	uint64_t gen_batches;
 	struct thr *thr;
 	size_t nthr, cap_thr;
 	struct u64map *by_tid;	/* tid -> index in thr + 1 */
@@ -73,13 +75,10 @@ static int grow_buf(struct buf *b, size_t need)
 	return err;
 }
 
-/* Writes all of iov, or fails the writer and cuts the file back to the generation's start. */
+/* Writes all of iov, or fails the writer and cuts the file back to the generation's start
+ * (what cannot be cut back is counted as torn). */
 static int put(struct gt2_writer *w, struct iovec *iov, int n)
 {
-	size_t total = 0;
-
-	for (int i = 0; i < n; i++)
-		total += iov[i].iov_len;
 	while (n) {
 		ssize_t r = writev(w->fd, iov, n);
 
@@ -89,6 +88,8 @@ static int put(struct gt2_writer *w, struct iovec *iov, int n)
 			w->err = r < 0 ? -errno : -EIO;
 			goto fail;
 		}
+		w->st.bytes += (uint64_t)r;
+		w->gen_written += (uint64_t)r;
 		while (n && (size_t)r >= iov->iov_len) {
 			r -= (ssize_t)iov->iov_len;
 			iov++, n--;
@@ -98,12 +99,16 @@ static int put(struct gt2_writer *w, struct iovec *iov, int n)
 			iov->iov_len -= (size_t)r;
 		}
 	}
-	w->st.bytes += total;
 	return 0;
 fail:
 	w->st.lost += w->gen_events;
-	if (w->gen_off >= 0 && !ftruncate(w->fd, w->gen_off))
-		lseek(w->fd, w->gen_off, SEEK_SET);
+	if (w->gen_off >= 0 && !ftruncate(w->fd, w->gen_off) &&
+	    lseek(w->fd, w->gen_off, SEEK_SET) == w->gen_off) {
+		w->st.bytes -= w->gen_written;
+		w->st.batches -= w->gen_batches;
+	} else {
+		w->st.torn = w->gen_written;
+	}
 	return w->err;
 }
 
@@ -127,6 +132,7 @@ static int put_batch(struct gt2_writer *w, uint64_t m, struct buf *b)
 	if (err)
 		return err;
 	w->st.batches++;
+	w->gen_batches++;
 	w->held -= b->len;
 	b->len = 0;
 	return 0;
@@ -333,8 +339,14 @@ static int end_generation(struct gt2_writer *w)
 
 	if (!w->open)
 		return 0;
-	for (size_t i = 0; i < w->nthr && !err; i++)
-		err = put_batch(w, w->thr[i].tid, &w->thr[i].m);
+	for (size_t i = 0; i < w->nthr && !err; i++) {
+		struct buf *b = &w->thr[i].m;
+
+		err = put_batch(w, w->thr[i].tid, b);
+		/* A buffer grown for one busy generation is not kept for every later one. */
+		free(b->data);
+		*b = (struct buf){ 0 };
+	}
 	if (!err)
 		err = put_batch(w, GT2_NO_THREAD, &w->nom);
 	if (!err)
@@ -352,7 +364,7 @@ static int end_generation(struct gt2_writer *w)
 	if (err)
 		return err;
 	w->st.generations++;
-	w->gen_events = 0;
+	w->gen_events = w->gen_written = w->gen_batches = 0;
 	if (w->gen_off >= 0)
 		w->gen_off = lseek(w->fd, 0, SEEK_CUR);
 	w->gen++;

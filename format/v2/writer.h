@@ -5,12 +5,14 @@
  * The file is a series of generations. A generation holds each M's batches, its own string
  * and stack tables, its CPU samples and its Frequency; it ends when it has lasted gen_ticks or
  * holds gen_bytes of tables and unwritten batches, and the next one opens with the status of
- * every thread and of every P a thread holds. Memory is bounded by gen_bytes plus one batch
- * buffer per thread in use, whatever the trace's length.
+ * every thread and of every P a thread holds. Memory is gen_bytes of what is not written yet,
+ * plus the buffer of each thread that filled a batch in the current generation (freed at its
+ * end), whatever the trace's length.
  *
  * Crash-safety invariant: every prefix of the output that ends on a generation boundary is a
  * trace Go 1.23's parser accepts. A write error cuts the file back to the last boundary
- * (regular files; ftruncate) and fails the writer: every later call returns the error.
+ * (regular files; ftruncate: else stats.torn) and fails the writer: every later call returns
+ * the error. stats.bytes and stats.batches count what the file keeps.
  *
  * The calls say what a thread did at time ts (ticks, > 0, non-decreasing across calls); an
  * event at the time of the one before is written a tick after it (§18.4). Each
@@ -64,6 +66,9 @@ struct gt2_writer_stats {
 	uint64_t strings, stacks;	/* table entries written, over all generations */
 	uint64_t cut;		/* strings and stacks cut to the parser's limits */
 	uint64_t lost;		/* events of the generation a write error cut away */
+	/* After a write error on a file that cannot be cut back (a pipe; ftruncate failed):
+	 * the bytes past the last generation boundary, where the file should end. 0 normally. */
+	uint64_t torn;
 };
 
 /* Writes the header. NULL with errno set on failure (EINVAL for bad options). */

@@ -669,7 +669,9 @@ Test(format_v2, write_error_leaves_a_generation_boundary)
 	gt2_writer__stats(w, &st);
 	cr_assert_gt(st.lost, 0);
 	cr_assert_gt(st.generations, 0);
+	cr_assert_eq(st.torn, 0);
 	buf = slurp(fd, &len);
+	cr_assert_eq(len, st.bytes, "the stats count what the file kept");
 	n = gen_ends(buf, len, ends, 64);
 	cr_assert_eq(n, st.generations);
 	text = parse(path, 1);
