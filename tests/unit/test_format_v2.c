@@ -1,7 +1,8 @@
 /* test_format_v2.c - traces written through the Go 1.22+ encoder (format/v2/writer.h) must
  * pass Go 1.23's reader (`trace -d=1`, and the raw split of `-d=2`), each generation-boundary
  * prefix too, and its events must say what was written: reasons, syscalls, wakeups, a thread
- * blocked since before the start with its stack, samples, user annotations, 50 threads. */
+ * blocked since before the start with its stack, samples, user annotations, 50 threads each
+ * a row of Go 1.23's thread view. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,8 @@
 #include "format/v2/writer.h"
 #include "format/varint.h"
 #include "tests/lib/goparse.h"
+#include "tests/lib/httpget.h"
+#include "tests/lib/viewer.h"
 
 #define FREQ 1000000000ull
 /* Tiny generations: the stories below span several. */
@@ -398,6 +401,29 @@ Test(format_v2, cuts_to_the_limits)
 	close(fd);
 }
 
+/* Go 1.23's thread view of the file has a row "Thread TID" for each of the n threads 1000..,
+ * and no other row named so (its own rows are GC, Network, Timers, Syscalls). */
+static void check_thread_rows(int n)
+{
+	char why[256], want[96], *body;
+	struct viewer *v = viewer__start("1.23", path, why, sizeof(why));
+	size_t rows = 0;
+
+	cr_assert(v, "viewer: %s", why);
+	body = viewer__get(v, "/jsontrace?view=thread", http_now_ms() + 120000, why, sizeof(why));
+	cr_assert(body, "/jsontrace?view=thread: %s", why);
+	for (int i = 0; i < n; i++) {
+		snprintf(want, sizeof(want), "\"tid\":%d,\"args\":{\"name\":\"Thread %d\"}", 1000 + i,
+			 1000 + i);
+		cr_assert(strstr(body, want), "no row for thread %d", 1000 + i);
+	}
+	for (const char *p = body; (p = strstr(p, "\"name\":\"Thread ")); p++)
+		rows++;
+	cr_assert_eq(rows, (size_t)n);
+	free(body);
+	viewer__stop(v);
+}
+
 /* 50 threads on 2 CPUs, at random but valid: each blocks, wakes, makes syscalls quick and
  * sleeping, samples, execs, exits and is born again (the same tid), over many generations, so
  * every state a thread can be in meets a generation's start. Every thread is a row (an M) of
@@ -511,6 +537,7 @@ static void random_threads(unsigned seed)
 	free(text);
 	cr_assert_eq(goparse_123_views(path, &vr), 0);
 	cr_assert(vr.ok, "go 1.23 viewer: %s", vr.error);
+	check_thread_rows(NT);
 	gt2_writer__free(w);
 	close(fd);
 }
