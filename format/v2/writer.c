@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
+#include "format/outq.h"
 #include "format/tracemap.h"
 #include "format/v2/writer.h"
 #include "format/varint.h"
@@ -42,7 +42,9 @@ struct proc {
 
 struct gt2_writer {
 	int fd;
-	off_t gen_off;		/* where the current generation starts; -1: not seekable */
+	struct gt_outq *out;	/* whole batches to fd, small ones gathered first */
+	off_t base;		/* fd's offset at the start; -1: not seekable */
+	uint64_t gen_mark;	/* bytes of out written when the current generation began */
 	uint32_t nprocs;
 	uint64_t freq, gen_ticks;
 	size_t batch_size, gen_bytes;
@@ -52,7 +54,6 @@ struct gt2_writer {
 	bool open;		/* the generation has begun (statuses written) */
 	size_t held;		/* bytes the generation holds in memory */
 	uint64_t gen_events;	/* of the current generation */
-	uint64_t gen_written;	/* bytes of it in the file */
 	uint64_t gen_batches;
 	struct thr *thr;
 	size_t nthr, cap_thr;
@@ -75,48 +76,29 @@ static int grow_buf(struct buf *b, size_t need)
 	return err;
 }
 
-/* Writes all of iov, or fails the writer and cuts the file back to the generation's start
- * (what cannot be cut back is counted as torn). */
-static int put(struct gt2_writer *w, struct iovec *iov, int n)
+/* Fails the writer with err, the output's error, and cuts the file back to the generation's
+ * start (what cannot be cut back is counted as torn). */
+static int fail(struct gt2_writer *w, int err)
 {
-	while (n) {
-		ssize_t r = writev(w->fd, iov, n);
+	off_t end = w->base + (off_t)w->gen_mark;
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			w->err = r < 0 ? -errno : -EIO;
-			goto fail;
-		}
-		w->st.bytes += (uint64_t)r;
-		w->gen_written += (uint64_t)r;
-		while (n && (size_t)r >= iov->iov_len) {
-			r -= (ssize_t)iov->iov_len;
-			iov++, n--;
-		}
-		if (n) {
-			iov->iov_base = (uint8_t *)iov->iov_base + r;
-			iov->iov_len -= (size_t)r;
-		}
-	}
-	return 0;
-fail:
+	w->err = err;
 	w->st.lost += w->gen_events;
-	if (w->gen_off >= 0 && !ftruncate(w->fd, w->gen_off) &&
-	    lseek(w->fd, w->gen_off, SEEK_SET) == w->gen_off) {
-		w->st.bytes -= w->gen_written;
-		w->st.batches -= w->gen_batches;
-	} else {
-		w->st.torn = w->gen_written;
-	}
-	return w->err;
+	w->st.batches -= w->gen_batches;
+	if (w->base >= 0 && !ftruncate(w->fd, end) && lseek(w->fd, end, SEEK_SET) == end)
+		w->st.torn = 0;
+	else
+		w->st.torn = gt_outq__written(w->out) - w->gen_mark + gt_outq__torn(w->out, NULL);
+	w->st.bytes = w->gen_mark;
+	return err;
 }
 
 /* Writes b as one batch of M m (GT2_NO_THREAD for tables) and empties it. */
 static int put_batch(struct gt2_writer *w, uint64_t m, struct buf *b)
 {
 	uint8_t hdr[1 + 4 * GT_MAX_VARINT_LEN], *p = hdr;
-	struct iovec iov[2];
+	/* The batch's times, for a sink; its P does not apply: it is an M's, or no one's. */
+	struct gt_batch_info info = { UINT32_MAX, b->base, b->last };
 	int err;
 
 	if (!b->len)
@@ -126,11 +108,9 @@ static int put_batch(struct gt2_writer *w, uint64_t m, struct buf *b)
 	p = gt_varint_put(p, m);
 	p = gt_varint_put(p, b->base);
 	p = gt_varint_put(p, b->len);
-	iov[0] = (struct iovec){ hdr, (size_t)(p - hdr) };
-	iov[1] = (struct iovec){ b->data, b->len };
-	err = put(w, iov, 2);
+	err = gt_outq__batch(w->out, &info, hdr, (size_t)(p - hdr), b->data, b->len);
 	if (err)
-		return err;
+		return fail(w, err);
 	w->st.batches++;
 	w->gen_batches++;
 	w->held -= b->len;
@@ -330,15 +310,22 @@ static void drop_thread(struct gt2_writer *w, struct thr *t)
 	w->nthr--;
 }
 
+static int idle_proc(struct gt2_writer *w, uint64_t ts, uint32_t p);
+
 /* Ends the generation: every M's batch, the tables, the samples, the frequency. */
 static int end_generation(struct gt2_writer *w)
 {
 	uint8_t f[1 + GT_MAX_VARINT_LEN];
-	struct buf fb = { .data = f, .base = w->last_ts };
+	struct buf fb = { .data = f, .base = w->last_ts ? w->last_ts : 1 };
 	int err = 0;
 
 	if (!w->open)
 		return 0;
+	/* Go 1.23 refuses a generation without an event ("frontier is empty"): one that saw
+	 * nothing says that a P is idle. Some P is: a held one has its status written already. */
+	for (uint32_t p = 0; !w->gen_events && p < w->nprocs && !err; p++)
+		if (w->procs[p].st == GT2_P_IDLE)
+			err = idle_proc(w, fb.base, p);
 	for (size_t i = 0; i < w->nthr && !err; i++) {
 		struct buf *b = &w->thr[i].m;
 
@@ -361,12 +348,13 @@ static int end_generation(struct gt2_writer *w)
 		w->held += fb.len;
 		err = put_batch(w, GT2_NO_THREAD, &fb);
 	}
+	if (!err && (err = gt_outq__flush(w->out)))
+		return fail(w, err);
 	if (err)
 		return err;
 	w->st.generations++;
-	w->gen_events = w->gen_written = w->gen_batches = 0;
-	if (w->gen_off >= 0)
-		w->gen_off = lseek(w->fd, 0, SEEK_CUR);
+	w->gen_events = w->gen_batches = 0;
+	w->gen_mark = w->st.bytes = gt_outq__written(w->out);
 	w->gen++;
 	w->open = false;
 	w->held = 0;
@@ -863,7 +851,13 @@ int gt2_writer__heap(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t b
 
 int gt2_writer__flush(struct gt2_writer *w)
 {
-	return w->err ? w->err : end_generation(w);
+	if (w->err)
+		return w->err;
+	/* A file of the header alone is no trace to Go 1.23 (no Frequency): the first flush
+	 * writes a generation, empty if need be. */
+	if (!w->st.generations)
+		w->open = true;
+	return end_generation(w);
 }
 
 uint64_t gt2_writer__generation(const struct gt2_writer *w)
@@ -879,7 +873,7 @@ void gt2_writer__stats(const struct gt2_writer *w, struct gt2_writer_stats *out)
 struct gt2_writer *gt2_writer__new(const struct gt2_writer_opts *o)
 {
 	struct gt2_writer *w;
-	struct iovec iov = { (void *)GT2_HEADER, GT2_HEADER_LEN };
+	int err;
 
 	if (!o || o->sz < sizeof(*o) || !o->nprocs || !o->frequency || o->fd < 0) {
 		errno = EINVAL;
@@ -898,23 +892,26 @@ struct gt2_writer *gt2_writer__new(const struct gt2_writer_opts *o)
 	if (w->batch_size < 2 * EV_ROOM)
 		w->batch_size = 2 * EV_ROOM;
 	w->gen = 1;
-	w->gen_off = lseek(o->fd, 0, SEEK_CUR);
+	w->base = lseek(o->fd, 0, SEEK_CUR);
+	w->out = gt_outq__new(o->fd, GT2_MAX_BATCH, 0);
 	w->procs = calloc(o->nprocs, sizeof(*w->procs));
 	w->pcs = calloc(GT2_MAX_FRAMES, sizeof(*w->pcs));
 	w->by_tid = u64map__new();
 	w->goids = u64map__new();
 	w->sids = gt_tracemap__new();
 	w->stkids = gt_tracemap__new();
-	if (!w->procs || !w->pcs || !w->by_tid || !w->goids || !w->sids || !w->stkids)
+	if (!w->out || !w->procs || !w->pcs || !w->by_tid || !w->goids || !w->sids || !w->stkids)
 		goto fail;
 	for (uint32_t p = 0; p < o->nprocs; p++)
 		w->procs[p].st = GT2_P_IDLE;
-	if (put(w, &iov, 1)) {
-		errno = -w->err;
+	err = gt_outq__bytes(w->out, GT2_HEADER, GT2_HEADER_LEN);
+	if (!err)
+		err = gt_outq__flush(w->out);
+	if (err) {
+		errno = -err;
 		goto fail;
 	}
-	if (w->gen_off >= 0)
-		w->gen_off += GT2_HEADER_LEN;
+	w->gen_mark = w->st.bytes = GT2_HEADER_LEN;
 	return w;
 fail:
 	gt2_writer__free(w);
@@ -925,6 +922,7 @@ void gt2_writer__free(struct gt2_writer *w)
 {
 	if (!w)
 		return;
+	gt_outq__free(w->out);
 	for (size_t i = 0; i < w->nthr; i++)
 		free(w->thr[i].m.data);
 	free(w->thr);

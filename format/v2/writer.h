@@ -61,7 +61,7 @@ enum gt2_leave {
 struct gt2_writer_stats {
 	uint64_t events;	/* timed events, CPU samples included */
 	uint64_t batches;
-	uint64_t bytes;		/* written, header included */
+	uint64_t bytes;		/* in the file, header included, in whole generations */
 	uint64_t generations;	/* complete in the file */
 	uint64_t strings, stacks;	/* table entries written, over all generations */
 	uint64_t cut;		/* strings and stacks cut to the parser's limits */
@@ -137,7 +137,8 @@ int gt2_writer__log(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t ta
 int gt2_writer__heap(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t bytes);
 
 /* Ends the current generation: everything taken so far is in the file, which ends on a
- * generation boundary. The next call opens a new generation. */
+ * generation boundary. The next call opens a new generation. The first flush writes one even
+ * when nothing happened: a file of the header alone does not parse. */
 int gt2_writer__flush(struct gt2_writer *w);
 
 /* The generation being filled (1, 2, ...). */

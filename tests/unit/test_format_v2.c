@@ -631,6 +631,22 @@ Test(format_v2, exec_gives_a_new_goroutine)
 	close(fd);
 }
 
+/* A trace of nothing is still a trace: one generation with its Frequency alone. */
+Test(format_v2, empty_trace_parses)
+{
+	struct gt2_writer_stats st;
+	int fd;
+	struct gt2_writer *w = open_writer(&fd, 2);
+
+	OK(gt2_writer__flush(w));
+	OK(gt2_writer__flush(w));
+	gt2_writer__stats(w, &st);
+	cr_assert_eq(st.generations, 1);
+	free(parse(path, 1));
+	gt2_writer__free(w);
+	close(fd);
+}
+
 /* What the reader would refuse is refused, and nothing is written for it. */
 Test(format_v2, refuses_what_the_parser_would)
 {
