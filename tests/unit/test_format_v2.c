@@ -301,7 +301,18 @@ static void write_prefix(const uint8_t *buf, size_t len)
 	close(fd);
 }
 
-/* Every prefix ending on a generation boundary of the story as w writes it parses. */
+static void write_window(const uint8_t *buf, size_t from, size_t to)
+{
+	int fd = open(cut_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, buf, GT2_HEADER_LEN), GT2_HEADER_LEN);
+	cr_assert_eq(write(fd, buf + from, to - from), (ssize_t)(to - from));
+	close(fd);
+}
+
+/* Every prefix ending on a generation boundary of the story as w writes it parses; so does
+ * every run of whole generations after the header: each restates what it needs. */
 static void check_prefixes(struct gt2_writer *w, int fd)
 {
 	size_t len, ends[64], n;
@@ -319,6 +330,16 @@ static void check_prefixes(struct gt2_writer *w, int fd)
 		write_prefix(buf, ends[i]);
 		text = parse(cut_path, 1);
 		cr_assert_eq(lines_with(text, "Sync", NULL), i + 1, "prefix of %zu generations", i + 1);
+		free(text);
+	}
+	for (size_t i = 1; i < n; i++) {
+		char *text;
+		size_t last = i + 1 + (i % 3) < n ? i + 1 + (i % 3) : n - 1;
+
+		write_window(buf, ends[i - 1], ends[last]);
+		text = parse(cut_path, 1);
+		cr_assert_eq(lines_with(text, "Sync", NULL), last - i + 1,
+			     "generations %zu to %zu", i + 1, last + 1);
 		free(text);
 	}
 	free(buf);
@@ -399,6 +420,20 @@ Test(format_v2, cuts_to_the_limits)
 	free(text);
 	gt2_writer__free(w);
 	close(fd);
+}
+
+/* Runs of generations from the middle of the file, alone after the header, parse. */
+static void check_windows(int fd)
+{
+	size_t len, ends[128], n;
+	uint8_t *buf = slurp(fd, &len);
+
+	n = gen_ends(buf, len, ends, 128);
+	for (size_t i = 1; i + 1 < n; i += 4) {
+		write_window(buf, ends[i - 1], ends[i + 1]);
+		free(parse(cut_path, 1));
+	}
+	free(buf);
 }
 
 /* Go 1.23's thread view of the file has a row "Thread TID" for each of the n threads 1000..,
@@ -535,6 +570,7 @@ static void random_threads(unsigned seed)
 	}
 	cr_assert_eq(lines_with(text, "Sync", NULL), ws.generations);
 	free(text);
+	check_windows(fd);
 	cr_assert_eq(goparse_123_views(path, &vr), 0);
 	cr_assert(vr.ok, "go 1.23 viewer: %s", vr.error);
 	check_thread_rows(NT);
