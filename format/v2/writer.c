@@ -127,7 +127,7 @@ static int table_add(struct gt2_writer *w, struct buf *b, uint8_t kind, const ui
 	if (b->len + len > GT2_MAX_BATCH && (err = put_batch(w, GT2_NO_THREAD, b)))
 		return err;
 	if (grow_buf(b, len + 1))
-		return -ENOMEM;
+		return fail(w, -ENOMEM);
 	if (!b->len) {
 		b->data[b->len++] = kind;
 		b->base = w->last_ts ? w->last_ts : 1;
@@ -154,7 +154,7 @@ static int string_id(struct gt2_writer *w, const char *s, size_t len, uint64_t *
 	}
 	*id = gt_tracemap__put(w->sids, s, len, &added);
 	if (!*id)
-		return -ENOMEM;
+		return fail(w, -ENOMEM);
 	if (!added)
 		return 0;
 	*p++ = GT2_EV_STRING;
@@ -190,7 +190,7 @@ static int stack_id(struct gt2_writer *w, const struct gt2_stack *stk, uint64_t 
 		w->pcs[i] = stk->frames[i].pc;
 	*id = gt_tracemap__put(w->stkids, w->pcs, n * sizeof(*w->pcs), &added);
 	if (!*id)
-		return -ENOMEM;
+		return fail(w, -ENOMEM);
 	if (!added)
 		return 0;
 	*p++ = GT2_EV_STACK;
@@ -221,7 +221,7 @@ static int ev(struct gt2_writer *w, uint64_t m, struct buf *b, uint64_t ts, uint
 	if (b->len + EV_ROOM > w->batch_size && (err = put_batch(w, m, b)))
 		return err;
 	if (grow_buf(b, EV_ROOM))
-		return -ENOMEM;
+		return fail(w, -ENOMEM);
 	/* Go 1.23's reader retries a stuck earliest event's rivals but not one tied with it
 	 * (docs/format.md §18.4): no two events share a time. */
 	if (ts <= w->ev_ts)
@@ -267,22 +267,18 @@ static int take_goid(struct gt2_writer *w, uint64_t g)
 	return u64map__put(w->goids, g, &added) ? 0 : -ENOMEM;
 }
 
+/* A new thread, before anything is written of it; NULL with errno set. */
 static struct thr *add_thread(struct gt2_writer *w, uint64_t tid, uint8_t st)
 {
+	void *arr = w->thr;
 	uint64_t *i;
 	bool added;
 	int err;
 
-	if (!tid || find(w, tid)) {
+	if (!tid || find(w, tid) || u64map__get(w->goids, tid)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((err = take_goid(w, tid))) {
-		errno = -err;
-		return NULL;
-	}
-	void *arr = w->thr;
-
 	if (grow_array(&arr, &w->cap_thr, w->nthr + 1, sizeof(*w->thr), 16)) {
 		errno = ENOMEM;
 		return NULL;
@@ -291,6 +287,11 @@ static struct thr *add_thread(struct gt2_writer *w, uint64_t tid, uint8_t st)
 	i = u64map__put(w->by_tid, tid, &added);
 	if (!i)
 		return NULL;
+	if ((err = take_goid(w, tid))) {
+		u64map__del(w->by_tid, tid);
+		errno = -err;
+		return NULL;
+	}
 	*i = w->nthr + 1;
 	w->thr[w->nthr++] = (struct thr){ .tid = tid, .g = tid, .st = st, .p = -1 };
 	return &w->thr[w->nthr - 1];

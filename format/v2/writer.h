@@ -12,7 +12,9 @@
  * Crash-safety invariant: every prefix of the output that ends on a generation boundary is a
  * trace Go 1.23's parser accepts. A write error cuts the file back to the last boundary
  * (regular files; ftruncate: else stats.torn) and fails the writer: every later call returns
- * the error. stats.bytes and stats.batches count what the file keeps.
+ * the error. stats.bytes and stats.batches count what the file keeps. A failed allocation
+ * after a call has begun to write fails the writer the same way (-ENOMEM): the events of one
+ * fact go out whole or not at all.
  *
  * The calls say what a thread did at time ts (ticks, > 0, non-decreasing across calls); an
  * event at the time of the one before is written a tick after it (§18.4). Each
