@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -509,6 +510,31 @@ static void check_vanished(const struct record_args *a, const struct output_file
 	}
 }
 
+/* --ready-fd: recording has begun. A reader gone (EPIPE) costs the recording nothing: the
+ * SIGPIPE, sent to the writing thread, is held and taken back. */
+static void say_ready(int fd)
+{
+	static const char line[] = "ready\n";
+	sigset_t pipe_sig, old;
+	ssize_t n;
+	int err;
+
+	if (fd < 0)
+		return;
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
+	n = write(fd, line, sizeof(line) - 1);
+	err = n < 0 ? errno : 0;
+	if (err == EPIPE)
+		sigtimedwait(&pipe_sig, NULL, &(struct timespec){ 0 });
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (n != (ssize_t)sizeof(line) - 1)
+		fprintf(stderr, PREFIX "warning: --ready-fd %d: %s (recording anyway)\n", fd,
+			err ? strerror(err) : "short write");
+	close(fd);
+}
+
 static void announce(const struct record_args *a)
 {
 	const char *what = a->command ? a->command[0] : a->cgroup ? a->cgroup :
@@ -554,8 +580,13 @@ struct recording {
  * annotation probes to attach. */
 static int preflight(struct recording *r)
 {
-	int err = check_kernel(&r->feat);
+	int err;
 
+	/* The ready descriptor is lxtrace's alone: a command holding it too would keep its reader
+	 * from ever seeing the end of file that says the recording did not start. */
+	if (r->args.ready_fd >= 0)
+		fcntl(r->args.ready_fd, F_SETFD, FD_CLOEXEC);
+	err = check_kernel(&r->feat);
 	if (!err)
 		r->target = make_target(&r->args, &r->cmd, &err);
 	if (!err)
@@ -724,6 +755,7 @@ static int start_recording(struct recording *r)
 		r->cmd_status = LAUNCH_CANNOT_RUN;
 	} else {
 		announce(a);
+		say_ready(a->ready_fd);
 	}
 	return 0;
 }
