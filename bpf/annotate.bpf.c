@@ -34,6 +34,38 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool sleepable = true;	/* set before load: the programs may fault */
 
+/* The stop. Detaching the probes takes the kernel ~0.1 s each, one after another
+ * (docs/record.md), so user space finishes the trace first and detaches after: it sets
+ * `stopped`, which every hit from then on sees and writes nothing, and waits for the hits under
+ * way, counted per CPU in `running` (a run stays on its CPU), to end; then the rings hold
+ * every record the probes will send. The add is a locked instruction (x86): the read of
+ * `stopped` after it cannot be done before it, so a hit either is counted before user space
+ * looks or sees the flag. */
+bool stopped;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} running SEC(".maps");
+
+/* The CPU's count of hits under way, raised; NULL (not raised) once stopped. */
+static __always_inline __s64 *enter(void)
+{
+	__u32 zero = 0;
+	__s64 *n = bpf_map_lookup_elem(&running, &zero);
+
+	if (!n)
+		return NULL;
+	__sync_fetch_and_add(n, 1);
+	if (*(volatile bool *)&stopped) {
+		__sync_fetch_and_add(n, -1);
+		return NULL;
+	}
+	return n;
+}
+
 /* Copies the NUL-terminated string at src into dst (size bytes); returns cut_flag when it was
  * longer, fault_flag when it could not be read (dst is then ""), else 0. */
 static __always_inline __u8 copy_str(char *dst, __u32 size, const char *src, __u8 cut_flag,
@@ -91,12 +123,16 @@ static __always_inline struct lx_user *user_rec(void **ring, __u32 size, __u8 ty
 static __always_inline int on_user(struct pt_regs *ctx, __u8 type, __u64 task, __u64 parent,
 				   const char *name)
 {
+	__s64 *n = enter();
 	struct lx_user *r;
 	void *ring;
 
+	if (!n)
+		return 0;
 	r = user_rec(&ring, sizeof(*r), type, task, parent, name);
 	if (r)
 		submit(ring, r, sizeof(*r));
+	__sync_fetch_and_add(n, -1);
 	return 0;
 }
 
@@ -131,14 +167,19 @@ int region_end(struct pt_regs *ctx)
 /* A record with a message: a log, or a trigger (name NULL). */
 static __always_inline int send_msg(__u8 type, __u64 task, const char *name, const char *msg)
 {
+	__s64 *n = enter();
 	struct lx_user_log *r;
 	void *ring;
 
-	r = (struct lx_user_log *)user_rec(&ring, sizeof(*r), type, task, 0, name);
-	if (!r)
+	if (!n)
 		return 0;
-	r->u.flags |= copy_str(r->msg, sizeof(r->msg), msg, LX_USER_MSG_CUT, LX_USER_MSG_FAULT);
-	submit(ring, r, sizeof(*r));
+	r = (struct lx_user_log *)user_rec(&ring, sizeof(*r), type, task, 0, name);
+	if (r) {
+		r->u.flags |= copy_str(r->msg, sizeof(r->msg), msg, LX_USER_MSG_CUT,
+				       LX_USER_MSG_FAULT);
+		submit(ring, r, sizeof(*r));
+	}
+	__sync_fetch_and_add(n, -1);
 	return 0;
 }
 
