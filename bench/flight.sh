@@ -40,6 +40,8 @@ for t in perf python3; do command -v $t >/dev/null || die "$t not found (make de
 [ -x "$LXTRACE" ] || die "$LXTRACE not built (make)"
 
 TMP=$(mktemp -d /tmp/lxtrace-flight.XXXXXX)
+# lxtrace writes a line here once it records (--ready-fd 3 3>FIFO; docs/record.md).
+mkfifo "$TMP/ready"
 TRACER_PID=
 LOAD_PID=
 cleanup() {
@@ -60,14 +62,9 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 # Starts `lxtrace record ARGS...` with stderr in $TMP/rec.err; waits until it records.
 start_rec() {
-	"$LXTRACE" record "$@" 2>"$TMP/rec.err" &
+	"$LXTRACE" record --ready-fd 3 "$@" 3>"$TMP/ready" 2>"$TMP/rec.err" &
 	TRACER_PID=$!
-	for _ in $(seq 300); do
-		grep -q recording "$TMP/rec.err" 2>/dev/null && return 0
-		kill -0 "$TRACER_PID" 2>/dev/null || { cat "$TMP/rec.err" >&2; die "lxtrace exited"; }
-		sleep 0.1
-	done
-	die "lxtrace never said it was recording"
+	read -r -t 30 _ <"$TMP/ready" || { cat "$TMP/rec.err" >&2; die "lxtrace did not start"; }
 }
 
 # CPU seconds the recorder used so far (utime + stime).

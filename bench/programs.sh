@@ -39,6 +39,8 @@ die() { echo "programs.sh: $*" >&2; exit 1; }
 command -v bpftool >/dev/null && command -v perf >/dev/null || die "needs bpftool and perf"
 
 TMP=$(mktemp -d /tmp/lxtrace-programs.XXXXXX)
+# lxtrace writes a line here once it records (--ready-fd 3 3>FIFO; docs/record.md).
+mkfifo "$TMP/ready"
 TRACER_PID=
 STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
@@ -56,9 +58,10 @@ trap 'exit 130' INT TERM
 measure() {
 	local label=$1 lx=$2
 	: >"$TMP/log"
-	LXTRACE_MASK_FEATURES=$MASK "$lx" record -o "$TMP/out" $MODE 2>"$TMP/log" &
+	LXTRACE_MASK_FEATURES=$MASK "$lx" record -o "$TMP/out" --ready-fd 3 $MODE 3>"$TMP/ready" \
+		2>"$TMP/log" &
 	TRACER_PID=$!
-	for _ in $(seq 100); do grep -q recording "$TMP/log" && break; sleep 0.1; done
+	read -r -t 30 _ <"$TMP/ready" || die "$label: lxtrace did not start: $(tail -n 3 "$TMP/log")"
 	taskset -c 1 perf bench sched pipe -l "$PIPE_N" >/dev/null
 	# The counters live with the programs: read them before the recorder lets go.
 	bpftool prog show -j | python3 -c '

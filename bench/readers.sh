@@ -34,6 +34,8 @@ die() { echo "readers.sh: $*" >&2; exit 1; }
 [ -x "$GO119" ] && [ -x "$GO123" ] || die "needs Go 1.19 and 1.23 (make deps)"
 
 TMP=$(mktemp -d /tmp/lxtrace-readers.XXXXXX)
+# lxtrace writes a line here once it records (--ready-fd 3 3>FIFO; docs/record.md).
+mkfifo "$TMP/ready"
 TRACER_PID=
 cleanup() {
 	if [ -n "$TRACER_PID" ] && kill -0 "$TRACER_PID" 2>/dev/null; then
@@ -70,9 +72,9 @@ row() { printf '| %-34s | %-28s | %s\n' "$1" "$2" "$3"; }
 record() {
 	local out=$1 how=${2:-} log=$TMP/rec.log
 	: >"$log"
-	"$LXTRACE" record -o "$out" 2>"$log" &
+	"$LXTRACE" record -o "$out" --ready-fd 3 3>"$TMP/ready" 2>"$log" &
 	TRACER_PID=$!
-	for _ in $(seq 200); do grep -q recording "$log" && break; sleep 0.05; done
+	read -r -t 30 _ <"$TMP/ready" || die "lxtrace did not start: $(cat "$log")"
 	"$STRESS" $((SECONDS_REC * 1000)) 2 4 >/dev/null &
 	local wl=$!
 	if [ "$how" = kill ]; then

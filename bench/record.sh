@@ -55,6 +55,8 @@ case " $TRACERS " in *" lxtrace"*) [ -x "$LXTRACE" ] || die "$LXTRACE not built 
 case " $TRACERS " in *" old-lxtrace"*) [ -x "$OLD" ] || die "old-lxtrace needs --old LXTRACE" ;; esac
 
 TMP=$(mktemp -d /tmp/lxtrace-bench.XXXXXX)
+# lxtrace writes a line here once it records (--ready-fd 3 3>FIFO; docs/record.md).
+mkfifo "$TMP/ready"
 RESULTS=$TMP/results.tsv
 TRACER_PID=
 
@@ -121,10 +123,12 @@ start_tracer() {
 	case $tracer in
 	# The same events as perf and trace-cmd are asked for: no call stacks, no CPU samples
 	# (their cost is measured by bench/stacks.sh).
-	lxtrace) "$lx" record -F 0 --stacks=none -o "$out" >"$out.err" 2>&1 & ;;
-	lxtrace-all) "$lx" record -F 0 --stacks=none --syscalls=all -o "$out" >"$out.err" 2>&1 & ;;
-	lxtrace-compat) LXTRACE_MASK_FEATURES=$MASK_5_10 "$lx" record -F 0 --stacks=none -o "$out" \
+	lxtrace) "$lx" record -F 0 --stacks=none -o "$out" --ready-fd 3 3>"$TMP/ready" \
 		>"$out.err" 2>&1 & ;;
+	lxtrace-all) "$lx" record -F 0 --stacks=none --syscalls=all -o "$out" --ready-fd 3 \
+		3>"$TMP/ready" >"$out.err" 2>&1 & ;;
+	lxtrace-compat) LXTRACE_MASK_FEATURES=$MASK_5_10 "$lx" record -F 0 --stacks=none -o "$out" \
+		--ready-fd 3 3>"$TMP/ready" >"$out.err" 2>&1 & ;;
 	perf) perf record -q -e sched:sched_switch -e sched:sched_wakeup \
 		-e raw_syscalls:sys_enter -e raw_syscalls:sys_exit -a -o "$out" >"$out.err" 2>&1 & ;;
 	trace-cmd) trace-cmd record --no-filter -d -e sched:sched_switch -e sched:sched_wakeup \
@@ -135,16 +139,17 @@ start_tracer() {
 	# lxtrace says when its programs are attached. perf record only writes its header first,
 	# and trace-cmd buffers its "Hit Ctrl^C" line, but creates its per-CPU files once its
 	# readers run: then give either half a second more.
-	local ready= file=$out
+	local file=$out
 	case $tracer in
-	lxtrace*) ready=recording ;;
+	lxtrace*)
+		read -r -t 30 _ <"$TMP/ready" && return 0
+		cat "$out.err" >&2
+		die "$tracer did not start" ;;
 	trace-cmd) file=$out.cpu0 ;;
 	esac
 	for _ in $(seq 150); do
 		kill -0 "$TRACER_PID" 2>/dev/null || { cat "$out.err" >&2; die "$tracer exited before recording"; }
-		if [ -n "$ready" ]; then
-			grep -q "$ready" "$out.err" 2>/dev/null && return 0
-		elif [ -e "$file" ]; then
+		if [ -e "$file" ]; then
 			sleep 0.5
 			return 0
 		fi

@@ -40,6 +40,8 @@ die() { echo "soak.sh: $*" >&2; exit 1; }
 [ -x "$LXTRACE" ] || die "build first (make)"
 
 TMP=$(mktemp -d /tmp/lxtrace-soak.XXXXXX)
+# lxtrace writes a line here once it records (--ready-fd 3 3>FIFO; docs/record.md).
+mkfifo "$TMP/ready"
 REC= CHURN=
 cleanup() {
 	[ -n "$CHURN" ] && kill "$CHURN" 2>/dev/null || true
@@ -55,13 +57,13 @@ trap 'exit 130' INT TERM
 printf '%s\n' 'n=0' 'while :; do' '	/bin/true' '	/bin/sh -c :' '	n=$((n + 2))' \
 	"	[ \$((n % 200)) = 0 ] && echo \$n >$TMP/forks" 'done' >"$TMP/churn.sh"
 if [ -n "$COMMAND" ]; then
-	"$LXTRACE" record -v -o "$TMP/soak.trace" "$@" -- bash "$TMP/churn.sh" 2>"$TMP/err" &
+	"$LXTRACE" record -v -o "$TMP/soak.trace" --ready-fd 3 "$@" -- bash "$TMP/churn.sh" \
+		3>"$TMP/ready" 2>"$TMP/err" &
 else
-	"$LXTRACE" record -v -o "$TMP/soak.trace" "$@" 2>"$TMP/err" &
+	"$LXTRACE" record -v -o "$TMP/soak.trace" --ready-fd 3 "$@" 3>"$TMP/ready" 2>"$TMP/err" &
 fi
 REC=$!
-for _ in $(seq 100); do grep -q recording "$TMP/err" && break; sleep 0.1; done
-grep -q recording "$TMP/err" || die "the recorder did not start: $(cat "$TMP/err")"
+read -r -t 30 _ <"$TMP/ready" || die "the recorder did not start: $(cat "$TMP/err")"
 if [ -z "$COMMAND" ]; then
 	bash "$TMP/churn.sh" &
 	CHURN=$!

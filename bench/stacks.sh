@@ -47,6 +47,8 @@ command -v perf >/dev/null || die "perf not found"
 command -v bpftrace >/dev/null || die "bpftrace not found (scripts/deps.sh installs it)"
 
 TMP=$(mktemp -d /tmp/lxtrace-stacks.XXXXXX)
+# lxtrace writes a line here once it records (--ready-fd 3 3>FIFO; docs/record.md).
+mkfifo "$TMP/ready"
 TRACER_PID=
 cleanup() {
 	if [ -n "$TRACER_PID" ] && kill -0 "$TRACER_PID" 2>/dev/null; then
@@ -66,18 +68,21 @@ BPFTRACE_PROG='tracepoint:sched:sched_switch, tracepoint:sched:sched_waking { @[
 # (--stacks=both), perfsched (perf record -g of switches and wakeups), bpftrace.
 start_tracer() {
 	local log=$TMP/tracer.log name=$1 lx=$LXTRACE
+	# $lx recording ARGS to $TMP/out, its line on $TMP/ready once it records. Only run in the
+	# background (&): it execs, so that $! is lxtrace's pid.
+	lx_record() { exec "$lx" record -v -o "$TMP/out" --ready-fd 3 "$@" 3>"$TMP/ready" 2>"$log"; }
 	: >"$log"
 	case $name in old-*) lx=$OLD; name=${name#old-} ;; esac
 	case $name in
 	none) TRACER_PID=; return ;;
-	lx-*) "$lx" record -v -o "$TMP/out" -F "${name#lx-}" 2>"$log" & ;;
-	lxoff) "$lx" record -v -o "$TMP/out" -F 0 2>"$log" & ;;
-	lxdefault) "$lx" record -v -o "$TMP/out" 2>"$log" & ;;
-	lxcompat) LXTRACE_MASK_FEATURES=$MASK_5_10 "$lx" record -v -o "$TMP/out" 2>"$log" & ;;
-	lxproc) LXTRACE_MASK_FEATURES=$MASK_6_1 "$lx" record -v -o "$TMP/out" 2>"$log" & ;;
-	lxnone) "$lx" record -v -o "$TMP/out" -F 0 --stacks=none 2>"$log" & ;;
-	lxboth) "$lx" record -v -o "$TMP/out" --stacks=both 2>"$log" & ;;
-	lxboth-*) "$lx" record -v -o "$TMP/out" -F "${name#lxboth-}" --stacks=both 2>"$log" & ;;
+	lx-*) lx_record -F "${name#lx-}" & ;;
+	lxoff) lx_record -F 0 & ;;
+	lxdefault) lx_record & ;;
+	lxcompat) LXTRACE_MASK_FEATURES=$MASK_5_10 lx_record & ;;
+	lxproc) LXTRACE_MASK_FEATURES=$MASK_6_1 lx_record & ;;
+	lxnone) lx_record -F 0 --stacks=none & ;;
+	lxboth) lx_record --stacks=both & ;;
+	lxboth-*) lx_record -F "${name#lxboth-}" --stacks=both & ;;
 	perf-*) perf record -q -a -g -e cpu-clock -F "${1#perf-}" -o "$TMP/out" 2>"$log" & ;;
 	perfsched) perf record -q -a -g -e sched:sched_switch -e sched:sched_wakeup -o "$TMP/out" \
 			2>"$log" & ;;
@@ -87,7 +92,7 @@ start_tracer() {
 	case $name in
 	perf*) sleep 1 ;;
 	bpftrace) for _ in $(seq 300); do grep -q Attaching "$TMP/out" && break; sleep 0.1; done ;;
-	*) for _ in $(seq 100); do grep -q recording "$log" && break; sleep 0.1; done ;;
+	*) read -r -t 30 _ <"$TMP/ready" || die "$name did not start: $(cat "$log")" ;;
 	esac
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # startup.sh - how long lxtrace takes to start recording, idle and under load: from the exec of
-# `lxtrace record` to its "recording" line (programs loaded, the machine's threads scanned), to
+# `lxtrace record` to its line on --ready-fd (programs loaded, the machine's threads scanned), to
 # the first batch in the file, and the whole of `lxtrace record -- true`, beside `perf record
 # -- true` (perf's start on the same machine).
 #
@@ -34,6 +34,8 @@ die() { echo "startup.sh: $*" >&2; exit 1; }
 command -v perf >/dev/null || die "perf not found (make deps)"
 
 TMP=$(mktemp -d /tmp/lxtrace-startup.XXXXXX)
+# lxtrace writes a line here once it records (--ready-fd 3 3>FIFO; docs/record.md).
+mkfifo "$TMP/ready"
 LOAD_PIDS=()
 stop_load() {
 	for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -61,16 +63,17 @@ start_load() {
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# One whole-machine recording: ms to its "recording" line and to a first batch in the file.
+# One whole-machine recording: ms to its ready line and to a first batch in the file.
 one_start() {
 	local out=$TMP/start.trace log=$TMP/start.log t0 rec=- batch=- pid i
 
 	rm -f "$out"
 	t0=$(now_ms)
-	"$LXTRACE" record -o "$out" 2>"$log" &
+	"$LXTRACE" record -o "$out" --ready-fd 3 3>"$TMP/ready" 2>"$log" &
 	pid=$!
+	read -r -t 30 _ <"$TMP/ready" || die "lxtrace did not start: $(cat "$log")"
+	rec=$(($(now_ms) - t0))
 	for i in $(seq 2000); do
-		if [ "$rec" = - ] && grep -q recording "$log"; then rec=$(($(now_ms) - t0)); fi
 		if [ "$(stat -c %s "$out" 2>/dev/null || echo 0)" -gt 16 ]; then
 			batch=$(($(now_ms) - t0))
 			break

@@ -33,6 +33,8 @@ for t in perf taskset python3; do command -v $t >/dev/null || die "$t not found 
 [ -x "$LXTRACE" ] || die "$LXTRACE not built (make)"
 
 TMP=$(mktemp -d /tmp/lxtrace-bench-targets.XXXXXX)
+# lxtrace writes a line here once it records (--ready-fd 3 3>FIFO; docs/record.md).
+mkfifo "$TMP/ready"
 TRACER_PID=
 IDLE_PID=
 
@@ -59,11 +61,13 @@ busy_jiffies() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; }
 run() {
 	local mode=$1 t0 t1 secs records=0
 	case $mode in
-	target) "$LXTRACE" record -o "$TMP/t.trace" -p "$IDLE_PID" 2>"$TMP/err" & TRACER_PID=$! ;;
-	all) "$LXTRACE" record -o "$TMP/t.trace" 2>"$TMP/err" & TRACER_PID=$! ;;
+	target) "$LXTRACE" record -o "$TMP/t.trace" --ready-fd 3 -p "$IDLE_PID" 3>"$TMP/ready" \
+		2>"$TMP/err" & TRACER_PID=$! ;;
+	all) "$LXTRACE" record -o "$TMP/t.trace" --ready-fd 3 3>"$TMP/ready" 2>"$TMP/err" &
+		TRACER_PID=$! ;;
 	esac
 	if [ "$mode" != none ]; then
-		for _ in $(seq 200); do grep -q recording "$TMP/err" 2>/dev/null && break; sleep 0.05; done
+		read -r -t 30 _ <"$TMP/ready" || die "lxtrace did not start: $(cat "$TMP/err")"
 	fi
 	t0=$(busy_jiffies)
 	secs=$(taskset -c 1 perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/Total time/{print $3}')

@@ -59,6 +59,8 @@ if [ -z "$TRACE" ]; then
 fi
 
 TMP=$(mktemp -d /tmp/lxtrace-view.XXXXXX)
+# lxtrace writes a line here once it records (--ready-fd 3 3>FIFO; docs/record.md).
+mkfifo "$TMP/ready"
 PIDS=()
 
 # Whatever happens, no recorder, workload or viewer of ours outlives the script.
@@ -86,13 +88,11 @@ secs() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.
 # lxtrace's defaults: the busy machine the goal is about.
 record() {
 	local out=$TMP/messaging.trace
-	"$LXTRACE" record -d "$SECONDS_REC" -o "$out" 2>"$TMP/record.log" &
+	"$LXTRACE" record -d "$SECONDS_REC" -o "$out" --ready-fd 3 3>"$TMP/ready" \
+		2>"$TMP/record.log" &
 	PIDS+=($!)
 	local rec=$!
-	for _ in $(seq 100); do
-		grep -q 'recording' "$TMP/record.log" 2>/dev/null && break
-		sleep 0.1
-	done
+	read -r -t 30 _ <"$TMP/ready" || die "lxtrace record did not start: $(cat "$TMP/record.log")"
 	timeout "$((SECONDS_REC - 1))" bash -c \
 		'while :; do perf bench sched messaging -l 100000 >/dev/null 2>&1; done' || true
 	wait "$rec" || die "lxtrace record failed: $(cat "$TMP/record.log")"

@@ -20,11 +20,12 @@
  * fault, which only a sleepable program may take. Such a fault is taken before the record is
  * reserved, never while it is: a reservation held blocks the reader at it, and every later
  * record of the CPU with it, for as long as the fault lasts, which the program's owner decides
- * (a page of a stalled FUSE file, a userfaultfd that never answers). The record's time is
- * therefore when its strings were readable, right before the thread goes on. A page evicted
- * between the fault and the copy reads as a string that could not be read (flagged). Sleepable
- * programs run with migration disabled, so the ring stays this CPU's. Where they may not
- * sleep, `sleepable` keeps the faulting read out of them.
+ * (a page of a stalled FUSE file, a userfaultfd that never answers). For the same reason it is
+ * taken before the hit is counted as under way (`running`, below): the stop never waits for it.
+ * The record's time is therefore when its strings were readable, right before the thread goes
+ * on. A page evicted between the fault and the copy reads as a string that could not be read
+ * (flagged). Sleepable programs run with migration disabled, so the ring stays this CPU's.
+ * Where they may not sleep, `sleepable` keeps the faulting read out of them.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -37,6 +38,38 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool sleepable = true;	/* set before load: the programs may fault */
+
+/* The stop. Detaching the probes takes the kernel ~0.1 s each, one after another
+ * (docs/record.md), so user space finishes the trace first and detaches after: it sets
+ * `stopped`, which every hit from then on sees and writes nothing, and waits for the hits under
+ * way, counted per CPU in `running` (a run stays on its CPU), to end; then the rings hold
+ * every record the probes will send. The add is a locked instruction (x86): the read of
+ * `stopped` after it cannot be done before it, so a hit either is counted before user space
+ * looks or sees the flag. */
+bool stopped;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} running SEC(".maps");
+
+/* The CPU's count of hits under way, raised; NULL (not raised) once stopped. */
+static __always_inline __s64 *enter(void)
+{
+	__u32 zero = 0;
+	__s64 *n = bpf_map_lookup_elem(&running, &zero);
+
+	if (!n)
+		return NULL;
+	__sync_fetch_and_add(n, 1);
+	if (*(volatile bool *)&stopped) {
+		__sync_fetch_and_add(n, -1);
+		return NULL;
+	}
+	return n;
+}
 
 /* Brings in the pages of the string at src (size bytes at most: its first and last possible
  * byte; the latter may lie past the mapping, then only the copy can tell) unless they are
@@ -51,6 +84,19 @@ static __always_inline void page_in(const char *src, __u32 size)
 		bpf_copy_from_user(&c, 1, src);
 	if (bpf_probe_read_user(&c, 1, src + size - 1))
 		bpf_copy_from_user(&c, 1, src + size - 1);
+}
+
+/* The CPU's count of hits under way, raised, for the current thread about to annotate with
+ * strings name and msg (either may be NULL), whose pages are brought in first; NULL (not
+ * raised) for an untraced thread, which faults nothing in (the probe fires in every process
+ * that runs the file), and once stopped. */
+static __always_inline __s64 *begin_hit(const char *name, const char *msg)
+{
+	if (!traced_current(bpf_get_current_pid_tgid() >> 32))
+		return NULL;
+	page_in(name, LX_NAME_LEN);
+	page_in(msg, LX_MSG_LEN);
+	return enter();
 }
 
 /* Copies the NUL-terminated string at src into dst (size bytes), without faulting; returns
@@ -80,19 +126,12 @@ static __always_inline long arg(struct pt_regs *ctx, __u64 n)
 }
 
 /* The record of one annotation by the current thread, its name copied from the program (name
- * NULL: none), the pages of its message (msg, if not NULL) brought in for the caller's copy.
- * NULL when the thread is not traced, or when its CPU's ring is full (counted). */
+ * NULL: none). NULL when the thread is not traced, or when its CPU's ring is full (counted). */
 static __always_inline struct lx_user *user_rec(void **ring, __u32 size, __u8 type, __u64 task,
-						 __u64 parent, const char *name, const char *msg)
+						 __u64 parent, const char *name)
 {
-	struct lx_user *r;
+	struct lx_user *r = reserve_current(ring, size, type);
 
-	/* Untraced threads (the probe fires in every process running the file) fault nothing in. */
-	if (!traced_current(bpf_get_current_pid_tgid() >> 32))
-		return NULL;
-	page_in(name, LX_NAME_LEN);
-	page_in(msg, LX_MSG_LEN);
-	r = reserve_current(ring, size, type);
 	if (!r)
 		return NULL;
 	r->task = task;
@@ -109,12 +148,16 @@ static __always_inline struct lx_user *user_rec(void **ring, __u32 size, __u8 ty
 static __always_inline int on_user(struct pt_regs *ctx, __u8 type, __u64 task, __u64 parent,
 				   const char *name)
 {
+	__s64 *n = begin_hit(name, NULL);
 	struct lx_user *r;
 	void *ring;
 
-	r = user_rec(&ring, sizeof(*r), type, task, parent, name, NULL);
+	if (!n)
+		return 0;
+	r = user_rec(&ring, sizeof(*r), type, task, parent, name);
 	if (r)
 		submit(ring, r, sizeof(*r));
+	__sync_fetch_and_add(n, -1);
 	return 0;
 }
 
@@ -149,14 +192,19 @@ int region_end(struct pt_regs *ctx)
 /* A record with a message: a log, or a trigger (name NULL). */
 static __always_inline int send_msg(__u8 type, __u64 task, const char *name, const char *msg)
 {
+	__s64 *n = begin_hit(name, msg);
 	struct lx_user_log *r;
 	void *ring;
 
-	r = (struct lx_user_log *)user_rec(&ring, sizeof(*r), type, task, 0, name, msg);
-	if (!r)
+	if (!n)
 		return 0;
-	r->u.flags |= copy_str(r->msg, sizeof(r->msg), msg, LX_USER_MSG_CUT, LX_USER_MSG_FAULT);
-	submit(ring, r, sizeof(*r));
+	r = (struct lx_user_log *)user_rec(&ring, sizeof(*r), type, task, 0, name);
+	if (r) {
+		r->u.flags |= copy_str(r->msg, sizeof(r->msg), msg, LX_USER_MSG_CUT,
+				       LX_USER_MSG_FAULT);
+		submit(ring, r, sizeof(*r));
+	}
+	__sync_fetch_and_add(n, -1);
 	return 0;
 }
 

@@ -17,11 +17,16 @@ record_once() {
 	local mask=$1 rec
 
 	: >"$out/sanitize-record.log"
+	rm -f "$out/sanitize-ready"
+	mkfifo "$out/sanitize-ready"
 	LXTRACE_MASK_FEATURES=$mask "$lxtrace" record -d 2 -F 999 --stacks=both --syscalls=all \
-		--usdt "$workloads/annotated" -o "$trace" 2>"$out/sanitize-record.log" &
+		--usdt "$workloads/annotated" -o "$trace" --ready-fd 3 3>"$out/sanitize-ready" \
+		2>"$out/sanitize-record.log" &
 	rec=$!
 	trap 'kill -INT $rec 2>/dev/null || true' EXIT
-	for _ in $(seq 100); do grep -q recording "$out/sanitize-record.log" && break; sleep 0.1; done
+	# Its line once it records (docs/record.md); end of file: it failed, said below.
+	read -r -t 60 _ <"$out/sanitize-ready" || true
+	rm -f "$out/sanitize-ready"
 	"$workloads/stress" 300 2 4 >/dev/null
 	"$workloads/annotated" 2 >/dev/null
 	"$workloads/execthread" >/dev/null 2>&1 || true

@@ -165,6 +165,33 @@ Test(cli, record_unwritable_output)
 	}
 }
 
+/* --ready-fd names a descriptor open for writing; a recording that does not start closes it
+ * without its line. */
+Test(cli, record_bad_ready_fd)
+{
+	const char *const lx = record__build_path("lxtrace");
+	struct outcome o;
+
+	itest_require_root();
+	expect_one_line_failure("lxtrace record --ready-fd 999 (not open)",
+				run_lxtrace((const char *[]){ "record", "--ready-fd", "999", NULL }));
+	expect_one_line_failure("lxtrace record --ready-fd x",
+				run_lxtrace((const char *[]){ "record", "--ready-fd", "x", NULL }));
+	o.status = run_capture((const char *[]){ "/bin/sh", "-c", "exec \"$0\" record --ready-fd 3 "
+						 "3</dev/null", lx, NULL }, 30, &o.out, &o.err);
+	cr_expect(o.err && strstr(o.err, "not open for writing"), "a read-only fd: %s",
+		  o.err ? o.err : "");
+	expect_one_line_failure("lxtrace record --ready-fd 3 3</dev/null", o);
+	/* The line goes to stdout, the error to /dev/null. */
+	o.status = run_capture((const char *[]){ "/bin/sh", "-c", "exec \"$0\" record --ready-fd 3 "
+						 "-o /proc/nope/x 3>&1 2>/dev/null", lx, NULL },
+			       30, &o.out, &o.err);
+	cr_expect(o.status != 0 && o.out && !o.out[0], "a recording that did not start: status %d, "
+		  "on the ready fd: '%s'", o.status, o.out ? o.out : "");
+	free(o.out);
+	free(o.err);
+}
+
 static void write_file(const char *path, const void *buf, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_TRUNC);

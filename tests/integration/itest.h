@@ -78,8 +78,6 @@ static inline void itest_start(const char *const *ropts)
 	itest_require_root();
 	it.rec = recorder__start(ropts, why, sizeof(why));
 	cr_assert(it.rec, "%s", why);
-	if (!recorder__announced(it.rec))
-		cr_log_info("note: recorder never printed \"recording\": assumed ready after the grace period");
 }
 
 /* Runs workload `name` with wargs to completion; asserts it exited 0. */

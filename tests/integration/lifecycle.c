@@ -157,3 +157,43 @@ Test(lifecycle, a_failed_start_leaves_the_path_as_it_was)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	cr_expect_eq(system(cmd), 0);
 }
+
+/* --ready-fd, as a script uses it: the line is read from a FIFO, the command run right after it
+ * is in the trace from its exec. Before, scripts watched stderr for "recording". */
+Test(lifecycle, a_script_reading_the_ready_fd_records_what_it_runs_next)
+{
+	static const char script[] =
+		"set -e\n"
+		"d=$(mktemp -d)\n"
+		"mkfifo \"$d/ready\"\n"
+		"\"$0\" record -o \"$1\" --ready-fd 3 3>\"$d/ready\" 2>/dev/null &\n"
+		"rec=$!\n"
+		"read -r line <\"$d/ready\"\n"
+		"rm -r \"$d\"\n"
+		"echo \"ready: $line\"\n"
+		"\"$2\" 1\n"
+		"kill -INT $rec\n"
+		"wait $rec\n";
+	char path[64], prog[4096], *out = NULL, *err = NULL;
+	int rc, status;
+	pid_t pid;
+
+	itest_require_root();
+	rc = record__tmpfile(path, sizeof(path), ".trace");
+	cr_assert_eq(rc, 0, "tmpfile: %s", strerror(-rc));
+	snprintf(prog, sizeof(prog), "%s", record__workload_path("sleeper"));
+	status = run_capture((const char *[]){ "/bin/sh", "-c", script, record__build_path("lxtrace"),
+					       path, prog, NULL }, 60, &out, &err);
+	cr_expect_eq(status, 0, "the script: status %d, stderr:\n%s", status, err ? err : "");
+	cr_expect(out && strstr(out, "ready: ready\n"), "the script did not read the line:\n%s",
+		  out ? out : "");
+	it.wl = workload__from_output(out, status);
+	free(out);
+	free(err);
+	cr_assert(it.wl, "reading the workload's report: %s", strerror(errno));
+	pid = workload__pid(it.wl);
+	itest_load_file(path);
+	unlink(path);
+	cr_assert_eq(tq_count_created(it.trace, pid, itest_program("sleeper")), 1,
+		     "the sleeper run after the ready line (pid %d): no goroutine of its exec", pid);
+}

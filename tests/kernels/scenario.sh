@@ -24,13 +24,15 @@ LIMIT=${KERNELS_STEP_TIMEOUT:-60}
 # flight recorder over a command, SIGUSR1 sent once it records, the command's own
 # lxtrace_trigger() 1.5 s after it starts. SIGINT from the limit goes on to lxtrace.
 flight() {
-	"$L" record --flight-recorder=5 --min-gap 0.1 -o "$out/flight.trace" -- "$W/triggered" 1500 1 100 &
+	rm -f "$out/flight.ready"
+	mkfifo "$out/flight.ready"
+	"$L" record --flight-recorder=5 --min-gap 0.1 -o "$out/flight.trace" --ready-fd 3 \
+		-- "$W/triggered" 1500 1 100 3>"$out/flight.ready" &
 	rec=$!
 	trap 'kill -INT $rec 2>/dev/null' INT TERM
-	# Until it records, or has exited (it could not start).
-	until grep -q recording "$out/flight.err" 2>/dev/null || ! kill -0 $rec 2>/dev/null; do
-		sleep 0.1
-	done
+	# Its line once it records; end of file when it could not start (docs/record.md).
+	read -r _ <"$out/flight.ready"
+	rm -f "$out/flight.ready"
 	kill -USR1 $rec 2>/dev/null
 	wait $rec
 	rc=$?

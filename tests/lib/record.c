@@ -21,8 +21,10 @@
 #include "tests/lib/record.h"
 
 /* Loading and attaching the BPF programs takes well under a second here; a recorder that has
- * not said "recording" by then is either silent about it or stuck. */
+ * not said it is ready by then is stuck. */
 #define READY_TIMEOUT_MS 20000
+/* The descriptor the recorder says it is ready on (--ready-fd). */
+#define READY_FD 3
 #define MAX_PROGS 256
 /* How long programs may linger after the recorder exits before they count as left behind. */
 #define PROG_RELEASE_MS 5000
@@ -31,7 +33,6 @@
 struct recorder {
 	pid_t pid;		/* 0 once reaped */
 	int status;
-	bool announced;
 	long maxrss_kb;		/* peak resident memory, once stopped */
 	char path[64];		/* the trace */
 	char errpath[64];	/* its stderr, a file so it can never block on a full pipe */
@@ -168,9 +169,11 @@ int record__tmpfile(char *path, size_t len, const char *suffix)
 	return 0;
 }
 
-/* Forks argv with stdin, stdout and stderr on the given fds (-1: /dev/null). The child gets
- * deathsig when this thread dies, so no test can orphan it. Returns its pid or -errno. */
-static pid_t spawn(const char *const *argv, int in_fd, int out_fd, int err_fd, int deathsig)
+/* Forks argv with stdin, stdout and stderr on the given fds (-1: /dev/null), and ready_fd (if
+ * not -1) as READY_FD. The child gets deathsig when this thread dies, so no test can orphan
+ * it. Returns its pid or -errno. */
+static pid_t spawn_ready(const char *const *argv, int in_fd, int out_fd, int err_fd, int ready_fd,
+			 int deathsig)
 {
 	pid_t parent = getpid(), pid = fork();
 
@@ -190,11 +193,21 @@ static pid_t spawn(const char *const *argv, int in_fd, int out_fd, int err_fd, i
 		dup2(in_fd >= 0 ? in_fd : null, STDIN_FILENO);
 		dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO);
 		dup2(err_fd >= 0 ? err_fd : null, STDERR_FILENO);
+		/* dup2 onto itself would leave its close-on-exec flag. */
+		if (ready_fd == READY_FD)
+			fcntl(READY_FD, F_SETFD, 0);
+		else if (ready_fd >= 0)
+			dup2(ready_fd, READY_FD);
 		execv(argv[0], (char *const *)argv);
 		dprintf(STDERR_FILENO, "test: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
 	return pid;
+}
+
+static pid_t spawn(const char *const *argv, int in_fd, int out_fd, int err_fd, int deathsig)
+{
+	return spawn_ready(argv, in_fd, out_fd, err_fd, -1, deathsig);
 }
 
 /* Reads a whole (small) file; "" when it cannot. Never NULL unless out of memory. */
@@ -249,13 +262,41 @@ static void note_progs(struct recorder *r)
 	closedir(d);
 }
 
+/* Waits up to timeout_ms for the recorder's line on the read end of its ready pipe: 1 when it
+ * came, 0 at end of file (the recorder did not start), -ETIMEDOUT. */
+static int wait_ready(int fd, long timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	char buf[64];
+	size_t len = 0;
+
+	for (;;) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		int64_t left = deadline - now_ms();
+		ssize_t n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, (int)left) <= 0)
+			continue;
+		n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;
+		len += (size_t)n;
+		if (memchr(buf, '\n', len) || len == sizeof(buf) - 1)
+			return 1;
+	}
+}
+
 struct recorder *recorder__start(const char *const *args, char *why, size_t whylen)
 {
-	const char *argv[MAX_ARGS + 5];
+	const char *argv[MAX_ARGS + 7];
 	struct recorder *r = calloc(1, sizeof(*r));
 	size_t n = 0;
-	int err_fd = -1, saved;
-	int64_t deadline;
+	int err_fd = -1, ready[2] = { -1, -1 }, ready_rc, saved;
+	char ready_arg[16];
 
 	if (why && whylen)
 		why[0] = '\0';
@@ -264,47 +305,44 @@ struct recorder *recorder__start(const char *const *args, char *why, size_t whyl
 	if (record__tmpfile(r->path, sizeof(r->path), ".trace") ||
 	    record__tmpfile(r->errpath, sizeof(r->errpath), ".stderr"))
 		goto fail;
+	snprintf(ready_arg, sizeof(ready_arg), "%d", READY_FD);
 	argv[n++] = record__build_path("lxtrace");
 	argv[n++] = "record";
 	argv[n++] = "-o";
 	argv[n++] = r->path;
+	argv[n++] = "--ready-fd";
+	argv[n++] = ready_arg;
 	for (size_t i = 0; args && args[i] && i < MAX_ARGS; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
 
 	err_fd = open(r->errpath, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (err_fd < 0)
+	if (err_fd < 0 || pipe2(ready, O_CLOEXEC))
 		goto fail;
 	/* SIGINT on our death: the recorder's own clean shutdown detaches its programs. */
-	r->pid = spawn(argv, -1, err_fd, err_fd, SIGINT);
+	r->pid = spawn_ready(argv, -1, err_fd, err_fd, ready[1], SIGINT);
 	close(err_fd);
+	err_fd = -1;
+	close(ready[1]);
+	ready[1] = -1;
 	if (r->pid < 0) {
 		errno = -r->pid;
 		r->pid = 0;
 		goto fail;
 	}
-
-	deadline = now_ms() + READY_TIMEOUT_MS;
-	while (now_ms() < deadline) {
-		int wstatus;
-		char *text;
-
-		if (waitpid(r->pid, &wstatus, WNOHANG) == r->pid) {
-			r->status = decode_status(wstatus);
-			r->pid = 0;
-			r->err = slurp(r->errpath);
-			if (why)
-				snprintf(why, whylen, "recorder exited with status %d before recording: %s",
-					 r->status, r->err ? r->err : "");
-			errno = ECHILD;
-			goto fail;
-		}
-		text = slurp(r->errpath);
-		r->announced = text && strstr(text, "recording");
-		free(text);
-		if (r->announced)
-			break;
-		sleep_ms(20);
+	ready_rc = wait_ready(ready[0], READY_TIMEOUT_MS);
+	close(ready[0]);
+	ready[0] = -1;
+	if (ready_rc != 1) {
+		/* End of file: it stops by itself, having said why on stderr. Silent for so long:
+		 * stuck. */
+		recorder__stop(r, ready_rc ? SIGKILL : 0, READY_TIMEOUT_MS / 1000);
+		if (why)
+			snprintf(why, whylen, "recorder %s (status %d): %s", ready_rc ? "never said it "
+				 "was ready, killed" : "exited before recording", r->status,
+				 recorder__stderr(r));
+		errno = ready_rc ? ETIMEDOUT : ECHILD;
+		goto fail;
 	}
 	note_progs(r);
 	return r;
@@ -313,6 +351,11 @@ fail:
 	saved = errno;
 	if (why && whylen && !why[0])
 		snprintf(why, whylen, "cannot start the recorder: %s", strerror(saved));
+	for (int i = 0; i < 2; i++)
+		if (ready[i] >= 0)
+			close(ready[i]);
+	if (err_fd >= 0)
+		close(err_fd);
 	recorder__free(r);
 	errno = saved;
 	return NULL;
@@ -344,11 +387,6 @@ int recorder__status(const struct recorder *r)
 long recorder__maxrss_kb(const struct recorder *r)
 {
 	return r->maxrss_kb;
-}
-
-bool recorder__announced(const struct recorder *r)
-{
-	return r->announced;
 }
 
 const char *recorder__stderr(const struct recorder *r)

@@ -17,11 +17,10 @@
 
 struct recorder;
 
-/* Starts `lxtrace record -o TMPFILE ARGS...` (args NULL-terminated, may be NULL) and waits
- * until it prints a line containing "recording" on stderr. A recorder that says nothing is
- * assumed ready after a grace period (see recorder__announced). NULL with errno set when it
- * could not start or exited first; *why (if not NULL, size whylen) then says why, with its
- * stderr. */
+/* Starts `lxtrace record -o TMPFILE --ready-fd 3 ARGS...` (args NULL-terminated, may be NULL)
+ * with a pipe at fd 3, and waits for its line there: recording has begun. NULL with errno set
+ * when it could not start, exited first or never said it was ready; *why (if not NULL, size
+ * whylen) then says why, with its stderr. */
 struct recorder *recorder__start(const char *const *args, char *why, size_t whylen);
 
 /* Sends sig (SIGINT to stop it the way a user does; 0 to send nothing, e.g. with -d), then
@@ -33,8 +32,6 @@ int recorder__stop(struct recorder *r, int sig, int timeout_s);
 int recorder__status(const struct recorder *r);
 /* Its peak resident memory in KiB, once stopped by recorder__stop. */
 long recorder__maxrss_kb(const struct recorder *r);
-/* True when it printed its "recording" line, false when only the grace period elapsed. */
-bool recorder__announced(const struct recorder *r);
 /* Everything it wrote on stderr (read when stopped), NUL-terminated; never NULL. */
 const char *recorder__stderr(const struct recorder *r);
 const char *recorder__path(const struct recorder *r);

@@ -4,6 +4,7 @@
 #include <criterion/redirect.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "user/cli/record_args.h"
 
@@ -107,11 +108,42 @@ Test(record_args, refused, .init = cr_redirect_stderr)
 	record_args__free(&a);
 }
 
+/* --ready-fd: a descriptor open for writing, or a usage error; none by default. */
+Test(record_args, ready_fd_is_an_open_writable_descriptor, .init = cr_redirect_stderr)
+{
+	const char *d[] = { "record", NULL };
+	const char *argv[] = { "record", "--ready-fd", NULL, NULL };
+	char num[2][16];
+	struct record_args a;
+	int p[2];
+
+	cr_assert_eq(parse(&a, d), 0);
+	cr_expect_eq(a.ready_fd, -1);
+	record_args__free(&a);
+	cr_assert_eq(pipe(p), 0);
+	for (int i = 0; i < 2; i++)
+		snprintf(num[i], sizeof(num[i]), "%d", p[i]);
+	argv[2] = num[1];
+	cr_expect_eq(parse(&a, argv), 0, "the write end of a pipe");
+	cr_expect_eq(a.ready_fd, p[1]);
+	record_args__free(&a);
+	argv[2] = num[0];
+	cr_expect_eq(parse(&a, argv), 2, "the read end of a pipe");
+	record_args__free(&a);
+	close(p[0]);
+	close(p[1]);
+	cr_expect_eq(parse(&a, argv), 2, "a closed descriptor");
+	record_args__free(&a);
+	argv[2] = "-1";
+	cr_expect_eq(parse(&a, argv), 2, "a negative number");
+	record_args__free(&a);
+}
+
 Test(record_args, help_lists_every_option, .init = cr_redirect_stdout)
 {
 	static const char *const names[] = { "--pid", "--cgroup", "-- COMMAND", "--as-root",
 		"--output", "--duration", "--buffer-size", "--syscalls", "--usdt", "--freq",
-		"--sample-idle", "--stacks", "--verbose", "--help" };
+		"--sample-idle", "--stacks", "--ready-fd", "--verbose", "--help" };
 	const char *h[] = { "record", "--help", NULL };
 	struct record_args a;
 	char out[8192];

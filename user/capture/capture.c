@@ -25,6 +25,7 @@
  * mode it drops the probe hits of untraced threads as the scheduler's programs do.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,9 @@
 /* Processes traced at once in LX_TARGET_PIDS mode (a build with make -j of a large tree stays
  * well below); the rss throttle's table is an LRU of the same size. */
 #define MAX_TARGETS 16384
+/* How long the stop waits for the annotation probe hits under way (a sleepable one may be
+ * faulting a page in); past it the probes are detached there and then, which waits for them. */
+#define ANN_IDLE_NS (1000 * 1000 * 1000ULL)
 
 /* One CPU's ring, as the ring buffer callback sees it. */
 struct ring {
@@ -71,6 +75,8 @@ struct capture {
 	struct annotate *ann;		/* NULL unless opts.annotations */
 	struct bpf_link **usdt_links;
 	size_t n_usdt_links, cap_usdt_links;
+	pthread_t releaser;		/* detaching usdt_links after the stop */
+	bool releasing;			/* releaser runs, or ran and waits to be joined */
 	struct ring_buffer *rb;
 	struct bpf_link **links;	/* MAX_LINKS + one sampling event per CPU */
 	unsigned nlinks;
@@ -841,14 +847,74 @@ static uint64_t count_misses(const struct capture *c)
 	       (c->ann ? count_object_misses(c->ann->obj, NULL) : 0);
 }
 
-static void detach(struct capture *c)
+static void detach_links(struct capture *c)
 {
 	for (unsigned i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
 	c->nlinks = 0;
+}
+
+/* Each uprobe's removal waits for RCU grace periods, under a mutex the kernel's perf events
+ * share: ~0.1 s each, one after another (docs/record.md). */
+static void detach_usdt(struct capture *c)
+{
 	for (size_t i = 0; i < c->n_usdt_links; i++)
 		bpf_link__destroy(c->usdt_links[i]);
 	c->n_usdt_links = 0;
+}
+
+static void *release_usdt(void *ctx)
+{
+	detach_usdt(ctx);
+	return NULL;
+}
+
+static void detach(struct capture *c)
+{
+	if (c->releasing)
+		pthread_join(c->releaser, NULL);
+	c->releasing = false;
+	detach_links(c);
+	detach_usdt(c);
+}
+
+/* No annotation probe hit is under way on any CPU (annotate.bpf.c, "The stop"). */
+static bool annotations_idle(struct capture *c, __s64 *running)
+{
+	__u32 zero = 0;
+	__s64 n = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->ann->maps.running), &zero, running))
+		return false;
+	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++)
+		n += running[cpu];
+	return n == 0;
+}
+
+/* The annotation probes write nothing more, and what they wrote is in the rings; they are
+ * detached by a thread of their own meanwhile, which capture__free waits for. When that cannot
+ * be seen, they are detached here, which waits for the hits under way. */
+static void stop_annotations(struct capture *c)
+{
+	__s64 *running = calloc(c->ncpus, sizeof(*running));
+	uint64_t deadline = now_ns() + ANN_IDLE_NS;
+	bool idle = false;
+
+	if (!c->n_usdt_links || !running) {
+		free(running);
+		detach_usdt(c);
+		return;
+	}
+	c->ann->bss->stopped = true;
+	/* Before the counts are read: a hit that has not raised its count sees the flag. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	while (!(idle = annotations_idle(c, running)) && now_ns() < deadline)
+		usleep(100);
+	free(running);
+	if (idle)
+		c->releasing = !pthread_create(&c->releaser, NULL, release_usdt, c);
+	if (!c->releasing)
+		detach_usdt(c);
 }
 
 int capture__drain(struct capture *c, uint64_t until)
@@ -857,10 +923,10 @@ int capture__drain(struct capture *c, uint64_t until)
 	int err;
 
 	c->misses = count_misses(c);
-	/* Detaching can take long (each uprobe of the annotation probes waits for an RCU grace
-	 * period, ~0.1 s here): what the programs send meanwhile is after the stop. */
+	/* What the programs send from here is after the stop. */
 	c->until = until;
-	detach(c);
+	stop_annotations(c);
+	detach_links(c);
 	err = collect(c, &now, true);
 	while (!err) {
 		err = merge__deliver(c->merge, UINT64_MAX);

@@ -91,7 +91,9 @@ int capture__poll(struct capture *c);
 
 /* Detaches the programs, then reads what is left in the rings and delivers all of it up to
  * until (CLOCK_MONOTONIC, the time recording stopped); later records are counted, not
- * delivered (capture_stats.after_stop). */
+ * delivered (capture_stats.after_stop). The annotation probes are stopped, not detached: the
+ * kernel takes ~0.1 s for each, so a thread detaches them meanwhile, and capture__free waits
+ * for it. */
 int capture__drain(struct capture *c, uint64_t until);
 
 void capture__stats(const struct capture *c, struct capture_stats *out);
@@ -125,7 +127,8 @@ void capture__maps_stats(const struct capture *c, struct capture_maps_stats *out
 /* The unwinder's counters (enum lx_unwind_stat), summed over CPUs. */
 int capture__unwind_stats(const struct capture *c, uint64_t out[LX_UNWIND_NSTATS]);
 
-/* Detaches and frees. Accepts NULL and half-built captures. */
+/* Detaches (after capture__drain: waits until the annotation probes are gone) and frees.
+ * Accepts NULL and half-built captures. */
 void capture__free(struct capture *c);
 
 #endif

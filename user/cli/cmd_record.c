@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,7 +28,6 @@
 #include "format/close.h"
 #include "format/writer.h"
 #include "lib/clock.h"
-#include "lib/foreign_file.h"
 #include "lib/sudo_user.h"
 #include "user/capture/capture.h"
 #include "user/capture/features.h"
@@ -35,6 +35,7 @@
 #include "user/cli/output_file.h"
 #include "user/cli/record_args.h"
 #include "user/cli/record_flight.h"
+#include "user/cli/record_summary.h"
 #include "user/model/model.h"
 #include "user/stacks/cfi_loader.h"
 #include "user/target/launch.h"
@@ -368,200 +369,6 @@ static void show_status(struct status *s, const struct capture *cap, uint64_t no
 	s->next = now + STATUS_PERIOD_NS;
 }
 
-/* The CPU lxtrace's own process used (reading, modelling, symbolizing, loading unwind rows,
- * writing), in seconds. */
-static double self_cpu_s(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-/* How the user stacks were taken: walks, proofs from the cache, what stopped walks early; and
- * what the daemon's CPU came to per distinct stack (the rest of its work is per record and
- * small, see docs/record.md). */
-static void print_unwind_summary(const struct capture *cap, struct cfi_loader *cfi,
-				 uint64_t distinct)
-{
-	uint64_t u[LX_UNWIND_NSTATS];
-	struct cfi_loader_stats ls;
-	double cpu = self_cpu_s();
-
-	if (!cfi || capture__unwind_stats(cap, u))
-		return;
-	cfi_loader__stats(cfi, &ls);
-	fprintf(stderr, "  user stacks:   %llu walked, %llu unchanged (cached), %llu truncated, "
-		"%llu with frame-pointer steps, %llu frames without rows yet; %llu process tables "
-		"built (%llu busy)\n",
-		(unsigned long long)u[LX_UNWIND_WALKS], (unsigned long long)u[LX_UNWIND_HITS],
-		(unsigned long long)u[LX_UNWIND_TRUNCATED], (unsigned long long)u[LX_UNWIND_FP],
-		(unsigned long long)u[LX_UNWIND_NO_TABLE], (unsigned long long)u[LX_UNWIND_SCANS],
-		(unsigned long long)u[LX_UNWIND_SCAN_BUSY]);
-	fprintf(stderr, "  unwind rows:   %llu binaries (%llu rows), %llu without CFI, %llu retried, "
-		"%llu did not fit, %llu too costly, %llu failed, %llu still queued; compiling took "
-		"%.3f s\n",
-		(unsigned long long)ls.files, (unsigned long long)ls.rows,
-		(unsigned long long)ls.files_empty, (unsigned long long)ls.files_retry,
-		(unsigned long long)ls.files_full, (unsigned long long)ls.files_costly,
-		(unsigned long long)ls.files_failed,
-		(unsigned long long)ls.queued, ls.compile_ns / 1e9);
-	fprintf(stderr, "  daemon CPU:    %.3f s in all, %.0f us per distinct stack\n", cpu,
-		distinct ? cpu * 1e6 / distinct : 0.0);
-}
-
-/* How the kernel's reports of mappings were stood in for: the changes of processes' code asked
- * of user space and read from /proc (docs/record.md). */
-static void print_maps_summary(const struct capture *cap)
-{
-	struct capture_maps_stats ms;
-
-	capture__maps_stats(cap, &ms);
-	if (ms.asked)
-		fprintf(stderr, "  maps read:     %llu changes of processes' code asked for, %llu "
-			"reads of /proc/PID/maps (%llu processes gone), %llu mappings reported, %llu "
-			"asks lost, %llu tables without room\n",
-			(unsigned long long)ms.asked, (unsigned long long)ms.answered,
-			(unsigned long long)ms.gone, (unsigned long long)ms.reported,
-			(unsigned long long)ms.asks_lost, (unsigned long long)ms.tables_full);
-}
-
-/* What was lost and what the model invented in its place, in one line that is there even when
- * nothing was (scripts read its count): records the rings had no room for, program runs the
- * kernel skipped, and each kind of repair that happened (docs/model.md). */
-static void print_losses(const struct model_stats *ms, const struct capture_stats *cs)
-{
-	const char *sep = "; repairs (docs/model.md):";
-
-	fprintf(stderr, "  records lost:  %llu", (unsigned long long)cs->lost);
-	if (cs->lost > cs->malformed)
-		fprintf(stderr, " (ring buffer full: a larger --buffer-size keeps them)");
-	if (cs->malformed)
-		fprintf(stderr, "; %llu of them malformed (dropped: a bug, please report it)",
-			(unsigned long long)cs->malformed);
-	if (cs->misses)
-		fprintf(stderr, "; %llu program runs skipped by the kernel (recursion)",
-			(unsigned long long)cs->misses);
-	for (int i = 0; i < MODEL_REPAIR_COUNT; i++) {
-		if (!ms->repairs[i])
-			continue;
-		fprintf(stderr, "%s %s %llu", sep, model__repair_name(i),
-			(unsigned long long)ms->repairs[i]);
-		sep = ",";
-	}
-	fputc('\n', stderr);
-}
-
-/* The internals behind -v: records by kind, how stacks were taken and symbolized, what the
- * kernel lacked, what the writer wrote, and records that came late or after the stop. */
-static void print_details(const struct model_stats *ms, const struct gt_writer_stats *ws,
-			  const struct capture_stats *cs, const struct capture *cap,
-			  struct cfi_loader *cfi)
-{
-	fprintf(stderr, "  by kind:      ");
-	for (int i = 0; i < MODEL_KIND_COUNT; i++)
-		fprintf(stderr, " %llu %s%s", (unsigned long long)ms->kinds[i], model__kind_name(i),
-			i + 1 < MODEL_KIND_COUNT ? "," : "\n");
-	if (ms->stack_lookups)
-		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed), %llu process images; "
-			"symbolizing took %.3f s (%.0f us per distinct stack)\n",
-			(unsigned long long)ms->stack_lookups, (unsigned long long)ms->stacks_distinct,
-			(unsigned long long)ms->stacks_trimmed, (unsigned long long)ms->images,
-			ms->symbolize_ns / 1e9,
-			ms->stacks_distinct ? ms->symbolize_ns / 1e3 / ms->stacks_distinct : 0.0);
-	if (ms->late_walks)
-		fprintf(stderr, "  first sight:   %llu user stacks finished from a copy of the stack "
-			"(%llu frames), %llu held for their rows; cut short: %llu at the copy's end, "
-			"%llu without rows in time\n", (unsigned long long)ms->late_walks,
-			(unsigned long long)ms->late_frames, (unsigned long long)ms->late_held,
-			(unsigned long long)ms->late_copy_short, (unsigned long long)ms->late_no_rows);
-	if (ms->prepare_ns)
-		fprintf(stderr, "  read ahead:    %llu binaries (%llu with DWARF)%s before the start, "
-			"in %.3f s\n", (unsigned long long)ms->prepared,
-			(unsigned long long)ms->prepared_dwarf, ms->prepared_kernel ? " and kallsyms" : "",
-			ms->prepare_ns / 1e9);
-	print_unwind_summary(cap, cfi, ms->stacks_distinct);
-	print_maps_summary(cap);
-	fprintf(stderr, "  kernel:        %s\n", capture__features(cap)->release);
-	fprintf(stderr, "  threads:       %llu (%llu under a tid an earlier thread had)\n",
-		(unsigned long long)ms->threads, (unsigned long long)ms->tids_reused);
-	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
-		(unsigned long long)ws->bytes, (unsigned long long)ws->events,
-		ws->events ? (double)ws->bytes / ws->events : 0.0);
-	fprintf(stderr, "  definitions:   %llu strings, %llu stacks; forgotten after a while unused "
-		"(defined again if met again): %llu strings, %llu stacks\n",
-		(unsigned long long)ws->strings, (unsigned long long)ws->stacks,
-		(unsigned long long)ws->strings_forgotten, (unsigned long long)ws->stacks_forgotten);
-	fprintf(stderr, "  out of order:  %llu records (delivered late)\n",
-		(unsigned long long)cs->out_of_order);
-	fprintf(stderr, "  after stop:    %llu records (sent while the programs were detached)\n",
-		(unsigned long long)cs->after_stop);
-	fprintf(stderr, "  moot wakeups:  %llu (of threads not asleep yet: nothing to show)\n",
-		(unsigned long long)ms->wakeups_moot);
-}
-
-/* path as a shell word, for a command line a person pastes: in single quotes unless it has
- * only characters no shell treats specially. */
-static void print_shell_word(const char *path)
-{
-	if (path[0] && !path[strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-				    "0123456789+,-./:=@_%")]) {
-		fputs(path, stderr);
-		return;
-	}
-	fputc('\'', stderr);
-	for (const char *c = path; *c; c++)
-		if (*c == '\'')
-			fputs("'\\''", stderr);
-		else
-			fputc(*c, stderr);
-	fputc('\'', stderr);
-}
-
-/* What a person reads after a recording (docs/record.md, "The summary"): what was recorded,
- * what was lost, what this kernel made it do without, files that were not read, and how to
- * open the file; with -v the internals after. path is the file, or NULL for a flight recorder,
- * whose files are named in its own lines. */
-static void print_summary(const char *path, double secs, const struct model *m,
-			  const struct gt_writer *w, const struct capture *cap,
-			  struct cfi_loader *cfi, unsigned uses)
-{
-	const struct foreign_log *refused;
-	struct model_stats ms;
-	struct gt_writer_stats ws;
-	struct capture_stats cs;
-
-	model__stats(m, &ms);
-	gt_writer__stats(w, &ws);
-	capture__stats(cap, &cs);
-	fprintf(stderr, PREFIX "%s: %.1f s, %llu records (%.0f/s) of %llu threads",
-		path ? path : "flight recorder", secs, (unsigned long long)ms.records,
-		secs > 0 ? ms.records / secs : 0.0, (unsigned long long)ms.threads);
-	if (path && ws.bytes < 1048576)
-		fprintf(stderr, ", %.0f KiB", ws.bytes / 1024.0);
-	else if (path)
-		fprintf(stderr, ", %.1f MiB", ws.bytes / 1048576.0);
-	fputc('\n', stderr);
-	print_losses(&ms, &cs);
-	features__print_missing(capture__features(cap), uses, "  without:      ", stderr);
-	refused = model__refused(m);
-	if (refused && foreign_log__count(refused)) {
-		fprintf(stderr, "  refused files: %llu that other users control (not read, or "
-			"only in part):\n",
-			(unsigned long long)foreign_log__count(refused));
-		foreign_log__print(refused, stderr, "   ");
-	}
-	if (path) {
-		fputs("  open it:       go tool trace ", stderr);
-		print_shell_word(path);
-		fputs("   (on a server: README.md, \"Viewing on a server\")\n", stderr);
-	}
-	if (verbose)
-		print_details(&ms, &ws, &cs, cap, cfi);
-}
-
 /* The target the arguments name, or NULL for the whole machine (*err 0). A command is forked
  * here, held until launch__release, and its process is the target. */
 static struct target *make_target(const struct record_args *a, struct launch **cmd, int *err)
@@ -703,6 +510,31 @@ static void check_vanished(const struct record_args *a, const struct output_file
 	}
 }
 
+/* --ready-fd: recording has begun. A reader gone (EPIPE) costs the recording nothing: the
+ * SIGPIPE, sent to the writing thread, is held and taken back. */
+static void say_ready(int fd)
+{
+	static const char line[] = "ready\n";
+	sigset_t pipe_sig, old;
+	ssize_t n;
+	int err;
+
+	if (fd < 0)
+		return;
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
+	n = write(fd, line, sizeof(line) - 1);
+	err = n < 0 ? errno : 0;
+	if (err == EPIPE)
+		sigtimedwait(&pipe_sig, NULL, &(struct timespec){ 0 });
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (n != (ssize_t)sizeof(line) - 1)
+		fprintf(stderr, PREFIX "warning: --ready-fd %d: %s (recording anyway)\n", fd,
+			err ? strerror(err) : "short write");
+	close(fd);
+}
+
 static void announce(const struct record_args *a)
 {
 	const char *what = a->command ? a->command[0] : a->cgroup ? a->cgroup :
@@ -723,317 +555,409 @@ static void announce(const struct record_args *a)
 		fprintf(stderr, PREFIX "recording %s to %s until Ctrl-C\n", what, to);
 }
 
-int cmd_record(int argc, char **argv)
-{
+/* Everything one recording holds, taken phase by phase and given back by recording__close. */
+struct recording {
 	struct record_args args;
-	struct capture *cap = NULL;
-	struct gt_writer *writer = NULL;
-	struct model *model = NULL;
-	struct target *target = NULL;
-	struct launch *cmd = NULL;
-	struct usdt_files *usdt = NULL;
-	struct output_file *file = NULL, *held = NULL;
-	struct record_flight *flight = NULL;
-	struct gt_writer_opts wo;
-	struct model_opts mo;
-	uid_t sudo_uid;
-	gid_t sudo_gid;
-	struct sink sink = { 0 };
-	struct status status = { 0 };
 	struct features feat;
-	char why[PATH_MAX + 256];
-	struct output out = { 0 };
-	bool tty = isatty(STDERR_FILENO), cmd_done = false, cmd_failed = false;
-	bool file_gone = false, cgroup_gone = false;
+	struct target *target;
+	struct launch *cmd;
+	struct usdt_files *usdt;
+	struct output_file *file, *held;
+	struct capture *cap;
+	struct gt_writer *writer;
+	struct model *model;
+	struct record_flight *flight;
+	struct sink sink;
+	struct output out;
 	bool stack_kern, stack_user;
-	uint64_t start, end, flushed;
-	int ncpus, err, close_err, cmd_status = 0;
+	uint64_t start, end;	/* the trace's */
+	bool cmd_done, cmd_failed;
+	int cmd_status;
+};
 
-	/* Parse, and check what would fail later with a worse message. */
-	err = record_args__parse(argc, argv, &args);
-	if (err) {
-		record_args__free(&args);
-		return err == 1 ? 0 : 2;
-	}
-	verbose = args.verbose;
-	stack_kern = args.stacks == STACKS_KERNEL || args.stacks == STACKS_BOTH;
-	stack_user = args.stacks == STACKS_USER || args.stacks == STACKS_BOTH;
-	libbpf_set_print(libbpf_print);
-	err = check_privileges();
-	if (!err && args.check) {
-		err = print_check(&args);
-		record_args__free(&args);
-		return err;
-	}
+/* Pre-flight, after the privileges: what would fail later with a worse message, before
+ * anything is loaded: the kernel, the target (a command is forked here), the files whose
+ * annotation probes to attach. */
+static int preflight(struct recording *r)
+{
+	int err;
+
+	/* The ready descriptor is lxtrace's alone: a command holding it too would keep its reader
+	 * from ever seeing the end of file that says the recording did not start. */
+	if (r->args.ready_fd >= 0)
+		fcntl(r->args.ready_fd, F_SETFD, FD_CLOEXEC);
+	err = check_kernel(&r->feat);
 	if (!err)
-		err = check_kernel(&feat);
+		r->target = make_target(&r->args, &r->cmd, &err);
 	if (!err)
-		target = make_target(&args, &cmd, &err);
-	if (!err)
-		usdt = find_usdt_files(&args, target, cmd, &err);
-	if (err) {
-		/* A command that cannot run fails as in a shell. */
-		err = args.command && !cmd ? LAUNCH_CANNOT_RUN : 1;
-		goto out;
-	}
-	if (args.flight)
-		held = take_output(args.output, true);
+		r->usdt = find_usdt_files(&r->args, r->target, r->cmd, &err);
+	return err;
+}
+
+/* The trace's file, or the path a flight recorder holds. */
+static int take_file(struct recording *r)
+{
+	if (r->args.flight)
+		r->held = take_output(r->args.output, true);
 	else
-		file = prepare_output(args.output);
-	if (!file && !held) {
-		err = -EIO;
-		goto cleanup;
-	}
+		r->file = prepare_output(r->args.output);
+	return r->file || r->held ? 0 : -EIO;
+}
+
+/* The BPF side opened, configured and loaded, the target processes named to the programs,
+ * and the loader of unwind rows. */
+static int open_capture(struct recording *r)
+{
+	const struct record_args *a = &r->args;
+	int err;
+
 	/* Root may raise its priority; without CAP_SYS_NICE the recording still works. A command
 	 * was forked before this, so it keeps the priority it was started with. */
 	if (setpriority(PRIO_PROCESS, 0, READER_NICE) && verbose)
 		fprintf(stderr, PREFIX "raising the reader's priority (nice %d): %s\n", READER_NICE,
 			strerror(errno));
-
-	/* Open and configure the BPF side. */
-	cap = capture__new(&(struct capture_opts){
+	r->cap = capture__new(&(struct capture_opts){
 		.sz = sizeof(struct capture_opts),
-		.ring_bytes = (size_t)(args.buffer_mib * 1024 * 1024),
-		.syscalls = args.syscalls == MODEL_SYSCALLS_ALL,
-		.annotations = usdt_files__count(usdt) > 0,
+		.ring_bytes = (size_t)(a->buffer_mib * 1024 * 1024),
+		.syscalls = a->syscalls == MODEL_SYSCALLS_ALL,
+		.annotations = usdt_files__count(r->usdt) > 0,
 		.self_tgid = getpid(),
-		.sample_hz = args.sample_hz,
-		.sample_idle = args.sample_idle,
-		.stack_kern = stack_kern,
-		.stack_user = stack_user,
+		.sample_hz = a->sample_hz,
+		.sample_idle = a->sample_idle,
+		.stack_kern = r->stack_kern,
+		.stack_user = r->stack_user,
 		.on_record = to_model,
 		.on_peek = peek_to_model,
 		.on_lost = lost_to_model,
-		.ctx = &sink,
-		.target_mode = target ? target__mode(target) : LX_TARGET_ALL,
-		.cgroup_id = target ? target__cgroup_id(target) : 0,
-		.cgroup_level = target ? target__cgroup_level(target) : 0,
-		.features = &feat,
+		.ctx = &r->sink,
+		.target_mode = r->target ? target__mode(r->target) : LX_TARGET_ALL,
+		.cgroup_id = r->target ? target__cgroup_id(r->target) : 0,
+		.cgroup_level = r->target ? target__cgroup_level(r->target) : 0,
+		.features = &r->feat,
 	});
-	if (!cap) {
-		err = -errno;
-		goto cleanup;
-	}
-
-	/* Load, and name the target processes to the programs. */
-	err = capture__load(cap);
-	for (size_t i = 0; !err && target && i < target__npids(target); i++)
-		err = capture__add_target(cap, target__pid(target, i));
+	if (!r->cap)
+		return -errno;
+	err = capture__load(r->cap);
+	for (size_t i = 0; !err && r->target && i < target__npids(r->target); i++)
+		err = capture__add_target(r->cap, target__pid(r->target, i));
 	if (!err)
-		err = new_cfi_loader(cap, &sink.cfi);
-	if (err)
-		goto cleanup;
+		err = new_cfi_loader(r->cap, &r->sink.cfi);
+	return err;
+}
 
-	/* The writer and the model; they write nothing but the header before the start. */
-	ncpus = libbpf_num_possible_cpus();
-	wo = (struct gt_writer_opts){
+/* The writer and the model; they write nothing but the header before the start. */
+static int open_trace(struct recording *r)
+{
+	const struct record_args *a = &r->args;
+	int ncpus = libbpf_num_possible_cpus(), err;
+	char why[PATH_MAX + 256];
+	struct gt_writer_opts wo = {
 		.sz = sizeof(struct gt_writer_opts),
-		.fd = file ? output_file__fd(file) : -1,
+		.fd = r->file ? output_file__fd(r->file) : -1,
 		.nprocs = ncpus + 1,
 		.frequency = 1000000000,
 		.reserve = gt_close__reserve(ncpus + 1),
 	};
+	struct model_opts mo;
+	uid_t sudo_uid;
+	gid_t sudo_gid;
+
 	/* A flight recorder takes the batches instead of the file. */
-	if (args.flight) {
-		flight = record_flight__new(&args, ncpus + 1, open_output);
-		if (!flight) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		record_flight__writer_opts(flight, &wo);
+	if (a->flight) {
+		r->flight = record_flight__new(a, ncpus + 1, open_output);
+		if (!r->flight)
+			return -ENOMEM;
+		record_flight__writer_opts(r->flight, &wo);
 		wo.reserve = 0;
 	}
-	writer = gt_writer__new(&wo);
-	if (!writer) {
+	r->writer = gt_writer__new(&wo);
+	if (!r->writer) {
 		err = -errno;
-		fprintf(stderr, PREFIX "%s: starting the trace: %s\n", args.output, strerror(-err));
-		goto cleanup;
+		fprintf(stderr, PREFIX "%s: starting the trace: %s\n", a->output, strerror(-err));
+		return err;
 	}
 	/* Valid: take_output checked it. */
 	sudo_user__ids(&sudo_uid, &sudo_gid, why, sizeof(why));
 	mo = (struct model_opts){
 		.sz = sizeof(struct model_opts),
-		.writer = writer,
+		.writer = r->writer,
 		.ncpus = ncpus,
-		.syscalls = args.syscalls,
+		.syscalls = a->syscalls,
 		.proc_root = "/proc",
-		.keep = target ? target__keep : NULL,
-		.keep_ctx = target,
-		.rss = target != NULL,
-		.stacks = args.sample_hz || args.stacks != STACKS_NONE,
+		.keep = r->target ? target__keep : NULL,
+		.keep_ctx = r->target,
+		.rss = r->target != NULL,
+		.stacks = a->sample_hz || a->stacks != STACKS_NONE,
 		.trusted_uid = sudo_uid,
 	};
-	if (flight)
-		record_flight__model_opts(flight, &mo);
-	model = model__new(&mo);
-	out = (struct output){ args.output, writer, file ? output_file__fd(file) : -1, ncpus + 1 };
-	if (!model) {
+	if (r->flight)
+		record_flight__model_opts(r->flight, &mo);
+	r->model = model__new(&mo);
+	r->out = (struct output){ a->output, r->writer, r->file ? output_file__fd(r->file) : -1,
+				  ncpus + 1 };
+	if (!r->model) {
 		err = -errno;
-		report_model_error(&out, "creating the model", err);
-		goto cleanup;
+		report_model_error(&r->out, "creating the model", err);
+		return err;
 	}
-	sink.model = model;
-	model__use_rows(model, sink.cfi);
-	catch_signals();
-	if (flight)
-		record_flight__catch_signals();
+	r->sink.model = r->model;
+	model__use_rows(r->model, r->sink.cfi);
+	return 0;
+}
+
+/* Read ahead, attach, write the initial state, publish the file, release the command. */
+static int start_recording(struct recording *r)
+{
+	const struct record_args *a = &r->args;
+	char why[PATH_MAX + 256];
+	int err;
 
 	/* Read ahead (kernel symbols, the binaries of the processes alive now) before the
 	 * recording, which would otherwise pay for it in its first moments. */
-	err = model__prepare(model, args.sample_hz || stack_kern, args.sample_hz || stack_user);
+	err = model__prepare(r->model, a->sample_hz || r->stack_kern, a->sample_hz || r->stack_user);
 	if (err) {
-		report_model_error(&out, "reading ahead for the call stacks", err);
-		goto cleanup;
+		report_model_error(&r->out, "reading ahead for the call stacks", err);
+		return err;
 	}
-
 	/* Attach. The trace starts just before, so that no record predates it; threads that the
 	 * /proc scan of model__start finds were either there at the start or are also seen being
 	 * created, which the model reconciles. */
-	start = now_ns();
-	if (flight)
-		record_flight__started(flight, start);
-	err = capture__attach(cap);
+	r->start = now_ns();
+	if (r->flight)
+		record_flight__started(r->flight, r->start);
+	err = capture__attach(r->cap);
 	if (!err)
-		err = attach_usdt(cap, usdt, target, cmd);
+		err = attach_usdt(r->cap, r->usdt, r->target, r->cmd);
 	if (err)
-		goto cleanup;
-	err = model__start(model, start);
+		return err;
+	err = model__start(r->model, r->start);
 	if (err) {
-		report_model_error(&out, "writing the initial state", err);
-		goto cleanup;
+		report_model_error(&r->out, "writing the initial state", err);
+		return err;
 	}
-	if (target && target__mode(target) == LX_TARGET_PIDS && !cmd) {
-		err = drop_gone_targets(cap, target);
+	if (r->target && target__mode(r->target) == LX_TARGET_PIDS && !r->cmd) {
+		err = drop_gone_targets(r->cap, r->target);
 		if (err) {
 			fprintf(stderr, PREFIX "dropping exited targets: %s\n", strerror(-err));
-			goto cleanup;
+			return err;
 		}
 	}
 	/* Started: from here the path names the trace, even after kill -9. */
-	if (file && (err = output_file__publish(file, why, sizeof(why))) != 0) {
+	if (r->file && (err = output_file__publish(r->file, why, sizeof(why))) != 0) {
 		fprintf(stderr, PREFIX "%s\n", why);
-		goto cleanup;
+		return err;
 	}
 	/* The command runs from here, traced from its first instruction. One that cannot run
 	 * leaves the one-line error of launch__release alone on stderr, and a valid, short file. */
-	if (cmd && launch__release(cmd)) {
-		cmd_failed = true;
-		cmd_done = launch__wait(cmd, true, &cmd_status) == 1;
-		cmd_status = LAUNCH_CANNOT_RUN;
+	if (r->cmd && launch__release(r->cmd)) {
+		r->cmd_failed = true;
+		r->cmd_done = launch__wait(r->cmd, true, &r->cmd_status) == 1;
+		r->cmd_status = LAUNCH_CANNOT_RUN;
 	} else {
-		announce(&args);
+		announce(a);
+		say_ready(a->ready_fd);
 	}
+	return 0;
+}
 
-	/* Poll until the duration ends, a signal asks to stop, the command exits or the target
-	 * processes are gone. */
-	flushed = start;
-	status.start = status.last_ns = start;
-	status.next = start + STATUS_PERIOD_NS;
-	while (!cmd_done) {
+/* Polls until the duration ends, a signal asks to stop, the command exits or the target
+ * processes are gone. An error is reported where it happened; the model's is in sink.err. */
+static int run_recording(struct recording *r)
+{
+	const struct record_args *a = &r->args;
+	struct status status = { .start = r->start, .next = r->start + STATUS_PERIOD_NS,
+				 .last_ns = r->start };
+	bool tty = isatty(STDERR_FILENO), file_gone = false, cgroup_gone = false;
+	uint64_t flushed = r->start;
+	int err = 0;
+
+	while (!r->cmd_done) {
 		uint64_t now;
 
-		pass_signal(cmd);
-		if (stop_requested && !cmd)
+		pass_signal(r->cmd);
+		if (stop_requested && !r->cmd)
 			break;
-		sink.deliver_until = now_ns() + DELIVER_NS;
-		err = capture__poll(cap);
+		r->sink.deliver_until = now_ns() + DELIVER_NS;
+		err = capture__poll(r->cap);
 		if (err)
 			break;
 		/* Its triggers' files; the last one --max-files allows ends the recording. */
-		if (flight && (err = record_flight__poll(flight, cap, writer, now_ns())) != 0) {
+		if (r->flight &&
+		    (err = record_flight__poll(r->flight, r->cap, r->writer, now_ns())) != 0) {
 			err = err > 0 ? 0 : err;
 			break;
 		}
-		if (cmd) {
-			err = launch__wait(cmd, false, &cmd_status);
-			cmd_done = err == 1;
+		if (r->cmd) {
+			err = launch__wait(r->cmd, false, &r->cmd_status);
+			r->cmd_done = err == 1;
 			if (err < 0)
 				break;
 			err = 0;
-		} else if (target && target__mode(target) == LX_TARGET_PIDS &&
-			   !capture__has_targets(cap)) {
+		} else if (r->target && target__mode(r->target) == LX_TARGET_PIDS &&
+			   !capture__has_targets(r->cap)) {
 			fprintf(stderr, "%s" PREFIX "every target process has exited\n",
 				tty ? "\r\033[K" : "");
 			break;
 		}
 		now = now_ns();
-		if (!flight && now - flushed >= FLUSH_PERIOD_NS) {
+		if (!r->flight && now - flushed >= FLUSH_PERIOD_NS) {
 			flushed = now;
-			if ((sink.err = gt_writer__flush(writer)) != 0)
+			if ((r->sink.err = gt_writer__flush(r->writer)) != 0)
 				break;
-			check_vanished(&args, file, &file_gone, &cgroup_gone);
+			check_vanished(a, r->file, &file_gone, &cgroup_gone);
 		}
-		if (args.duration && now - start >= args.duration * 1e9)
+		if (a->duration && now - r->start >= a->duration * 1e9)
 			break;
 		if (tty)
-			show_status(&status, cap, now);
+			show_status(&status, r->cap, now);
 	}
 	/* The command is gone; processes it started that outlived it are recorded until they are
 	 * gone too, or a signal stops the recording. */
-	while (!err && cmd_done && !stop_requested && capture__has_targets(cap)) {
-		sink.deliver_until = now_ns() + DELIVER_NS;
-		err = capture__poll(cap);
-		if (args.duration && now_ns() - start >= args.duration * 1e9)
+	while (!err && r->cmd_done && !stop_requested && capture__has_targets(r->cap)) {
+		r->sink.deliver_until = now_ns() + DELIVER_NS;
+		err = capture__poll(r->cap);
+		if (a->duration && now_ns() - r->start >= a->duration * 1e9)
 			break;
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
+	return err;
+}
 
-	/* Finish: everything the rings still hold up to now, then the end of the trace. The
-	 * trace ends here, not after the programs are detached, which takes long with
-	 * annotation probes (docs/record.md). */
-	end = now_ns();
+/* Everything the rings still hold up to now, then the end of the trace. The trace ends here,
+ * not after the programs are detached, which takes long with annotation probes
+ * (docs/record.md). run_err: how the run ended (0: as asked). */
+static int stop_recording(struct recording *r, int run_err)
+{
+	int err = run_err;
+
+	r->end = now_ns();
 	if (!err)
-		err = capture__drain(cap, end);
-	if (sink.err) {
-		err = sink.err;
-		report_model_error(&out, "recording", err);
-		goto cleanup;
+		err = capture__drain(r->cap, r->end);
+	if (r->sink.err) {
+		report_model_error(&r->out, "recording", r->sink.err);
+		return r->sink.err;
 	}
 	if (err)
-		goto cleanup;
-	err = model__finish(model, end);
+		return err;
+	err = model__finish(r->model, r->end);
 	if (err) {
-		report_model_error(&out, "ending the trace", err);
-		goto cleanup;
+		report_model_error(&r->out, "ending the trace", err);
+		return err;
 	}
-	if (flight)
-		record_flight__finish(flight);
-	/* A flight recorder writes nothing at -o (it holds the path): its files are named in its
-	 * own lines. */
-	if (!cmd_failed)
-		print_summary(flight ? NULL : args.output, (end - start) / 1e9, model, writer, cap,
-			      sink.cfi, feature_uses(&args));
-	if (flight && !cmd_failed)
-		record_flight__summary(flight);
+	if (r->flight)
+		record_flight__finish(r->flight);
+	return 0;
+}
 
-	/* A command that outlives the recording (--duration, --max-files) still decides the exit
-	 * status. */
-	if (cmd && !cmd_done) {
-		int rc = wait_command(cmd, &cmd_status);
+/* The summary (not after a command that could not run: its one line stays alone), then the
+ * command's status: one that outlives the recording (--duration, --max-files) still decides
+ * it. */
+static int end_recording(struct recording *r)
+{
+	if (!r->cmd_failed) {
+		/* A flight recorder writes nothing at -o (it holds the path): its files are named in
+		 * its own lines. */
+		record_summary__print(&(struct record_summary){
+			.sz = sizeof(struct record_summary),
+			.path = r->flight ? NULL : r->args.output,
+			.secs = (r->end - r->start) / 1e9,
+			.model = r->model,
+			.writer = r->writer,
+			.cap = r->cap,
+			.cfi = r->sink.cfi,
+			.uses = feature_uses(&r->args),
+			.verbose = verbose,
+		});
+		if (r->flight)
+			record_flight__summary(r->flight);
+	}
+	if (r->cmd && !r->cmd_done) {
+		int rc = wait_command(r->cmd, &r->cmd_status);
 
-		cmd_done = rc == 1;
+		r->cmd_done = rc == 1;
 		if (rc < 0)
-			err = rc;
+			return rc;
 	}
+	return 0;
+}
 
-cleanup:
-	model__free(model);
-	cfi_loader__free(sink.cfi);
-	gt_writer__free(writer);
-	record_flight__free(flight);
-	capture__free(cap);
-	output_file__close(held);
-	close_err = output_file__close(file);
-	if (close_err && !err) {
-		err = close_err;
-		fprintf(stderr, PREFIX "%s: %s\n", args.output, strerror(-err));
-	}
-	err = err ? 1 : cmd_done ? cmd_status : 0;
-out:
-	usdt_files__free(usdt);
-	launch__free(cmd);
-	target__free(target);
-	record_args__free(&args);
+/* The recording proper, phase by phase, once the pre-flight passed. An error is reported
+ * where it happened. */
+static int record(struct recording *r)
+{
+	int err = take_file(r);
+
+	if (!err)
+		err = open_capture(r);
+	if (!err)
+		err = open_trace(r);
+	if (err)
+		return err;
+	catch_signals();
+	if (r->flight)
+		record_flight__catch_signals();
+	err = start_recording(r);
+	if (!err)
+		err = stop_recording(r, run_recording(r));
+	if (!err)
+		err = end_recording(r);
 	return err;
+}
+
+/* The single cleanup: what the phases took, in reverse. Returns the error of closing the
+ * trace's file (a write-back that failed), or 0. */
+static int recording__close(struct recording *r)
+{
+	int err;
+
+	model__free(r->model);
+	cfi_loader__free(r->sink.cfi);
+	gt_writer__free(r->writer);
+	record_flight__free(r->flight);
+	capture__free(r->cap);
+	output_file__close(r->held);
+	err = output_file__close(r->file);
+	usdt_files__free(r->usdt);
+	launch__free(r->cmd);
+	target__free(r->target);
+	return err;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct recording r = { 0 };
+	int parsed, err, close_err, status;
+
+	parsed = record_args__parse(argc, argv, &r.args);
+	if (parsed) {
+		record_args__free(&r.args);
+		return parsed == 1 ? 0 : 2;
+	}
+	verbose = r.args.verbose;
+	r.stack_kern = r.args.stacks == STACKS_KERNEL || r.args.stacks == STACKS_BOTH;
+	r.stack_user = r.args.stacks == STACKS_USER || r.args.stacks == STACKS_BOTH;
+	libbpf_set_print(libbpf_print);
+	err = check_privileges();
+	if (!err && r.args.check) {
+		status = print_check(&r.args);
+		record_args__free(&r.args);
+		return status;
+	}
+	if (!err)
+		err = preflight(&r);
+	if (err) {
+		/* A command that cannot run fails as in a shell. */
+		status = r.args.command && !r.cmd ? LAUNCH_CANNOT_RUN : 1;
+	} else {
+		err = record(&r);
+		status = err ? 1 : r.cmd_done ? r.cmd_status : 0;
+	}
+	close_err = recording__close(&r);
+	if (close_err && !err) {
+		fprintf(stderr, PREFIX "%s: %s\n", r.args.output, strerror(-close_err));
+		status = 1;
+	}
+	record_args__free(&r.args);
+	return status;
 }

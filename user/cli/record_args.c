@@ -1,5 +1,7 @@
 /* record_args.c - `lxtrace record`'s usage text and option parsing. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +29,7 @@
 
 /* Keys of the options that have no short form. */
 enum { OPT_SAMPLE_IDLE = 256, OPT_STACKS, OPT_AS_ROOT, OPT_FLIGHT, OPT_FLIGHT_SIZE, OPT_TRIGGER,
-       OPT_AFTER, OPT_MAX_FILES, OPT_MIN_GAP, OPT_CHECK };
+       OPT_AFTER, OPT_MAX_FILES, OPT_MIN_GAP, OPT_CHECK, OPT_READY_FD };
 
 /* The options of `lxtrace record`, the one list: the parser's getopt tables and --help are
  * built from it, and the README shows --help (`make docs`, checked by `make test`). */
@@ -99,6 +101,11 @@ static const struct record_opt options[] = {
 	  "print what this kernel offers lxtrace's programs, and what a\n"
 	  "recording with the other options given would do without,\n"
 	  "then exit (0: it can record) without recording" },
+	{ "ready-fd", OPT_READY_FD, "FD",
+	  "write the line \"ready\" to file descriptor FD once the\n"
+	  "programs are attached and recording has begun, then\n"
+	  "close it, for scripts to wait on (e.g. 3>FIFO, then\n"
+	  "read <FIFO); end of file without it: no recording" },
 	{ "verbose", 'v', NULL,
 	  "a summary with the internals too (records by kind, call\n"
 	  "stacks, unwinding, the file's encoding), and libbpf's\n"
@@ -275,6 +282,29 @@ static int check_flight(struct record_args *a, const char *needs_flight)
 	return 0;
 }
 
+/* --ready-fd: a descriptor this process has open for writing (0, or 2 after a one-line error). */
+static int parse_ready_fd(const char *s, int *fd)
+{
+	char *end;
+	long n;
+	int fl;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || end == s || *end || n < 0 || n > INT_MAX) {
+		fprintf(stderr, PREFIX "--ready-fd: '%s' is not a file descriptor number\n", s);
+		return 2;
+	}
+	fl = fcntl((int)n, F_GETFL);
+	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY) {
+		fprintf(stderr, PREFIX "--ready-fd %ld: %s\n", n, fl < 0 ? "not an open file "
+			"descriptor" : "not open for writing");
+		return 2;
+	}
+	*fd = (int)n;
+	return 0;
+}
+
 /* 0: run; 1: help shown, exit 0; 2: bad usage, reported. */
 int record_args__parse(int argc, char **argv, struct record_args *a)
 {
@@ -286,7 +316,7 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 	*a = (struct record_args){ .output = "trace.out", .buffer_mib = DEFAULT_BUFFER_MIB,
 				   .sample_hz = DEFAULT_SAMPLE_HZ, .stacks = STACKS_USER,
 				   .flight_mib = DEFAULT_FLIGHT_MIB, .min_gap = -1,
-				   .max_files = DEFAULT_MAX_FILES };
+				   .max_files = DEFAULT_MAX_FILES, .ready_fd = -1 };
 	a->pid_lists = calloc(argc, sizeof(*a->pid_lists));
 	if (!a->pid_lists) {
 		fprintf(stderr, PREFIX "out of memory\n");
@@ -392,6 +422,10 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_CHECK:
 			a->check = true;
+			break;
+		case OPT_READY_FD:
+			if (parse_ready_fd(optarg, &a->ready_fd))
+				return 2;
 			break;
 		case OPT_FLIGHT:
 			a->flight = DEFAULT_FLIGHT_SECONDS;

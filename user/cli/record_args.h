@@ -26,6 +26,7 @@ struct record_args {
 	enum stacks_mode stacks;	/* on switch, wakeup and fork records */
 	bool verbose;
 	bool check;		/* --check: print what this kernel gives, record nothing */
+	int ready_fd;		/* --ready-fd: told once recording has begun; -1: none */
 	const char **pid_lists;	/* each -p argument; npid_lists of them */
 	int npid_lists;
 	const char *cgroup;	/* --cgroup PATH */

@@ -1,0 +1,204 @@
+/* record_summary.c - what `lxtrace record` prints after a recording (docs/record.md, "The
+ * summary"): what was recorded and lost, what the kernel made it do without, the files refused,
+ * how to open the trace, and with -v the internals. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "lib/foreign_file.h"
+#include "user/capture/features.h"
+#include "user/cli/record_summary.h"
+
+#define PREFIX "lxtrace record: "
+
+/* The CPU lxtrace's own process used (reading, modelling, symbolizing, loading unwind rows,
+ * writing), in seconds. */
+static double self_cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* How the user stacks were taken: walks, proofs from the cache, what stopped walks early; and
+ * what the daemon's CPU came to per distinct stack (the rest of its work is per record and
+ * small, see docs/record.md). */
+static void print_unwind_summary(const struct capture *cap, struct cfi_loader *cfi,
+				 uint64_t distinct)
+{
+	uint64_t u[LX_UNWIND_NSTATS];
+	struct cfi_loader_stats ls;
+	double cpu = self_cpu_s();
+
+	if (!cfi || capture__unwind_stats(cap, u))
+		return;
+	cfi_loader__stats(cfi, &ls);
+	fprintf(stderr, "  user stacks:   %llu walked, %llu unchanged (cached), %llu truncated, "
+		"%llu with frame-pointer steps, %llu frames without rows yet; %llu process tables "
+		"built (%llu busy)\n",
+		(unsigned long long)u[LX_UNWIND_WALKS], (unsigned long long)u[LX_UNWIND_HITS],
+		(unsigned long long)u[LX_UNWIND_TRUNCATED], (unsigned long long)u[LX_UNWIND_FP],
+		(unsigned long long)u[LX_UNWIND_NO_TABLE], (unsigned long long)u[LX_UNWIND_SCANS],
+		(unsigned long long)u[LX_UNWIND_SCAN_BUSY]);
+	fprintf(stderr, "  unwind rows:   %llu binaries (%llu rows), %llu without CFI, %llu retried, "
+		"%llu did not fit, %llu too costly, %llu failed, %llu still queued; compiling took "
+		"%.3f s\n",
+		(unsigned long long)ls.files, (unsigned long long)ls.rows,
+		(unsigned long long)ls.files_empty, (unsigned long long)ls.files_retry,
+		(unsigned long long)ls.files_full, (unsigned long long)ls.files_costly,
+		(unsigned long long)ls.files_failed,
+		(unsigned long long)ls.queued, ls.compile_ns / 1e9);
+	fprintf(stderr, "  daemon CPU:    %.3f s in all, %.0f us per distinct stack\n", cpu,
+		distinct ? cpu * 1e6 / distinct : 0.0);
+}
+
+/* How the kernel's reports of mappings were stood in for: the changes of processes' code asked
+ * of user space and read from /proc (docs/record.md). */
+static void print_maps_summary(const struct capture *cap)
+{
+	struct capture_maps_stats ms;
+
+	capture__maps_stats(cap, &ms);
+	if (ms.asked)
+		fprintf(stderr, "  maps read:     %llu changes of processes' code asked for, %llu "
+			"reads of /proc/PID/maps (%llu processes gone), %llu mappings reported, %llu "
+			"asks lost, %llu tables without room\n",
+			(unsigned long long)ms.asked, (unsigned long long)ms.answered,
+			(unsigned long long)ms.gone, (unsigned long long)ms.reported,
+			(unsigned long long)ms.asks_lost, (unsigned long long)ms.tables_full);
+}
+
+/* What was lost and what the model invented in its place, in one line that is there even when
+ * nothing was (scripts read its count): records the rings had no room for, program runs the
+ * kernel skipped, and each kind of repair that happened (docs/model.md). */
+static void print_losses(const struct model_stats *ms, const struct capture_stats *cs)
+{
+	const char *sep = "; repairs (docs/model.md):";
+
+	fprintf(stderr, "  records lost:  %llu", (unsigned long long)cs->lost);
+	if (cs->lost > cs->malformed)
+		fprintf(stderr, " (ring buffer full: a larger --buffer-size keeps them)");
+	if (cs->malformed)
+		fprintf(stderr, "; %llu of them malformed (dropped: a bug, please report it)",
+			(unsigned long long)cs->malformed);
+	if (cs->misses)
+		fprintf(stderr, "; %llu program runs skipped by the kernel (recursion)",
+			(unsigned long long)cs->misses);
+	for (int i = 0; i < MODEL_REPAIR_COUNT; i++) {
+		if (!ms->repairs[i])
+			continue;
+		fprintf(stderr, "%s %s %llu", sep, model__repair_name(i),
+			(unsigned long long)ms->repairs[i]);
+		sep = ",";
+	}
+	fputc('\n', stderr);
+}
+
+/* The internals behind -v: records by kind, how stacks were taken and symbolized, what the
+ * kernel lacked, what the writer wrote, and records that came late or after the stop. */
+static void print_details(const struct model_stats *ms, const struct gt_writer_stats *ws,
+			  const struct capture_stats *cs, const struct capture *cap,
+			  struct cfi_loader *cfi)
+{
+	fprintf(stderr, "  by kind:      ");
+	for (int i = 0; i < MODEL_KIND_COUNT; i++)
+		fprintf(stderr, " %llu %s%s", (unsigned long long)ms->kinds[i], model__kind_name(i),
+			i + 1 < MODEL_KIND_COUNT ? "," : "\n");
+	if (ms->stack_lookups)
+		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed), %llu process images; "
+			"symbolizing took %.3f s (%.0f us per distinct stack)\n",
+			(unsigned long long)ms->stack_lookups, (unsigned long long)ms->stacks_distinct,
+			(unsigned long long)ms->stacks_trimmed, (unsigned long long)ms->images,
+			ms->symbolize_ns / 1e9,
+			ms->stacks_distinct ? ms->symbolize_ns / 1e3 / ms->stacks_distinct : 0.0);
+	if (ms->late_walks)
+		fprintf(stderr, "  first sight:   %llu user stacks finished from a copy of the stack "
+			"(%llu frames), %llu held for their rows; cut short: %llu at the copy's end, "
+			"%llu without rows in time\n", (unsigned long long)ms->late_walks,
+			(unsigned long long)ms->late_frames, (unsigned long long)ms->late_held,
+			(unsigned long long)ms->late_copy_short, (unsigned long long)ms->late_no_rows);
+	if (ms->prepare_ns)
+		fprintf(stderr, "  read ahead:    %llu binaries (%llu with DWARF)%s before the start, "
+			"in %.3f s\n", (unsigned long long)ms->prepared,
+			(unsigned long long)ms->prepared_dwarf, ms->prepared_kernel ? " and kallsyms" : "",
+			ms->prepare_ns / 1e9);
+	print_unwind_summary(cap, cfi, ms->stacks_distinct);
+	print_maps_summary(cap);
+	fprintf(stderr, "  kernel:        %s\n", capture__features(cap)->release);
+	fprintf(stderr, "  threads:       %llu (%llu under a tid an earlier thread had)\n",
+		(unsigned long long)ms->threads, (unsigned long long)ms->tids_reused);
+	fprintf(stderr, "  written:       %llu bytes, %llu events, %.1f bytes/event\n",
+		(unsigned long long)ws->bytes, (unsigned long long)ws->events,
+		ws->events ? (double)ws->bytes / ws->events : 0.0);
+	fprintf(stderr, "  definitions:   %llu strings, %llu stacks; forgotten after a while unused "
+		"(defined again if met again): %llu strings, %llu stacks\n",
+		(unsigned long long)ws->strings, (unsigned long long)ws->stacks,
+		(unsigned long long)ws->strings_forgotten, (unsigned long long)ws->stacks_forgotten);
+	fprintf(stderr, "  out of order:  %llu records (delivered late)\n",
+		(unsigned long long)cs->out_of_order);
+	fprintf(stderr, "  after stop:    %llu records (sent while the programs were detached)\n",
+		(unsigned long long)cs->after_stop);
+	fprintf(stderr, "  moot wakeups:  %llu (of threads not asleep yet: nothing to show)\n",
+		(unsigned long long)ms->wakeups_moot);
+}
+
+/* path as a shell word, for a command line a person pastes: in single quotes unless it has
+ * only characters no shell treats specially. */
+static void print_shell_word(const char *path)
+{
+	if (path[0] && !path[strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				    "0123456789+,-./:=@_%")]) {
+		fputs(path, stderr);
+		return;
+	}
+	fputc('\'', stderr);
+	for (const char *c = path; *c; c++)
+		if (*c == '\'')
+			fputs("'\\''", stderr);
+		else
+			fputc(*c, stderr);
+	fputc('\'', stderr);
+}
+
+void record_summary__print(const struct record_summary *s)
+{
+	const char *path = s->path;
+	const struct model *m = s->model;
+	const struct capture *cap = s->cap;
+	double secs = s->secs;
+	const struct foreign_log *refused;
+	struct model_stats ms;
+	struct gt_writer_stats ws;
+	struct capture_stats cs;
+
+	model__stats(m, &ms);
+	gt_writer__stats(s->writer, &ws);
+	capture__stats(cap, &cs);
+	fprintf(stderr, PREFIX "%s: %.1f s, %llu records (%.0f/s) of %llu threads",
+		path ? path : "flight recorder", secs, (unsigned long long)ms.records,
+		secs > 0 ? ms.records / secs : 0.0, (unsigned long long)ms.threads);
+	if (path && ws.bytes < 1048576)
+		fprintf(stderr, ", %.0f KiB", ws.bytes / 1024.0);
+	else if (path)
+		fprintf(stderr, ", %.1f MiB", ws.bytes / 1048576.0);
+	fputc('\n', stderr);
+	print_losses(&ms, &cs);
+	features__print_missing(capture__features(cap), s->uses, "  without:      ", stderr);
+	refused = model__refused(m);
+	if (refused && foreign_log__count(refused)) {
+		fprintf(stderr, "  refused files: %llu that other users control (not read, or "
+			"only in part):\n",
+			(unsigned long long)foreign_log__count(refused));
+		foreign_log__print(refused, stderr, "   ");
+	}
+	if (path) {
+		fputs("  open it:       go tool trace ", stderr);
+		print_shell_word(path);
+		fputs("   (on a server: README.md, \"Viewing on a server\")\n", stderr);
+	}
+	if (s->verbose)
+		print_details(&ms, &ws, &cs, cap, s->cfi);
+}

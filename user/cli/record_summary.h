@@ -1,0 +1,32 @@
+/* record_summary.h - the summary `lxtrace record` prints on stderr once the trace is finished
+ * (docs/record.md, "The summary"). */
+#ifndef LXTRACE_USER_CLI_RECORD_SUMMARY_H
+#define LXTRACE_USER_CLI_RECORD_SUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "format/writer.h"
+#include "user/capture/capture.h"
+#include "user/model/model.h"
+#include "user/stacks/cfi_loader.h"
+
+struct record_summary {
+	size_t sz;
+	const char *path;		/* the trace; NULL for a flight recorder, whose files are
+					 * named in its own lines */
+	double secs;			/* the trace's length */
+	const struct model *model;
+	const struct gt_writer *writer;
+	const struct capture *cap;
+	struct cfi_loader *cfi;		/* NULL without user stacks */
+	unsigned uses;			/* what the recording used of the kernel (enum feature_use) */
+	bool verbose;			/* -v: the internals too */
+};
+
+/* What a person reads after a recording: what was recorded, what was lost, what this kernel
+ * made it do without, files that were not read, and how to open the file; with verbose the
+ * internals after. */
+void record_summary__print(const struct record_summary *s);
+
+#endif
