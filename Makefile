@@ -122,8 +122,9 @@ $(OUT)/%.o: %.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
 
-# The golden tests read their fixtures from the source tree, wherever they run from.
-$(OUT)/tests/unit/%.o: CPPFLAGS += -DLXTRACE_SRCDIR='"$(CURDIR)"'
+# The golden tests and the mutants read their fixtures from the source tree, wherever they
+# run from.
+$(OUT)/tests/unit/%.o $(OUT)/tests/integration/mutants.o: CPPFLAGS += -DLXTRACE_SRCDIR='"$(CURDIR)"'
 
 $(LIBFORMAT): $(FORMAT_OBJS) $(LIB_OBJS)
 	$(call say,AR,$@)
