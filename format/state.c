@@ -42,8 +42,9 @@ struct gt_state {
 	int64_t gc_at_p, stw_at_p;
 	bool gc_seen, stw_seen;
 	/* Goroutines that ended (Go's parsers keep every id created: none comes twice), and
-	 * those CPU samples named before their creation (goid -> the sample's time), each up
-	 * to MAX_IDS; past that the oldest knowledge is dropped, not the memory bound. */
+	 * those CPU samples named before their creation (goid -> the sample's earliest time).
+	 * Each holds up to MAX_IDS and is emptied when full: memory stays bounded, at the price
+	 * of checking less. */
 	struct u64map *ended;
 	struct u64map *sampled;
 	char problem[256];
@@ -344,11 +345,11 @@ static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_psta
 		err = check_running(s, e, p, g, true);
 		if (!e->args[0] || find_g(s, e->args[0]))
 			return problem(s, e, "g %llu exists", (unsigned long long)e->args[0]);
-		if (u64map__get(s->ended, e->args[0]))
+		slot = u64map__get(s->sampled, e->args[0]);
+		if (!err && u64map__get(s->ended, e->args[0]))
 			err = problem(s, e, "g %llu existed: an id is created once",
 				      (unsigned long long)e->args[0]);
-		slot = u64map__get(s->sampled, e->args[0]);
-		if (slot && *slot <= e->ts)
+		else if (!err && slot && *slot <= e->ts)
 			err = problem(s, e, "g %llu is named by a CPUSample before it, at %llu",
 				      (unsigned long long)e->args[0], (unsigned long long)*slot);
 		if (slot)
@@ -577,7 +578,7 @@ int gt_state__event(struct gt_state *s, const struct gt_event *e)
 		return sample(s, e);
 	if (gt_specs[e->type].flags & GT_AVOID)
 		return problem(s, e, e->type == GT_EV_FUTILE_WAKEUP ? "Go 1.23 refuses it" :
-			       "no sequence number: its order across Ps cannot be checked");
+			       "no sequence number: lxtrace cannot place it across Ps");
 	p = get_p(s, e->p);
 	if (!p)
 		return -ENOMEM;

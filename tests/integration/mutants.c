@@ -7,7 +7,7 @@
  * changed, truncations, a string renumbered, two batches swapped, a time moved, a record
  * dropped. Records are decoded into values and encoded again, so a changed value keeps the
  * record well-formed and tests the state checks rather than the byte-level ones.
- * LXTRACE_MUTANTS sets how many (default 320); LXTRACE_TEST_KEEP keeps the failing inputs.
+ * LXTRACE_MUTANTS sets how many (default 320); LXTRACE_TEST_KEEP keeps the first failing input.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -350,6 +350,10 @@ Test(mutants, repair_writes_only_what_both_parsers_take, .timeout = 600)
 		if (!in_ok && st == 0) {
 			dump_missed++;
 			snprintf(note, sizeof(note), "dump took what the parsers refuse (%s)", why);
+		} else if (st && !one_line(err)) {
+			bad_refusal++;
+			snprintf(note, sizeof(note), "dump exited %d, stderr not one line: %s", st,
+				 err ? err : "(none)");
 		}
 		free(err);
 		st = run_capture(repair, 60, NULL, &err);
@@ -386,8 +390,8 @@ Test(mutants, repair_writes_only_what_both_parsers_take, .timeout = 600)
 	unlink(in);
 	unlink(out);
 	fprintf(stderr, "mutants: %u, %u refused by the Go parsers; repair: %u exit 0 (%u of them "
-		"written files the parsers refuse), %u refused (%u not by one line or with the output "
-		"left); dump took %u the parsers refuse\n", total, rejected, repaired, bad_out, refused,
+		"written files the parsers refuse), %u refused; %u refusals of repair or dump not in one "
+		"line or with the output left; dump took %u the parsers refuse\n", total, rejected, repaired, bad_out, refused,
 		bad_refusal, dump_missed);
 	for (unsigned k = 0; k < 3; k++) {
 		free(traces[k].recs);

@@ -217,7 +217,7 @@ Test(format_state, orders_the_parsers_merge_refuses_are_reported)
 		  2, "the GC's previous event" },
 		{ { ev(66, 0, 0, GT_EV_GC_STW_START, 2, 0, 0) }, 1, "unknown kind 2" },
 		{ { ev(67, 0, 5, GT_EV_FUTILE_WAKEUP, 0, 0, 0) }, 1, "Go 1.23 refuses it" },
-		{ { ev(68, 0, 5, GT_EV_GO_START_LOCAL, 6, 0, 0) }, 1, "no sequence number" },
+		{ { ev(68, 0, 5, GT_EV_GO_START_LOCAL, 6, 0, 0) }, 1, "no sequence number: lxtrace cannot" },
 		{ { ev(69, 0, 5, GT_EV_GO_SYSBLOCK, 0, 0, 0), ev(70, 1, 5, GT_EV_GO_SYSEXIT, 5, 2, 400) },
 		  2, "real time 400 outside g 5's syscall" },
 		{ { ev(71, 0, 5, GT_EV_USER_TASK_CREATE, 1, 0, 0), at(ev(72, 1, 5, GT_EV_USER_TASK_END, 1,

@@ -53,7 +53,8 @@ static int next_checked(struct gt_reader *r, struct gt_state *s, struct gt_event
 	else if (ret == 1 && (ret = gt_state__event(s, e)) == 0)
 		return 1;
 	else if (ret == -EPROTO)
-		snprintf(err, errlen, "%s (Go's parsers refuse this)", gt_state__problem(s));
+		snprintf(err, errlen, "%s (as Go's parsers refuse it; checked in file order)",
+			 gt_state__problem(s));
 	else if (ret)
 		snprintf(err, errlen, "%s", strerror(-ret));
 	return ret ? -1 : 0;
