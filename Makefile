@@ -63,12 +63,13 @@ INTEG_TESTS := $(OUT)/tests/integration-tests
 KERNEL_TESTS := $(OUT)/tests/kernel-tests
 FUZZER := $(OUT)/fuzz/fuzz_reader
 FUZZ_MODEL := $(OUT)/fuzz/fuzz_model
+FUZZ_MERGE := $(OUT)/fuzz/fuzz_merge
 # Records the fixtures of the golden tests (tests/streams/), by hand and as root.
 CAPTURE_STREAM := $(OUT)/tests/capture-stream
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test layers docs docs-check unit-test integration-test kernel-test sanitize-test fuzz fuzz-model fuzz-replay \
+.PHONY: all test layers docs docs-check unit-test integration-test kernel-test sanitize-test fuzz fuzz-model fuzz-merge fuzz-replay \
 	bench deps demo vmlinux clean FORCE
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
@@ -122,8 +123,9 @@ $(OUT)/%.o: %.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
 
-# The golden tests read their fixtures from the source tree, wherever they run from.
-$(OUT)/tests/unit/%.o: CPPFLAGS += -DLXTRACE_SRCDIR='"$(CURDIR)"'
+# The golden tests and the mutants read their fixtures from the source tree, wherever they
+# run from.
+$(OUT)/tests/unit/%.o $(OUT)/tests/integration/mutants.o: CPPFLAGS += -DLXTRACE_SRCDIR='"$(CURDIR)"'
 
 $(LIBFORMAT): $(FORMAT_OBJS) $(LIB_OBJS)
 	$(call say,AR,$@)
@@ -185,6 +187,12 @@ $(FUZZ_MODEL): $(FUZZ_MODEL_SRCS) | $(OUT)/syscall_names.h
 	$(call say,FUZZ-CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) $(LIBS) -o $@
+
+# The reorder engine alone, instrumented.
+$(FUZZ_MERGE): tests/fuzz/fuzz_merge.c user/capture/merge.c | user/capture/merge.h bpf/lxtrace.h
+	$(call say,FUZZ-CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
 # Symbolizer (user/stacks/symbolize.c): libstdc++ demangles C++ and Rust names; the unit tests look
 # up code addresses printed by the fixture programs of tests/symfix/, built here with
@@ -270,11 +278,13 @@ ifneq ($(filter test,$(MAKECMDGOALS)),)
 kernel-test: integration-test
 endif
 
-fuzz-replay: $(FUZZER) $(FUZZ_MODEL)
+fuzz-replay: $(FUZZER) $(FUZZ_MODEL) $(FUZZ_MERGE)
 	$(FUZZER) -runs=0 tests/fuzz/corpus >/dev/null 2>$(OUT)/fuzz/replay.log || { cat $(OUT)/fuzz/replay.log; exit 1; }
 	$(FUZZ_MODEL) -runs=0 tests/fuzz/model-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
 		{ cat $(OUT)/fuzz/replay.log; exit 1; }
-	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) reader and $$(ls tests/fuzz/model-corpus | wc -l) model inputs, no crash"
+	$(FUZZ_MERGE) -runs=0 tests/fuzz/merge-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
+		{ cat $(OUT)/fuzz/replay.log; exit 1; }
+	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) reader, $$(ls tests/fuzz/model-corpus | wc -l) model and $$(ls tests/fuzz/merge-corpus | wc -l) merge inputs, no crash"
 
 # The unit tests and one short recording again, built with AddressSanitizer and
 # UndefinedBehaviorSanitizer in a tree of their own (build/san), every finding fatal. CI runs it
@@ -297,6 +307,10 @@ fuzz-model: $(FUZZ_MODEL)
 	@mkdir -p $(OUT)/fuzz/model-corpus
 	$(FUZZ_MODEL) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/model-corpus \
 		tests/fuzz/model-corpus
+fuzz-merge: $(FUZZ_MERGE)
+	@mkdir -p $(OUT)/fuzz/merge-corpus
+	$(FUZZ_MERGE) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/merge-corpus \
+		tests/fuzz/merge-corpus
 
 bench: all
 

@@ -9,8 +9,11 @@
  * What is refused is what Go 1.19 or 1.23 refuse at the byte level: a wrong header, unknown
  * types, wrong value counts, truncated records, malformed varints, bad string ids and
  * lengths, over-long bodies (1.23), records before the first batch (1.23), a missing or zero
- * frequency and a trace without events. The goroutine state machine is the tracker's business
- * (format/state.h).
+ * frequency and a trace without events; and what breaks their tables and their merge: a
+ * string named before its definition (1.23 stops on an undefined one; lxtrace's writer always
+ * defines first), a stack named and never defined, stack ids past 32 bits (1.23), times past
+ * 2^63 (the parsers' clocks are signed) and a P's events going back in time from one of its
+ * batches to the next. The goroutine state machine is the tracker's business (format/state.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -21,6 +24,7 @@
 
 #include "format/reader.h"
 #include "format/varint.h"
+#include "lib/grow.h"
 #include "lib/u64map.h"
 
 #define MAX_VALUES (2 + 4 * GT_MAX_STACK_FRAMES)
@@ -28,6 +32,14 @@
 #define MAX_RECORD (1 + 2 * GT_MAX_VARINT_LEN + GT_MAX_LONG_BODY + GT_MAX_STRING_LEN)
 /* Each refill reads at least this much, so the window moves rarely. */
 #define READ_CHUNK (1u << 20)
+/* Stacks named before their definition (Go runtime traces write theirs at the end) that the
+ * reader remembers until they are defined: more is refused, so no file makes it hold more. */
+#define MAX_FORWARD_STACKS (1u << 20)
+
+/* A stack named before it is defined: where it was first named. */
+struct fwd_ref {
+	uint64_t id, rec_off, batch_off;
+};
 
 struct gt_reader {
 	int fd;				/* -1: fed */
@@ -47,6 +59,10 @@ struct gt_reader {
 	unsigned nvals;
 	/* Batch state, as Go's parser keeps it. */
 	struct u64map *last_g;	/* P -> G running on it when its batch ended */
+	struct u64map *p_time;	/* P -> the time of its latest event, when its batch ended */
+	struct u64map *fwd;	/* stack id named but not defined yet -> index in fwd_refs */
+	struct fwd_ref *fwd_refs;
+	size_t nfwd, fwd_cap;
 	bool in_batch;
 	uint64_t cur_p, cur_g, last_ts, batch_off;
 	uint64_t rec_off;		/* where the record read last (or failing) begins */
@@ -58,19 +74,34 @@ static uint64_t offset_of(const struct gt_reader *r, const uint8_t *at)
 	return r->base_off + (uint64_t)(at - r->start);
 }
 
+static int vfail(struct gt_reader *r, uint64_t off, const char *fmt, va_list ap)
+{
+	int n = snprintf(r->msg, sizeof(r->msg), "offset %llu: ", (unsigned long long)off);
+
+	if (n >= 0 && (size_t)n < sizeof(r->msg))
+		vsnprintf(r->msg + n, sizeof(r->msg) - (size_t)n, fmt, ap);
+	r->err = -EINVAL;
+	return r->err;
+}
+
 static int failf(struct gt_reader *r, const uint8_t *at, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	n = snprintf(r->msg, sizeof(r->msg), "offset %llu: ",
-		     (unsigned long long)offset_of(r, at));
-	if (n >= 0 && (size_t)n < sizeof(r->msg)) {
-		va_start(ap, fmt);
-		vsnprintf(r->msg + n, sizeof(r->msg) - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	r->err = -EINVAL;
+	va_start(ap, fmt);
+	vfail(r, offset_of(r, at), fmt, ap);
+	va_end(ap);
+	return r->err;
+}
+
+/* A failure found after the record it is about (a stack never defined). */
+static int fail_at(struct gt_reader *r, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(r, off, fmt, ap);
+	va_end(ap);
 	return r->err;
 }
 
@@ -134,6 +165,8 @@ struct gt_reader *gt_reader__new(const struct gt_reader_opts *opts)
 		r->own_dict = true;
 	}
 	r->last_g = u64map__new();
+	r->p_time = u64map__new();
+	r->fwd = u64map__new();
 	if (r->fd >= 0) {
 		r->cap = MAX_RECORD + READ_CHUNK;
 		r->buf = malloc(r->cap);
@@ -141,7 +174,7 @@ struct gt_reader *gt_reader__new(const struct gt_reader_opts *opts)
 	} else {
 		r->eof = true;
 	}
-	if (!r->dict || !r->last_g || (r->fd >= 0 && !r->buf)) {
+	if (!r->dict || !r->last_g || !r->p_time || !r->fwd || (r->fd >= 0 && !r->buf)) {
 		gt_reader__free(r);
 		errno = ENOMEM;
 		return NULL;
@@ -240,6 +273,55 @@ static int read_values(struct gt_reader *r, const uint8_t *rec, uint8_t b)
 	return 0;
 }
 
+/* A string an event or a frame names must be defined before it (or be 0, the empty one). */
+static int check_string(struct gt_reader *r, const uint8_t *rec, const char *who, uint64_t id)
+{
+	if (!id || gt_dict__string(r->dict, id))
+		return 0;
+	return failf(r, rec, "%s names string %llu, not defined before it", who,
+		     (unsigned long long)id);
+}
+
+/* An event names stack id: it must fit 32 bits (Go 1.23 reads it so) and be defined by the
+ * end of the trace. */
+static int name_stack(struct gt_reader *r, const uint8_t *rec, const char *who, uint64_t id)
+{
+	uint64_t *slot;
+	bool added;
+
+	if (!id || gt_dict__stack(r->dict, id) || u64map__get(r->fwd, id))
+		return 0;
+	if (id > UINT32_MAX)
+		return failf(r, rec, "%s names stack %llu, past 32 bits", who, (unsigned long long)id);
+	if (r->nfwd == MAX_FORWARD_STACKS)
+		return failf(r, rec, "more than %u stacks named before their definition",
+			     MAX_FORWARD_STACKS);
+	if (grow_array((void **)&r->fwd_refs, &r->fwd_cap, r->nfwd + 1, sizeof(*r->fwd_refs), 16))
+		return fail_sys(r, rec, -ENOMEM, "stack");
+	slot = u64map__put(r->fwd, id, &added);
+	if (!slot)
+		return fail_sys(r, rec, -ENOMEM, "stack");
+	*slot = r->nfwd;
+	r->fwd_refs[r->nfwd++] = (struct fwd_ref){ id, offset_of(r, rec), r->batch_off };
+	return 0;
+}
+
+/* Stack id is defined: no longer owed. */
+static void stack_defined(struct gt_reader *r, uint64_t id)
+{
+	uint64_t *slot = u64map__get(r->fwd, id);
+	size_t i;
+
+	if (!slot)
+		return;
+	i = (size_t)*slot;
+	u64map__del(r->fwd, id);
+	if (i != --r->nfwd) {
+		r->fwd_refs[i] = r->fwd_refs[r->nfwd];
+		*u64map__get(r->fwd, r->fwd_refs[i].id) = i;
+	}
+}
+
 static int read_stack(struct gt_reader *r, const uint8_t *rec)
 {
 	uint64_t n;
@@ -257,8 +339,20 @@ static int read_stack(struct gt_reader *r, const uint8_t *rec)
 	/* Like Go's parsers: id 0 or no frames defines nothing; a later definition wins. */
 	if (!r->vals[0] || !n)
 		return 0;
+	if (r->vals[0] > UINT32_MAX)
+		return failf(r, rec, "stack id %llu past 32 bits", (unsigned long long)r->vals[0]);
+	for (size_t i = 0; i < n; i++) {
+		err = check_string(r, rec, "Stack", r->vals[2 + 4 * i + 1]);
+		if (!err)
+			err = check_string(r, rec, "Stack", r->vals[2 + 4 * i + 2]);
+		if (err)
+			return err;
+	}
 	err = gt_dict__add_stack(r->dict, r->vals[0], r->vals + 2, (size_t)n);
-	return err ? dict_error(r, rec, err, "stack", r->vals[0]) : 0;
+	if (err)
+		return dict_error(r, rec, err, "stack", r->vals[0]);
+	stack_defined(r, r->vals[0]);
+	return 0;
 }
 
 static int read_batch(struct gt_reader *r, const uint8_t *rec, uint8_t b)
@@ -273,12 +367,25 @@ static int read_batch(struct gt_reader *r, const uint8_t *rec, uint8_t b)
 		return failf(r, rec, "Batch has %u values, want 2", r->nvals);
 	if (r->vals[0] > INT32_MAX && r->vals[0] != UINT64_MAX)
 		return failf(r, rec, "Batch P %llu out of range", (unsigned long long)r->vals[0]);
+	if (r->vals[1] > INT64_MAX)
+		return failf(r, rec, "Batch time %llu past 2^63", (unsigned long long)r->vals[1]);
 	if (r->in_batch) {
 		slot = u64map__put(r->last_g, r->cur_p, &added);
 		if (!slot)
 			return fail_sys(r, rec, -ENOMEM, "batch");
 		*slot = r->cur_g;
+		slot = u64map__put(r->p_time, r->cur_p, &added);
+		if (!slot)
+			return fail_sys(r, rec, -ENOMEM, "batch");
+		*slot = r->last_ts;
 	}
+	/* A P's events are its batches in file order: the parsers' merge needs them in time
+	 * order (docs/format.md §3). */
+	slot = u64map__get(r->p_time, r->vals[0]);
+	if (slot && r->vals[1] < *slot)
+		return failf(r, rec, "Batch of P %lld starts at %llu, before its previous event at "
+			     "%llu", (long long)r->vals[0], (unsigned long long)r->vals[1],
+			     (unsigned long long)*slot);
 	r->in_batch = true;
 	r->cur_p = r->vals[0];
 	slot = u64map__get(r->last_g, r->cur_p);
@@ -286,6 +393,33 @@ static int read_batch(struct gt_reader *r, const uint8_t *rec, uint8_t b)
 	r->last_ts = r->vals[1];
 	r->batch_off = offset_of(r, rec);
 	return 0;
+}
+
+/* The strings and stacks e names, which Go 1.23 looks up. */
+static int check_names(struct gt_reader *r, const uint8_t *rec, uint8_t type,
+		       const struct gt_event *e)
+{
+	const char *name = gt_specs[type].name;
+	int err = 0;
+
+	switch (type) {
+	case GT_EV_USER_TASK_CREATE:
+	case GT_EV_USER_REGION:
+	case GT_EV_GO_START_LABEL:
+		err = check_string(r, rec, name, e->args[2]);
+		break;
+	case GT_EV_USER_LOG:
+		err = check_string(r, rec, name, e->args[1]);
+		break;
+	case GT_EV_GO_CREATE:
+		err = name_stack(r, rec, name, e->args[1]);
+		break;
+	default:
+		break;
+	}
+	if (!err && e->nargs && (gt_specs[type].flags & GT_STACK))
+		err = name_stack(r, rec, name, e->args[e->nargs - 1]);
+	return err;
 }
 
 static int make_event(struct gt_reader *r, const uint8_t *rec, uint8_t type, struct gt_event *e)
@@ -298,8 +432,13 @@ static int make_event(struct gt_reader *r, const uint8_t *rec, uint8_t type, str
 	e->type = type;
 	e->nargs = (uint8_t)(r->nvals - 1);
 	memcpy(e->args, r->vals + 1, e->nargs * sizeof(uint64_t));
+	if (r->vals[0] > INT64_MAX - r->last_ts)
+		return failf(r, rec, "%s: time past 2^63", gt_specs[type].name);
 	r->last_ts += r->vals[0];
 	e->ts = r->last_ts;
+	err = check_names(r, rec, type, e);
+	if (err)
+		return err;
 	e->p = (int64_t)r->cur_p;
 	e->g = r->cur_g;
 	switch (gt_specs[type].g) {
@@ -325,6 +464,8 @@ static int make_event(struct gt_reader *r, const uint8_t *rec, uint8_t type, str
 		e->g = 0;
 		break;
 	case GT_EV_CPU_SAMPLE:
+		if (e->args[0] > INT64_MAX)
+			return failf(r, rec, "CPUSample time past 2^63");
 		e->ts = e->args[0];
 		e->p = (int64_t)e->args[1];
 		e->g = e->args[2];
@@ -362,11 +503,12 @@ static int read_record(struct gt_reader *r, struct gt_event *e)
 	r->rec_off = offset_of(r, rec);
 	if (type == GT_EV_NONE || type >= GT_EV_COUNT)
 		return failf(r, rec, "unknown event type %u", type);
-	if (type == GT_EV_STRING)
-		return read_string(r, rec);
 	s = &gt_specs[type];
+	/* Go 1.23 skips a String there, and its id names one of its own strings. */
 	if (type != GT_EV_BATCH && !r->in_batch)
 		return failf(r, rec, "%s before the first Batch", s->name);
+	if (type == GT_EV_STRING)
+		return read_string(r, rec);
 	err = read_values(r, rec, b);
 	if (err)
 		return err;
@@ -402,6 +544,18 @@ int gt_reader__end(struct gt_reader *r)
 		return failf(r, r->p, "no Frequency record");
 	if (!r->nevents)
 		return failf(r, r->p, "trace has no events");
+	if (r->nfwd) {
+		const struct fwd_ref *first = &r->fwd_refs[0];
+
+		for (size_t i = 1; i < r->nfwd; i++)
+			if (r->fwd_refs[i].rec_off < first->rec_off)
+				first = &r->fwd_refs[i];
+		/* Where the first of them is named, for lxtrace repair to cut the file there. */
+		r->rec_off = first->rec_off;
+		r->batch_off = first->batch_off;
+		return fail_at(r, first->rec_off, "stack %llu is named here and never defined",
+			       (unsigned long long)first->id);
+	}
 	return 0;
 }
 
@@ -475,6 +629,9 @@ void gt_reader__free(struct gt_reader *r)
 	if (r->own_dict)
 		gt_dict__free(r->dict);
 	u64map__free(r->last_g);
+	u64map__free(r->p_time);
+	u64map__free(r->fwd);
+	free(r->fwd_refs);
 	free(r->buf);
 	free(r);
 }

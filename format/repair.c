@@ -1,9 +1,11 @@
 /* repair.c - `lxtrace repair`: whole batches kept, what they leave open closed (repair.h).
  *
- * Two passes at most, both streaming: the first replays the whole file into the state
- * tracker; when it meets a bad record, the whole batches before the batch holding it are
- * replayed again alone (the first replay already applied part of the bad batch). What is
- * appended is written by an appending gt_writer, with string and stack ids above the file's.
+ * Streaming passes: the first replays the whole file into the state tracker; when it meets
+ * a bad record or an event the parsers would refuse, the whole batches before the batch
+ * holding it are replayed again alone (the first replay already applied part of the bad
+ * batch), until a pass finds nothing (a cut can leave a stack named and no longer defined:
+ * that needs another). What is appended is written by an appending gt_writer, with string
+ * and stack ids above the file's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,12 +18,19 @@
 #include "format/repair.h"
 
 #define COPY_CHUNK (1 << 20)
+/* Passes before giving up on finding a prefix both parsers take. */
+#define MAX_PASSES 8
 
-/* Replays fd from its start, up to limit bytes (0: all), into a new state. The reader's
- * verdict: 0 for a whole trace, -EINVAL at a bad record, else a system error. *rp and *sp are
- * set whatever it returns (NULL on ENOMEM). */
-static int replay(int fd, uint64_t limit, struct gt_reader **rp, struct gt_state **sp)
+/* Replays fd from its start, up to limit bytes (0: all), into a new state, stopping at the
+ * first event the state does not allow. 0 for a whole trace; -EINVAL at a bad record;
+ * -EPROTO at such an event, *cut then the offset of its batch; else a system error. *rp and
+ * *sp are set whatever it returns (NULL on ENOMEM). */
+static int replay(int fd, uint64_t limit, struct gt_reader **rp, struct gt_state **sp,
+		  uint64_t *cut)
 {
+	struct gt_event e;
+	int ret;
+
 	*rp = NULL;
 	*sp = gt_state__new();
 	if (lseek(fd, 0, SEEK_SET))
@@ -30,7 +39,14 @@ static int replay(int fd, uint64_t limit, struct gt_reader **rp, struct gt_state
 						      .fd = fd, .limit = limit });
 	if (!*rp || !*sp)
 		return -ENOMEM;
-	return gt_state__replay(*sp, *rp, UINT64_MAX);
+	while ((ret = gt_reader__next(*rp, &e)) == 1) {
+		ret = gt_state__event(*sp, &e);
+		if (ret == -EPROTO)
+			*cut = gt_reader__batch_offset(*rp);
+		if (ret)
+			return ret;
+	}
+	return ret;
 }
 
 /* Where the whole batches end before the bad record the reader stopped at: the start of the
@@ -141,23 +157,27 @@ int gt_repair(int fd, int out_fd, struct gt_repair_report *rep, char *err, size_
 		return -EINVAL;
 	}
 	rep->size = (uint64_t)sb.st_size;
-	/* Replay; at a bad record, again up to the whole batches before it. */
-	ret = replay(fd, 0, &r, &s);
+	/* Replay; at a bad record or event, again up to the whole batches before it. The first
+	 * reason is the one reported: the later ones come from the cut. */
 	rep->kept = rep->size;
-	if (ret == -EINVAL) {
-		snprintf(rep->why, sizeof(rep->why), "%s", gt_reader__error(r));
-		rep->kept = whole_end(fd, r);
-		gt_reader__free(r);
-		gt_state__free(s);
-		r = NULL;
-		s = NULL;
-		ret = rep->kept > GT_HEADER_LEN ? replay(fd, rep->kept, &r, &s) : -EINVAL;
-		if (ret == -EINVAL) {
-			snprintf(err, errlen, "nothing to repair: %s",
-				 r ? gt_reader__error(r) : rep->why);
+	for (unsigned pass = 0;; pass++) {
+		uint64_t cut = 0;
+
+		ret = replay(fd, pass ? rep->kept : 0, &r, &s, &cut);
+		if (ret != -EINVAL && ret != -EPROTO)
+			break;
+		if (!rep->why[0])
+			snprintf(rep->why, sizeof(rep->why), "%s", ret == -EPROTO ?
+				 gt_state__problem(s) : gt_reader__error(r));
+		rep->kept = ret == -EPROTO ? cut : whole_end(fd, r);
+		if (rep->kept <= GT_HEADER_LEN || pass + 1 == MAX_PASSES) {
+			snprintf(err, errlen, "nothing to repair: %s", ret == -EPROTO ?
+				 gt_state__problem(s) : gt_reader__error(r));
 			ret = -ENODATA;
 			goto out;
 		}
+		gt_reader__free(r);
+		gt_state__free(s);
 	}
 	if (ret) {
 		snprintf(err, errlen, "%s", r && *gt_reader__error(r) ? gt_reader__error(r) :
@@ -166,8 +186,6 @@ int gt_repair(int fd, int out_fd, struct gt_repair_report *rep, char *err, size_
 	}
 	gt_state__stats(s, &st);
 	rep->events = st.events;
-	rep->problems = st.problems;
-	snprintf(rep->problem, sizeof(rep->problem), "%s", gt_state__problem(s));
 	ret = gt_close__plan(s, st.last_ts, &o);
 	if (ret) {
 		snprintf(err, errlen, "%s", ret == -ERANGE ? "a P id out of range" : strerror(-ret));

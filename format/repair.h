@@ -1,11 +1,12 @@
 /* repair.h - makes a trace cut short (kill -9, a crash, power loss, a full disk) one that every
  * viewer opens: `lxtrace repair`.
  *
- * The file is read to its first bad byte. Whatever follows the last whole batch before it (a
- * batch cut by power loss, garbage) is dropped and counted. The state tracker replays what is
- * kept, and what it leaves open is closed at the trace's last time (format/close.h), with a
- * note in the file saying what was done. A file that ends whole, with nothing open, is left
- * as it is: repairing twice changes nothing. docs/format.md §15.
+ * The file is read to its first bad byte, or to the first event either Go parser would refuse
+ * (the state tracker's problems, format/state.h). Whatever follows the last whole batch before
+ * it (a batch cut by power loss, garbage, a batch out of order) is dropped and counted. The
+ * state tracker replays what is kept, and what it leaves open is closed at the trace's last
+ * time (format/close.h), with a note in the file saying what was done. A file that ends whole,
+ * with nothing open, is left as it is: repairing twice changes nothing. docs/format.md §15.
  */
 #ifndef LXTRACE_FORMAT_REPAIR_H
 #define LXTRACE_FORMAT_REPAIR_H
@@ -16,13 +17,12 @@
 struct gt_repair_report {
 	uint64_t size;		/* bytes read */
 	uint64_t kept;		/* bytes kept: whole batches up to the first bad byte */
-	char why[256];		/* why the rest was dropped (the reader's error), "" when not */
+	char why[256];		/* why the rest was dropped (the reader's error or the state's
+				 * problem), "" when not */
 	uint64_t events;	/* events kept */
 	uint64_t goroutines;	/* running goroutines stopped */
 	uint64_t procs;		/* Ps stopped */
 	uint64_t phases;	/* GC, stop-the-world and sweep phases ended */
-	uint64_t problems;	/* transitions of the kept part the state did not allow */
-	char problem[256];	/* the first of them */
 	uint64_t appended;	/* bytes appended; 0 when the file was left as it was */
 };
 

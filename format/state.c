@@ -36,8 +36,21 @@ struct gt_state {
 	 * [1] stacks (gt_state__forget). */
 	uint64_t *pending[2];
 	size_t npending[2], pending_cap[2];
+	/* The GC's and the stop-the-world's latest event: the merge orders the next one by time
+	 * alone (only GCStart has a sequence number), and ties across Ps either way. */
+	uint64_t gc_at, stw_at;
+	int64_t gc_at_p, stw_at_p;
+	bool gc_seen, stw_seen;
+	/* Goroutines that ended (Go's parsers keep every id created: none comes twice), and
+	 * those CPU samples named before their creation (goid -> the sample's earliest time).
+	 * Each holds up to MAX_IDS and is emptied when full: memory stays bounded, at the price
+	 * of checking less. */
+	struct u64map *ended;
+	struct u64map *sampled;
 	char problem[256];
 };
+
+#define MAX_IDS (1u << 16)
 
 struct gt_state *gt_state__new(void)
 {
@@ -48,8 +61,10 @@ struct gt_state *gt_state__new(void)
 	s->g_index = u64map__new();
 	s->p_index = u64map__new();
 	s->task_index = u64map__new();
+	s->ended = u64map__new();
+	s->sampled = u64map__new();
 	s->st.max_p = -1;
-	if (!s->g_index || !s->p_index || !s->task_index) {
+	if (!s->g_index || !s->p_index || !s->task_index || !s->ended || !s->sampled) {
 		gt_state__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -95,13 +110,32 @@ static struct gt_gstat *add_g(struct gt_state *s, uint64_t id, uint64_t ts)
 		return NULL;
 	*slot = s->ngs;
 	s->gs[s->ngs] = (struct gt_gstat){ .id = id, .state = GT_GS_RUNNABLE, .seq = 1,
-					   .why = GT_EV_GO_CREATE, .since = ts, .p = -1 };
+					   .why = GT_EV_GO_CREATE, .since = ts, .created = ts,
+					   .p = -1 };
 	return &s->gs[s->ngs++];
 }
 
-static void del_g(struct gt_state *s, struct gt_gstat *g)
+/* Adds key to a map of at most MAX_IDS (emptied when full), keeping its smallest val. 0 or
+ * -ENOMEM. */
+static int remember(struct u64map *set, uint64_t key, uint64_t val)
+{
+	uint64_t *slot;
+	bool added;
+
+	if (u64map__count(set) >= MAX_IDS)
+		u64map__clear(set);
+	slot = u64map__put(set, key, &added);
+	if (!slot)
+		return -ENOMEM;
+	if (added || val < *slot)
+		*slot = val;
+	return 0;
+}
+
+static int del_g(struct gt_state *s, struct gt_gstat *g)
 {
 	size_t i = (size_t)(g - s->gs);
+	int err = remember(s->ended, g->id, 0);
 
 	free((void *)g->regions);
 	u64map__del(s->g_index, g->id);
@@ -109,6 +143,36 @@ static void del_g(struct gt_state *s, struct gt_gstat *g)
 		s->gs[i] = s->gs[s->ngs];
 		*u64map__get(s->g_index, s->gs[i].id) = i;
 	}
+	return err;
+}
+
+/* e, a transition of g, is not earlier than g's previous one: the merge would put it
+ * before that one otherwise. */
+static int in_order(struct gt_state *s, const struct gt_event *e, const struct gt_gstat *g)
+{
+	if (!g || e->ts >= g->since)
+		return 0;
+	return problem(s, e, "time stamps out of order: at %llu, g %llu's previous transition at "
+		       "%llu", (unsigned long long)e->ts, (unsigned long long)g->id,
+		       (unsigned long long)g->since);
+}
+
+/* The same for the GC's or the stop-the-world's events, *at and *at_p their latest's time
+ * and P (updated): on another P, a tie is out of order too. err: the event's problem found
+ * already, returned instead of a second one. */
+static int global_in_order(struct gt_state *s, const struct gt_event *e, int err, bool *seen,
+			   uint64_t *at, int64_t *at_p, const char *what)
+{
+	bool late = *seen && (e->ts < *at || (e->ts == *at && e->p != *at_p));
+	uint64_t prev = *at;
+
+	*seen = true;
+	*at = e->ts;
+	*at_p = e->p;
+	if (err || !late)
+		return err;
+	return problem(s, e, "time stamps out of order: at %llu, the %s's previous event at %llu",
+		       (unsigned long long)e->ts, what, (unsigned long long)prev);
 }
 
 /* The P of id, added (stopped) when first seen. NULL on ENOMEM. */
@@ -183,6 +247,11 @@ static int user_task(struct gt_state *s, const struct gt_event *e)
 		if (!slot)	/* an end without its start is allowed */
 			return 0;
 		i = (size_t)*slot;
+		/* Task events are merged by time alone: an earlier end would come first. */
+		if (e->ts < s->tasks[i].since || (e->ts == s->tasks[i].since && e->p != s->tasks[i].p))
+			return problem(s, e, "time stamps out of order: at %llu, task %llu created at "
+				       "%llu", (unsigned long long)e->ts, (unsigned long long)e->args[0],
+				       (unsigned long long)s->tasks[i].since);
 		u64map__del(s->task_index, e->args[0]);
 		if (i != --s->ntasks) {
 			s->tasks[i] = s->tasks[s->ntasks];
@@ -199,7 +268,7 @@ static int user_task(struct gt_state *s, const struct gt_event *e)
 		return -ENOMEM;
 	*slot = s->ntasks;
 	s->tasks[s->ntasks++] = (struct gt_task){ e->args[0], e->args[1], e->args[2], e->args[3],
-						  e->g, e->ts };
+						  e->g, e->ts, e->p };
 	return 0;
 }
 
@@ -247,6 +316,15 @@ static int ready(struct gt_state *s, const struct gt_event *e, struct gt_gstat *
 	else if (e->args[1] != t->seq)
 		err = problem(s, e, "g %llu has seq %llu, not %llu", (unsigned long long)t->id,
 			      (unsigned long long)t->seq, (unsigned long long)e->args[1]);
+	else if (e->type == GT_EV_GO_SYSEXIT && e->args[2] &&
+		 (e->args[2] < t->since || e->args[2] > e->ts))
+		/* The parsers move the exit to its real time, which must lie between the block
+		 * and the event, or the merged order breaks. */
+		err = problem(s, e, "real time %llu outside g %llu's syscall [%llu, %llu]",
+			      (unsigned long long)e->args[2], (unsigned long long)t->id,
+			      (unsigned long long)t->since, (unsigned long long)e->ts);
+	else
+		err = in_order(s, e, t);
 	t->state = GT_GS_RUNNABLE;
 	t->why = e->type;
 	t->stk = (gt_specs[e->type].flags & GT_STACK) ? e->args[e->nargs - 1] : 0;
@@ -259,13 +337,23 @@ static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_psta
 		    struct gt_gstat *g)
 {
 	struct gt_gstat *t;
+	uint64_t *slot;
 	int err = 0, ret;
 
 	switch (e->type) {
 	case GT_EV_GO_CREATE:
 		err = check_running(s, e, p, g, true);
-		if (find_g(s, e->args[0]))
+		if (!e->args[0] || find_g(s, e->args[0]))
 			return problem(s, e, "g %llu exists", (unsigned long long)e->args[0]);
+		slot = u64map__get(s->sampled, e->args[0]);
+		if (!err && u64map__get(s->ended, e->args[0]))
+			err = problem(s, e, "g %llu existed: an id is created once",
+				      (unsigned long long)e->args[0]);
+		else if (!err && slot && *slot <= e->ts)
+			err = problem(s, e, "g %llu is named by a CPUSample before it, at %llu",
+				      (unsigned long long)e->args[0], (unsigned long long)*slot);
+		if (slot)
+			u64map__del(s->sampled, e->args[0]);
 		t = add_g(s, e->args[0], e->ts);
 		if (!t)
 			return -ENOMEM;
@@ -286,6 +374,8 @@ static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_psta
 		else if (e->args[1] != g->seq)
 			err = problem(s, e, "g %llu has seq %llu, not %llu", (unsigned long long)g->id,
 				      (unsigned long long)g->seq, (unsigned long long)e->args[1]);
+		else
+			err = in_order(s, e, g);
 		g->state = GT_GS_RUNNING;
 		g->why = e->type;
 		g->p = e->p;
@@ -300,9 +390,8 @@ static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_psta
 		err = check_running(s, e, p, g, false);
 		if (p->g == e->g)
 			p->g = 0;
-		if (g)
-			del_g(s, g);
-		return err;
+		ret = g ? del_g(s, g) : 0;
+		return ret ? ret : err;
 	case GT_EV_GO_SCHED:
 	case GT_EV_GO_PREEMPT:
 		err = check_running(s, e, p, g, false);
@@ -344,6 +433,8 @@ static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_psta
 			return problem(s, e, "g %llu does not exist", (unsigned long long)e->g);
 		if (g->state != GT_GS_RUNNABLE || g->why != GT_EV_GO_CREATE)
 			err = problem(s, e, "g %llu is not freshly created", (unsigned long long)g->id);
+		else
+			err = in_order(s, e, g);
 		g->state = e->type == GT_EV_GO_WAITING ? GT_GS_WAITING : GT_GS_SYSCALL;
 		g->why = e->type;
 		g->seq = 2;
@@ -391,6 +482,7 @@ static int other_event(struct gt_state *s, const struct gt_event *e, struct gt_p
 		else if (e->args[0] != gc->gc_seq)
 			err = problem(s, e, "seq %llu, not %llu", (unsigned long long)e->args[0],
 				      (unsigned long long)gc->gc_seq);
+		err = global_in_order(s, e, err, &s->gc_seen, &s->gc_at, &s->gc_at_p, "GC");
 		gc->gc = true;
 		gc->gc_seq = e->args[0] + 1;
 		gc->gc_stk = e->args[1];
@@ -398,11 +490,16 @@ static int other_event(struct gt_state *s, const struct gt_event *e, struct gt_p
 	case GT_EV_GC_DONE:
 		if (!gc->gc)
 			err = problem(s, e, "no GC is running");
+		err = global_in_order(s, e, err, &s->gc_seen, &s->gc_at, &s->gc_at_p, "GC");
 		gc->gc = false;
 		return err;
 	case GT_EV_GC_STW_START:
 		if (gc->stw)
 			err = problem(s, e, "the world is stopped");
+		else if (e->args[0] > 1)	/* Go 1.19 knows kinds 0 and 1 */
+			err = problem(s, e, "unknown kind %llu", (unsigned long long)e->args[0]);
+		err = global_in_order(s, e, err, &s->stw_seen, &s->stw_at, &s->stw_at_p,
+				      "stop-the-world");
 		gc->stw = true;
 		gc->stw_kind = e->args[0];
 		gc->stw_p = e->p;
@@ -410,6 +507,8 @@ static int other_event(struct gt_state *s, const struct gt_event *e, struct gt_p
 	case GT_EV_GC_STW_DONE:
 		if (!gc->stw)
 			err = problem(s, e, "the world is not stopped");
+		err = global_in_order(s, e, err, &s->stw_seen, &s->stw_at, &s->stw_at_p,
+				      "stop-the-world");
 		gc->stw = false;
 		return err;
 	case GT_EV_GC_SWEEP_START:
@@ -445,6 +544,25 @@ static int other_event(struct gt_state *s, const struct gt_event *e, struct gt_p
 	}
 }
 
+/* Go 1.19 records the goroutine of every event, a sample's too, as existing: a sample
+ * before its goroutine's creation (in time) makes the GoCreate fail. */
+static int sample(struct gt_state *s, const struct gt_event *e)
+{
+	const struct gt_gstat *g;
+
+	if (!e->g)
+		return 0;
+	if (e->g > s->st.max_goid)
+		s->st.max_goid = e->g;
+	g = find_g(s, e->g);
+	if (g && e->ts <= g->created)
+		return problem(s, e, "g %llu is created after it, at %llu", (unsigned long long)e->g,
+			       (unsigned long long)g->created);
+	if (g || u64map__get(s->ended, e->g))
+		return 0;
+	return remember(s->sampled, e->g, e->ts);
+}
+
 int gt_state__event(struct gt_state *s, const struct gt_event *e)
 {
 	struct gt_gstat *g = NULL;
@@ -457,7 +575,10 @@ int gt_state__event(struct gt_state *s, const struct gt_event *e)
 	s->st.events++;
 	/* A sample names a P and a G but changes neither. */
 	if (e->type == GT_EV_CPU_SAMPLE)
-		return 0;
+		return sample(s, e);
+	if (gt_specs[e->type].flags & GT_AVOID)
+		return problem(s, e, e->type == GT_EV_FUTILE_WAKEUP ? "Go 1.23 refuses it" :
+			       "no sequence number: lxtrace cannot place it across Ps");
 	p = get_p(s, e->p);
 	if (!p)
 		return -ENOMEM;
@@ -714,6 +835,13 @@ struct gt_state *gt_state__clone(const struct gt_state *s)
 		return NULL;
 	c->gc = s->gc;
 	c->st = s->st;
+	/* The ids of ended and sampled goroutines stay behind: the copy checks less there. */
+	c->gc_at = s->gc_at;
+	c->stw_at = s->stw_at;
+	c->gc_at_p = s->gc_at_p;
+	c->stw_at_p = s->stw_at_p;
+	c->gc_seen = s->gc_seen;
+	c->stw_seen = s->stw_seen;
 	memcpy(c->problem, s->problem, sizeof(c->problem));
 	err = copy_table((void **)&c->gs, &c->gs_cap, s->gs, s->ngs, sizeof(*s->gs), c->g_index,
 			 g_key);
@@ -763,6 +891,8 @@ void gt_state__free(struct gt_state *s)
 	u64map__free(s->g_index);
 	u64map__free(s->p_index);
 	u64map__free(s->task_index);
+	u64map__free(s->ended);
+	u64map__free(s->sampled);
 	gt_reader__free(s->feeder);
 	gt_dict__free(s->dict);
 	free(s->pending[0]);

@@ -11,7 +11,11 @@
  * batches holding the causes of its events, format/writer.h), and so is time order. A
  * transition the state does not allow (a start of a goroutine that is not runnable, ...) is
  * applied anyway, the way the event says, and reported: gt_state__event returns -EPROTO and
- * the first such problem is kept, with its offset, for a one-line message.
+ * the first such problem is kept, with its offset, for a one-line message. So is a transition
+ * the parsers' merge would place elsewhere than its order says: one earlier in time than the
+ * previous transition of its goroutine, of the GC or of its task (they merge the Ps by time,
+ * docs/format.md §7), and the events lxtrace cannot place at all (the Local forms, which
+ * carry no sequence number) or that Go 1.23 refuses (FutileWakeup).
  *
  * Memory follows what is open (live goroutines, started Ps, open tasks and regions), never
  * the number of events. docs/format.md §14.
@@ -49,6 +53,7 @@ struct gt_gstat {
 				 * when `syscall`); 0 when none */
 	uint64_t label;		/* RUNNING after GoStartLabel: the label string */
 	uint64_t since;		/* time of that event */
+	uint64_t created;	/* time of its GoCreate */
 	size_t nregions;
 	const struct gt_region *regions;	/* open regions, outermost first */
 };
@@ -66,6 +71,7 @@ struct gt_task {
 	uint64_t id, parent, name, stk;	/* as UserTaskCreate gave them */
 	uint64_t g;			/* the goroutine that created it */
 	uint64_t since;
+	int64_t p;			/* where */
 };
 
 struct gt_gcstat {

@@ -48,6 +48,18 @@ static const struct bad bad_inputs[] = {
 	BAD("stack frames", HDR BATCH0 "\xc3\x03\x01\x01\x00" HEAP, "Stack has 3 values, want 6"),
 	BAD("stack too deep", HDR BATCH0 "\xc3\x04\x01\xe9\x07\x00" HEAP, "1001 frames"),
 	BAD("userlog message", HDR BATCH0 "\xf0\x04\x01\x01\x00\x00\x05" "ab", "truncated UserLog"),
+	/* What breaks Go 1.23's tables and both parsers' merge. */
+	BAD("string before batch", HDR "\x25\x01\x01x" BATCH0 HEAP, "String before the first Batch"),
+	BAD("region name undefined", HDR BATCH0 "\xef\x05\x01\x00\x00\x05\x00",
+	    "UserRegion names string 5, not defined before it"),
+	BAD("frame string undefined", HDR BATCH0 "\xc3\x06\x01\x01\x10\x03\x00\x01" HEAP,
+	    "Stack names string 3"),
+	BAD("stack id past 32 bits", HDR BATCH0 "\xc3\x0a\x80\x80\x80\x80\x10\x01\x10\x00\x00\x01"
+	    HEAP, "stack id 4294967296 past 32 bits"),
+	BAD("stack never defined", HDR BATCH0 HEAP "\x5c\x01\x09", "stack 9 is named here and never"),
+	BAD("P back in time", HDR BATCH0 HEAP "\x41\x00\x10" HEAP, "before its previous event at 101"),
+	BAD("time past 2^63", HDR "\x41\x00\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01\x02\xe8\x07" HEAP,
+	    "past 2^63"),
 };
 
 Test(format_reader, rejects_malformed_with_offset)

@@ -1,6 +1,7 @@
 /* test_format_state.c - the state tracker follows generated traces in file order without a
  * problem, agrees at every point with a replay in time order (what cut relies on), reports
- * transitions the parsers refuse with their offset, and digests batches fed from memory. */
+ * transitions the parsers refuse with their offset, and events their merge by time would
+ * misplace, and digests batches fed from memory. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -142,6 +143,28 @@ static struct gt_event ev(uint64_t off, int64_t p, uint64_t g, enum gt_type t, u
 				  .nargs = (uint8_t)gt_nvalues(t), .args = { a0, a1, a2 } };
 }
 
+/* After g5 and g6 created on P0, P0 started and g5 started there, the n events of es: the last
+ * is refused with a problem naming want, those before it are taken. */
+static void expect_refused(const struct gt_event *es, size_t n, const char *want)
+{
+	const struct gt_event good[] = {
+		ev(1, 0, 0, GT_EV_GO_CREATE, 5, 0, 0),
+		ev(2, 0, 0, GT_EV_GO_CREATE, 6, 0, 0),
+		ev(3, 0, 0, GT_EV_PROC_START, 0, 0, 0),
+		ev(4, 0, 5, GT_EV_GO_START, 5, 1, 0),
+	};
+	struct gt_state *s = gt_state__new();
+
+	for (size_t j = 0; j < sizeof(good) / sizeof(good[0]); j++)
+		cr_assert_eq(gt_state__event(s, &good[j]), 0, "%s", gt_state__problem(s));
+	for (size_t j = 0; j + 1 < n; j++)
+		cr_assert_eq(gt_state__event(s, &es[j]), 0, "%s: %s", want, gt_state__problem(s));
+	cr_expect_eq(gt_state__event(s, &es[n - 1]), -EPROTO, "%s accepted", want);
+	cr_expect(strstr(gt_state__problem(s), want), "'%s', want '%s'", gt_state__problem(s), want);
+	cr_expect(!strncmp(gt_state__problem(s), "offset ", 7));
+	gt_state__free(s);
+}
+
 Test(format_state, transitions_the_parsers_refuse_are_reported)
 {
 	static const struct {
@@ -160,24 +183,48 @@ Test(format_state, transitions_the_parsers_refuse_are_reported)
 		{ { .off = 65, .p = 0, .type = GT_EV_GC_DONE }, "no GC is running" },
 		{ { .off = 66, .p = 2, .type = GT_EV_GO_END }, "no goroutine runs on p 2" },
 	};
-	const struct gt_event good[] = {
-		ev(1, 0, 0, GT_EV_GO_CREATE, 5, 0, 0),
-		ev(2, 0, 0, GT_EV_GO_CREATE, 6, 0, 0),
-		ev(3, 0, 0, GT_EV_PROC_START, 0, 0, 0),
-		ev(4, 0, 5, GT_EV_GO_START, 5, 1, 0),
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused(&bad[i].e, 1, bad[i].want);
+}
+
+/* e at time ts. */
+static struct gt_event at(struct gt_event e, uint64_t ts)
+{
+	e.ts = ts;
+	return e;
+}
+
+/* What the parsers' merge by time cannot place, and what they refuse whatever the order: the
+ * last event of each sequence is reported. */
+Test(format_state, orders_the_parsers_merge_refuses_are_reported)
+{
+	static const struct gt_event sample9 = { .ts = 105, .off = 70, .p = 0, .g = 9,
+		.type = GT_EV_CPU_SAMPLE, .nargs = 4, .args = { 105, 0, 9, 0 } };
+	static const struct gt_event sample6 = { .ts = 101, .off = 71, .p = 0, .g = 6,
+		.type = GT_EV_CPU_SAMPLE, .nargs = 4, .args = { 101, 0, 6, 0 } };
+	const struct {
+		struct gt_event e[3];
+		size_t n;
+		const char *want;
+	} bad[] = {
+		{ { at(ev(60, 1, 6, GT_EV_GO_START, 6, 1, 0), 101) }, 1,
+		  "offset 60: GoStart: time stamps out of order" },
+		{ { ev(61, 0, 5, GT_EV_GO_END, 0, 0, 0), ev(62, 0, 0, GT_EV_GO_CREATE, 5, 0, 0) }, 2,
+		  "g 5 existed" },
+		{ { sample9, ev(63, 1, 0, GT_EV_GO_CREATE, 9, 0, 0) }, 2, "named by a CPUSample" },
+		{ { sample6 }, 1, "g 6 is created after it" },
+		{ { ev(64, 0, 0, GT_EV_GC_START, 0, 0, 0), at(ev(65, 1, 0, GT_EV_GC_DONE, 0, 0, 0), 164) },
+		  2, "the GC's previous event" },
+		{ { ev(66, 0, 0, GT_EV_GC_STW_START, 2, 0, 0) }, 1, "unknown kind 2" },
+		{ { ev(67, 0, 5, GT_EV_FUTILE_WAKEUP, 0, 0, 0) }, 1, "Go 1.23 refuses it" },
+		{ { ev(68, 0, 5, GT_EV_GO_START_LOCAL, 6, 0, 0) }, 1, "no sequence number: lxtrace cannot" },
+		{ { ev(69, 0, 5, GT_EV_GO_SYSBLOCK, 0, 0, 0), ev(70, 1, 5, GT_EV_GO_SYSEXIT, 5, 2, 400) },
+		  2, "real time 400 outside g 5's syscall" },
+		{ { ev(71, 0, 5, GT_EV_USER_TASK_CREATE, 1, 0, 0), at(ev(72, 1, 5, GT_EV_USER_TASK_END, 1,
+		    0, 0), 171) }, 2, "task 1 created at 171" },
 	};
-
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct gt_state *s = gt_state__new();
-
-		for (size_t j = 0; j < sizeof(good) / sizeof(good[0]); j++)
-			cr_assert_eq(gt_state__event(s, &good[j]), 0, "%s", gt_state__problem(s));
-		cr_expect_eq(gt_state__event(s, &bad[i].e), -EPROTO, "%s accepted", bad[i].want);
-		cr_expect(strstr(gt_state__problem(s), bad[i].want), "'%s', want '%s'",
-			  gt_state__problem(s), bad[i].want);
-		cr_expect(!strncmp(gt_state__problem(s), "offset ", 7));
-		gt_state__free(s);
-	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused(bad[i].e, bad[i].n, bad[i].want);
 }
 
 static int apply(struct gt_state *s, struct gt_event e)

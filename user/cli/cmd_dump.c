@@ -1,5 +1,6 @@
 /* cmd_dump.c - `lxtrace dump FILE`: prints a trace's events one per line, like `go tool trace -d`,
- * streaming: memory does not grow with the file (format/reader.h). */
+ * streaming: memory does not grow with the file (format/reader.h); what Go's parsers refuse
+ * is refused, goroutine states and their order included (format/state.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,6 +10,7 @@
 
 #include "format/dump.h"
 #include "format/reader.h"
+#include "format/state.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
 
@@ -20,9 +22,42 @@ static void usage(FILE *f)
 		   "first event, as the viewers count it. Events come in file order: batch by batch,\n"
 		   "each P's events in time order (sort by TIME to merge the Ps).\n\n"
 		   "The file is read as a stream, in constant memory; a file that can be read twice\n"
-		   "is checked whole before anything is printed. A malformed file is refused at its\n"
+		   "is checked whole before anything is printed. A malformed file, or one Go's\n"
+		   "parsers refuse (goroutine states, their order across Ps), is refused at its\n"
 		   "first bad record, with the byte offset (exit status 1). FILE - reads stdin.\n\n"
 		   "  -h, --help  show this help\n");
+}
+
+/* A reader of fd and a state tracker to check its events; 0, or 1 with the reason in err. */
+static int open_checked(int fd, struct gt_reader **r, struct gt_state **s, char *err,
+			size_t errlen)
+{
+	*r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
+	*s = *r ? gt_state__new() : NULL;
+	if (*s)
+		return 0;
+	snprintf(err, errlen, "%s", strerror(errno));
+	gt_reader__free(*r);
+	return 1;
+}
+
+/* The next event of r that s allows: 1, 0 at the end, or -1 on a bad file or event (err says
+ * why). */
+static int next_checked(struct gt_reader *r, struct gt_state *s, struct gt_event *e, char *err,
+			size_t errlen)
+{
+	int ret = gt_reader__next(r, e);
+
+	if (ret < 0)
+		snprintf(err, errlen, "%s", gt_reader__error(r));
+	else if (ret == 1 && (ret = gt_state__event(s, e)) == 0)
+		return 1;
+	else if (ret == -EPROTO)
+		snprintf(err, errlen, "%s (as Go's parsers refuse it; checked in file order)",
+			 gt_state__problem(s));
+	else if (ret)
+		snprintf(err, errlen, "%s", strerror(-ret));
+	return ret ? -1 : 0;
 }
 
 /* The trace's first time (what the viewers count from), reading fd to its end: 0, or 1 on a
@@ -30,20 +65,17 @@ static void usage(FILE *f)
 static int scan(int fd, uint64_t *t0, char *err, size_t errlen)
 {
 	struct gt_reader *r;
+	struct gt_state *s;
 	struct gt_event e;
 	int ret;
 
-	r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
-	if (!r) {
-		snprintf(err, errlen, "%s", strerror(errno));
+	if (open_checked(fd, &r, &s, err, errlen))
 		return 1;
-	}
 	*t0 = UINT64_MAX;
-	while ((ret = gt_reader__next(r, &e)) == 1)
+	while ((ret = next_checked(r, s, &e, err, errlen)) == 1)
 		if (e.ts < *t0)
 			*t0 = e.ts;
-	if (ret)
-		snprintf(err, errlen, "%s", gt_reader__error(r));
+	gt_state__free(s);
 	gt_reader__free(r);
 	return ret ? 1 : 0;
 }
@@ -53,21 +85,18 @@ static int scan(int fd, uint64_t *t0, char *err, size_t errlen)
 static int print(int fd, uint64_t t0, char *err, size_t errlen)
 {
 	struct gt_reader *r;
+	struct gt_state *s;
 	struct gt_event e;
 	int ret, out = 0;
 
-	r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
-	if (!r) {
-		snprintf(err, errlen, "%s", strerror(errno));
+	if (open_checked(fd, &r, &s, err, errlen))
 		return 1;
-	}
-	while (!out && (ret = gt_reader__next(r, &e)) == 1) {
+	while (!out && (ret = next_checked(r, s, &e, err, errlen)) == 1) {
 		if (t0 == UINT64_MAX)
 			t0 = e.ts;
 		out = gt_dump__event(stdout, gt_reader__dict(r), gt_reader__frequency(r), &e, t0);
 	}
-	if (!out && ret)
-		snprintf(err, errlen, "%s", gt_reader__error(r));
+	gt_state__free(s);
 	gt_reader__free(r);
 	if (out || fflush(stdout))
 		return -1;

@@ -21,11 +21,12 @@ static void usage(FILE *f)
 		   "Makes a trace that was cut short (lxtrace killed, a crash, power loss, a full\n"
 		   "disk) open in every viewer: Go 1.19's `go tool trace` panics on goroutines still\n"
 		   "running where the file ends. What follows the last whole batch before the first\n"
-		   "bad byte (a batch torn by power loss) is dropped; the goroutines, Ps and GC\n"
-		   "phases the file leaves open are ended at its last time; a log event in the file\n"
-		   "says what was done. A whole trace is left as it is, so repairing twice changes\n"
-		   "nothing. Prints one line saying what it did; exit status 1 when there is no\n"
-		   "trace left to repair.\n\n"
+		   "bad byte (a batch torn by power loss), or before the first event Go's parsers\n"
+		   "would refuse, is dropped; the goroutines, Ps and GC phases the file leaves open\n"
+		   "are ended at its last time; a log event in the file says what was done. A whole\n"
+		   "trace is left as it is, so repairing twice changes nothing. Prints one line\n"
+		   "saying what it did; exit status 1, with the reason, when there is no trace left\n"
+		   "to repair.\n\n"
 		   "  -o, --output OUT  write the repaired trace to OUT (mode 0600) and leave FILE\n"
 		   "                    as it is; by default FILE is repaired in place\n"
 		   "  -h, --help        show this help\n");
@@ -105,9 +106,6 @@ int cmd_repair(int argc, char **argv)
 		return 1;
 	}
 	print_report(path, out, &rep);
-	if (rep.problems)
-		fprintf(stderr, PREFIX "warning: %llu transitions that Go's parsers refuse were in the "
-			"file already, the first: %s\n", (unsigned long long)rep.problems, rep.problem);
 	return 0;
 fail:
 	output_file__close(of);
