@@ -27,6 +27,7 @@
 #include "format/close.h"
 #include "format/writer.h"
 #include "lib/clock.h"
+#include "lib/file_worker.h"
 #include "lib/foreign_file.h"
 #include "lib/sudo_user.h"
 #include "user/capture/capture.h"
@@ -767,6 +768,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!err)
 		err = check_kernel(&feat);
+	/* Forked now, while this process has no other thread and holds nothing but its standard
+	 * streams (lib/file_worker.h). Without it no binary of a process is read. */
+	if (!err && (err = file_worker__start()))
+		fprintf(stderr, PREFIX "cannot start the file worker: %s\n", strerror(-err));
 	if (!err)
 		target = make_target(&args, &cmd, &err);
 	if (!err)

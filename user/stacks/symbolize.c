@@ -56,7 +56,7 @@ struct module {
 	const char *file;	/* interned path: the file of frames without DWARF lines */
 	int fd;			/* until sym_elf takes it; -1 after */
 	bool failed;		/* no file (yet): opened again with the next process mapping it */
-	bool bad;		/* not an ELF file libdwfl reads: for good */
+	bool bad;		/* not an ELF file libdwfl reads, or its read stalled: for good */
 	struct sym_elf *elf;
 	struct u64map *cache;	/* vaddr -> pool offset << 8 | frame count */
 };
@@ -227,7 +227,7 @@ static int open_mapped(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t
 		       const char *path, uint64_t dev, uint64_t ino)
 {
 	const struct mapped_file f = { s->proc_root, pid, start, end, path, dev, ino };
-	int fd = mapped_file__open(&f);
+	int fd = mapped_file__open(&f, NULL);
 
 	if (foreign_file__refused(fd))
 		foreign_log__note(s->refused, path, fd);
@@ -256,6 +256,7 @@ static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping
 		if (m->failed && !m->bad && !m->elf && pid > 0) {
 			m->fd = open_mapped(s, pid, mp->start, mp->end, path, dev, ino);
 			m->failed = m->fd < 0;
+			m->bad = m->fd == -ETIMEDOUT;
 			s->st.modules_retried++;
 		}
 		return (uint32_t)id;
@@ -284,6 +285,8 @@ static uint32_t module_get(struct symbolizer *s, pid_t pid, const struct mapping
 	else
 		m->fd = pid > 0 ? open_mapped(s, pid, mp->start, mp->end, path, dev, ino) : -ENOENT;
 	m->failed = m->fd < 0;
+	/* A file that stalled is not asked for again (nor named twice). */
+	m->bad = m->fd == -ETIMEDOUT;
 	s->st.modules++;
 	s->st.modules_failed += m->failed;
 	return (uint32_t)id;
