@@ -153,9 +153,9 @@ $(OUT)/tests/workloads/stallfs: tests/workloads/stallfs.c
 		$$(pkg-config --libs fuse3) -o $@
 
 # Each benchmark links what it measures: the model and the symbolizer need the daemon's modules,
-# the encoder only the format library, the annotation API nothing.
+# the encoder only the format library (and the file worker lib/), the annotation API nothing.
 $(OUT)/bench/bench_model $(OUT)/bench/bench_symbolize: $(USER_LIB_OBJS) $(LIBFORMAT)
-$(OUT)/bench/bench_encode: $(LIBFORMAT)
+$(OUT)/bench/bench_encode $(OUT)/bench/bench_file_worker: $(LIBFORMAT)
 $(OUT)/bench/%: $(OUT)/bench/%.o
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
