@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -36,7 +37,7 @@ struct answer {
 struct file_job {
 	file_job_fn fn;
 	int reply;
-	char arg[];
+	_Alignas(max_align_t) char arg[];	/* the job reads its struct in place */
 };
 
 /* One worker for the process: the stalls it remembers and the jobs stuck in it are the
