@@ -112,7 +112,7 @@ static const struct fuse_operations ops = {
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	char *fargv[] = { argv[0], "-f", "-o", "fsname=stallfs,max_threads=16,auto_unmount", NULL, NULL };
+	char *fargv[] = { argv[0], "-f", "-o", "fsname=stallfs,auto_unmount", NULL, NULL };
 	struct stat st;
 	int fd;
 
