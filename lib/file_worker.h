@@ -56,8 +56,9 @@ typedef int (*file_job_fn)(struct file_job *job, const void *arg);
 void file_job__unbounded(struct file_job *job);
 
 /* Starts the worker now, so that it is forked from a process that has no other thread and
- * holds no descriptor it should not (call it first thing); else the first job starts it.
- * 0 or a negative errno. */
+ * holds no descriptor it should not (call it first thing, from the main thread: the worker is
+ * killed when the thread that forked it ends); else the first job starts it. 0 or a negative
+ * errno. */
 int file_worker__start(void);
 
 /* Runs fn on a copy of arg (len bytes, at most FILE_WORKER_ARG_MAX) in the worker. key: what a
