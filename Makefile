@@ -147,10 +147,17 @@ $(OUT)/tests/workloads/frameless: tests/workloads/frameless.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -O2 -g -fomit-frame-pointer $(WARNINGS) $< -lpthread -o $@
 
+# The filesystem that stalls on a signal is a libfuse3 server.
+$(OUT)/tests/workloads/stallfs: tests/workloads/stallfs.c
+	$(call say,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $$(pkg-config --cflags fuse3) -O1 -g $(WARNINGS) $< \
+		$$(pkg-config --libs fuse3) -o $@
+
 # Each benchmark links what it measures: the model and the symbolizer need the daemon's modules,
-# the encoder only the format library, the annotation API nothing.
+# the encoder only the format library (and the file worker lib/), the annotation API nothing.
 $(OUT)/bench/bench_model $(OUT)/bench/bench_symbolize: $(USER_LIB_OBJS) $(LIBFORMAT)
-$(OUT)/bench/bench_encode: $(LIBFORMAT)
+$(OUT)/bench/bench_encode $(OUT)/bench/bench_file_worker: $(LIBFORMAT)
 $(OUT)/bench/%: $(OUT)/bench/%.o
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@

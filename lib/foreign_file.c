@@ -4,12 +4,17 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "lib/escape.h"
 #include "lib/foreign_file.h"
+
+/* bcachefs's f_type, which Debian 12's <linux/magic.h> lacks. */
+#define BCACHEFS_STATFS_MAGIC 0xca451a4e
 
 /* What pread asks for at a time, beyond the line carried over from the last one. */
 #define CHUNK (64 * 1024)
@@ -58,7 +63,8 @@ refuse:
 bool foreign_file__refused(int err)
 {
 	return err == -ELOOP || err == -EXDEV || err == -ENXIO || err == -EPERM || err == -EMLINK ||
-	       err == -EFBIG || err == -E2BIG || err == -ENOBUFS || err == -EOVERFLOW;
+	       err == -EFBIG || err == -E2BIG || err == -ENOBUFS || err == -EOVERFLOW ||
+	       err == -ETIMEDOUT;
 }
 
 const char *foreign_file__why(int err)
@@ -84,6 +90,8 @@ const char *foreign_file__why(int err)
 		return "DWARF past the budget (read for symbols only)";
 	case -ESTALE:
 		return "shrank while being read";
+	case -ETIMEDOUT:
+		return "read stalled";
 	default:
 		return strerror(-err);
 	}
@@ -206,13 +214,30 @@ void foreign_log__free(struct foreign_log *l)
 	free(l);
 }
 
-int foreign_file__private(int fd, const struct stat *st, uint64_t max)
+bool foreign_file__local(int fd)
+{
+	static const unsigned long local[] = {
+		EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, F2FS_SUPER_MAGIC,
+		BCACHEFS_STATFS_MAGIC, TMPFS_MAGIC, RAMFS_MAGIC, HUGETLBFS_MAGIC, SQUASHFS_MAGIC,
+		EROFS_SUPER_MAGIC_V1, ISOFS_SUPER_MAGIC,
+	};
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf))
+		return false;
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if ((unsigned long)sf.f_type == local[i])
+			return true;
+	return false;
+}
+
+int foreign_file__private(int fd, const struct stat *st, bool local, uint64_t max)
 {
 	char buf[65536];
 	uint64_t off = 0;
 	int copy, err = 0;
 
-	if (st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+	if (local && st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH)))
 		return fd;
 	if ((uint64_t)st->st_size > max) {
 		close(fd);

@@ -20,13 +20,14 @@
  * and, for callers that read a file in steps: -ESTALE, the file shrank between two reads; for
  * callers that parse a file's structure: -ENOBUFS, it declares more memory than they budget
  * (an ELF file's compressed sections, user/stacks/sym_elf.h), and -EOVERFLOW, part of it would
- * take more (its DWARF) and is left unread.
+ * take more (its DWARF) and is left unread; for callers that read a file where a stall costs
+ * them nothing (lib/file_worker.h): -ETIMEDOUT, its read stalled, or its filesystem's did before.
  * Anything else is the system's own errno (-ENOENT: nothing there).
  *
  * Reads use pread on the descriptor; on a local filesystem, a regular file's read returns.
  * Network and FUSE filesystems can stall a read for as long as their server likes: keep
  * foreign files on the path that may not stall (the mount rule refuses a mount on the file
- * itself), or read them where a stall costs nothing.
+ * itself), or read them where a stall costs nothing (lib/file_worker.h).
  */
 #ifndef LXTRACE_LIB_FOREIGN_FILE_H
 #define LXTRACE_LIB_FOREIGN_FILE_H
@@ -69,14 +70,26 @@ struct foreign_rules {
 int foreign_file__open(int dirfd, const char *path, const struct foreign_rules *rules,
 		       struct stat *st);
 
+/* Whether fd's filesystem is one the local kernel serves from memory or its own disks, by
+ * fstatfs's f_type, from a list: ext2-4, XFS, Btrfs, F2FS, bcachefs, tmpfs, ramfs, hugetlbfs
+ * (memfd code), and the read-only images root mounts (SquashFS, EROFS, ISO 9660). A read of
+ * such a file returns; on any other (FUSE, NFS, CIFS, 9p, and any filesystem lxtrace does not
+ * know) it waits for whatever serves the file. Not on the list although local: overlayfs, whose
+ * layers may be anything (a user namespace's overlay over its owner's FUSE mount), so its files
+ * are copied. On FUSE or NFS fstatfs asks the server: call it where a stall costs nothing. */
+bool foreign_file__local(int fd);
+
 /* A descriptor of fd's contents that its owner cannot change under a reader that maps it
- * (libelf, libdw): a file another user can write may be truncated while it is mapped, and
- * touching a page past the new end kills the reader with SIGBUS. So a file root owns that
- * only root can write (st, as fd's) comes back as it is (fd itself); any other is copied,
- * at most max bytes (larger: -EFBIG), into a private memory file with the file's owner and
- * mode, and fd is closed. What the file held when read is the copy: a file cut short
- * meanwhile gives a short copy. Returns the descriptor or a negative errno (fd closed). */
-int foreign_file__private(int fd, const struct stat *st, uint64_t max);
+ * (libelf, libdw), and whose pages a reader that maps it never waits for: a file another user
+ * can write may be truncated while it is mapped, and touching a page past the new end kills
+ * the reader with SIGBUS; a page of a file on FUSE or NFS waits for the server. So a file root
+ * owns that only root can write (st, as fd's), on a local filesystem (local: what
+ * foreign_file__local said of fd), comes back as it is (fd itself); any other is copied, at
+ * most max bytes (larger: -EFBIG), into a private memory file with the file's owner and mode,
+ * and fd is closed (a FUSE server may claim that root owns its file). What the file held when
+ * read is the copy: a file cut short meanwhile gives a short copy. Returns the descriptor or a
+ * negative errno (fd closed). */
+int foreign_file__private(int fd, const struct stat *st, bool local, uint64_t max);
 
 /* Whether err is one of the refusals above (not the system's own error, such as -ENOENT). */
 bool foreign_file__refused(int err);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package lxtrace needs to build, test, benchmark and view traces.
 # libc6-dbg is libc's DWARF, which the symbolizer's tests compare with gdb's frames.
+# fuse3 and libfuse3-dev: tests/workloads/stallfs, the FUSE filesystem that stops answering.
 # Go 1.19 and Go 1.23 are the real trace viewers the tests run; 1.23 lives in bookworm-backports.
 # Their profile pages draw graphs with graphviz's dot (without it they answer 500); chromium
 # shows their timelines headless in the viewer tests and bench/view.sh. qemu-system-x86,
@@ -67,7 +68,7 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends \
 	make gcc g++ clang llvm pkg-config \
 	libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
-	libcriterion-dev systemtap-sdt-dev \
+	libcriterion-dev systemtap-sdt-dev fuse3 libfuse3-dev \
 	golang-go linux-perf trace-cmd python3 procps gdb libc6-dbg bpftrace \
 	graphviz chromium curl \
 	qemu-system-x86 busybox-static cpio

@@ -1,7 +1,7 @@
 /* test_foreign_file.c - what another user can put at a path, and what lib/foreign_file.h makes
  * of it: symlinks (to /dev/zero, to a root-only file, through a directory), a FIFO with no
- * writer, hard links, someone else's file, a huge sparse file, a mount on the file; and the
- * line reader's bounds. Each case runs in a fresh directory; the mount case needs root. */
+ * writer, hard links, someone else's file, a huge sparse file, a mount on the file; the line
+ * reader's bounds; which files are used in place rather than copied. Each case runs in a fresh directory; the mount case needs root. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -409,4 +409,27 @@ Test(foreign_file, the_log_counts_all_and_names_the_first)
 			       "  refused: ... and 1 more\n");
 	free(text);
 	foreign_log__free(l);
+}
+
+/* A file of a local filesystem is used in place only when root alone can write it; a file the
+ * list does not name as local (procfs here, FUSE or NFS in life) is always copied. */
+Test(foreign_file, only_a_root_file_on_a_local_filesystem_is_used_in_place)
+{
+	struct stat st;
+	int fd, same;
+
+	put("lib", "ELF", 0755);
+	fd = foreign_file__open(dfd, "lib", NULL, &st);
+	cr_assert_geq(fd, 0);
+	cr_assert(foreign_file__local(fd), "%s is not local", dir);
+	same = foreign_file__private(fd, &st, true, 1 << 20);
+	cr_expect_eq(same, fd, "a root-only file of a local filesystem was copied");
+	fd = foreign_file__private(same, &st, false, 1 << 20);
+	cr_assert_geq(fd, 0);
+	cr_expect_neq(fd, same, "a root-only file of a remote filesystem was used in place");
+	close(fd);
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_expect_not(foreign_file__local(fd), "procfs is on the list");
+	close(fd);
 }

@@ -28,6 +28,7 @@
 #include "format/close.h"
 #include "format/writer.h"
 #include "lib/clock.h"
+#include "lib/file_worker.h"
 #include "lib/sudo_user.h"
 #include "user/capture/capture.h"
 #include "user/capture/features.h"
@@ -587,6 +588,10 @@ static int preflight(struct recording *r)
 	if (r->args.ready_fd >= 0)
 		fcntl(r->args.ready_fd, F_SETFD, FD_CLOEXEC);
 	err = check_kernel(&r->feat);
+	/* Forked now, while this process has no other thread and holds nothing but its standard
+	 * streams (lib/file_worker.h). Without it no binary of a process is read. */
+	if (!err && (err = file_worker__start()))
+		fprintf(stderr, PREFIX "cannot start the file worker: %s\n", strerror(-err));
 	if (!err)
 		r->target = make_target(&r->args, &r->cmd, &err);
 	if (!err)

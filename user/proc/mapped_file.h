@@ -9,11 +9,18 @@
  * process is gone, by the path as lxtrace sees it, with no symlink anywhere on it. Every open
  * follows lib/foreign_file.h (a regular file, opened without blocking, at most
  * MAPPED_FILE_MAX_BYTES), and a path counts only if it leads to that very (device, inode).
- * What comes back is the file itself when only root can write it, else a private copy.
+ * What comes back is the file itself when only root can write it and it lies on a local
+ * filesystem (foreign_file__local), else a private copy.
+ *
+ * The open, the checks and the copy run in the file worker (lib/file_worker.h), never on the
+ * caller's thread: a file on FUSE or NFS may be served by a program that never answers, and so
+ * may be the path to it. A file that does not come in time is refused, -ETIMEDOUT, and so is
+ * at once every later one of its device.
  */
 #ifndef LXTRACE_USER_PROC_MAPPED_FILE_H
 #define LXTRACE_USER_PROC_MAPPED_FILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -34,7 +41,9 @@ struct mapped_file {
 };
 
 /* The file's descriptor, or a negative errno: lib/foreign_file.h's refusals
- * (foreign_file__refused), -ESTALE when the path leads to another file, or the system's. */
-int mapped_file__open(const struct mapped_file *f);
+ * (foreign_file__refused, -ETIMEDOUT among them), -ESTALE when the path leads to another
+ * file, or the system's. *local (if not NULL): whether the file lies on a local filesystem
+ * (the descriptor may still be a copy, of another user's file). */
+int mapped_file__open(const struct mapped_file *f, bool *local);
 
 #endif

@@ -118,7 +118,7 @@ static int open_mapped(const struct cfi_loader *l, const struct lx_cfi_want *w, 
 	*size = 0;
 	if (w->ino == LX_VDSO_INO && !w->dev)
 		return vdso__open();
-	fd = mapped_file__open(&f);
+	fd = mapped_file__open(&f, NULL);
 	if (fd >= 0 && !fstat(fd, &st))
 		*size = (uint64_t)st.st_size;
 	return fd;

@@ -19,6 +19,7 @@
 
 #include "lib/foreign_file.h"
 #include "lib/grow.h"
+#include "user/proc/mapped_file.h"
 #include "user/proc/procmaps.h"
 #include "user/target/usdt_files.h"
 
@@ -137,10 +138,10 @@ int usdt_files__add(struct usdt_files *s, const char *path)
 	return contains(s, &st) ? 0 : push(s, &st, path);
 }
 
-/* Adds the file named path if it carries lxtrace probes, opened as a file another user may
- * control (lib/foreign_file.h: a regular file, and the open cannot wait on a FIFO), and only if
- * it is the file that was expected (want: its stat, or NULL). Anything else has no probes. */
-static int add_if_annotated(struct usdt_files *s, const char *path, const struct stat *want)
+/* Adds the file named path (the command's program, which the user chose) if it carries
+ * lxtrace probes, opened as a file another user may control (lib/foreign_file.h: a regular
+ * file, and the open cannot wait on a FIFO). Anything else has no probes. */
+static int add_if_annotated(struct usdt_files *s, const char *path)
 {
 	const struct foreign_rules rules = { .sz = sizeof(rules), .follow = true,
 					     .owner = FOREIGN_ANY_OWNER };
@@ -149,7 +150,7 @@ static int add_if_annotated(struct usdt_files *s, const char *path, const struct
 
 	if (fd < 0)
 		return 0;
-	if ((!want || (st.st_dev == want->st_dev && st.st_ino == want->st_ino)) && !contains(s, &st))
+	if (!contains(s, &st))
 		err = push(s, &st, has_probes(fd) ? path : NULL);
 	close(fd);
 	return err;
@@ -157,27 +158,53 @@ static int add_if_annotated(struct usdt_files *s, const char *path, const struct
 
 int usdt_files__add_annotated(struct usdt_files *s, const char *path)
 {
-	return add_if_annotated(s, path, NULL);
+	return add_if_annotated(s, path);
 }
 
 /* A path naming the file of mapping e of pid for this process: its own when that is still the
- * mapped file (*st: its stat then, to check again at the open), else the process's map_files
- * link (deleted, replaced, other mount namespace; st NULL). */
-static const struct stat *mapped_path(pid_t pid, const struct procmaps_entry *e, char *buf,
-				      size_t len, struct stat *st)
+ * mapped file (libbpf, attaching to a pid without BPF cookies, finds the file in the pid's maps
+ * by that path), else the process's map_files link (deleted, replaced, other mount namespace). */
+static void mapped_path(pid_t pid, const struct procmaps_entry *e, char *buf, size_t len)
 {
-	if (!e->deleted && !stat(e->name, st) && st->st_dev == e->dev && st->st_ino == e->ino) {
+	struct stat st;
+
+	if (!e->deleted && !stat(e->name, &st) && st.st_dev == e->dev && st.st_ino == e->ino)
 		snprintf(buf, len, "%s", e->name);
-		return st;
-	}
-	snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)e->start, (unsigned long long)e->end);
-	return NULL;
+	else
+		snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", (int)pid,
+			 (unsigned long long)e->start, (unsigned long long)e->end);
+}
+
+/* Adds the file of mapping e of pid if it carries lxtrace probes. The file is opened and
+ * checked in the file worker (user/proc/mapped_file.h): one not on a local filesystem, whose
+ * server may stall any read of it, gets no probes, as libbpf and the kernel's uprobes would
+ * read it here, in place (and its path is not even looked at). */
+static int add_mapped(struct usdt_files *s, pid_t pid, const struct procmaps_entry *e)
+{
+	const struct mapped_file f = { "/proc", pid, e->start, e->end, e->name, e->dev, e->ino };
+	struct stat st = { .st_dev = e->dev, .st_ino = e->ino };
+	char path[4200];
+	bool local, probes;
+	int fd;
+
+	if (contains(s, &st))
+		return 0;
+	fd = mapped_file__open(&f, &local);
+	if (fd < 0)
+		return 0;
+	probes = has_probes(fd);
+	close(fd);
+	if (probes && !local)
+		fprintf(stderr, PREFIX "%s: annotation probes not attached: not on a local "
+			"filesystem\n", e->name);
+	if (probes && local)
+		mapped_path(pid, e, path, sizeof(path));
+	return push(s, &st, probes && local ? path : NULL);
 }
 
 int usdt_files__add_process(struct usdt_files *s, pid_t pid)
 {
-	char path[4200], *line = NULL;
+	char path[64], *line = NULL;
 	size_t lcap = 0;
 	int err = 0;
 	FILE *f;
@@ -193,15 +220,9 @@ int usdt_files__add_process(struct usdt_files *s, pid_t pid)
 	}
 	while (!err && getline(&line, &lcap, f) > 0) {
 		struct procmaps_entry e;
-		const struct stat *want;
-		struct stat st;
 
-		if (!procmaps__parse_exec(line, &e) || !e.ino || e.name[0] != '/')
-			continue;
-		/* The process's user can replace the file at its path (by a FIFO, say) between
-		 * the stat and the open: the open checks it is still the mapped file. */
-		want = mapped_path(pid, &e, path, sizeof(path), &st);
-		err = add_if_annotated(s, path, want);
+		if (procmaps__parse_exec(line, &e) && e.ino && e.name[0] == '/')
+			err = add_mapped(s, pid, &e);
 	}
 	free(line);
 	fclose(f);

@@ -1,0 +1,139 @@
+/* sym_core.h - the symbolizer's state and what its files share: interned strings and frames
+ * and the PCs they are handed out at (sym_intern.c), one module per binary, shared by every
+ * process mapping it (sym_module.c), one snapshot per process image (sym_process.c); the front,
+ * symbolize.c, answers lookups with them. Private to these files: everyone else uses
+ * symbolize.h.
+ *
+ * Calls run one way: symbolize.c -> sym_process.c -> sym_module.c -> sym_intern.c.
+ */
+#ifndef LXTRACE_USER_STACKS_SYM_CORE_H
+#define LXTRACE_USER_STACKS_SYM_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "user/stacks/sym_perfmap.h"
+#include "user/stacks/symbolize.h"
+
+struct gt_tracemap;
+struct pcclaims;
+struct sym_elf;
+struct sym_kernel;
+struct u64map;
+
+struct module {
+	uint64_t dev, ino;	/* st_dev (makedev) and inode; LX_VDSO_INO for the vDSO */
+	char *path;
+	const char *name;	/* interned basename, for "[unknown] NAME+0x..." */
+	const char *file;	/* interned path: the file of frames without DWARF lines */
+	int fd;			/* until sym_elf takes it; -1 after */
+	bool failed;		/* no file (yet): opened again with the next process mapping it */
+	bool bad;		/* not an ELF file libdwfl reads, or its read stalled: for good */
+	struct sym_elf *elf;
+	struct u64map *cache;	/* vaddr -> pool offset << 8 | frame count */
+};
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	uint32_t mod;		/* module id; 0: not a file */
+	const char *name;	/* interned: the path, "[vdso]", or "" for anonymous memory */
+};
+
+struct process {
+	uint64_t key;			/* as noted: pid, or pid | generation << 32 */
+	pid_t pid;
+	unsigned long long starttime;	/* tells a reused pid from the process noted */
+	struct mapping *maps;		/* executable mappings, sorted by start */
+	size_t n, cap;
+	bool refresh;			/* read from /proc: a miss may re-read it */
+	uint64_t read_at;		/* CLOCK_MONOTONIC ns of the last maps read */
+	uid_t uid;			/* its user: the owner its perf map may have, besides root */
+	struct sym_perfmap *perfmap;
+};
+
+struct frame {
+	const char *func, *file;
+	uint64_t line;
+};
+
+struct symbolizer {
+	char proc_root[256], kallsyms_path[256], perfmap_dir[256];
+	char *debuginfo_path;
+	struct sym_perfmap_env perfmaps;	/* what the processes' perf maps share */
+	struct foreign_log *refused;	/* files other users control, refused by their rules */
+	uint64_t foreign_left;		/* of FOREIGN_BUDGET (sym_module_elf) */
+	uid_t trusted_uid;		/* symbolizer_opts.trusted_uid */
+
+	struct gt_tracemap *str_ids;	/* interned strings; strs[id - 1] owns the copy */
+	char **strs;
+	size_t strs_cap;
+
+	struct gt_tracemap *frame_ids;	/* (func id, file id, line) -> frame id */
+	struct frame *frames;
+	size_t frames_cap;
+	uint32_t *pool;			/* frame ids of cached expansions, innermost first */
+	size_t pool_len, pool_cap;
+
+	struct gt_tracemap *mod_ids;	/* (dev, inode) -> module id */
+	struct module **mods;
+	size_t mods_cap;
+
+	struct u64map *procs;	/* pid -> index in plist */
+	struct process **plist;
+	size_t nprocs, procs_cap;
+	struct pcclaims *claims;	/* pc -> frame id */
+
+	struct sym_kernel *kernel;	/* NULL when unreadable or addresses hidden */
+	uint64_t kernel_read_at;	/* CLOCK_MONOTONIC ns of the last read; 0 = never */
+	struct u64map *kcache;	/* kernel pc -> frame id, named addresses only */
+
+	struct symbolizer_stats st;
+};
+
+/* ---- interning (sym_intern.c) ---- */
+
+/* Grows *arr to hold need elements, zeroing the new ones: a table indexed by the ids of a
+ * tracemap may lack the entry of an id whose insertion ran out of memory, and reads it as
+ * zero (absent) rather than garbage. 0 or -ENOMEM. */
+int sym_grow(void **arr, size_t *cap, size_t need, size_t elem);
+/* The interned copy of str, stable for the symbolizer's life; NULL when out of memory. */
+const char *sym_intern(struct symbolizer *s, const char *str);
+/* The id (> 0) of the frame (func, file, line) with its strings interned; 0 on ENOMEM. */
+uint32_t sym_frame_id(struct symbolizer *s, const char *func, const char *file, uint64_t line);
+/* The id of an "[unknown] ..." frame named by fmt, counted as unknown; 0 on ENOMEM. */
+uint32_t sym_unknown_frame(struct symbolizer *s, const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Fills out[0..n) from frame ids looked up at address a (see PCs in symbolize.h). Returns n
+ * or -ENOMEM. */
+int sym_emit(struct symbolizer *s, uint64_t a, const uint32_t *ids, int n,
+	     struct sym_frame *out);
+/* The same for one frame id; id 0 (a failed sym_frame_id): -ENOMEM. */
+int sym_emit_one(struct symbolizer *s, uint64_t a, uint32_t id, struct sym_frame *out);
+
+/* ---- modules (sym_module.c) ---- */
+
+/* The module id of (dev, ino), opening the file when new (and again when its last open
+ * failed). 0 on ENOMEM. */
+uint32_t sym_module_get(struct symbolizer *s, pid_t pid, const struct mapping *mp,
+			const char *path, uint64_t dev, uint64_t ino);
+/* The ELF of m, opened on first use; NULL when it has none. */
+struct sym_elf *sym_module_elf(struct symbolizer *s, struct module *m);
+/* The frame ids of vaddr in m, from its cache or computed once. Returns their count (0 when
+ * nothing names vaddr) and the pool offset in *first, or -ENOMEM. */
+int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, size_t *first);
+/* Accepts NULL. */
+void sym_module_free(struct module *m);
+
+/* ---- processes (sym_process.c) ---- */
+
+/* proc's snapshot, noting proc now if it never was; NULL when it cannot be. */
+struct process *sym_process_get(struct symbolizer *s, uint64_t proc);
+/* The mapping of a in p, re-reading the maps of a process still alive (and still the same
+ * process) when a is in none and the snapshot is old enough; NULL when none holds it. */
+const struct mapping *sym_lookup_mapping(struct symbolizer *s, struct process *p, uint64_t a);
+/* Accepts NULL. */
+void sym_process_free(struct process *p);
+
+#endif

@@ -1,0 +1,166 @@
+/* sym_module.c - the symbolizer's modules: one per binary, shared by every process mapping it,
+ * its file opened once, its ELF on first use, its frames cached by address (sym_core.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpf/unwind.h"
+#include "format/tracemap.h"
+#include "lib/foreign_file.h"
+#include "lib/u64map.h"
+#include "user/proc/mapped_file.h"
+#include "user/stacks/sym_core.h"
+#include "user/stacks/sym_elf.h"
+#include "user/stacks/vdso.h"
+
+#define MAX_FRAMES 64
+
+void sym_module_free(struct module *m)
+{
+	if (!m)
+		return;
+	if (m->fd >= 0)
+		close(m->fd);
+	sym_elf__free(m->elf);
+	u64map__free(m->cache);
+	free(m->path);
+	free(m);
+}
+
+/* Opens the file (dev, ino) mapped at [start, end) of pid (user/proc/mapped_file.h); a
+ * refusal by lib/foreign_file.h's rules is named in the summary. */
+static int open_mapped(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t end,
+		       const char *path, uint64_t dev, uint64_t ino)
+{
+	const struct mapped_file f = { s->proc_root, pid, start, end, path, dev, ino };
+	int fd = mapped_file__open(&f, NULL);
+
+	if (foreign_file__refused(fd))
+		foreign_log__note(s->refused, path, fd);
+	return fd;
+}
+
+uint32_t sym_module_get(struct symbolizer *s, pid_t pid, const struct mapping *mp,
+			   const char *path, uint64_t dev, uint64_t ino)
+{
+	uint64_t key[2] = { dev, ino };
+	const char *base;
+	struct module *m;
+	bool added;
+	uint64_t id = gt_tracemap__put(s->mod_ids, key, sizeof(key), &added);
+
+	if (!id || id > UINT32_MAX)
+		return 0;
+	if (!added) {
+		m = id <= s->mods_cap ? s->mods[id - 1] : NULL;
+		/* A module left half-built by an earlier ENOMEM stays unusable. */
+		if (!m || !m->file)
+			return 0;
+		/* One that could not be opened (its process was gone) gets another chance with
+		 * each process that maps it: a failure is never kept for good. */
+		if (m->failed && !m->bad && !m->elf && pid > 0) {
+			m->fd = open_mapped(s, pid, mp->start, mp->end, path, dev, ino);
+			m->failed = m->fd < 0;
+			m->bad = m->fd == -ETIMEDOUT;
+			s->st.modules_retried++;
+		}
+		return (uint32_t)id;
+	}
+	if (sym_grow((void **)&s->mods, &s->mods_cap, id, sizeof(*s->mods)))
+		return 0;
+	m = calloc(1, sizeof(*m));
+	s->mods[id - 1] = m;
+	if (!m)
+		return 0;
+	m->fd = -1;
+	m->dev = dev;
+	m->ino = ino;
+	m->path = strdup(mp->name);
+	m->cache = u64map__new();
+	base = strrchr(mp->name, '/');
+	m->name = sym_intern(s, base ? base + 1 : mp->name);
+	if (!m->path || !m->cache || !m->name)
+		return 0;
+	/* Set last: a module with a file is complete. */
+	m->file = sym_intern(s, mp->name);
+	if (!m->file)
+		return 0;
+	if (ino == LX_VDSO_INO && !dev)
+		m->fd = vdso__open();	/* the same image in every process of this kernel */
+	else
+		m->fd = pid > 0 ? open_mapped(s, pid, mp->start, mp->end, path, dev, ino) : -ENOENT;
+	m->failed = m->fd < 0;
+	/* A file that stalled is not asked for again (nor named twice). */
+	m->bad = m->fd == -ETIMEDOUT;
+	s->st.modules++;
+	s->st.modules_failed += m->failed;
+	return (uint32_t)id;
+}
+
+/* Whether the file at fd is root's, or the invoking user's, and only its owner may change it:
+ * what reading it takes is then the administrator's choice (Debian's debug packages compress
+ * theirs), or the choice of the user who gets the trace. */
+static bool trusted(const struct symbolizer *s, int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && (st.st_uid == 0 || st.st_uid == s->trusted_uid) &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* DWARF itself is read by libdwfl on first lookup. What reading a binary takes (compressed sections inflated, DWARF parsed) is held for the whole
+ * recording: all the binaries other users control share FOREIGN_BUDGET, so that none can make
+ * lxtrace grow without bound (a zlib bomb declares 1,000 times its size, a line table takes 100
+ * times its own). */
+struct sym_elf *sym_module_elf(struct symbolizer *s, struct module *m)
+{
+	if (!m->elf && !m->failed) {
+		m->elf = sym_elf__open(m->fd, m->path, s->debuginfo_path,
+				       trusted(s, m->fd) ? NULL : &s->foreign_left);
+		if (!m->elf && errno == ENOBUFS)
+			foreign_log__note(s->refused, m->path, -ENOBUFS);
+		else if (m->elf && sym_elf__dwarf_refused(m->elf))
+			foreign_log__note(s->refused, m->path, -EOVERFLOW);
+		m->fd = -1;
+		m->failed = m->bad = !m->elf;
+		s->st.modules_failed += m->failed;
+	}
+	return m->elf;
+}
+
+int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, size_t *first)
+{
+	struct sym_elf_frame ef[MAX_FRAMES];
+	struct sym_elf *elf = sym_module_elf(s, m);
+	uint64_t *slot = u64map__get(m->cache, vaddr);
+	bool added;
+	int n;
+
+	if (slot) {
+		s->st.cache_hits++;
+		*first = *slot >> 8;
+		return (int)(*slot & 0xff);
+	}
+	n = elf ? sym_elf__frames(elf, vaddr, ef, MAX_FRAMES) : 0;
+	if (n < 0)
+		n = 0;
+	if (sym_grow((void **)&s->pool, &s->pool_cap, s->pool_len + (size_t)n, sizeof(*s->pool)))
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		uint32_t id = sym_frame_id(s, ef[i].func ? ef[i].func : "[unknown]",
+				       ef[i].file ? ef[i].file : m->file, ef[i].line);
+
+		if (!id)
+			return -ENOMEM;
+		s->pool[s->pool_len + (size_t)i] = id;
+	}
+	slot = u64map__put(m->cache, vaddr, &added);
+	if (!slot)
+		return -ENOMEM;
+	*first = s->pool_len;
+	*slot = (uint64_t)s->pool_len << 8 | (uint64_t)n;
+	s->pool_len += (size_t)n;
+	return n;
+}
