@@ -125,12 +125,12 @@ static __always_inline long arg(struct pt_regs *ctx, __u64 n)
 	return v;
 }
 
-/* The record of one annotation by the current thread, its name copied from the program (name
- * NULL: none). NULL when the thread is not traced, or when its CPU's ring is full (counted). */
+/* The record of one annotation by the current thread, which begin_hit found traced, its name
+ * copied from the program (name NULL: none). NULL when its CPU's ring is full (counted). */
 static __always_inline struct lx_user *user_rec(void **ring, __u32 size, __u8 type, __u64 task,
 						 __u64 parent, const char *name)
 {
-	struct lx_user *r = reserve_current(ring, size, type);
+	struct lx_user *r = reserve_here(ring, size, type);
 
 	if (!r)
 		return NULL;

@@ -81,21 +81,27 @@ static __always_inline bool traced_current(__u32 tgid)
 	return traced_task(NULL, tgid);
 }
 
+/* A record about the current thread, which the caller knows is traced, its header filled in,
+ * or NULL when the ring is full (counted). */
+static __always_inline void *reserve_here(void **ring, __u32 size, __u8 type)
+{
+	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lx_rec *h = reserve(ring, size, cpu);
+
+	if (h)
+		header(h, ts, (__u32)id, cpu, type);
+	return h;
+}
+
 /* A record about the current thread (exec, exit, syscall entry and annotations run in its
  * context), its header filled in, or NULL for an untraced thread (the tracer's own included)
  * and when the ring is full (counted). */
 static __always_inline void *reserve_current(void **ring, __u32 size, __u8 type)
 {
-	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct lx_rec *h;
-
-	if (!traced_current(id >> 32))
+	if (!traced_current(bpf_get_current_pid_tgid() >> 32))
 		return NULL;
-	h = reserve(ring, size, cpu);
-	if (h)
-		header(h, ts, (__u32)id, cpu, type);
-	return h;
+	return reserve_here(ring, size, type);
 }
 
 #endif
