@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/v2/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_model_util.h"
 
@@ -201,6 +202,7 @@ void mt_close(struct mt *t, bool keep)
 {
 	model__free(t->m);
 	gt_writer__free(t->w);
+	gt2_writer__free(t->w2);
 	gt_trace__free(t->trace);
 	if (t->fd >= 0)
 		close(t->fd);

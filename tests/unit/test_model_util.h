@@ -13,6 +13,7 @@ struct mt {
 	char path[64];
 	int fd;
 	struct gt_writer *w;
+	struct gt2_writer *w2;	/* instead of w: the Go 1.22+ encoder */
 	struct model *m;
 	struct model_stats st;	/* filled by mt_finish */
 	struct gt_trace *trace;	/* decoded by mt_finish */

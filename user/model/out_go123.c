@@ -226,11 +226,11 @@ static int lx_log(struct model *m, uint64_t key, const char *msg)
 	return err ? err : lx_sleep(m, stk);
 }
 
-/* The thread, when the writer has it: one that exited is no goroutine any more. */
+/* A thread that exited can still be sampled in its exit: its M and tid are named then. */
 static int sample(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 {
 	struct gt2_stack s = stack_of(m, stk);
-	uint64_t tid = t && t->goid && t->state < THREAD_EXITED ? t->tid : 0;
+	uint64_t tid = t && t->goid ? t->tid : 0;
 
 	return gt2_writer__cpu_sample(m->w2, m->now, tid, p, &s);
 }
