@@ -38,18 +38,23 @@ static int lx_found(struct model *m, uint64_t stk)
 	return gt2_writer__thread_found(m->w2, m->now, LXTRACE_GOID, GT2_G_WAITING, -1, "sleep", &s);
 }
 
+/* Found runnable at its program's frame; a waiting one then runs on the housekeeping P for
+ * an instant and blocks there at the stack it waits at, as in the 1.19 format: Go 1.23's
+ * goroutine table names a goroutine by the root frame of its first transition with a stack,
+ * which a GoStatusStack is not, so a thread asleep throughout would have no name there. */
 static int found(struct model *m, struct thread *t, uint64_t new_stk, bool waiting, int nr)
 {
-	struct gt2_stack s;
-	uint64_t stk = new_stk;
-	int err = waiting ? model_thread_stack(m, m->hk, t, nr, &stk) : 0;
+	struct gt2_stack s = stack_of(m, new_stk);
+	uint64_t stk;
+	int err = gt2_writer__thread_found(m->w2, m->now, t->tid, GT2_G_RUNNABLE, -1, NULL, &s);
 
-	if (err)
+	if (err || !waiting)
+		return err;
+	if ((err = gt2_writer__run(m->w2, m->now, m->hk, t->tid)) ||
+	    (err = model_thread_stack(m, m->hk, t, nr, &stk)))
 		return err;
 	s = stack_of(m, stk);
-	return gt2_writer__thread_found(m->w2, m->now, t->tid,
-					waiting ? GT2_G_WAITING : GT2_G_RUNNABLE, -1,
-					waiting ? reason(nr) : NULL, &s);
+	return gt2_writer__leave(m->w2, m->now, t->tid, GT2_BLOCKED, reason(nr), &s);
 }
 
 /* A P is taken by the thread that runs on it: nothing to write. */
