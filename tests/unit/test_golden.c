@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/v2/dump.h"
 #include "format/v2/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/lib/stream.h"
@@ -907,6 +908,56 @@ Test(golden_v2, all_syscalls_parse, .timeout = 240)
 	cr_expect(r.ok, "go 1.23: %s", r.error);
 	free(text);
 	mt_close(&t, !r.ok);
+	stream__free(&s);
+	mt_proc_free(proc);
+}
+
+/* lxtrace dump's split of a Go 1.22+ file (format/v2/dump.h) has as many batches and events
+ * as Go 1.23's -d=2; the file cut inside a batch is refused with its offset. */
+Test(golden_v2, dump_splits_what_go_splits, .timeout = 240)
+{
+	struct goparse_result r;
+	struct stream s;
+	char *proc, *text = NULL, *out = NULL, err[256];
+	size_t go_events = 0, go_batches = 0, events = 0, batches = 0, outlen = 0;
+	struct mt t;
+	FILE *f;
+	off_t size;
+	int fd;
+
+	generated(&s, &proc);
+	replay_as(&t, &s, proc, MODEL_SYSCALLS_ALL, true, true);
+	cr_assert_eq(goparse_123_text(t.path, 2, &r, &text), 0);
+	cr_assert(r.ok, "go 1.23 -d=2: %s", r.error);
+	for (const char *p = text; (p = strstr(p, " dt=")); p++)
+		go_events++;
+	for (const char *p = text; (p = strstr(p, "EventBatch ")); p++)
+		go_batches++;
+	fd = open(t.path, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(lseek(fd, GT2_HEADER_LEN, SEEK_SET), GT2_HEADER_LEN);
+	f = open_memstream(&out, &outlen);
+	cr_assert_eq(gt2_dump__file(fd, f, err, sizeof(err)), 0, "%s", err);
+	fclose(f);
+	for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		events += *p >= '0' && *p <= '9';
+		batches += !strncmp(p, "Batch ", 6);
+	}
+	cr_expect_eq(events, go_events);
+	cr_expect_eq(batches, go_batches);
+	cr_expect_gt(events, 1000);
+	/* Cut in the middle: the last batch is short. */
+	size = lseek(fd, 0, SEEK_END);
+	cr_assert_eq(ftruncate(t.fd, size / 2), 0);
+	cr_assert_eq(lseek(fd, GT2_HEADER_LEN, SEEK_SET), GT2_HEADER_LEN);
+	f = fopen("/dev/null", "we");
+	cr_assert_eq(gt2_dump__file(fd, f, err, sizeof(err)), 1);
+	cr_expect(strstr(err, "offset ") && strstr(err, "cut short"), "%s", err);
+	fclose(f);
+	close(fd);
+	free(out);
+	free(text);
+	mt_close(&t, false);
 	stream__free(&s);
 	mt_proc_free(proc);
 }
