@@ -167,8 +167,10 @@ int model_on_exit(struct model *m, const struct lx_rec *r)
 			model_exited(m, t);
 		return err;
 	}
+	/* Its first run there: runnable, or asleep as the /proc scan read it before this record
+	 * (readied first: a GoStart needs a runnable goroutine). */
 	if (model_placeable(m, r->cpu, t))
-		err = model_go_start(m, r->cpu, t);
+		err = model_run_here(m, r->cpu, t);
 	if (m->cur[r->cpu] == t)
 		err = err ? err : model_go_stop(m, r->cpu, GT_EV_GO_END, 0, -1, THREAD_EXITED);
 	else
