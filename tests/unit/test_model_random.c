@@ -307,48 +307,59 @@ Test(model_random, corrupted_stream_is_repaired)
 	}
 }
 
-/* Pure noise: records of random types about random tids on random CPUs, at random times. */
+/* Pure noise: records of random types about random tids on random CPUs, at random times;
+ * into the Go 1.22+ encoder when v2. */
+static void noise(unsigned seed, bool v2)
+{
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+
+	srand(seed);
+	mt_open_with(&t, NCPU, (enum model_syscalls)(seed % 3), NULL, T0, v2 ? &v2_opts : NULL, 0);
+	for (int i = 0; i < 2000; i++) {
+		union rec r;
+		int err;
+
+		memset(&r, 0, sizeof(r));
+		ts += (uint64_t)(rand() % 40);
+		r.h.ts = rand() % 20 ? ts : ts - 500;
+		r.h.type = (uint8_t)(1 + rand() % 7);
+		r.h.cpu = (uint16_t)(rand() % (NCPU + 1));
+		r.h.tid = rand() % 8 ? BASE_TID + (uint32_t)(rand() % 10) : 0;
+		r.sw.next_tid = rand() % 4 ? BASE_TID + (uint32_t)(rand() % 10) : 0;
+		r.sw.prev_state = (uint8_t)(rand() % 5);
+		r.sw.prev_syscall = block_nrs[rand() % 8];
+		if (r.h.type == LX_REC_FORK) {
+			r.fk.parent_tid = BASE_TID + (uint32_t)(rand() % 10);
+			r.fk.child_pid = rand() % 2 ? r.h.tid : BASE_TID;
+		} else if (r.h.type == LX_REC_EXEC) {
+			r.ex.pid = BASE_TID;
+			memcpy(r.ex.comm, "noisy-program-name", sizeof(r.ex.comm));
+		} else if (r.h.type == LX_REC_SYSCALL) {
+			r.sc.nr = rand() % 500 - 10;
+		}
+		if (rand() % 50 == 0) {
+			err = model__lost(t.m, (uint32_t)(rand() % NCPU), ts, 3);
+			cr_assert_eq(err, 0);
+		}
+		err = model__record(t.m, &r.h, rand() % 100 ? rec_size(&r) : 8);
+		cr_assert_eq(err, 0, "model__record: %s", strerror(-err));
+	}
+	mt_finish(&t, ts + 100);
+	cr_expect_gt(mt_repairs(&t.st), 100, "seed %u", seed);
+	mt_close(&t, false);
+}
+
 Test(model_random, noise)
 {
-	for (unsigned seed = 3001; seed <= 3000 + nseeds(); seed++) {
-		struct mt t;
-		uint64_t ts = T0 + 1000;
+	for (unsigned seed = 3001; seed <= 3000 + nseeds(); seed++)
+		noise(seed, false);
+}
 
-		srand(seed);
-		mt_open(&t, NCPU, (enum model_syscalls)(seed % 3), NULL, T0);
-		for (int i = 0; i < 2000; i++) {
-			union rec r;
-			int err;
-
-			memset(&r, 0, sizeof(r));
-			ts += (uint64_t)(rand() % 40);
-			r.h.ts = rand() % 20 ? ts : ts - 500;
-			r.h.type = (uint8_t)(1 + rand() % 7);
-			r.h.cpu = (uint16_t)(rand() % (NCPU + 1));
-			r.h.tid = rand() % 8 ? BASE_TID + (uint32_t)(rand() % 10) : 0;
-			r.sw.next_tid = rand() % 4 ? BASE_TID + (uint32_t)(rand() % 10) : 0;
-			r.sw.prev_state = (uint8_t)(rand() % 5);
-			r.sw.prev_syscall = block_nrs[rand() % 8];
-			if (r.h.type == LX_REC_FORK) {
-				r.fk.parent_tid = BASE_TID + (uint32_t)(rand() % 10);
-				r.fk.child_pid = rand() % 2 ? r.h.tid : BASE_TID;
-			} else if (r.h.type == LX_REC_EXEC) {
-				r.ex.pid = BASE_TID;
-				memcpy(r.ex.comm, "noisy-program-name", sizeof(r.ex.comm));
-			} else if (r.h.type == LX_REC_SYSCALL) {
-				r.sc.nr = rand() % 500 - 10;
-			}
-			if (rand() % 50 == 0) {
-				err = model__lost(t.m, (uint32_t)(rand() % NCPU), ts, 3);
-				cr_assert_eq(err, 0);
-			}
-			err = model__record(t.m, &r.h, rand() % 100 ? rec_size(&r) : 8);
-			cr_assert_eq(err, 0, "model__record: %s", strerror(-err));
-		}
-		mt_finish(&t, ts + 100);
-		cr_expect_gt(mt_repairs(&t.st), 100, "seed %u", seed);
-		mt_close(&t, false);
-	}
+Test(model_random, noise_in_the_go123_format)
+{
+	for (unsigned seed = 3501; seed <= 3500 + nseeds(); seed++)
+		noise(seed, true);
 }
 
 /* More damaged streams, into both encoders: the model's repairs keep every file one the
