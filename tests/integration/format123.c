@@ -215,5 +215,8 @@ Test(format123, thread_view_has_a_row_per_linux_thread)
 	}
 	cr_expect_eq(n, WORKERS + 1, "%zu rows of the workload's threads, expected %d", n,
 		     WORKERS + 1);
+	/* Wakeups with no waker thread come from lxtrace's row, not from no thread's. */
+	cr_expect(!strstr(json, "18446744073709551615"), "the thread view names thread "
+		  "18446744073709551615");
 	free(json);
 }

@@ -132,7 +132,9 @@ static int sysblock(struct model *m, uint32_t p, struct thread *t, uint64_t stk,
 	return err;
 }
 
-/* The waker is the thread running on p, if any; a thread in a syscall needs no wakeup. */
+/* The waker is the thread running on p; with none (an interrupt, a repair) lxtrace's thread,
+ * whose row it is drawn from: a wakeup on no M is drawn from a thread 18446744073709551615 in
+ * 1.23's thread view. A thread in a syscall needs no wakeup. */
 static int ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 {
 	struct thread *by = m->cur[p];
@@ -140,7 +142,7 @@ static int ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 
 	if (t->state == THREAD_SYSBLOCKED)
 		return 0;
-	return gt2_writer__wake(m->w2, m->now, by ? by->tid : 0, t->tid, &s);
+	return gt2_writer__wake(m->w2, m->now, by ? by->tid : LXTRACE_GOID, t->tid, &s);
 }
 
 /* old's goroutine ends and t's begins on c: the same M when t is old; else t's tid (its
@@ -207,7 +209,7 @@ static int lx_wake(struct model *m, uint64_t *stk)
 	if (err)
 		return err;
 	s = stack_of(m, *stk);
-	err = gt2_writer__wake(m->w2, m->now, 0, LXTRACE_GOID, &s);
+	err = gt2_writer__wake(m->w2, m->now, LXTRACE_GOID, LXTRACE_GOID, &s);
 	return err ? err : gt2_writer__run(m->w2, m->now, m->hk, LXTRACE_GOID);
 }
 
