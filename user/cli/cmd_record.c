@@ -319,17 +319,32 @@ struct output {
 	struct gt_writer *writer;	/* NULL for the Go 1.22+ format */
 	int fd;
 	uint32_t nprocs;
+	struct gt2_writer *writer2;	/* the Go 1.22+ format's, or NULL */
 };
+
+/* The Go 1.22+ writer cut the file back to its last whole generation, if any. */
+static void report_v2_write_error(const struct output *o, int err)
+{
+	struct gt2_writer_stats st;
+
+	gt2_writer__stats(o->writer2, &st);
+	if (st.generations)
+		fprintf(stderr, PREFIX "%s: %s; the trace ends on its last whole generation (%llu "
+			"of about a second each), which Go 1.23's viewer opens; %llu events not "
+			"written\n", o->path, strerror(-err), (unsigned long long)st.generations,
+			(unsigned long long)st.lost);
+	else
+		fprintf(stderr, PREFIX "%s: %s before its first generation was written: the "
+			"file holds no trace (%llu events not written)\n", o->path, strerror(-err),
+			(unsigned long long)st.lost);
+}
 
 static void report_model_error(const struct output *o, const char *step, int err)
 {
 	if (is_write_error(err) && o->writer)
 		close_after_write_error(o->path, err, o->writer, o->fd, o->nprocs);
-	else if (is_write_error(err) && o->fd >= 0)
-		/* The Go 1.22+ writer cut the file back to its last whole generation. */
-		fprintf(stderr, PREFIX "%s: %s; the trace ends on its last whole second "
-			"(generation), which every viewer of the format opens\n", o->path,
-			strerror(-err));
+	else if (is_write_error(err) && o->writer2)
+		report_v2_write_error(o, err);
 	else if (is_write_error(err))
 		fprintf(stderr, PREFIX "%s: %s\n", o->path, strerror(-err));
 	else
@@ -712,7 +727,7 @@ static int open_trace(struct recording *r)
 		record_flight__model_opts(r->flight, &mo);
 	r->model = model__new(&mo);
 	r->out = (struct output){ a->output, r->writer, r->file ? output_file__fd(r->file) : -1,
-				  ncpus + 1 };
+				  ncpus + 1, r->writer2 };
 	if (!r->model) {
 		err = -errno;
 		report_model_error(&r->out, "creating the model", err);
