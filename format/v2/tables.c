@@ -38,8 +38,8 @@ static void forgot(void *ctx, uint64_t id)
 }
 
 /* The id of key, added with content (malloc'd, taken) when new; 0 with errno set. */
-static uint64_t intern(struct kind *k, const void *key, size_t len, void *(*make)(const void *, size_t, void *),
-		       void *arg)
+static uint64_t intern(struct kind *k, const void *key, size_t len,
+		       void *(*make)(const void *, size_t, void *), void *arg)
 {
 	uint64_t id = gt_dedup__find(k->ids, key, len), *v;
 	bool added;

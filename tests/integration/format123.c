@@ -219,4 +219,10 @@ Test(format123, thread_view_has_a_row_per_linux_thread)
 	cr_expect(!strstr(json, "18446744073709551615"), "the thread view names thread "
 		  "18446744073709551615");
 	free(json);
+	json = viewer__get(viewer, "/jsontrace?view=proc", http_now_ms() + VIEWER_TIMEOUT_MS,
+			   why, sizeof(why));
+	cr_assert(json, "/jsontrace?view=proc: %s", why);
+	cr_expect(!strstr(json, "18446744073709551615"), "the proc view names thread "
+		  "18446744073709551615");
+	free(json);
 }

@@ -61,6 +61,8 @@ struct model {
 	uint64_t now;			/* time of every event written for the current record */
 	uint64_t scan_ts;		/* CLOCK_MONOTONIC when the /proc scan ended */
 	uint64_t lx_seq;		/* seq of lxtrace's goroutine, which sleeps between logs */
+	bool lx_off;			/* Go 1.22+: a thread took the housekeeping P from
+					 * lxtrace's (model_out_go123) */
 	uint64_t key_lost;		/* UserLog key string */
 	uint64_t key_trigger;		/* the same, 0 until the first trigger fires */
 	const struct trigger *triggers;	/* opts.triggers */

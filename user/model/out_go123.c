@@ -1,9 +1,11 @@
 /* out_go123.c - the model's facts in the Go 1.22+ format (format/v2/writer.h, docs/format.md
  * §18.7, §18.8): each thread an M and a goroutine named by its tid, each CPU a P, the
- * housekeeping P one more, lxtrace's goroutine one more thread, woken there for its logs and
- * the heap counter. A thread blocks with its syscall's name as the reason; one blocked inside
- * a syscall stays in it, its CPU taken by the next thread there, until it runs again. Stacks
- * and strings are the model's ids (m->tables), given to the writer by content.
+ * housekeeping P one more, lxtrace's goroutine one more thread, which holds the housekeeping
+ * P inside a syscall all along, so that its logs, the heap counter and the wakeups no thread
+ * made are on a P (a repair that runs a thread there takes the P, and lxtrace's thread takes
+ * it back at its next event). A thread blocks with its syscall's name as the reason; one
+ * blocked inside a syscall stays in it, its CPU taken by the next thread there, until it runs
+ * again. Stacks and strings are the model's ids (m->tables), given to the writer by content.
  */
 #include <string.h>
 
@@ -35,7 +37,28 @@ static int lx_found(struct model *m, uint64_t stk)
 {
 	struct gt2_stack s = stack_of(m, stk);
 
-	return gt2_writer__thread_found(m->w2, m->now, LXTRACE_GOID, GT2_G_WAITING, -1, "sleep", &s);
+	return gt2_writer__thread_found(m->w2, m->now, LXTRACE_GOID, GT2_G_SYSCALL, (int32_t)m->hk,
+					NULL, &s);
+}
+
+/* lxtrace's thread holds the housekeeping P again, in its syscall: runs there, returns and
+ * enters it anew (the P then in the syscall, for the next thread there to take). */
+static int lx_hold(struct model *m)
+{
+	struct gt2_stack s;
+	uint64_t stk;
+	int err;
+
+	if (!m->lx_off)
+		return 0;
+	if ((err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk)) ||
+	    (err = gt2_writer__run(m->w2, m->now, m->hk, LXTRACE_GOID)) ||
+	    (err = gt2_writer__syscall_end(m->w2, m->now, LXTRACE_GOID)))
+		return err;
+	s = stack_of(m, stk);
+	err = gt2_writer__syscall_begin(m->w2, m->now, LXTRACE_GOID, &s);
+	m->lx_off = err != 0;
+	return err;
 }
 
 /* Found runnable at its program's frame; a waiting one then runs on the housekeeping P for
@@ -50,6 +73,7 @@ static int found(struct model *m, struct thread *t, uint64_t new_stk, bool waiti
 
 	if (err || !waiting)
 		return err;
+	m->lx_off = true;
 	if ((err = gt2_writer__run(m->w2, m->now, m->hk, t->tid)) ||
 	    (err = model_thread_stack(m, m->hk, t, nr, &stk)))
 		return err;
@@ -91,6 +115,8 @@ static int run(struct model *m, uint32_t p, struct thread *t)
 {
 	int err = gt2_writer__run(m->w2, m->now, p, t->tid);
 
+	if (p == m->hk)
+		m->lx_off = true;
 	if (!err && t->insys) {
 		t->insys = 0;
 		err = gt2_writer__syscall_end(m->w2, m->now, t->tid);
@@ -140,8 +166,12 @@ static int ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 	struct thread *by = m->cur[p];
 	struct gt2_stack s = stack_of(m, stk);
 
+	int err;
+
 	if (t->state == THREAD_SYSBLOCKED)
 		return 0;
+	if (!by && (err = lx_hold(m)))
+		return err;
 	return gt2_writer__wake(m->w2, m->now, by ? by->tid : LXTRACE_GOID, t->tid, &s);
 }
 
@@ -199,38 +229,17 @@ static int user_log(struct model *m, uint32_t p, struct thread *t, uint64_t task
 			       len, &s);
 }
 
-/* lxtrace's goroutine wakes on the housekeeping P, does what (log, heap) needs a thread on a
- * CPU, and sleeps again. */
-static int lx_wake(struct model *m, uint64_t *stk)
-{
-	struct gt2_stack s;
-	int err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, stk);
-
-	if (err)
-		return err;
-	s = stack_of(m, *stk);
-	err = gt2_writer__wake(m->w2, m->now, LXTRACE_GOID, LXTRACE_GOID, &s);
-	return err ? err : gt2_writer__run(m->w2, m->now, m->hk, LXTRACE_GOID);
-}
-
-static int lx_sleep(struct model *m, uint64_t stk)
-{
-	struct gt2_stack s = stack_of(m, stk);
-
-	return gt2_writer__leave(m->w2, m->now, LXTRACE_GOID, GT2_BLOCKED, "sleep", &s);
-}
-
 static int lx_log(struct model *m, uint64_t key, const char *msg)
 {
 	struct gt2_stack s;
 	uint64_t stk;
-	int err = lx_wake(m, &stk);
+	int err = lx_hold(m);
 
+	if (err || (err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk)))
+		return err;
 	s = stack_of(m, stk);
-	if (!err)
-		err = gt2_writer__log(m->w2, m->now, LXTRACE_GOID, 0, gt2_tables__string_of(m->t2, key),
-				      msg, strlen(msg), &s);
-	return err ? err : lx_sleep(m, stk);
+	return gt2_writer__log(m->w2, m->now, LXTRACE_GOID, 0, gt2_tables__string_of(m->t2, key),
+			       msg, strlen(msg), &s);
 }
 
 /* A thread that exited can still be sampled in its exit: its M and tid are named then. */
@@ -244,13 +253,10 @@ static int sample(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 
 static int heap(struct model *m, uint32_t p, uint64_t bytes)
 {
-	uint64_t stk;
-	int err = lx_wake(m, &stk);
+	int err = lx_hold(m);
 
 	(void)p;
-	if (!err)
-		err = gt2_writer__heap(m->w2, m->now, LXTRACE_GOID, bytes);
-	return err ? err : lx_sleep(m, stk);
+	return err ? err : gt2_writer__heap(m->w2, m->now, LXTRACE_GOID, bytes);
 }
 
 static int flush(struct model *m)
