@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # record.sh - what system-wide tracing costs a workload: lxtrace record (default and
-# --syscalls=all) against perf record and trace-cmd record on the same tracepoints.
+# --syscalls=all, each in both formats) against perf record and trace-cmd record on the same
+# tracepoints.
 #
 # Method (docs/bench.md): for each workload and tracer, alternate untraced (A) and traced (B)
 # runs, A B B A ..., and compare medians; count the events each tracer captured and lost, the
 # bytes it wrote per event, and the CPU the whole machine spent (/proc/stat) while the workload
 # ran, since with 2 vCPUs the tracer's reader competes with the workload.
 #
-# Usage: bench/record.sh [--quick] [--pairs N] [--tracers "lxtrace lxtrace-all perf trace-cmd"]
+# Usage: bench/record.sh [--quick] [--pairs N] [--tracers "lxtrace lxtrace-go123 lxtrace-all
+#                        lxtrace-all-go123 perf trace-cmd"]
 #                        [--workloads "pipe syscall messaging"] [--keep DIR] [--old LXTRACE]
 # Tracers also: lxtrace-compat (-F 0 --stacks=none on what a 5.10 kernel gives the programs,
 # LXTRACE_MASK_FEATURES); with --old LXTRACE, another build (before a change) as old-lxtrace,
@@ -19,7 +21,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LXTRACE=${LXTRACE:-$ROOT/build/lxtrace}
 PAIRS=5
 QUICK=0
-TRACERS="lxtrace lxtrace-all perf trace-cmd"
+TRACERS="lxtrace lxtrace-go123 lxtrace-all lxtrace-all-go123 perf trace-cmd"
 WORKLOADS="pipe syscall messaging"
 KEEP=
 OLD=
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
 	--workloads) WORKLOADS=$2; shift ;;
 	--keep) KEEP=$2; shift ;;
 	--old) OLD=$2; shift ;;
-	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "record.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -127,6 +129,11 @@ start_tracer() {
 		>"$out.err" 2>&1 & ;;
 	lxtrace-all) "$lx" record -F 0 --stacks=none --syscalls=all -o "$out" --ready-fd 3 \
 		3>"$TMP/ready" >"$out.err" 2>&1 & ;;
+	# The same in the Go 1.22+ format (docs/format.md §18).
+	lxtrace-go123) "$lx" record --format=go1.23 -F 0 --stacks=none -o "$out" --ready-fd 3 \
+		3>"$TMP/ready" >"$out.err" 2>&1 & ;;
+	lxtrace-all-go123) "$lx" record --format=go1.23 -F 0 --stacks=none --syscalls=all \
+		-o "$out" --ready-fd 3 3>"$TMP/ready" >"$out.err" 2>&1 & ;;
 	lxtrace-compat) LXTRACE_MASK_FEATURES=$MASK_5_10 "$lx" record -F 0 --stacks=none -o "$out" \
 		--ready-fd 3 3>"$TMP/ready" >"$out.err" 2>&1 & ;;
 	perf) perf record -q -e sched:sched_switch -e sched:sched_wakeup \

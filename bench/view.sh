@@ -7,8 +7,10 @@
 # (bench/view_render.py). The same for a window of the recording cut out with `lxtrace cut`,
 # when the lxtrace being measured has that command.
 #
-# Usage: bench/view.sh [--seconds N] [--window SECONDS] [--trace FILE] [--no-browser] [--keep DIR]
+# Usage: bench/view.sh [--seconds N] [--window SECONDS] [--trace FILE] [--format FORMAT]
+#                      [--no-browser] [--keep DIR]
 #   --seconds N      length of the recording (default 30)
+#   --format FORMAT  record in go1.19 (default) or go1.23 (then Go 1.23's viewer only, no window)
 #   --window S       length of the cut window, taken from the middle (default 3; 0: none)
 #   --trace FILE     measure FILE instead of recording one
 #   --no-browser     viewers only
@@ -24,6 +26,7 @@ RENDER=$ROOT/bench/view_render.py
 SECONDS_REC=30
 WINDOW=3
 TRACE=
+FORMAT=go1.19
 BROWSER=1
 KEEP=
 
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
 	--seconds) SECONDS_REC=$2; shift ;;
 	--window) WINDOW=$2; shift ;;
 	--trace) TRACE=$2; shift ;;
+	--format) FORMAT=$2; shift ;;
 	--no-browser) BROWSER=0 ;;
 	--keep) KEEP=$2; shift ;;
 	-h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -88,7 +92,7 @@ secs() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.
 # lxtrace's defaults: the busy machine the goal is about.
 record() {
 	local out=$TMP/messaging.trace
-	"$LXTRACE" record -d "$SECONDS_REC" -o "$out" --ready-fd 3 3>"$TMP/ready" \
+	"$LXTRACE" record --format="$FORMAT" -d "$SECONDS_REC" -o "$out" --ready-fd 3 3>"$TMP/ready" \
 		2>"$TMP/record.log" &
 	PIDS+=($!)
 	local rec=$!
@@ -155,6 +159,12 @@ measure() {
 
 [ -n "$TRACE" ] || record
 FILES=("$TRACE")
+VIEWERS="1.19 1.23"
+# Go 1.19 cannot read the Go 1.22+ format, nor lxtrace cut (yet).
+if [ "$(head -c 13 "$TRACE")" != "go 1.19 trace" ]; then
+	VIEWERS=1.23
+	WINDOW=0
+fi
 if [ "$WINDOW" != 0 ] && window=$(cut_window "$TRACE"); then
 	FILES+=("$window")
 fi
@@ -162,7 +172,7 @@ fi
 echo "| file | size | viewer | ranges | viewer ready s | JSON served s | JSON MB | browser s | browser MiB |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for f in "${FILES[@]}"; do
-	for v in 1.19 1.23; do
+	for v in $VIEWERS; do
 		measure "$f" "$v"
 	done
 done

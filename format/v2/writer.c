@@ -682,6 +682,8 @@ int gt2_writer__thread_new(struct gt2_writer *w, uint64_t ts, uint64_t parent, u
 		return err;
 	if (!(t = add_thread(w, tid, GT2_G_RUNNABLE)))
 		return -errno;
+	/* Adding may have moved the table of threads. */
+	pt = find(w, parent);
 	return EV(w, pt, ts, GT2_EV_GO_CREATE, t->g, 0, sk);
 }
 

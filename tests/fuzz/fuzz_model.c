@@ -3,8 +3,9 @@
  * or a future record kind must not corrupt the trace) without a crash, a leak or an
  * out-of-bounds access, and the file it writes is one the reader takes whole.
  *
- * Input: byte 0 picks the CPUs (1..4), the syscalls mode, the heap counter and call stacks
- * (symbolized against the empty /proc, so every user frame is unknown); then records,
+ * Input: byte 0 picks the CPUs (1..4), the syscalls mode, the heap counter, call stacks
+ * (symbolized against the empty /proc, so every user frame is unknown) and with 0x40 the Go
+ * 1.22+ encoder (read back by format/v2/dump.h, which checks its bytes); then records,
  * each a little-endian u16 size and that many bytes (a record's time is raised to the last
  * one's, as the merge engine delivers them in order, so the model's repairs, not its time
  * check, meet the nonsense). */
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include "format/reader.h"
+#include "format/v2/dump.h"
+#include "format/v2/writer.h"
 #include "format/writer.h"
 #include "user/model/model.h"
 
@@ -61,14 +64,28 @@ static void read_back(int fd)
 	gt_reader__free(r);
 }
 
+/* The same for a Go 1.22+ file. */
+static void read_back_v2(int fd)
+{
+	char err[256];
+	FILE *null = fopen("/dev/null", "we");
+
+	if (!null || lseek(fd, GT2_HEADER_LEN, SEEK_SET) != GT2_HEADER_LEN ||
+	    gt2_dump__file(fd, null, err, sizeof(err)))
+		abort();
+	fclose(null);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const enum model_syscalls modes[] = { MODEL_SYSCALLS_BLOCKING, MODEL_SYSCALLS_ALL,
 						     MODEL_SYSCALLS_NONE };
 	uint8_t rec[4096] __attribute__((aligned(8)));
 	uint64_t ts = 1000000;
-	struct gt_writer *w;
+	struct gt_writer *w = NULL;
+	struct gt2_writer *w2 = NULL;
 	struct model *m;
+	bool v2;
 	uint32_t ncpus;
 	size_t off = 1;
 	int fd, err = 0;
@@ -76,12 +93,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	ncpus = 1 + (data[0] & 3);
+	v2 = data[0] & 0x40;
 	fd = memfd_create("fuzz-model", MFD_CLOEXEC);
 	if (fd < 0)
 		abort();
-	w = gt_writer__new(&(struct gt_writer_opts){ .sz = sizeof(struct gt_writer_opts), .fd = fd,
-						      .nprocs = ncpus + 1, .frequency = 1000000000 });
-	m = w ? model__new(&(struct model_opts){ .sz = sizeof(struct model_opts), .writer = w,
+	if (v2)
+		w2 = gt2_writer__new(&(struct gt2_writer_opts){ .sz = sizeof(struct gt2_writer_opts),
+								 .fd = fd, .nprocs = ncpus + 1,
+								 .frequency = 1000000000 });
+	else
+		w = gt_writer__new(&(struct gt_writer_opts){ .sz = sizeof(struct gt_writer_opts),
+							      .fd = fd, .nprocs = ncpus + 1,
+							      .frequency = 1000000000 });
+	m = w || w2 ? model__new(&(struct model_opts){ .sz = sizeof(struct model_opts), .writer = w,
+						 .writer2 = w2,
 						 .ncpus = ncpus, .syscalls = modes[(data[0] >> 2) % 3],
 						 .proc_root = proc_root(),
 						 .rss = data[0] & 0x10,
@@ -110,9 +135,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (err && err != -ENOMEM && err != -EFBIG)
 		abort();
 	if (!err && model__finish(m, ts + 1) == 0)
-		read_back(fd);
+		v2 ? read_back_v2(fd) : read_back(fd);
 	model__free(m);
 	gt_writer__free(w);
+	gt2_writer__free(w2);
 	close(fd);
 	return 0;
 }

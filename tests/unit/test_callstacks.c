@@ -18,6 +18,7 @@ static struct symfix fix;
 static char path[64];
 static int fd = -1;
 static struct gt_writer *w;
+static struct gt_tables tabs;
 static struct idents *ids;
 static struct callstacks *cs;
 static struct gt_trace *tr;
@@ -35,9 +36,11 @@ static void setup(void)
 	cr_assert_geq(fd, 0);
 	w = gt_writer__new(&(struct gt_writer_opts){ .sz = sizeof(struct gt_writer_opts), .fd = fd,
 						       .nprocs = 1, .frequency = 1000000000 });
-	ids = idents__new(w);
-	cr_assert(w && ids);
-	cs = callstacks__new(w, ids, NULL, 0);
+	cr_assert_not_null(w);
+	gt_tables__writer(&tabs, w);
+	ids = idents__new(&tabs);
+	cr_assert_not_null(ids);
+	cs = callstacks__new(&tabs, ids, NULL, 0);
 	cr_assert_not_null(cs);
 	symfix__start(&fix, "hot");
 	cr_assert_eq(idents__get(ids, (uint32_t)fix.pid, "hot", NULL, &ident), 0);

@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/v2/dump.h"
+#include "format/v2/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/lib/stream.h"
 #include "tests/unit/test_model_util.h"
@@ -84,9 +86,9 @@ static void proc_statm(const char *root, uint32_t pid, unsigned long long pages)
 }
 
 /* Replays s through a model writing to a temp file (*t), with call stacks on, as the stream
- * has them, and the syscall mode and heap counter given. */
-static void replay(struct mt *t, const struct stream *s, const char *proc,
-		   enum model_syscalls syscalls, bool rss)
+ * has them, and the syscall mode and heap counter given; in the Go 1.22+ format when v2. */
+static void replay_as(struct mt *t, const struct stream *s, const char *proc,
+		      enum model_syscalls syscalls, bool rss, bool v2)
 {
 	struct model_opts mo = {
 		.sz = sizeof(mo), .ncpus = s->ncpus, .syscalls = syscalls,
@@ -98,11 +100,19 @@ static void replay(struct mt *t, const struct stream *s, const char *proc,
 	strcpy(t->path, "/tmp/lxtrace-golden-XXXXXX");
 	t->fd = mkstemp(t->path);
 	cr_assert_geq(t->fd, 0);
-	t->w = gt_writer__new(&(struct gt_writer_opts){ .sz = sizeof(struct gt_writer_opts),
-							.fd = t->fd, .nprocs = s->ncpus + 1,
-							.frequency = 1000000000 });
-	cr_assert_not_null(t->w);
-	mo.writer = t->w;
+	if (v2) {
+		t->w2 = gt2_writer__new(&(struct gt2_writer_opts){
+			.sz = sizeof(struct gt2_writer_opts), .fd = t->fd, .nprocs = s->ncpus + 1,
+			.frequency = 1000000000 });
+		cr_assert_not_null(t->w2);
+		mo.writer2 = t->w2;
+	} else {
+		t->w = gt_writer__new(&(struct gt_writer_opts){ .sz = sizeof(struct gt_writer_opts),
+								.fd = t->fd, .nprocs = s->ncpus + 1,
+								.frequency = 1000000000 });
+		cr_assert_not_null(t->w);
+		mo.writer = t->w;
+	}
 	t->m = model__new(&mo);
 	cr_assert_not_null(t->m);
 	cr_assert_eq(model__start(t->m, s->start), 0);
@@ -117,7 +127,19 @@ static void replay(struct mt *t, const struct stream *s, const char *proc,
 		}
 		cr_assert_eq(err, 0, "entry %zu: %s", i, strerror(-err));
 	}
-	mt_finish(t, s->end);
+	if (!v2) {
+		mt_finish(t, s->end);
+		return;
+	}
+	err = model__finish(t->m, s->end);
+	cr_assert_eq(err, 0, "model__finish: %s", strerror(-err));
+	model__stats(t->m, &t->st);
+}
+
+static void replay(struct mt *t, const struct stream *s, const char *proc,
+		   enum model_syscalls syscalls, bool rss)
+{
+	replay_as(t, s, proc, syscalls, rss, false);
 }
 
 /* The file t wrote must equal the golden file name (or becomes it, when updating). */
@@ -676,12 +698,12 @@ static uint64_t *ksyms_of(const char *path, size_t *n)
 	return v;
 }
 
-Test(golden, generated_stream, .timeout = 120)
+/* The generated stream, damaged, in *damaged; its fake /proc in *proc_out. */
+static void generated(struct stream *damaged, char **proc_out)
 {
-	struct stream clean = { 0 }, damaged = { 0 };
+	struct stream clean = { 0 };
 	struct gen g = { .rng = 11, .ts = 2000000, .s = &clean };
 	char dst[4096], *proc = mt_proc_new();
-	struct mt t;
 
 	g.ksyms = ksyms_of(STREAMS "workloads.kallsyms", &g.nksyms);
 	snprintf(dst, sizeof(dst), "%s/kallsyms", proc);
@@ -702,10 +724,22 @@ Test(golden, generated_stream, .timeout = 120)
 	proc_statm(proc, G_BASE + 5, 300);
 	for (int i = 0; i < G_STEPS; i++)
 		g_step(&g);
-	g_damage(&g, &clean, &damaged);
-	damaged.start = 1000000;
-	damaged.end = g.ts + 1000;
+	*damaged = (struct stream){ 0 };
+	g_damage(&g, &clean, damaged);
+	damaged->start = 1000000;
+	damaged->end = g.ts + 1000;
+	stream__free(&clean);
+	free((void *)g.ksyms);
+	*proc_out = proc;
+}
 
+Test(golden, generated_stream, .timeout = 120)
+{
+	struct stream damaged;
+	char *proc;
+	struct mt t;
+
+	generated(&damaged, &proc);
 	replay(&t, &damaged, proc, MODEL_SYSCALLS_ALL, true);
 	cr_expect_gt(t.st.stack_lookups, 0);
 	cr_expect_gt(t.st.lost, 0);
@@ -715,8 +749,198 @@ Test(golden, generated_stream, .timeout = 120)
 	 * ignored, blocking syscalls show as plain blocks. */
 	replay(&t, &damaged, proc, MODEL_SYSCALLS_NONE, false);
 	compare_golden(&t, "generated-nosys.trace");
-	stream__free(&clean);
 	stream__free(&damaged);
-	free((void *)g.ksyms);
+	mt_proc_free(proc);
+}
+
+/* ---- both formats from the same streams ------------------------------------------------- */
+
+/* What Go 1.23's parser says of a thread (by tid: a goroutine id's low 32 bits) that both
+ * formats can say: the times it got a CPU, was woken, entered a syscall; its CPU samples, its
+ * user tasks, regions and logs. One sorted value per event: tid << 8 | kind. */
+enum said { SAID_RUN, SAID_WAKE, SAID_SYSCALL, SAID_SAMPLE, SAID_USER, SAID_LOG };
+
+struct said_list {
+	uint64_t *v;
+	size_t n, cap;
+	unsigned kinds;		/* 1 << enum said: those kept */
+};
+
+static void said_add(struct said_list *l, uint64_t g, enum said k)
+{
+	if (!(l->kinds & 1u << k))
+		return;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 4096;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		cr_assert_not_null(l->v);
+	}
+	l->v[l->n++] = (g & 0xffffffffull) << 8 | k;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Runs on the housekeeping P (hk) are the init phase's and repairs, written differently by
+ * each format, and lxtrace's own goroutine runs for different reasons in each: neither is a
+ * thread's. */
+static void said_of(const char *path, uint32_t hk, unsigned kinds, struct said_list *l)
+{
+	struct goparse_result r;
+	char *text = NULL, line[4096];
+	const char *at;
+
+	cr_assert_eq(goparse_123_text(path, 1, &r, &text), 0);
+	cr_assert(r.ok, "go 1.23 -d=1 %s: %s", path, r.error);
+	*l = (struct said_list){ .kinds = kinds };
+	for (at = text; *at;) {
+		const char *nl = strchr(at, '\n');
+		size_t n = nl ? (size_t)(nl - at) : strlen(at);
+		long long mm, p, g;
+		unsigned long long id;
+		char kind[64];
+		const char *tr, *res;
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, at);
+		at += n + (nl != NULL);
+		if (sscanf(line, "M=%lld P=%lld G=%lld %63s", &mm, &p, &g, kind) != 4)
+			continue;
+		if (!strcmp(kind, "StackSample")) {
+			said_add(l, (uint64_t)g, SAID_SAMPLE);
+		} else if (!strcmp(kind, "Log")) {
+			said_add(l, (uint64_t)g, SAID_LOG);
+		} else if (!strncmp(kind, "Task", 4) || !strncmp(kind, "Region", 6)) {
+			said_add(l, (uint64_t)g, SAID_USER);
+		} else if (!strcmp(kind, "StateTransition") &&
+			   (res = strstr(line, "Resource=Goroutine(")) &&
+			   sscanf(res, "Resource=Goroutine(%llu)", &id) == 1 && id != 0xffffffffull &&
+			   (tr = strrchr(line, ' '))) {
+			if (strstr(tr, "->Running") && p != hk)
+				said_add(l, id, SAID_RUN);
+			else if (!strcmp(tr, " Waiting->Runnable"))
+				said_add(l, id, SAID_WAKE);
+			else if (!strcmp(tr, " Running->Syscall"))
+				said_add(l, id, SAID_SYSCALL);
+		}
+	}
+	free(text);
+	qsort(l->v, l->n, sizeof(*l->v), cmp_u64);
+}
+
+/* Every kind; with --syscalls=all not the runs and syscalls: a syscall entry with no exit is
+ * an instant syscall in the 1.22+ format (a run back from it), and the block that follows it
+ * a second one, where 1.19's converter makes them one. */
+#define SAID_ALL 0x3fu
+#define SAID_NOT_SYSCALLS (SAID_ALL & ~(1u << SAID_RUN | 1u << SAID_SYSCALL))
+
+/* s replayed into both formats: the Go 1.22+ file passes 1.23's parser and says what the 1.19
+ * file says of the kinds given, event for event (as 1.23 reads each). */
+static void both_formats(const struct stream *s, const char *proc, enum model_syscalls mode,
+			 bool rss)
+{
+	unsigned kinds = mode == MODEL_SYSCALLS_ALL ? SAID_NOT_SYSCALLS : SAID_ALL;
+	struct said_list a, b;
+	struct mt t1, t2;
+	size_t i;
+
+	replay_as(&t1, s, proc, mode, rss, false);
+	replay_as(&t2, s, proc, mode, rss, true);
+	cr_assert_eq(t1.st.records, t2.st.records);
+	for (i = 0; i < MODEL_REPAIR_COUNT; i++)
+		cr_expect_eq(t1.st.repairs[i], t2.st.repairs[i], "repair %s", model__repair_name(i));
+	said_of(t1.path, s->ncpus, kinds, &a);
+	said_of(t2.path, s->ncpus, kinds, &b);
+	cr_expect_gt(a.n, 0);
+	for (i = 0; i < a.n && i < b.n && a.v[i] == b.v[i]; i++)
+		;
+	cr_expect(i == a.n && i == b.n,
+		  "1.19 file: %zu events, 1.22+ file: %zu; first difference: thread %llu kind %d "
+		  "(1.19) / thread %llu kind %d (1.22+)", a.n, b.n,
+		  i < a.n ? (unsigned long long)(a.v[i] >> 8) : 0ull, i < a.n ? (int)(a.v[i] & 0xff) : -1,
+		  i < b.n ? (unsigned long long)(b.v[i] >> 8) : 0ull, i < b.n ? (int)(b.v[i] & 0xff) : -1);
+	free(a.v);
+	free(b.v);
+	mt_close(&t1, false);
+	mt_close(&t2, false);
+}
+
+Test(golden_v2, recorded_workloads, .timeout = 240)
+{
+	struct stream s;
+	char *proc = fixture_proc("workloads");
+	int err = stream__load(&s, STREAMS "workloads.stream");
+
+	cr_assert_eq(err, 0, "workloads.stream: %s", strerror(-err));
+	both_formats(&s, proc, MODEL_SYSCALLS_BLOCKING, true);
+	both_formats(&s, proc, MODEL_SYSCALLS_NONE, false);
+	both_formats(&s, proc, MODEL_SYSCALLS_ALL, true);
+	stream__free(&s);
+	mt_proc_free(proc);
+}
+
+Test(golden_v2, generated_stream, .timeout = 240)
+{
+	struct stream damaged;
+	char *proc;
+
+	generated(&damaged, &proc);
+	both_formats(&damaged, proc, MODEL_SYSCALLS_BLOCKING, true);
+	both_formats(&damaged, proc, MODEL_SYSCALLS_NONE, false);
+	both_formats(&damaged, proc, MODEL_SYSCALLS_ALL, true);
+	stream__free(&damaged);
+	mt_proc_free(proc);
+}
+
+/* lxtrace dump's split of a Go 1.22+ file (format/v2/dump.h) has as many batches and events
+ * as Go 1.23's -d=2; the file cut inside a batch is refused with its offset. */
+Test(golden_v2, dump_splits_what_go_splits, .timeout = 240)
+{
+	struct goparse_result r;
+	struct stream s;
+	char *proc, *text = NULL, *out = NULL, err[256];
+	size_t go_events = 0, go_batches = 0, events = 0, batches = 0, outlen = 0;
+	struct mt t;
+	FILE *f;
+	off_t size;
+	int fd;
+
+	generated(&s, &proc);
+	replay_as(&t, &s, proc, MODEL_SYSCALLS_ALL, true, true);
+	cr_assert_eq(goparse_123_text(t.path, 2, &r, &text), 0);
+	cr_assert(r.ok, "go 1.23 -d=2: %s", r.error);
+	for (const char *p = text; (p = strstr(p, " dt=")); p++)
+		go_events++;
+	for (const char *p = text; (p = strstr(p, "EventBatch ")); p++)
+		go_batches++;
+	fd = open(t.path, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(lseek(fd, GT2_HEADER_LEN, SEEK_SET), GT2_HEADER_LEN);
+	f = open_memstream(&out, &outlen);
+	cr_assert_eq(gt2_dump__file(fd, f, err, sizeof(err)), 0, "%s", err);
+	fclose(f);
+	for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		events += *p >= '0' && *p <= '9';
+		batches += !strncmp(p, "Batch ", 6);
+	}
+	cr_expect_eq(events, go_events);
+	cr_expect_eq(batches, go_batches);
+	cr_expect_gt(events, 1000);
+	/* Cut in the middle: the last batch is short. */
+	size = lseek(fd, 0, SEEK_END);
+	cr_assert_eq(ftruncate(t.fd, size / 2), 0);
+	cr_assert_eq(lseek(fd, GT2_HEADER_LEN, SEEK_SET), GT2_HEADER_LEN);
+	f = fopen("/dev/null", "we");
+	cr_assert_eq(gt2_dump__file(fd, f, err, sizeof(err)), 1);
+	cr_expect(strstr(err, "offset ") && strstr(err, "cut short"), "%s", err);
+	fclose(f);
+	close(fd);
+	free(out);
+	free(text);
+	mt_close(&t, false);
+	stream__free(&s);
 	mt_proc_free(proc);
 }

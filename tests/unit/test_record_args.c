@@ -68,6 +68,8 @@ Test(record_args, defaults_and_targets)
 	const char *d[] = { "record", NULL };
 	const char *p[] = { "record", "-p", "1,2", "--pid", "3", NULL };
 	const char *c[] = { "record", "--as-root", "--", "sleep", "1", NULL };
+	const char *f[] = { "record", "--format=go1.23", NULL };
+	const char *f19[] = { "record", "--format", "go1.19", NULL };
 	struct record_args a;
 
 	cr_assert_eq(parse(&a, d), 0);
@@ -76,6 +78,13 @@ Test(record_args, defaults_and_targets)
 	cr_expect_eq(a.sample_hz, 99);
 	cr_expect_eq(a.stacks, STACKS_USER);
 	cr_expect_eq(a.syscalls, MODEL_SYSCALLS_BLOCKING);
+	cr_expect_eq(a.format, FORMAT_GO119);
+	record_args__free(&a);
+	cr_assert_eq(parse(&a, f), 0);
+	cr_expect_eq(a.format, FORMAT_GO123);
+	record_args__free(&a);
+	cr_assert_eq(parse(&a, f19), 0);
+	cr_expect_eq(a.format, FORMAT_GO119);
 	record_args__free(&a);
 	cr_assert_eq(parse(&a, p), 0);
 	cr_expect_eq(a.npid_lists, 2);
@@ -95,6 +104,8 @@ Test(record_args, refused, .init = cr_redirect_stderr)
 		{ "record", "-F", "-1", NULL },
 		{ "record", "--no-such", NULL },
 		{ "record", "--as-root", NULL },	/* without a command */
+		{ "record", "--format=go1.22", NULL },
+		{ "record", "--format=go1.23", "--flight-recorder", NULL },	/* not yet */
 	};
 	struct record_args a;
 
@@ -142,7 +153,7 @@ Test(record_args, ready_fd_is_an_open_writable_descriptor, .init = cr_redirect_s
 Test(record_args, help_lists_every_option, .init = cr_redirect_stdout)
 {
 	static const char *const names[] = { "--pid", "--cgroup", "-- COMMAND", "--as-root",
-		"--output", "--duration", "--buffer-size", "--syscalls", "--usdt", "--freq",
+		"--output", "--format", "--duration", "--buffer-size", "--syscalls", "--usdt", "--freq",
 		"--sample-idle", "--stacks", "--ready-fd", "--verbose", "--help" };
 	const char *h[] = { "record", "--help", NULL };
 	struct record_args a;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "format/dump.h"
 #include "format/reader.h"
 #include "format/state.h"
+#include "format/v2/dump.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
 
@@ -25,6 +27,11 @@ static void usage(FILE *f)
 		   "is checked whole before anything is printed. A malformed file, or one Go's\n"
 		   "parsers refuse (goroutine states, their order across Ps), is refused at its\n"
 		   "first bad record, with the byte offset (exit status 1). FILE - reads stdin.\n\n"
+		   "A file in the Go 1.22+ format (lxtrace record --format=go1.23; not from stdin)\n"
+		   "is printed batch by batch as Go 1.23's `go tool trace -d=2` splits it: each\n"
+		   "batch's header, then its events with their raw arguments (TIME in ticks, ns for\n"
+		   "lxtrace's files), its strings, stacks and samples; the bytes are checked, the\n"
+		   "goroutine states are not (Go 1.23's -d=1 does that).\n\n"
 		   "  -h, --help  show this help\n");
 }
 
@@ -103,6 +110,18 @@ static int print(int fd, uint64_t t0, char *err, size_t errlen)
 	return ret ? 1 : 0;
 }
 
+/* Whether fd, a file that can be read twice, holds the Go 1.22+ format: then it is left after
+ * the header. */
+static bool is_v2(int fd)
+{
+	char hdr[GT2_HEADER_LEN];
+
+	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
+	    !gt2_dump__is_header(hdr, sizeof(hdr)))
+		return false;
+	return lseek(fd, GT2_HEADER_LEN, SEEK_SET) == GT2_HEADER_LEN;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -113,6 +132,7 @@ int cmd_dump(int argc, char **argv)
 	uint64_t t0 = UINT64_MAX;
 	char err[256];
 	int c, fd, ret;
+	bool v2;
 
 	opterr = 0;
 	optind = 1;
@@ -136,7 +156,12 @@ int cmd_dump(int argc, char **argv)
 	/* Check, when the file can be read twice; else the stream is checked as it prints. */
 	ret = 0;
 	err[0] = '\0';
-	if (lseek(fd, 0, SEEK_SET) == 0) {
+	v2 = is_v2(fd);
+	if (v2) {
+		ret = gt2_dump__file(fd, stdout, err, sizeof(err));
+		if (!ret && fflush(stdout))
+			ret = -1;
+	} else if (lseek(fd, 0, SEEK_SET) == 0) {
 		ret = scan(fd, &t0, err, sizeof(err));
 		if (!ret && lseek(fd, 0, SEEK_SET)) {
 			snprintf(err, sizeof(err), "rewinding: %s", strerror(errno));
@@ -144,7 +169,7 @@ int cmd_dump(int argc, char **argv)
 		}
 	}
 	/* Print. */
-	if (!ret)
+	if (!ret && !v2)
 		ret = print(fd, t0, err, sizeof(err));
 	if (fd != STDIN_FILENO)
 		close(fd);

@@ -26,6 +26,7 @@
 #include <bpf/libbpf.h>
 
 #include "format/close.h"
+#include "format/v2/writer.h"
 #include "format/writer.h"
 #include "lib/clock.h"
 #include "lib/file_worker.h"
@@ -315,15 +316,35 @@ static void close_after_write_error(const char *path, int err, struct gt_writer 
 
 struct output {
 	const char *path;
-	struct gt_writer *writer;
+	struct gt_writer *writer;	/* NULL for the Go 1.22+ format */
 	int fd;
 	uint32_t nprocs;
+	struct gt2_writer *writer2;	/* the Go 1.22+ format's, or NULL */
 };
+
+/* The Go 1.22+ writer cut the file back to its last whole generation, if any. */
+static void report_v2_write_error(const struct output *o, int err)
+{
+	struct gt2_writer_stats st;
+
+	gt2_writer__stats(o->writer2, &st);
+	if (st.generations)
+		fprintf(stderr, PREFIX "%s: %s; the trace ends on its last whole generation (%llu "
+			"of about a second each), which Go 1.23's viewer opens; %llu events not "
+			"written\n", o->path, strerror(-err), (unsigned long long)st.generations,
+			(unsigned long long)st.lost);
+	else
+		fprintf(stderr, PREFIX "%s: %s before its first generation was written: the "
+			"file holds no trace (%llu events not written)\n", o->path, strerror(-err),
+			(unsigned long long)st.lost);
+}
 
 static void report_model_error(const struct output *o, const char *step, int err)
 {
 	if (is_write_error(err) && o->writer)
 		close_after_write_error(o->path, err, o->writer, o->fd, o->nprocs);
+	else if (is_write_error(err) && o->writer2)
+		report_v2_write_error(o, err);
 	else if (is_write_error(err))
 		fprintf(stderr, PREFIX "%s: %s\n", o->path, strerror(-err));
 	else
@@ -565,7 +586,8 @@ struct recording {
 	struct usdt_files *usdt;
 	struct output_file *file, *held;
 	struct capture *cap;
-	struct gt_writer *writer;
+	struct gt_writer *writer;	/* --format=go1.19 */
+	struct gt2_writer *writer2;	/* --format=go1.23 */
 	struct model *model;
 	struct record_flight *flight;
 	struct sink sink;
@@ -675,8 +697,13 @@ static int open_trace(struct recording *r)
 		record_flight__writer_opts(r->flight, &wo);
 		wo.reserve = 0;
 	}
-	r->writer = gt_writer__new(&wo);
-	if (!r->writer) {
+	if (a->format == FORMAT_GO123)
+		r->writer2 = gt2_writer__new(&(struct gt2_writer_opts){
+			.sz = sizeof(struct gt2_writer_opts), .fd = wo.fd, .nprocs = wo.nprocs,
+			.frequency = wo.frequency });
+	else
+		r->writer = gt_writer__new(&wo);
+	if (!r->writer && !r->writer2) {
 		err = -errno;
 		fprintf(stderr, PREFIX "%s: starting the trace: %s\n", a->output, strerror(-err));
 		return err;
@@ -686,6 +713,7 @@ static int open_trace(struct recording *r)
 	mo = (struct model_opts){
 		.sz = sizeof(struct model_opts),
 		.writer = r->writer,
+		.writer2 = r->writer2,
 		.ncpus = ncpus,
 		.syscalls = a->syscalls,
 		.proc_root = "/proc",
@@ -699,7 +727,7 @@ static int open_trace(struct recording *r)
 		record_flight__model_opts(r->flight, &mo);
 	r->model = model__new(&mo);
 	r->out = (struct output){ a->output, r->writer, r->file ? output_file__fd(r->file) : -1,
-				  ncpus + 1 };
+				  ncpus + 1, r->writer2 };
 	if (!r->model) {
 		err = -errno;
 		report_model_error(&r->out, "creating the model", err);
@@ -807,7 +835,9 @@ static int run_recording(struct recording *r)
 		now = now_ns();
 		if (!r->flight && now - flushed >= FLUSH_PERIOD_NS) {
 			flushed = now;
-			if ((r->sink.err = gt_writer__flush(r->writer)) != 0)
+			r->sink.err = r->writer ? gt_writer__flush(r->writer) :
+						  gt2_writer__flush(r->writer2);
+			if (r->sink.err)
 				break;
 			check_vanished(a, r->file, &file_gone, &cgroup_gone);
 		}
@@ -869,6 +899,7 @@ static int end_recording(struct recording *r)
 			.secs = (r->end - r->start) / 1e9,
 			.model = r->model,
 			.writer = r->writer,
+			.writer2 = r->writer2,
 			.cap = r->cap,
 			.cfi = r->sink.cfi,
 			.uses = feature_uses(&r->args),
@@ -919,6 +950,7 @@ static int recording__close(struct recording *r)
 	model__free(r->model);
 	cfi_loader__free(r->sink.cfi);
 	gt_writer__free(r->writer);
+	gt2_writer__free(r->writer2);
 	record_flight__free(r->flight);
 	capture__free(r->cap);
 	output_file__close(r->held);

@@ -28,7 +28,7 @@
 #define STR_(x) #x
 
 /* Keys of the options that have no short form. */
-enum { OPT_SAMPLE_IDLE = 256, OPT_STACKS, OPT_AS_ROOT, OPT_FLIGHT, OPT_FLIGHT_SIZE, OPT_TRIGGER,
+enum { OPT_SAMPLE_IDLE = 256, OPT_FORMAT, OPT_STACKS, OPT_AS_ROOT, OPT_FLIGHT, OPT_FLIGHT_SIZE, OPT_TRIGGER,
        OPT_AFTER, OPT_MAX_FILES, OPT_MIN_GAP, OPT_CHECK, OPT_READY_FD };
 
 /* The options of `lxtrace record`, the one list: the parser's getopt tables and --help are
@@ -66,6 +66,13 @@ static const struct record_opt options[] = {
 	  "under sudo it is given to the invoking user. FILE is made\n"
 	  "anew, never through a symbolic link, never in place of\n"
 	  "another user's file or of one a recording is writing" },
+	{ "format", OPT_FORMAT, "FORMAT",
+	  "go1.19 (default): Go 1.19's format, which every Go's viewer\n"
+	  "opens (Go 1.22 and later convert it: a thread row per CPU);\n"
+	  "go1.23: the format of Go 1.22 and later, with a thread row\n"
+	  "per Linux thread, why each thread blocked, and a syscall it\n"
+	  "blocked in until it returned; Go 1.19's viewer cannot open\n"
+	  "it. Not with --flight-recorder" },
 	{ "duration", 'd', "SECONDS",
 	  "stop after SECONDS (default: run until interrupted); a\n"
 	  "COMMAND keeps running and lxtrace waits for it" },
@@ -305,6 +312,20 @@ static int parse_ready_fd(const char *s, int *fd)
 	return 0;
 }
 
+/* The index of arg in names (NULL-terminated), the values of option --opt; -1 after a usage
+ * error naming them. */
+static int pick(const char *opt, const char *arg, const char *const *names)
+{
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(arg, names[i]))
+			return i;
+	fprintf(stderr, PREFIX "--%s: '%s' is not one of", opt, arg);
+	for (int i = 0; names[i]; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", names[i]);
+	fputc('\n', stderr);
+	return -1;
+}
+
 /* 0: run; 1: help shown, exit 0; 2: bad usage, reported. */
 int record_args__parse(int argc, char **argv, struct record_args *a)
 {
@@ -402,18 +423,21 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 		case OPT_SAMPLE_IDLE:
 			a->sample_idle = true;
 			break;
-		case OPT_STACKS: {
-			static const char *const names[] = { "none", "user", "kernel", "both" };
-			size_t i;
+		case OPT_FORMAT: {
+			static const char *const names[] = { "go1.19", "go1.23", NULL };
+			int i = pick("format", optarg, names);
 
-			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-				if (!strcmp(optarg, names[i]))
-					break;
-			if (i == sizeof(names) / sizeof(names[0])) {
-				fprintf(stderr, PREFIX "--stacks: '%s' is not one of none, user, kernel, both\n",
-					optarg);
+			if (i < 0)
 				return 2;
-			}
+			a->format = (enum record_format)i;
+			break;
+		}
+		case OPT_STACKS: {
+			static const char *const names[] = { "none", "user", "kernel", "both", NULL };
+			int i = pick("stacks", optarg, names);
+
+			if (i < 0)
+				return 2;
 			a->stacks = (enum stacks_mode)i;
 			break;
 		}
@@ -507,6 +531,11 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 	kinds = (a->npid_lists > 0) + (a->cgroup != NULL) + (a->command != NULL);
 	if (kinds > 1) {
 		fprintf(stderr, PREFIX "-p, --cgroup and a command exclude each other "
+			"(see lxtrace record --help)\n");
+		return 2;
+	}
+	if (a->format == FORMAT_GO123 && a->flight) {
+		fprintf(stderr, PREFIX "--format=go1.23: the flight recorder writes go1.19 only "
 			"(see lxtrace record --help)\n");
 		return 2;
 	}

@@ -175,7 +175,16 @@ void record_summary__print(const struct record_summary *s)
 	struct capture_stats cs;
 
 	model__stats(m, &ms);
-	gt_writer__stats(s->writer, &ws);
+	if (s->writer) {
+		gt_writer__stats(s->writer, &ws);
+	} else {
+		struct gt2_writer_stats w2;
+
+		gt2_writer__stats(s->writer2, &w2);
+		ws = (struct gt_writer_stats){ .events = w2.events, .batches = w2.batches,
+					       .bytes = w2.bytes, .strings = w2.strings,
+					       .stacks = w2.stacks };
+	}
 	capture__stats(cap, &cs);
 	fprintf(stderr, PREFIX "%s: %.1f s, %llu records (%.0f/s) of %llu threads",
 		path ? path : "flight recorder", secs, (unsigned long long)ms.records,
@@ -197,7 +206,9 @@ void record_summary__print(const struct record_summary *s)
 	if (path) {
 		fputs("  open it:       go tool trace ", stderr);
 		print_shell_word(path);
-		fputs("   (on a server: README.md, \"Viewing on a server\")\n", stderr);
+		fputs(s->writer ? "   (on a server: README.md, \"Viewing on a server\")\n" :
+				  "   (Go 1.22 or later; on a server: README.md, \"Viewing on a "
+				  "server\")\n", stderr);
 	}
 	if (s->verbose)
 		print_details(&ms, &ws, &cs, cap, s->cfi);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "format/v2/writer.h"
 #include "format/writer.h"
 #include "user/capture/capture.h"
 #include "user/model/model.h"
@@ -17,7 +18,8 @@ struct record_summary {
 					 * named in its own lines */
 	double secs;			/* the trace's length */
 	const struct model *model;
-	const struct gt_writer *writer;
+	const struct gt_writer *writer;	/* the one of the two that wrote the trace */
+	const struct gt2_writer *writer2;
 	const struct capture *cap;
 	struct cfi_loader *cfi;		/* NULL without user stacks */
 	unsigned uses;			/* what the recording used of the kernel (enum feature_use) */

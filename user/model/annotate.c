@@ -18,15 +18,6 @@
 /* In place of a string the probe could not read from the program (a bad pointer). */
 #define UNREADABLE "(unreadable)"
 
-/* For the user events, which carry three arguments and a stack. */
-static int emit4(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2,
-		 uint64_t a3)
-{
-	const uint64_t args[4] = { a0, a1, a2, a3 };
-
-	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
-}
-
 /* A name or category from a record as a string id: marked when cut, named when unreadable or
  * empty (the trace has no empty strings). *key gets the hash of the string's content. */
 static uint64_t user_string(struct model *m, uint32_t p, const char *s, bool cut, bool fault,
@@ -45,7 +36,7 @@ static uint64_t user_string(struct model *m, uint32_t p, const char *s, bool cut
 		memcpy(buf + len, cut ? CUT_MARK : "", cut ? sizeof(CUT_MARK) : 1);
 	}
 	*key = hash_bytes(HASH_BYTES_INIT, str, strlen(str));
-	return gt_writer__string(m->w, p, str);
+	return gt_tables__string(&m->tables, p, str);
 }
 
 /* A log or trigger record's message, NUL-terminated in buf, marked when cut; its length. A
@@ -71,11 +62,11 @@ static size_t record_message(const struct lx_user_log *l, char buf[LX_MSG_LEN + 
 /* Ends g's innermost region with name in task, first ending the regions still open inside it
  * (counted): both parsers reject a region end that is not the innermost open one. An end that
  * matches no open region is written only when none is open (its begin predates the trace). */
-static int region_end(struct model *m, uint32_t c, uint64_t g, uint64_t task, uint64_t name,
-		      uint64_t key, uint64_t stk)
+static int region_end(struct model *m, uint32_t c, struct thread *th, uint64_t task,
+		      uint64_t name, uint64_t key, uint64_t stk)
 {
 	uint64_t open, t, n;
-	long inner = annotations__region_find(m->ann, g, task, key, &open);
+	long inner = annotations__region_find(m->ann, th->goid, task, key, &open);
 	int err = 0;
 
 	if (inner < 0) {
@@ -83,13 +74,13 @@ static int region_end(struct model *m, uint32_t c, uint64_t g, uint64_t task, ui
 			model_repair(m, MODEL_REPAIR_REGION_NESTING);
 			return 0;
 		}
-		return emit4(m, c, GT_EV_USER_REGION, task, 1, name, stk);
+		return m->out->user(m, c, th, GT_EV_USER_REGION, task, 1, name, stk);
 	}
 	for (long i = 0; i <= inner && !err; i++) {
-		annotations__region_pop(m->ann, g, &t, &n);
+		annotations__region_pop(m->ann, th->goid, &t, &n);
 		if (i < inner)
 			model_repair(m, MODEL_REPAIR_REGION_NESTING);
-		err = emit4(m, c, GT_EV_USER_REGION, t, 1, n, stk);
+		err = m->out->user(m, c, th, GT_EV_USER_REGION, t, 1, n, stk);
 	}
 	return err;
 }
@@ -141,19 +132,19 @@ int model_on_user(struct model *m, const struct lx_rec *r)
 		parent = annotations__task(m->ann, u->pid, u->parent, false);
 		if (!parent && errno == ENOMEM)
 			return -ENOMEM;
-		return emit4(m, c, GT_EV_USER_TASK_CREATE, task, parent, name, stk);
+		return m->out->user(m, c, t, GT_EV_USER_TASK_CREATE, task, parent, name, stk);
 	case LX_REC_TASK_END:
-		return model_emit(m, c, GT_EV_USER_TASK_END, task, stk, 0);
+		return m->out->user(m, c, t, GT_EV_USER_TASK_END, task, 0, 0, stk);
 	case LX_REC_REGION_BEGIN:
 		err = annotations__region_push(m->ann, t->goid, task, name, key);
-		return err ? err : emit4(m, c, GT_EV_USER_REGION, task, 0, name, stk);
+		return err ? err : m->out->user(m, c, t, GT_EV_USER_REGION, task, 0, name, stk);
 	case LX_REC_REGION_END:
-		return region_end(m, c, t->goid, task, name, key, stk);
+		return region_end(m, c, t, task, name, key, stk);
 	default: {
 		char msg[LX_MSG_LEN + sizeof(CUT_MARK)];
 		size_t len = record_message((const struct lx_user_log *)u, msg);
 
-		return gt_writer__user_log(m->w, c, m->now, task, name, stk, msg, len);
+		return m->out->log(m, c, t, task, name, stk, msg, len);
 	}
 	}
 }

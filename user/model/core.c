@@ -41,13 +41,6 @@ void model_advance(struct model *m, uint64_t ts)
 
 /* ---- writing events ---------------------------------------------------------------------- */
 
-int model_emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2)
-{
-	const uint64_t args[3] = { a0, a1, a2 };
-
-	return gt_writer__event(m->w, p, m->now, t, args, gt_nvalues(t));
-}
-
 /* The stack naming t in syscall nr (-1: none), its identity frames alone or under the syscall's,
  * for an event on P p. A thread mostly repeats its last stack (a syscall loop, a read that
  * blocks after its GoSysCall), so that one is kept on the thread: a syscall storm then costs
@@ -55,7 +48,7 @@ int model_emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_
 static int ident_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk)
 {
 	if (t->last_stk && t->last_stk_ident == t->ident && t->last_stk_nr == nr &&
-	    gt_writer__current(m->w, true, t->last_stk)) {
+	    gt_tables__current(&m->tables, true, t->last_stk)) {
 		*stk = t->last_stk;
 		return 0;
 	}
@@ -94,14 +87,8 @@ int model_waker_stack(struct model *m, uint32_t p, struct thread *cur, uint64_t 
 	return model_thread_stack(m, p, cur, -1, stk);
 }
 
-int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t creator_stk)
+void model_born(struct model *m, struct thread *t)
 {
-	uint64_t new_stk;
-
-	/* The program frame alone: the viewers group goroutines by it (idents.h). */
-	new_stk = idents__create_stack(m->idents, p, t->ident);
-	if (!new_stk)
-		return -errno;
 	t->goid = t->tid | (uint64_t)t->gen << 32;
 	t->seq = 1;
 	t->state = THREAD_RUNNABLE;
@@ -110,7 +97,18 @@ int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t crea
 	t->ready_ts = m->now;
 	t->off_ts = 0;
 	t->off_nr = -1;
-	return model_emit(m, p, GT_EV_GO_CREATE, t->goid, new_stk, creator_stk);
+	t->insys = 0;
+}
+
+int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t creator_stk)
+{
+	/* The program frame alone: the viewers group goroutines by it (idents.h). */
+	uint64_t new_stk = idents__create_stack(m->idents, p, t->ident);
+
+	if (!new_stk)
+		return -errno;
+	model_born(m, t);
+	return m->out->create(m, p, t, new_stk, creator_stk);
 }
 
 /* The flight recorder's triggers as t starts on P p: how long it waited runnable, how long it
@@ -152,13 +150,9 @@ static int watch(struct model *m, uint32_t p, struct thread *t)
 	return 0;
 }
 
-int model_go_start(struct model *m, uint32_t p, struct thread *t)
+/* t, whose GoStart was written, runs on P p. */
+static void on_cpu(struct model *m, uint32_t p, struct thread *t)
 {
-	/* A first run on a CPU the model did not know (found runnable, or met unannounced) has
-	 * no known times; repairs on the housekeeping P are no runs. */
-	bool timed = m->ntriggers && !t->unplaced && p != m->hk;
-	int err = model_emit(m, p, GT_EV_GO_START, t->goid, t->seq, 0);
-
 	t->seq++;
 	t->state = THREAD_RUNNING;
 	t->scanned = 0;
@@ -166,10 +160,26 @@ int model_go_start(struct model *m, uint32_t p, struct thread *t)
 	t->unplaced = 0;
 	t->sysenter = -1;
 	m->cur[p] = t;
-	return err || !timed ? err : watch(m, p, t);
 }
 
-int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, enum thread_state state)
+/* A first run on a CPU the model did not know (found runnable, or met unannounced) has no
+ * known times; repairs on the housekeeping P are no runs. */
+static bool timed(const struct model *m, uint32_t p, const struct thread *t)
+{
+	return m->ntriggers && !t->unplaced && p != m->hk;
+}
+
+int model_go_start(struct model *m, uint32_t p, struct thread *t)
+{
+	bool watched = timed(m, p, t);
+	int err = m->out->run(m, p, t);
+
+	on_cpu(m, p, t);
+	return err || !watched ? err : watch(m, p, t);
+}
+
+/* The G running on p leaves it by ev into state: the model's side of model_go_stop. */
+static struct thread *off_cpu(struct model *m, uint32_t p, enum gt_type ev, enum thread_state state)
 {
 	struct thread *t = m->cur[p];
 
@@ -191,7 +201,39 @@ int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, en
 		model_reap(m, t);
 	else if (state == THREAD_EXITED)
 		model_exited(m, t);
-	return model_emit(m, p, ev, stk, 0, 0);
+	return t;
+}
+
+int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, int nr,
+		  enum thread_state state)
+{
+	struct thread *t = off_cpu(m, p, ev, state);
+
+	return m->out->stop(m, p, t, ev, stk, nr);
+}
+
+int model_sys_block(struct model *m, uint32_t p, uint64_t stk, bool begun)
+{
+	struct thread *t = off_cpu(m, p, GT_EV_GO_SYSBLOCK, THREAD_SYSBLOCKED);
+
+	return m->out->sysblock(m, p, t, stk, begun);
+}
+
+int model_go_exec(struct model *m, uint32_t c, struct thread *old, struct thread *t, uint64_t stk)
+{
+	uint64_t new_stk = idents__create_stack(m->idents, c, t->ident);
+	bool watched;
+	int err;
+
+	if (!new_stk)
+		return -errno;
+	model_born(m, t);
+	/* GoEnd is old's, which still runs on c; when old is t, t stays the runnable new G. */
+	off_cpu(m, c, GT_EV_GO_END, old == t ? THREAD_RUNNABLE : THREAD_REAPED);
+	watched = timed(m, c, t);
+	err = m->out->exec(m, c, old, t, new_stk, stk);
+	on_cpu(m, c, t);
+	return err || !watched ? err : watch(m, c, t);
 }
 
 int model_preempt(struct model *m, uint32_t p)
@@ -202,7 +244,7 @@ int model_preempt(struct model *m, uint32_t p)
 	err = model_thread_stack(m, p, m->cur[p], -1, &stk);
 	if (err)
 		return err;
-	return model_go_stop(m, p, GT_EV_GO_PREEMPT, stk, THREAD_RUNNABLE);
+	return model_go_stop(m, p, GT_EV_GO_PREEMPT, stk, -1, THREAD_RUNNABLE);
 }
 
 int model_stop_unseen(struct model *m, uint32_t p)
@@ -211,17 +253,13 @@ int model_stop_unseen(struct model *m, uint32_t p)
 	int err;
 
 	err = model_special_stack(m, p, IDENT_SPECIAL_REPAIR, &stk);
-	return err ? err : model_go_stop(m, p, GT_EV_GO_BLOCK, stk, THREAD_WAITING);
+	return err ? err : model_go_stop(m, p, GT_EV_GO_BLOCK, stk, MODEL_NR_UNSEEN, THREAD_WAITING);
 }
 
 int model_go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 {
-	int err;
+	int err = m->out->ready(m, p, t, stk);
 
-	if (t->state == THREAD_SYSBLOCKED)
-		err = model_emit(m, p, GT_EV_GO_SYSEXIT, t->goid, t->seq, 0);
-	else
-		err = model_emit(m, p, GT_EV_GO_UNBLOCK, t->goid, t->seq, stk);
 	t->seq++;
 	t->state = THREAD_RUNNABLE;
 	t->scanned = 0;
@@ -297,22 +335,12 @@ int model_end_elsewhere(struct model *m, struct thread *t)
 		err = ready_by_repair(m, t);
 	if (!err)
 		err = model_go_start(m, m->hk, t);
-	return err ? err : model_go_stop(m, m->hk, GT_EV_GO_END, 0, THREAD_EXITED);
+	return err ? err : model_go_stop(m, m->hk, GT_EV_GO_END, 0, -1, THREAD_EXITED);
 }
 
 int model_log(struct model *m, uint64_t key, const char *msg)
 {
-	uint64_t stk;
-	int err;
-
-	err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk);
-	if (!err)
-		err = model_emit(m, m->hk, GT_EV_GO_UNBLOCK, LXTRACE_GOID, m->lx_seq++, stk);
-	if (!err)
-		err = model_emit(m, m->hk, GT_EV_GO_START, LXTRACE_GOID, m->lx_seq++, 0);
-	if (!err)
-		err = gt_writer__user_log(m->w, m->hk, m->now, 0, key, stk, msg, strlen(msg));
-	return err ? err : model_emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
+	return m->out->lx_log(m, key, msg);
 }
 
 int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, size_t len,
@@ -323,8 +351,8 @@ int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, s
 
 	/* Interned at the first firing: a recording without any has the same bytes as before.
 	 * Again when not current in the writer (format/dedup.h). */
-	if (!m->key_trigger || !gt_writer__current(m->w, false, m->key_trigger)) {
-		m->key_trigger = gt_writer__string(m->w, t ? p : m->hk, "lxtrace.trigger");
+	if (!m->key_trigger || !gt_tables__current(&m->tables, false, m->key_trigger)) {
+		m->key_trigger = gt_tables__string(&m->tables, t ? p : m->hk, "lxtrace.trigger");
 		if (!m->key_trigger)
 			return -errno;
 	}
@@ -333,19 +361,12 @@ int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, s
 	} else {
 		err = model_thread_stack(m, p, t, -1, &stk);
 		if (!err)
-			err = gt_writer__user_log(m->w, p, m->now, 0, m->key_trigger, stk, msg, len);
+			err = m->out->log(m, p, t, 0, m->key_trigger, stk, msg, len);
 	}
 	f->ts = m->now;
 	if (!err && m->on_trigger)
 		m->on_trigger(m->trigger_ctx, f);
 	return err;
-}
-
-int model_hand_off(struct model *m, uint32_t p)
-{
-	int err = model_emit(m, p, GT_EV_PROC_STOP, 0, 0, 0);
-
-	return err ? err : model_emit(m, p, GT_EV_PROC_START, p, 0, 0);
 }
 
 /* ---- the heap counter ---------------------------------------------------------------------- */

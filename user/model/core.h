@@ -13,9 +13,11 @@
 #include <stdint.h>
 
 #include "bpf/lxtrace.h"
+#include "format/tables.h"
 #include "format/writer.h"
 #include "user/flight/trigger.h"
 #include "user/model/model.h"
+#include "user/model/out.h"
 #include "user/model/threads.h"
 #include "user/proc/procscan.h"
 #include "user/stacks/idents.h"
@@ -27,9 +29,15 @@
 struct u64map;
 struct annotations;
 struct callstacks;
+struct gt2_writer;
+struct gt2_tables;
 
 struct model {
-	struct gt_writer *w;
+	const struct model_out *out;	/* the encoder behind the model's facts (out.h) */
+	struct gt_writer *w;		/* Go 1.19 (model_out_go119), or NULL */
+	struct gt2_writer *w2;		/* Go 1.22+ (model_out_go123), or NULL */
+	struct gt2_tables *t2;		/* with w2: stacks and strings by id */
+	struct gt_tables tables;	/* where stacks and strings get their ids: w's, or t2 */
 	uint32_t ncpus;
 	uint32_t hk;			/* housekeeping P: ncpus */
 	enum model_syscalls syscalls;
@@ -53,6 +61,8 @@ struct model {
 	uint64_t now;			/* time of every event written for the current record */
 	uint64_t scan_ts;		/* CLOCK_MONOTONIC when the /proc scan ended */
 	uint64_t lx_seq;		/* seq of lxtrace's goroutine, which sleeps between logs */
+	bool lx_off;			/* Go 1.22+: a thread took the housekeeping P from
+					 * lxtrace's (model_out_go123) */
 	uint64_t key_lost;		/* UserLog key string */
 	uint64_t key_trigger;		/* the same, 0 until the first trigger fires */
 	const struct trigger *triggers;	/* opts.triggers */
@@ -77,9 +87,6 @@ void model_advance(struct model *m, uint64_t ts);
 
 /* ---- writing events ---- */
 
-/* Writes event t with up to three arguments on P p at m->now. */
-int model_emit(struct model *m, uint32_t p, enum gt_type t, uint64_t a0, uint64_t a1, uint64_t a2);
-
 /* The stack of t in syscall nr (-1: none) for an event on P p: the call stack the current
  * record took of t when it has one, else its identity's (with the syscall's frame). */
 int model_thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk);
@@ -92,6 +99,9 @@ int model_special_stack(struct model *m, uint32_t p, enum ident_special k, uint6
  * running thread's. */
 int model_waker_stack(struct model *m, uint32_t p, struct thread *cur, uint64_t *stk);
 
+/* t gets a fresh goid and is runnable, as a GoCreate makes it; nothing is written. */
+void model_born(struct model *m, struct thread *t);
+
 /* GoCreate of t (a fresh goid) on P p by whatever runs there, the creator's stack
  * creator_stk; t becomes runnable. The caller counts a new thread (an exec's new image is a new
  * goroutine of the same thread). */
@@ -100,8 +110,17 @@ int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t crea
 /* Runnable t starts on idle P p. */
 int model_go_start(struct model *m, uint32_t p, struct thread *t);
 
-/* The G running on p leaves it with event type ev (stack stk when ev has one) into state. */
-int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, enum thread_state state);
+/* The G running on p leaves it with event type ev (stack stk when ev has one; in syscall nr,
+ * -1 for none, MODEL_NR_UNSEEN) into state. */
+int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, int nr,
+		  enum thread_state state);
+
+/* The G running on p blocks inside a syscall at stk (begun: its entry is its latest event). */
+int model_sys_block(struct model *m, uint32_t p, uint64_t stk, bool begun);
+
+/* old, running on c, execs: its goroutine ends and t's new one (t: old, or the tid old goes on
+ * under), created at stk, runs on c in its place. */
+int model_go_exec(struct model *m, uint32_t c, struct thread *old, struct thread *t, uint64_t stk);
 
 /* The G running on p is preempted, with its stack. */
 int model_preempt(struct model *m, uint32_t p);
@@ -147,12 +166,6 @@ int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, s
 /* lxtrace's goroutine wakes on the housekeeping P, logs msg under key and sleeps again:
  * UserLog needs a running G with a stack (docs/format.md §10.3). */
 int model_log(struct model *m, uint64_t key, const char *msg);
-
-/* A P whose G blocked in a syscall stops and starts again, as the Go runtime hands off its P:
- * the 1.23 viewer ends the G's syscall slice at the ProcStop, and without one it ends it at
- * some later ProcStop of that P, when the G may no longer run there, and panics
- * (docs/format.md §10.5). */
-int model_hand_off(struct model *m, uint32_t p);
 
 /* ---- the heap counter: with opts.rss, the sum of the resident memory of the traced
  * processes, each process's latest LX_REC_RSS value ---- */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "format/v2/tables.h"
 #include "lib/u64map.h"
 #include "user/model/annotations.h"
 #include "user/model/core.h"
@@ -62,7 +63,7 @@ struct model *model__new(const struct model_opts *opts)
 {
 	struct model *m;
 
-	if (!opts || opts->sz < sizeof(*opts) || !opts->writer || !opts->ncpus ||
+	if (!opts || opts->sz < sizeof(*opts) || !opts->writer == !opts->writer2 || !opts->ncpus ||
 	    opts->ncpus > INT32_MAX - 1 || opts->syscalls > MODEL_SYSCALLS_NONE) {
 		errno = EINVAL;
 		return NULL;
@@ -71,6 +72,12 @@ struct model *model__new(const struct model_opts *opts)
 	if (!m)
 		return NULL;
 	m->w = opts->writer;
+	m->w2 = opts->writer2;
+	m->out = m->w ? &model_out_go119 : &model_out_go123;
+	if (m->w)
+		gt_tables__writer(&m->tables, m->w);
+	else if ((m->t2 = gt2_tables__new(0)))
+		gt2_tables__as(m->t2, &m->tables);
 	m->ncpus = opts->ncpus;
 	m->hk = opts->ncpus;
 	m->syscalls = opts->syscalls;
@@ -90,12 +97,12 @@ struct model *model__new(const struct model_opts *opts)
 	m->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	m->rss_pages = u64map__new();
 	m->threads = threads__new();
-	m->idents = idents__new(opts->writer);
+	m->idents = idents__new(&m->tables);
 	m->ann = annotations__new();
 	m->cur = calloc(opts->ncpus + 1, sizeof(*m->cur));
 	if (opts->stacks && m->idents)
-		m->cs = callstacks__new(opts->writer, m->idents, m->proc_root, opts->trusted_uid);
-	if (!m->proc_root || !m->rss_pages || !m->threads || !m->idents || !m->ann || !m->cur ||
+		m->cs = callstacks__new(&m->tables, m->idents, m->proc_root, opts->trusted_uid);
+	if ((!m->w && !m->t2) || !m->proc_root || !m->rss_pages || !m->threads || !m->idents || !m->ann || !m->cur ||
 	    (opts->stacks && !m->cs)) {
 		model__free(m);
 		errno = ENOMEM;
@@ -109,7 +116,7 @@ struct model *model__new(const struct model_opts *opts)
 static int init_thread(struct model *m, const struct procscan_thread *pt)
 {
 	struct thread *t;
-	uint64_t stk;
+	uint64_t new_stk;
 	int err = 0;
 
 	/* Zombies have exited: nothing of theirs can be shown. The recorder's own threads are
@@ -129,15 +136,18 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	if (m->cs && pt->tid == pt->pid)
 		callstacks__note(m->cs, pt->pid);
 	err = model_name(m, t, pt->pid, pt->comm, pt->program);
-	if (!err)
-		err = model_go_create(m, m->hk, t, 0);
 	if (err)
 		return err;
+	/* The program frame alone: the viewers group goroutines by it (idents.h). */
+	new_stk = idents__create_stack(m->idents, m->hk, t->ident);
+	if (!new_stk)
+		return -errno;
+	model_born(m, t);
 	m->st.threads++;
 	t->scanned = 1;
 	if (pt->state == 'R') {
 		t->unplaced = 1;
-		return 0;
+		return m->out->found(m, t, new_stk, false, -1);
 	}
 	/* Started and blocked there, not GoWaiting: Go 1.19's goroutine tables take a goroutine's
 	 * name from its first GoStart and count it waiting for a CPU from its creation to that
@@ -145,14 +155,12 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	 * for a CPU all along. GoBlock, whatever it sleeps in: its time until the first wakeup is
 	 * counted nowhere, as the time before the recording is unknown; a GoInSyscall would make
 	 * Go 1.23 draw the thread as running a syscall on the housekeeping P (its view=proc) or on
-	 * its thread (view=thread) from the start until it wakes (docs/viewing.md). */
-	m->now++;
-	err = model_emit(m, m->hk, GT_EV_GO_START, t->goid, t->seq++, 0);
-	if (!err)
-		err = model_thread_stack(m, m->hk, t, pt->syscall, &stk);
-	m->now++;
+	 * its thread (view=thread) from the start until it wakes (docs/viewing.md). The Go
+	 * 1.22+ format states it waiting, with the stack it waits at. */
+	err = m->out->found(m, t, new_stk, true, pt->syscall);
+	t->seq++;
 	t->state = THREAD_WAITING;
-	return err ? err : model_emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
+	return err;
 }
 
 /* The threads alive under proc_root that opts.keep keeps, in *out (malloc'd) and *n. */
@@ -219,19 +227,9 @@ int model__start(struct model *m, uint64_t ts)
 
 	err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk);
 	if (!err)
-		err = model_emit(m, m->hk, GT_EV_GO_CREATE, LXTRACE_GOID, stk, 0);
-	m->now++;
-	if (!err)
-		err = model_emit(m, m->hk, GT_EV_PROC_START, m->hk, 0, 0);
-	/* Named in Go 1.19's goroutine tables, like a sleeping thread (init_thread). */
-	m->now++;
-	if (!err)
-		err = model_emit(m, m->hk, GT_EV_GO_START, LXTRACE_GOID, 1, 0);
-	m->now++;
-	if (!err)
-		err = model_emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
+		err = m->out->lx_found(m, stk);
 	m->lx_seq = 2;
-	m->key_lost = gt_writer__string(m->w, m->hk, "lxtrace.lost");
+	m->key_lost = gt_tables__string(&m->tables, m->hk, "lxtrace.lost");
 	if (!err && !m->key_lost)
 		err = -errno;
 	for (size_t i = 0; i < n && !err; i++) {
@@ -240,15 +238,15 @@ int model__start(struct model *m, uint64_t ts)
 	}
 	m->now++;
 	if (!err)
-		err = model_emit(m, m->hk, GT_EV_GOMAXPROCS, m->ncpus, 0, 0);
+		err = m->out->gomaxprocs(m);
 	if (m->now < ts)
 		m->now = ts;
 	else
 		m->now++;
 	for (uint32_t p = 0; p < m->ncpus && !err; p++)
-		err = model_emit(m, p, GT_EV_PROC_START, p, 0, 0);
+		err = m->out->proc(m, p, true);
 	if (!err && m->rss)
-		err = model_emit(m, m->hk, GT_EV_HEAP_ALLOC, m->rss_total * m->page_size, 0, 0);
+		err = m->out->heap(m, m->hk, m->rss_total * m->page_size);
 	m->started = true;
 	model_remove_reaped(m);
 out:
@@ -272,8 +270,8 @@ int model__lost(struct model *m, uint32_t cpu, uint64_t ts, uint64_t n)
 	m->lost_ts = m->now;
 	snprintf(msg, sizeof(msg), "%llu records lost on CPU %u", (unsigned long long)n, cpu);
 	/* A kept id is used again only while current in the writer (format/dedup.h). */
-	if (!gt_writer__current(m->w, false, m->key_lost))
-		m->key_lost = gt_writer__string(m->w, m->hk, "lxtrace.lost");
+	if (!gt_tables__current(&m->tables, false, m->key_lost))
+		m->key_lost = gt_tables__string(&m->tables, m->hk, "lxtrace.lost");
 	err = m->key_lost ? model_log(m, m->key_lost, msg) : -errno;
 	if (err)
 		m->err = err;
@@ -294,16 +292,16 @@ int model__finish(struct model *m, uint64_t ts)
 	/* The viewers draw a counter from one value to the next: its last value is written again
 	 * at the end, or the heap graph would stop at the last change. */
 	if (m->rss)
-		err = model_emit(m, m->hk, GT_EV_HEAP_ALLOC, m->rss_total * m->page_size, 0, 0);
+		err = m->out->heap(m, m->hk, m->rss_total * m->page_size);
 	/* The 1.19 viewer crashes on a GoStart with no later stop (docs/format.md §10.5). */
 	for (uint32_t p = 0; p < m->ncpus && !err; p++)
 		if (m->cur[p])
 			err = model_preempt(m, p);
 	for (uint32_t p = 0; p <= m->ncpus && !err; p++)
-		err = model_emit(m, p, GT_EV_PROC_STOP, 0, 0, 0);
+		err = m->out->proc(m, p, false);
 	m->finished = true;
 	if (!err)
-		err = gt_writer__flush(m->w);
+		err = m->out->flush(m);
 	if (err)
 		m->err = err;
 	return err;
@@ -358,5 +356,6 @@ void model__free(struct model *m)
 	idents__free(m->idents);
 	threads__free(m->threads);
 	free(m->proc_root);
+	gt2_tables__free(m->t2);
 	free(m);
 }

@@ -20,6 +20,7 @@ struct foreign_log;
 struct cfi_loader;
 struct trigger;
 struct trigger_fired;
+struct gt2_writer;
 
 /* A goroutine id the model never gives (a thread's is its tid, never 0, with the tid's
  * generation above bit 32): for events written about the file by others, such as the note
@@ -36,7 +37,10 @@ enum model_syscalls {
 
 struct model_opts {
 	size_t sz;			/* sizeof(struct model_opts) */
-	struct gt_writer *writer;	/* where events go; the writer's nprocs is ncpus + 1 */
+	/* Where events go, one of the two: a Go 1.19 writer, or a Go 1.22+ one (docs/format.md
+	 * §18). Either's nprocs is ncpus + 1. */
+	struct gt_writer *writer;
+	struct gt2_writer *writer2;
 	uint32_t ncpus;			/* possible CPUs: P 0..ncpus-1; P ncpus is housekeeping */
 	enum model_syscalls syscalls;
 	const char *proc_root;		/* "/proc" unless a test substitutes one */

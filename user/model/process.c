@@ -113,12 +113,9 @@ static int exec_image(struct model *m, uint32_t c, struct thread *old, struct th
 	t->scanned = 0;
 	err = model_name(m, t, pid, comm, comm);
 	if (!err)
-		err = model_go_create(m, c, t, stk);
-	/* GoEnd is old's, which still runs on c; when old is t, t stays the runnable new G. */
-	if (!err)
-		err = model_go_stop(m, c, GT_EV_GO_END, 0, old == t ? THREAD_RUNNABLE : THREAD_REAPED);
+		err = model_go_exec(m, c, old, t, stk);
 	annotations__forget(m->ann, old_goid);
-	return err ? err : model_go_start(m, c, t);
+	return err;
 }
 
 int model_on_exec(struct model *m, const struct lx_rec *r)
@@ -170,10 +167,12 @@ int model_on_exit(struct model *m, const struct lx_rec *r)
 			model_exited(m, t);
 		return err;
 	}
+	/* Its first run there: runnable, or asleep as the /proc scan read it before this record
+	 * (readied first: a GoStart needs a runnable goroutine). */
 	if (model_placeable(m, r->cpu, t))
-		err = model_go_start(m, r->cpu, t);
+		err = model_run_here(m, r->cpu, t);
 	if (m->cur[r->cpu] == t)
-		err = err ? err : model_go_stop(m, r->cpu, GT_EV_GO_END, 0, THREAD_EXITED);
+		err = err ? err : model_go_stop(m, r->cpu, GT_EV_GO_END, 0, -1, THREAD_EXITED);
 	else
 		err = model_end_elsewhere(m, t);
 	/* Its process is gone with it, so what is kept for its stacks can go, the walks its BPF

@@ -15,5 +15,5 @@ int model_on_rss(struct model *m, const struct lx_rec *rec)
 		return 0;
 	}
 	err = model_set_rss(m, r->pid, r->pages);
-	return err ? err : model_emit(m, r->h.cpu, GT_EV_HEAP_ALLOC, m->rss_total * m->page_size, 0, 0);
+	return err ? err : m->out->heap(m, r->h.cpu, m->rss_total * m->page_size);
 }

@@ -35,5 +35,5 @@ int model_on_sample(struct model *m, const struct lx_rec *r)
 	stk = callstacks__get(m->cs, s->h.cpu, ident, s->pid, m->rs->nkern ? s->syscall : -1, m->rs);
 	if (!stk)
 		return -errno;
-	return gt_writer__cpu_sample(m->w, s->h.cpu, m->now, s->h.cpu, t ? t->goid : 0, stk);
+	return m->out->sample(m, s->h.cpu, t, stk);
 }

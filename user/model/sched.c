@@ -26,13 +26,13 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 	if (wake && (state == LX_PREV_DEAD || state == LX_PREV_RUNNABLE))
 		m->st.wakeups_moot++;
 	if (state == LX_PREV_DEAD)
-		return model_go_stop(m, c, GT_EV_GO_END, 0, THREAD_REAPED);
+		return model_go_stop(m, c, GT_EV_GO_END, 0, -1, THREAD_REAPED);
 	err = model_thread_stack(m, c, t, nr, &stk);
 	if (err)
 		return err;
 	if (state == LX_PREV_RUNNABLE) {
 		ev = cls == SYSCALL_CLASS_YIELD && nr >= 0 ? GT_EV_GO_SCHED : GT_EV_GO_PREEMPT;
-		return model_go_stop(m, c, ev, stk, THREAD_RUNNABLE);
+		return model_go_stop(m, c, ev, stk, nr, THREAD_RUNNABLE);
 	}
 
 	if (state == LX_PREV_DISK && nr >= 0 && m->syscalls != MODEL_SYSCALLS_NONE) {
@@ -62,20 +62,15 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 	if (ev == GT_EV_GO_SYSBLOCK) {
 		/* In --syscalls=all the entry's GoSysCall may already be its latest event; then the
 		 * syscall began there, and the block must follow it directly to count as blocking. */
-		if (t->sysenter != nr)
-			err = model_emit(m, c, GT_EV_GO_SYSCALL, stk, 0, 0);
-		if (!err)
-			err = model_go_stop(m, c, GT_EV_GO_SYSBLOCK, 0, THREAD_SYSBLOCKED);
-		if (!err)
-			err = model_hand_off(m, c);
+		err = model_sys_block(m, c, stk, t->sysenter == nr);
 	} else {
-		err = model_go_stop(m, c, ev, stk, THREAD_WAITING);
+		err = model_go_stop(m, c, ev, stk, nr, THREAD_WAITING);
 	}
 	if (nr >= 0)
 		t->off_nr = nr;
 	/* Woken after setting its sleep state but before this switch: it blocked and was woken
 	 * right away, by the waker whose stack was kept. */
-	if (wake && !gt_writer__live(m->w, true, wake)) {
+	if (wake && !gt_tables__live(&m->tables, true, wake)) {
 		/* Kept ids are used again only while the writer knows them (format/dedup.h). */
 		model_repair(m, MODEL_REPAIR_STACK_FORGOTTEN);
 		wake = 0;

@@ -25,7 +25,7 @@ int model_on_syscall(struct model *m, const struct lx_rec *r)
 	if (!err)
 		err = model_thread_stack(m, s->h.cpu, t, s->nr, &stk);
 	if (!err)
-		err = model_emit(m, s->h.cpu, GT_EV_GO_SYSCALL, stk, 0, 0);
+		err = m->out->syscall(m, s->h.cpu, t, stk);
 	t->sysenter = s->nr;
 	return err;
 }

@@ -42,6 +42,8 @@ struct thread {
 				 * an expected placement, not a repair */
 	uint8_t scanned;	/* created from the /proc scan and not seen in any record since */
 	uint8_t reborn;		/* a new entry of a tid whose earlier thread had a goroutine */
+	uint8_t insys;		/* Go 1.22+: left its CPU inside a syscall it has not returned
+				 * from yet (model_out_go123) */
 };
 
 struct threads;

@@ -71,7 +71,7 @@ struct memo {
 };
 
 struct callstacks {
-	struct gt_writer *w;
+	const struct gt_tables *w;	/* where stacks get their ids */
 	struct idents *ids;
 	struct symbolizer *sym;
 	struct memo memo[2];		/* memo[young] and the older generation */
@@ -91,8 +91,8 @@ struct callstacks {
 	struct callstacks_stats st;
 };
 
-struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, const char *proc_root,
-				   uid_t trusted_uid)
+struct callstacks *callstacks__new(const struct gt_tables *w, struct idents *ids,
+				   const char *proc_root, uid_t trusted_uid)
 {
 	struct callstacks *cs = calloc(1, sizeof(*cs));
 	char kallsyms[4096 + 16];
@@ -338,7 +338,7 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 		}
 		for (size_t i = 0; i < nid; i++)
 			cs->frames[len++] = ids[i];
-		stk = gt_writer__stack(cs->w, p, cs->frames, len);
+		stk = gt_tables__stack(cs->w, p, cs->frames, len);
 		/* The estimate of string ids' sizes was short: keep half as many frames. */
 		if (stk || errno != E2BIG || !keep)
 			break;
@@ -579,7 +579,7 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	if (st->nkern)
 		sv = NULL;
 	if (sv && sv->hit_gen == cs->memo_gen && sv->hit_ident == ident && sv->hit_nr == nr &&
-	    sv->hit_proc == proc && gt_writer__current(cs->w, true, sv->hit_stk))
+	    sv->hit_proc == proc && gt_tables__current(cs->w, true, sv->hit_stk))
 		return sv->hit_stk;
 	cs->key[nkey++] = (uint64_t)ident << 32 | (uint64_t)(nr + 1);
 	cs->key[nkey++] = proc;
@@ -593,10 +593,10 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	/* A stack not in the writer's current generation is built again (format/dedup.h): the
 	 * writer then keeps its id while it still knows it, or gives a new one. */
 	young = memo_find(&cs->memo[cs->young], cs->key, nkey, h);
-	if (young && gt_writer__current(cs->w, true, young->stk))
+	if (young && gt_tables__current(cs->w, true, young->stk))
 		return hit_answer(cs, sv, ident, nr, proc, young->stk);
 	e = young ? NULL : memo_find(&cs->memo[cs->young ^ 1], cs->key, nkey, h);
-	if (e && gt_writer__current(cs->w, true, e->stk)) {
+	if (e && gt_tables__current(cs->w, true, e->stk)) {
 		stk = e->stk;	/* e moves with the young generation's growth: copy first */
 		if (memo_put(cs, cs->key, nkey, h, stk))
 			return hit_answer(cs, sv, ident, nr, proc, stk);

@@ -31,7 +31,7 @@
 
 #include "bpf/lxtrace.h"
 #include "bpf/unwind.h"
-#include "format/writer.h"
+#include "format/tables.h"
 #include "user/stacks/idents.h"
 #include "user/stacks/late_walk.h"
 
@@ -64,12 +64,12 @@ struct callstacks_stats {
 	uint64_t prepare_ns;	/* time that took */
 };
 
-/* Stacks go to w, identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
+/* Stacks get their ids from w (which must outlive cs), identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
  * test substitutes one; kernel symbols are read from its "kallsyms", so a test's fake /proc
  * can hold a fixture kallsyms. trusted_uid: symbolizer_opts.trusted_uid. NULL with errno
  * set. */
-struct callstacks *callstacks__new(struct gt_writer *w, struct idents *ids, const char *proc_root,
-				   uid_t trusted_uid);
+struct callstacks *callstacks__new(const struct gt_tables *w, struct idents *ids,
+				   const char *proc_root, uid_t trusted_uid);
 
 /* Before the recording starts: reads ahead, for the processes pids, what their first stacks
  * would read (symbolizer__prepare), for at most budget_ns; kallsyms too when kernel. */

@@ -45,7 +45,7 @@ struct ident {
 };
 
 struct idents {
-	struct gt_writer *w;
+	const struct gt_tables *w;	/* where stacks get their ids */
 	struct ident *idents;		/* the live ones, in no order */
 	uint32_t nidents;
 	size_t cap;
@@ -87,7 +87,7 @@ static int new_pc(struct idents *s, const char *func, uint64_t *out)
 	return *out ? 0 : -ENOMEM;
 }
 
-struct idents *idents__new(struct gt_writer *w)
+struct idents *idents__new(const struct gt_tables *w)
 {
 	struct idents *s = calloc(1, sizeof(*s));
 
@@ -420,7 +420,7 @@ uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr)
 		nr = -1;
 	key = ((uint64_t)ident + 1) << 16 | (uint64_t)(nr + 2);
 	/* Asked for again when not in the writer's current generation (format/dedup.h). */
-	if (u64cache__get(s->stacks, key, &stk) && gt_writer__current(s->w, true, stk))
+	if (u64cache__get(s->stacks, key, &stk) && gt_tables__current(s->w, true, stk))
 		return stk;
 
 	if (nr >= 0) {
@@ -431,7 +431,7 @@ uint64_t idents__stack(struct idents *s, uint32_t p, uint32_t ident, int nr)
 		}
 	}
 	n += idents__frames(s, ident, &frames[n]);
-	stk = gt_writer__stack(s->w, p, frames, n);
+	stk = gt_tables__stack(s->w, p, frames, n);
 	if (!stk)
 		return 0;
 	if (u64cache__put(s->stacks, key, stk)) {
@@ -446,8 +446,8 @@ uint64_t idents__create_stack(struct idents *s, uint32_t p, uint32_t ident)
 	struct prog *pr = &s->progs[ident_of(s, ident)->prog];
 	struct gt_frame f = { .pc = pr->pc, .func = pr->func, .file = "program" };
 
-	if (!pr->create_stk || !gt_writer__current(s->w, true, pr->create_stk))
-		pr->create_stk = gt_writer__stack(s->w, p, &f, 1);
+	if (!pr->create_stk || !gt_tables__current(s->w, true, pr->create_stk))
+		pr->create_stk = gt_tables__stack(s->w, p, &f, 1);
 	return pr->create_stk;
 }
 
@@ -456,14 +456,14 @@ uint64_t idents__special(struct idents *s, uint32_t p, enum ident_special k)
 	struct gt_frame f;
 	int err;
 
-	if (s->special[k] && gt_writer__current(s->w, true, s->special[k]))
+	if (s->special[k] && gt_tables__current(s->w, true, s->special[k]))
 		return s->special[k];
 	err = idents__special_frame(s, k, &f);
 	if (err) {
 		errno = -err;
 		return 0;
 	}
-	s->special[k] = gt_writer__stack(s->w, p, &f, 1);
+	s->special[k] = gt_tables__stack(s->w, p, &f, 1);
 	return s->special[k];
 }
 

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "format/pcs.h"
-#include "format/writer.h"
+#include "format/tables.h"
 
 /* Stacks of one frame that belong to no thread. */
 enum ident_special {
@@ -44,9 +44,10 @@ enum ident_special {
 
 struct idents;
 
-/* New stacks and their strings go into the batch of the P passed to each call, which must be
- * the P of the event about to use them. NULL with errno set. */
-struct idents *idents__new(struct gt_writer *w);
+/* Stacks get their ids from w (format/tables.h), which must outlive s: with the 1.19 writer's
+ * tables, new stacks and their strings go into the batch of the P passed to each call, which
+ * must be the P of the event about to use them. NULL with errno set. */
+struct idents *idents__new(const struct gt_tables *w);
 
 /* Frames naming an identity at most (idents__frames). */
 #define IDENT_FRAMES 2
