@@ -14,6 +14,7 @@ static const struct {
 	{ "dump", cmd_dump, "print the events of a trace file, one per line" },
 	{ "repair", cmd_repair, "make a trace cut short (crash, kill -9) open in every viewer" },
 	{ "cut", cmd_cut, "write a window of a trace as a trace of its own" },
+	{ "report", cmd_report, "print scheduler latency, syscalls and more of a trace, in the terminal" },
 };
 
 static void usage(FILE *f)
