@@ -84,7 +84,7 @@ int report__file(int fd, const char *name, const struct report_opts *o, FILE *ou
 	}
 	fprintf(out, "lxtrace report: ");
 	escape__print(out, name, strlen(name));
-	fprintf(out, ": %.6f s, %llu events, %llu threads (once per program run), %lld CPUs",
+	fprintf(out, ": %.6f s, %llu events,\n%llu threads (once per program run), %lld CPUs",
 		st.span_ns / 1e9, (unsigned long long)st.events, (unsigned long long)st.threads,
 		(long long)st.cpus);
 	print_filter(&o->filter, out);

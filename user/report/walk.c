@@ -17,6 +17,7 @@ struct tstate {
 	bool runnable;		/* since runnable_at, for runnable_kind */
 	bool off;		/* off the CPU since left_at, for left_why */
 	bool exec_start;	/* created by its own exec: its first start is no wait */
+	bool invented;		/* made runnable or stopped by a repair: no wait, no time off */
 	uint8_t runnable_kind;	/* enum walk_wait */
 	uint8_t left_why;	/* enum walk_off */
 	uint64_t runnable_at, left_at;	/* ticks */
@@ -246,17 +247,18 @@ static void on_start(struct walk *w, const struct gt_event *e)
 	}
 	/* What began in the init phase or ends on the housekeeping P is the recorder's making. */
 	if (w->init_end && e->p < w->st->cpus && keeps(w, &t->pub, at)) {
-		if (t->runnable && !t->exec_start && t->runnable_at > w->init_end && w->s->wait)
+		if (t->runnable && !t->exec_start && !t->invented && t->runnable_at > w->init_end &&
+		    w->s->wait)
 			w->s->wait(w->s->ctx, w, &t->pub, t->runnable_kind,
 				   ns_of(w, e->ts) - ns_of(w, t->runnable_at), at, e->p);
-		if (t->off && t->left_at > w->init_end && w->s->offcpu) {
+		if (t->off && !t->invented && t->left_at > w->init_end && w->s->offcpu) {
 			const struct gt_stack *s = stack_id(w, t->left_stk);
 
 			w->s->offcpu(w->s->ctx, &t->pub, t->left_why, s, ident__syscall(s),
 				     ns_of(w, e->ts) - ns_of(w, t->left_at), at);
 		}
 	}
-	t->runnable = t->off = t->exec_start = false;
+	t->runnable = t->off = t->exec_start = t->invented = false;
 }
 
 static void becomes_runnable(struct tstate *t, enum walk_wait kind, uint64_t ts)
@@ -318,9 +320,15 @@ static int event(struct walk *w, const struct gt_event *e)
 		if (t)
 			learn(t, e->stack);
 	}
-	if (special && !strcmp(special, "[lxtrace repair]") && w->s->repair && t &&
-	    keeps(w, &t->pub, ns_of(w, e->ts)))
-		w->s->repair(w->s->ctx, &t->pub, gt_specs[e->type].name, ns_of(w, e->ts));
+	if (special && !strcmp(special, "[lxtrace repair]")) {
+		/* The thread it makes runnable or stops: the unblock's target, else its own. */
+		struct tstate *x = e->type == GT_EV_GO_UNBLOCK ? thread_of(w, e->args[0], true) : t;
+
+		if (x)
+			x->invented = true;
+		if (w->s->repair && x && keeps(w, &x->pub, ns_of(w, e->ts)))
+			w->s->repair(w->s->ctx, &x->pub, gt_specs[e->type].name, ns_of(w, e->ts));
+	}
 	switch (e->type) {
 	case GT_EV_GOMAXPROCS:
 		if (!w->init_end) {

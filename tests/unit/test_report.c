@@ -1,0 +1,305 @@
+/* test_report.c - lxtrace report's numbers on traces of known behaviour: record streams the
+ * model turns into lxtrace's own files (tests/unit/test_model_util.h), walked as the report
+ * walks them; its histograms against exact values; its filters and its text. */
+#include <asm/unistd_64.h>
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/test_model_util.h"
+#include "user/report/hist.h"
+#include "user/report/report.h"
+#include "user/report/sched.h"
+#include "user/report/syslat.h"
+#include "user/report/walk.h"
+
+#define T0 1000000000ull
+#define MS 1000000ull
+#define US 1000ull
+#define ROUNDS 10
+
+TestSuite(report, .timeout = 60);
+
+/* A victim (pid 100) sleeps in clock_nanosleep and is woken each 10 ms on CPU 0, where a hog
+ * (pid 200) runs: the victim waits (i + 1) * 100 us for the hog to be preempted, runs 0.5 ms
+ * (the hog waits that long) and sleeps again; the hog blocks on a futex 1 ms before the next
+ * round and is woken by an interrupt 0.5 ms before it. */
+static void victim_and_hog(struct mt *t)
+{
+	char *proc = mt_proc_new();
+
+	mt_proc_thread(proc, 100, 100, "victim", 'S', __NR_clock_nanosleep);
+	mt_proc_thread(proc, 200, 200, "hog", 'S', __NR_futex);
+	mt_open(t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0);
+	for (uint64_t i = 0; i < ROUNDS; i++) {
+		uint64_t base = T0 + MS + i * 10 * MS, d = (i + 1) * 100 * US;
+
+		if (i)
+			mt_wakeup(t, base - MS / 2, 1, 200);
+		mt_switch(t, base, 0, 0, 200, LX_PREV_RUNNABLE, -1);
+		mt_wakeup(t, base + MS, 0, 100);
+		mt_switch(t, base + MS + d, 0, 200, 100, LX_PREV_RUNNABLE, -1);
+		mt_switch(t, base + MS + d + MS / 2, 0, 100, 200, LX_PREV_SLEEP, __NR_clock_nanosleep);
+		mt_switch(t, base + 9 * MS, 0, 200, 0, LX_PREV_SLEEP, __NR_futex);
+	}
+	mt_finish(t, T0 + 200 * MS);
+	mt_proc_free(proc);
+}
+
+struct sections {
+	struct sched_report *sched;
+	struct syslat *sys;
+};
+
+static void on_wait(void *ctx, const struct walk *w, const struct walk_thread *t,
+		    enum walk_wait kind, uint64_t ns, uint64_t at, int64_t p)
+{
+	sched_report__wait(((struct sections *)ctx)->sched, w, t, kind, ns, at, p);
+}
+
+static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
+		      const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at)
+{
+	syslat__offcpu(((struct sections *)ctx)->sys, t, why, stk, sys, ns, at);
+}
+
+static void walk_file(const char *path, const struct walk_filter *f, struct sections *s,
+		      struct walk_stats *st)
+{
+	struct walk_sink sink = { .ctx = s, .wait = on_wait, .offcpu = on_offcpu };
+	char err[256];
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	s->sched = sched_report__new(5);
+	s->sys = syslat__new(10);
+	cr_assert(s->sched && s->sys);
+	cr_assert_eq(walk__file(fd, f, &sink, st, err, sizeof(err)), 0, "%s", err);
+	cr_assert(sched_report__ok(s->sched) && syslat__ok(s->sys));
+	close(fd);
+}
+
+static void free_sections(struct sections *s)
+{
+	sched_report__free(s->sched);
+	syslat__free(s->sys);
+}
+
+/* Within the histogram's 1/32. */
+static void assert_near(uint64_t got, uint64_t want, const char *what)
+{
+	cr_assert(got * 32 >= want * 31 && got * 32 <= want * 33, "%s: %llu, not about %llu", what,
+		  (unsigned long long)got, (unsigned long long)want);
+}
+
+Test(report, waits_after_wakeup_and_preemption_apart_with_who_ran)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	const struct hist *h;
+	struct sched_worst x;
+	struct walk_stats st;
+	struct sections s;
+	struct mt t;
+
+	victim_and_hog(&t);
+	walk_file(t.path, &all, &s, &st);
+	cr_expect_eq(st.cpus, 2);
+
+	/* The victim's waits after its wakeups: 100 us to 1 ms, the max in the last round. */
+	h = sched_report__hist(s.sched, 100, 0, WALK_WAKEUP);
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS);
+	cr_expect_eq(h->min, 100 * US);
+	cr_expect_eq(h->max, ROUNDS * 100 * US);
+	cr_expect_eq(h->sum, 100 * US * ROUNDS * (ROUNDS + 1) / 2);
+	/* It ended at the last round's switch, times counting from the trace's first event. */
+	cr_expect_eq(h->max_at, T0 + MS + (ROUNDS - 1) * 10 * MS + MS + ROUNDS * 100 * US -
+		     gt_trace__events(t.trace)[0].ts);
+	assert_near(hist__quantile(h, 0.5), 500 * US, "p50");
+	assert_near(hist__quantile(h, 0.9), 900 * US, "p90");
+	cr_expect_eq(hist__quantile(h, 0.99), ROUNDS * 100 * US);
+	cr_expect_null(sched_report__hist(s.sched, 100, 0, WALK_PREEMPT), "the victim is never preempted");
+	cr_expect(sched_report__hist(s.sched, 100, 100, WALK_WAKEUP) != NULL, "its thread's row");
+
+	/* The hog: preempted each round for the victim's 0.5 ms; woken 9 times, 0.5 ms each. */
+	h = sched_report__hist(s.sched, 200, 0, WALK_PREEMPT);
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS);
+	cr_expect_eq(h->min, MS / 2);
+	cr_expect_eq(h->max, MS / 2);
+	h = sched_report__hist(s.sched, 200, 0, WALK_WAKEUP);
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS - 1);
+	cr_expect_eq(h->max, MS / 2);
+
+	/* The worst wait is the victim's last, and the hog held CPU 0 all through it. */
+	cr_assert(sched_report__worst(s.sched, 0, &x));
+	cr_expect_eq(x.who.tid, 100);
+	cr_expect_eq(x.who.id.pid, 100);
+	cr_expect_str_eq(x.who.id.comm, "victim");
+	cr_expect_eq(x.kind, WALK_WAKEUP);
+	cr_expect_eq(x.ns, ROUNDS * 100 * US);
+	cr_expect_eq(x.p, 0);
+	cr_assert_eq(x.nruns, 1);
+	cr_expect_eq(x.runs[0].who.tid, 200);
+	cr_expect_str_eq(x.runs[0].who.id.comm, "hog");
+	cr_expect_eq(x.runs[0].to - x.runs[0].from, ROUNDS * 100 * US);
+	cr_expect_eq(x.idle_ns, 0);
+	cr_expect(x.complete);
+	/* Then the victim's next longest waits (the hog's are 0.5 ms). */
+	cr_assert(sched_report__worst(s.sched, 1, &x));
+	cr_expect_eq(x.ns, (ROUNDS - 1) * 100 * US);
+	free_sections(&s);
+	mt_close(&t, false);
+}
+
+Test(report, blocking_syscalls_time_off_the_cpu)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	const struct hist *h;
+	struct walk_stats st;
+	struct sections s;
+	uint64_t entries;
+	struct mt t;
+
+	victim_and_hog(&t);
+	walk_file(t.path, &all, &s, &st);
+	/* The victim's sleeps between rounds: 10 ms - 0.5 ms + 100 us each; the first began
+	 * before the recording and is not counted. */
+	h = syslat__hist(s.sys, "clock_nanosleep", &entries);
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS - 1);
+	cr_expect_eq(h->min, 9600 * US);
+	cr_expect_eq(h->max, 9600 * US);
+	cr_expect_eq(entries, 0);
+	/* The hog's futex waits: 1 ms each, the wait for the CPU after the wakeup included. */
+	h = syslat__hist(s.sys, "futex", &entries);
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS - 1);
+	cr_expect_eq(h->sum, (ROUNDS - 1) * MS);
+	free_sections(&s);
+	mt_close(&t, false);
+}
+
+Test(report, filters_by_pid_name_and_window)
+{
+	struct walk_filter hog = { .pid = 200, .to_ns = UINT64_MAX };
+	struct walk_filter victim = { .comm = "victim", .to_ns = UINT64_MAX };
+	/* Rounds 5 to 7: waits end at 1 ms + i * 10 ms + 1 ms + (i + 1) * 100 us. */
+	struct walk_filter window = { .from_ns = 51 * MS, .to_ns = 81 * MS };
+	struct walk_stats st;
+	struct sections s;
+	struct mt t;
+	const struct hist *h;
+
+	victim_and_hog(&t);
+	walk_file(t.path, &hog, &s, &st);
+	cr_expect_null(sched_report__hist(s.sched, 100, 0, WALK_WAKEUP));
+	cr_expect(sched_report__hist(s.sched, 200, 0, WALK_PREEMPT) != NULL);
+	free_sections(&s);
+
+	walk_file(t.path, &victim, &s, &st);
+	cr_expect(sched_report__hist(s.sched, 100, 0, WALK_WAKEUP) != NULL);
+	cr_expect_null(sched_report__hist(s.sched, 200, 0, WALK_PREEMPT));
+	free_sections(&s);
+
+	walk_file(t.path, &window, &s, &st);
+	h = sched_report__hist(s.sched, 100, 0, WALK_WAKEUP);
+	cr_assert(h);
+	cr_expect_eq(h->count, 3);
+	cr_expect_eq(h->min, 600 * US);
+	cr_expect_eq(h->max, 800 * US);
+	free_sections(&s);
+	mt_close(&t, false);
+}
+
+Test(report, text_in_80_columns)
+{
+	struct report_opts o = { .sections = REPORT_ALL, .top = 10, .filter = { .to_ns = UINT64_MAX } };
+	char *text = NULL, err[256];
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct mt t;
+	int fd;
+
+	cr_assert(out);
+	victim_and_hog(&t);
+	fd = open(t.path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(report__file(fd, "x.trace", &o, out, err, sizeof(err)), 0, "%s", err);
+	close(fd);
+	fclose(out);
+	cr_expect(strstr(text, "victim (pid 100)       wakeup       10") != NULL, "%s", text);
+	cr_expect(strstr(text, "after a wakeup: victim (tid 100, pid 100)") != NULL, "%s", text);
+	cr_expect(strstr(text, "1.00ms hog (tid 200, pid 200)") != NULL, "%s", text);
+	cr_expect(strstr(text, "clock_nanosleep") != NULL, "%s", text);
+	for (char *line = text, *nl; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		cr_assert(nl);
+		cr_expect_leq(nl - line, 80, "a line of %zu columns: %.*s", (size_t)(nl - line),
+			      (int)(nl - line), line);
+	}
+	free(text);
+	mt_close(&t, false);
+}
+
+Test(report, a_malformed_file_is_one_line_and_no_report)
+{
+	struct report_opts o = { .sections = REPORT_ALL, .top = 10, .filter = { .to_ns = UINT64_MAX } };
+	char path[] = "/tmp/lxtrace-test-report-XXXXXX", err[256] = "";
+	int fd = mkstemp(path);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	cr_assert(fd >= 0 && out);
+	cr_assert_eq(write(fd, "go 1.19 trace\0\0\0\x01\x02", 18), 18);
+	lseek(fd, 0, SEEK_SET);
+	cr_expect_lt(report__file(fd, "bad.trace", &o, out, err, sizeof(err)), 0);
+	fclose(out);
+	cr_expect_eq(len, 0, "printed: %s", text);
+	cr_expect(err[0] && !strchr(err, '\n'), "error: '%s'", err);
+	free(text);
+	close(fd);
+	unlink(path);
+}
+
+Test(report, histogram_quantiles_and_log2_buckets)
+{
+	struct hist h = { 0 }, m = { 0 };
+	uint64_t b[HIST_LOG2], want[HIST_LOG2] = { 0 };
+	uint64_t *v = malloc(20000 * sizeof(*v));
+
+	cr_assert(v);
+	srand(7);
+	for (int i = 0; i < 20000; i++) {
+		v[i] = (uint64_t)rand() % 5000000 + (uint64_t)(rand() % 3 == 0) * 80000000ull;
+		cr_assert_eq(hist__add(i % 2 ? &h : &m, v[i], (uint64_t)i), 0);
+		want[v[i] < 2 ? 0 : 63 - __builtin_clzll(v[i])]++;
+	}
+	cr_assert_eq(hist__merge(&h, &m), 0);
+	cr_expect_eq(h.count, 20000);
+	hist__log2(&h, b);
+	for (int k = 0; k < HIST_LOG2; k++)
+		cr_expect_eq(b[k], want[k], "bucket %d", k);
+	/* Against the sorted values. */
+	for (int i = 1; i < 20000; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			uint64_t x = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	cr_expect_eq(h.min, v[0]);
+	cr_expect_eq(h.max, v[19999]);
+	assert_near(hist__quantile(&h, 0.5), v[9999], "p50");
+	assert_near(hist__quantile(&h, 0.9), v[17999], "p90");
+	assert_near(hist__quantile(&h, 0.99), v[19799], "p99");
+	cr_expect_eq(hist__quantile(&h, 1), v[19999]);
+	hist__free(&h);
+	hist__free(&m);
+	free(v);
+}
