@@ -23,6 +23,16 @@ struct tstate {
 	uint64_t runnable_at, left_at;	/* ticks */
 	uint64_t left_stk;	/* stack id of the event it left with */
 	uint64_t sys_stk;	/* of its latest GoSysCall, which a GoSysBlock blocks in */
+	/* A GoSysCall not yet known to be an entry: the recorder writes one with a GoSysBlock
+	 * at the same time for an uninterruptible sleep, with or without entries recorded. */
+	bool entry_pending;
+	uint64_t entry_ts;
+	/* A wait that ended before any stack named the thread's process (a new thread's first
+	 * start), told once one does. */
+	bool wait_pending;
+	uint8_t pend_kind;
+	int64_t pend_p;
+	uint64_t pend_ns, pend_at;
 };
 
 struct pstate {
@@ -233,6 +243,21 @@ static const struct gt_stack *stack_id(const struct walk *w, uint64_t id)
 	return id ? gt_dict__stack(gt_reader__dict(w->r), id) : NULL;
 }
 
+static void tell_wait(struct walk *w, struct tstate *t)
+{
+	t->wait_pending = false;
+	if (keeps(w, &t->pub, t->pend_at))
+		w->s->wait(w->s->ctx, w, &t->pub, t->pend_kind, t->pend_ns, t->pend_at, t->pend_p);
+}
+
+static void tell_entry(struct walk *w, struct tstate *t)
+{
+	t->entry_pending = false;
+	if (w->s->syscall && w->init_end && keeps(w, &t->pub, ns_of(w, t->entry_ts)))
+		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(stack_id(w, t->sys_stk)),
+			      ns_of(w, t->entry_ts));
+}
+
 static void on_start(struct walk *w, const struct gt_event *e)
 {
 	struct tstate *t = thread_of(w, e->g, true);
@@ -246,12 +271,21 @@ static void on_start(struct walk *w, const struct gt_event *e)
 		ps->since = e->ts;
 	}
 	/* What began in the init phase or ends on the housekeeping P is the recorder's making. */
-	if (w->init_end && e->p < w->st->cpus && keeps(w, &t->pub, at)) {
+	if (w->init_end && e->p < w->st->cpus) {
 		if (t->runnable && !t->exec_start && !t->invented && t->runnable_at > w->init_end &&
-		    w->s->wait)
-			w->s->wait(w->s->ctx, w, &t->pub, t->runnable_kind,
-				   ns_of(w, e->ts) - ns_of(w, t->runnable_at), at, e->p);
-		if (t->off && !t->invented && t->left_at > w->init_end && w->s->offcpu) {
+		    w->s->wait) {
+			if (t->wait_pending)
+				tell_wait(w, t);
+			t->wait_pending = true;
+			t->pend_kind = t->runnable_kind;
+			t->pend_ns = ns_of(w, e->ts) - ns_of(w, t->runnable_at);
+			t->pend_at = at;
+			t->pend_p = e->p;
+			if (t->pub.id.pid)
+				tell_wait(w, t);
+		}
+		if (t->off && !t->invented && t->left_at > w->init_end && w->s->offcpu &&
+		    keeps(w, &t->pub, at)) {
 			const struct gt_stack *s = stack_id(w, t->left_stk);
 
 			w->s->offcpu(w->s->ctx, &t->pub, t->left_why, s, ident__syscall(s),
@@ -319,6 +353,12 @@ static int event(struct walk *w, const struct gt_event *e)
 		t = thread_of(w, e->g, true);
 		if (t)
 			learn(t, e->stack);
+		if (t && t->wait_pending && t->pub.id.pid)
+			tell_wait(w, t);
+		if (t && t->entry_pending && (e->type != GT_EV_GO_SYSBLOCK || e->ts != t->entry_ts))
+			tell_entry(w, t);
+		if (t)
+			t->entry_pending = false;
 	}
 	if (special && !strcmp(special, "[lxtrace repair]")) {
 		/* The thread it makes runnable or stops: the unblock's target, else its own. */
@@ -344,6 +384,8 @@ static int event(struct walk *w, const struct gt_event *e)
 		break;
 	case GT_EV_GO_END:
 		run_ends(w, e->p, e->ts);
+		if (t && t->wait_pending)
+			tell_wait(w, t);
 		if (t && drop_thread(w, t))
 			return -ENOMEM;
 		break;
@@ -379,8 +421,8 @@ static int event(struct walk *w, const struct gt_event *e)
 		if (!t)
 			break;
 		t->sys_stk = stk;
-		if (w->s->syscall && w->init_end && keeps(w, &t->pub, ns_of(w, e->ts)))
-			w->s->syscall(w->s->ctx, &t->pub, ident__syscall(e->stack), ns_of(w, e->ts));
+		t->entry_pending = true;
+		t->entry_ts = e->ts;
 		break;
 	case GT_EV_GO_UNBLOCK:
 		becomes_runnable(thread_of(w, e->args[0], true), WALK_WAKEUP, e->ts);
@@ -453,6 +495,13 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 			snprintf(err, errlen, "%s", strerror(-ret));
 			break;
 		}
+	}
+	/* What the threads alive at the end still hold. */
+	for (size_t i = 0; !ret && i < w.nthreads; i++) {
+		if (w.threads[i].live && w.threads[i].wait_pending)
+			tell_wait(&w, &w.threads[i]);
+		if (w.threads[i].live && w.threads[i].entry_pending)
+			tell_entry(&w, &w.threads[i]);
 	}
 	if (ret < 0 && !*err)
 		snprintf(err, errlen, "%s", *gt_reader__error(w.r) ? gt_reader__error(w.r) :

@@ -1,0 +1,147 @@
+/* report.c - lxtrace report's numbers on recorded runs of workloads whose behaviour is known:
+ * a SCHED_FIFO hog that steals the victim's CPU for a known time after each of its wakeups
+ * (steal), a thread that sleeps a known number of times (sleeper). The waits, their count
+ * and maximum, and the thread that held the CPU meanwhile, against what the workloads
+ * measured themselves. */
+#include <fcntl.h>
+
+#include "tests/integration/itest.h"
+#include "user/report/report.h"
+#include "user/report/sched.h"
+#include "user/report/syslat.h"
+#include "user/report/walk.h"
+
+#define ROUNDS 10
+#define HOLD_MS 20
+
+TestSuite(report, .fini = itest_fini, .timeout = 120);
+
+struct sections {
+	struct sched_report *sched;
+	struct syslat *sys;
+};
+
+static void on_wait(void *ctx, const struct walk *w, const struct walk_thread *t,
+		    enum walk_wait kind, uint64_t ns, uint64_t at, int64_t p)
+{
+	sched_report__wait(((struct sections *)ctx)->sched, w, t, kind, ns, at, p);
+}
+
+static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
+		      const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at)
+{
+	syslat__offcpu(((struct sections *)ctx)->sys, t, why, stk, sys, ns, at);
+}
+
+/* The recorder's trace walked for pid's threads, the worst `top` waits kept. */
+static void walk_pid(uint32_t pid, size_t top, struct sections *s)
+{
+	struct walk_filter f = { .pid = pid, .to_ns = UINT64_MAX };
+	struct walk_sink sink = { .ctx = s, .wait = on_wait, .offcpu = on_offcpu };
+	struct walk_stats st;
+	char err[512];
+	int fd = open(recorder__path(it.rec), O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	s->sched = sched_report__new(top);
+	s->sys = syslat__new(50);
+	cr_assert(s->sched && s->sys);
+	cr_assert_eq(walk__file(fd, &f, &sink, &st, err, sizeof(err)), 0, "%s", err);
+	close(fd);
+	cr_assert(sched_report__ok(s->sched) && syslat__ok(s->sys));
+	cr_expect_eq(st.runs_missed, 0);
+}
+
+/* `lxtrace report FILE ARGS...` exits 0 and prints `want`. */
+static void expect_report(const char *want, const char *pid)
+{
+	const char *argv[] = { record__build_path("lxtrace"), "report", recorder__path(it.rec), "-p",
+			       pid, NULL };
+	char *out = NULL, *err = NULL;
+	int rc = run_capture(argv, 60, &out, &err);
+
+	cr_expect_eq(rc, 0, "lxtrace report exited %d: %s", rc, err);
+	cr_expect(out && strstr(out, want), "no '%s' in the report:\n%s", want, out);
+	free(out);
+	free(err);
+}
+
+Test(report, a_fifo_hog_steals_the_cpu_after_each_wakeup_and_is_named)
+{
+	const char *args[] = { "10", "20", "10", NULL };
+	struct sections s;
+	struct sched_worst x;
+	pid_t pid, hog, victim;
+	long long wl_max_us;
+	size_t stolen = 0;
+	char pidbuf[16];
+
+	itest_record(NULL, "steal", args, 60);
+	pid = workload__pid(it.wl);
+	hog = workload__tid(it.wl, "hog");
+	victim = workload__tid(it.wl, "victim");
+	wl_max_us = workload__stat(it.wl, "wait_max_us", -1);
+	cr_assert(hog > 0 && victim > 0 && wl_max_us >= HOLD_MS * 1000);
+	walk_pid((uint32_t)pid, ROUNDS + 5, &s);
+
+	/* Every round's wait is the hog's hold, the hog on the CPU all through it: the worst
+	 * waits are those ROUNDS, then only short ones. */
+	for (size_t i = 0; sched_report__worst(s.sched, i, &x); i++) {
+		if (x.ns < HOLD_MS * 1000000ull * 9 / 10)
+			continue;
+		stolen++;
+		cr_expect_eq(x.who.tid, (uint32_t)victim, "a %.3f ms wait of tid %u", x.ns / 1e6,
+			     x.who.tid);
+		cr_expect_eq(x.kind, WALK_WAKEUP);
+		cr_assert_geq(x.nruns, 1);
+		cr_expect_eq(x.runs[0].who.tid, (uint32_t)hog, "tid %u ran during the wait",
+			     x.runs[0].who.tid);
+		cr_expect_geq((x.runs[0].to - x.runs[0].from) * 100, x.ns * 95,
+			      "the hog ran %.3f ms of the %.3f ms wait",
+			      (x.runs[0].to - x.runs[0].from) / 1e6, x.ns / 1e6);
+		if (i == 0) {
+			/* The trace's wait begins at sched_waking, inside the hog's write; the
+			 * workload's before the write: it measures a little more. */
+			cr_expect_leq(x.ns, (uint64_t)wl_max_us * 1000 + 1000, "trace %.3f ms, "
+				      "the workload measured %.3f ms", x.ns / 1e6, wl_max_us / 1e3);
+			cr_expect_geq(x.ns + 200000, (uint64_t)wl_max_us * 1000, "trace %.3f ms, "
+				      "the workload measured %.3f ms", x.ns / 1e6, wl_max_us / 1e3);
+		}
+	}
+	cr_expect_eq(stolen, ROUNDS, "%zu waits of about %d ms, not %d", stolen, HOLD_MS, ROUNDS);
+	/* Its wakeups: the rounds, and its creation. */
+	cr_assert(sched_report__hist(s.sched, (uint32_t)pid, (uint32_t)victim, WALK_WAKEUP));
+	cr_expect_eq(sched_report__hist(s.sched, (uint32_t)pid, (uint32_t)victim,
+					WALK_WAKEUP)->count, ROUNDS + 1);
+	sched_report__free(s.sched);
+	syslat__free(s.sys);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
+	expect_report("after a wakeup: victim (tid", pidbuf);
+}
+
+Test(report, a_sleeper_sleeps_n_times_in_its_syscall)
+{
+	const char *args[] = { "50", NULL };
+	const struct hist *h;
+	struct sections s;
+	uint64_t entries;
+	pid_t pid;
+	char pidbuf[16];
+
+	itest_record(NULL, "sleeper", args, 60);
+	pid = workload__pid(it.wl);
+	walk_pid((uint32_t)pid, 10, &s);
+	h = syslat__hist(s.sys, "clock_nanosleep", &entries);
+	cr_assert(h, "no clock_nanosleep in the report of pid %d", pid);
+	cr_expect_eq(h->count, 50, "%llu sleeps; the recorder said:\n%s", (unsigned long long)h->count,
+		     recorder__stderr(it.rec));
+	cr_expect_geq(h->min, 10000000);
+	cr_expect_lt(h->max, 30000000, "a 10 ms sleep took %.3f ms", h->max / 1e6);
+	h = sched_report__hist(s.sched, (uint32_t)pid, (uint32_t)pid, WALK_WAKEUP);
+	cr_assert(h);
+	cr_expect_geq(h->count, 50, "%llu wakeups", (unsigned long long)h->count);
+	sched_report__free(s.sched);
+	syslat__free(s.sys);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
+	expect_report("clock_nanosleep", pidbuf);
+}
