@@ -16,40 +16,18 @@
 
 TestSuite(report, .fini = itest_fini, .timeout = 120);
 
-struct sections {
-	struct sched_report *sched;
-	struct syslat *sys;
-};
-
-static void on_wait(void *ctx, const struct walk *w, const struct walk_thread *t,
-		    enum walk_wait kind, uint64_t ns, uint64_t at, int64_t p)
+/* The recorder's trace read for pid's threads, every section, the worst `top` waits kept. */
+static void read_pid(uint32_t pid, size_t top, struct report *r)
 {
-	sched_report__wait(((struct sections *)ctx)->sched, w, t, kind, ns, at, p);
-}
-
-static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
-		      const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at)
-{
-	syslat__offcpu(((struct sections *)ctx)->sys, t, why, stk, sys, ns, at);
-}
-
-/* The recorder's trace walked for pid's threads, the worst `top` waits kept. */
-static void walk_pid(uint32_t pid, size_t top, struct sections *s)
-{
-	struct walk_filter f = { .pid = pid, .to_ns = UINT64_MAX };
-	struct walk_sink sink = { .ctx = s, .wait = on_wait, .offcpu = on_offcpu };
-	struct walk_stats st;
+	struct report_opts o = { .sections = REPORT_ALL, .top = top,
+				 .filter = { .pid = pid, .to_ns = UINT64_MAX } };
 	char err[512];
 	int fd = open(recorder__path(it.rec), O_RDONLY);
 
 	cr_assert_geq(fd, 0);
-	s->sched = sched_report__new(top);
-	s->sys = syslat__new(50);
-	cr_assert(s->sched && s->sys);
-	cr_assert_eq(walk__file(fd, &f, &sink, &st, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(report__read(fd, &o, r, err, sizeof(err)), 0, "%s", err);
 	close(fd);
-	cr_assert(sched_report__ok(s->sched) && syslat__ok(s->sys));
-	cr_expect_eq(st.runs_missed, 0);
+	cr_expect_eq(r->st.runs_missed, 0);
 }
 
 /* `lxtrace report FILE ARGS...` exits 0 and prints `want`. */
@@ -69,7 +47,7 @@ static void expect_report(const char *want, const char *pid)
 Test(report, a_fifo_hog_steals_the_cpu_after_each_wakeup_and_is_named)
 {
 	const char *args[] = { "10", "20", "10", NULL };
-	struct sections s;
+	struct report s;
 	struct sched_worst x;
 	pid_t pid, hog, victim;
 	long long wl_max_us;
@@ -82,7 +60,7 @@ Test(report, a_fifo_hog_steals_the_cpu_after_each_wakeup_and_is_named)
 	victim = workload__tid(it.wl, "victim");
 	wl_max_us = workload__stat(it.wl, "wait_max_us", -1);
 	cr_assert(hog > 0 && victim > 0 && wl_max_us >= HOLD_MS * 1000);
-	walk_pid((uint32_t)pid, ROUNDS + 5, &s);
+	read_pid((uint32_t)pid, ROUNDS + 5, &s);
 
 	/* Every round's wait is the hog's hold, the hog on the CPU all through it: the worst
 	 * waits are those ROUNDS, then only short ones. */
@@ -113,8 +91,7 @@ Test(report, a_fifo_hog_steals_the_cpu_after_each_wakeup_and_is_named)
 	cr_assert(sched_report__hist(s.sched, (uint32_t)pid, (uint32_t)victim, WALK_WAKEUP));
 	cr_expect_eq(sched_report__hist(s.sched, (uint32_t)pid, (uint32_t)victim,
 					WALK_WAKEUP)->count, ROUNDS + 1);
-	sched_report__free(s.sched);
-	syslat__free(s.sys);
+	report__free(&s);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
 	expect_report("after a wakeup: victim (tid", pidbuf);
 }
@@ -123,14 +100,14 @@ Test(report, a_sleeper_sleeps_n_times_in_its_syscall)
 {
 	const char *args[] = { "50", NULL };
 	const struct hist *h;
-	struct sections s;
+	struct report s;
 	uint64_t entries;
 	pid_t pid;
 	char pidbuf[16];
 
 	itest_record(NULL, "sleeper", args, 60);
 	pid = workload__pid(it.wl);
-	walk_pid((uint32_t)pid, 10, &s);
+	read_pid((uint32_t)pid, 10, &s);
 	h = syslat__hist(s.sys, "clock_nanosleep", &entries);
 	cr_assert(h, "no clock_nanosleep in the report of pid %d", pid);
 	cr_expect_eq(h->count, 50, "%llu sleeps; the recorder said:\n%s", (unsigned long long)h->count,
@@ -140,8 +117,7 @@ Test(report, a_sleeper_sleeps_n_times_in_its_syscall)
 	h = sched_report__hist(s.sched, (uint32_t)pid, (uint32_t)pid, WALK_WAKEUP);
 	cr_assert(h);
 	cr_expect_geq(h->count, 50, "%llu wakeups", (unsigned long long)h->count);
-	sched_report__free(s.sched);
-	syslat__free(s.sys);
+	report__free(&s);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
 	expect_report("clock_nanosleep", pidbuf);
 }

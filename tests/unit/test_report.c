@@ -11,6 +11,8 @@
 
 #include "tests/unit/test_model_util.h"
 #include "user/report/hist.h"
+#include "user/report/notes.h"
+#include "user/report/offcpu.h"
 #include "user/report/report.h"
 #include "user/report/sched.h"
 #include "user/report/syslat.h"
@@ -49,43 +51,16 @@ static void victim_and_hog(struct mt *t)
 	mt_proc_free(proc);
 }
 
-struct sections {
-	struct sched_report *sched;
-	struct syslat *sys;
-};
-
-static void on_wait(void *ctx, const struct walk *w, const struct walk_thread *t,
-		    enum walk_wait kind, uint64_t ns, uint64_t at, int64_t p)
+/* The trace at path read for every section, the filter f, the worst 5 waits kept. */
+static void read_file(const char *path, const struct walk_filter *f, struct report *r)
 {
-	sched_report__wait(((struct sections *)ctx)->sched, w, t, kind, ns, at, p);
-}
-
-static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
-		      const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at)
-{
-	syslat__offcpu(((struct sections *)ctx)->sys, t, why, stk, sys, ns, at);
-}
-
-static void walk_file(const char *path, const struct walk_filter *f, struct sections *s,
-		      struct walk_stats *st)
-{
-	struct walk_sink sink = { .ctx = s, .wait = on_wait, .offcpu = on_offcpu };
+	struct report_opts o = { .sections = REPORT_ALL, .top = 5, .filter = *f };
 	char err[256];
 	int fd = open(path, O_RDONLY);
 
 	cr_assert_geq(fd, 0);
-	s->sched = sched_report__new(5);
-	s->sys = syslat__new(10);
-	cr_assert(s->sched && s->sys);
-	cr_assert_eq(walk__file(fd, f, &sink, st, err, sizeof(err)), 0, "%s", err);
-	cr_assert(sched_report__ok(s->sched) && syslat__ok(s->sys));
+	cr_assert_eq(report__read(fd, &o, r, err, sizeof(err)), 0, "%s", err);
 	close(fd);
-}
-
-static void free_sections(struct sections *s)
-{
-	sched_report__free(s->sched);
-	syslat__free(s->sys);
 }
 
 /* Within the histogram's 1/32. */
@@ -100,13 +75,12 @@ Test(report, waits_after_wakeup_and_preemption_apart_with_who_ran)
 	struct walk_filter all = { .to_ns = UINT64_MAX };
 	const struct hist *h;
 	struct sched_worst x;
-	struct walk_stats st;
-	struct sections s;
+	struct report s;
 	struct mt t;
 
 	victim_and_hog(&t);
-	walk_file(t.path, &all, &s, &st);
-	cr_expect_eq(st.cpus, 2);
+	read_file(t.path, &all, &s);
+	cr_expect_eq(s.st.cpus, 2);
 
 	/* The victim's waits after its wakeups: 100 us to 1 ms, the max in the last round. */
 	h = sched_report__hist(s.sched, 100, 0, WALK_WAKEUP);
@@ -152,7 +126,7 @@ Test(report, waits_after_wakeup_and_preemption_apart_with_who_ran)
 	/* Then the victim's next longest waits (the hog's are 0.5 ms). */
 	cr_assert(sched_report__worst(s.sched, 1, &x));
 	cr_expect_eq(x.ns, (ROUNDS - 1) * 100 * US);
-	free_sections(&s);
+	report__free(&s);
 	mt_close(&t, false);
 }
 
@@ -160,13 +134,12 @@ Test(report, blocking_syscalls_time_off_the_cpu)
 {
 	struct walk_filter all = { .to_ns = UINT64_MAX };
 	const struct hist *h;
-	struct walk_stats st;
-	struct sections s;
+	struct report s;
 	uint64_t entries;
 	struct mt t;
 
 	victim_and_hog(&t);
-	walk_file(t.path, &all, &s, &st);
+	read_file(t.path, &all, &s);
 	/* The victim's sleeps between rounds: 10 ms - 0.5 ms + 100 us each; the first began
 	 * before the recording and is not counted. */
 	h = syslat__hist(s.sys, "clock_nanosleep", &entries);
@@ -180,7 +153,84 @@ Test(report, blocking_syscalls_time_off_the_cpu)
 	cr_assert(h);
 	cr_expect_eq(h->count, ROUNDS - 1);
 	cr_expect_eq(h->sum, (ROUNDS - 1) * MS);
-	free_sections(&s);
+	report__free(&s);
+	mt_close(&t, false);
+}
+
+Test(report, time_off_the_cpu_by_reason_and_stack)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	const struct hist *h;
+	struct report s;
+	struct mt t;
+
+	victim_and_hog(&t);
+	read_file(t.path, &all, &s);
+	/* The victim's sleeps (the first began before the recording). */
+	h = offcpu__hist(s.off, WALK_OFF_SLEEP);
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS - 1);
+	cr_expect_eq(h->sum, (ROUNDS - 1) * 9600 * US);
+	cr_expect_eq(offcpu__stack_ns(s.off, WALK_OFF_SLEEP, "syscall clock_nanosleep"),
+		     (ROUNDS - 1) * 9600 * US);
+	/* The hog's futex waits, and its preemptions by the victim. */
+	h = offcpu__hist(s.off, WALK_OFF_LOCK);
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS - 1);
+	cr_expect_eq(h->max, MS);
+	cr_expect_eq(offcpu__stack_ns(s.off, WALK_OFF_LOCK, "syscall futex"), (ROUNDS - 1) * MS);
+	h = offcpu__hist(s.off, WALK_OFF_RUNQ);
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS);
+	cr_expect_eq(h->sum, ROUNDS * MS / 2);
+	cr_expect_null(offcpu__hist(s.off, WALK_OFF_IO));
+	cr_expect_null(offcpu__hist(s.off, WALK_OFF_FD));
+	report__free(&s);
+	mt_close(&t, false);
+}
+
+/* Lost records and a trigger, each where and when it happened. */
+Test(report, loss_and_triggers_with_when_and_why)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	struct walk_filter late = { .from_ns = 5 * MS, .to_ns = UINT64_MAX };
+	uint64_t lost, triggers, repairs;
+	char *proc = mt_proc_new(), *text = NULL;
+	struct report_opts o = { .sections = REPORT_TRIGGERS, .top = 10, .filter = all };
+	struct report s;
+	size_t len = 0;
+	FILE *out;
+	struct mt t;
+
+	mt_proc_thread(proc, 100, 100, "app", 'R', -1);
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0);
+	mt_switch(&t, T0 + MS, 0, 0, 100, LX_PREV_RUNNABLE, -1);
+	cr_assert_eq(model__lost(t.m, 1, T0 + 2 * MS, 7), 0);
+	mt_user(&t, T0 + 3 * MS, 0, 100, 100, LX_REC_TRIGGER, 0, 0, NULL, "slow request", 0);
+	cr_assert_eq(model__lost(t.m, 0, T0 + 8 * MS, 5), 0);
+	mt_finish(&t, T0 + 10 * MS);
+	mt_proc_free(proc);
+
+	read_file(t.path, &all, &s);
+	notes__counts(s.notes, &lost, &triggers, &repairs);
+	cr_expect_eq(lost, 12);
+	cr_expect_eq(triggers, 1);
+	out = open_memstream(&text, &len);
+	cr_assert(out);
+	report__print(&s, "x.trace", &o, out);
+	fclose(out);
+	cr_expect(strstr(text, "records lost: 12, in 2 reports") != NULL, "%s", text);
+	cr_expect(strstr(text, "7 records lost on CPU 1") != NULL, "%s", text);
+	cr_expect(strstr(text, "slow request") != NULL, "%s", text);
+	free(text);
+	report__free(&s);
+
+	/* A window keeps what happened in it. */
+	read_file(t.path, &late, &s);
+	notes__counts(s.notes, &lost, &triggers, &repairs);
+	cr_expect_eq(lost, 5);
+	cr_expect_eq(triggers, 0);
+	report__free(&s);
 	mt_close(&t, false);
 }
 
@@ -190,29 +240,28 @@ Test(report, filters_by_pid_name_and_window)
 	struct walk_filter victim = { .comm = "victim", .to_ns = UINT64_MAX };
 	/* Rounds 5 to 7: waits end at 1 ms + i * 10 ms + 1 ms + (i + 1) * 100 us. */
 	struct walk_filter window = { .from_ns = 51 * MS, .to_ns = 81 * MS };
-	struct walk_stats st;
-	struct sections s;
+	struct report s;
 	struct mt t;
 	const struct hist *h;
 
 	victim_and_hog(&t);
-	walk_file(t.path, &hog, &s, &st);
+	read_file(t.path, &hog, &s);
 	cr_expect_null(sched_report__hist(s.sched, 100, 0, WALK_WAKEUP));
 	cr_expect(sched_report__hist(s.sched, 200, 0, WALK_PREEMPT) != NULL);
-	free_sections(&s);
+	report__free(&s);
 
-	walk_file(t.path, &victim, &s, &st);
+	read_file(t.path, &victim, &s);
 	cr_expect(sched_report__hist(s.sched, 100, 0, WALK_WAKEUP) != NULL);
 	cr_expect_null(sched_report__hist(s.sched, 200, 0, WALK_PREEMPT));
-	free_sections(&s);
+	report__free(&s);
 
-	walk_file(t.path, &window, &s, &st);
+	read_file(t.path, &window, &s);
 	h = sched_report__hist(s.sched, 100, 0, WALK_WAKEUP);
 	cr_assert(h);
 	cr_expect_eq(h->count, 3);
 	cr_expect_eq(h->min, 600 * US);
 	cr_expect_eq(h->max, 800 * US);
-	free_sections(&s);
+	report__free(&s);
 	mt_close(&t, false);
 }
 

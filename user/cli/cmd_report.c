@@ -1,5 +1,6 @@
-/* cmd_report.c - `lxtrace report FILE`: scheduler latency, syscalls and the rest of what a
- * trace says, in the terminal (user/report/report.h, docs/report.md). */
+/* cmd_report.c - `lxtrace report FILE`: scheduler latency, time off the CPU, syscalls, CPU
+ * samples and the recording's loss and repairs, in the terminal (user/report/report.h,
+ * docs/report.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,8 +28,14 @@ static void usage(FILE *f)
 		   "                      CPU after a wakeup and after a preemption, p50/p90/p99/max\n"
 		   "                      and when the max was; the worst waits, with the threads\n"
 		   "                      that ran on that CPU meanwhile\n"
+		   "  --offcpu            time off the CPU by reason (I/O, lock, sleep, pipe or\n"
+		   "                      socket, other waits, the run queue) and by stack\n"
 		   "  --syscalls          per syscall, the time those that blocked kept their thread\n"
-		   "                      off the CPU (count, total, p50/p99/max)\n\n"
+		   "                      off the CPU (count, total, p50/p99/max)\n"
+		   "  --cpu               CPU samples (record -F) by function, self and total, and\n"
+		   "                      by stack\n"
+		   "  --triggers          the recording itself: records lost, events lxtrace\n"
+		   "                      invented (repairs), triggers that fired; when and why\n\n"
 		   "Filters and layout:\n\n"
 		   "  -p, --pid PID       only the threads of process PID\n"
 		   "  -c, --comm NAME     only the threads named NAME or running program NAME\n"
@@ -56,10 +63,13 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_SCHED = 256, OPT_SYSCALLS, OPT_HIST };
+	enum { OPT_SCHED = 256, OPT_OFFCPU, OPT_SYSCALLS, OPT_CPU, OPT_TRIGGERS, OPT_HIST };
 	static const struct option opts[] = {
 		{ "sched", no_argument, NULL, OPT_SCHED },
+		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 		{ "syscalls", no_argument, NULL, OPT_SYSCALLS },
+		{ "cpu", no_argument, NULL, OPT_CPU },
+		{ "triggers", no_argument, NULL, OPT_TRIGGERS },
 		{ "hist", no_argument, NULL, OPT_HIST },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "comm", required_argument, NULL, 'c' },
@@ -85,8 +95,17 @@ int cmd_report(int argc, char **argv)
 		case OPT_SCHED:
 			o.sections |= REPORT_SCHED;
 			break;
+		case OPT_OFFCPU:
+			o.sections |= REPORT_OFFCPU;
+			break;
 		case OPT_SYSCALLS:
 			o.sections |= REPORT_SYSCALLS;
+			break;
+		case OPT_CPU:
+			o.sections |= REPORT_CPU;
+			break;
+		case OPT_TRIGGERS:
+			o.sections |= REPORT_TRIGGERS;
 			break;
 		case OPT_HIST:
 			o.hist = true;

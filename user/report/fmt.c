@@ -1,4 +1,5 @@
 /* fmt.c - durations and names for the report's columns (fmt.h). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,5 +72,29 @@ void fmt__log2(FILE *out, const struct hist *h)
 		fmt__dur(to, (2ull << k) - 1);
 		fprintf(out, "    %7s .. %-7s %8llu |%-40s|\n", from, to, (unsigned long long)b[k],
 			bar);
+	}
+}
+
+void fmt__stack(FILE *out, const struct st_entry *e, size_t max)
+{
+	char buf[80];
+	size_t i, shown = 0;
+
+	for (i = 0; i < e->n; i++) {
+		const struct st_frame *f = &e->frames[i];
+
+		if (!strcmp(f->file, "program") || !strncmp(f->file, "pid ", 4))
+			break;
+		if (shown++ < max)
+			fprintf(out, "      %s\n", fmt__cut(buf, 72, f->func));
+	}
+	if (shown > max)
+		fprintf(out, "      ... %zu frame%s more\n", shown - max, shown - max > 1 ? "s" : "");
+	if (i < e->n) {
+		fprintf(out, "      in ");
+		for (bool first = true; i < e->n; i++, first = false)
+			fprintf(out, "%s%s", first ? "" : ", program ",
+				fmt__cut(buf, 36, e->frames[i].func));
+		fprintf(out, "\n");
 	}
 }

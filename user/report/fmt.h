@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "user/report/hist.h"
+#include "user/report/stacktab.h"
 
 /* A duration in at most 6 characters, three significant digits: "950ns", "12.3us", "1.20ms",
  * "123ms", "4.56s". buf holds at least FMT_DUR. */
@@ -19,5 +20,9 @@ const char *fmt__cut(char *buf, size_t width, const char *s);
 
 /* h's log2 buckets from its first to its last used, as lines "    FROM .. TO  COUNT |***|". */
 void fmt__log2(FILE *out, const struct hist *h);
+
+/* A stack's frames, leaf first, one a line indented: at most `max` frames of code, then the
+ * thread's process and program frames on one line. */
+void fmt__stack(FILE *out, const struct st_entry *e, size_t max);
 
 #endif

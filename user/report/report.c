@@ -5,37 +5,97 @@
 #include <string.h>
 
 #include "lib/escape.h"
+#include "user/report/cpu.h"
+#include "user/report/notes.h"
+#include "user/report/offcpu.h"
 #include "user/report/report.h"
 #include "user/report/sched.h"
 #include "user/report/syslat.h"
 
-struct sections {
-	struct sched_report *sched;
-	struct syslat *sys;
-};
-
 static void on_wait(void *ctx, const struct walk *w, const struct walk_thread *t,
 		    enum walk_wait kind, uint64_t ns, uint64_t at, int64_t p)
 {
-	struct sections *s = ctx;
-
-	sched_report__wait(s->sched, w, t, kind, ns, at, p);
+	sched_report__wait(((struct report *)ctx)->sched, w, t, kind, ns, at, p);
 }
 
 static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
 		      const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at)
 {
-	struct sections *s = ctx;
+	struct report *r = ctx;
 
-	if (s->sys)
-		syslat__offcpu(s->sys, t, why, stk, sys, ns, at);
+	if (r->off)
+		offcpu__add(r->off, t, why, stk, sys, ns, at);
+	if (r->sys)
+		syslat__offcpu(r->sys, t, why, stk, sys, ns, at);
 }
 
 static void on_syscall(void *ctx, const struct walk_thread *t, const char *sys, uint64_t at)
 {
-	struct sections *s = ctx;
+	syslat__entry(((struct report *)ctx)->sys, t, sys, at);
+}
 
-	syslat__entry(s->sys, t, sys, at);
+static void on_sample(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
+		      int64_t p, uint64_t at)
+{
+	cpu_report__sample(((struct report *)ctx)->cpu, t, stk, p, at);
+}
+
+static void on_log(void *ctx, const struct walk_thread *t, const char *key, const char *msg,
+		   size_t len, uint64_t at)
+{
+	notes__log(((struct report *)ctx)->notes, t, key, msg, len, at);
+}
+
+static void on_repair(void *ctx, const struct walk_thread *t, const char *event, uint64_t at)
+{
+	notes__repair(((struct report *)ctx)->notes, t, event, at);
+}
+
+static bool all_ok(const struct report *r)
+{
+	return (!r->sched || sched_report__ok(r->sched)) && (!r->sys || syslat__ok(r->sys)) &&
+	       (!r->off || offcpu__ok(r->off)) && (!r->cpu || cpu_report__ok(r->cpu)) &&
+	       (!r->notes || notes__ok(r->notes));
+}
+
+int report__read(int fd, const struct report_opts *o, struct report *r, char *err,
+		 size_t errlen)
+{
+	struct walk_sink sink = { .ctx = r };
+	unsigned s = o->sections;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (((s & REPORT_SCHED) && !(r->sched = sched_report__new(o->top))) ||
+	    ((s & REPORT_OFFCPU) && !(r->off = offcpu__new(o->top))) ||
+	    ((s & REPORT_SYSCALLS) && !(r->sys = syslat__new(o->top))) ||
+	    ((s & REPORT_CPU) && !(r->cpu = cpu_report__new(o->top))) ||
+	    ((s & REPORT_TRIGGERS) && !(r->notes = notes__new(o->top)))) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if (r->sched)
+		sink.wait = on_wait;
+	if (r->off || r->sys)
+		sink.offcpu = on_offcpu;
+	if (r->sys)
+		sink.syscall = on_syscall;
+	if (r->cpu)
+		sink.sample = on_sample;
+	if (r->notes) {
+		sink.log = on_log;
+		sink.repair = on_repair;
+	}
+	ret = walk__file(fd, &o->filter, &sink, &r->st, err, errlen);
+	if (!ret && !all_ok(r))
+		ret = -ENOMEM;
+	if (!ret)
+		return 0;
+fail:
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+	report__free(r);
+	return ret;
 }
 
 static void print_filter(const struct walk_filter *f, FILE *out)
@@ -53,51 +113,47 @@ static void print_filter(const struct walk_filter *f, FILE *out)
 	}
 }
 
-int report__file(int fd, const char *name, const struct report_opts *o, FILE *out, char *err,
-		 size_t errlen)
+void report__print(const struct report *r, const char *name, const struct report_opts *o,
+		   FILE *out)
 {
-	struct sections s = { 0 };
-	struct walk_sink sink = { .ctx = &s };
-	struct walk_stats st;
-	int ret = -ENOMEM;
-
-	if (o->sections & REPORT_SCHED) {
-		s.sched = sched_report__new(o->top);
-		if (!s.sched)
-			goto nomem;
-		sink.wait = on_wait;
-	}
-	if (o->sections & REPORT_SYSCALLS) {
-		s.sys = syslat__new(o->top);
-		if (!s.sys)
-			goto nomem;
-		sink.syscall = on_syscall;
-	}
-	if (s.sys)
-		sink.offcpu = on_offcpu;
-	ret = walk__file(fd, &o->filter, &sink, &st, err, errlen);
-	if (ret)
-		goto out;
-	if ((s.sched && !sched_report__ok(s.sched)) || (s.sys && !syslat__ok(s.sys))) {
-		ret = -ENOMEM;
-		goto nomem;
-	}
 	fprintf(out, "lxtrace report: ");
 	escape__print(out, name, strlen(name));
 	fprintf(out, ": %.6f s, %llu events,\n%llu threads (once per program run), %lld CPUs",
-		st.span_ns / 1e9, (unsigned long long)st.events, (unsigned long long)st.threads,
-		(long long)st.cpus);
+		r->st.span_ns / 1e9, (unsigned long long)r->st.events,
+		(unsigned long long)r->st.threads, (long long)r->st.cpus);
 	print_filter(&o->filter, out);
 	fprintf(out, "\n");
-	if (s.sched)
-		sched_report__print(s.sched, o->hist, out);
-	if (s.sys)
-		syslat__print(s.sys, o->hist, out);
-	goto out;
-nomem:
-	snprintf(err, errlen, "%s", strerror(ENOMEM));
-out:
-	sched_report__free(s.sched);
-	syslat__free(s.sys);
-	return ret;
+	if (r->sched)
+		sched_report__print(r->sched, o->hist, out);
+	if (r->off)
+		offcpu__print(r->off, o->hist, out);
+	if (r->sys)
+		syslat__print(r->sys, o->hist, out);
+	if (r->cpu)
+		cpu_report__print(r->cpu, out);
+	if (r->notes)
+		notes__print(r->notes, out);
+}
+
+void report__free(struct report *r)
+{
+	sched_report__free(r->sched);
+	offcpu__free(r->off);
+	syslat__free(r->sys);
+	cpu_report__free(r->cpu);
+	notes__free(r->notes);
+	memset(r, 0, sizeof(*r));
+}
+
+int report__file(int fd, const char *name, const struct report_opts *o, FILE *out, char *err,
+		 size_t errlen)
+{
+	struct report r;
+	int ret = report__read(fd, o, &r, err, errlen);
+
+	if (ret)
+		return ret;
+	report__print(&r, name, o, out);
+	report__free(&r);
+	return 0;
 }
