@@ -1,6 +1,7 @@
-/* test_report.c - lxtrace report's numbers on traces of known behaviour: record streams the
- * model turns into lxtrace's own files (tests/unit/test_model_util.h), walked as the report
- * walks them; its histograms against exact values; its filters and its text. */
+/* test_report.c - lxtrace report's and lxtrace pprof's numbers on traces of known behaviour:
+ * record streams the model turns into lxtrace's own files (tests/unit/test_model_util.h),
+ * walked as the report walks them; its histograms against exact values; its filters and its
+ * text; the profiles as Go's pprof reads them, and folded. */
 #include <asm/unistd_64.h>
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -9,10 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/record.h"
 #include "tests/unit/test_model_util.h"
 #include "user/report/hist.h"
 #include "user/report/notes.h"
 #include "user/report/offcpu.h"
+#include "user/report/pbuf.h"
+#include "user/report/profile.h"
 #include "user/report/report.h"
 #include "user/report/sched.h"
 #include "user/report/syslat.h"
@@ -49,6 +53,17 @@ static void victim_and_hog(struct mt *t)
 	}
 	mt_finish(t, T0 + 200 * MS);
 	mt_proc_free(proc);
+}
+
+/* victim_and_hog's trace, open. */
+static int victim_and_hog_fd(struct mt *t)
+{
+	int fd;
+
+	victim_and_hog(t);
+	fd = open(t->path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	return fd;
 }
 
 /* The trace at path read for every section, the filter f, the worst 5 waits kept. */
@@ -272,12 +287,9 @@ Test(report, text_in_80_columns)
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
 	struct mt t;
-	int fd;
+	int fd = victim_and_hog_fd(&t);
 
 	cr_assert(out);
-	victim_and_hog(&t);
-	fd = open(t.path, O_RDONLY);
-	cr_assert_geq(fd, 0);
 	cr_assert_eq(report__file(fd, "x.trace", &o, out, err, sizeof(err)), 0, "%s", err);
 	close(fd);
 	fclose(out);
@@ -351,4 +363,120 @@ Test(report, histogram_quantiles_and_log2_buckets)
 	hist__free(&h);
 	hist__free(&m);
 	free(v);
+}
+
+/* The profile of kind from the trace at path, as pprof's -raw prints it: samples' counts and
+ * values summed, and those whose label is `label`. */
+static void pprof_raw(const char *path, enum profile_kind kind, const char *label,
+		      uint64_t *count, uint64_t *value, uint64_t *label_value)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	char out_path[] = "/tmp/lxtrace-test-pprof-XXXXXX", err[256];
+	const char *argv[] = { "/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof", "-raw", out_path, NULL };
+	struct profile *p;
+	char *out = NULL, *errs = NULL, *line, *save;
+	unsigned long long n, v, last = 0;
+	bool samples = false;
+	int fd = open(path, O_RDONLY), ofd = mkstemp(out_path), rc;
+
+	cr_assert(fd >= 0 && ofd >= 0);
+	cr_assert_eq(profile__read(fd, kind, &all, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(profile__write_pprof(p, ofd, err, sizeof(err)), 0, "%s", err);
+	close(fd);
+	close(ofd);
+	profile__free(p);
+	rc = run_capture(argv, 60, &out, &errs);
+	unlink(out_path);
+	cr_assert_eq(rc, 0, "pprof -raw: %s", errs);
+	*count = *value = *label_value = 0;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "Samples:", 8)) {
+			samples = true;
+			continue;
+		}
+		if (!strncmp(line, "Locations", 9))
+			break;
+		if (!samples)
+			continue;
+		if (kind == PROFILE_CPU && sscanf(line, " %llu:", &n) == 1) {
+			*count += n;
+			*value += n;
+		} else if (sscanf(line, " %llu %llu:", &n, &v) == 2) {
+			*count += n;
+			*value += v;
+			last = v;
+		} else if (label && strstr(line, label)) {
+			*label_value += last;
+		}
+	}
+	free(out);
+	free(errs);
+}
+
+Test(report, pprof_reads_the_sched_and_offcpu_profiles)
+{
+	uint64_t count, value, labelled;
+	struct mt t;
+
+	victim_and_hog(&t);
+	/* Waits: the victim's 10 (100 us to 1 ms), the hog's 10 preemptions and 9 wakeups of
+	 * 0.5 ms each. */
+	pprof_raw(t.path, PROFILE_SCHED, "after:[preemption]", &count, &value, &labelled);
+	cr_expect_eq(count, 29);
+	cr_expect_eq(value, 100 * US * ROUNDS * (ROUNDS + 1) / 2 + (2 * ROUNDS - 1) * MS / 2);
+	cr_expect_eq(labelled, ROUNDS * MS / 2);
+	/* Off the CPU: the victim's 9 sleeps, the hog's 9 futex waits and 10 preemptions. */
+	pprof_raw(t.path, PROFILE_OFFCPU, "reason:[lock]", &count, &value, &labelled);
+	cr_expect_eq(count, 28);
+	cr_expect_eq(value, (ROUNDS - 1) * 9600 * US + (ROUNDS - 1) * MS + ROUNDS * MS / 2);
+	cr_expect_eq(labelled, (ROUNDS - 1) * MS);
+	/* Blocking syscalls: the sleeps and the futex waits. */
+	pprof_raw(t.path, PROFILE_SYSCALL, "syscall:[futex]", &count, &value, &labelled);
+	cr_expect_eq(count, 18);
+	cr_expect_eq(labelled, (ROUNDS - 1) * MS);
+	mt_close(&t, false);
+}
+
+Test(report, folded_stacks_root_first_with_their_process)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	char *text = NULL, err[256];
+	struct profile *p;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct mt t;
+	int fd = victim_and_hog_fd(&t);
+
+	cr_assert(out);
+	cr_assert_eq(profile__read(fd, PROFILE_OFFCPU, &all, &p, err, sizeof(err)), 0, "%s", err);
+	close(fd);
+	cr_assert_eq(profile__write_folded(p, out), 0);
+	fclose(out);
+	cr_expect(strstr(text, "victim;victim (pid 100);syscall clock_nanosleep 86400000\n") != NULL,
+		  "%s", text);
+	cr_expect(strstr(text, "hog;hog (pid 200);syscall futex 9000000\n") != NULL, "%s", text);
+	profile__free(p);
+	free(text);
+	mt_close(&t, false);
+}
+
+/* protobuf's own examples: 150 in field 1 is 08 96 01; "testing" in field 2 is 12 07 ...;
+ * packed 3, 270, 86942 in field 4 is 22 06 03 8e 02 9e a7 05. */
+Test(report, protobuf_encoding_as_its_spec_gives_it)
+{
+	static const uint8_t want[] = { 0x08, 0x96, 0x01, 0x12, 0x07, 't', 'e', 's', 't', 'i',
+					'n', 'g', 0x22, 0x06, 0x03, 0x8e, 0x02, 0x9e, 0xa7, 0x05,
+					0x28, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					0x01 };
+	const uint64_t packed[] = { 3, 270, 86942 };
+	struct pbuf b = { 0 };
+
+	pbuf__uint(&b, 1, 150);
+	pbuf__bytes(&b, 2, "testing", 7);
+	pbuf__packed(&b, 4, packed, 3);
+	pbuf__uint(&b, 5, (uint64_t)-1);
+	cr_assert(!b.oom);
+	cr_assert_eq(b.n, sizeof(want));
+	cr_expect_arr_eq(b.p, want, sizeof(want));
+	pbuf__free(&b);
 }

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/duration.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
+#include "user/cli/filter_args.h"
 #include "user/report/report.h"
 
 #define PREFIX "lxtrace report: "
@@ -37,28 +37,13 @@ static void usage(FILE *f)
 		   "  --triggers          the recording itself: records lost, events lxtrace\n"
 		   "                      invented (repairs), triggers that fired; when and why\n\n"
 		   "Filters and layout:\n\n"
-		   "  -p, --pid PID       only the threads of process PID\n"
-		   "  -c, --comm NAME     only the threads named NAME or running program NAME\n"
-		   "  -f, --from T        only what ends at T or later (seconds from the trace's\n"
-		   "                      first event, or a number with ns, us, ms, s: as `cut`)\n"
-		   "  -t, --to T          only what ends before T\n"
+		   FILTER_ARGS_HELP
 		   "  -n, --top N         rows of each table (default 10)\n"
 		   "      --hist          log2 histograms of the latencies, as runqlat prints them\n"
 		   "  -h, --help          show this help\n\n"
 		   "A wait, a time off the CPU or a syscall counts in the window it ends in, whole.\n"
 		   "Percentiles are within 3%%; counts, totals and maxima are exact. docs/report.md\n"
 		   "says what each number is and how it compares with perf's.\n");
-}
-
-static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		return -1;
-	*out = strtoull(s, &end, 10);
-	return *end || errno || *out > max ? -1 : 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -71,10 +56,7 @@ int cmd_report(int argc, char **argv)
 		{ "cpu", no_argument, NULL, OPT_CPU },
 		{ "triggers", no_argument, NULL, OPT_TRIGGERS },
 		{ "hist", no_argument, NULL, OPT_HIST },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, 'c' },
-		{ "from", required_argument, NULL, 'f' },
-		{ "to", required_argument, NULL, 't' },
+		FILTER_ARGS_OPTIONS,
 		{ "top", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -87,7 +69,7 @@ int cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hp:c:f:t:n:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h" FILTER_ARGS_SHORT "n:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
@@ -110,45 +92,28 @@ int cmd_report(int argc, char **argv)
 		case OPT_HIST:
 			o.hist = true;
 			break;
-		case 'p':
-			if (parse_uint(optarg, UINT32_MAX, &v) || !v) {
-				fprintf(stderr, PREFIX "bad pid '%s' " SEE_HELP "\n", optarg);
-				return 2;
-			}
-			o.filter.pid = (uint32_t)v;
-			break;
-		case 'c':
-			o.filter.comm = optarg;
-			break;
 		case 'n':
-			if (parse_uint(optarg, 100000, &v) || !v) {
+			if (filter_args__count(optarg, 100000, &v)) {
 				fprintf(stderr, PREFIX "bad --top '%s': 1 to 100000 " SEE_HELP "\n",
 					optarg);
 				return 2;
 			}
 			o.top = (size_t)v;
 			break;
-		case 'f':
-		case 't':
-			if (duration__parse(optarg, strlen(optarg), false,
-					    c == 'f' ? &o.filter.from_ns : &o.filter.to_ns)) {
-				fprintf(stderr, PREFIX "bad time '%s' for --%s: seconds, or a number "
-					"with ns, us, ms or s " SEE_HELP "\n", optarg,
-					c == 'f' ? "from" : "to");
-				return 2;
-			}
-			break;
 		default:
-			return file_cmd__bad_option("report", argv, "pcftn");
+			ret = filter_args__apply("report", c, optarg, &o.filter);
+			if (ret == 1)
+				return file_cmd__bad_option("report", argv, "pcftn");
+			if (ret)
+				return ret;
+			break;
 		}
 	}
 	path = file_cmd__one_file("report", argc, argv);
 	if (!path)
 		return 2;
-	if (o.filter.from_ns >= o.filter.to_ns) {
-		fprintf(stderr, PREFIX "--from must come before --to " SEE_HELP "\n");
+	if (filter_args__check("report", &o.filter))
 		return 2;
-	}
 	if (!o.sections)
 		o.sections = REPORT_ALL;
 	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;

@@ -13,7 +13,8 @@
 #include "user/report/syslat.h"
 
 static void on_wait(void *ctx, const struct walk *w, const struct walk_thread *t,
-		    enum walk_wait kind, uint64_t ns, uint64_t at, int64_t p)
+		    enum walk_wait kind, const struct gt_stack *stk, uint64_t ns, uint64_t at,
+		    int64_t p)
 {
 	sched_report__wait(((struct report *)ctx)->sched, w, t, kind, ns, at, p);
 }

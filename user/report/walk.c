@@ -33,6 +33,7 @@ struct tstate {
 	uint8_t pend_kind;
 	int64_t pend_p;
 	uint64_t pend_ns, pend_at;
+	uint64_t pend_stk;	/* the stack it left the CPU with, 0 for none (a new thread) */
 };
 
 struct pstate {
@@ -247,7 +248,8 @@ static void tell_wait(struct walk *w, struct tstate *t)
 {
 	t->wait_pending = false;
 	if (keeps(w, &t->pub, t->pend_at))
-		w->s->wait(w->s->ctx, w, &t->pub, t->pend_kind, t->pend_ns, t->pend_at, t->pend_p);
+		w->s->wait(w->s->ctx, w, &t->pub, t->pend_kind, stack_id(w, t->pend_stk), t->pend_ns,
+			   t->pend_at, t->pend_p);
 }
 
 static void tell_entry(struct walk *w, struct tstate *t)
@@ -281,6 +283,7 @@ static void on_start(struct walk *w, const struct gt_event *e)
 			t->pend_ns = ns_of(w, e->ts) - ns_of(w, t->runnable_at);
 			t->pend_at = at;
 			t->pend_p = e->p;
+			t->pend_stk = t->off ? t->left_stk : 0;
 			if (t->pub.id.pid)
 				tell_wait(w, t);
 		}

@@ -55,9 +55,11 @@ struct walk;
 
 struct walk_sink {
 	void *ctx;
-	/* The thread starts on P p at `at` after waiting ns for a CPU. */
+	/* The thread starts on P p at `at` after waiting ns for a CPU; stk is the stack it left
+	 * the CPU with (where it slept or was preempted), NULL for a new thread's first run. */
 	void (*wait)(void *ctx, const struct walk *w, const struct walk_thread *t,
-		     enum walk_wait kind, uint64_t ns, uint64_t at, int64_t p);
+		     enum walk_wait kind, const struct gt_stack *stk, uint64_t ns, uint64_t at,
+		     int64_t p);
 	/* The thread starts at `at` after ns off the CPU since it left it for `why`, with stack
 	 * stk (NULL when none), in syscall `sys` (NULL when in none). */
 	void (*offcpu)(void *ctx, const struct walk_thread *t, enum walk_off why,
