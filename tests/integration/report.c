@@ -5,6 +5,9 @@
  * held the CPU meanwhile, the reason and stack of time off the CPU, the functions sampled,
  * against what the workloads measured themselves or are known to do. */
 #include <fcntl.h>
+#include <math.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 
 #include "tests/integration/itest.h"
 #include "user/report/cpu.h"
@@ -17,7 +20,24 @@
 #define ROUNDS 10
 #define HOLD_MS 20
 
-TestSuite(report, .fini = itest_fini, .timeout = 120);
+#define TRACEFS "/sys/kernel/tracing"
+
+/* perf's recording, and whether the test mounted tracefs for perf (then it unmounts it). */
+static char perf_data[64];
+static bool mounted_tracefs;
+
+static void report_fini(void)
+{
+	if (perf_data[0])
+		unlink(perf_data);
+	perf_data[0] = '\0';
+	if (mounted_tracefs)
+		umount2(TRACEFS, MNT_DETACH);
+	mounted_tracefs = false;
+	itest_fini();
+}
+
+TestSuite(report, .fini = report_fini, .timeout = 180);
 
 /* The recorder's trace read for pid's threads (of name comm, unless NULL), every section,
  * the worst `top` waits kept. */
@@ -177,5 +197,145 @@ Test(report, cpu_samples_of_a_known_loop_by_function)
 	cr_expect_eq(self, 0);
 	cr_expect_geq(total * 100, samples * 90, "hot_outer on %llu of %llu samples",
 		      (unsigned long long)total, (unsigned long long)samples);
+	report__free(&s);
+}
+
+/* A thread's waits after a wakeup of min_ms or more as perf sched timehist prints them: each
+ * line is one run, its "sch delay" (ms, three decimals) the wait from the wakeup
+ * (sched_waking) to the run. */
+static void timehist_waits(const char *text, pid_t tid, double min_ms, size_t *n, double *max_ms)
+{
+	char pat[32];
+	const char *line = text;
+
+	*n = 0;
+	*max_ms = 0;
+	snprintf(pat, sizeof(pat), "[%d", tid);
+	for (; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		const char *at = strstr(line, pat), *nl = strchr(line, '\n');
+		double wait, delay, run;
+
+		if (!at || (nl && at > nl) || (at[strlen(pat)] != '/' && at[strlen(pat)] != ']'))
+			continue;
+		at = strchr(at, ']');
+		if (sscanf(at + 1, "%lf %lf %lf", &wait, &delay, &run) != 3 || delay <= 0 ||
+		    delay < min_ms)
+			continue;
+		(*n)++;
+		if (delay > *max_ms)
+			*max_ms = delay;
+	}
+}
+
+/* A task's row of perf sched latency: "  COMM:TID | RUNTIME ms | SWITCHES | avg: ... | max: M ms". */
+static bool latency_row(const char *text, pid_t tid, long *switches, double *max_ms)
+{
+	char pat[32];
+	const char *at;
+
+	snprintf(pat, sizeof(pat), ":%d ", tid);
+	at = strstr(text, pat);
+	if (!at || !(at = strchr(at, '|')) || !(at = strchr(at + 1, '|')))
+		return false;
+	if (sscanf(at + 1, "%ld", switches) != 1 || !(at = strstr(at, "max:")))
+		return false;
+	return sscanf(at + 4, "%lf", max_ms) == 1;
+}
+
+static char *run_perf(const char *const *argv)
+{
+	char *out = NULL, *err = NULL;
+	int rc = run_capture(argv, 120, &out, &err);
+
+	cr_assert_eq(rc, 0, "%s %s exited %d: %s", argv[0], argv[1], rc, err);
+	free(err);
+	return out;
+}
+
+/* Both tools record the same run: per thread of the workload, the number of waits after a
+ * wakeup and the longest agree with perf sched timehist's, which starts a wait at
+ * sched_waking as lxtrace does (and a new thread's at sched_wakeup_new, where lxtrace starts
+ * it at the fork: one wait each that may differ by some microseconds). perf sched latency
+ * starts a wait at sched_wakeup, a few microseconds later, so its longest may only be shorter.
+ *
+ * Both take their time at the tracepoint, one after the other: lxtrace records without
+ * stacks here, since the walk of a stack in its probe delays perf's timestamps behind it by
+ * 1-12 us (measured here). perf stamps with CLOCK_MONOTONIC (-k), lxtrace's clock. */
+Test(report, perf_sched_agrees_on_wakeups_and_the_longest_wait)
+{
+	const char *perf = "/usr/bin/perf";
+	const char *ropts[] = { "--stacks=none", "-F", "0", NULL };
+	struct stat sb;
+	struct report s;
+	struct sched_worst x;
+	const struct hist *h;
+	char *out = NULL, *err = NULL, *timehist, *latency;
+	size_t n_th, stolen_th, stolen = 0;
+	double th_max, lat_max;
+	long lat_switches;
+	pid_t pid, victim;
+	int status;
+
+	itest_require_root();
+	if (stat(perf, &sb))
+		cr_skip_test("no %s", perf);
+	if (stat(TRACEFS "/events", &sb)) {
+		cr_assert_eq(mount("nodev", TRACEFS, "tracefs", 0, NULL), 0, "mount tracefs: %s",
+			     strerror(errno));
+		mounted_tracefs = true;
+	}
+	cr_assert_eq(record__tmpfile(perf_data, sizeof(perf_data), ".data"), 0);
+	itest_start(ropts);
+	{
+		/* perf sched record's own events and sched_wakeup, which its latency reads. */
+		const char *argv[] = { perf, "sched", "record", "-k", "CLOCK_MONOTONIC", "-e",
+				       "sched:sched_wakeup", "-o", perf_data, "--",
+				       record__workload_path("steal"), "10", "20", "10", NULL };
+
+		status = run_capture(argv, 120, &out, &err);
+		cr_assert_eq(status, 0, "perf sched record exited %d: %s", status, err);
+		it.wl = workload__from_output(out, status);
+		cr_assert(it.wl);
+		free(out);
+		free(err);
+	}
+	itest_stop(SIGINT, 0);
+	itest_load();
+	pid = workload__pid(it.wl);
+	victim = workload__tid(it.wl, "victim");
+	cr_assert(pid > 0 && victim > 0);
+	read_threads((uint32_t)pid, "victim", 20, &s);
+	h = sched_report__hist(s.sched, (uint32_t)pid, (uint32_t)victim, WALK_WAKEUP);
+	cr_assert(h, "no waits of the victim in the report");
+	for (size_t i = 0; sched_report__worst(s.sched, i, &x); i++)
+		stolen += x.kind == WALK_WAKEUP && x.ns >= 1000000;
+
+	timehist = run_perf((const char *[]){ perf, "sched", "timehist", "-i", perf_data, NULL });
+	latency = run_perf((const char *[]){ perf, "sched", "latency", "-i", perf_data, NULL });
+	timehist_waits(timehist, victim, 0, &n_th, &th_max);
+	timehist_waits(timehist, victim, 1.0, &stolen_th, &th_max);
+	cr_assert(latency_row(latency, victim, &lat_switches, &lat_max), "no row of tid %d:\n%s",
+		  victim, latency);
+	cr_log_info("victim tid %d: lxtrace %llu waits after a wakeup (%zu of 1 ms or more), the "
+		    "longest %.6f ms; perf timehist %zu (%zu), %.3f ms; perf latency %ld, %.3f ms",
+		    victim, (unsigned long long)h->count, stolen, h->max / 1e6, n_th, stolen_th,
+		    th_max, lat_switches, lat_max);
+	/* timehist prints a run at its end: the victim's last, which its exit ends, is no line. */
+	cr_expect(stolen == stolen_th || stolen == stolen_th + 1, "waits of 1 ms or more: lxtrace "
+		  "%zu, perf timehist %zu", stolen, stolen_th);
+	cr_expect_eq(stolen, 10);
+	cr_expect(h->count == n_th || h->count == n_th + 1, "waits: lxtrace %llu, perf timehist %zu",
+		  (unsigned long long)h->count, n_th);
+	cr_expect_eq((long)h->count, lat_switches, "waits: lxtrace %llu, perf latency %ld",
+		     (unsigned long long)h->count, lat_switches);
+	/* timehist prints 0.001 ms: the tools agree to that, with an outlier of a few us. */
+	cr_expect_leq(fabs(h->max / 1e6 - th_max), 0.005, "longest wait: lxtrace %.6f ms, perf "
+		      "timehist %.3f ms", h->max / 1e6, th_max);
+	cr_expect_leq(lat_max, h->max / 1e6 + 0.005, "longest wait: lxtrace %.6f ms, perf "
+		      "latency %.3f ms", h->max / 1e6, lat_max);
+	cr_expect_geq(lat_max, h->max / 1e6 - 0.1, "longest wait: lxtrace %.6f ms, perf latency "
+		      "%.3f ms", h->max / 1e6, lat_max);
+	free(timehist);
+	free(latency);
 	report__free(&s);
 }
