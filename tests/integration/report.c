@@ -98,9 +98,8 @@ Test(report, a_fifo_hog_steals_the_cpu_after_each_wakeup_and_is_named)
 		cr_assert_geq(x.nruns, 1);
 		cr_expect_eq(x.runs[0].who.tid, (uint32_t)hog, "tid %u ran during the wait",
 			     x.runs[0].who.tid);
-		cr_expect_geq((x.runs[0].to - x.runs[0].from) * 100, x.ns * 95,
-			      "the hog ran %.3f ms of the %.3f ms wait",
-			      (x.runs[0].to - x.runs[0].from) / 1e6, x.ns / 1e6);
+		cr_expect_geq(x.runs[0].ns * 100, x.ns * 95, "the hog ran %.3f ms of the %.3f ms wait",
+			      x.runs[0].ns / 1e6, x.ns / 1e6);
 		if (i == 0) {
 			/* The trace's wait begins at sched_waking, inside the hog's write; the
 			 * workload's before the write: it measures a little more. */
@@ -117,7 +116,7 @@ Test(report, a_fifo_hog_steals_the_cpu_after_each_wakeup_and_is_named)
 					WALK_WAKEUP)->count, ROUNDS + 1);
 	report__free(&s);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
-	expect_report("after a wakeup: victim (tid", pidbuf);
+	expect_report("victim (tid", pidbuf);
 }
 
 Test(report, a_sleeper_sleeps_n_times_in_its_syscall)

@@ -135,7 +135,7 @@ Test(report, waits_after_wakeup_and_preemption_apart_with_who_ran)
 	cr_assert_eq(x.nruns, 1);
 	cr_expect_eq(x.runs[0].who.tid, 200);
 	cr_expect_str_eq(x.runs[0].who.id.comm, "hog");
-	cr_expect_eq(x.runs[0].to - x.runs[0].from, ROUNDS * 100 * US);
+	cr_expect_eq(x.runs[0].ns, ROUNDS * 100 * US);
 	cr_expect_eq(x.idle_ns, 0);
 	cr_expect(x.complete);
 	/* Then the victim's next longest waits (the hog's are 0.5 ms). */
@@ -294,7 +294,8 @@ Test(report, text_in_80_columns)
 	close(fd);
 	fclose(out);
 	cr_expect(strstr(text, "victim (pid 100)       wakeup       10") != NULL, "%s", text);
-	cr_expect(strstr(text, "after a wakeup: victim (tid 100, pid 100)") != NULL, "%s", text);
+	cr_expect(strstr(text, "1.00ms victim (tid 100, pid 100)\n    after a wakeup, until ") != NULL,
+		  "%s", text);
 	cr_expect(strstr(text, "1.00ms hog (tid 200, pid 200)") != NULL, "%s", text);
 	cr_expect(strstr(text, "clock_nanosleep") != NULL, "%s", text);
 	for (char *line = text, *nl; *line; line = nl + 1) {

@@ -90,11 +90,11 @@ void fmt__stack(FILE *out, const struct st_entry *e, size_t max)
 	}
 	if (shown > max)
 		fprintf(out, "      ... %zu frame%s more\n", shown - max, shown - max > 1 ? "s" : "");
+	/* "in COMM (pid PID), program PROG" in 80 columns. */
 	if (i < e->n) {
-		fprintf(out, "      in ");
-		for (bool first = true; i < e->n; i++, first = false)
-			fprintf(out, "%s%s", first ? "" : ", program ",
-				fmt__cut(buf, 36, e->frames[i].func));
+		fprintf(out, "      in %s", fmt__cut(buf, 40, e->frames[i].func));
+		if (i + 1 < e->n)
+			fprintf(out, ", program %s", fmt__cut(buf, 24, e->frames[i + 1].func));
 		fprintf(out, "\n");
 	}
 }

@@ -28,6 +28,7 @@ struct sched_report {
 	size_t nworst;
 	struct walk_run *runs;		/* WALK_RUNS_KEPT, for walk__runs */
 	uint64_t *sums;			/* as many */
+	struct u64map *by_g;		/* who_ran's: goroutine -> index in runs */
 };
 
 static const char *const kind_names[WALK_WAITS] = { "wakeup", "preempt" };
@@ -45,7 +46,8 @@ struct sched_report *sched_report__new(size_t top)
 	s->worst = calloc(top ? top : 1, sizeof(*s->worst));
 	s->runs = calloc(WALK_RUNS_KEPT, sizeof(*s->runs));
 	s->sums = calloc(WALK_RUNS_KEPT, sizeof(*s->sums));
-	if (!s->threads.by || !s->procs.by || !s->worst || !s->runs || !s->sums) {
+	s->by_g = u64map__new();
+	if (!s->threads.by || !s->procs.by || !s->worst || !s->runs || !s->sums || !s->by_g) {
 		sched_report__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -78,38 +80,46 @@ static void who_ran(struct sched_report *s, const struct walk *w, struct sched_w
 	size_t m = 0;
 
 	/* Each thread's first run (the latest) stands for all of its runs, with their sum. */
+	u64map__clear(s->by_g);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t len = s->runs[i].to - s->runs[i].from;
-		size_t j;
+		uint64_t len = s->runs[i].to - s->runs[i].from, *slot;
+		bool added;
 
 		covered += len;
-		for (j = 0; j < m && s->runs[j].who.g != s->runs[i].who.g; j++)
-			;
-		if (j == m) {
+		slot = u64map__put(s->by_g, s->runs[i].g, &added);
+		if (!slot) {
+			s->oom = true;
+			return;
+		}
+		if (added) {
+			*slot = m;
 			s->runs[m] = s->runs[i];
 			sum[m++] = len;
 		} else {
-			sum[j] += len;
+			sum[*slot] += len;
 		}
 	}
 	x->nruns = 0;
 	x->others_ns = 0;
 	for (size_t k = 0; k < m; k++) {
-		size_t best = k;
-
-		for (size_t j = k + 1; j < m; j++)
-			if (sum[j] > sum[best])
-				best = j;
 		if (k < SCHED_WORST_RUNS) {
-			x->runs[k] = s->runs[best];
-			x->runs[k].from = 0;
-			x->runs[k].to = sum[best];
+			size_t best = k;
+
+			for (size_t j = k + 1; j < m; j++)
+				if (sum[j] > sum[best])
+					best = j;
+			x->runs[k].ns = sum[best];
+			if (walk__thread(w, s->runs[best].g))
+				x->runs[k].who = *walk__thread(w, s->runs[best].g);
+			else
+				x->runs[k].who = (struct walk_thread){ .g = s->runs[best].g,
+								       .tid = (uint32_t)s->runs[best].g };
 			x->nruns++;
+			s->runs[best] = s->runs[k];
+			sum[best] = sum[k];
 		} else {
-			x->others_ns += sum[best];
+			x->others_ns += sum[k];
 		}
-		s->runs[best] = s->runs[k];
-		sum[best] = sum[k];
 	}
 	x->idle_ns = covered < x->ns ? x->ns - covered : 0;
 }
@@ -230,25 +240,25 @@ static size_t sorted(const struct rows *r, const struct row ***out)
 
 static void print_worst(const struct sched_report *s, FILE *out)
 {
-	char name[96], d[FMT_DUR], e[FMT_DUR];
+	char name[72], d[FMT_DUR], e[FMT_DUR];
 
 	fprintf(out, "\nThe worst waits, and who ran on that CPU meanwhile:\n");
 	for (size_t i = 0; i < s->nworst; i++) {
 		const struct sched_worst *x = &s->worst[i];
 
 		walk__name(&x->who, name, sizeof(name));
-		fprintf(out, "%2zu. %6s until %.6f s on CPU %lld after %s: %s\n", i + 1,
-			fmt__dur(d, x->ns), x->at / 1e9, (long long)x->p, kind_after[x->kind], name);
+		fprintf(out, "%2zu. %6s %s\n    after %s, until %.6f s, on CPU %lld; it ran:\n", i + 1,
+			fmt__dur(d, x->ns), name, kind_after[x->kind], x->at / 1e9, (long long)x->p);
 		for (size_t j = 0; j < x->nruns; j++) {
 			walk__name(&x->runs[j].who, name, sizeof(name));
-			fprintf(out, "      %6s %s\n", fmt__dur(e, x->runs[j].to - x->runs[j].from), name);
+			fprintf(out, "      %6s %s\n", fmt__dur(e, x->runs[j].ns), name);
 		}
 		if (x->others_ns)
 			fprintf(out, "      %6s other threads\n", fmt__dur(e, x->others_ns));
 		if (x->idle_ns)
 			fprintf(out, "      %6s %s\n", fmt__dur(e, x->idle_ns),
 				x->complete ? "no thread (the CPU idle, or the wakeup's way to it)" :
-				"before the runs kept of that CPU");
+				"before the latest runs of that CPU kept");
 	}
 }
 
@@ -319,5 +329,6 @@ void sched_report__free(struct sched_report *s)
 	free(s->worst);
 	free(s->runs);
 	free(s->sums);
+	u64map__free(s->by_g);
 	free(s);
 }

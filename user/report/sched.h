@@ -33,14 +33,17 @@ const struct hist *sched_report__hist(const struct sched_report *s, uint32_t pid
 /* The i-th worst wait (0: the worst), false past the last; its runs are the threads that ran
  * on its CPU during it, the longest first, `idle` the time no run covers. */
 #define SCHED_WORST_RUNS 4
+struct sched_ran {
+	struct walk_thread who;	/* tid alone for a thread that had ended by the wait's end */
+	uint64_t ns;		/* its runs' time inside the wait */
+};
 struct sched_worst {
 	struct walk_thread who;
 	enum walk_wait kind;
 	uint64_t ns, at;
 	int64_t p;
 	size_t nruns;
-	struct walk_run runs[SCHED_WORST_RUNS];	/* per thread, longest first: its runs' sum
-						 * is to - from (from 0) */
+	struct sched_ran runs[SCHED_WORST_RUNS];	/* per thread, longest first */
 	uint64_t others_ns;	/* runs of threads past the SCHED_WORST_RUNS longest */
 	uint64_t idle_ns;	/* covered by no run kept */
 	bool complete;		/* every run of the span was kept */

@@ -219,24 +219,25 @@ size_t walk__runs(const struct walk *w, int64_t p, uint64_t from, uint64_t to,
 static void run_ends(struct walk *w, int64_t p, uint64_t ts)
 {
 	struct pstate *ps = proc_of(w, p);
-	struct tstate *t;
 	struct walk_run *r;
 
 	if (!ps || !ps->g)
 		return;
-	t = thread_of(w, ps->g, false);
 	r = &ps->runs[ps->next];
 	ps->next = (ps->next + 1) % WALK_RUNS_KEPT;
 	if (ps->n < WALK_RUNS_KEPT)
 		ps->n++;
-	memset(r, 0, sizeof(*r));
-	if (t)
-		r->who = t->pub;
-	else
-		r->who.g = ps->g, r->who.tid = (uint32_t)ps->g;
+	r->g = ps->g;
 	r->from = ns_of(w, ps->since);
 	r->to = ns_of(w, ts);
 	ps->g = 0;
+}
+
+const struct walk_thread *walk__thread(const struct walk *w, uint64_t g)
+{
+	const uint64_t *slot = u64map__get(w->byg, g);
+
+	return slot ? &w->threads[*slot - 1].pub : NULL;
 }
 
 static const struct gt_stack *stack_id(const struct walk *w, uint64_t id)

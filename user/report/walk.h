@@ -47,7 +47,7 @@ struct walk_thread {
 };
 
 struct walk_run {
-	struct walk_thread who;
+	uint64_t g;		/* who ran: walk__thread names it while it lives */
 	uint64_t from, to;	/* ns */
 };
 
@@ -97,10 +97,13 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 
 /* Inside sink->wait: the runs on P p that overlap [from, to), latest first (up to n into out,
  * each clipped to the span). The count found; *complete false when runs before the earliest
- * kept (the latest WALK_RUNS_KEPT of each P) would be needed. */
-#define WALK_RUNS_KEPT 256
+ * kept (the latest WALK_RUNS_KEPT of each P: 24 bytes each) would be needed. */
+#define WALK_RUNS_KEPT 16384
 size_t walk__runs(const struct walk *w, int64_t p, uint64_t from, uint64_t to,
 		  struct walk_run *out, size_t n, bool *complete);
+
+/* Inside a sink's call: goroutine g, NULL once it has ended. */
+const struct walk_thread *walk__thread(const struct walk *w, uint64_t g);
 
 /* "COMM (tid TID, pid PID)" into buf, escaped for a terminal; "tid TID" when no stack named
  * its process. */
