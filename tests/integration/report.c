@@ -185,8 +185,9 @@ Test(report, cpu_samples_of_a_known_loop_by_function)
 	pid = workload__pid(it.wl);
 	read_threads((uint32_t)pid, NULL, 10, &s);
 	samples = cpu_report__samples(s.cpu, &idle);
-	/* 0.5 s at 999 Hz: about 500 samples of the thread. */
-	cr_expect(samples > 350 && samples < 600, "%llu samples", (unsigned long long)samples);
+	/* 0.5 s of spinning at 999 Hz: 500 samples of the thread on a quiet machine, fewer when
+	 * other work shares its CPU; the shares below are what the loop fixes. */
+	cr_expect(samples > 100 && samples < 600, "%llu samples", (unsigned long long)samples);
 	cr_expect_eq(idle, 0, "the idle task is no thread of the process");
 	/* hot_inner is inlined into hot_middle: the symbolizer gives both frames. */
 	cpu_report__function(s.cpu, "hot_inner", &self, &total);
