@@ -98,8 +98,9 @@ Test(report, a_fifo_hog_steals_the_cpu_after_each_wakeup_and_is_named)
 		cr_assert_geq(x.nruns, 1);
 		cr_expect_eq(x.runs[0].who.tid, (uint32_t)hog, "tid %u ran during the wait",
 			     x.runs[0].who.tid);
-		cr_expect_geq(x.runs[0].ns * 100, x.ns * 95, "the hog ran %.3f ms of the %.3f ms wait",
-			      x.runs[0].ns / 1e6, x.ns / 1e6);
+		/* Its hold, at least; other threads may run after it on a loaded machine. */
+		cr_expect_geq(x.runs[0].ns * 100, HOLD_MS * 1000000ull * 99, "the hog ran %.3f ms "
+			      "of the %.3f ms wait", x.runs[0].ns / 1e6, x.ns / 1e6);
 		if (i == 0) {
 			/* The trace's wait begins at sched_waking, inside the hog's write; the
 			 * workload's before the write: it measures a little more. */
