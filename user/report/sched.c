@@ -283,8 +283,11 @@ void sched_report__print(const struct sched_report *s, bool hist, FILE *out)
 		for (size_t j = 0; j < nt; j++)
 			nthreads += threads[j]->who.id.pid == p->who.id.pid;
 		if (p->who.id.pid) {
-			fmt__cut(buf, 22 - 1 - 13, p->who.id.prog);
-			snprintf(label, sizeof(label), "%s (pid %u)", buf, p->who.id.pid);
+			char pid[24];
+
+			snprintf(pid, sizeof(pid), " (pid %u)", p->who.id.pid);
+			fmt__cut(buf, 22 - strlen(pid), p->who.id.prog);
+			snprintf(label, sizeof(label), "%s%s", buf, pid);
 		} else {
 			snprintf(label, sizeof(label), "threads of no pid");
 		}
