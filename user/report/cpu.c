@@ -178,14 +178,15 @@ void cpu_report__print(const struct cpu_report *c, FILE *out)
 		return;
 	}
 	/* Sorted copies: the name map holds indexes into c->funcs. */
-	funcs = malloc(c->nfuncs * sizeof(*funcs));
-	v = malloc(n * sizeof(*v));
+	funcs = malloc((c->nfuncs ? c->nfuncs : 1) * sizeof(*funcs));
+	v = malloc((n ? n : 1) * sizeof(*v));
 	if (!funcs || !v) {
 		free(funcs);
 		free(v);
 		return;
 	}
-	memcpy(funcs, c->funcs, c->nfuncs * sizeof(*funcs));
+	if (c->nfuncs)
+		memcpy(funcs, c->funcs, c->nfuncs * sizeof(*funcs));
 	qsort(funcs, c->nfuncs, sizeof(*funcs), by_self);
 	print_funcs(c, funcs, out, "By function, the most samples as the leaf first:");
 	qsort(funcs, c->nfuncs, sizeof(*funcs), by_total);

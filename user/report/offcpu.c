@@ -113,7 +113,7 @@ void offcpu__print(const struct offcpu *o, bool hist, FILE *out)
 		fprintf(out, "no time off the CPU\n");
 		return;
 	}
-	v = malloc(n * sizeof(*v));
+	v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
 		return;
 	for (size_t i = 0; i < n; i++)
