@@ -51,21 +51,14 @@ static int cover(struct hist *h, int r)
 	return 0;
 }
 
-static int add_n(struct hist *h, unsigned b, uint32_t n)
-{
-	int err = cover(h, (int)(b / HIST_SUB));
-
-	if (!err)
-		h->rows[b - (unsigned)h->lo * HIST_SUB] += n;
-	return err;
-}
-
 int hist__add(struct hist *h, uint64_t v, uint64_t at)
 {
-	int err = add_n(h, bucket_of(v), 1);
+	unsigned b = bucket_of(v);
+	int err = cover(h, (int)(b / HIST_SUB));
 
 	if (err)
 		return err;
+	h->rows[b - (unsigned)h->lo * HIST_SUB]++;
 	if (!h->count || v < h->min)
 		h->min = v;
 	if (!h->count || v > h->max) {
@@ -111,26 +104,6 @@ void hist__log2(const struct hist *h, uint64_t out[HIST_LOG2])
 
 		out[low < 2 ? 0 : 63 - __builtin_clzll(low)] += h->rows[i];
 	}
-}
-
-int hist__merge(struct hist *dst, const struct hist *src)
-{
-	unsigned nb = src->rows ? (unsigned)(src->hi - src->lo) * HIST_SUB : 0;
-
-	if (!src->count)
-		return 0;
-	for (unsigned i = 0; i < nb; i++)
-		if (src->rows[i] && add_n(dst, (unsigned)src->lo * HIST_SUB + i, src->rows[i]))
-			return -ENOMEM;
-	if (!dst->count || src->min < dst->min)
-		dst->min = src->min;
-	if (!dst->count || src->max > dst->max) {
-		dst->max = src->max;
-		dst->max_at = src->max_at;
-	}
-	dst->count += src->count;
-	dst->sum += src->sum;
-	return 0;
 }
 
 void hist__free(struct hist *h)

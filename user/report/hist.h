@@ -27,9 +27,6 @@ uint64_t hist__quantile(const struct hist *h, double q);
 /* Counts in log2 buckets: out[k] for [2^k, 2^(k+1)), out[0] holding 0 and 1. */
 void hist__log2(const struct hist *h, uint64_t out[HIST_LOG2]);
 
-/* Adds every value of src to dst. 0 or -ENOMEM. */
-int hist__merge(struct hist *dst, const struct hist *src);
-
 /* Frees what it holds and empties it. */
 void hist__free(struct hist *h);
 

@@ -68,13 +68,3 @@ const char *ident__special(const struct gt_stack *s)
 	return s->frames[0].func;
 }
 
-size_t ident__code_frames(const struct gt_stack *s)
-{
-	size_t end = s ? s->n : 0;
-
-	while (end > 0 && (is_program(&s->frames[end - 1]) ||
-			   !strncmp(s->frames[end - 1].file, "pid ", 4) ||
-			   !strcmp(s->frames[end - 1].file, "lxtrace")))
-		end--;
-	return end;
-}

@@ -35,8 +35,4 @@ const char *ident__syscall(const struct gt_stack *s);
  * "[idle]"), NULL for any other stack. */
 const char *ident__special(const struct gt_stack *s);
 
-/* How many of s's frames, from the leaf, come before the identity frames (and a "[truncated]"
- * mark, file "lxtrace", before them): its code and the syscall it was taken in. */
-size_t ident__code_frames(const struct gt_stack *s);
-
 #endif

@@ -130,17 +130,6 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 	return 0;
 }
 
-void profile__totals(const struct profile *p, uint64_t *count, uint64_t *value)
-{
-	const struct st_entry *e = stacktab__entries(p->stacks);
-
-	*count = *value = 0;
-	for (size_t i = 0; i < stacktab__count(p->stacks); i++) {
-		*count += e[i].count;
-		*value += e[i].value;
-	}
-}
-
 /* ---- pprof ---------------------------------------------------------------------------- */
 
 /* profile.proto's field numbers. */

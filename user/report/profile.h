@@ -31,9 +31,6 @@ struct profile;
 int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 		  struct profile **out, char *err, size_t errlen);
 
-/* Samples (or stretches) in it and their value (samples, or ns). */
-void profile__totals(const struct profile *p, uint64_t *count, uint64_t *value);
-
 /* pprof's format, gzip'd, written to fd. 0, or a negative errno with a message in err. */
 int profile__write_pprof(const struct profile *p, int fd, char *err, size_t errlen);
 
