@@ -12,6 +12,7 @@
 
 #include "tests/lib/record.h"
 #include "tests/unit/test_model_util.h"
+#include "user/report/fmt.h"
 #include "user/report/hist.h"
 #include "user/report/notes.h"
 #include "user/report/offcpu.h"
@@ -478,4 +479,26 @@ Test(report, protobuf_encoding_as_its_spec_gives_it)
 	cr_assert_eq(b.n, sizeof(want));
 	cr_expect_arr_eq(b.p, want, sizeof(want));
 	pbuf__free(&b);
+}
+
+/* Names from other users' processes, escaped and cut to their columns; an empty one empty. */
+Test(report, names_escaped_and_cut)
+{
+	struct walk_thread t = { .g = 7, .tid = 7 };
+	char buf[64];
+
+	memset(buf, 'x', sizeof(buf));
+	cr_expect_str_eq(fmt__cut(buf, 10, ""), "");
+	cr_expect_str_eq(fmt__cut(buf, 10, "abc"), "abc");
+	cr_expect_str_eq(fmt__cut(buf, 10, "0123456789abc"), "012345678~");
+	cr_expect_str_eq(fmt__cut(buf, 10, "a\x1b[2Jb"), "a\\x1b[2Jb");
+	memset(buf, 'x', sizeof(buf));
+	walk__name(&t, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "tid 7");
+	t.id.pid = 5;
+	strcpy(t.id.comm, "a\nb");
+	walk__name(&t, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "a\\x0ab (tid 7, pid 5)");
+	walk__name(&t, buf, 8);
+	cr_expect_str_eq(buf, "a\\x0ab ");
 }

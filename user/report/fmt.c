@@ -37,9 +37,13 @@ const char *fmt__cut(char *buf, size_t width, const char *s)
 	if (!f)
 		return buf;
 	escape__print(f, s, strlen(s));
+	/* fmemopen writes no NUL when nothing was written: end the text where it ends. */
+	fflush(f);
+	len = (size_t)ftell(f);
 	fclose(f);
-	tmp[sizeof(tmp) - 1] = '\0';
-	len = strlen(tmp);
+	if (len > sizeof(tmp) - 1)
+		len = sizeof(tmp) - 1;
+	tmp[len] = '\0';
 	if (len < width) {
 		memcpy(buf, tmp, len + 1);
 	} else {

@@ -289,7 +289,7 @@ void sched_report__print(const struct sched_report *s, bool hist, FILE *out)
 			fmt__cut(buf, 22 - strlen(pid), p->who.id.prog);
 			snprintf(label, sizeof(label), "%s%s", buf, pid);
 		} else {
-			snprintf(label, sizeof(label), "threads of no pid");
+			snprintf(label, sizeof(label), "(no pid known)");
 		}
 		print_row(out, label, p);
 		if (hist)
@@ -298,7 +298,9 @@ void sched_report__print(const struct sched_report *s, bool hist, FILE *out)
 			if (threads[j]->who.id.pid != p->who.id.pid)
 				continue;
 			snprintf(label, sizeof(label), "  %u ", threads[j]->who.tid);
-			fmt__cut(buf, 22 - strlen(label), threads[j]->who.id.comm);
+			/* A thread no stack named has its program's name alone. */
+			fmt__cut(buf, 22 - strlen(label), threads[j]->who.id.comm[0] ?
+				 threads[j]->who.id.comm : threads[j]->who.id.prog);
 			strcat(label, buf);
 			print_row(out, label, threads[j]);
 			shown++;

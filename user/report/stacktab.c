@@ -17,6 +17,18 @@ struct stacktab {
 	struct u64map *stacks;	/* hash of (label, frames) -> index + 1 in v (probing as well) */
 	struct st_entry *v;
 	size_t n, cap;
+	/* The entry a trace's stack definition went to last, by (stack id, label): a stack is
+	 * hashed by content once per definition, not once per event. A hit must be the same
+	 * definition (its address, its frames' and their count): an id defined again is another. */
+	struct u64map *by_id;	/* hash of (id, label) -> index + 1 in seen */
+	struct seen {
+		const struct gt_stack *s;
+		const struct gt_rframe *frames;
+		size_t n, want;
+		uint32_t label;
+		size_t entry;
+	} *seen;
+	size_t nseen, seen_cap;
 };
 
 struct stacktab *stacktab__new(bool lines)
@@ -28,7 +40,8 @@ struct stacktab *stacktab__new(bool lines)
 	t->lines = lines;
 	t->names = u64map__new();
 	t->stacks = u64map__new();
-	if (!t->names || !t->stacks) {
+	t->by_id = u64map__new();
+	if (!t->names || !t->stacks || !t->by_id) {
 		stacktab__free(t);
 		errno = ENOMEM;
 		return NULL;
@@ -91,30 +104,24 @@ static bool same(const struct stacktab *t, const struct st_entry *e, uint32_t la
 	return true;
 }
 
-int stacktab__add(struct stacktab *t, uint32_t label, const struct gt_stack *s, size_t n,
-		  uint64_t count, uint64_t value)
+/* The entry of (label, the first n frames of s), added when new: its index, or -ENOMEM. */
+static long entry_of(struct stacktab *t, uint32_t label, const struct gt_stack *s, size_t n)
 {
 	uint64_t h, *slot;
 	struct st_entry *e;
 	bool added;
 
-	if (!s || n > s->n)
-		n = s ? s->n : 0;
 	for (h = key_of(t, label, s, n);; h++) {
 		slot = u64map__get(t->stacks, h);
 		if (!slot)
 			break;
-		e = &t->v[*slot - 1];
-		if (same(t, e, label, s, n)) {
-			e->count += count;
-			e->value += value;
-			return 0;
-		}
+		if (same(t, &t->v[*slot - 1], label, s, n))
+			return (long)(*slot - 1);
 	}
 	if (grow_array((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 64))
 		return -ENOMEM;
 	e = &t->v[t->n];
-	*e = (struct st_entry){ .label = label, .n = n, .count = count, .value = value };
+	*e = (struct st_entry){ .label = label, .n = n };
 	e->frames = calloc(n ? n : 1, sizeof(*e->frames));
 	if (!e->frames)
 		return -ENOMEM;
@@ -134,6 +141,50 @@ int stacktab__add(struct stacktab *t, uint32_t label, const struct gt_stack *s, 
 		return -ENOMEM;
 	}
 	*slot = ++t->n;
+	return (long)(t->n - 1);
+}
+
+int stacktab__add(struct stacktab *t, uint32_t label, const struct gt_stack *s, size_t n,
+		  uint64_t count, uint64_t value)
+{
+	size_t want = n;
+	uint64_t h = 0, *slot = NULL;
+	struct seen *x = NULL;
+	long i;
+	bool added;
+
+	if (!s || n > s->n)
+		n = s ? s->n : 0;
+	if (s && s->id) {
+		h = hash_mix(s->id ^ (uint64_t)label << 48);
+		for (;; h++) {
+			slot = u64map__get(t->by_id, h);
+			if (!slot)
+				break;
+			x = &t->seen[*slot - 1];
+			if (x->s->id == s->id && x->label == label && x->want == want)
+				break;
+			x = NULL;
+		}
+	}
+	if (x && x->s == s && x->frames == s->frames && x->n == s->n) {
+		i = (long)x->entry;
+	} else {
+		i = entry_of(t, label, s, n);
+		if (i < 0)
+			return (int)i;
+		if (s && s->id && !x) {
+			if (grow_array((void **)&t->seen, &t->seen_cap, t->nseen + 1, sizeof(*t->seen), 64) ||
+			    !(slot = u64map__put(t->by_id, h, &added)))
+				return -ENOMEM;
+			*slot = ++t->nseen;
+			x = &t->seen[t->nseen - 1];
+		}
+		if (x)
+			*x = (struct seen){ s, s->frames, s->n, want, label, (size_t)i };
+	}
+	t->v[i].count += count;
+	t->v[i].value += value;
 	return 0;
 }
 
@@ -157,7 +208,9 @@ void stacktab__free(struct stacktab *t)
 		free(t->v[i].frames);
 	free(t->strs);
 	free(t->v);
+	free(t->seen);
 	u64map__free(t->names);
 	u64map__free(t->stacks);
+	u64map__free(t->by_id);
 	free(t);
 }

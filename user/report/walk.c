@@ -68,6 +68,7 @@ static uint64_t ns_of(const struct walk *w, uint64_t ticks)
 void walk__name(const struct walk_thread *t, char *buf, size_t len)
 {
 	FILE *f = fmemopen(buf, len, "w");
+	size_t at;
 
 	if (!f) {
 		snprintf(buf, len, "tid %u", t->tid);
@@ -79,9 +80,10 @@ void walk__name(const struct walk_thread *t, char *buf, size_t len)
 	} else {
 		fprintf(f, "tid %u", t->tid);
 	}
-	/* fmemopen NUL-terminates within len at the close. */
+	fflush(f);
+	at = (size_t)ftell(f);
 	fclose(f);
-	buf[len - 1] = '\0';
+	buf[at < len ? at : len - 1] = '\0';
 }
 
 static struct tstate *thread_of(struct walk *w, uint64_t g, bool create)
