@@ -174,6 +174,38 @@ Test(report, a_lock_held_is_time_off_the_cpu_for_a_lock_in_pthread_mutex_lock)
 	report__free(&s);
 }
 
+/* `lxtrace pprof FILE --cpu -p PID -o OUT`, then Go's `pprof -top OUT`: its first row is
+ * function `func`, `flat` samples. */
+static void expect_pprof_top(pid_t pid, const char *func, uint64_t flat)
+{
+	char out_path[64], pidbuf[16], *out = NULL, *err = NULL, *row, *end;
+	unsigned long long got = 0;
+	int rc;
+
+	cr_assert_eq(record__tmpfile(out_path, sizeof(out_path), ".pb.gz"), 0);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
+	rc = run_capture((const char *[]){ record__build_path("lxtrace"), "pprof",
+					   recorder__path(it.rec), "--cpu", "-p", pidbuf, "-o",
+					   out_path, NULL }, 60, NULL, &err);
+	cr_assert_eq(rc, 0, "lxtrace pprof exited %d: %s", rc, err);
+	free(err);
+	rc = run_capture((const char *[]){ "/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof", "-top",
+					   out_path, NULL }, 60, &out, &err);
+	unlink(out_path);
+	cr_assert_eq(rc, 0, "pprof -top exited %d: %s", rc, err);
+	row = out ? strstr(out, "cum%\n") : NULL;
+	cr_assert(row && sscanf(row + 5, " %llu", &got) == 1, "pprof -top:\n%s", out);
+	row += 5;
+	end = strchr(row, '\n');
+	cr_assert(end);
+	*end = '\0';
+	cr_expect(strstr(row, func), "pprof -top's first row is not %s: %s", func, row);
+	cr_expect_eq(got, flat, "pprof -top's first row: %llu samples, the report's %s: %llu",
+		     got, func, (unsigned long long)flat);
+	free(out);
+	free(err);
+}
+
 Test(report, cpu_samples_of_a_known_loop_by_function)
 {
 	const char *ropts[] = { "-F", "999", NULL };
@@ -198,7 +230,9 @@ Test(report, cpu_samples_of_a_known_loop_by_function)
 	cr_expect_eq(self, 0);
 	cr_expect_geq(total * 100, samples * 90, "hot_outer on %llu of %llu samples",
 		      (unsigned long long)total, (unsigned long long)samples);
+	cpu_report__function(s.cpu, "hot_inner", &self, &total);
 	report__free(&s);
+	expect_pprof_top(pid, "hot_inner", self);
 }
 
 /* A thread's waits after a wakeup of min_ms or more as perf sched timehist prints them: each
