@@ -42,8 +42,8 @@ static void usage(FILE *f)
 		   "      --hist          log2 histograms of the latencies, as runqlat prints them\n"
 		   "  -h, --help          show this help\n\n"
 		   "A wait, a time off the CPU or a syscall counts in the window it ends in, whole.\n"
-		   "Percentiles are within 3%%; counts, totals and maxima are exact. docs/report.md\n"
-		   "says what each number is and how it compares with perf's.\n");
+		   "Percentiles are within 3%%; counts, totals and maxima are exact. FILE - reads\n"
+		   "stdin. docs/report.md says what each number is and how it compares with perf's.\n");
 }
 
 int cmd_report(int argc, char **argv)

@@ -141,6 +141,8 @@ static struct pstate *proc_of(struct walk *w, int64_t p)
 {
 	size_t need;
 
+	/* lxtrace's Ps are the CPUs and its housekeeping P; the readers take ids from 1,000,000
+	 * for their own lanes (docs/format.md §3). A P past this has no runs kept. */
 	if (p < 0 || p >= 4096)
 		return NULL;
 	need = (size_t)p + 1;
