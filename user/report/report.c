@@ -99,16 +99,22 @@ fail:
 	return ret;
 }
 
+/* "kept: pid N, threads or programs named "X", from A s to B s" on a line of its own. */
 static void print_filter(const struct walk_filter *f, FILE *out)
 {
-	if (f->pid)
-		fprintf(out, ", pid %u", f->pid);
+	const char *sep = "\nkept: ";
+
+	if (f->pid) {
+		fprintf(out, "%spid %u", sep, f->pid);
+		sep = ", ";
+	}
 	if (f->comm) {
-		fprintf(out, ", threads or programs named ");
+		fprintf(out, "%sthreads or programs named ", sep);
 		escape__quoted(out, f->comm, strlen(f->comm));
+		sep = ", ";
 	}
 	if (f->from_ns || f->to_ns != UINT64_MAX) {
-		fprintf(out, ", from %.6f s", f->from_ns / 1e9);
+		fprintf(out, "%swhat ends from %.6f s", sep, f->from_ns / 1e9);
 		if (f->to_ns != UINT64_MAX)
 			fprintf(out, " to %.6f s", f->to_ns / 1e9);
 	}
