@@ -5,7 +5,9 @@
  * holding it, releases it and sleeps HOLD_MS more; the waiter, told, asks for the mutex and
  * sleeps in futex() until the holder lets it go: K waits for a lock of about HOLD_MS each,
  * in the thread named "waiter". Reports the waits it measured itself around
- * pthread_mutex_lock: stat lock_wait_max_us, lock_wait_min_us; and rounds. */
+ * pthread_mutex_lock: stat lock_wait_max_us, lock_wait_min_us, lock_blocked (the waits of
+ * 100 us or more: the lock was still held; a loaded machine may run the waiter only after the
+ * holder let it go); and rounds. */
 #include <pthread.h>
 #include <unistd.h>
 
@@ -14,7 +16,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int fds[2];
 static long rounds;
-static long long wait_min = -1, wait_max;
+static long long wait_min = -1, wait_max, blocked;
 
 static void *waiter(void *arg)
 {
@@ -35,6 +37,7 @@ static void *waiter(void *arg)
 			wait_min = w;
 		if (w > wait_max)
 			wait_max = w;
+		blocked += w >= 100000;
 	}
 	return NULL;
 }
@@ -65,5 +68,6 @@ int main(int argc, char **argv)
 	wl_stat("rounds", rounds);
 	wl_stat("lock_wait_max_us", wait_max / 1000);
 	wl_stat("lock_wait_min_us", wait_min / 1000);
+	wl_stat("lock_blocked", blocked);
 	return 0;
 }

@@ -6,7 +6,10 @@
  * spins HOLD_MS, then sleeps GAP_MS, and only then can the victim run. So the victim waits
  * for the CPU HOLD_MS after each of its K wakeups, and the thread that holds it is the hog.
  * Reports the waits it measured itself, from just before the write to just after the read
- * returns: stat wait_max_us, wait_min_us; and rounds. */
+ * returns: stat wait_max_us, wait_min_us; and rounds, and blocked: the reads that found no
+ * byte yet and slept (on a loaded machine the victim may come back to read only after the
+ * hog's next write: that round has no wakeup). */
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
@@ -16,7 +19,7 @@
 static int fds[2];
 static long rounds;
 static long long woken_at;	/* the hog's clock before each write, read by the victim */
-static long long wait_min = -1, wait_max;
+static long long wait_min = -1, wait_max, blocked;
 
 static void pin(void)
 {
@@ -37,8 +40,10 @@ static void *victim(void *arg)
 	pthread_setname_np(pthread_self(), "victim");
 	wl_tid("victim");
 	for (long i = 0; i < rounds; i++) {
+		struct pollfd p = { .fd = fds[0], .events = POLLIN };
 		long long w;
 
+		blocked += poll(&p, 1, 0) == 0;
 		if (read(fds[0], &c, 1) != 1)
 			wl_die("read");
 		w = wl_now_ns() - __atomic_load_n(&woken_at, __ATOMIC_ACQUIRE);
@@ -86,5 +91,6 @@ int main(int argc, char **argv)
 	wl_stat("rounds", rounds);
 	wl_stat("wait_max_us", wait_max / 1000);
 	wl_stat("wait_min_us", wait_min / 1000);
+	wl_stat("blocked", blocked);
 	return 0;
 }

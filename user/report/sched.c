@@ -81,11 +81,16 @@ static void who_ran(struct sched_report *s, const struct walk *w, struct sched_w
 
 	/* Each thread's first run (the latest) stands for all of its runs, with their sum. */
 	u64map__clear(s->by_g);
+	x->unsure_ns = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t len = s->runs[i].to - s->runs[i].from, *slot;
 		bool added;
 
 		covered += len;
+		if (s->runs[i].unsure) {
+			x->unsure_ns += len;
+			continue;
+		}
 		slot = u64map__put(s->by_g, s->runs[i].g, &added);
 		if (!slot) {
 			s->oom = true;
@@ -255,6 +260,9 @@ static void print_worst(const struct sched_report *s, FILE *out)
 		}
 		if (x->others_ns)
 			fprintf(out, "      %6s other threads\n", fmt__dur(e, x->others_ns));
+		if (x->unsure_ns)
+			fprintf(out, "      %6s not known: a switch the kernel did not report\n",
+				fmt__dur(e, x->unsure_ns));
 		if (x->idle_ns)
 			fprintf(out, "      %6s %s\n", fmt__dur(e, x->idle_ns),
 				x->complete ? "no thread (the CPU idle, or the wakeup's way to it)" :

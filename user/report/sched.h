@@ -46,6 +46,7 @@ struct sched_worst {
 	struct sched_ran runs[SCHED_WORST_RUNS];	/* per thread, longest first */
 	uint64_t others_ns;	/* runs of threads past the SCHED_WORST_RUNS longest */
 	uint64_t idle_ns;	/* covered by no run kept */
+	uint64_t unsure_ns;	/* runs whose end a repair wrote: who ran then is not known */
 	bool complete;		/* every run of the span was kept */
 };
 bool sched_report__worst(const struct sched_report *s, size_t i, struct sched_worst *out);

@@ -17,7 +17,11 @@ struct tstate {
 	bool runnable;		/* since runnable_at, for runnable_kind */
 	bool off;		/* off the CPU since left_at, for left_why */
 	bool exec_start;	/* created by its own exec: its first start is no wait */
-	bool invented;		/* made runnable or stopped by a repair: no wait, no time off */
+	/* Made runnable by a repair (a wakeup the kernel's records lost, written on the
+	 * housekeeping P or with the "[lxtrace repair]" stack): its wait is not known. Stopped by
+	 * one: its time off the CPU is not known (nor a wait, when the stop was a preemption). */
+	bool invented_wake, invented_stop;
+	bool own;		/* lxtrace's goroutine (creation stack "lxtrace"), which writes logs */
 	uint8_t runnable_kind;	/* enum walk_wait */
 	uint8_t left_why;	/* enum walk_off */
 	uint64_t runnable_at, left_at;	/* ticks */
@@ -220,7 +224,7 @@ size_t walk__runs(const struct walk *w, int64_t p, uint64_t from, uint64_t to,
 }
 
 /* The thread running on P p stops at ts. */
-static void run_ends(struct walk *w, int64_t p, uint64_t ts)
+static void run_ends(struct walk *w, int64_t p, uint64_t ts, bool unsure)
 {
 	struct pstate *ps = proc_of(w, p);
 	struct walk_run *r;
@@ -232,6 +236,7 @@ static void run_ends(struct walk *w, int64_t p, uint64_t ts)
 	if (ps->n < WALK_RUNS_KEPT)
 		ps->n++;
 	r->g = ps->g;
+	r->unsure = unsure;
 	r->from = ns_of(w, ps->since);
 	r->to = ns_of(w, ts);
 	ps->g = 0;
@@ -279,7 +284,7 @@ static void on_start(struct walk *w, const struct gt_event *e)
 	}
 	/* What began in the init phase or ends on the housekeeping P is the recorder's making. */
 	if (w->init_end && e->p < w->st->cpus) {
-		if (t->runnable && !t->exec_start && !t->invented && t->runnable_at > w->init_end &&
+		if (t->runnable && !t->exec_start && !t->invented_wake && t->runnable_at > w->init_end &&
 		    w->s->wait) {
 			if (t->wait_pending)
 				tell_wait(w, t);
@@ -292,7 +297,7 @@ static void on_start(struct walk *w, const struct gt_event *e)
 			if (t->pub.id.pid)
 				tell_wait(w, t);
 		}
-		if (t->off && !t->invented && t->left_at > w->init_end && w->s->offcpu &&
+		if (t->off && !t->invented_stop && t->left_at > w->init_end && w->s->offcpu &&
 		    keeps(w, &t->pub, at)) {
 			const struct gt_stack *s = stack_id(w, t->left_stk);
 
@@ -300,7 +305,7 @@ static void on_start(struct walk *w, const struct gt_event *e)
 				     ns_of(w, e->ts) - ns_of(w, t->left_at), at);
 		}
 	}
-	t->runnable = t->off = t->exec_start = t->invented = false;
+	t->runnable = t->off = t->exec_start = t->invented_wake = t->invented_stop = false;
 }
 
 static void becomes_runnable(struct tstate *t, enum walk_wait kind, uint64_t ts)
@@ -315,8 +320,9 @@ static void becomes_runnable(struct tstate *t, enum walk_wait kind, uint64_t ts)
 static void leaves(struct walk *w, const struct gt_event *e, enum walk_off why, uint64_t stk)
 {
 	struct tstate *t = thread_of(w, e->g, true);
+	const char *special = ident__special(e->stack);
 
-	run_ends(w, e->p, e->ts);
+	run_ends(w, e->p, e->ts, special && !strcmp(special, "[lxtrace repair]"));
 	if (!t)
 		return;
 	t->off = true;
@@ -330,10 +336,13 @@ static void leaves(struct walk *w, const struct gt_event *e, enum walk_off why, 
 static void on_create(struct walk *w, const struct gt_event *e)
 {
 	struct tstate *t = thread_of(w, e->args[0], true);
+	const struct gt_stack *created = stack_id(w, e->args[1]);
+	const char *special = ident__special(created);
 
 	if (!t)
 		return;
-	ident__program(stack_id(w, e->args[1]), &t->pub.id);
+	ident__program(created, &t->pub.id);
+	t->own = special && !strcmp(special, "lxtrace");
 	/* An exec: the thread's next goroutine, started at once where the old one ran. */
 	t->exec_start = e->g && (uint32_t)e->g == t->pub.tid;
 	becomes_runnable(t, WALK_WAKEUP, e->ts);
@@ -350,8 +359,30 @@ static void on_log(struct walk *w, const struct gt_event *e)
 	w->s->log(w->s->ctx, &t->pub, key ? key : "", e->msg, e->msg_len, at);
 }
 
+/* An event the model invented (docs/model.md, "Repairs"): with the "[lxtrace repair]" stack,
+ * or a wakeup or a creation on the housekeeping P after the init phase (where the model
+ * writes what the kernel's records did not show; a GoSysExit has no stack to say so). The
+ * thread it makes runnable has no known wait; the one it stops no known time off the CPU
+ * (nor a wait, when it is preempted). lxtrace's own goroutine, woken there to write a log,
+ * is no repair. */
+static void invented(struct walk *w, const struct gt_event *e, struct tstate *t)
+{
+	bool wake = e->type == GT_EV_GO_UNBLOCK || e->type == GT_EV_GO_SYSEXIT ||
+		    e->type == GT_EV_GO_CREATE;
+	struct tstate *x = e->type == GT_EV_GO_UNBLOCK || e->type == GT_EV_GO_CREATE ?
+			   thread_of(w, e->args[0], true) : t;
+
+	if (!x || (x->own && wake))
+		return;
+	x->invented_wake |= wake || e->type == GT_EV_GO_PREEMPT || e->type == GT_EV_GO_SCHED;
+	x->invented_stop |= !wake;
+	if (w->s->repair && keeps(w, &x->pub, ns_of(w, e->ts)))
+		w->s->repair(w->s->ctx, &x->pub, gt_specs[e->type].name, ns_of(w, e->ts));
+}
+
 static int event(struct walk *w, const struct gt_event *e)
 {
+	bool wake = e->type == GT_EV_GO_UNBLOCK || e->type == GT_EV_GO_SYSEXIT;
 	struct tstate *t = NULL;
 	uint64_t stk = e->stack ? e->stack->id : 0;
 	const char *special = ident__special(e->stack);
@@ -368,15 +399,9 @@ static int event(struct walk *w, const struct gt_event *e)
 		if (t)
 			t->entry_pending = false;
 	}
-	if (special && !strcmp(special, "[lxtrace repair]")) {
-		/* The thread it makes runnable or stops: the unblock's target, else its own. */
-		struct tstate *x = e->type == GT_EV_GO_UNBLOCK ? thread_of(w, e->args[0], true) : t;
-
-		if (x)
-			x->invented = true;
-		if (w->s->repair && x && keeps(w, &x->pub, ns_of(w, e->ts)))
-			w->s->repair(w->s->ctx, &x->pub, gt_specs[e->type].name, ns_of(w, e->ts));
-	}
+	if ((special && !strcmp(special, "[lxtrace repair]")) ||
+	    (w->init_end && e->p >= w->st->cpus && (wake || e->type == GT_EV_GO_CREATE)))
+		invented(w, e, t);
 	switch (e->type) {
 	case GT_EV_GOMAXPROCS:
 		if (!w->init_end) {
@@ -391,14 +416,14 @@ static int event(struct walk *w, const struct gt_event *e)
 		on_start(w, e);
 		break;
 	case GT_EV_GO_END:
-		run_ends(w, e->p, e->ts);
+		run_ends(w, e->p, e->ts, false);
 		if (t && t->wait_pending)
 			tell_wait(w, t);
 		if (t && drop_thread(w, t))
 			return -ENOMEM;
 		break;
 	case GT_EV_PROC_STOP:
-		run_ends(w, e->p, e->ts);
+		run_ends(w, e->p, e->ts, false);
 		break;
 	case GT_EV_GO_PREEMPT:
 	case GT_EV_GO_SCHED:

@@ -49,6 +49,9 @@ struct walk_thread {
 struct walk_run {
 	uint64_t g;		/* who ran: walk__thread names it while it lives */
 	uint64_t from, to;	/* ns */
+	/* Its end is a repair's (a switch the kernel did not report, docs/model.md): it ran
+	 * from `from` until some time before `to`, and what ran after it is not known. */
+	bool unsure;
 };
 
 struct walk;
