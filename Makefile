@@ -252,14 +252,15 @@ $(OUT)/tests/symfix/spin-go1.23: tests/symfix/spin.go
 # whole machine, then the same lxtrace recording on Debian's kernels in QEMU.
 test: layers docs-check unit-test fuzz-replay integration-test kernel-test
 
-# The option list has one source, user/cli/record_args.c; the README shows `lxtrace record
-# --help` (scripts/sync-help.py): make docs rewrites that copy, make test fails when it drifted,
+# Each command's options have one source, its option table; the README shows `lxtrace record
+# --help` and docs/report.md `lxtrace report --help` and `lxtrace pprof --help`
+# (scripts/sync-help.py): make docs rewrites those copies, make test fails when one drifted,
 # or when a doc or comment names a path or a docs/format.md section that does not exist.
 docs: $(LXTRACE)
-	python3 scripts/sync-help.py $(LXTRACE) README.md
+	python3 scripts/sync-help.py $(LXTRACE) README.md docs/report.md
 
 docs-check: $(LXTRACE)
-	python3 scripts/sync-help.py --check $(LXTRACE) README.md
+	python3 scripts/sync-help.py --check $(LXTRACE) README.md docs/report.md
 	python3 scripts/check-refs.py
 
 # The layout's rules (docs/layout.md): includes go down the wings; no include or call cycle.

@@ -1,19 +1,44 @@
 #!/usr/bin/env python3
-"""sync-help.py - keeps the copies of `lxtrace record --help` in the docs equal to the program's.
+"""sync-help.py - keeps the copies of lxtrace's --help texts in the docs equal to the program's.
 
-  python3 scripts/sync-help.py LXTRACE FILE...          rewrite each FILE's copy (make docs)
+  python3 scripts/sync-help.py LXTRACE FILE...          rewrite each FILE's copies (make docs)
   python3 scripts/sync-help.py --check LXTRACE FILE...  fail when a copy differs (make test)
 
-The option list has one source, the table in user/cli/record_args.c; a doc shows it between
-the lines "<!-- begin: lxtrace record --help -->" and "<!-- end: lxtrace record --help -->",
-as a fenced text block.
+Each command's options have one source, its option table (user/cli/record_args.c,
+user/cli/cmd_report.c, ...); a doc shows `lxtrace COMMAND --help` between the lines
+"<!-- begin: lxtrace COMMAND --help -->" and "<!-- end: lxtrace COMMAND --help -->", as a
+fenced text block. Each FILE must hold at least one such block.
 """
 import difflib
+import re
 import subprocess
 import sys
 
-BEGIN = '<!-- begin: lxtrace record --help -->'
-END = '<!-- end: lxtrace record --help -->'
+BEGIN = re.compile(r'<!-- begin: lxtrace ([a-z]+) --help -->')
+
+
+def end_of(cmd):
+    return '<!-- end: lxtrace %s --help -->' % cmd
+
+
+def synced(lxtrace, text):
+    """text with every block replaced by the program's help; the commands found."""
+    out, pos, cmds = [], 0, []
+    for m in BEGIN.finditer(text):
+        if m.start() < pos:
+            continue
+        cmd = m.group(1)
+        end = text.find(end_of(cmd), m.end())
+        if end < 0:
+            raise ValueError('no %s after %s' % (end_of(cmd), m.group(0)))
+        help_text = subprocess.run([lxtrace, cmd, '--help'], capture_output=True, text=True,
+                                   check=True).stdout
+        out.append(text[pos:m.start()])
+        out.append(m.group(0) + '\n```text\n' + help_text + '```\n' + end_of(cmd))
+        pos = end + len(end_of(cmd))
+        cmds.append(cmd)
+    out.append(text[pos:])
+    return ''.join(out), cmds
 
 
 def main():
@@ -24,25 +49,27 @@ def main():
     if len(args) < 2:
         sys.exit(__doc__)
     lxtrace, files = args[0], args[1:]
-    help_text = subprocess.run([lxtrace, 'record', '--help'], capture_output=True, text=True,
-                               check=True).stdout
-    block = BEGIN + '\n```text\n' + help_text + '```\n' + END
     bad = 0
     for path in files:
         with open(path) as f:
             text = f.read()
-        start, end = text.find(BEGIN), text.find(END)
-        if start < 0 or end < start:
-            print('sync-help: %s: no %s ... %s block' % (path, BEGIN, END))
+        try:
+            new, cmds = synced(lxtrace, text)
+        except ValueError as e:
+            print('sync-help: %s: %s' % (path, e))
             bad += 1
             continue
-        new = text[:start] + block + text[end + len(END):]
+        if not cmds:
+            print('sync-help: %s: no <!-- begin: lxtrace COMMAND --help --> ... block' % path)
+            bad += 1
+            continue
         if new == text:
             continue
         if check:
-            print('sync-help: %s: its copy of `lxtrace record --help` differs (make docs):' % path)
+            print('sync-help: %s: its copy of `lxtrace %s --help` differs (make docs):'
+                  % (path, ' / '.join(cmds)))
             sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
-                                                       path, 'lxtrace record --help', n=1))
+                                                       path, 'lxtrace --help', n=1))
             bad += 1
         else:
             with open(path, 'w') as f:

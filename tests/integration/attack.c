@@ -295,20 +295,23 @@ static int make_dir_link(const char *target)
 	return symlink(target, link) ? 1 : 0;
 }
 
-/* `lxtrace CMD -o out in`: its status, with its stderr in *err (malloc'd). */
+/* `lxtrace CMD -o out in` (pprof: with --cpu): its status, with its stderr in *err
+ * (malloc'd). */
 static int file_cmd(const char *cmd, const char *out, const char *in, char **err)
 {
-	const char *argv[] = { record__build_path("lxtrace"), cmd, "-o", out, in, NULL };
+	bool pprof = !strcmp(cmd, "pprof");
+	const char *argv[] = { record__build_path("lxtrace"), cmd, "-o", out, in,
+			       pprof ? "--cpu" : NULL, NULL };
 
 	return run_capture(argv, 60, NULL, err);
 }
 
-/* cut -o and repair -o write by the recorder's rules (output_file.h): before, they opened OUT
- * with O_TRUNC, so an attacker's 0666 file received root's trace of the machine, and a link
- * on the way to OUT was followed. */
+/* cut -o, repair -o and pprof -o write by the recorder's rules (output_file.h): before, cut and
+ * repair opened OUT with O_TRUNC, so an attacker's 0666 file received root's trace of the
+ * machine, and a link on the way to OUT was followed. */
 Test(attack, cut_and_repair_outputs_follow_the_recorders_rules)
 {
-	static const char *const cmds[] = { "cut", "repair" };
+	static const char *const cmds[] = { "cut", "repair", "pprof" };
 	char in[128], rootdir[128], via[128], theirs[128], ok[128], *err = NULL;
 	struct stat st;
 
@@ -324,7 +327,7 @@ Test(attack, cut_and_repair_outputs_follow_the_recorders_rules)
 	snprintf(theirs, sizeof(theirs), "%s/theirs.trace", dir);
 	write_file(theirs, "", 0666);
 	cr_assert_eq(chown(theirs, ATTACKER_UID, ATTACKER_UID), 0);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		cr_expect_neq(file_cmd(cmds[i], via, in, &err), 0, "%s -o through a link: exit 0",
 			      cmds[i]);
 		cr_expect(err && strstr(err, "symbolic link"), "%s: %s", cmds[i], err ? err : "");
@@ -339,7 +342,7 @@ Test(attack, cut_and_repair_outputs_follow_the_recorders_rules)
 		snprintf(ok, sizeof(ok), "%s/%s.trace", dir, cmds[i]);
 		cr_expect_eq(file_cmd(cmds[i], ok, in, NULL), 0, "%s -o a new file failed", cmds[i]);
 		cr_expect(!stat(ok, &st) && st.st_size > 16 && (st.st_mode & 0777) == 0600,
-			  "%s: %s is not a 0600 trace", cmds[i], ok);
+			  "%s: %s is not a 0600 file of its output", cmds[i], ok);
 	}
 }
 

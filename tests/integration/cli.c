@@ -222,3 +222,42 @@ Test(cli, dump_garbage)
 	unlink(path);
 	expect_one_line_failure("lxtrace dump (missing file)", run_lxtrace((const char *[]){ "dump", path, NULL }));
 }
+
+Test(cli, report_and_pprof_usage_and_file_errors)
+{
+	static const char garbage[] = "this is not a Go execution trace, not even close\n";
+	static const struct {
+		const char *what, *args[8];
+	} cases[] = {
+		{ "report (no file)", { "report", NULL } },
+		{ "report (two files)", { "report", "/dev/null", "/dev/null", NULL } },
+		{ "report --top 0", { "report", "--top", "0", "F", NULL } },
+		{ "report -p x", { "report", "-p", "x", "F", NULL } },
+		{ "report --from after --to", { "report", "--from", "3", "--to", "2", "F", NULL } },
+		{ "report --from 2x", { "report", "--from", "2x", "F", NULL } },
+		{ "report --frobnicate", { "report", "--frobnicate", "F", NULL } },
+		{ "report --top (no value)", { "report", "F", "--top", NULL } },
+		{ "report (text file)", { "report", "F", NULL } },
+		{ "report (missing file)", { "report", "/nonexistent/x.trace", NULL } },
+		{ "pprof (no profile)", { "pprof", "F", "-o", "/tmp/x.pb.gz", NULL } },
+		{ "pprof (two profiles)", { "pprof", "F", "--cpu", "--sched", "-o", "/tmp/x", NULL } },
+		{ "pprof (no -o)", { "pprof", "F", "--cpu", NULL } },
+		{ "pprof (text file)", { "pprof", "F", "--cpu", "--folded", NULL } },
+	};
+	char path[64];
+	int rc;
+
+	itest_require_root();
+	rc = record__tmpfile(path, sizeof(path), ".trace");
+	cr_assert_eq(rc, 0, "tmpfile: %s", strerror(-rc));
+	write_file(path, garbage, sizeof(garbage) - 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *args[8];
+
+		for (size_t k = 0; k < 8; k++)
+			args[k] = cases[i].args[k] && !strcmp(cases[i].args[k], "F") ? path :
+				  cases[i].args[k];
+		expect_one_line_failure(cases[i].what, run_lxtrace(args));
+	}
+	unlink(path);
+}

@@ -7,5 +7,7 @@ int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_cut(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_pprof(int argc, char **argv);
 
 #endif

@@ -14,6 +14,8 @@ static const struct {
 	{ "dump", cmd_dump, "print the events of a trace file, one per line" },
 	{ "repair", cmd_repair, "make a trace cut short (crash, kill -9) open in every viewer" },
 	{ "cut", cmd_cut, "write a window of a trace as a trace of its own" },
+	{ "report", cmd_report, "print scheduler latency, off-CPU time, syscalls, CPU samples of a trace" },
+	{ "pprof", cmd_pprof, "write a trace's profile by stack for pprof, or as folded stacks" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,217 @@
+/* cpu.c - CPU samples by function (self, total) and by stack (cpu.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/grow.h"
+#include "lib/u64map.h"
+#include "user/report/cpu.h"
+#include "user/report/fmt.h"
+#include "user/report/ident.h"
+#include "user/report/stacktab.h"
+
+struct func {
+	const char *name;	/* interned in stacks */
+	uint64_t self, total;
+	uint64_t seen;		/* the sample it was last counted in, to count it once */
+};
+
+struct cpu_report {
+	size_t top;
+	bool oom;
+	uint64_t samples, idle;
+	struct stacktab *stacks;
+	struct u64map *byname;	/* interned name pointer -> index + 1 in funcs */
+	struct func *funcs;
+	size_t nfuncs, cap;
+};
+
+struct cpu_report *cpu_report__new(size_t top)
+{
+	struct cpu_report *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->top = top;
+	c->stacks = stacktab__new(false);
+	c->byname = u64map__new();
+	if (!c->stacks || !c->byname) {
+		cpu_report__free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+static struct func *func_of(struct cpu_report *c, const char *name)
+{
+	const char *in = stacktab__intern(c->stacks, name);
+	uint64_t *slot;
+	bool added;
+
+	if (!in)
+		return NULL;
+	slot = u64map__get(c->byname, (uintptr_t)in);
+	if (slot)
+		return &c->funcs[*slot - 1];
+	if (grow_array((void **)&c->funcs, &c->cap, c->nfuncs + 1, sizeof(*c->funcs), 64))
+		return NULL;
+	slot = u64map__put(c->byname, (uintptr_t)in, &added);
+	if (!slot)
+		return NULL;
+	*slot = ++c->nfuncs;
+	c->funcs[c->nfuncs - 1] = (struct func){ .name = in };
+	return &c->funcs[c->nfuncs - 1];
+}
+
+void cpu_report__sample(struct cpu_report *c, const struct walk_thread *t,
+			const struct gt_stack *stk, int64_t p, uint64_t at)
+{
+	const char *special = ident__special(stk);
+
+	if (special && !strcmp(special, "[idle]")) {
+		c->idle++;
+		return;
+	}
+	c->samples++;
+	if (stacktab__add(c->stacks, 0, stk, SIZE_MAX, 1, 0)) {
+		c->oom = true;
+		return;
+	}
+	for (size_t i = 0; stk && i < stk->n; i++) {
+		struct func *f;
+
+		/* The program frame says again what the process frame says. */
+		if (!strcmp(stk->frames[i].file, "program"))
+			continue;
+		f = func_of(c, stk->frames[i].func);
+		if (!f) {
+			c->oom = true;
+			return;
+		}
+		if (i == 0)
+			f->self++;
+		if (f->seen != c->samples) {
+			f->seen = c->samples;
+			f->total++;
+		}
+	}
+}
+
+bool cpu_report__ok(const struct cpu_report *c)
+{
+	return !c->oom;
+}
+
+uint64_t cpu_report__samples(const struct cpu_report *c, uint64_t *idle)
+{
+	*idle = c->idle;
+	return c->samples;
+}
+
+void cpu_report__function(const struct cpu_report *c, const char *func, uint64_t *self,
+			  uint64_t *total)
+{
+	*self = *total = 0;
+	for (size_t i = 0; i < c->nfuncs; i++)
+		if (!strcmp(c->funcs[i].name, func)) {
+			*self = c->funcs[i].self;
+			*total = c->funcs[i].total;
+		}
+}
+
+static int by_self(const void *a, const void *b)
+{
+	const struct func *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct func *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct st_entry *x = *(const struct st_entry *const *)a;
+	const struct st_entry *y = *(const struct st_entry *const *)b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+static void print_funcs(const struct cpu_report *c, const struct func *funcs, FILE *out,
+			const char *title)
+{
+	char name[64];
+	double all = c->samples ? (double)c->samples : 1;
+
+	fprintf(out, "\n%s\n%8s %6s %8s %6s  %s\n", title, "SELF", "SELF%", "TOTAL", "TOTAL%",
+		"FUNCTION");
+	for (size_t i = 0; i < c->nfuncs && i < c->top; i++) {
+		const struct func *f = &funcs[i];
+
+		fprintf(out, "%8llu %5.1f%% %8llu %5.1f%%  %s\n", (unsigned long long)f->self,
+			100.0 * (double)f->self / all, (unsigned long long)f->total,
+			100.0 * (double)f->total / all, fmt__cut(name, 48, f->name));
+	}
+}
+
+void cpu_report__print(const struct cpu_report *c, FILE *out)
+{
+	const struct st_entry *e = stacktab__entries(c->stacks), **v;
+	size_t n = stacktab__count(c->stacks);
+	struct func *funcs;
+
+	fprintf(out, "\n== CPU samples: %llu of threads, %llu of idle CPUs (not below) ==\n",
+		(unsigned long long)c->samples, (unsigned long long)c->idle);
+	if (!c->samples) {
+		fprintf(out, "no samples (lxtrace record -F HZ takes them)\n");
+		return;
+	}
+	/* Sorted copies: the name map holds indexes into c->funcs. */
+	funcs = malloc((c->nfuncs ? c->nfuncs : 1) * sizeof(*funcs));
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!funcs || !v) {
+		free(funcs);
+		free(v);
+		return;
+	}
+	if (c->nfuncs)
+		memcpy(funcs, c->funcs, c->nfuncs * sizeof(*funcs));
+	qsort(funcs, c->nfuncs, sizeof(*funcs), by_self);
+	print_funcs(c, funcs, out, "By function, the most samples as the leaf first:");
+	qsort(funcs, c->nfuncs, sizeof(*funcs), by_total);
+	print_funcs(c, funcs, out, "By function, the most samples anywhere on the stack first:");
+	free(funcs);
+	for (size_t i = 0; i < n; i++)
+		v[i] = &e[i];
+	qsort(v, n, sizeof(*v), by_count);
+	fprintf(out, "\nThe stacks sampled most (leaf first):\n");
+	for (size_t i = 0; i < n && i < c->top; i++) {
+		fprintf(out, "%2zu. %llu samples, %.1f%%\n", i + 1, (unsigned long long)v[i]->count,
+			100.0 * (double)v[i]->count / (double)c->samples);
+		fmt__stack(out, v[i], 8);
+	}
+	if (n > c->top)
+		fprintf(out, "(%zu stacks more: --top N)\n", n - c->top);
+	free(v);
+}
+
+void cpu_report__free(struct cpu_report *c)
+{
+	if (!c)
+		return;
+	stacktab__free(c->stacks);
+	u64map__free(c->byname);
+	free(c->funcs);
+	free(c);
+}

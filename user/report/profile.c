@@ -1,0 +1,424 @@
+/* profile.c - a trace's profiles by call stack, as pprof's protobuf or folded stacks
+ * (profile.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "lib/escape.h"
+#include "lib/grow.h"
+#include "lib/hash.h"
+#include "lib/u64map.h"
+#include "user/report/offcpu.h"
+#include "user/report/pbuf.h"
+#include "user/report/profile.h"
+#include "user/report/stacktab.h"
+
+struct profile {
+	enum profile_kind kind;
+	bool oom;
+	uint64_t span_ns;
+	struct stacktab *stacks;	/* label: an index in labels */
+	const char **labels;		/* interned in stacks */
+	size_t nlabels, labels_cap;
+};
+
+static const struct {
+	const char *type, *unit, *label;
+} kinds[] = {
+	[PROFILE_CPU] = { "cpu", "count", NULL },
+	[PROFILE_OFFCPU] = { "off-cpu", "nanoseconds", "reason" },
+	[PROFILE_SCHED] = { "delay", "nanoseconds", "after" },
+	[PROFILE_SYSCALL] = { "syscall", "nanoseconds", "syscall" },
+};
+
+/* The index of a label's value, added when new. */
+static uint32_t label_of(struct profile *p, const char *s)
+{
+	const char *in = stacktab__intern(p->stacks, s);
+
+	for (size_t i = 0; in && i < p->nlabels; i++)
+		if (p->labels[i] == in)
+			return (uint32_t)i;
+	if (!in || grow_array((void **)&p->labels, &p->labels_cap, p->nlabels + 1,
+			      sizeof(*p->labels), 16)) {
+		p->oom = true;
+		return 0;
+	}
+	p->labels[p->nlabels] = in;
+	return (uint32_t)p->nlabels++;
+}
+
+/* The thread's stack, or for none (a new thread's first wait) its process and program
+ * frames alone, so every sample has its process. */
+static void add(struct profile *p, const struct walk_thread *t, const struct gt_stack *stk,
+		const char *label, uint64_t count, uint64_t value)
+{
+	struct gt_rframe frames[2];
+	struct gt_stack own = { .n = 2, .frames = frames };
+	char name[96], file[24];
+	uint32_t l = label ? label_of(p, label) : 0;
+
+	if (!stk && t) {
+		snprintf(name, sizeof(name), "%s (pid %u)", t->id.comm, t->id.pid);
+		snprintf(file, sizeof(file), "pid %u", t->id.pid);
+		frames[0] = (struct gt_rframe){ .func = name, .file = file };
+		frames[1] = (struct gt_rframe){ .func = t->id.prog, .file = "program" };
+		stk = &own;
+	}
+	if (stacktab__add(p->stacks, l, stk, SIZE_MAX, count, value))
+		p->oom = true;
+}
+
+static void on_wait(void *ctx, const struct walk *w, const struct walk_thread *t,
+		    enum walk_wait kind, const struct gt_stack *stk, uint64_t ns, uint64_t at,
+		    int64_t cpu)
+{
+	add(ctx, t, stk, kind == WALK_WAKEUP ? "wakeup" : "preemption", 1, ns);
+}
+
+static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
+		      const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at)
+{
+	struct profile *p = ctx;
+
+	if (p->kind == PROFILE_OFFCPU)
+		add(p, t, stk, offcpu__reason(why), 1, ns);
+	else if (sys && why != WALK_OFF_RUNQ)
+		add(p, t, stk, sys, 1, ns);
+}
+
+static void on_sample(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
+		      int64_t cpu, uint64_t at)
+{
+	add(ctx, t, stk, NULL, 1, 1);
+}
+
+int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
+		  struct profile **out, char *err, size_t errlen)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+	struct walk_sink sink = { .ctx = p };
+	struct walk_stats st;
+	int ret;
+
+	*out = NULL;
+	if (!p || !(p->stacks = stacktab__new(true))) {
+		free(p);
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	p->kind = kind;
+	if (kind == PROFILE_CPU)
+		sink.sample = on_sample;
+	else if (kind == PROFILE_SCHED)
+		sink.wait = on_wait;
+	else
+		sink.offcpu = on_offcpu;
+	ret = walk__file(fd, f, &sink, &st, err, errlen);
+	if (!ret && p->oom) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+	}
+	if (ret) {
+		profile__free(p);
+		return ret;
+	}
+	p->span_ns = st.span_ns;
+	*out = p;
+	return 0;
+}
+
+/* ---- pprof ---------------------------------------------------------------------------- */
+
+/* profile.proto's field numbers. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE, PROFILE_MAPPING, PROFILE_LOCATION,
+	PROFILE_FUNCTION, PROFILE_STRING_TABLE, PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE,
+	PROFILE_PERIOD,
+	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE, SAMPLE_LABEL,
+	LABEL_KEY = 1, LABEL_STR,
+	MAPPING_ID = 1, MAPPING_MEMORY_LIMIT = 3, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_FILENAMES, MAPPING_HAS_LINE_NUMBERS,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID, LOCATION_ADDRESS, LOCATION_LINE,
+	LINE_FUNCTION_ID = 1, LINE_LINE,
+	FUNCTION_ID = 1, FUNCTION_NAME, FUNCTION_SYSTEM_NAME, FUNCTION_FILENAME,
+};
+
+/* The string table, functions and locations, each numbered in the order first met. */
+struct encoder {
+	struct stacktab *names;	/* interns: a name's pointer keys the maps */
+	struct u64map *str_index;	/* interned pointer -> index in strs */
+	const char **strs;
+	size_t nstrs, strs_cap;
+	struct u64map *funcs;	/* hash of (name, file) -> id; probing past collisions */
+	struct u64map *locs;	/* hash of (function id, line, pc) -> id */
+	struct loc { uint64_t func, line, pc; } *locv;
+	struct fn { uint64_t name, file; } *fnv;
+	size_t nlocs, locs_cap, nfns, fns_cap;
+	bool oom;
+};
+
+static uint64_t str_id(struct encoder *x, const char *s)
+{
+	const char *in = stacktab__intern(x->names, s);
+	uint64_t *slot;
+	bool added;
+
+	if (!in)
+		goto oom;
+	slot = u64map__put(x->str_index, (uintptr_t)in, &added);
+	if (!slot)
+		goto oom;
+	if (added) {
+		if (grow_array((void **)&x->strs, &x->strs_cap, x->nstrs + 1, sizeof(*x->strs), 64))
+			goto oom;
+		x->strs[x->nstrs] = in;
+		*slot = x->nstrs++;
+	}
+	return *slot;
+oom:
+	x->oom = true;
+	return 0;
+}
+
+static uint64_t func_id(struct encoder *x, const struct st_frame *f)
+{
+	uint64_t name = str_id(x, f->func), file = str_id(x, f->file);
+	uint64_t h = hash_mix(name * 0x9e3779b97f4a7c15ull ^ file), *slot;
+	bool added;
+
+	for (;; h++) {
+		slot = u64map__get(x->funcs, h);
+		if (!slot)
+			break;
+		if (x->fnv[*slot - 1].name == name && x->fnv[*slot - 1].file == file)
+			return *slot;
+	}
+	if (grow_array((void **)&x->fnv, &x->fns_cap, x->nfns + 1, sizeof(*x->fnv), 64) ||
+	    !(slot = u64map__put(x->funcs, h, &added))) {
+		x->oom = true;
+		return 0;
+	}
+	x->fnv[x->nfns] = (struct fn){ name, file };
+	*slot = ++x->nfns;
+	return *slot;
+}
+
+static uint64_t loc_id(struct encoder *x, const struct st_frame *f)
+{
+	uint64_t fn = func_id(x, f), *slot;
+	uint64_t h = hash_mix(hash_mix(fn ^ f->line << 20) ^ f->pc);
+	bool added;
+
+	for (;; h++) {
+		slot = u64map__get(x->locs, h);
+		if (!slot)
+			break;
+		if (x->locv[*slot - 1].func == fn && x->locv[*slot - 1].line == f->line &&
+		    x->locv[*slot - 1].pc == f->pc)
+			return *slot;
+	}
+	if (grow_array((void **)&x->locv, &x->locs_cap, x->nlocs + 1, sizeof(*x->locv), 64) ||
+	    !(slot = u64map__put(x->locs, h, &added))) {
+		x->oom = true;
+		return 0;
+	}
+	x->locv[x->nlocs] = (struct loc){ fn, f->line, f->pc };
+	*slot = ++x->nlocs;
+	return *slot;
+}
+
+static void value_type(struct pbuf *out, unsigned field, struct encoder *x, const char *type,
+		       const char *unit, struct pbuf *tmp)
+{
+	pbuf__reset(tmp);
+	pbuf__uint(tmp, VALUE_TYPE_TYPE, str_id(x, type));
+	pbuf__uint(tmp, VALUE_TYPE_UNIT, str_id(x, unit));
+	pbuf__bytes(out, field, tmp->p, tmp->n);
+	out->oom |= tmp->oom;
+}
+
+/* The profile message, uncompressed, into out. */
+static void encode(const struct profile *p, struct encoder *x, struct pbuf *out)
+{
+	const struct st_entry *e = stacktab__entries(p->stacks);
+	struct pbuf tmp = { 0 }, sub = { 0 };
+	uint64_t *ids = NULL, vals[2];
+	size_t ids_cap = 0;
+	bool two = p->kind != PROFILE_CPU;
+
+	str_id(x, "");
+	value_type(out, PROFILE_SAMPLE_TYPE, x, two ? "count" : "samples", "count", &tmp);
+	if (two)
+		value_type(out, PROFILE_SAMPLE_TYPE, x, kinds[p->kind].type, kinds[p->kind].unit, &tmp);
+	for (size_t i = 0; i < stacktab__count(p->stacks); i++) {
+		if (grow_array((void **)&ids, &ids_cap, e[i].n + 1, sizeof(*ids), 64)) {
+			x->oom = true;
+			break;
+		}
+		for (size_t k = 0; k < e[i].n; k++)
+			ids[k] = loc_id(x, &e[i].frames[k]);
+		vals[0] = e[i].count;
+		vals[1] = e[i].value;
+		pbuf__reset(&tmp);
+		pbuf__packed(&tmp, SAMPLE_LOCATION_ID, ids, e[i].n);
+		pbuf__packed(&tmp, SAMPLE_VALUE, vals, two ? 2 : 1);
+		if (kinds[p->kind].label) {
+			pbuf__reset(&sub);
+			pbuf__uint(&sub, LABEL_KEY, str_id(x, kinds[p->kind].label));
+			pbuf__uint(&sub, LABEL_STR, str_id(x, p->labels[e[i].label]));
+			pbuf__bytes(&tmp, SAMPLE_LABEL, sub.p, sub.n);
+		}
+		pbuf__bytes(out, PROFILE_SAMPLE, tmp.p, tmp.n);
+		out->oom |= tmp.oom || sub.oom;
+	}
+	/* One mapping that says the functions are known: nothing for pprof to symbolize. */
+	pbuf__reset(&tmp);
+	pbuf__uint(&tmp, MAPPING_ID, 1);
+	pbuf__uint(&tmp, MAPPING_MEMORY_LIMIT, UINT64_MAX);
+	pbuf__uint(&tmp, MAPPING_FILENAME, str_id(x, "lxtrace"));
+	pbuf__uint(&tmp, MAPPING_HAS_FUNCTIONS, 1);
+	pbuf__uint(&tmp, MAPPING_HAS_FILENAMES, 1);
+	pbuf__uint(&tmp, MAPPING_HAS_LINE_NUMBERS, 1);
+	pbuf__bytes(out, PROFILE_MAPPING, tmp.p, tmp.n);
+	for (size_t i = 0; i < x->nlocs; i++) {
+		pbuf__reset(&sub);
+		pbuf__uint(&sub, LINE_FUNCTION_ID, x->locv[i].func);
+		pbuf__uint(&sub, LINE_LINE, x->locv[i].line);
+		pbuf__reset(&tmp);
+		pbuf__uint(&tmp, LOCATION_ID, i + 1);
+		pbuf__uint(&tmp, LOCATION_MAPPING_ID, 1);
+		pbuf__uint(&tmp, LOCATION_ADDRESS, x->locv[i].pc);
+		pbuf__bytes(&tmp, LOCATION_LINE, sub.p, sub.n);
+		pbuf__bytes(out, PROFILE_LOCATION, tmp.p, tmp.n);
+	}
+	for (size_t i = 0; i < x->nfns; i++) {
+		pbuf__reset(&tmp);
+		pbuf__uint(&tmp, FUNCTION_ID, i + 1);
+		pbuf__uint(&tmp, FUNCTION_NAME, x->fnv[i].name);
+		pbuf__uint(&tmp, FUNCTION_SYSTEM_NAME, x->fnv[i].name);
+		pbuf__uint(&tmp, FUNCTION_FILENAME, x->fnv[i].file);
+		pbuf__bytes(out, PROFILE_FUNCTION, tmp.p, tmp.n);
+	}
+	pbuf__uint(out, PROFILE_DURATION_NANOS, p->span_ns);
+	value_type(out, PROFILE_PERIOD_TYPE, x, kinds[p->kind].type, kinds[p->kind].unit, &tmp);
+	pbuf__uint(out, PROFILE_PERIOD, 1);
+	/* Last: every string is known once the rest is encoded. */
+	for (size_t i = 0; i < x->nstrs; i++)
+		pbuf__bytes(out, PROFILE_STRING_TABLE, x->strs[i], strlen(x->strs[i]));
+	out->oom |= tmp.oom || sub.oom || x->oom;
+	pbuf__free(&tmp);
+	pbuf__free(&sub);
+	free(ids);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* data, gzip'd, to fd. */
+static int gzip_to(int fd, const uint8_t *data, size_t len)
+{
+	uint8_t chunk[65536];
+	z_stream z = { 0 };
+	int ret = 0, zr;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (uint8_t *)data;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		zr = deflate(&z, Z_FINISH);
+		if (zr == Z_STREAM_ERROR) {
+			ret = -EIO;
+			break;
+		}
+		ret = write_all(fd, chunk, sizeof(chunk) - z.avail_out);
+	} while (!ret && zr != Z_STREAM_END);
+	deflateEnd(&z);
+	return ret;
+}
+
+int profile__write_pprof(const struct profile *p, int fd, char *err, size_t errlen)
+{
+	struct encoder x = { 0 };
+	struct pbuf out = { 0 };
+	int ret = -ENOMEM;
+
+	/* One message of at most 4 GiB: zlib's avail_in is 32 bits. */
+	x.names = stacktab__new(false);
+	x.str_index = u64map__new();
+	x.funcs = u64map__new();
+	x.locs = u64map__new();
+	if (x.names && x.str_index && x.funcs && x.locs) {
+		encode(p, &x, &out);
+		if (!out.oom)
+			ret = out.n > UINT32_MAX ? -EFBIG : gzip_to(fd, out.p, out.n);
+	}
+	if (ret)
+		snprintf(err, errlen, "writing the profile: %s", strerror(-ret));
+	pbuf__free(&out);
+	stacktab__free(x.names);
+	u64map__free(x.str_index);
+	u64map__free(x.funcs);
+	u64map__free(x.locs);
+	free(x.strs);
+	free(x.locv);
+	free(x.fnv);
+	return ret;
+}
+
+/* ---- folded ----------------------------------------------------------------------------- */
+
+static void folded_name(FILE *out, const char *s)
+{
+	char buf[512];
+	size_t n = strlen(s) < sizeof(buf) ? strlen(s) : sizeof(buf) - 1;
+
+	memcpy(buf, s, n);
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == ';')
+			buf[i] = ':';
+	escape__print(out, buf, n);
+}
+
+int profile__write_folded(const struct profile *p, FILE *out)
+{
+	const struct st_entry *e = stacktab__entries(p->stacks);
+
+	for (size_t i = 0; i < stacktab__count(p->stacks); i++) {
+		if (!e[i].n)
+			continue;
+		for (size_t k = e[i].n; k-- > 0;) {
+			folded_name(out, e[i].frames[k].func);
+			fputc(k ? ';' : ' ', out);
+		}
+		fprintf(out, "%llu\n", (unsigned long long)e[i].value);
+	}
+	return fflush(out) || ferror(out) ? -EIO : 0;
+}
+
+void profile__free(struct profile *p)
+{
+	if (!p)
+		return;
+	stacktab__free(p->stacks);
+	free(p->labels);
+	free(p);
+}

@@ -1,0 +1,166 @@
+/* report.c - one walk over the file feeding each section asked for, then their tables
+ * (report.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/escape.h"
+#include "user/report/cpu.h"
+#include "user/report/notes.h"
+#include "user/report/offcpu.h"
+#include "user/report/report.h"
+#include "user/report/sched.h"
+#include "user/report/syslat.h"
+
+static void on_wait(void *ctx, const struct walk *w, const struct walk_thread *t,
+		    enum walk_wait kind, const struct gt_stack *stk, uint64_t ns, uint64_t at,
+		    int64_t p)
+{
+	sched_report__wait(((struct report *)ctx)->sched, w, t, kind, ns, at, p);
+}
+
+static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
+		      const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at)
+{
+	struct report *r = ctx;
+
+	if (r->off)
+		offcpu__add(r->off, t, why, stk, sys, ns, at);
+	if (r->sys)
+		syslat__offcpu(r->sys, t, why, stk, sys, ns, at);
+}
+
+static void on_syscall(void *ctx, const struct walk_thread *t, const char *sys, uint64_t at)
+{
+	syslat__entry(((struct report *)ctx)->sys, t, sys, at);
+}
+
+static void on_sample(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
+		      int64_t p, uint64_t at)
+{
+	cpu_report__sample(((struct report *)ctx)->cpu, t, stk, p, at);
+}
+
+static void on_log(void *ctx, const struct walk_thread *t, const char *key, const char *msg,
+		   size_t len, uint64_t at)
+{
+	notes__log(((struct report *)ctx)->notes, t, key, msg, len, at);
+}
+
+static void on_repair(void *ctx, const struct walk_thread *t, const char *event, uint64_t at)
+{
+	notes__repair(((struct report *)ctx)->notes, t, event, at);
+}
+
+static bool all_ok(const struct report *r)
+{
+	return (!r->sched || sched_report__ok(r->sched)) && (!r->sys || syslat__ok(r->sys)) &&
+	       (!r->off || offcpu__ok(r->off)) && (!r->cpu || cpu_report__ok(r->cpu)) &&
+	       (!r->notes || notes__ok(r->notes));
+}
+
+int report__read(int fd, const struct report_opts *o, struct report *r, char *err,
+		 size_t errlen)
+{
+	struct walk_sink sink = { .ctx = r };
+	unsigned s = o->sections;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (((s & REPORT_SCHED) && !(r->sched = sched_report__new(o->top))) ||
+	    ((s & REPORT_OFFCPU) && !(r->off = offcpu__new(o->top))) ||
+	    ((s & REPORT_SYSCALLS) && !(r->sys = syslat__new(o->top))) ||
+	    ((s & REPORT_CPU) && !(r->cpu = cpu_report__new(o->top))) ||
+	    ((s & REPORT_TRIGGERS) && !(r->notes = notes__new(o->top)))) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if (r->sched)
+		sink.wait = on_wait;
+	if (r->off || r->sys)
+		sink.offcpu = on_offcpu;
+	if (r->sys)
+		sink.syscall = on_syscall;
+	if (r->cpu)
+		sink.sample = on_sample;
+	if (r->notes) {
+		sink.log = on_log;
+		sink.repair = on_repair;
+	}
+	ret = walk__file(fd, &o->filter, &sink, &r->st, err, errlen);
+	if (!ret && !all_ok(r))
+		ret = -ENOMEM;
+	if (!ret)
+		return 0;
+fail:
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+	report__free(r);
+	return ret;
+}
+
+/* "kept: pid N, threads or programs named "X", from A s to B s" on a line of its own. */
+static void print_filter(const struct walk_filter *f, FILE *out)
+{
+	const char *sep = "\nkept: ";
+
+	if (f->pid) {
+		fprintf(out, "%spid %u", sep, f->pid);
+		sep = ", ";
+	}
+	if (f->comm) {
+		fprintf(out, "%sthreads or programs named ", sep);
+		escape__quoted(out, f->comm, strlen(f->comm));
+		sep = ", ";
+	}
+	if (f->from_ns || f->to_ns != UINT64_MAX) {
+		fprintf(out, "%swhat ends from %.6f s", sep, f->from_ns / 1e9);
+		if (f->to_ns != UINT64_MAX)
+			fprintf(out, " to %.6f s", f->to_ns / 1e9);
+	}
+}
+
+void report__print(const struct report *r, const char *name, const struct report_opts *o,
+		   FILE *out)
+{
+	fprintf(out, "lxtrace report: ");
+	escape__print(out, name, strlen(name));
+	fprintf(out, ": %.6f s, %llu events,\n%llu threads (once per program run), %lld CPUs",
+		r->st.span_ns / 1e9, (unsigned long long)r->st.events,
+		(unsigned long long)r->st.threads, (long long)r->st.cpus);
+	print_filter(&o->filter, out);
+	fprintf(out, "\n");
+	if (r->sched)
+		sched_report__print(r->sched, o->hist, out);
+	if (r->off)
+		offcpu__print(r->off, o->hist, out);
+	if (r->sys)
+		syslat__print(r->sys, o->hist, out);
+	if (r->cpu)
+		cpu_report__print(r->cpu, out);
+	if (r->notes)
+		notes__print(r->notes, out);
+}
+
+void report__free(struct report *r)
+{
+	sched_report__free(r->sched);
+	offcpu__free(r->off);
+	syslat__free(r->sys);
+	cpu_report__free(r->cpu);
+	notes__free(r->notes);
+	memset(r, 0, sizeof(*r));
+}
+
+int report__file(int fd, const char *name, const struct report_opts *o, FILE *out, char *err,
+		 size_t errlen)
+{
+	struct report r;
+	int ret = report__read(fd, o, &r, err, errlen);
+
+	if (ret)
+		return ret;
+	report__print(&r, name, o, out);
+	report__free(&r);
+	return 0;
+}

@@ -1,0 +1,545 @@
+/* walk.c - a trace file's events as waits, stretches off the CPU, syscalls, samples and logs
+ * of the threads a filter keeps (walk.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/reader.h"
+#include "lib/escape.h"
+#include "lib/grow.h"
+#include "lib/u64map.h"
+#include "user/report/walk.h"
+
+struct tstate {
+	struct walk_thread pub;
+	bool live;
+	bool runnable;		/* since runnable_at, for runnable_kind */
+	bool off;		/* off the CPU since left_at, for left_why */
+	bool exec_start;	/* created by its own exec: its first start is no wait */
+	/* Made runnable by a repair (a wakeup the kernel's records lost, written on the
+	 * housekeeping P or with the "[lxtrace repair]" stack): its wait is not known. Stopped by
+	 * one: its time off the CPU is not known (nor a wait, when the stop was a preemption). */
+	bool invented_wake, invented_stop;
+	bool own;		/* lxtrace's goroutine (creation stack "lxtrace"), which writes logs */
+	uint8_t runnable_kind;	/* enum walk_wait */
+	uint8_t left_why;	/* enum walk_off */
+	uint64_t runnable_at, left_at;	/* ticks */
+	uint64_t left_stk;	/* stack id of the event it left with */
+	uint64_t sys_stk;	/* of its latest GoSysCall, which a GoSysBlock blocks in */
+	/* A GoSysCall not yet known to be an entry: the recorder writes one with a GoSysBlock
+	 * at the same time for an uninterruptible sleep, with or without entries recorded. */
+	bool entry_pending;
+	uint64_t entry_ts;
+	/* A wait that ended before any stack named the thread's process (a new thread's first
+	 * start), told once one does. */
+	bool wait_pending;
+	uint8_t pend_kind;
+	int64_t pend_p;
+	uint64_t pend_ns, pend_at;
+	uint64_t pend_stk;	/* the stack it left the CPU with, 0 for none (a new thread) */
+};
+
+struct pstate {
+	uint64_t g;		/* running, 0 for none */
+	uint64_t since;		/* ticks */
+	size_t next, n;		/* ring of the latest runs */
+	struct walk_run runs[WALK_RUNS_KEPT];
+};
+
+struct walk {
+	struct gt_reader *r;
+	const struct walk_filter *f;
+	const struct walk_sink *s;
+	struct walk_stats *st;
+	uint64_t base, freq;	/* the first event's ticks; ticks per second */
+	uint64_t init_end;	/* ticks of the Gomaxprocs event, 0 before it */
+	struct u64map *byg;	/* g -> index + 1 in threads */
+	struct tstate *threads;
+	size_t nthreads, cap, *free_slots, nfree, free_cap;
+	struct pstate **procs;
+	size_t nprocs;
+	bool oom;		/* a thread or P could not be kept */
+};
+
+static uint64_t ns_of(const struct walk *w, uint64_t ticks)
+{
+	if (ticks <= w->base)
+		return 0;
+	return (uint64_t)((unsigned __int128)(ticks - w->base) * 1000000000u / w->freq);
+}
+
+void walk__name(const struct walk_thread *t, char *buf, size_t len)
+{
+	FILE *f = fmemopen(buf, len, "w");
+	size_t at;
+
+	if (!f) {
+		snprintf(buf, len, "tid %u", t->tid);
+		return;
+	}
+	if (t->id.pid) {
+		escape__print(f, t->id.comm, strlen(t->id.comm));
+		fprintf(f, " (tid %u, pid %u)", t->tid, t->id.pid);
+	} else {
+		fprintf(f, "tid %u", t->tid);
+	}
+	fflush(f);
+	at = (size_t)ftell(f);
+	fclose(f);
+	buf[at < len ? at : len - 1] = '\0';
+}
+
+static struct tstate *thread_of(struct walk *w, uint64_t g, bool create)
+{
+	uint64_t *slot = u64map__get(w->byg, g);
+	bool added, reused = w->nfree > 0;
+	struct tstate *t;
+	size_t i;
+
+	if (slot)
+		return &w->threads[*slot - 1];
+	if (!create || !g)
+		return NULL;
+	if (reused) {
+		i = w->free_slots[--w->nfree];
+	} else {
+		if (grow_array((void **)&w->threads, &w->cap, w->nthreads + 1, sizeof(*w->threads), 64)) {
+			w->oom = true;
+			return NULL;
+		}
+		i = w->nthreads++;
+	}
+	slot = u64map__put(w->byg, g, &added);
+	if (!slot) {
+		if (reused)
+			w->nfree++;
+		else
+			w->nthreads--;
+		w->oom = true;
+		return NULL;
+	}
+	*slot = i + 1;
+	t = &w->threads[i];
+	memset(t, 0, sizeof(*t));
+	t->pub.g = g;
+	t->pub.tid = (uint32_t)g;
+	t->live = true;
+	w->st->threads++;
+	return t;
+}
+
+static int drop_thread(struct walk *w, struct tstate *t)
+{
+	size_t i = (size_t)(t - w->threads);
+
+	if (grow_array((void **)&w->free_slots, &w->free_cap, w->nfree + 1, sizeof(size_t), 64))
+		return -ENOMEM;
+	u64map__del(w->byg, t->pub.g);
+	t->live = false;
+	w->free_slots[w->nfree++] = i;
+	return 0;
+}
+
+static struct pstate *proc_of(struct walk *w, int64_t p)
+{
+	size_t need;
+
+	/* lxtrace's Ps are the CPUs and its housekeeping P; the readers take ids from 1,000,000
+	 * for their own lanes (docs/format.md §3). A P past this has no runs kept. */
+	if (p < 0 || p >= 4096)
+		return NULL;
+	need = (size_t)p + 1;
+	if (need > w->nprocs) {
+		struct pstate **n = realloc(w->procs, need * sizeof(*n));
+
+		if (!n) {
+			w->oom = true;
+			return NULL;
+		}
+		memset(n + w->nprocs, 0, (need - w->nprocs) * sizeof(*n));
+		w->procs = n;
+		w->nprocs = need;
+	}
+	if (!w->procs[p])
+		w->procs[p] = calloc(1, sizeof(struct pstate));
+	if (!w->procs[p])
+		w->oom = true;
+	return w->procs[p];
+}
+
+static bool keeps(const struct walk *w, const struct walk_thread *t, uint64_t at)
+{
+	const struct walk_filter *f = w->f;
+
+	if (at < f->from_ns || at >= f->to_ns)
+		return false;
+	if (f->pid && t->id.pid != f->pid)
+		return false;
+	if (f->comm && strcmp(t->id.comm, f->comm) && strcmp(t->id.prog, f->comm))
+		return false;
+	return true;
+}
+
+/* A stack of the thread's own names its process (and its current comm). */
+static void learn(struct tstate *t, const struct gt_stack *s)
+{
+	struct ident id;
+
+	if (ident__of_stack(s, &id))
+		t->pub.id = id;
+}
+
+size_t walk__runs(const struct walk *w, int64_t p, uint64_t from, uint64_t to,
+		  struct walk_run *out, size_t n, bool *complete)
+{
+	const struct pstate *ps = p >= 0 && (size_t)p < w->nprocs ? w->procs[p] : NULL;
+	size_t found = 0, k;
+
+	*complete = true;
+	if (!ps)
+		return 0;
+	for (k = 0; k < ps->n; k++) {
+		const struct walk_run *r = &ps->runs[(ps->next + WALK_RUNS_KEPT - 1 - k) % WALK_RUNS_KEPT];
+
+		if (r->to <= from)
+			return found < n ? found : n;
+		if (r->from >= to)
+			continue;
+		if (found < n) {
+			out[found] = *r;
+			if (out[found].from < from)
+				out[found].from = from;
+			if (out[found].to > to)
+				out[found].to = to;
+		}
+		found++;
+	}
+	/* Every kept run is inside the span: older ones may be too. */
+	if (ps->n == WALK_RUNS_KEPT) {
+		*complete = false;
+		w->st->runs_missed++;
+	}
+	return found < n ? found : n;
+}
+
+/* The thread running on P p stops at ts. */
+static void run_ends(struct walk *w, int64_t p, uint64_t ts, bool unsure)
+{
+	struct pstate *ps = proc_of(w, p);
+	struct walk_run *r;
+
+	if (!ps || !ps->g)
+		return;
+	r = &ps->runs[ps->next];
+	ps->next = (ps->next + 1) % WALK_RUNS_KEPT;
+	if (ps->n < WALK_RUNS_KEPT)
+		ps->n++;
+	r->g = ps->g;
+	r->unsure = unsure;
+	r->from = ns_of(w, ps->since);
+	r->to = ns_of(w, ts);
+	ps->g = 0;
+}
+
+const struct walk_thread *walk__thread(const struct walk *w, uint64_t g)
+{
+	const uint64_t *slot = u64map__get(w->byg, g);
+
+	return slot ? &w->threads[*slot - 1].pub : NULL;
+}
+
+static const struct gt_stack *stack_id(const struct walk *w, uint64_t id)
+{
+	return id ? gt_dict__stack(gt_reader__dict(w->r), id) : NULL;
+}
+
+static void tell_wait(struct walk *w, struct tstate *t)
+{
+	t->wait_pending = false;
+	if (keeps(w, &t->pub, t->pend_at))
+		w->s->wait(w->s->ctx, w, &t->pub, t->pend_kind, stack_id(w, t->pend_stk), t->pend_ns,
+			   t->pend_at, t->pend_p);
+}
+
+static void tell_entry(struct walk *w, struct tstate *t)
+{
+	t->entry_pending = false;
+	if (w->s->syscall && w->init_end && keeps(w, &t->pub, ns_of(w, t->entry_ts)))
+		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(stack_id(w, t->sys_stk)),
+			      ns_of(w, t->entry_ts));
+}
+
+static void on_start(struct walk *w, const struct gt_event *e)
+{
+	struct tstate *t = thread_of(w, e->g, true);
+	struct pstate *ps = proc_of(w, e->p);
+	uint64_t at = ns_of(w, e->ts);
+
+	if (!t)
+		return;
+	if (ps) {
+		ps->g = e->g;
+		ps->since = e->ts;
+	}
+	/* What began in the init phase or ends on the housekeeping P is the recorder's making. */
+	if (w->init_end && e->p < w->st->cpus) {
+		if (t->runnable && !t->exec_start && !t->invented_wake && t->runnable_at > w->init_end &&
+		    w->s->wait) {
+			if (t->wait_pending)
+				tell_wait(w, t);
+			t->wait_pending = true;
+			t->pend_kind = t->runnable_kind;
+			t->pend_ns = ns_of(w, e->ts) - ns_of(w, t->runnable_at);
+			t->pend_at = at;
+			t->pend_p = e->p;
+			t->pend_stk = t->off ? t->left_stk : 0;
+			if (t->pub.id.pid)
+				tell_wait(w, t);
+		}
+		if (t->off && !t->invented_stop && t->left_at > w->init_end && w->s->offcpu &&
+		    keeps(w, &t->pub, at)) {
+			const struct gt_stack *s = stack_id(w, t->left_stk);
+
+			w->s->offcpu(w->s->ctx, &t->pub, t->left_why, s, ident__syscall(s),
+				     ns_of(w, e->ts) - ns_of(w, t->left_at), at);
+		}
+	}
+	t->runnable = t->off = t->exec_start = t->invented_wake = t->invented_stop = false;
+}
+
+static void becomes_runnable(struct tstate *t, enum walk_wait kind, uint64_t ts)
+{
+	if (!t || t->runnable)
+		return;
+	t->runnable = true;
+	t->runnable_kind = kind;
+	t->runnable_at = ts;
+}
+
+static void leaves(struct walk *w, const struct gt_event *e, enum walk_off why, uint64_t stk)
+{
+	struct tstate *t = thread_of(w, e->g, true);
+	const char *special = ident__special(e->stack);
+
+	run_ends(w, e->p, e->ts, special && !strcmp(special, "[lxtrace repair]"));
+	if (!t)
+		return;
+	t->off = true;
+	t->left_why = why;
+	t->left_at = e->ts;
+	t->left_stk = stk;
+	if (why == WALK_OFF_RUNQ)
+		becomes_runnable(t, WALK_PREEMPT, e->ts);
+}
+
+static void on_create(struct walk *w, const struct gt_event *e)
+{
+	struct tstate *t = thread_of(w, e->args[0], true);
+	const struct gt_stack *created = stack_id(w, e->args[1]);
+	const char *special = ident__special(created);
+
+	if (!t)
+		return;
+	ident__program(created, &t->pub.id);
+	t->own = special && !strcmp(special, "lxtrace");
+	/* An exec: the thread's next goroutine, started at once where the old one ran. */
+	t->exec_start = e->g && (uint32_t)e->g == t->pub.tid;
+	becomes_runnable(t, WALK_WAKEUP, e->ts);
+}
+
+static void on_log(struct walk *w, const struct gt_event *e)
+{
+	struct tstate *t = thread_of(w, e->g, true);
+	const char *key = gt_dict__string(gt_reader__dict(w->r), e->args[1]);
+	uint64_t at = ns_of(w, e->ts);
+
+	if (!t || !w->s->log || at < w->f->from_ns || at >= w->f->to_ns)
+		return;
+	w->s->log(w->s->ctx, &t->pub, key ? key : "", e->msg, e->msg_len, at);
+}
+
+/* An event the model invented (docs/model.md, "Repairs"): with the "[lxtrace repair]" stack,
+ * or a wakeup or a creation on the housekeeping P after the init phase (where the model
+ * writes what the kernel's records did not show; a GoSysExit has no stack to say so). The
+ * thread it makes runnable has no known wait; the one it stops no known time off the CPU
+ * (nor a wait, when it is preempted). lxtrace's own goroutine, woken there to write a log,
+ * is no repair. */
+static void invented(struct walk *w, const struct gt_event *e, struct tstate *t)
+{
+	bool wake = e->type == GT_EV_GO_UNBLOCK || e->type == GT_EV_GO_SYSEXIT ||
+		    e->type == GT_EV_GO_CREATE;
+	struct tstate *x = e->type == GT_EV_GO_UNBLOCK || e->type == GT_EV_GO_CREATE ?
+			   thread_of(w, e->args[0], true) : t;
+
+	if (!x || (x->own && wake))
+		return;
+	x->invented_wake |= wake || e->type == GT_EV_GO_PREEMPT || e->type == GT_EV_GO_SCHED;
+	x->invented_stop |= !wake;
+	if (w->s->repair && keeps(w, &x->pub, ns_of(w, e->ts)))
+		w->s->repair(w->s->ctx, &x->pub, gt_specs[e->type].name, ns_of(w, e->ts));
+}
+
+static int event(struct walk *w, const struct gt_event *e)
+{
+	bool wake = e->type == GT_EV_GO_UNBLOCK || e->type == GT_EV_GO_SYSEXIT;
+	struct tstate *t = NULL;
+	uint64_t stk = e->stack ? e->stack->id : 0;
+	const char *special = ident__special(e->stack);
+
+	/* Every stack is its goroutine's own (an unblock's is the waker's, which runs). */
+	if (e->g) {
+		t = thread_of(w, e->g, true);
+		if (t)
+			learn(t, e->stack);
+		if (t && t->wait_pending && t->pub.id.pid)
+			tell_wait(w, t);
+		if (t && t->entry_pending && (e->type != GT_EV_GO_SYSBLOCK || e->ts != t->entry_ts))
+			tell_entry(w, t);
+		if (t)
+			t->entry_pending = false;
+	}
+	if ((special && !strcmp(special, "[lxtrace repair]")) ||
+	    (w->init_end && e->p >= w->st->cpus && (wake || e->type == GT_EV_GO_CREATE)))
+		invented(w, e, t);
+	switch (e->type) {
+	case GT_EV_GOMAXPROCS:
+		if (!w->init_end) {
+			w->init_end = e->ts;
+			w->st->cpus = (int64_t)e->args[0];
+		}
+		break;
+	case GT_EV_GO_CREATE:
+		on_create(w, e);
+		break;
+	case GT_EV_GO_START:
+		on_start(w, e);
+		break;
+	case GT_EV_GO_END:
+		run_ends(w, e->p, e->ts, false);
+		if (t && t->wait_pending)
+			tell_wait(w, t);
+		if (t && drop_thread(w, t))
+			return -ENOMEM;
+		break;
+	case GT_EV_PROC_STOP:
+		run_ends(w, e->p, e->ts, false);
+		break;
+	case GT_EV_GO_PREEMPT:
+	case GT_EV_GO_SCHED:
+		leaves(w, e, WALK_OFF_RUNQ, stk);
+		break;
+	case GT_EV_GO_SLEEP:
+		leaves(w, e, WALK_OFF_SLEEP, stk);
+		break;
+	case GT_EV_GO_BLOCK_SYNC:
+		leaves(w, e, WALK_OFF_LOCK, stk);
+		break;
+	case GT_EV_GO_BLOCK_SELECT:
+	case GT_EV_GO_BLOCK_NET:
+	case GT_EV_GO_BLOCK_SEND:
+	case GT_EV_GO_BLOCK_RECV:
+		leaves(w, e, WALK_OFF_FD, stk);
+		break;
+	case GT_EV_GO_BLOCK:
+	case GT_EV_GO_BLOCK_COND:
+	case GT_EV_GO_BLOCK_GC:
+	case GT_EV_GO_STOP:
+		leaves(w, e, WALK_OFF_OTHER, stk);
+		break;
+	case GT_EV_GO_SYSBLOCK:
+		leaves(w, e, WALK_OFF_IO, t ? t->sys_stk : 0);
+		break;
+	case GT_EV_GO_SYSCALL:
+		if (!t)
+			break;
+		t->sys_stk = stk;
+		t->entry_pending = true;
+		t->entry_ts = e->ts;
+		break;
+	case GT_EV_GO_UNBLOCK:
+		becomes_runnable(thread_of(w, e->args[0], true), WALK_WAKEUP, e->ts);
+		break;
+	case GT_EV_GO_SYSEXIT:
+		becomes_runnable(t, WALK_WAKEUP, e->ts);
+		break;
+	case GT_EV_CPU_SAMPLE:
+		if (w->s->sample && (!t || keeps(w, &t->pub, ns_of(w, e->ts))) &&
+		    (t || (!w->f->pid && !w->f->comm)))
+			w->s->sample(w->s->ctx, t ? &t->pub : NULL, e->stack, e->p, ns_of(w, e->ts));
+		break;
+	case GT_EV_USER_LOG:
+		on_log(w, e);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void free_walk(struct walk *w)
+{
+	for (size_t i = 0; i < w->nprocs; i++)
+		free(w->procs[i]);
+	free(w->procs);
+	free(w->threads);
+	free(w->free_slots);
+	u64map__free(w->byg);
+	gt_reader__free(w->r);
+}
+
+int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
+	       struct walk_stats *st, char *err, size_t errlen)
+{
+	struct gt_reader_opts ro = { .sz = sizeof(ro), .fd = fd };
+	struct walk w = { .f = f, .s = s, .st = st };
+	struct gt_event e;
+	uint64_t last = 0;
+	bool first = true;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	*err = '\0';
+	w.r = gt_reader__new(&ro);
+	w.byg = u64map__new();
+	if (!w.r || !w.byg) {
+		free_walk(&w);
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	while ((ret = gt_reader__next(w.r, &e)) > 0) {
+		if (first) {
+			w.base = e.ts;
+			w.freq = gt_reader__frequency(w.r);
+			first = false;
+		}
+		/* The Frequency may come after the first event of the first batch. */
+		if (!w.freq)
+			w.freq = gt_reader__frequency(w.r);
+		if (!w.freq)
+			w.freq = 1000000000u;
+		st->events++;
+		if (e.ts > last)
+			last = e.ts;
+		ret = event(&w, &e);
+		if (!ret && w.oom)
+			ret = -ENOMEM;
+		if (ret) {
+			snprintf(err, errlen, "%s", strerror(-ret));
+			break;
+		}
+	}
+	/* What the threads alive at the end still hold. */
+	for (size_t i = 0; !ret && i < w.nthreads; i++) {
+		if (w.threads[i].live && w.threads[i].wait_pending)
+			tell_wait(&w, &w.threads[i]);
+		if (w.threads[i].live && w.threads[i].entry_pending)
+			tell_entry(&w, &w.threads[i]);
+	}
+	if (ret < 0 && !*err)
+		snprintf(err, errlen, "%s", *gt_reader__error(w.r) ? gt_reader__error(w.r) :
+			 strerror(-ret));
+	st->span_ns = ns_of(&w, last);
+	free_walk(&w);
+	return ret < 0 ? ret : 0;
+}
