@@ -7,7 +7,7 @@
  * and user space loads one of each pair:
  * - modern (tp_btf, kernels 5.15+): typed arguments and task pointers read directly, the
  *   current task's registers from bpf_task_pt_regs, user stacks unwound here from CFI with a
- *   per-thread cache in task storage (unwind.bpf.h);
+ *   per-thread cache in task storage (unwind.bpf.h, ucache.bpf.h);
  * - compat (raw_tp): only what 5.10 offers. Task fields are probed reads, the registers are
  *   found at the top of the task's kernel stack, and user stacks are the kernel's own
  *   frame-pointer walk (bpf_get_stack). Nothing of the modern path is compiled into them,
@@ -1073,67 +1073,9 @@ int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long nr)
 	return on_sys_enter(nr);
 }
 
-/* Tells user space of a new executable mapping of process tgid, which it symbolizes the
- * process's addresses against: with the file's path below its mount, leaf first, one
- * NUL-terminated name per directory (user space turns it around), as far as LX_PATH_LEN holds.
- * Only for traced processes. */
-#define PATH_NAME_MAX 64
-#define PATH_DEPTH 16
-
-static __always_inline void pmaps_new_map(const struct lx_map *m, struct vm_area_struct *vma,
-					  __u32 tgid, bool new_image)
-{
-	struct dentry *d = NULL, *parent;
-	struct file *f;
-	struct lx_mmap *r;
-	__u32 off = 0;
-	long n;
-	void *ring;
-
-	if (!traced_current(tgid))
-		return;
-	r = reserve_current(&ring, sizeof(*r), LX_REC_MMAP);
-	if (!r)
-		return;
-	r->start = m->start;
-	r->end = m->end;
-	r->pgoff = (__u64)m->pgoff << 12;
-	r->ino = m->ino;
-	r->dev = m->dev;
-	r->pid = tgid;
-	r->flags = new_image ? LX_MMAP_NEW_IMAGE : 0;
-	r->pad = 0;
-	r->path[0] = 0;
-	/* Read once: newer verifiers know vm_file may be NULL, and a second load of it would be
-	 * a pointer not checked. */
-	f = vma->vm_file;
-	barrier_var(f);
-	if (f)
-		d = f->f_path.dentry;
-	for (int i = 0; i < PATH_DEPTH && d; i++) {
-		barrier_var(off);
-		if (off > LX_PATH_LEN - PATH_NAME_MAX)
-			break;
-		n = bpf_probe_read_kernel_str(&r->path[off], PATH_NAME_MAX, d->d_name.name);
-		if (n <= 0)
-			break;
-		off += n;
-		parent = d->d_parent;
-		if (parent == d) {
-			d = NULL;
-			break;
-		}
-		d = parent;
-	}
-	/* The walk stopped before the root: an empty name marks the path as incomplete. */
-	if (d && off < LX_PATH_LEN)
-		r->path[off & (LX_PATH_LEN - 1)] = 0;
-	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
-}
-
 /* Every change of a process's mappings (mmap, munmap, mprotect, exec's ELF loader, the
  * dynamic loader) ends with its mmap lock released, in the process's own context. The table
- * is rebuilt only when the executable mappings changed (unwind.bpf.h), but not inside execve
+ * is rebuilt only when the executable mappings changed (pmaps.bpf.h), but not inside execve
  * (maps_exec rebuilds it when the exec is done). Its own VMA walk releases the lock again, a
  * run the kernel skips as recursion (not counted as a loss). Needs the VMA iterator (6.7+);
  * maps_ask takes its place before. */

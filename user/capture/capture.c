@@ -149,7 +149,7 @@ static void choose_programs(struct capture *c)
 		bpf_program__set_autoload(pairs[i].compat, on && !c->modern);
 	}
 	bpf_program__set_autoload(s->progs.flush_cpu, o->syscalls);
-	/* User stacks are unwound in BPF from each process's mapping table (unwind.bpf.h), built
+	/* User stacks are unwound in BPF from each process's mapping table (pmaps.bpf.h), built
 	 * there with the VMA iterator or asked of user space. */
 	bpf_program__set_autoload(s->progs.maps_unlock, walker && !asks_maps(c));
 	bpf_program__set_autoload(s->progs.maps_exec, walker && !asks_maps(c));
