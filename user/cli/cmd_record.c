@@ -716,6 +716,7 @@ static int open_trace(struct recording *r)
 		.writer2 = r->writer2,
 		.ncpus = ncpus,
 		.syscalls = a->syscalls,
+		.sysrets = a->syscalls == MODEL_SYSCALLS_ALL,
 		.proc_root = "/proc",
 		.keep = r->target ? target__keep : NULL,
 		.keep_ctx = r->target,
