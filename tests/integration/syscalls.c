@@ -1,8 +1,10 @@
-/* syscalls.c - --syscalls=all records every syscall entry as GoSysCall naming it; the
- * default mode records only the syscalls a thread blocked in; none writes no syscall event. */
+/* syscalls.c - --syscalls=all records every syscall entry as GoSysCall naming it, and in the
+ * Go 1.22+ format each syscall with its real length (from entry to return); the default mode
+ * records only the syscalls a thread blocked in; none writes no syscall event. */
 #include "tests/integration/itest.h"
 
 #define CALLS 10000
+#define READS 200
 
 TestSuite(syscalls, .fini = itest_fini, .timeout = 120);
 
@@ -70,4 +72,89 @@ Test(syscalls, none_writes_no_syscall_events)
 		     tid, "--syscalls=none, yet the reader has syscall events");
 	n = itest_timed_blocks(tid, GT_EV_GO_BLOCK_SELECT, NULL, GT_EV_GO_UNBLOCK, 40, 500);
 	itest_expect(n == 2, tid, "%zu GoBlockSelect for the reader's 2 blocking reads", n);
+}
+
+/* Of thread tid in Go 1.23's -d=1 text: how many syscalls whose entry stack names func, and
+ * their summed length (from its goroutine's ->Syscall to its Syscall->). */
+static size_t syscall_lengths(const char *text, pid_t tid, const char *func, long long *sum)
+{
+	long long begun = -1;
+	bool named = false;
+	size_t n = 0;
+
+	*sum = 0;
+	for (const char *l = text; *l;) {
+		const char *nl = strchr(l, '\n'), *res = strstr(l, "Resource=Goroutine(");
+		const char *at = strstr(l, "Time=");
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		unsigned long long g;
+
+		if (l[0] == '\t' && begun >= 0 && memmem(l, len, func, strlen(func)))
+			named = true;
+		if (!strncmp(l, "M=", 2) && res && at && res < l + len &&
+		    sscanf(res, "Resource=Goroutine(%llu)", &g) == 1 && (uint32_t)g == (uint32_t)tid) {
+			if (memmem(l, len, "Running->Syscall", 16)) {
+				begun = atoll(at + 5);
+				named = false;
+			} else if (memmem(l, len, "Syscall->", 9) && begun >= 0) {
+				if (named) {
+					*sum += atoll(at + 5) - begun;
+					n++;
+				}
+				begun = -1;
+			}
+		}
+		l += len + (nl != NULL);
+	}
+	return n;
+}
+
+/* syslen reads 4 MiB from /dev/zero READS times, a syscall of some 100 us on the CPU that it
+ * times itself around each call: the file has READS syscalls naming read, whose lengths add
+ * up to the thread's own measure, less what the calls cost outside the kernel's tracepoints
+ * (at most 20%; the BPF programs run inside the measure). */
+Test(syscalls, go123_syscalls_have_their_real_length)
+{
+	const char *path;
+	struct goparse_result r;
+	long long sum, measured;
+	char *text = NULL;
+	size_t n;
+	pid_t tid;
+
+	itest_start((const char *[]){ "--format=go1.23", "--syscalls=all", NULL });
+	itest_run("syslen", (const char *[]){ "200", NULL }, 60);
+	itest_stop(SIGINT, 0);
+	path = recorder__path(it.rec);
+	cr_assert_eq(goparse_123_text(path, 1, &r, &text), 0);
+	cr_assert(r.ok, "go 1.23 -d=1: %s", r.error);
+	tid = itest_tid("reader");
+	measured = itest_stat("read_ns");
+	n = syscall_lengths(text, tid, "syscall read", &sum);
+	free(text);
+	cr_log_info("%zu syscalls naming read, %lld ns in all; the thread measured %lld ns for %d",
+		    n, sum, measured, READS);
+	if (itest_summary_lost() == 0)
+		itest_expect(n == READS, tid, "%zu syscalls naming read, expected %d", n, READS);
+	else
+		itest_expect(n <= READS && n >= READS / 2, tid, "%zu syscalls naming read", n);
+	itest_expect(sum <= measured && sum * (long long)READS >= measured * (long long)n * 8 / 10,
+		     tid, "the reads last %lld ns in the file, %lld ns as the thread measured",
+		     sum, measured);
+}
+
+/* The 1.19 format has no length for a syscall that does not block: the same reads are READS
+ * GoSysCall naming read, as every entry was before the returns were recorded. */
+Test(syscalls, go119_has_every_read_of_syslen)
+{
+	size_t named;
+	pid_t tid;
+
+	itest_record((const char *[]){ "--syscalls=all", NULL }, "syslen",
+		     (const char *[]){ "200", NULL }, 60);
+	tid = itest_tid("reader");
+	named = syscalls_after_exec(tid, "syscall read");
+	if (itest_summary_lost() == 0)
+		itest_expect(named == READS, tid, "%zu GoSysCall naming read, expected %d", named,
+			     READS);
 }

@@ -132,9 +132,10 @@ static int stop(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, 
 	int err;
 
 	(void)p;
-	/* Off its CPU in a syscall it entered (m->sysrets), it leaves the syscall first: the
-	 * block keeps its reason, and the syscall's length is the time it ran in it. */
-	if (ev != GT_EV_GO_END && t->insys) {
+	/* Blocked or yielding in a syscall it entered (m->sysrets), it leaves the syscall first:
+	 * the wait keeps its reason, and the syscall's length is the time it ran in it. Preempted,
+	 * it stays in the syscall, which lasts until its return. */
+	if (ev != GT_EV_GO_END && ev != GT_EV_GO_PREEMPT && t->insys) {
 		t->insys = 0;
 		if ((err = gt2_writer__syscall_end(m->w2, m->now, t->tid)))
 			return err;
