@@ -412,6 +412,37 @@ static void check_whole_machine(const char *step, const char *file)
 		  "no GoStart in %s", file);
 }
 
+/* syslen's 20 reads are 20 GoSysCall naming read in the 1.19 file, and the recording took
+ * at least as many syscall returns (-v's records by kind). */
+Test(kernel, every_syscall_and_its_return)
+{
+	const struct gt_event *e;
+	long long reads, rets = -1;
+	size_t i = 0, n = 0;
+	char *err, *p;
+	pid_t tid;
+
+	require_step("syscalls");
+	kt.wl = report("syscalls", "syscalls.out");
+	load("syscalls", "syscalls.trace");
+	tid = tid_of(kt.wl, "syscalls", "reader");
+	reads = stat_of(kt.wl, "syscalls", "reads");
+	for (; (e = tq_next(kt.trace, &i, TQ_BIT(GT_EV_GO_SYSCALL), tid)); i++)
+		n += tq_stack_has(e->stack, "syscall read");
+	err = kr_read("syscalls.err");
+	p = err ? strstr(err, " syscall returns") : NULL;
+	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p)
+		rets = atoll(p);
+	free(err);
+	if (lost("syscalls") == 0)
+		kt_expect_thread(n == (size_t)reads, "syscalls", tid,
+				 "%zu GoSysCall naming read, the workload made %lld", n, reads);
+	kt_assert(rets >= reads, "syscalls", "%lld syscall returns recorded for %lld reads", rets,
+		  reads);
+}
+
 Test(kernel, whole_machine_cheapest_mode)
 {
 	check_whole_machine("cheap", "cheap.trace");
