@@ -2,6 +2,7 @@
  * Go 1.22+ format each syscall with its real length (from entry to return); the default mode
  * records only the syscalls a thread blocked in; none writes no syscall event. */
 #include "tests/integration/itest.h"
+#include "tests/lib/v2text.h"
 
 #define CALLS 10000
 #define READS 200
@@ -74,44 +75,9 @@ Test(syscalls, none_writes_no_syscall_events)
 	itest_expect(n == 2, tid, "%zu GoBlockSelect for the reader's 2 blocking reads", n);
 }
 
-/* Of thread tid in Go 1.23's -d=1 text: how many syscalls whose entry stack names func, and
- * their summed length (from its goroutine's ->Syscall to its Syscall->). */
-static size_t syscall_lengths(const char *text, pid_t tid, const char *func, long long *sum)
-{
-	long long begun = -1;
-	bool named = false;
-	size_t n = 0;
-
-	*sum = 0;
-	for (const char *l = text; *l;) {
-		const char *nl = strchr(l, '\n'), *res = strstr(l, "Resource=Goroutine(");
-		const char *at = strstr(l, "Time=");
-		size_t len = nl ? (size_t)(nl - l) : strlen(l);
-		unsigned long long g;
-
-		if (l[0] == '\t' && begun >= 0 && memmem(l, len, func, strlen(func)))
-			named = true;
-		if (!strncmp(l, "M=", 2) && res && at && res < l + len &&
-		    sscanf(res, "Resource=Goroutine(%llu)", &g) == 1 && (uint32_t)g == (uint32_t)tid) {
-			if (memmem(l, len, "Running->Syscall", 16)) {
-				begun = atoll(at + 5);
-				named = false;
-			} else if (memmem(l, len, "Syscall->", 9) && begun >= 0) {
-				if (named) {
-					*sum += atoll(at + 5) - begun;
-					n++;
-				}
-				begun = -1;
-			}
-		}
-		l += len + (nl != NULL);
-	}
-	return n;
-}
-
 /* syslen reads 4 MiB from /dev/zero READS times, a syscall of some 100 us on the CPU that it
- * times itself around each call: the file has READS syscalls naming read, whose lengths add
- * up to the thread's own measure, less what the calls cost outside the kernel's tracepoints
+ * times itself around each call: the file (ticks are ns) has READS syscalls naming read,
+ * whose lengths add up to the thread's own measure, less what the calls cost outside the kernel's tracepoints
  * (at most 20%; the BPF programs run inside the measure). */
 Test(syscalls, go123_syscalls_have_their_real_length)
 {
@@ -130,7 +96,7 @@ Test(syscalls, go123_syscalls_have_their_real_length)
 	cr_assert(r.ok, "go 1.23 -d=1: %s", r.error);
 	tid = itest_tid("reader");
 	measured = itest_stat("read_ns");
-	n = syscall_lengths(text, tid, "syscall read", &sum);
+	n = v2text_syscalls(text, (uint32_t)tid, "syscall read", &sum);
 	free(text);
 	cr_log_info("%zu syscalls naming read, %lld ns in all; the thread measured %lld ns for %d",
 		    n, sum, measured, READS);

@@ -133,7 +133,7 @@ static void choose_programs(struct capture *c)
 		{ s->progs.btf_exit, s->progs.raw_exit, true },
 		{ s->progs.btf_rename, s->progs.raw_rename, true },
 		{ s->progs.btf_sys_enter, s->progs.raw_sys_enter, o->syscalls },
-		{ s->progs.btf_sys_exit, s->progs.raw_sys_exit, o->syscalls },
+		{ s->progs.btf_sys_exit, s->progs.raw_sys_exit, o->syscalls && o->sysrets },
 		{ s->progs.btf_rss, s->progs.raw_rss,
 		  o->target_mode != LX_TARGET_ALL && f->have[FEAT_RSS_TP] },
 		{ s->progs.btf_maps_ask, s->progs.raw_maps_ask, asks_maps(c) && f->have[FEAT_MMAP_TP] },
