@@ -75,8 +75,8 @@ Test(syscalls, none_writes_no_syscall_events)
 	itest_expect(n == 2, tid, "%zu GoBlockSelect for the reader's 2 blocking reads", n);
 }
 
-/* syslen reads 4 MiB from /dev/zero READS times, a syscall of some 100 us on the CPU that it
- * times itself around each call: the file (ticks are ns) has READS syscalls naming read,
+/* syslen reads 4 MiB from /dev/zero READS times (readv), a syscall of some 100 us on the CPU that it
+ * times itself around each call: the file (ticks are ns) has READS syscalls naming readv,
  * whose lengths add up to the thread's own measure, less what the calls cost outside the kernel's tracepoints
  * (at most 20%; the BPF programs run inside the measure). */
 Test(syscalls, go123_syscalls_have_their_real_length)
@@ -96,21 +96,21 @@ Test(syscalls, go123_syscalls_have_their_real_length)
 	cr_assert(r.ok, "go 1.23 -d=1: %s", r.error);
 	tid = itest_tid("reader");
 	measured = itest_stat("read_ns");
-	n = v2text_syscalls(text, (uint32_t)tid, "syscall read", &sum);
+	n = v2text_syscalls(text, (uint32_t)tid, "syscall readv", &sum);
 	free(text);
-	cr_log_info("%zu syscalls naming read, %lld ns in all; the thread measured %lld ns for %d",
+	cr_log_info("%zu syscalls naming readv, %lld ns in all; the thread measured %lld ns for %d",
 		    n, sum, measured, READS);
 	if (itest_summary_lost() == 0)
-		itest_expect(n == READS, tid, "%zu syscalls naming read, expected %d", n, READS);
+		itest_expect(n == READS, tid, "%zu syscalls naming readv, expected %d", n, READS);
 	else
-		itest_expect(n <= READS && n >= READS / 2, tid, "%zu syscalls naming read", n);
+		itest_expect(n <= READS && n >= READS / 2, tid, "%zu syscalls naming readv", n);
 	itest_expect(sum <= measured && sum * (long long)READS >= measured * (long long)n * 8 / 10,
 		     tid, "the reads last %lld ns in the file, %lld ns as the thread measured",
 		     sum, measured);
 }
 
 /* The 1.19 format has no length for a syscall that does not block: the same reads are READS
- * GoSysCall naming read, as every entry was before the returns were recorded. */
+ * GoSysCall naming readv, as every entry was before the returns were recorded. */
 Test(syscalls, go119_has_every_read_of_syslen)
 {
 	size_t named;
@@ -119,8 +119,8 @@ Test(syscalls, go119_has_every_read_of_syslen)
 	itest_record((const char *[]){ "--syscalls=all", NULL }, "syslen",
 		     (const char *[]){ "200", NULL }, 60);
 	tid = itest_tid("reader");
-	named = syscalls_after_exec(tid, "syscall read");
+	named = syscalls_after_exec(tid, "syscall readv");
 	if (itest_summary_lost() == 0)
-		itest_expect(named == READS, tid, "%zu GoSysCall naming read, expected %d", named,
+		itest_expect(named == READS, tid, "%zu GoSysCall naming readv, expected %d", named,
 			     READS);
 }

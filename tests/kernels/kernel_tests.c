@@ -413,7 +413,7 @@ static void check_whole_machine(const char *step, const char *file)
 		  "no GoStart in %s", file);
 }
 
-/* syslen's 20 reads are 20 syscalls naming read in the Go 1.22+ file, which Go 1.23's reader
+/* syslen's 20 reads are 20 syscalls naming readv in the Go 1.22+ file, which Go 1.23's reader
  * accepts, each of some length, and the recording took at least as many syscall returns
  * (-v's records by kind). */
 Test(kernel, every_syscall_and_its_return)
@@ -430,7 +430,7 @@ Test(kernel, every_syscall_and_its_return)
 		  "syscalls", "go 1.23 -d=1: %s", r.error);
 	tid = tid_of(kt.wl, "syscalls", "reader");
 	reads = stat_of(kt.wl, "syscalls", "reads");
-	n = v2text_syscalls(text, (uint32_t)tid, "syscall read", &sum);
+	n = v2text_syscalls(text, (uint32_t)tid, "syscall readv", &sum);
 	free(text);
 	err = kr_read("syscalls.err");
 	p = err ? strstr(err, " syscall returns") : NULL;
@@ -439,10 +439,10 @@ Test(kernel, every_syscall_and_its_return)
 	if (p)
 		rets = atoll(p);
 	free(err);
-	cr_log_info("%s: %zu syscalls naming read, %lld ns in all; %lld returns", kr_name(), n,
+	cr_log_info("%s: %zu syscalls naming readv, %lld ns in all; %lld returns", kr_name(), n,
 		    sum, rets);
 	if (lost("syscalls") == 0)
-		kt_assert(n == (size_t)reads, "syscalls", "%zu syscalls naming read, %lld made", n,
+		kt_assert(n == (size_t)reads, "syscalls", "%zu syscalls naming readv, %lld made", n,
 			  reads);
 	kt_assert(sum >= (long long)n * 1000, "syscalls", "%zu reads of 256 KiB last %lld ns", n,
 		  sum);
