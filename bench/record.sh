@@ -13,7 +13,7 @@
 #                        [--workloads "pipe syscall messaging"] [--keep DIR] [--old LXTRACE]
 # Tracers also: lxtrace-compat (-F 0 --stacks=none on what a 5.10 kernel gives the programs,
 # LXTRACE_MASK_FEATURES); with --old LXTRACE, another build (before a change) as old-lxtrace,
-# old-lxtrace-all, old-lxtrace-compat.
+# old-lxtrace-all, old-lxtrace-all-go123, old-lxtrace-compat.
 # Run as root from anywhere; needs build/lxtrace (make), perf, trace-cmd, taskset, python3.
 set -euo pipefail
 

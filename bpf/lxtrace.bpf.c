@@ -878,10 +878,11 @@ static __always_inline int on_exit(__u64 *ctx, bool modern)
 	return 0;
 }
 
-/* Appends the entry to this CPU's chunk, and sends the chunk once full. No other record is
- * written here, so the reader's order holds. sys_enter never nests in itself (interrupts make
- * no syscalls), so busy only keeps nested programs out. */
-static __always_inline int on_sys_enter(long nr)
+/* Appends the entry (nr, or LX_SYSENT_EXIT) to this CPU's chunk, and sends the chunk once
+ * full. No other record is written here, so the reader's order holds. sys_enter and sys_exit
+ * never nest in themselves or each other (interrupts make no syscalls), so busy only keeps
+ * nested programs out. */
+static __always_inline int stage_sysent(__u32 nr)
 {
 	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
 	__u32 cpu = bpf_get_smp_processor_id(), zero = 0, n;
@@ -911,8 +912,7 @@ static __always_inline int on_sys_enter(long nr)
 		header(&st->rec.h, ts, 0, cpu, LX_REC_SYSCALLS);
 	if (n < LX_SYSCALLS_MAX) {
 		st->rec.e[n].dt = ts - st->rec.h.ts;
-		st->rec.e[n].tid_nr = (__u32)id << LX_SYSENT_NR_BITS |
-			(nr >= 0 && nr < LX_SYSENT_NR_NONE ? nr : LX_SYSENT_NR_NONE);
+		st->rec.e[n].tid_nr = (__u32)id << LX_SYSENT_NR_BITS | nr;
 		st->rec.n = ++n;
 	} else {
 		count_lost(1);	/* a full chunk that could not be sent: no ring for this CPU */
@@ -1061,6 +1061,12 @@ int BPF_PROG(raw_rss, struct mm_struct *mm, int member)
 	return on_rss(false, mm, member);
 }
 
+/* A number the entry cannot carry, LX_SYSENT_EXIT's included, is sent as none. */
+static __always_inline int on_sys_enter(long nr)
+{
+	return stage_sysent(nr >= 0 && nr < LX_SYSENT_EXIT ? nr : LX_SYSENT_NR_NONE);
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(btf_sys_enter, struct pt_regs *regs, long nr)
 {
@@ -1071,6 +1077,19 @@ SEC("raw_tp/sys_enter")
 int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long nr)
 {
 	return on_sys_enter(nr);
+}
+
+/* The return: user space pairs it with the thread's entry (user/model/syscall.c). */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(btf_sys_exit, struct pt_regs *regs, long ret)
+{
+	return stage_sysent(LX_SYSENT_EXIT);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret)
+{
+	return stage_sysent(LX_SYSENT_EXIT);
 }
 
 /* Every change of a process's mappings (mmap, munmap, mprotect, exec's ELF loader, the

@@ -43,6 +43,8 @@ enum lx_rec_type {
 				 * the kernel cannot list them to BPF: user space reads them
 				 * from /proc. Answered by the capture, never delivered */
 	LX_REC_RENAME,		/* struct lx_rename: a thread took a new name */
+	LX_REC_SYSCALL_EXIT,	/* struct lx_syscall, nr -1: the caller's syscall returned.
+				 * Never in a ring: made of an LX_SYSENT_EXIT chunk entry */
 };
 
 /* Which threads the programs record (const volatile target_mode, set before load). */
@@ -98,12 +100,16 @@ struct lx_syscall {
 	__u32 pad;
 };
 
-/* Syscall entries are the bulk of a --syscalls=all recording, so they travel compactly: each
- * CPU stages them in BPF and sends them as one chunk, when it is full and before any other
- * record of that CPU, so that the CPU's records stay in time order. The chunk's header has the
- * CPU and the first entry's time; an entry is 8 bytes. */
+/* Syscall entries and exits are the bulk of a --syscalls=all recording, so they travel
+ * compactly: each CPU stages them in BPF and sends them as one chunk, when it is full and
+ * before any other record of that CPU, so that the CPU's records stay in time order. The
+ * chunk's header has the CPU and the first entry's time; an entry is 8 bytes. An exit is an
+ * entry of its own, nr LX_SYSENT_EXIT: folding it into its syscall's entry would grow every
+ * entry by the 4 bytes of a duration to save 8 only on the syscalls that return on the same
+ * CPU with no record between (docs/record.md). Exits are sent only for the Go 1.22+ format. */
 #define LX_SYSCALLS_MAX 64		/* entries per chunk: a power of two */
 #define LX_SYSENT_NR_BITS 10		/* tid_nr: tid << 10 | nr; PID_MAX_LIMIT is 2^22 */
+#define LX_SYSENT_EXIT 1022		/* the thread's syscall returned */
 #define LX_SYSENT_NR_NONE 1023		/* the syscall number did not fit */
 
 struct lx_sysent {

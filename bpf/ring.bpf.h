@@ -14,7 +14,7 @@
 
 /* Set by user space before load. */
 const volatile __u64 wakeup_bytes = ~0ULL;	/* wake the reader once a ring holds this much */
-const volatile bool stage_syscalls;	/* --syscalls=all: the sys_enter programs are loaded */
+const volatile bool stage_syscalls;	/* --syscalls=all: the sys_enter/exit programs are loaded */
 
 struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -1,8 +1,11 @@
-/* syscalls.c - --syscalls=all records every syscall entry as GoSysCall naming it; the
- * default mode records only the syscalls a thread blocked in; none writes no syscall event. */
+/* syscalls.c - --syscalls=all records every syscall entry as GoSysCall naming it, and in the
+ * Go 1.22+ format each syscall with its real length (from entry to return); the default mode
+ * records only the syscalls a thread blocked in; none writes no syscall event. */
 #include "tests/integration/itest.h"
+#include "tests/lib/v2text.h"
 
 #define CALLS 10000
+#define READS 200
 
 TestSuite(syscalls, .fini = itest_fini, .timeout = 120);
 
@@ -70,4 +73,54 @@ Test(syscalls, none_writes_no_syscall_events)
 		     tid, "--syscalls=none, yet the reader has syscall events");
 	n = itest_timed_blocks(tid, GT_EV_GO_BLOCK_SELECT, NULL, GT_EV_GO_UNBLOCK, 40, 500);
 	itest_expect(n == 2, tid, "%zu GoBlockSelect for the reader's 2 blocking reads", n);
+}
+
+/* syslen reads 4 MiB from /dev/zero READS times (readv), a syscall of some 100 us on the CPU that it
+ * times itself around each call: the file (ticks are ns) has READS syscalls naming readv,
+ * whose lengths add up to the thread's own measure, less what the calls cost outside the kernel's tracepoints
+ * (at most 20%; the BPF programs run inside the measure). */
+Test(syscalls, go123_syscalls_have_their_real_length)
+{
+	const char *path;
+	struct goparse_result r;
+	long long sum, measured;
+	char *text = NULL;
+	size_t n;
+	pid_t tid;
+
+	itest_start((const char *[]){ "--format=go1.23", "--syscalls=all", NULL });
+	itest_run("syslen", (const char *[]){ "200", NULL }, 60);
+	itest_stop(SIGINT, 0);
+	path = recorder__path(it.rec);
+	cr_assert_eq(goparse_123_text(path, 1, &r, &text), 0);
+	cr_assert(r.ok, "go 1.23 -d=1: %s", r.error);
+	tid = itest_tid("reader");
+	measured = itest_stat("read_ns");
+	n = v2text_syscalls(text, (uint32_t)tid, "syscall readv", &sum);
+	free(text);
+	cr_log_info("%zu syscalls naming readv, %lld ns in all; the thread measured %lld ns for %d",
+		    n, sum, measured, READS);
+	if (itest_summary_lost() == 0)
+		itest_expect(n == READS, tid, "%zu syscalls naming readv, expected %d", n, READS);
+	else
+		itest_expect(n <= READS && n >= READS / 2, tid, "%zu syscalls naming readv", n);
+	itest_expect(sum <= measured && sum * (long long)READS >= measured * (long long)n * 8 / 10,
+		     tid, "the reads last %lld ns in the file, %lld ns as the thread measured",
+		     sum, measured);
+}
+
+/* The 1.19 format has no length for a syscall that does not block: the same reads are READS
+ * GoSysCall naming readv, as every entry was before the returns were recorded. */
+Test(syscalls, go119_has_every_read_of_syslen)
+{
+	size_t named;
+	pid_t tid;
+
+	itest_record((const char *[]){ "--syscalls=all", NULL }, "syslen",
+		     (const char *[]){ "200", NULL }, 60);
+	tid = itest_tid("reader");
+	named = syscalls_after_exec(tid, "syscall readv");
+	if (itest_summary_lost() == 0)
+		itest_expect(named == READS, tid, "%zu GoSysCall naming readv, expected %d", named,
+			     READS);
 }

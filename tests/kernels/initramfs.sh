@@ -13,7 +13,7 @@ lxtrace=${2:?usage: initramfs.sh OUT.cpio.gz LXTRACE WORKLOADS_DIR}
 workloads=${3:?usage: initramfs.sh OUT.cpio.gz LXTRACE WORKLOADS_DIR}
 here=$(dirname "${BASH_SOURCE[0]}")
 # What tests/kernels/scenario.sh runs.
-WORKLOADS="pingpong sleeper hotspin triggered"
+WORKLOADS="pingpong sleeper hotspin triggered syslen"
 
 die() {
 	echo "kernels: initramfs: $*" >&2

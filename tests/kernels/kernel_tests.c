@@ -16,6 +16,7 @@
 #include "tests/lib/goparse.h"
 #include "tests/lib/record.h"
 #include "tests/lib/tquery.h"
+#include "tests/lib/v2text.h"
 #include "user/flight/flight.h"
 
 /* A thread leaving its CPU asleep: the kernel counts it in voluntary_ctxt_switches (prev_state
@@ -410,6 +411,43 @@ static void check_whole_machine(const char *step, const char *file)
 	kt_assert(secs >= 1.5, step, "%s spans %.2f s of a 2 s recording", file, secs);
 	kt_assert(tq_count(kt.trace, TQ_BIT(GT_EV_GO_START), TQ_ANY_THREAD) > 0, step,
 		  "no GoStart in %s", file);
+}
+
+/* syslen's 20 reads are 20 syscalls naming readv in the Go 1.22+ file, which Go 1.23's reader
+ * accepts, each of some length, and the recording took at least as many syscall returns
+ * (-v's records by kind). */
+Test(kernel, every_syscall_and_its_return)
+{
+	struct goparse_result r;
+	long long reads, rets = -1, sum;
+	char *err, *p, *text = NULL;
+	size_t n;
+	pid_t tid;
+
+	require_step("syscalls");
+	kt.wl = report("syscalls", "syscalls.out");
+	kt_assert(goparse_123_text(kr_path("syscalls.trace"), 1, &r, &text) == 0 && r.ok,
+		  "syscalls", "go 1.23 -d=1: %s", r.error);
+	tid = tid_of(kt.wl, "syscalls", "reader");
+	reads = stat_of(kt.wl, "syscalls", "reads");
+	n = v2text_syscalls(text, (uint32_t)tid, "syscall readv", &sum);
+	free(text);
+	err = kr_read("syscalls.err");
+	p = err ? strstr(err, " syscall returns") : NULL;
+	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p)
+		rets = atoll(p);
+	free(err);
+	cr_log_info("%s: %zu syscalls naming readv, %lld ns in all; %lld returns", kr_name(), n,
+		    sum, rets);
+	if (lost("syscalls") == 0)
+		kt_assert(n == (size_t)reads, "syscalls", "%zu syscalls naming readv, %lld made", n,
+			  reads);
+	kt_assert(sum >= (long long)n * 1000, "syscalls", "%zu reads of 256 KiB last %lld ns", n,
+		  sum);
+	kt_assert(rets >= reads, "syscalls", "%lld syscall returns recorded for %lld reads", rets,
+		  reads);
 }
 
 Test(kernel, whole_machine_cheapest_mode)

@@ -129,6 +129,10 @@ step samples "$L" record -F 999 --stacks=both -o "$out/samples.trace" -- \
 # The flight recorder's triggers: SIGUSR1, and the program's lxtrace_trigger() where the kernel
 # lets lxtrace attach a command's probes; a file each (flight-001.trace, ...).
 step flight sh "$0" "$out" --flight
+# Every syscall's entry and return (the sys_enter and sys_exit programs, loaded only here, the
+# latter only in the Go 1.22+ format): a thread's reads; -v for the summary's records by kind.
+step syscalls "$L" record -v --format=go1.23 --syscalls=all -o "$out/syscalls.trace" -- \
+	"$W/syslen" 20 256
 # The whole machine, cheapest mode and default mode.
 step cheap "$L" record -d 2 -F 0 --stacks=none -o "$out/cheap.trace"
 step default "$L" record -d 2 -o "$out/default.trace"

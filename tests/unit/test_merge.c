@@ -177,7 +177,7 @@ Test(merge, syscall_chunks_are_unpacked)
 
 	ch.e[0] = (struct lx_sysent){ .dt = 0, .tid_nr = 500u << LX_SYSENT_NR_BITS | 39 };
 	ch.e[1] = (struct lx_sysent){ .dt = 50, .tid_nr = 501u << LX_SYSENT_NR_BITS | LX_SYSENT_NR_NONE };
-	ch.e[2] = (struct lx_sysent){ .dt = 90, .tid_nr = 500u << LX_SYSENT_NR_BITS | 0 };
+	ch.e[2] = (struct lx_sysent){ .dt = 90, .tid_nr = 500u << LX_SYSENT_NR_BITS | LX_SYSENT_EXIT };
 	/* A record of the same CPU nested ahead of the chunk, between its entries. */
 	add(2, 1070, 9);
 	cr_assert_eq(merge__add(mg, 2, &ch, size), 0);
@@ -193,6 +193,9 @@ Test(merge, syscall_chunks_are_unpacked)
 	cr_expect_eq(got[3].ts, 1090);
 	cr_expect_eq(got[3].cpu, 2);
 	cr_expect_eq(got[3].size, sizeof(struct lx_syscall));
+	cr_expect_eq(got[3].type, LX_REC_SYSCALL_EXIT);
+	cr_expect_eq(got[3].tid, 500);
+	cr_expect_eq(((const struct lx_syscall *)got[3].bytes)->nr, -1);
 }
 
 /* A malformed record is dropped and reported lost, one each, at its CPU's newest time; the

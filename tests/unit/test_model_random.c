@@ -58,6 +58,7 @@ static size_t rec_size(const union rec *r)
 	case LX_REC_EXEC:
 		return sizeof(r->ex);
 	case LX_REC_SYSCALL:
+	case LX_REC_SYSCALL_EXIT:
 		return sizeof(r->sc);
 	default:
 		return sizeof(r->h);
@@ -157,7 +158,12 @@ static void simulate(struct stream *s, const char *proc, unsigned steps)
 				st[w] = S_RUNNABLE;
 			}
 		} else if (r < 70) {
-			push(s, LX_REC_SYSCALL, c, BASE_TID + cur)->sc.nr = block_nrs[rand() % 8];
+			int nr = block_nrs[rand() % 8];
+
+			push(s, LX_REC_SYSCALL, c, BASE_TID + cur)->sc.nr = nr;
+			/* Most return at once; a read's may come after its block, or never. */
+			if (nr != __NR_read)
+				push(s, LX_REC_SYSCALL_EXIT, c, BASE_TID + cur)->sc.nr = -1;
 		} else if (r < 78) {
 			int k = rand() % MAXT;
 
@@ -237,9 +243,18 @@ static void feed(struct mt *t, const struct stream *s, const struct damage *d)
 	}
 }
 
-/* The Go 1.22+ encoder for mt_open_with (test_model_util.h). */
+/* The Go 1.22+ encoder for mt_open_with (test_model_util.h), and the same pairing syscall
+ * entries with their returns (sysrets), for one seed in two. */
 static const struct model_opts v2_opts = { .sz = sizeof(struct model_opts),
 					   .writer2 = (struct gt2_writer *)&v2_opts };
+static const struct model_opts v2_rets_opts = { .sz = sizeof(struct model_opts),
+						.writer2 = (struct gt2_writer *)&v2_opts,
+						.sysrets = true };
+
+static const struct model_opts *v2_of(unsigned seed, bool v2)
+{
+	return !v2 ? NULL : seed & 2 ? &v2_rets_opts : &v2_opts;
+}
 
 static void run_as(unsigned seed, enum model_syscalls mode, const struct damage *d,
 		   struct model_stats *out, bool v2)
@@ -250,7 +265,7 @@ static void run_as(unsigned seed, enum model_syscalls mode, const struct damage 
 
 	srand(seed);
 	simulate(&s, proc, 3000);
-	mt_open_with(&t, NCPU, mode, proc, T0, v2 ? &v2_opts : NULL, 0);
+	mt_open_with(&t, NCPU, mode, proc, T0, v2_of(seed, v2), 0);
 	feed(&t, &s, d);
 	mt_finish(&t, s.ts + 1000);
 	cr_expect_gt(t.st.records, 1000, "seed %u: %llu records", seed, (unsigned long long)t.st.records);
@@ -315,7 +330,7 @@ static void noise(unsigned seed, bool v2)
 	uint64_t ts = T0 + 1000;
 
 	srand(seed);
-	mt_open_with(&t, NCPU, (enum model_syscalls)(seed % 3), NULL, T0, v2 ? &v2_opts : NULL, 0);
+	mt_open_with(&t, NCPU, (enum model_syscalls)(seed % 3), NULL, T0, v2_of(seed, v2), 0);
 	for (int i = 0; i < 2000; i++) {
 		union rec r;
 		int err;
@@ -337,6 +352,8 @@ static void noise(unsigned seed, bool v2)
 			memcpy(r.ex.comm, "noisy-program-name", sizeof(r.ex.comm));
 		} else if (r.h.type == LX_REC_SYSCALL) {
 			r.sc.nr = rand() % 500 - 10;
+			if (i & 1)
+				r.h.type = LX_REC_SYSCALL_EXIT;
 		}
 		if (rand() % 50 == 0) {
 			err = model__lost(t.m, (uint32_t)(rand() % NCPU), ts, 3);

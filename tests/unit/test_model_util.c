@@ -182,6 +182,14 @@ void mt_syscall(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, int nr)
 	feed(t, &s, sizeof(s));
 }
 
+void mt_sysret(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid)
+{
+	struct lx_syscall s = { .h = { .ts = ts, .tid = tid, .cpu = cpu, .type = LX_REC_SYSCALL_EXIT },
+				.nr = -1 };
+
+	feed(t, &s, sizeof(s));
+}
+
 void mt_user(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t pid, uint8_t type,
 	     uint64_t task, uint64_t parent, const char *name, const char *msg, uint8_t flags)
 {

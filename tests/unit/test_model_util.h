@@ -50,6 +50,7 @@ void mt_exec_from(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_
 		  uint32_t pid, const char *comm);
 void mt_exit(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
 void mt_syscall(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, int nr);
+void mt_sysret(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
 /* An annotation record (type LX_REC_TASK_BEGIN .. LX_REC_LOG, or LX_REC_TRIGGER); name and msg
  * may be NULL. */
 void mt_user(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t pid, uint8_t type,

@@ -113,7 +113,7 @@ static bool asks_maps(const struct capture *c)
 	return user_stacks(&c->opts) && !(c->modern && c->feat.have[FEAT_VMA_ITER]);
 }
 
-/* Keeps one program of each modern/compat pair, the sys_enter pair only when asked, the
+/* Keeps one program of each modern/compat pair, the sys_enter and sys_exit pairs only when asked, the
  * rss_stat pair only for a target (system-wide, one memory counter would mean nothing), and
  * of the mapping programs those this kernel and these stacks need. */
 static void choose_programs(struct capture *c)
@@ -133,6 +133,7 @@ static void choose_programs(struct capture *c)
 		{ s->progs.btf_exit, s->progs.raw_exit, true },
 		{ s->progs.btf_rename, s->progs.raw_rename, true },
 		{ s->progs.btf_sys_enter, s->progs.raw_sys_enter, o->syscalls },
+		{ s->progs.btf_sys_exit, s->progs.raw_sys_exit, o->syscalls && o->sysrets },
 		{ s->progs.btf_rss, s->progs.raw_rss,
 		  o->target_mode != LX_TARGET_ALL && f->have[FEAT_RSS_TP] },
 		{ s->progs.btf_maps_ask, s->progs.raw_maps_ask, asks_maps(c) && f->have[FEAT_MMAP_TP] },

@@ -25,6 +25,7 @@ struct capture_opts {
 	size_t sz;			/* sizeof(struct capture_opts) */
 	size_t ring_bytes;		/* per CPU; rounded up to a power of two pages */
 	bool syscalls;			/* record every syscall entry (raw_syscalls:sys_enter) */
+	bool sysrets;			/* with syscalls, every return too (sys_exit) */
 	bool annotations;		/* load the annotation programs (capture__attach_usdt) */
 	uint32_t self_tgid;		/* a process never recorded: the tracer itself */
 	uint32_t sample_hz;		/* cpu-clock samples per second and CPU; 0: none */

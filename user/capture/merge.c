@@ -124,9 +124,10 @@ static struct slot *stage_insert(struct stage *s, uint64_t ts)
 	return &s->slots[(s->head + i) & mask];
 }
 
-/* Unpacks a chunk of syscall entries into one LX_REC_SYSCALL each, room for all of them made
- * first. An entry no older than the queue's last record is appended without a search; an older
- * one (a program nested in sys_enter sent its record ahead of the chunk) is put in its place. */
+/* Unpacks a chunk of syscall entries into one LX_REC_SYSCALL (an exit: LX_REC_SYSCALL_EXIT)
+ * each, room for all of them made first. An entry no older than the queue's last record is
+ * appended without a search; an older one (a program nested in sys_enter sent its record
+ * ahead of the chunk) is put in its place. */
 static int stage_syscalls(struct stage *s, const struct lx_syscalls *r, size_t size)
 {
 	size_t mask;
@@ -149,8 +150,8 @@ static int stage_syscalls(struct stage *s, const struct lx_syscalls *r, size_t s
 			slot = stage_insert(s, ts);
 		slot->rec.sys = (struct lx_syscall){
 			.h = { .ts = ts, .tid = r->e[i].tid_nr >> LX_SYSENT_NR_BITS, .cpu = r->h.cpu,
-			       .type = LX_REC_SYSCALL },
-			.nr = nr == LX_SYSENT_NR_NONE ? -1 : (int32_t)nr,
+			       .type = nr == LX_SYSENT_EXIT ? LX_REC_SYSCALL_EXIT : LX_REC_SYSCALL },
+			.nr = nr >= LX_SYSENT_EXIT ? -1 : (int32_t)nr,
 		};
 		slot->size = sizeof(slot->rec.sys);
 		if (ts > s->newest)

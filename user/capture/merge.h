@@ -48,8 +48,8 @@ struct merge;
 struct merge *merge__new(const struct merge_opts *opts);
 
 /* Stages one record read from CPU cpu's ring; a chunk of syscall entries (LX_REC_SYSCALLS) is
- * unpacked into one LX_REC_SYSCALL record each. A record too short or a malformed chunk is
- * dropped and reported as one record lost (stats.malformed counts them). 0 or -ENOMEM. */
+ * unpacked into one LX_REC_SYSCALL or LX_REC_SYSCALL_EXIT record each. A record too short or
+ * a malformed chunk is dropped and reported as one record lost (stats.malformed counts them). 0 or -ENOMEM. */
 int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size);
 
 /* Stages a report that n records of CPU cpu were lost before ts. 0 or -ENOMEM. */

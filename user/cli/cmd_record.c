@@ -647,6 +647,8 @@ static int open_capture(struct recording *r)
 		.sz = sizeof(struct capture_opts),
 		.ring_bytes = (size_t)(a->buffer_mib * 1024 * 1024),
 		.syscalls = a->syscalls == MODEL_SYSCALLS_ALL,
+		/* Only Go 1.22+ can hold a syscall's length: 1.19 files would pay for nothing. */
+		.sysrets = a->syscalls == MODEL_SYSCALLS_ALL && a->format == FORMAT_GO123,
 		.annotations = usdt_files__count(r->usdt) > 0,
 		.self_tgid = getpid(),
 		.sample_hz = a->sample_hz,
@@ -716,6 +718,7 @@ static int open_trace(struct recording *r)
 		.writer2 = r->writer2,
 		.ncpus = ncpus,
 		.syscalls = a->syscalls,
+		.sysrets = a->syscalls == MODEL_SYSCALLS_ALL && a->format == FORMAT_GO123,
 		.proc_root = "/proc",
 		.keep = r->target ? target__keep : NULL,
 		.keep_ctx = r->target,

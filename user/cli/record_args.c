@@ -82,7 +82,8 @@ static const struct record_opt options[] = {
 	  "when the summary reports lost records" },
 	{ "syscalls", 's', "MODE",
 	  "blocking: show the syscall a thread blocked in (default, no\n"
-	  "per-syscall cost); all: every syscall entry too (slower);\n"
+	  "per-syscall cost); all: every syscall entry too (slower; in\n"
+	  "go1.23 their returns too: a syscall lasts from entry to return);\n"
 	  "none: no syscalls" },
 	{ "usdt", 'u', "PATH",
 	  "also record the task, region and log annotations\n"

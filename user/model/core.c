@@ -98,6 +98,7 @@ void model_born(struct model *m, struct thread *t)
 	t->off_ts = 0;
 	t->off_nr = -1;
 	t->insys = 0;
+	t->sysopen = 0;
 }
 
 int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t creator_stk)
@@ -216,18 +217,26 @@ int model_sys_block(struct model *m, uint32_t p, uint64_t stk, bool begun)
 {
 	struct thread *t = off_cpu(m, p, GT_EV_GO_SYSBLOCK, THREAD_SYSBLOCKED);
 
+	/* Its return ends the syscall, entered when no entry was seen (before the start). */
+	t->sysopen = m->sysrets;
 	return m->out->sysblock(m, p, t, stk, begun);
 }
 
 int model_go_exec(struct model *m, uint32_t c, struct thread *old, struct thread *t, uint64_t stk)
 {
 	uint64_t new_stk = idents__create_stack(m->idents, c, t->ident);
+	uint8_t insys = t->insys, sysopen = t->sysopen;
 	bool watched;
 	int err;
 
 	if (!new_stk)
 		return -errno;
 	model_born(m, t);
+	/* The new image is still in execve, and returns from it. */
+	if (old == t) {
+		t->insys = insys;
+		t->sysopen = sysopen;
+	}
 	/* GoEnd is old's, which still runs on c; when old is t, t stays the runnable new G. */
 	off_cpu(m, c, GT_EV_GO_END, old == t ? THREAD_RUNNABLE : THREAD_REAPED);
 	watched = timed(m, c, t);

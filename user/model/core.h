@@ -41,6 +41,7 @@ struct model {
 	uint32_t ncpus;
 	uint32_t hk;			/* housekeeping P: ncpus */
 	enum model_syscalls syscalls;
+	bool sysrets;			/* model_opts.sysrets, with MODEL_SYSCALLS_ALL */
 	char *proc_root;
 	bool (*keep)(void *ctx, const struct procscan_thread *t);
 	void *keep_ctx;

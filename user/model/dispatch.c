@@ -48,6 +48,8 @@ static const struct kind {
 	[LX_REC_EXIT] = { sizeof(struct lx_rec), STACK_NONE, { 0 }, MODEL_KIND_EXIT, model_on_exit },
 	[LX_REC_SYSCALL] = { sizeof(struct lx_syscall), STACK_NONE, { 0 }, MODEL_KIND_SYSCALL,
 			     model_on_syscall },
+	[LX_REC_SYSCALL_EXIT] = { sizeof(struct lx_syscall), STACK_NONE, { 0 }, MODEL_KIND_SYSRET,
+				  model_on_sysret },
 	[LX_REC_RSS] = { sizeof(struct lx_rss), STACK_NONE, { offsetof(struct lx_rss, pid) },
 			 MODEL_KIND_RSS, model_on_rss },
 	[LX_REC_TASK_BEGIN] = { sizeof(struct lx_user), STACK_NONE, { offsetof(struct lx_user, pid) },

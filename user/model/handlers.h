@@ -26,6 +26,7 @@ int model_on_rename(struct model *m, const struct lx_rec *r);
 
 /* syscall.c */
 int model_on_syscall(struct model *m, const struct lx_rec *r);
+int model_on_sysret(struct model *m, const struct lx_rec *r);
 
 /* rss.c */
 int model_on_rss(struct model *m, const struct lx_rec *r);

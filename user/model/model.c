@@ -31,6 +31,7 @@ static const char *const repair_names[MODEL_REPAIR_COUNT] = {
 	[MODEL_REPAIR_TASK_REUSE] = "task-reuse",
 	[MODEL_REPAIR_REGION_NESTING] = "region-nesting",
 	[MODEL_REPAIR_STACK_FORGOTTEN] = "stack-forgotten",
+	[MODEL_REPAIR_NO_SYSRET] = "no-sysret",
 };
 
 const char *model__repair_name(enum model_repair r)
@@ -45,6 +46,7 @@ static const char *const kind_names[MODEL_KIND_COUNT] = {
 	[MODEL_KIND_EXEC] = "execs",
 	[MODEL_KIND_EXIT] = "exits",
 	[MODEL_KIND_SYSCALL] = "syscalls",
+	[MODEL_KIND_SYSRET] = "syscall returns",
 	[MODEL_KIND_RSS] = "memory",
 	[MODEL_KIND_ANNOTATION] = "annotations",
 	[MODEL_KIND_SAMPLE] = "samples",
@@ -81,6 +83,7 @@ struct model *model__new(const struct model_opts *opts)
 	m->ncpus = opts->ncpus;
 	m->hk = opts->ncpus;
 	m->syscalls = opts->syscalls;
+	m->sysrets = opts->sysrets && opts->syscalls == MODEL_SYSCALLS_ALL;
 	m->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
 	m->keep = opts->keep;
 	m->keep_ctx = opts->keep_ctx;

@@ -43,6 +43,10 @@ struct model_opts {
 	struct gt2_writer *writer2;
 	uint32_t ncpus;			/* possible CPUs: P 0..ncpus-1; P ncpus is housekeeping */
 	enum model_syscalls syscalls;
+	/* With MODEL_SYSCALLS_ALL: the records carry each syscall's return too
+	 * (LX_REC_SYSCALL_EXIT), so a syscall lasts from its entry to its return in the formats
+	 * that can say so (Go 1.22+). Without, an entry is a syscall of no length there. */
+	bool sysrets;
 	const char *proc_root;		/* "/proc" unless a test substitutes one */
 	/* The threads alive at start that the init phase creates: all when NULL, else those it
 	 * returns true for (a target's: records of the others never come). */
@@ -81,6 +85,8 @@ enum model_repair {
 					 * ended first, or dropped when it matches none */
 	MODEL_REPAIR_STACK_FORGOTTEN,	/* a waker's stack kept for a switch-out that the writer
 					 * forgot meanwhile: the unblock has none */
+	MODEL_REPAIR_NO_SYSRET,		/* a syscall entry whose return never came (lost) before
+					 * the thread's next entry: the syscall ends there */
 	MODEL_REPAIR_COUNT,
 };
 
@@ -92,6 +98,7 @@ enum model_kind {
 	MODEL_KIND_EXEC,		/* "execs" */
 	MODEL_KIND_EXIT,		/* "exits" */
 	MODEL_KIND_SYSCALL,		/* "syscalls": entries, with --syscalls=all */
+	MODEL_KIND_SYSRET,		/* "syscall returns": with --syscalls=all */
 	MODEL_KIND_RSS,			/* "memory": resident memory changes of a target */
 	MODEL_KIND_ANNOTATION,		/* "annotations": task, region and log records */
 	MODEL_KIND_SAMPLE,		/* "samples" */

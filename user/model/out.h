@@ -50,8 +50,10 @@ struct model_out {
 	 * its new goroutine, created at new_stk by old at stk, and runs on c. */
 	int (*exec)(struct model *m, uint32_t c, struct thread *old, struct thread *t,
 		    uint64_t new_stk, uint64_t stk);
-	/* Running t entered a syscall at stk (--syscalls=all). */
+	/* Running t entered a syscall at stk (--syscalls=all), and (m->sysrets) returned from
+	 * it: on P p, or (a return never seen, MODEL_REPAIR_NO_SYSRET) at its next entry. */
 	int (*syscall)(struct model *m, uint32_t p, struct thread *t, uint64_t stk);
+	int (*sysret)(struct model *m, uint32_t p, struct thread *t);
 	/* User annotations of t on P p: ev is UserTaskCreate (a0 task, a1 parent, a2 name),
 	 * UserTaskEnd (a0 task) or UserRegion (a0 task, a1 0: begin, 1: end, a2 name). */
 	int (*user)(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, uint64_t a0,

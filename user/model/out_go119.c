@@ -119,6 +119,16 @@ static int sys_enter(struct model *m, uint32_t p, struct thread *t, uint64_t stk
 	return emit(m, p, GT_EV_GO_SYSCALL, stk, 0, 0);
 }
 
+/* GoSysCall has no length: a return says nothing the format can hold (that of a syscall that
+ * blocked is its GoSysExit, at the wakeup). */
+static int sys_ret(struct model *m, uint32_t p, struct thread *t)
+{
+	(void)m;
+	(void)p;
+	(void)t;
+	return 0;
+}
+
 static int user(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, uint64_t a0,
 		uint64_t a1, uint64_t a2, uint64_t stk)
 {
@@ -172,6 +182,6 @@ static int flush(struct model *m)
 const struct model_out model_out_go119 = {
 	.lx_found = lx_found, .found = found, .gomaxprocs = gomaxprocs, .proc = proc,
 	.create = create, .run = run, .stop = stop, .sysblock = sysblock, .ready = ready,
-	.exec = exec_image, .syscall = sys_enter, .user = user, .log = user_log, .lx_log = lx_log,
+	.exec = exec_image, .syscall = sys_enter, .sysret = sys_ret, .user = user, .log = user_log, .lx_log = lx_log,
 	.sample = sample, .heap = heap, .flush = flush,
 };

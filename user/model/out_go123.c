@@ -110,14 +110,15 @@ static int create(struct model *m, uint32_t p, struct thread *t, uint64_t new_st
 	return gt2_writer__thread_new(m->w2, m->now, parent->tid, t->tid, &s);
 }
 
-/* Back from a syscall it slept in, it returns when it runs again. */
+/* Back from a syscall it slept in, it returns when it runs again, or (m->sysrets) at its
+ * return. */
 static int run(struct model *m, uint32_t p, struct thread *t)
 {
 	int err = gt2_writer__run(m->w2, m->now, p, t->tid);
 
 	if (p == m->hk)
 		m->lx_off = true;
-	if (!err && t->insys) {
+	if (!err && t->insys && !m->sysrets) {
 		t->insys = 0;
 		err = gt2_writer__syscall_end(m->w2, m->now, t->tid);
 	}
@@ -128,8 +129,17 @@ static int stop(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, 
 		int nr)
 {
 	struct gt2_stack s = stack_of(m, stk);
+	int err;
 
 	(void)p;
+	/* Blocked or yielding in a syscall it entered (m->sysrets), it leaves the syscall first:
+	 * the wait keeps its reason, and the syscall's length is the time it ran in it. Preempted,
+	 * it stays in the syscall, which lasts until its return. */
+	if (ev != GT_EV_GO_END && ev != GT_EV_GO_PREEMPT && t->insys) {
+		t->insys = 0;
+		if ((err = gt2_writer__syscall_end(m->w2, m->now, t->tid)))
+			return err;
+	}
 	switch (ev) {
 	case GT_EV_GO_END:
 		return gt2_writer__thread_exit(m->w2, m->now, t->tid);
@@ -142,12 +152,13 @@ static int stop(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, 
 	}
 }
 
-/* The syscall's length is its real one: it began here (its entry, with --syscalls=all, ended
- * at once) and ends when the thread runs again. */
+/* The syscall's length is its real one: it began at its entry with m->sysrets, else here
+ * (its entry, with --syscalls=all, ended at once), and ends at its return, or when the thread
+ * runs again. */
 static int sysblock(struct model *m, uint32_t p, struct thread *t, uint64_t stk, bool begun)
 {
 	struct gt2_stack s = stack_of(m, stk);
-	int err = gt2_writer__syscall_begin(m->w2, m->now, t->tid, &s);
+	int err = t->insys ? 0 : gt2_writer__syscall_begin(m->w2, m->now, t->tid, &s);
 
 	(void)p;
 	(void)begun;
@@ -192,14 +203,27 @@ static int exec_image(struct model *m, uint32_t c, struct thread *old, struct th
 	return err ? err : gt2_writer__run(m->w2, m->now, c, t->tid);
 }
 
-/* lxtrace records no syscall exits: an entry is a syscall of no length. */
+/* Without m->sysrets an entry is a syscall of no length; with, it lasts until sys_ret. */
 static int sys_enter(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 {
 	struct gt2_stack s = stack_of(m, stk);
 	int err = gt2_writer__syscall_begin(m->w2, m->now, t->tid, &s);
 
 	(void)p;
-	return err ? err : gt2_writer__syscall_end(m->w2, m->now, t->tid);
+	if (err || m->sysrets) {
+		t->insys = !err;
+		return err;
+	}
+	return gt2_writer__syscall_end(m->w2, m->now, t->tid);
+}
+
+static int sys_ret(struct model *m, uint32_t p, struct thread *t)
+{
+	(void)p;
+	if (!t->insys)
+		return 0;
+	t->insys = 0;
+	return gt2_writer__syscall_end(m->w2, m->now, t->tid);
 }
 
 static int user(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, uint64_t a0,
@@ -267,6 +291,6 @@ static int flush(struct model *m)
 const struct model_out model_out_go123 = {
 	.lx_found = lx_found, .found = found, .gomaxprocs = gomaxprocs, .proc = proc,
 	.create = create, .run = run, .stop = stop, .sysblock = sysblock, .ready = ready,
-	.exec = exec_image, .syscall = sys_enter, .user = user, .log = user_log, .lx_log = lx_log,
+	.exec = exec_image, .syscall = sys_enter, .sysret = sys_ret, .user = user, .log = user_log, .lx_log = lx_log,
 	.sample = sample, .heap = heap, .flush = flush,
 };
