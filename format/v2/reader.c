@@ -391,7 +391,8 @@ static int room(struct gt2_reader *r, const struct hdr *h, size_t *data)
 {
 	if (spend(r, (size_t)h->len + ENTRY_COST, h->off))
 		return r->err;
-	if (grow_array((void **)&r->g, &r->gcap, r->glen + h->len, 1, IN_SIZE))
+	/* One more: an empty batch has an address too. */
+	if (grow_array((void **)&r->g, &r->gcap, r->glen + h->len + 1, 1, IN_SIZE))
 		return fail(r, -ENOMEM, h->off, "out of memory");
 	*data = r->glen;
 	r->glen += h->len;
