@@ -15,6 +15,7 @@
 #include "format/v2/reader.h"
 #include "format/v2/writer.h"
 #include "tests/lib/goparse.h"
+#include "tests/lib/v2story.h"
 
 #define FREQ 1000000000ull
 #define GEN_TICKS 2500
@@ -43,56 +44,14 @@ TestSuite(format_v2_reader, .init = setup, .fini = teardown);
 		cr_assert_eq(err_, 0, "%s: %s", #call, strerror(-err_));                    \
 	} while (0)
 
-static const struct gt_frame futex_frames[] = {
-	{ 0xffffffff81000200, "futex_wait", "[kernel]", 0 },
-	{ 0x401300, "lock_wait", "/src/lock.c", 7 },
-};
-static const struct gt_frame pipe_frames[] = {
-	{ 0xffffffff81000100, "pipe_read", "[kernel]", 0 },
-	{ 0x401200, "reader_loop", "/src/reader.c", 42 },
-};
-static const struct gt2_stack futex_stk = { futex_frames, 2 }, pipe_stk = { pipe_frames, 2 };
+enum { A = V2STORY_A, B = V2STORY_B };
 
-enum { A = 100, B = 101, C = 102, D = 103 };
-
-/* Two CPUs: A and B run, C waits in pipe_read since before the start, D is runnable. Each round
- * A makes a syscall and blocks on a futex, D runs and wakes it, B is sampled and annotates.
- * Returns the writer's stats; the file is at path. */
 static struct gt2_writer_stats write_story(unsigned rounds)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	struct gt2_writer *w;
 	struct gt2_writer_stats st;
-	uint64_t t = 1000;
+	char why[256];
 
-	cr_assert(fd >= 0);
-	w = gt2_writer__new(&(struct gt2_writer_opts){ .sz = sizeof(struct gt2_writer_opts),
-			    .fd = fd, .nprocs = 2, .frequency = FREQ, .gen_ticks = GEN_TICKS });
-	cr_assert(w);
-	OK(gt2_writer__thread_found(w, t, A, GT2_G_RUNNING, 0, NULL, NULL));
-	OK(gt2_writer__thread_found(w, t, B, GT2_G_RUNNING, 1, NULL, NULL));
-	OK(gt2_writer__thread_found(w, t, C, GT2_G_WAITING, -1, "pipe read", &pipe_stk));
-	OK(gt2_writer__thread_found(w, t, D, GT2_G_RUNNABLE, -1, NULL, NULL));
-	for (unsigned i = 0; i < rounds; i++) {
-		OK(gt2_writer__syscall_begin(w, t += 100, A, &futex_stk));
-		OK(gt2_writer__syscall_end(w, t += 100, A));
-		OK(gt2_writer__leave(w, t += 100, A, GT2_BLOCKED, "futex", &futex_stk));
-		OK(gt2_writer__run(w, t += 100, 0, D));
-		OK(gt2_writer__wake(w, t += 100, D, A, &futex_stk));
-		OK(gt2_writer__leave(w, t += 100, D, GT2_PREEMPTED, NULL, NULL));
-		OK(gt2_writer__run(w, t += 100, 0, A));
-		OK(gt2_writer__cpu_sample(w, t += 100, B, 1, &pipe_stk));
-		OK(gt2_writer__task_begin(w, t += 100, B, i + 1, 0, "request", NULL));
-		OK(gt2_writer__region(w, t += 100, B, true, i + 1, "parse", NULL));
-		OK(gt2_writer__log(w, t += 100, B, i + 1, "key", "v\n\x1b", 3, NULL));
-		OK(gt2_writer__region(w, t += 100, B, false, i + 1, "parse", NULL));
-		OK(gt2_writer__task_end(w, t += 100, B, i + 1, NULL));
-		OK(gt2_writer__heap(w, t += 100, B, 4096 * (i + 1)));
-	}
-	OK(gt2_writer__flush(w));
-	gt2_writer__stats(w, &st);
-	gt2_writer__free(w);
-	close(fd);
+	cr_assert_eq(v2story__write(path, rounds, GEN_TICKS, &st, why, sizeof(why)), 0, "%s", why);
 	return st;
 }
 
