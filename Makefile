@@ -64,12 +64,13 @@ KERNEL_TESTS := $(OUT)/tests/kernel-tests
 FUZZER := $(OUT)/fuzz/fuzz_reader
 FUZZ_MODEL := $(OUT)/fuzz/fuzz_model
 FUZZ_MERGE := $(OUT)/fuzz/fuzz_merge
+FUZZ_V2 := $(OUT)/fuzz/fuzz_reader_v2
 # Records the fixtures of the golden tests (tests/streams/), by hand and as root.
 CAPTURE_STREAM := $(OUT)/tests/capture-stream
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test layers docs docs-check unit-test integration-test kernel-test sanitize-test fuzz fuzz-model fuzz-merge fuzz-replay \
+.PHONY: all test layers docs docs-check unit-test integration-test kernel-test sanitize-test fuzz fuzz-model fuzz-merge fuzz-v2 fuzz-replay \
 	bench deps demo vmlinux clean FORCE
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
@@ -186,6 +187,12 @@ $(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard form
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
+# The Go 1.22+ reader, repair and cut, instrumented.
+$(FUZZ_V2): tests/fuzz/fuzz_reader_v2.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/v2/*.h lib/*.h)
+	$(call say,FUZZ-CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
+
 # The model and what it calls (the symbolizer, /proc, the flight recorder's triggers),
 # instrumented; its generated syscall names come from the normal build.
 FUZZ_MODEL_SRCS := tests/fuzz/fuzz_model.c $(FORMAT_SRCS) $(LIB_SRCS) \
@@ -286,13 +293,15 @@ ifneq ($(filter test,$(MAKECMDGOALS)),)
 kernel-test: integration-test
 endif
 
-fuzz-replay: $(FUZZER) $(FUZZ_MODEL) $(FUZZ_MERGE)
+fuzz-replay: $(FUZZER) $(FUZZ_MODEL) $(FUZZ_MERGE) $(FUZZ_V2)
 	$(FUZZER) -runs=0 tests/fuzz/corpus >/dev/null 2>$(OUT)/fuzz/replay.log || { cat $(OUT)/fuzz/replay.log; exit 1; }
+	$(FUZZ_V2) -runs=0 tests/fuzz/v2-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
+		{ cat $(OUT)/fuzz/replay.log; exit 1; }
 	$(FUZZ_MODEL) -runs=0 tests/fuzz/model-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
 		{ cat $(OUT)/fuzz/replay.log; exit 1; }
 	$(FUZZ_MERGE) -runs=0 tests/fuzz/merge-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
 		{ cat $(OUT)/fuzz/replay.log; exit 1; }
-	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) reader, $$(ls tests/fuzz/model-corpus | wc -l) model and $$(ls tests/fuzz/merge-corpus | wc -l) merge inputs, no crash"
+	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) reader, $$(ls tests/fuzz/v2-corpus | wc -l) v2 reader, $$(ls tests/fuzz/model-corpus | wc -l) model and $$(ls tests/fuzz/merge-corpus | wc -l) merge inputs, no crash"
 
 # The unit tests and one short recording again, built with AddressSanitizer and
 # UndefinedBehaviorSanitizer in a tree of their own (build/san), every finding fatal. CI runs it
@@ -315,6 +324,10 @@ fuzz-model: $(FUZZ_MODEL)
 	@mkdir -p $(OUT)/fuzz/model-corpus
 	$(FUZZ_MODEL) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/model-corpus \
 		tests/fuzz/model-corpus
+fuzz-v2: $(FUZZ_V2)
+	@mkdir -p $(OUT)/fuzz/v2-corpus
+	$(FUZZ_V2) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/v2-corpus \
+		tests/fuzz/v2-corpus
 fuzz-merge: $(FUZZ_MERGE)
 	@mkdir -p $(OUT)/fuzz/merge-corpus
 	$(FUZZ_MERGE) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/merge-corpus \

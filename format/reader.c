@@ -158,6 +158,7 @@ struct gt_reader *gt_reader__new(const struct gt_reader_opts *opts)
 		return NULL;
 	r->fd = opts->fd;
 	r->header_done = opts->headerless;
+	r->base_off = opts->offset;
 	r->limit = opts->limit;
 	r->dict = opts->dict;
 	if (!r->dict) {

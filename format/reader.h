@@ -42,6 +42,8 @@ struct gt_reader_opts {
 	size_t sz;		/* sizeof(struct gt_reader_opts) */
 	int fd;			/* read from this descriptor (not closed); -1: gt_reader__feed */
 	bool headerless;	/* the input starts at a batch (batches kept in memory) */
+	uint64_t offset;	/* the offset in the file of the input's first byte: 16 when the
+				 * caller has read the header (headerless), to name offsets right */
 	uint64_t limit;		/* stop after this many bytes, as if the input ended; 0: none */
 	uint64_t dict_budget;	/* bytes the dictionary may hold; 0: GT_DICT_DEFAULT_BUDGET */
 	const struct gt_dict *parent;	/* definitions made before this input (may be NULL) */

@@ -166,12 +166,6 @@ static int body(FILE *f, struct in *in, char *err, size_t errlen, uint64_t ts)
 	return 0;
 }
 
-bool gt2_dump__is_header(const char *hdr, size_t len)
-{
-	return len >= GT2_HEADER_LEN && (!memcmp(hdr, GT2_HEADER, GT2_HEADER_LEN) ||
-					 !memcmp(hdr, "go 1.22 trace\0\0\0", GT2_HEADER_LEN));
-}
-
 int gt2_dump__file(int fd, FILE *f, char *err, size_t errlen)
 {
 	static uint8_t buf[HDR_MAX + GT2_MAX_BATCH];

@@ -1,6 +1,7 @@
 /* dump.c - `lxtrace dump` prints every event of a real recording, one line each (stack
  * frames indented below), and exits 0; it refuses endless garbage at its first bad byte, in
- * constant memory. */
+ * constant memory. A Go 1.22+ file is dumped (from a file and from a pipe), repaired and cut
+ * by the same commands. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -8,6 +9,7 @@
 #include <time.h>
 
 #include "tests/integration/itest.h"
+#include "tests/lib/v2story.h"
 
 TestSuite(dump, .fini = itest_fini, .timeout = 120);
 
@@ -101,4 +103,89 @@ Test(dump, endless_zeros_are_refused_in_constant_memory)
 		cr_expect_lt(rss, 50 * 1024, "%s: peak RSS %ld KiB", inputs[i], rss);
 	}
 	unlink(path);
+}
+
+/* Event lines (not indented frames) of a dump. */
+static size_t event_lines(const char *out)
+{
+	size_t lines = 0;
+
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+		lines += *l != ' ' && *l != '\n';
+	return lines;
+}
+
+static void go123_takes(const char *path)
+{
+	struct goparse_result r;
+
+	cr_assert_eq(goparse_123(path, &r), 0);
+	cr_assert(r.ok, "go 1.23 trace -d=1 %s: %s", path, r.error);
+}
+
+Test(dump, v2_files_dumped_repaired_and_cut)
+{
+	const char *lx = record__build_path("lxtrace");
+	char path[64], cut[80], pipe_cmd[256], why[256], err[512];
+	struct gt2_writer_stats st;
+	char *out = NULL, *errs = NULL;
+	double secs;
+	long rss;
+	int status, fd;
+
+	cr_assert_eq(record__tmpfile(path, sizeof(path), ".trace"), 0);
+	snprintf(cut, sizeof(cut), "%s.cut", path);
+	cr_assert_eq(v2story__write(path, 30, 5000, &st, why, sizeof(why)), 0, "%s", why);
+
+	/* Every event a line, from the file and from a pipe. */
+	status = run_capture((const char *[]){ lx, "dump", path, NULL }, 60, &out, &errs);
+	cr_assert_eq(status, 0, "dump exited %d: %s", status, errs ? errs : "");
+	cr_assert_eq(event_lines(out), st.events);
+	cr_assert(strstr(out, " GoBlock reason=\"futex\" stack="));
+	free(out);
+	free(errs);
+	snprintf(pipe_cmd, sizeof(pipe_cmd), "cat %s | %s dump -", path, lx);
+	status = run_capture((const char *[]){ "/bin/sh", "-c", pipe_cmd, NULL }, 60, &out, &errs);
+	cr_assert_eq(status, 0, "dump - exited %d: %s", status, errs ? errs : "");
+	cr_assert_eq(event_lines(out), st.events);
+	free(out);
+	free(errs);
+
+	/* A window of whole generations. */
+	status = run_capture((const char *[]){ lx, "cut", path, "--from", "20us", "--to", "30us",
+					       "-o", cut, NULL }, 60, &out, &errs);
+	cr_assert_eq(status, 0, "cut exited %d: %s", status, errs ? errs : "");
+	cr_assert(strstr(out, "generations "), "%s", out);
+	go123_takes(cut);
+	free(out);
+	free(errs);
+
+	/* Cut short in the middle, repaired in place. */
+	cr_assert_eq(truncate(path, (off_t)st.bytes * 2 / 3), 0);
+	status = run_capture((const char *[]){ lx, "dump", path, NULL }, 60, &out, &errs);
+	cr_assert_eq(status, 1, "dump of a cut file exited %d", status);
+	cr_assert(errs && strstr(errs, "has no Frequency") && strchr(errs, '\n')[1] == '\0',
+		  "%s", errs ? errs : "");
+	free(out);
+	free(errs);
+	status = run_capture((const char *[]){ lx, "repair", path, NULL }, 60, &out, &errs);
+	cr_assert_eq(status, 0, "repair exited %d: %s", status, errs ? errs : "");
+	cr_assert(strstr(out, "whole generations"), "%s", out);
+	go123_takes(path);
+	free(out);
+	free(errs);
+
+	/* 2 GB of zeros after the header: refused at once, in constant memory. */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	cr_assert(fd >= 0 && write(fd, GT2_HEADER, GT2_HEADER_LEN) == GT2_HEADER_LEN);
+	cr_assert_eq(ftruncate(fd, GT2_HEADER_LEN + (2ll << 30)), 0);
+	close(fd);
+	status = dump_rusage(path, &rss, &secs, err, sizeof(err));
+	cr_log_info("lxtrace dump (v2 header, 2 GB of zeros): exit %d in %.3f s, peak RSS %ld KiB",
+		    status, secs, rss);
+	cr_expect_eq(status, 1);
+	cr_expect(strstr(err, "offset 16: expected a batch, found type 0"), "%s", err);
+	cr_expect_lt(rss, 50 * 1024);
+	unlink(path);
+	unlink(cut);
 }

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,7 +11,8 @@
 #include "format/dump.h"
 #include "format/reader.h"
 #include "format/state.h"
-#include "format/v2/dump.h"
+#include "format/v2/print.h"
+#include "format/v2/reader.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
 
@@ -23,23 +23,26 @@ static void usage(FILE *f)
 		   "followed by the event's stack frames, indented. TIME is in ns since the trace's\n"
 		   "first event, as the viewers count it. Events come in file order: batch by batch,\n"
 		   "each P's events in time order (sort by TIME to merge the Ps).\n\n"
+		   "A Go 1.22+ trace (\"go 1.23 trace\", told by its header) prints as TIME gen=N m=M\n"
+		   "EVENT ARGS: batch by batch, each M's events in time order, then the generation's\n"
+		   "CPU samples; strings resolved, stacks by id with their frames. Its generations\n"
+		   "are checked whole before any of their events is printed.\n\n"
 		   "The file is read as a stream, in constant memory; a file that can be read twice\n"
 		   "is checked whole before anything is printed. A malformed file, or one Go's\n"
 		   "parsers refuse (goroutine states, their order across Ps), is refused at its\n"
 		   "first bad record, with the byte offset (exit status 1). FILE - reads stdin.\n\n"
-		   "A file in the Go 1.22+ format (lxtrace record --format=go1.23; not from stdin)\n"
-		   "is printed batch by batch as Go 1.23's `go tool trace -d=2` splits it: each\n"
-		   "batch's header, then its events with their raw arguments (TIME in ticks, ns for\n"
-		   "lxtrace's files), its strings, stacks and samples; the bytes are checked, the\n"
-		   "goroutine states are not (Go 1.23's -d=1 does that).\n\n"
 		   "  -h, --help  show this help\n");
 }
+
+/* Whether fd's header has been read (from a stream that cannot be read twice). */
+static bool header_read;
 
 /* A reader of fd and a state tracker to check its events; 0, or 1 with the reason in err. */
 static int open_checked(int fd, struct gt_reader **r, struct gt_state **s, char *err,
 			size_t errlen)
 {
-	*r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
+	*r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd,
+			    .headerless = header_read, .offset = header_read ? GT_HEADER_LEN : 0 });
 	*s = *r ? gt_state__new() : NULL;
 	if (*s)
 		return 0;
@@ -110,16 +113,80 @@ static int print(int fd, uint64_t t0, char *err, size_t errlen)
 	return ret ? 1 : 0;
 }
 
-/* Whether fd, a file that can be read twice, holds the Go 1.22+ format: then it is left after
- * the header. */
+/* A Go 1.22+ file: the reader checks a generation whole before it hands out its events, so
+ * what it prints of a stream is whole generations (format/v2/reader.h). */
+static struct gt2_reader *open_v2(int fd, char *err, size_t errlen)
+{
+	struct gt2_reader *r = gt2_reader__new(&(struct gt2_reader_opts){
+		.sz = sizeof(struct gt2_reader_opts), .fd = fd, .header_read = header_read });
+
+	if (!r)
+		snprintf(err, errlen, "%s", strerror(errno));
+	return r;
+}
+
+static int scan_v2(int fd, int64_t *t0, char *err, size_t errlen)
+{
+	struct gt2_reader *r = open_v2(fd, err, errlen);
+	struct gt2_event e;
+	int ret;
+
+	if (!r)
+		return 1;
+	*t0 = INT64_MAX;
+	while ((ret = gt2_reader__next(r, &e)) == 1)
+		if (gt2_reader__ns(r, e.ts) < *t0)
+			*t0 = gt2_reader__ns(r, e.ts);
+	if (ret)
+		snprintf(err, errlen, "%s", gt2_reader__error(r));
+	gt2_reader__free(r);
+	return ret ? 1 : 0;
+}
+
+static int print_v2(int fd, int64_t t0, char *err, size_t errlen)
+{
+	struct gt2_reader *r = open_v2(fd, err, errlen);
+	struct gt2_event e;
+	int ret = 0, out = 0;
+
+	if (!r)
+		return 1;
+	while (!out && (ret = gt2_reader__next(r, &e)) == 1) {
+		if (t0 == INT64_MAX)
+			t0 = gt2_reader__ns(r, e.ts);
+		out = gt2_print__event(stdout, r, &e, t0);
+	}
+	if (ret < 0)
+		snprintf(err, errlen, "%s", gt2_reader__error(r));
+	gt2_reader__free(r);
+	if (out || fflush(stdout))
+		return -1;
+	return ret ? 1 : 0;
+}
+
+/* Whether fd holds a Go 1.22+ trace, from its header: read in place when fd can be read
+ * twice, else taken from the stream (header_read). */
 static bool is_v2(int fd)
 {
-	char hdr[GT2_HEADER_LEN];
+	uint8_t hdr[GT2_HEADER_LEN];
+	ssize_t n;
 
-	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
-	    !gt2_dump__is_header(hdr, sizeof(hdr)))
-		return false;
-	return lseek(fd, GT2_HEADER_LEN, SEEK_SET) == GT2_HEADER_LEN;
+	if (lseek(fd, 0, SEEK_CUR) >= 0)
+		return file_cmd__is_v2(fd);
+	/* A pipe may hand the 16 bytes over in pieces. */
+	for (n = 0; n < (ssize_t)sizeof(hdr);) {
+		ssize_t k = read(fd, hdr + n, sizeof(hdr) - (size_t)n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += k;
+	}
+	header_read = n == (ssize_t)sizeof(hdr) && (gt2_reader__is_header(hdr, sizeof(hdr)) ||
+						      !memcmp(hdr, GT_HEADER, GT_HEADER_LEN));
+	/* Neither header: the 1.19 reader, told of none, refuses what follows. */
+	return header_read && gt2_reader__is_header(hdr, sizeof(hdr));
 }
 
 int cmd_dump(int argc, char **argv)
@@ -132,7 +199,6 @@ int cmd_dump(int argc, char **argv)
 	uint64_t t0 = UINT64_MAX;
 	char err[256];
 	int c, fd, ret;
-	bool v2;
 
 	opterr = 0;
 	optind = 1;
@@ -153,15 +219,23 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "lxtrace dump: %s: %s\n", path, strerror(errno));
 		return 1;
 	}
-	/* Check, when the file can be read twice; else the stream is checked as it prints. */
 	ret = 0;
 	err[0] = '\0';
-	v2 = is_v2(fd);
-	if (v2) {
-		ret = gt2_dump__file(fd, stdout, err, sizeof(err));
-		if (!ret && fflush(stdout))
-			ret = -1;
-	} else if (lseek(fd, 0, SEEK_SET) == 0) {
+	if (is_v2(fd)) {
+		int64_t t0_ns = INT64_MAX;
+
+		if (!header_read)
+			ret = scan_v2(fd, &t0_ns, err, sizeof(err));
+		if (!ret && !header_read && lseek(fd, 0, SEEK_SET)) {
+			snprintf(err, sizeof(err), "rewinding: %s", strerror(errno));
+			ret = 1;
+		}
+		if (!ret)
+			ret = print_v2(fd, t0_ns, err, sizeof(err));
+		goto done;
+	}
+	/* Check, when the file can be read twice; else the stream is checked as it prints. */
+	if (lseek(fd, 0, SEEK_SET) == 0) {
 		ret = scan(fd, &t0, err, sizeof(err));
 		if (!ret && lseek(fd, 0, SEEK_SET)) {
 			snprintf(err, sizeof(err), "rewinding: %s", strerror(errno));
@@ -169,8 +243,9 @@ int cmd_dump(int argc, char **argv)
 		}
 	}
 	/* Print. */
-	if (!ret && !v2)
+	if (!ret)
 		ret = print(fd, t0, err, sizeof(err));
+done:
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (ret > 0) {

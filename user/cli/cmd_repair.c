@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "format/repair.h"
+#include "format/v2/cut.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
 #include "user/cli/output_file.h"
@@ -27,6 +28,8 @@ static void usage(FILE *f)
 		   "trace is left as it is, so repairing twice changes nothing. Prints one line\n"
 		   "saying what it did; exit status 1, with the reason, when there is no trace left\n"
 		   "to repair.\n\n"
+		   "A Go 1.22+ trace (\"go 1.23 trace\") is cut back to its last whole generation,\n"
+		   "which Go 1.23 reads as the end: nothing needs closing there.\n\n"
 		   "  -o, --output OUT  write the repaired trace to OUT (mode 0600) and leave FILE\n"
 		   "                    as it is; by default FILE is repaired in place\n"
 		   "  -h, --help        show this help\n");
@@ -49,6 +52,34 @@ static void print_report(const char *path, const char *out, const struct gt_repa
 	       (unsigned long long)r->procs, r->procs == 1 ? "" : "s",
 	       (unsigned long long)r->phases, r->phases == 1 ? "" : "s",
 	       (unsigned long long)r->appended);
+}
+
+/* A Go 1.22+ trace: its whole generations kept (format/v2/cut.h). 0, or 1 after saying why;
+ * of is closed either way. */
+static int repair_v2(const char *path, int fd, struct output_file *of, const char *out)
+{
+	struct gt2_repair_report rep;
+	char err[512];
+
+	if (gt2_repair(fd, of ? output_file__fd(of) : -1, &rep, err, sizeof(err))) {
+		fprintf(stderr, PREFIX "%s: %s\n", path, err);
+		output_file__close(of);
+		return 1;
+	}
+	if (of && file_cmd__finish("repair", of))
+		return 1;
+	if (rep.kept == rep.size) {
+		printf("%s: a whole trace (%llu generations, %llu events): nothing to do%s%s\n", path,
+		       (unsigned long long)rep.generations, (unsigned long long)rep.events,
+		       out ? "; copied to " : "", out ? out : "");
+		return 0;
+	}
+	printf("%s%s%s: kept %llu of %llu bytes (dropped %llu: %s), %llu whole generations, "
+	       "%llu events\n", path, out ? " -> " : "", out ? out : "",
+	       (unsigned long long)rep.kept, (unsigned long long)rep.size,
+	       (unsigned long long)(rep.size - rep.kept), rep.why,
+	       (unsigned long long)rep.generations, (unsigned long long)rep.events);
+	return 0;
 }
 
 int cmd_repair(int argc, char **argv)
@@ -91,6 +122,14 @@ int cmd_repair(int argc, char **argv)
 	if (out && !(of = file_cmd__create("repair", out, fd)))
 		goto fail;
 
+	if (file_cmd__is_v2(fd)) {
+		ret = repair_v2(path, fd, of, out);
+		of = NULL;
+		if (ret)
+			goto fail;
+		close(fd);
+		return 0;
+	}
 	/* Repair; OUT is put in place only whole. */
 	ret = gt_repair(fd, of ? output_file__fd(of) : -1, &rep, err, sizeof(err));
 	if (ret) {

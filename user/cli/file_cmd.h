@@ -3,6 +3,8 @@
 #ifndef LXTRACE_USER_CLI_FILE_CMD_H
 #define LXTRACE_USER_CLI_FILE_CMD_H
 
+#include <stdbool.h>
+
 /* After getopt_long returned '?': prints "lxtrace CMD: unknown option 'X'" or, for one of the
  * option letters in `with_value`, "-X needs a value", pointing at `lxtrace CMD --help`.
  * Returns 2, the exit status of a usage error. */
@@ -11,6 +13,9 @@ int file_cmd__bad_option(const char *cmd, char **argv, const char *with_value);
 /* The one FILE left in argv after the options (at optind), or NULL after saying, in one line,
  * that there is none or more than one. */
 const char *file_cmd__one_file(const char *cmd, int argc, char **argv);
+
+/* Whether the file open on fd is a Go 1.22+ trace, by its header (read in place). */
+bool file_cmd__is_v2(int fd);
 
 struct output_file;
 

@@ -1,0 +1,26 @@
+/* spec.h - what each timed event of the Go 1.22+ format carries: its name, its arguments after
+ * the time delta, and which of them are string or stack ids of the generation's tables
+ * (docs/format.md §18.6). The reader decodes by it and the dump prints by it. */
+#ifndef LXTRACE_FORMAT_V2_SPEC_H
+#define LXTRACE_FORMAT_V2_SPEC_H
+
+#include <stdint.h>
+
+#define GT2_MAX_ARGS 4
+
+/* A batch of an experiment's data (a byte naming the experiment after the type): Go 1.23 keeps
+ * it aside, off the events. */
+#define GT2_EV_EXPERIMENTAL_BATCH 49
+
+struct gt2_spec {
+	const char *name;	/* NULL: not a timed event Go 1.23 reads in an event batch */
+	uint8_t nargs;		/* after the time delta */
+	const char *args[GT2_MAX_ARGS];
+	uint8_t strings;	/* bit i: argument i is a string id */
+	uint8_t stacks;		/* bit i: argument i is a stack id */
+};
+
+/* The spec of type t, or NULL when Go 1.23 refuses it in an event batch. */
+const struct gt2_spec *gt2_spec(uint8_t t);
+
+#endif
