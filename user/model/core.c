@@ -15,6 +15,7 @@
  * Nothing here knows a record kind: the handlers (handlers.h) call in, never the reverse.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "lib/grow.h"
@@ -33,7 +34,9 @@ void model_repair(struct model *m, enum model_repair r)
 
 void model_advance(struct model *m, uint64_t ts)
 {
-	if (ts < m->now)
+	/* A time past 2^63 is no CLOCK_MONOTONIC reading (292 years up) and none the parsers'
+	 * signed clocks hold (docs/format.md §13): the file would be refused. */
+	if (ts < m->now || ts > INT64_MAX)
 		model_repair(m, MODEL_REPAIR_TIME_CLAMPED);
 	else
 		m->now = ts;

@@ -108,6 +108,11 @@ static const struct lx_stack *trailing_stack(const struct kind *k, const struct 
 		return NULL;
 	*ok = k->stack != STACK_NONE && size >= k->size + sizeof(*st) &&
 	      st->nkern <= LX_STACK_KERN_MAX && st->nuser <= LX_STACK_USER_MAX;
+	/* An interrupt's stack is kernel frames only (lxtrace.h): one naming user frames, sent
+	 * or stored, would be built as a thread's stack of no thread. */
+	if (*ok && (st->uflags & LX_USTACK_IRQ))
+		*ok = !st->nuser &&
+		      !(st->uflags & (LX_USTACK_COPY | LX_USTACK_STORE | LX_USTACK_HIT));
 	if (!*ok)
 		return NULL;
 	frames = k->size + sizeof(*st) + ((size_t)st->nkern + st->nuser) * sizeof(st->pc[0]);

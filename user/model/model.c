@@ -217,7 +217,7 @@ int model__start(struct model *m, uint64_t ts)
 
 	if (m->err)
 		return m->err;
-	if (m->started)
+	if (m->started || ts > INT64_MAX)
 		return -EINVAL;
 	err = kept_threads(m, &live_threads, &n);
 	if (err)

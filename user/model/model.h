@@ -78,7 +78,8 @@ enum model_repair {
 	MODEL_REPAIR_MISSED_WAKEUP,	/* seen running while modelled blocked: its wakeup was lost */
 	MODEL_REPAIR_FOREIGN,		/* fork, exec or syscall of a thread not running there (a
 					 * switch record was lost): the thread is moved there */
-	MODEL_REPAIR_TIME_CLAMPED,	/* older than the last event written: its time was raised */
+	MODEL_REPAIR_TIME_CLAMPED,	/* older than the last event written, or past 2^63: written
+					 * at the last event's time */
 	MODEL_REPAIR_BAD_RECORD,	/* unknown type, short, CPU or tid out of range: dropped */
 	MODEL_REPAIR_TASK_REUSE,	/* a task begun again while live: a fresh trace task */
 	MODEL_REPAIR_REGION_NESTING,	/* a region end that is not the innermost: inner regions
@@ -143,7 +144,7 @@ struct model *model__new(const struct model_opts *opts);
 int model__prepare(struct model *m, bool kernel, bool user);
 
 /* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,
- * then the CPUs started. Must precede every record. */
+ * then the CPUs started. Must precede every record. -EINVAL for a ts past 2^63. */
 int model__start(struct model *m, uint64_t ts);
 
 /* Sees a record as soon as it is read, before its turn (capture_opts.on_peek): notes the
