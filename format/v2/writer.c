@@ -668,30 +668,31 @@ int gt2_writer__thread_found(struct gt2_writer *w, uint64_t ts, uint64_t tid,
 }
 
 int gt2_writer__thread_new(struct gt2_writer *w, uint64_t ts, uint64_t parent, uint64_t tid,
-			   const struct gt2_stack *stk)
+			   const struct gt2_stack *stk, const struct gt2_stack *start)
 {
 	struct thr *pt = find(w, parent), *t;
-	uint64_t sk;
+	uint64_t sk, ssk;
 	int err;
 
 	if (!pt || !tid || find(w, tid))
 		return -EINVAL;
 	if (pt->p < 0 || pt->st != GT2_G_RUNNING || w->procs[pt->p].st != GT2_P_RUNNING)
-		return gt2_writer__thread_found(w, ts, tid, GT2_G_RUNNABLE, -1, NULL, NULL);
-	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)))
+		return gt2_writer__thread_found(w, ts, tid, GT2_G_RUNNABLE, -1, NULL, start);
+	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)) ||
+	    (err = stack_id(w, start, &ssk)))
 		return err;
 	if (!(t = add_thread(w, tid, GT2_G_RUNNABLE)))
 		return -errno;
 	/* Adding may have moved the table of threads. */
 	pt = find(w, parent);
-	return EV(w, pt, ts, GT2_EV_GO_CREATE, t->g, 0, sk);
+	return EV(w, pt, ts, GT2_EV_GO_CREATE, t->g, ssk, sk);
 }
 
 int gt2_writer__exec(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t goid,
-		     const struct gt2_stack *stk)
+		     const struct gt2_stack *stk, const struct gt2_stack *start)
 {
 	struct thr *t = find(w, tid);
-	uint64_t sk, old;
+	uint64_t sk, ssk, old;
 	int32_t p;
 	int err;
 
@@ -699,13 +700,14 @@ int gt2_writer__exec(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t g
 		return -EINVAL;
 	if (!goid || u64map__get(w->goids, goid))
 		return -EINVAL;
-	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)) || (err = take_goid(w, goid)))
+	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)) ||
+	    (err = stack_id(w, start, &ssk)) || (err = take_goid(w, goid)))
 		return err;
 	old = t->g;
 	p = t->p;
 	if (t->st == GT2_G_RUNNING) {
 		/* Created by the goroutine it replaces, which then ends: the M keeps its P. */
-		if ((err = EV(w, t, ts, GT2_EV_GO_CREATE, goid, sk, sk)) ||
+		if ((err = EV(w, t, ts, GT2_EV_GO_CREATE, goid, ssk, sk)) ||
 		    (err = EV0(w, t, ts, GT2_EV_GO_DESTROY)))
 			return err;
 		t->g = goid;

@@ -86,18 +86,19 @@ int gt2_writer__thread_found(struct gt2_writer *w, uint64_t ts, uint64_t tid,
 			     const struct gt2_stack *stk);
 
 /* Thread tid is created, runnable, by parent (GoCreate on the parent's M with the parent's
- * stack stk, when the parent runs on a CPU; else as thread_found RUNNABLE). */
+ * stack stk, when the parent runs on a CPU; else as thread_found RUNNABLE), starting at start:
+ * Go 1.23 names a goroutine by the root frame of its first stack, this one. */
 int gt2_writer__thread_new(struct gt2_writer *w, uint64_t ts, uint64_t parent, uint64_t tid,
-			   const struct gt2_stack *stk);
+			   const struct gt2_stack *stk, const struct gt2_stack *start);
 
 /* Thread tid, running (or in a syscall), exits; its M's batch is written. */
 int gt2_writer__thread_exit(struct gt2_writer *w, uint64_t ts, uint64_t tid);
 
 /* Thread tid, running (or in a syscall, execve) on a CPU, becomes a new program: its goroutine
  * ends and goroutine goid (one no thread has: outside the tids, which are the others' ids)
- * begins on the same M, created at stk. */
+ * begins on the same M, created at stk, starting at start (thread_new). */
 int gt2_writer__exec(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t goid,
-		     const struct gt2_stack *stk);
+		     const struct gt2_stack *stk, const struct gt2_stack *start);
 
 /* Thread tid gets CPU cpu: runnable, or in a syscall (then it stays in the syscall until
  * syscall_end). A CPU another thread left inside a syscall is stolen from it (ProcSteal). */

@@ -155,7 +155,7 @@ static uint64_t write_story(struct gt2_writer *w)
 		OK(gt2_writer__leave(w, ts += 300, C, GT2_BLOCKED, "pipe read", &pipe_stk));
 		if (r == 3) {
 			OK(gt2_writer__run(w, ts += 100, 1, B));
-			OK(gt2_writer__thread_new(w, ts += 10, B, F, &futex_stk));
+			OK(gt2_writer__thread_new(w, ts += 10, B, F, &futex_stk, &pipe_stk));
 			OK(gt2_writer__leave(w, ts += 100, B, GT2_PREEMPTED, NULL, NULL));
 			OK(gt2_writer__run(w, ts += 100, 1, F));
 			OK(gt2_writer__thread_exit(w, ts += 100, F));
@@ -538,13 +538,14 @@ static void random_threads(unsigned seed)
 			if (rand_r(&seed) % 4)
 				break;
 			lives[i]++;
-			OK(gt2_writer__exec(w, ts, tid, (uint64_t)lives[i] << 32 | tid, &futex_stk));
+			OK(gt2_writer__exec(w, ts, tid, (uint64_t)lives[i] << 32 | tid, &futex_stk,
+					    &pipe_stk));
 			break;
 		case 7:
 			if (st[j] != DEAD)
 				break;
 			lives[j] = 0;
-			OK(gt2_writer__thread_new(w, ts, tid, 1000 + (uint64_t)j, &futex_stk));
+			OK(gt2_writer__thread_new(w, ts, tid, 1000 + (uint64_t)j, &futex_stk, NULL));
 			st[j] = READY;
 			break;
 		default:
@@ -639,10 +640,10 @@ Test(format_v2, exec_gives_a_new_goroutine)
 
 	OK(gt2_writer__thread_found(w, 1000, A, GT2_G_RUNNING, 0, NULL, NULL));
 	OK(gt2_writer__thread_found(w, 1000, B, GT2_G_RUNNING, 1, NULL, NULL));
-	OK(gt2_writer__exec(w, 1100, A, ga, &futex_stk));
+	OK(gt2_writer__exec(w, 1100, A, ga, &futex_stk, &pipe_stk));
 	OK(gt2_writer__syscall_begin(w, 1100, B, &pipe_stk));
-	OK(gt2_writer__exec(w, 1200, B, gb, &pipe_stk));
-	cr_assert_eq(gt2_writer__exec(w, 1250, A, gb, NULL), -EINVAL, "gb is B's");
+	OK(gt2_writer__exec(w, 1200, B, gb, &pipe_stk, NULL));
+	cr_assert_eq(gt2_writer__exec(w, 1250, A, gb, NULL, NULL), -EINVAL, "gb is B's");
 	OK(gt2_writer__syscall_end(w, 1300, B));
 	OK(gt2_writer__flush(w));
 	OK(gt2_writer__leave(w, 2000, A, GT2_BLOCKED, "futex", NULL));
