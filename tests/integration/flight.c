@@ -459,8 +459,8 @@ Test(flight, triggers_within_min_gap_are_named_in_one_line)
 	cr_assert_eq(count_files(), 1, "%s", err);
 	load_file(1);
 	s = strstr(err, "  flight: ");
-	cr_assert(s && sscanf(s, "%*[^;]; %llu triggers: %llu with a file, %llu in a file's "
-			      "--after, %llu within --min-gap", &fired, &files, &after, &gap) == 4,
+	cr_assert(s && sscanf(s, "%*[^;]; %llu triggers: %llu with a file, %llu in a pending "
+			      "file, %llu within --min-gap", &fired, &files, &after, &gap) == 4,
 		  "%s", err);
 	cr_expect(files == 1 && gap >= 7 && fired == files + after + gap, "%s", err);
 	s = strstr(err, "  within gap:    ");

@@ -170,6 +170,11 @@ bool flight__due(const struct flight *f, uint64_t now)
 	return flight_plan__due(&f->plan, now);
 }
 
+void flight__abandon(struct flight *f)
+{
+	flight_plan__abandon(&f->plan);
+}
+
 bool flight__done(const struct flight *f)
 {
 	return flight_plan__done(&f->plan);

@@ -70,6 +70,9 @@ void flight__trigger(void *ctx, const struct trigger_fired *fired);
 /* Whether a file is due at now (ticks): its trigger's --after has passed. */
 bool flight__due(const struct flight *f, uint64_t now);
 
+/* The due file could not be opened under any name tried: the plan gives it up (counted). */
+void flight__abandon(struct flight *f);
+
 /* Starts writing the window to fd as a trace of its own (the due file), in a child process;
  * the caller has flushed the writer, so the window holds every event written so far. Whatever
  * comes of it, the trigger has had its file. One file at a time: not while flight__writing.
