@@ -485,6 +485,11 @@ static int check_generation(struct gt2_reader *r)
 		return fail(r, -EINVAL, r->gen_start, "generation %llu has no event",
 			    (unsigned long long)r->gen);
 	for (size_t i = 0; i < r->nsmp; i++) {
+		/* Go 1.23 takes it, then panics printing its stack. */
+		if (r->smp[i].args[4] && !u64map__get(r->stks, r->smp[i].args[4]))
+			return fail(r, -EINVAL, r->smp[i].off, "CPU sample names stack %llu, not in "
+				    "generation %llu's table", (unsigned long long)r->smp[i].args[4],
+				    (unsigned long long)r->gen);
 		r->lo = r->smp[i].args[0] < r->lo ? r->smp[i].args[0] : r->lo;
 		r->hi = r->smp[i].args[0] > r->hi ? r->smp[i].args[0] : r->hi;
 	}
