@@ -1052,9 +1052,11 @@ static int by_m(const void *a, const void *b)
 /* A cursor per M over its batches in file order, in the heap when it has an event. */
 static int cursors(struct gt2_state *s, size_t nb)
 {
-	if (grow_array((void **)&s->order, &s->caporder, nb, sizeof(*s->order), 16) ||
-	    grow_array((void **)&s->cur, &s->capcur, nb, sizeof(*s->cur), 16) ||
-	    grow_array((void **)&s->heap, &s->capheap, nb, sizeof(*s->heap), 16))
+	/* One more: a generation of samples alone has no batch to order, and qsort takes no
+	 * NULL. */
+	if (grow_array((void **)&s->order, &s->caporder, nb + 1, sizeof(*s->order), 16) ||
+	    grow_array((void **)&s->cur, &s->capcur, nb + 1, sizeof(*s->cur), 16) ||
+	    grow_array((void **)&s->heap, &s->capheap, nb + 1, sizeof(*s->heap), 16))
 		return fail(s, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < nb; i++)
 		s->order[i] = (struct slot){ s->b[i].m, i };
