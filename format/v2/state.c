@@ -67,10 +67,18 @@ struct cursor {
 	uint64_t evoff;		/* file offset of ev */
 	uint8_t type;
 	uint64_t args[GT2_MAX_ARGS];
+	size_t mi;		/* its M's state + 1; 0: not made yet */
 };
 
 struct ctx {
 	uint64_t g, p, m;
+};
+
+/* A cursor in the heap, its keys beside it: the heap is walked for every event. */
+struct hent {
+	int64_t time;
+	uint64_t m;
+	size_t c;
 };
 
 /* A batch of the generation, by M. */
@@ -104,7 +112,7 @@ struct gt2_state {
 	size_t caporder;
 	struct cursor *cur;
 	size_t ncur, capcur;
-	size_t *heap;		/* cursors by the time of their next event */
+	struct hent *heap;	/* cursors by the time of their next event */
 	size_t nheap, capheap;
 	uint64_t off;		/* of the event being checked */
 	char *msg;
@@ -911,11 +919,10 @@ static handler *const handlers[] = {
 };
 
 /* Tries the cursor's event on its M's state (Go's ordering.Advance): 1, 0, or an error. */
-static int advance(struct gt2_state *s, const struct cursor *e)
+static int advance(struct gt2_state *s, struct cursor *e)
 {
 	struct ctx c = { NONE, NONE, e->m }, n;
 	struct mst *m = NULL;
-	uint64_t *mi;
 	int ret;
 
 	s->off = e->evoff;
@@ -924,18 +931,21 @@ static int advance(struct gt2_state *s, const struct cursor *e)
 	if (e->type >= sizeof(handlers) / sizeof(handlers[0]) || !handlers[e->type])
 		return fail(s, -EINVAL, "event type %u has no place in the order", e->type);
 	if (e->m != NONE) {
-		if (!mfind(s, e->m) && (ret = mnew(s, e->m, NONE)))
-			return ret;
-		m = mfind(s, e->m);
+		if (!e->mi) {
+			if (!mfind(s, e->m) && (ret = mnew(s, e->m, NONE)))
+				return ret;
+			e->mi = (size_t)(mfind(s, e->m) - s->ms) + 1;
+		}
+		m = &s->ms[e->mi - 1];
 		c.g = m->g;
 		c.p = m->p;
 	}
 	n = c;
 	ret = handlers[e->type](s, e, c, &n);
-	/* The handler may have added Ms and moved them. */
-	if (ret == 1 && m && (mi = u64map__get(s->mmap, e->m))) {
-		s->ms[*mi - 1].g = n.g;
-		s->ms[*mi - 1].p = n.p;
+	/* The handler may have added Ms and moved them: by index. */
+	if (ret == 1 && m) {
+		s->ms[e->mi - 1].g = n.g;
+		s->ms[e->mi - 1].p = n.p;
 	}
 	return ret;
 }
@@ -979,38 +989,37 @@ static bool next_event(struct gt2_state *s, struct cursor *c)
 	return true;
 }
 
-static bool before(const struct gt2_state *s, size_t a, size_t b)
+static bool before(const struct hent *x, const struct hent *y)
 {
-	const struct cursor *x = &s->cur[a], *y = &s->cur[b];
-
 	return x->time != y->time ? x->time < y->time : x->m < y->m;
+}
+
+static void swap(struct hent *a, struct hent *b)
+{
+	struct hent t = *a;
+
+	*a = *b;
+	*b = t;
 }
 
 static void sift_up(struct gt2_state *s, size_t i)
 {
-	while (i && before(s, s->heap[i], s->heap[(i - 1) / 2])) {
-		size_t t = s->heap[i];
-
-		s->heap[i] = s->heap[(i - 1) / 2];
-		s->heap[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
+	for (; i && before(&s->heap[i], &s->heap[(i - 1) / 2]); i = (i - 1) / 2)
+		swap(&s->heap[i], &s->heap[(i - 1) / 2]);
 }
 
 static void sift_down(struct gt2_state *s, size_t i)
 {
 	for (;;) {
-		size_t m = i, l = 2 * i + 1, t;
+		size_t m = i, l = 2 * i + 1;
 
-		if (l < s->nheap && before(s, s->heap[l], s->heap[m]))
+		if (l < s->nheap && before(&s->heap[l], &s->heap[m]))
 			m = l;
-		if (l + 1 < s->nheap && before(s, s->heap[l + 1], s->heap[m]))
+		if (l + 1 < s->nheap && before(&s->heap[l + 1], &s->heap[m]))
 			m = l + 1;
 		if (m == i)
 			return;
-		t = s->heap[i];
-		s->heap[i] = s->heap[m];
-		s->heap[m] = t;
+		swap(&s->heap[i], &s->heap[m]);
 		i = m;
 	}
 }
@@ -1018,12 +1027,12 @@ static void sift_down(struct gt2_state *s, size_t i)
 /* The cursor at heap position i has gone: its next event, or it leaves the heap. */
 static void refresh(struct gt2_state *s, size_t i)
 {
-	if (next_event(s, &s->cur[s->heap[i]])) {
-		sift_up(s, i);
-		sift_down(s, i);
-		return;
-	}
-	s->heap[i] = s->heap[--s->nheap];
+	struct cursor *c = &s->cur[s->heap[i].c];
+
+	if (next_event(s, c))
+		s->heap[i].time = c->time;
+	else
+		s->heap[i] = s->heap[--s->nheap];
 	if (i < s->nheap) {
 		sift_up(s, i);
 		sift_down(s, i);
@@ -1034,9 +1043,10 @@ static void refresh(struct gt2_state *s, size_t i)
 static void sort_heap(struct gt2_state *s)
 {
 	for (size_t i = 1; i < s->nheap; i++) {
-		size_t v = s->heap[i], j = i;
+		struct hent v = s->heap[i];
+		size_t j = i;
 
-		for (; j && before(s, v, s->heap[j - 1]); j--)
+		for (; j && before(&v, &s->heap[j - 1]); j--)
 			s->heap[j] = s->heap[j - 1];
 		s->heap[j] = v;
 	}
@@ -1074,7 +1084,7 @@ static int cursors(struct gt2_state *s, size_t nb)
 	}
 	for (size_t i = 0; i < s->ncur; i++)
 		if (next_event(s, &s->cur[i])) {
-			s->heap[s->nheap++] = i;
+			s->heap[s->nheap++] = (struct hent){ s->cur[i].time, s->cur[i].m, i };
 			sift_up(s, s->nheap - 1);
 		}
 	return 0;
@@ -1099,13 +1109,13 @@ int gt2_state__generation(struct gt2_state *s, uint64_t gen, uint64_t freq,
 	while (s->nheap) {
 		size_t at = 0;
 
-		if (!(ret = advance(s, &s->cur[s->heap[0]]))) {
+		if (!(ret = advance(s, &s->cur[s->heap[0].c]))) {
 			sort_heap(s);
 			for (at = 1; at < s->nheap; at++)
-				if ((ret = advance(s, &s->cur[s->heap[at]])))
+				if ((ret = advance(s, &s->cur[s->heap[at].c])))
 					break;
 			if (!ret) {
-				const struct cursor *h = &s->cur[s->heap[0]];
+				const struct cursor *h = &s->cur[s->heap[0].c];
 
 				s->off = h->evoff;
 				return fail(s, -EINVAL, "generation %llu cannot be ordered: M %lld's %s "
