@@ -785,7 +785,7 @@ struct gt2_reader *gt2_reader__new(const struct gt2_reader_opts *o)
 	r->limit = o->limit;
 	r->budget = o->gen_budget ? o->gen_budget : GT2_READER_BUDGET;
 	r->started = o->header_read;
-	r->pos = o->header_read ? GT2_HEADER_LEN : 0;
+	r->pos = !o->header_read ? 0 : o->start ? o->start : GT2_HEADER_LEN;
 	r->in = malloc(IN_SIZE);
 	r->spbuf = malloc(GT2_MAX_BATCH);
 	r->strs = u64map__new();

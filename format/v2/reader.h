@@ -55,7 +55,9 @@ struct gt2_reader_opts {
 	uint64_t limit;		/* the input ends at this offset of the file; 0: no limit */
 	size_t gen_budget;	/* bytes one generation may take in memory; 0: GT2_READER_BUDGET */
 	bool header_read;	/* the caller has read and checked the header: the input starts
-				 * at offset 16 */
+				 * at offset 16, or at start */
+	uint64_t start;		/* with header_read: the offset the fd is at, a batch's (0: 16);
+				 * the generations from there are a trace of their own */
 };
 
 #define GT2_READER_BUDGET (256u << 20)

@@ -6,7 +6,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "format/v2/cut.h"
 #include "format/v2/spec.h"
 #include "format/v2/state.h"
 #include "format/v2/wire.h"
@@ -256,4 +259,50 @@ Test(format_v2_state, over_the_budget)
 	cr_assert(s);
 	cr_assert_eq(order(1, &cur), -EFBIG);
 	cr_assert(strstr(msg, "the tracker's budget"), "%s", msg);
+}
+
+/* Appends the batches of cur as generation n (and its Frequency) to a file at fd. */
+static void put_generation(int fd, uint64_t n)
+{
+	uint8_t h[64], *p;
+
+	for (size_t i = 0; i <= cur.nb; i++) {
+		uint8_t freq[8] = { GT2_EV_FREQUENCY }, *q = gt_varint_put(freq + 1, 1000000000);
+		const uint8_t *body = i < cur.nb ? cur.b[i].data : freq;
+		size_t len = i < cur.nb ? cur.b[i].len : (size_t)(q - freq);
+
+		p = h;
+		*p++ = GT2_EV_BATCH;
+		p = gt_varint_put(p, n);
+		p = gt_varint_put(p, i < cur.nb ? cur.b[i].m : NONE);
+		p = gt_varint_put(p, i < cur.nb ? cur.b[i].base : 0);
+		p = gt_varint_put(p, len);
+		cr_assert_eq(write(fd, h, (size_t)(p - h)), p - h);
+		cr_assert_eq(write(fd, body, len), (ssize_t)len);
+	}
+}
+
+/* Generation 2 blocks goroutine 1 without restating it: the whole file is a trace (the state
+ * carries over), but cut to generation 2 it is not, so cut refuses the window. */
+Test(format_v2_state, cut_refuses_a_window_that_needs_what_came_before)
+{
+	int in = memfd_create("v2state-in", MFD_CLOEXEC), out = memfd_create("v2state-out",
+									    MFD_CLOEXEC);
+	struct gt2_cut_report rep;
+	char err[256];
+
+	cr_assert(in >= 0 && out >= 0);
+	cr_assert_eq(write(in, GT2_HEADER, GT2_HEADER_LEN), GT2_HEADER_LEN);
+	put_generation(in, 1);
+	memset(&cur, 0, sizeof(cur));
+	batch(&cur, 1, 5000, 0);
+	ev(&cur, 0, GT2_EV_GO_BLOCK, 0, 0ull, 0ull);
+	put_generation(in, 2);
+	cr_assert_eq(gt2_cut(in, out, 0, UINT64_MAX, &rep, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rep.generations, 2);
+	cr_assert_eq(gt2_cut(in, out, 4000, UINT64_MAX, &rep, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "no trace of their own") && strstr(err, "GoBlock needs a P"), "%s",
+		  err);
+	close(in);
+	close(out);
 }
