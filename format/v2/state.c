@@ -166,11 +166,19 @@ static bool succeeds(struct seq a, struct seq b)
 
 /* ---- goroutines, Ps, Ms ---------------------------------------------------------------------- */
 
+/* The index + 1 of id's element in map's array; 0 when it has none. */
+static size_t slot_of(const struct u64map *map, uint64_t id)
+{
+	uint64_t *i = id == NONE ? NULL : u64map__get(map, id);
+
+	return i ? (size_t)*i : 0;
+}
+
 static struct gst *gfind(const struct gt2_state *s, uint64_t id)
 {
-	uint64_t *i = id == NONE ? NULL : u64map__get(s->gmap, id);
+	size_t i = slot_of(s->gmap, id);
 
-	return i ? &s->gs[*i - 1] : NULL;
+	return i ? &s->gs[i - 1] : NULL;
 }
 
 /* Files id in map as element i of its array, its cost counted. */
@@ -220,9 +228,9 @@ static void gdel(struct gt2_state *s, uint64_t id)
 
 static struct pst *pfind(const struct gt2_state *s, uint64_t id)
 {
-	uint64_t *i = id == NONE ? NULL : u64map__get(s->pmap, id);
+	size_t i = slot_of(s->pmap, id);
 
-	return i ? &s->ps[*i - 1] : NULL;
+	return i ? &s->ps[i - 1] : NULL;
 }
 
 static int pnew(struct gt2_state *s, uint64_t id, uint8_t status)
@@ -237,9 +245,9 @@ static int pnew(struct gt2_state *s, uint64_t id, uint8_t status)
 
 static struct mst *mfind(const struct gt2_state *s, uint64_t id)
 {
-	uint64_t *i = id == NONE ? NULL : u64map__get(s->mmap, id);
+	size_t i = slot_of(s->mmap, id);
 
-	return i ? &s->ms[*i - 1] : NULL;
+	return i ? &s->ms[i - 1] : NULL;
 }
 
 static int mnew(struct gt2_state *s, uint64_t id, uint64_t g)
@@ -934,7 +942,7 @@ static int advance(struct gt2_state *s, struct cursor *e)
 		if (!e->mi) {
 			if (!mfind(s, e->m) && (ret = mnew(s, e->m, NONE)))
 				return ret;
-			e->mi = (size_t)(mfind(s, e->m) - s->ms) + 1;
+			e->mi = slot_of(s->mmap, e->m);
 		}
 		m = &s->ms[e->mi - 1];
 		c.g = m->g;
