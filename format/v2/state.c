@@ -166,10 +166,11 @@ static bool succeeds(struct seq a, struct seq b)
 
 /* ---- goroutines, Ps, Ms ---------------------------------------------------------------------- */
 
-/* The index + 1 of id's element in map's array; 0 when it has none. */
+/* The index + 1 of id's element in map's array; 0 when it has none. NONE is an id like any
+ * other, as in Go's maps: a status may name goroutine or P -1, and an M holding none finds it. */
 static size_t slot_of(const struct u64map *map, uint64_t id)
 {
-	uint64_t *i = id == NONE ? NULL : u64map__get(map, id);
+	uint64_t *i = u64map__get(map, id);
 
 	return i ? (size_t)*i : 0;
 }
