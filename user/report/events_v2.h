@@ -11,7 +11,7 @@
  * length, from its start to its return), and a Gomaxprocs where the recorder's first look at
  * the threads ends. Times are ns (Frequency 1e9). Stacks and strings are kept by content in
  * one dictionary for the whole file, as 1.19's reader keeps them: memory is the generation
- * (the reader's, and 64 bytes per event of it) and the distinct stacks. */
+ * (the reader's, and 112 bytes per event of it) and the distinct stacks. */
 #ifndef LXTRACE_USER_REPORT_EVENTS_V2_H
 #define LXTRACE_USER_REPORT_EVENTS_V2_H
 
