@@ -42,6 +42,7 @@ struct events_v2 {
 	struct mstate *mv;
 	struct gstate *gv;
 	size_t nm, mcap, ng, gcap;
+	size_t *gfree, nfree, free_cap;	/* slots of goroutines that ended */
 	uint64_t next_string, next_stack;
 	struct rec *recs;
 	size_t nrecs, rcap;
@@ -60,11 +61,14 @@ struct events_v2 {
 
 static int intern_string(struct events_v2 *s, const char *str, size_t len, uint64_t *id)
 {
-	uint64_t h = hash_mix(hash_bytes(HASH_BYTES_INIT, str, len)), *slot;
 	char buf[GT2_MAX_STRING + 1];
+	uint64_t h, *slot;
 	bool added;
 	int err;
 
+	/* A NUL ends a string, as the 1.19 dictionary keeps it. */
+	len = strnlen(str, len < GT2_MAX_STRING ? len : GT2_MAX_STRING);
+	h = hash_mix(hash_bytes(HASH_BYTES_INIT, str, len));
 	if (!len) {
 		*id = 0;
 		return 0;
@@ -78,9 +82,6 @@ static int intern_string(struct events_v2 *s, const char *str, size_t len, uint6
 			return 0;
 		}
 	}
-	/* NUL inside a string ends it, as the 1.19 dictionary keeps it. */
-	if (len > GT2_MAX_STRING)
-		len = GT2_MAX_STRING;
 	memcpy(buf, str, len);
 	buf[len] = '\0';
 	*id = ++s->next_string;
@@ -330,14 +331,29 @@ static struct gstate *g_of(struct events_v2 *s, uint64_t g, bool *fresh)
 		*fresh = !slot;
 	if (slot)
 		return &s->gv[*slot - 1];
-	if (!g || grow_array((void **)&s->gv, &s->gcap, s->ng + 1, sizeof(*s->gv), 64) ||
+	if (!g || (!s->nfree && grow_array((void **)&s->gv, &s->gcap, s->ng + 1, sizeof(*s->gv), 64)) ||
 	    !(slot = u64map__put(s->gs, g, &added))) {
 		s->failed = g != 0;
 		return NULL;
 	}
-	*slot = ++s->ng;
-	memset(&s->gv[s->ng - 1], 0, sizeof(*s->gv));
-	return &s->gv[s->ng - 1];
+	*slot = s->nfree ? s->gfree[--s->nfree] + 1 : ++s->ng;
+	memset(&s->gv[*slot - 1], 0, sizeof(*s->gv));
+	return &s->gv[*slot - 1];
+}
+
+/* Goroutine g ended: its slot is free for the next one. */
+static void gone(struct events_v2 *s, uint64_t g)
+{
+	const uint64_t *slot = u64map__get(s->gs, g);
+
+	if (!slot)
+		return;
+	if (grow_array((void **)&s->gfree, &s->free_cap, s->nfree + 1, sizeof(*s->gfree), 64)) {
+		s->failed = true;
+		return;
+	}
+	s->gfree[s->nfree++] = *slot - 1;
+	u64map__del(s->gs, g);
 }
 
 static struct gt_event *emit(struct events_v2 *s, const struct rec *r, uint8_t type, uint64_t ns,
@@ -521,7 +537,7 @@ static void translate(struct events_v2 *s, const struct rec *r)
 		if (!m || !g)
 			break;
 		emit(s, r, GT_EV_GO_END, r->ns, p, g, 0);
-		u64map__del(s->gs, g);
+		gone(s, g);
 		m->ended = g;
 		m->g = 0;
 		break;
@@ -676,6 +692,7 @@ void events_v2__free(struct events_v2 *s)
 	free(s->out);
 	free(s->mv);
 	free(s->gv);
+	free(s->gfree);
 	u64map__free(s->strings);
 	u64map__free(s->stacks);
 	u64map__free(s->gen_stacks);

@@ -522,8 +522,7 @@ static int open_source(struct walk *w, int fd, char *err, size_t errlen)
 		w->r = gt_reader__new(&ro);
 		w->dict = w->r ? gt_reader__dict(w->r) : NULL;
 	} else {
-		snprintf(err, errlen, "at offset 0: not a trace lxtrace reads (bad header: neither Go "
-			 "1.19's nor Go 1.22+'s)");
+		snprintf(err, errlen, "offset 0: not a Go 1.19 or Go 1.22+ trace (bad header)");
 		return -EINVAL;
 	}
 	if (!w->dict) {
