@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 #include "lib/escape.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"

@@ -4,7 +4,7 @@
  * The input is distrusted: every length and count is bounds-checked against the bytes that
  * remain, and a malformed file yields a one-line error naming the byte offset of its first
  * bad record. Strings and stacks are resolved through the dictionary of what the file has
- * defined so far (format/dict.h); each event's goroutine is derived the way Go's parser does
+ * defined so far (format/v1/dict.h); each event's goroutine is derived the way Go's parser does
  * (the G running on the event's P, or the G the event names).
  *
  * Memory of the streaming reader: a read window of about 2 MiB (the largest record the format
@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/dict.h"
-#include "format/wire.h"
+#include "format/v1/dict.h"
+#include "format/v1/wire.h"
 
 struct gt_event {
 	uint64_t ts;		/* absolute ticks; a CPUSample's own real timestamp */

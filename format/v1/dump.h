@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 
 /* Prints e as "TIME p=P g=G Name arg=value ..." with TIME in ns since t0 (ticks at freq per
  * second), string arguments resolved through d and quoted, then one "    func file:line" line

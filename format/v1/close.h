@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/state.h"
-#include "format/writer.h"
+#include "format/v1/state.h"
+#include "format/v1/writer.h"
 
 struct gt_open_proc {
 	uint32_t p;

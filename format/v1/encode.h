@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "format/varint.h"
-#include "format/wire.h"
+#include "format/v1/wire.h"
 
 /* Largest ordinary event: header byte, one-byte length, diff and GT_MAX_ARGS values. The
  * length-prefixed body of such an event is at most 50 bytes, so its length is one byte. */
