@@ -16,8 +16,8 @@
  * run); mark assists of such goroutines. Their ends in the window are ends without a start,
  * which both parsers take.
  */
-#ifndef LXTRACE_FORMAT_CUT_H
-#define LXTRACE_FORMAT_CUT_H
+#ifndef LXTRACE_FORMAT_V1_CUT_H
+#define LXTRACE_FORMAT_V1_CUT_H
 
 #include <stdint.h>
 

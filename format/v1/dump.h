@@ -1,7 +1,7 @@
 /* dump.h - text form of decoded events, one line each plus indented stack frames; used by
  * `lxtrace dump` and by tests that print a trace when they fail. */
-#ifndef LXTRACE_FORMAT_DUMP_H
-#define LXTRACE_FORMAT_DUMP_H
+#ifndef LXTRACE_FORMAT_V1_DUMP_H
+#define LXTRACE_FORMAT_V1_DUMP_H
 
 #include <stdio.h>
 

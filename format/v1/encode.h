@@ -1,7 +1,7 @@
 /* encode.h - byte layout of single records (events, strings, stacks, batch headers), inline
  * because the writer calls them once per event. Callers guarantee the room each one states. */
-#ifndef LXTRACE_FORMAT_ENCODE_H
-#define LXTRACE_FORMAT_ENCODE_H
+#ifndef LXTRACE_FORMAT_V1_ENCODE_H
+#define LXTRACE_FORMAT_V1_ENCODE_H
 
 #include <string.h>
 

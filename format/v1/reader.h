@@ -11,8 +11,8 @@
  * allows, a 1 MB string or UserLog message, fits in it whole) plus the dictionary, which holds
  * only what the file defines and stops at its byte budget. Nothing grows with the events.
  */
-#ifndef LXTRACE_FORMAT_READER_H
-#define LXTRACE_FORMAT_READER_H
+#ifndef LXTRACE_FORMAT_V1_READER_H
+#define LXTRACE_FORMAT_V1_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>

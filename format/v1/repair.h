@@ -8,8 +8,8 @@
  * time (format/v1/close.h), with a note in the file saying what was done. A file that ends whole,
  * with nothing open, is left as it is: repairing twice changes nothing. docs/format.md §15.
  */
-#ifndef LXTRACE_FORMAT_REPAIR_H
-#define LXTRACE_FORMAT_REPAIR_H
+#ifndef LXTRACE_FORMAT_V1_REPAIR_H
+#define LXTRACE_FORMAT_V1_REPAIR_H
 
 #include <stdbool.h>
 #include <stdint.h>

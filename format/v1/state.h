@@ -20,8 +20,8 @@
  * Memory follows what is open (live goroutines, started Ps, open tasks and regions), never
  * the number of events. docs/format.md §14.
  */
-#ifndef LXTRACE_FORMAT_STATE_H
-#define LXTRACE_FORMAT_STATE_H
+#ifndef LXTRACE_FORMAT_V1_STATE_H
+#define LXTRACE_FORMAT_V1_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * then a stack id when `has_stack` is set. Any other value count is fatal to both parsers.
  * See docs/format.md for the rules both real parsers impose beyond the byte layout.
  */
-#ifndef LXTRACE_FORMAT_WIRE_H
-#define LXTRACE_FORMAT_WIRE_H
+#ifndef LXTRACE_FORMAT_V1_WIRE_H
+#define LXTRACE_FORMAT_V1_WIRE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -22,8 +22,8 @@
  * stays a valid prefix ending on a batch boundary. That takes a regular file: on a pipe or a
  * socket, or if ftruncate fails, the bytes that went out stay and are reported as torn.
  */
-#ifndef LXTRACE_FORMAT_WRITER_H
-#define LXTRACE_FORMAT_WRITER_H
+#ifndef LXTRACE_FORMAT_V1_WRITER_H
+#define LXTRACE_FORMAT_V1_WRITER_H
 
 #include <stdbool.h>
 #include <stddef.h>
