@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "format/v2/wire.h"
-#include "format/writer.h"
+#include "format/frame.h"
 
 struct gt2_writer;
 

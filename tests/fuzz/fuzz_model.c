@@ -17,10 +17,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 #include "format/v2/reader.h"
 #include "format/v2/writer.h"
-#include "format/writer.h"
+#include "format/v1/writer.h"
 #include "user/model/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

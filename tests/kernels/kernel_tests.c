@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 #include "tests/kernels/results.h"
 #include "tests/lib/goparse.h"
 #include "tests/lib/record.h"

@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
+#include "format/v1/tables.h"
 #include "tests/unit/test_sym_fixture.h"
 #include "user/stacks/callstacks.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_format_sim.h"
 #include "user/flight/flight.h"

@@ -25,9 +25,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "format/close.h"
+#include "format/v1/close.h"
 #include "format/v2/writer.h"
-#include "format/writer.h"
+#include "format/v1/writer.h"
 #include "lib/clock.h"
 #include "lib/file_worker.h"
 #include "lib/sudo_user.h"

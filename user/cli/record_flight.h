@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "format/writer.h"
+#include "format/v1/writer.h"
 #include "user/capture/capture.h"
 #include "user/cli/record_args.h"
 #include "user/model/model.h"

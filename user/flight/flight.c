@@ -1,7 +1,7 @@
 /* flight.c - the flight recorder (flight.h): the window of batches, the state at its start,
  * and each file written from them.
  *
- * A file from memory, after format/cut.h: the tracker of the evicted batches holds the state at
+ * A file from memory, after format/v1/cut.h: the tracker of the evicted batches holds the state at
  * its last event. The window is in the writer's output order, not in time order: a P's batch
  * that stayed open long comes after other Ps' batches holding later events, so the window can
  * begin with events older than the tracker's last one. Those are folded into a copy of the
@@ -21,10 +21,10 @@
 #include <unistd.h>
 #include <linux/close_range.h>
 
-#include "format/cut.h"
-#include "format/dict.h"
-#include "format/reader.h"
-#include "format/state.h"
+#include "format/v1/cut.h"
+#include "format/v1/dict.h"
+#include "format/v1/reader.h"
+#include "format/v1/state.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
 #include "user/flight/flight.h"

@@ -4,9 +4,9 @@
  *
  * The way of a batch: the writer hands it over complete (gt_writer_opts.sink = flight__sink);
  * it waits in the window (format/window.h) until the budget or the time limit evicts it; then a
- * state tracker reads it (format/state.h), so the state of every goroutine and P at the
+ * state tracker reads it (format/v1/state.h), so the state of every goroutine and P at the
  * window's start is always known. A file is that state as an init phase, then the window's
- * events, then what is still open closed (format/cut.h). The trigger's mark (a UserLog the
+ * events, then what is still open closed (format/v1/cut.h). The trigger's mark (a UserLog the
  * model wrote at the moment it fired) is one of the window's events.
  *
  * A file is written by a child process forked for it: it sees the window and the state as they

@@ -15,8 +15,8 @@
 #ifndef LXTRACE_USER_REPORT_EVENTS_V2_H
 #define LXTRACE_USER_REPORT_EVENTS_V2_H
 
-#include "format/dict.h"
-#include "format/reader.h"
+#include "format/v1/dict.h"
+#include "format/v1/reader.h"
 
 struct events_v2;
 

@@ -7,7 +7,7 @@
 
 #include <unistd.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 #include "format/v2/reader.h"
 #include "lib/escape.h"
 #include "lib/grow.h"

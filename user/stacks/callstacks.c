@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/v1/wire.h"
 #include "format/varint.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
