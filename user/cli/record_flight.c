@@ -33,6 +33,7 @@ struct record_flight {
 	const struct record_args *args;
 	record_open_fn open;
 	uint64_t flush_every, next_flush;
+	size_t bytes;		/* the window's */
 	uint64_t start;		/* the recording's, in ticks */
 	unsigned tried;		/* names tried: the next one's number is tried + 1 */
 	unsigned names;		/* of them, for the due file */
@@ -71,6 +72,7 @@ struct record_flight *record_flight__new(const struct record_args *args, uint32_
 		return NULL;
 	}
 	rf->args = args;
+	rf->bytes = bytes;
 	rf->open = open;
 	rf->tty = isatty(STDERR_FILENO);
 	rf->flush_every = span / 10 < MIN_FLUSH_NS ? MIN_FLUSH_NS :
@@ -78,7 +80,8 @@ struct record_flight *record_flight__new(const struct record_args *args, uint32_
 	rf->flight = flight__new(&(struct flight_opts){
 		.sz = sizeof(struct flight_opts), .span = span, .bytes = bytes,
 		.after = (uint64_t)(args->after * 1e9), .gap = (uint64_t)(args->min_gap * 1e9),
-		.max_files = args->max_files, .nprocs = nprocs, .frequency = 1000000000 });
+		.max_files = args->max_files, .nprocs = nprocs, .frequency = 1000000000,
+		.generations = args->format == FORMAT_GO123 });
 	if (!rf->flight) {
 		fprintf(stderr, PREFIX "flight recorder: %g MiB of memory: %s\n", args->flight_mib,
 			strerror(errno));
@@ -105,6 +108,15 @@ void record_flight__writer_opts(struct record_flight *rf, struct gt_writer_opts 
 	wo->sink = flight__sink;
 	wo->sink_ctx = rf->flight;
 	wo->forgot = flight__forgot;
+}
+
+void record_flight__writer2_opts(struct record_flight *rf, struct gt2_writer_opts *wo)
+{
+	wo->fd = -1;
+	wo->sink = flight__generation;
+	wo->sink_ctx = rf->flight;
+	wo->gen_ticks = rf->flush_every;
+	wo->gen_bytes = rf->bytes / 8;
 }
 
 void record_flight__model_opts(struct record_flight *rf, struct model_opts *mo)
@@ -221,7 +233,7 @@ static void end_file(struct record_flight *rf, bool wait)
 }
 
 int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt_writer *w,
-			uint64_t now)
+			struct gt2_writer *w2, uint64_t now)
 {
 	bool due;
 	int err;
@@ -241,7 +253,7 @@ int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt
 		end_file(rf, false);
 	due = !flight__writing(rf->flight) && flight__due(rf->flight, now - DELIVERY_LAG_NS);
 	if (now >= rf->next_flush || due) {
-		err = gt_writer__flush(w);
+		err = w ? gt_writer__flush(w) : gt2_writer__flush(w2);
 		if (err)
 			return err;
 		flight__note_memory(rf->flight);
@@ -307,11 +319,16 @@ void record_flight__summary(const struct record_flight *rf)
 	fputc('\n', stderr);
 	say_too_soon(rf, flight__too_soon(rf->flight));
 	fprintf(stderr, "  window:        %.1f MiB held, at most %.1f of %g MiB (memory at most "
-		"%.1f MiB); %llu events read at its start (strings and stacks: %.1f MiB); slowest "
-		"file %.0f ms\n", st.window.bytes / 1048576.0, st.window.peak_bytes / 1048576.0,
-		rf->args->flight_mib, st.peak_resident / 1048576.0,
-		(unsigned long long)st.evicted_events, st.dict_bytes / 1048576.0,
-		st.max_write_ns / 1e6);
+		"%.1f MiB); ", st.window.bytes / 1048576.0, st.window.peak_bytes / 1048576.0,
+		rf->args->flight_mib, st.peak_resident / 1048576.0);
+	if (rf->args->format == FORMAT_GO123)
+		fprintf(stderr, "%llu generations evicted, %llu events (%llu larger than the window)",
+			(unsigned long long)st.window.evicted, (unsigned long long)st.evicted_events,
+			(unsigned long long)st.window.oversize);
+	else
+		fprintf(stderr, "%llu events read at its start (strings and stacks: %.1f MiB)",
+			(unsigned long long)st.evicted_events, st.dict_bytes / 1048576.0);
+	fprintf(stderr, "; slowest file %.0f ms\n", st.max_write_ns / 1e6);
 }
 
 void record_flight__free(struct record_flight *rf)
