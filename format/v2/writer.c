@@ -54,6 +54,7 @@ struct gt2_writer {
 	int err;
 	uint64_t gen, gen_start, last_ts;
 	uint64_t ev_ts;		/* time of the last event written: each one is later */
+	uint64_t epoch;		/* 0, or one tick before the first time given: the file's tick 1 */
 	bool open;		/* the generation has begun (statuses written) */
 	size_t held;		/* bytes the generation holds in memory */
 	uint64_t gen_events;	/* of the current generation */
@@ -123,6 +124,17 @@ static int hand_over(struct gt2_writer *w)
 	return err;
 }
 
+/* The file's time of ts. Go 1.23 turns ticks into nanoseconds through a float64, whose 53 bits
+ * hold CLOCK_MONOTONIC's nanoseconds for only the first 104 days of uptime: past them
+ * neighbouring events would share a time, which can make the reader refuse the file (§18.4).
+ * A recording that starts with 52 days or more to go keeps the clock's own times, as the 1.19
+ * format does (a reader can set them beside perf's); one started later counts from its first
+ * event, exact for 104 days of recording. */
+static uint64_t ticks(const struct gt2_writer *w, uint64_t ts)
+{
+	return ts > w->epoch ? ts - w->epoch : 1;
+}
+
 /* Writes b as one batch of M m (GT2_NO_THREAD for tables) and empties it. */
 static int put_batch(struct gt2_writer *w, uint64_t m, struct buf *b)
 {
@@ -136,7 +148,7 @@ static int put_batch(struct gt2_writer *w, uint64_t m, struct buf *b)
 	*p++ = GT2_EV_BATCH;
 	p = gt_varint_put(p, w->gen);
 	p = gt_varint_put(p, m);
-	p = gt_varint_put(p, b->base);
+	p = gt_varint_put(p, ticks(w, b->base));
 	p = gt_varint_put(p, b->len);
 	err = gt_outq__batch(w->out, &info, hdr, (size_t)(p - hdr), b->data, b->len);
 	if (err)
@@ -241,6 +253,20 @@ static int stack_id(struct gt2_writer *w, const struct gt2_stack *stk, uint64_t 
 	return table_add(w, &w->stacks, GT2_EV_STACKS, e, (size_t)(p - e));
 }
 
+/* ts, or the first time past the last event's that Go 1.23's float64 tells apart from it
+ * (ticks()): a recording longer than 104 days keeps its events distinct, a little later than
+ * they were. */
+static uint64_t distinct(const struct gt2_writer *w, uint64_t ts)
+{
+	uint64_t prev = ticks(w, w->ev_ts), r;
+
+	if (ticks(w, ts) < 1ull << 53 || ticks(w, ts) >= 1ull << 62 ||
+	    (double)ticks(w, ts) > (double)prev)
+		return ts;
+	r = (uint64_t)(double)prev;
+	return w->epoch + r + (1ull << (63 - __builtin_clzll(r) - 52));
+}
+
 /* Appends a timed event to batch b of M m: type t, then args. */
 static int ev(struct gt2_writer *w, uint64_t m, struct buf *b, uint64_t ts, uint8_t t,
 	      const uint64_t *args, unsigned nargs)
@@ -256,6 +282,7 @@ static int ev(struct gt2_writer *w, uint64_t m, struct buf *b, uint64_t ts, uint
 	 * (docs/format.md §18.4): no two events share a time. */
 	if (ts <= w->ev_ts)
 		ts = w->ev_ts + 1;
+	ts = distinct(w, ts);
 	w->ev_ts = ts;
 	if (!b->len)
 		b->base = b->last = ts;
@@ -436,6 +463,8 @@ static int enter(struct gt2_writer *w, uint64_t ts)
 		return w->err;
 	if (!ts || ts < w->last_ts)
 		return -EINVAL;
+	if (!w->last_ts && ts >= 1ull << 52)
+		w->epoch = ts - 1;
 	if (w->open && (ts - w->gen_start >= w->gen_ticks ||
 			w->held + w->whole.len + gt_tracemap__bytes(w->sids) +
 					gt_tracemap__bytes(w->stkids) >=
@@ -805,7 +834,7 @@ int gt2_writer__cpu_sample(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint
 	if ((err = stack_id(w, stk, &sk)))
 		return err;
 	*p++ = GT2_EV_CPU_SAMPLE;
-	p = gt_varint_put(p, ts);
+	p = gt_varint_put(p, ticks(w, ts));
 	p = gt_varint_put(p, tid ? tid : GT2_NO_THREAD);
 	p = gt_varint_put(p, cpu);
 	p = gt_varint_put(p, find(w, tid) ? find(w, tid)->g : tid);

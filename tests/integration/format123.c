@@ -96,7 +96,8 @@ static size_t runs(uint32_t tid, uint64_t from, uint64_t to)
 /* A ping-pong of two threads over pipes, for 250 ms in the middle of a recording: each
  * thread's runs on a CPU in the file are the runs the kernel counted (schedstat's pcount,
  * read at both ends), give or take a run at each end, where the reading and
- * the thread's switch race. */
+ * the thread's switch race. The file's times are the clock's own on a machine up less than
+ * 52 days (docs/format.md §18.1), as CI's are. */
 Test(format123, pingpong_runs_are_the_kernels)
 {
 	static struct schedstat a[MAX_THREADS], b[MAX_THREADS];

@@ -856,3 +856,100 @@ Test(format_v2, write_error_leaves_a_generation_boundary)
 	gt2_writer__free(w);
 	close(fd);
 }
+
+#define ROUNDS_PP 200
+
+/* A ping-pong of 10 ns steps (each a few events a nanosecond apart), after a thread found at
+ * first, in one generation: A wakes B, which runs on CPU 1 and blocks, ROUNDS_PP times from
+ * start on. The times of B's starts, as Go 1.23's -d=1 prints them. */
+static void ping_pong(uint64_t first, uint64_t start, uint64_t starts[ROUNDS_PP])
+{
+	struct gt2_writer *w;
+	uint64_t ts = start;
+	size_t n = 0;
+	char *text;
+	int fd;
+
+	w = open_writer_opts(&fd, (struct gt2_writer_opts){ .sz = sizeof(struct gt2_writer_opts),
+			     .nprocs = 2, .frequency = FREQ, .gen_ticks = 1ull << 62 });
+	OK(gt2_writer__thread_found(w, first, C, GT2_G_RUNNABLE, -1, NULL, NULL));
+	OK(gt2_writer__thread_found(w, ts, A, GT2_G_RUNNING, 0, NULL, NULL));
+	OK(gt2_writer__thread_found(w, ts, B, GT2_G_WAITING, -1, "futex", &futex_stk));
+	for (int r = 0; r < ROUNDS_PP; r++) {
+		OK(gt2_writer__wake(w, ts += 10, A, B, &futex_stk));
+		OK(gt2_writer__run(w, ts += 10, 1, B));
+		OK(gt2_writer__leave(w, ts += 10, B, GT2_BLOCKED, "futex", &futex_stk));
+	}
+	OK(gt2_writer__flush(w));
+	gt2_writer__free(w);
+	close(fd);
+	text = parse(path, 1);
+	for (const char *l = text; (l = strstr(l, "GoID=101 Runnable->Running")); l++) {
+		const char *at = l;
+
+		while (at > text && at[-1] != '\n')
+			at--;
+		cr_assert_lt(n, ROUNDS_PP, "%s", text);
+		starts[n++] = strtoull(strstr(at, "Time=") + 5, NULL, 10);
+	}
+	cr_assert_eq(n, ROUNDS_PP, "%s", text);
+	free(text);
+}
+
+/* After a thread found at first, from start on, a nanosecond a step: B, waiting, is ended
+ * by lxtrace (woken by no one, run, ended) and A creates B's tid's new thread, which runs
+ * and waits, 20 times; at each of 8 alignments to a float's 4 ns steps. Go 1.23 reads each
+ * file whole. */
+static void recreate(uint64_t first, uint64_t start)
+{
+	for (uint64_t at = 0; at < 8; at++) {
+		uint64_t ts = start + at;
+		int fd;
+		struct gt2_writer *w = open_writer_opts(&fd, (struct gt2_writer_opts){
+			.sz = sizeof(struct gt2_writer_opts), .nprocs = 2, .frequency = FREQ,
+			.gen_ticks = 1ull << 62 });
+
+		OK(gt2_writer__thread_found(w, first, C, GT2_G_RUNNABLE, -1, NULL, NULL));
+		OK(gt2_writer__thread_found(w, ts, A, GT2_G_RUNNING, 0, NULL, NULL));
+		OK(gt2_writer__thread_found(w, ts, B, GT2_G_WAITING, -1, "futex", &futex_stk));
+		for (int r = 0; r < 20; r++) {
+			OK(gt2_writer__wake(w, ++ts, 0, B, &futex_stk));
+			OK(gt2_writer__run(w, ++ts, 1, B));
+			OK(gt2_writer__thread_exit(w, ++ts, B));
+			OK(gt2_writer__thread_new(w, ++ts, A, B, &futex_stk, &pipe_stk));
+			OK(gt2_writer__run(w, ++ts, 1, B));
+			OK(gt2_writer__leave(w, ++ts, B, GT2_BLOCKED, "futex", &futex_stk));
+		}
+		OK(gt2_writer__flush(w));
+		gt2_writer__free(w);
+		close(fd);
+		free(parse(path, 1));
+	}
+}
+
+/* Go 1.23 turns ticks into nanoseconds through a float64 (53 bits: 104 days of nanoseconds).
+ * On a machine up 300 days, CLOCK_MONOTONIC's neighbouring nanoseconds would be one time to
+ * it, and a tie among Ms can stop its reader (docs/format.md §18.1): a thread's end, forced
+ * by lxtrace, tied with its tid's new thread's creation reads as the creation of a goroutine
+ * that exists. Counted from the first event, every nanosecond stays apart, and B's starts in
+ * a ping-pong keep their 30 ns. */
+Test(format_v2, a_machine_up_300_days_keeps_its_nanoseconds)
+{
+	const uint64_t up = 300ull * 86400 * 1000000000;
+	uint64_t starts[ROUNDS_PP];
+
+	recreate(up, up);
+	ping_pong(up, up, starts);
+	/* From the second: the first is later by the events of the start. */
+	for (int r = 2; r < ROUNDS_PP; r++)
+		cr_expect_eq(starts[r] - starts[r - 1], 30, "B's starts %d and %d: %llu, %llu",
+			     r - 1, r, (unsigned long long)starts[r - 1],
+			     (unsigned long long)starts[r]);
+}
+
+/* A recording longer than 104 days (its first event 300 days before): its events stay apart
+ * for Go 1.23's float64, a little later than they were, and each file reads whole. */
+Test(format_v2, a_recording_past_104_days_stays_in_order)
+{
+	recreate(1000, 1000 + 300ull * 86400 * 1000000000);
+}
