@@ -153,6 +153,8 @@ static void choose_programs(struct capture *c)
 	/* User stacks are unwound in BPF from each process's mapping table (pmaps.bpf.h), built
 	 * there with the VMA iterator or asked of user space. */
 	bpf_program__set_autoload(s->progs.maps_unlock, walker && !asks_maps(c));
+	bpf_program__set_autoload(s->progs.maps_lock_got, walker && !asks_maps(c));
+	bpf_program__set_autoload(s->progs.maps_unmapped, walker && !asks_maps(c));
 	bpf_program__set_autoload(s->progs.maps_exec, walker && !asks_maps(c));
 	bpf_program__set_autoload(s->progs.maps_scan, walker && !asks_maps(c));
 	bpf_program__set_autoload(s->progs.maps_scan_ask, walker && asks_maps(c));
@@ -824,7 +826,8 @@ int capture__poll(struct capture *c)
 }
 
 /* Runs the kernel skipped because the program was already running on that CPU. */
-static uint64_t count_object_misses(const struct bpf_object *obj, const struct bpf_program *skip)
+static uint64_t count_object_misses(const struct bpf_object *obj, const struct bpf_program *skip,
+				    const struct bpf_program *skip2)
 {
 	struct bpf_program *prog;
 	uint64_t n = 0;
@@ -834,7 +837,7 @@ static uint64_t count_object_misses(const struct bpf_object *obj, const struct b
 		uint32_t len = sizeof(info);
 
 		memset(&info, 0, sizeof(info));
-		if (prog != skip && bpf_program__fd(prog) >= 0 &&
+		if (prog != skip && prog != skip2 && bpf_program__fd(prog) >= 0 &&
 		    !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 			n += info.recursion_misses;
 	}
@@ -843,9 +846,11 @@ static uint64_t count_object_misses(const struct bpf_object *obj, const struct b
 
 static uint64_t count_misses(const struct capture *c)
 {
-	/* maps_unlock's own VMA walk releases the lock it traces: that run is skipped by design. */
-	return count_object_misses(c->skel->obj, c->skel->progs.maps_unlock) +
-	       (c->ann ? count_object_misses(c->ann->obj, NULL) : 0);
+	/* The VMA walks of maps_unlock and maps_lock_got take and release the lock they trace:
+	 * those runs are skipped by design. */
+	return count_object_misses(c->skel->obj, c->skel->progs.maps_unlock,
+				   c->skel->progs.maps_lock_got) +
+	       (c->ann ? count_object_misses(c->ann->obj, NULL, NULL) : 0);
 }
 
 static void detach_links(struct capture *c)
