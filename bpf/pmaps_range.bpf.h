@@ -264,7 +264,7 @@ static __always_inline void pmaps_write_done(struct task_struct *task, __u32 tgi
 					     const struct pmaps_call *c)
 {
 	struct lx_pmaps *t = bpf_map_lookup_elem(&proc_maps, &tgid);
-	bool read_exec = task->personality & PR_READ_IMPLIES_EXEC, exec;
+	bool read_exec = task->personality & PR_READ_IMPLIES_EXEC, exec, moved = false;
 	__u64 lo, hi;
 
 	if (!t || t->mm != (__u64)mm)
@@ -284,6 +284,8 @@ static __always_inline void pmaps_write_done(struct task_struct *task, __u32 tgi
 	} else if (pmaps_call_range(c, read_exec, &lo, &hi, &exec)) {
 		if (lo < hi)
 			pmaps_cut(tgid, lo, hi, exec);
+		/* An mremap the kernel moved: where to, vm_unmapped_area chose. */
+		moved = c->nr == PR_NR_MREMAP;
 	} else if (t->exec_vm != BPF_CORE_READ(mm, exec_vm)) {
 		t->flags |= LX_PMAPS_WHOLE;
 	}
@@ -291,6 +293,8 @@ static __always_inline void pmaps_write_done(struct task_struct *task, __u32 tgi
 	 * table is to read): the pages of code it left are the table's. */
 	t = bpf_map_lookup_elem(&proc_maps, &tgid);
 	if (t) {
+		if (moved && t->ua_seq == seq)
+			pmaps_pend(t, t->ua_lo, t->ua_hi);
 		t->seq = seq + 1;
 		t->exec_vm = BPF_CORE_READ(mm, exec_vm);
 	}
