@@ -1108,14 +1108,30 @@ static __always_inline void current_call(struct task_struct *t, struct pmaps_cal
 
 /* Every change of a process's mappings (mmap, munmap, mprotect, mremap, exec's ELF loader, the
  * dynamic loader) ends with its mmap lock released or downgraded, in the process's own
- * context, but not inside execve (maps_exec rebuilds the table when the exec is done). Where
- * mm_lock_seq is a seqcount a write section's range is kept to read and a read lock's release
- * reads it (pmaps_range.bpf.h); elsewhere the table is rebuilt whole when the executable
- * mappings changed (pmaps.bpf.h). Its own VMA walk releases the lock again, a run the kernel
- * skips as recursion (not counted as a loss). Needs the VMA iterator (6.7+); maps_ask takes its
- * place before. */
+ * context. The table is rebuilt only when the executable mappings changed (pmaps.bpf.h), but
+ * not inside execve (maps_exec rebuilds it when the exec is done). Its own VMA walk releases
+ * the lock again, a run the kernel skips as recursion (not counted as a loss). Needs the VMA
+ * iterator (6.7+); maps_ask takes its place before, maps_unlock_ranged from 6.13. */
 SEC("tp_btf/mmap_lock_released")
-int BPF_PROG(maps_unlock, struct mm_struct *mm, bool write)
+int BPF_PROG(maps_unlock, struct mm_struct *mm)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 tgid = t->tgid;
+
+	if (t->mm != mm) {
+		keep_exec_ustack(ctx, true, mm);
+		return 0;
+	}
+	if (!pmaps_stale(tgid, mm) || in_execve(true))
+		return 0;
+	pmaps_rebuild(t, tgid, mm, 0, true, false);
+	return 0;
+}
+
+/* maps_unlock where mm_lock_seq is a seqcount (6.13+): a write section's range is kept to read,
+ * and a read lock's release reads it (pmaps_range.bpf.h). */
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(maps_unlock_ranged, struct mm_struct *mm, bool write)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	__u32 tgid = t->tgid;
@@ -1126,13 +1142,10 @@ int BPF_PROG(maps_unlock, struct mm_struct *mm, bool write)
 		keep_exec_ustack(ctx, true, mm);
 		return 0;
 	}
-	if (in_execve(true))
-		return 0;
 	seq = mm_seq(mm);
-	if (seq < 0) {
-		if (pmaps_stale(tgid, mm))
-			pmaps_rebuild(t, tgid, mm, 0, true, false);
-	} else if (write) {
+	if (in_execve(true) || seq < 0)
+		return 0;
+	if (write) {
 		current_call(t, &c);
 		pmaps_write_done(t, tgid, mm, seq, &c);
 	} else {
