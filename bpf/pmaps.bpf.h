@@ -116,7 +116,7 @@ static __always_inline bool same_map(const struct lx_map *a, const struct lx_map
 #define PATH_DEPTH 16
 
 static __always_inline void pmaps_new_map(const struct lx_map *m, struct vm_area_struct *vma,
-					  __u32 tgid, bool new_image)
+					  __u32 tgid, bool new_image, bool wake)
 {
 	struct dentry *d = NULL, *parent;
 	struct file *f;
@@ -163,9 +163,9 @@ static __always_inline void pmaps_new_map(const struct lx_map *m, struct vm_area
 	/* The walk stopped before the root: an empty name marks the path as incomplete. */
 	if (d && off < LX_PATH_LEN)
 		r->path[off & (LX_PATH_LEN - 1)] = 0;
-	/* No wakeup of its own: a process mapping thousands of pages of code (a JIT, a browser)
-	 * would wake the reader at each. */
-	bpf_ringbuf_submit(r, wake_flags(ring, sizeof(*r)));
+	/* Range updates (pmaps_range.bpf.h) wake no reader of their own: a process mapping
+	 * thousands of pages of code (a JIT, a browser) would wake it at each. */
+	bpf_ringbuf_submit(r, wake ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, sizeof(*r)));
 }
 
 /* &t->m[i], or NULL when i is out of range. */
@@ -288,7 +288,7 @@ static __always_inline void pmaps_rebuild(struct task_struct *task, __u32 tgid,
 		k = old ? pmaps_find(old, m.start) : -1;
 		om = k >= 0 ? pmaps_at(old, k) : NULL;
 		if (!om || !same_map(om, &m))
-			pmaps_new_map(&m, v, tgid, !old && !nt->told++);
+			pmaps_new_map(&m, v, tgid, !old && !nt->told++, true);
 	}
 	bpf_iter_task_vma_destroy(&it);
 	if (!nt->nvmas) {

@@ -193,7 +193,7 @@ __noinline int pmaps_read_range(__u32 tgid, __u64 lo, __u64 hi)
 		i = pmaps_find(old, m.start);
 		om = i >= 0 ? pmaps_at(old, i) : NULL;
 		if (!om || !same_map(om, &m))
-			pmaps_new_map(&m, v, tgid, false);
+			pmaps_new_map(&m, v, tgid, false, false);
 	}
 	bpf_iter_task_vma_destroy(&it);
 	/* The mappings above: all that start from the last VMA read. */
