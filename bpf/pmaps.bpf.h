@@ -35,6 +35,7 @@
 /* Set by user space before load. */
 const volatile bool unwind_maps;	/* user stacks are walked here: keep the mapping tables */
 const volatile bool maps_ask;		/* no VMA iterator: user space is asked for the mappings */
+const volatile bool ranged_maps;	/* the tables follow changes by range (pmaps_range.bpf.h) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -307,8 +308,10 @@ static __always_inline void pmaps_rebuild(struct task_struct *task, __u32 tgid,
  * count, or a range or all of it still to read (pmaps_range.bpf.h). */
 static __always_inline bool pmaps_lags(const struct lx_pmaps *t, struct mm_struct *mm)
 {
-	return !mm || t->mm != (__u64)mm || t->exec_vm != mm->exec_vm || t->pend_hi ||
-	       (t->flags & LX_PMAPS_WHOLE);
+	/* ranged_maps is known at load: older kernels' verifiers see none of its branches in
+	 * every walking program (6.12's under TCG took ~55 s more to start a recording). */
+	return !mm || t->mm != (__u64)mm || t->exec_vm != mm->exec_vm ||
+	       (ranged_maps && (t->pend_hi || (t->flags & LX_PMAPS_WHOLE)));
 }
 
 /* Whether the table of process tgid is out of date for mm. */

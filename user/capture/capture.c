@@ -165,6 +165,7 @@ static void choose_programs(struct capture *c)
 	bpf_map__set_autocreate(s->maps.ucaches, c->modern);
 	s->rodata->unwind_maps = walker;
 	s->rodata->maps_ask = asks_maps(c);
+	s->rodata->ranged_maps = f->mm_seqcount;
 	s->rodata->stage_syscalls = o->syscalls;
 	s->rodata->stack_kern = o->stack_kern;
 	s->rodata->stack_user = o->stack_user;
