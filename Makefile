@@ -32,7 +32,7 @@ say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
 LIB_SRCS := $(wildcard lib/*.c)
-FORMAT_SRCS := $(wildcard format/*.c format/v2/*.c)
+FORMAT_SRCS := $(wildcard format/*.c format/v1/*.c format/v2/*.c)
 USER_SRCS := $(wildcard user/*/*.c)
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)
@@ -181,14 +181,14 @@ $(CAPTURE_STREAM): $(OUT)/tests/streams/capture.o $(OUT)/tests/lib/stream.o $(US
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
 # One compile of the decoder and what it needs, instrumented; the headers they include are
-# format/'s and lib/'s.
-$(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/*.h lib/*.h)
+# format/'s shared ones, format/v1/'s and lib/'s.
+$(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/*.h format/v1/*.h lib/*.h)
 	$(call say,FUZZ-CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
 # The Go 1.22+ reader, repair and cut, instrumented.
-$(FUZZ_V2): tests/fuzz/fuzz_reader_v2.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/v2/*.h lib/*.h)
+$(FUZZ_V2): tests/fuzz/fuzz_reader_v2.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/*.h format/v2/*.h lib/*.h)
 	$(call say,FUZZ-CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@

@@ -22,7 +22,7 @@
 
 #include "bench/rnd.h"
 #include "format/v2/writer.h"
-#include "format/writer.h"
+#include "format/v1/writer.h"
 #include "lib/clock.h"
 
 struct rec {
@@ -309,7 +309,7 @@ int main(int argc, char **argv)
 	    run_v2(r, n, reps, nprocs, fd, rate, &rv2))
 		return 1;
 	printf("bench_encode: %zu records, %u Ps, %d runs\n", n, nprocs, reps);
-	print("go 1.19 (format/writer.h):", &r119, n);
+	print("go 1.19 (format/v1/writer.h):", &r119, n);
 	print("go 1.23 (format/v2/writer.h):", &rv2, n);
 	free(r);
 	free(rate);

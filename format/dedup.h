@@ -1,4 +1,4 @@
-/* dedup.h - the writer's string and stack tables: each distinct key is defined once under an
+/* dedup.h - both encoders' string and stack tables: each distinct key is defined once under an
  * id, in memory bounded by a budget however long the trace runs.
  *
  * A trace names a string or a stack by the id of its definition, which the file keeps to its

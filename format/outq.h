@@ -1,4 +1,4 @@
-/* outq.h - the writer's output: complete batches, in order, to a file descriptor, or to a
+/* outq.h - an encoder's output: complete batches, in order, to a file descriptor, or to a
  * sink that keeps them apart (the flight recorder's window in memory). */
 #ifndef LXTRACE_FORMAT_OUTQ_H
 #define LXTRACE_FORMAT_OUTQ_H

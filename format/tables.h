@@ -1,6 +1,6 @@
 /* tables.h - where stacks and strings get the ids that events name them by, behind one
  * interface, so that the stack makers (user/stacks/) and the model serve either encoder: the
- * 1.19 writer's own tables (gt_tables__writer), which define each string and stack in the
+ * 1.19 writer's own tables (format/v1/tables.h), which define each string and stack in the
  * batch of the P passed, or the content table of format/v2/tables.h, which keeps each by id
  * for the Go 1.22+ writer, which takes stacks and strings by content.
  *
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/writer.h"
+#include "format/frame.h"
 
 struct gt_tables_ops {
 	uint64_t (*string)(void *ctx, uint32_t p, const char *s);
@@ -36,7 +36,7 @@ static inline uint64_t gt_tables__string(const struct gt_tables *t, uint32_t p, 
 }
 
 /* A stack, leaf first (1 <= n <= GT_MAX_STACK_FRAMES), for an event on P p; the 1.19
- * writer's can fail with E2BIG (writer.h). */
+ * writer's can fail with E2BIG (format/v1/writer.h). */
 static inline uint64_t gt_tables__stack(const struct gt_tables *t, uint32_t p,
 					const struct gt_frame *frames, size_t n)
 {
@@ -52,8 +52,5 @@ static inline bool gt_tables__current(const struct gt_tables *t, bool stack, uin
 {
 	return t->ops->current(t->ctx, stack, id);
 }
-
-/* The tables of the 1.19 writer w, which must outlive *out's use. */
-void gt_tables__writer(struct gt_tables *out, struct gt_writer *w);
 
 #endif

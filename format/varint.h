@@ -1,12 +1,13 @@
-/* varint.h - unsigned LEB128, the only number encoding of the trace format, shared by the
- * encoder and the decoder. */
+/* varint.h - unsigned LEB128, the only number encoding of both trace formats, shared by
+ * their encoders and decoders. */
 #ifndef LXTRACE_FORMAT_VARINT_H
 #define LXTRACE_FORMAT_VARINT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire.h"
+/* The longest a 64-bit value takes. */
+#define GT_MAX_VARINT_LEN 10
 
 /* Writes v at p, which must have GT_MAX_VARINT_LEN bytes of room; returns the end. */
 static inline uint8_t *gt_varint_put(uint8_t *p, uint64_t v)

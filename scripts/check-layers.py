@@ -4,7 +4,9 @@
   python3 scripts/check-layers.py BUILD_DIR
 
 1. Every source file of lib/, bpf/, format/ and user/ is in a wing of docs/layout.md's table.
-2. No file includes a header of a later wing (the table's order, lowest first).
+2. No file includes a header of a later wing (the table's order, lowest first), nor one of
+   a sibling: wings that share a layer number (the two trace formats) know nothing of each
+   other.
 3. The include graph of those files has no cycle.
 4. No cycle of calls between files: from the built objects (BUILD_DIR/path.o, nm), file A
    calls file B when A's object uses a symbol B's defines; that graph must have no cycle.
@@ -25,7 +27,8 @@ GENERATED = {'lxtrace.skel.h': 'bpf/', 'annotate.skel.h': 'bpf/', 'syscall_names
 
 
 def wings():
-    """The wings of docs/layout.md's table, lowest first: rows like | 3 | `format/` | ... |."""
+    """The wings of docs/layout.md's table, lowest first, each with its layer number: rows like
+    | 3 | `format/` | ... |. Numbers run 1, 2, ... with no gap; siblings repeat one."""
     rows = []
     with open(os.path.join(ROOT, 'docs/layout.md')) as f:
         for line in f:
@@ -33,9 +36,10 @@ def wings():
             if m:
                 rows.append((int(m.group(1)), m.group(2)))
     rows.sort()
-    if not rows or [n for n, _ in rows] != list(range(1, len(rows) + 1)):
+    numbers = sorted({n for n, _ in rows})
+    if not rows or numbers != list(range(1, len(numbers) + 1)):
         sys.exit('check-layers: docs/layout.md: no numbered table of wings (| 1 | `lib/` | ...)')
-    return [w for _, w in rows]
+    return rows
 
 
 def wing_of(path, order):
@@ -120,11 +124,12 @@ def main():
     if len(sys.argv) != 2:
         sys.exit('usage: check-layers.py BUILD_DIR')
     build = sys.argv[1]
-    order = wings()
+    rows = wings()
+    order = [w for _, w in rows]
     files = set(sources())
     errors = []
 
-    rank = {w: i for i, w in enumerate(order)}
+    rank = {w: n for n, w in rows}
     graph = {}
     for path in sorted(files):
         w = wing_of(path, order)
@@ -138,6 +143,8 @@ def main():
                 graph[path].add(inc)
             if iw is not None and rank[iw] > rank[w]:
                 errors.append('%s (%s) includes %s of a later wing (%s)' % (path, w, inc, iw))
+            elif iw is not None and iw != w and rank[iw] == rank[w]:
+                errors.append('%s (%s) includes %s of a sibling wing (%s)' % (path, w, inc, iw))
     cycle = find_cycle(graph)
     if cycle:
         errors.append('include cycle: ' + ' -> '.join(cycle))
@@ -162,8 +169,8 @@ def main():
     for e in errors:
         print('check-layers: ' + e)
     if not errors:
-        print('check-layers: %d files in %d wings, includes go down, no include or call cycle'
-              % (len(files), len(order)))
+        print('check-layers: %d files in %d wings, includes go down and never to a sibling, '
+              'no include or call cycle' % (len(files), len(order)))
     return 1 if errors else 0
 
 

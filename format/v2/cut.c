@@ -93,6 +93,32 @@ int gt2_repair(int fd, int out_fd, struct gt2_repair_report *rep, char *err, siz
 	return 0;
 }
 
+/* The generations in [first, end) read as a trace of their own, as Go 1.23 will read the cut:
+ * its first generation's statuses are all it knows (state.h). 0, or an error with err. */
+static int check_run(int fd, uint64_t first, uint64_t end, char *err, size_t errlen)
+{
+	struct gt2_reader *r;
+	int ret;
+
+	if (lseek(fd, (off_t)first, SEEK_SET) != (off_t)first) {
+		snprintf(err, errlen, "not a file that can be read again: %s", strerror(errno));
+		return -EIO;
+	}
+	r = gt2_reader__new(&(struct gt2_reader_opts){ .sz = sizeof(struct gt2_reader_opts),
+			    .fd = fd, .limit = end, .header_read = true, .start = first });
+	if (!r) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -errno;
+	}
+	while ((ret = gt2_reader__next_generation(r)) == 1)
+		;
+	if (ret < 0)
+		snprintf(err, errlen, "the window's generations are no trace of their own: %s",
+			 gt2_reader__error(r));
+	gt2_reader__free(r);
+	return ret;
+}
+
 int gt2_cut(int fd, int out_fd, uint64_t from_ns, uint64_t to_ns, struct gt2_cut_report *rep,
 	    char *err, size_t errlen)
 {
@@ -132,6 +158,8 @@ int gt2_cut(int fd, int out_fd, uint64_t from_ns, uint64_t to_ns, struct gt2_cut
 		snprintf(err, errlen, "no generation holds an event in the window");
 		return -ENODATA;
 	}
+	if ((ret = check_run(fd, first, end, err, errlen)))
+		return ret;
 	rep->bytes = GT2_HEADER_LEN + end - first;
 	if ((ret = copy(fd, out_fd, 0, GT2_HEADER_LEN, err, errlen)))
 		return ret;

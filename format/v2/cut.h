@@ -31,7 +31,8 @@ struct gt2_cut_report {
 /* Writes to out_fd the header and the generations of the trace on fd that hold an event (or
  * sample) in [from_ns, to_ns), counted from the trace's first event. 0; -ENODATA when no
  * generation does; another negative errno (-EINVAL: a generation up to the window's end the
- * reader refuses) with err. */
+ * reader refuses, or the window's generations read alone, their first one's statuses all
+ * that is known, are refused) with err. */
 int gt2_cut(int fd, int out_fd, uint64_t from_ns, uint64_t to_ns, struct gt2_cut_report *rep,
 	    char *err, size_t errlen);
 

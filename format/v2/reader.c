@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "format/v2/reader.h"
+#include "format/v2/state.h"
 #include "format/varint.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"
@@ -61,6 +62,7 @@ struct gt2_reader {
 	/* The generation being read. */
 	uint64_t gen, freq, gen_start, gen_end, ngens;
 	uint64_t gen_events, lo, hi;	/* its events and samples, their first and last ticks */
+	uint64_t gen_timed;	/* its events without the samples */
 	size_t used;		/* of the budget */
 	uint8_t *g;		/* the bytes of its batches */
 	size_t glen, gcap;
@@ -75,6 +77,10 @@ struct gt2_reader {
 	size_t nfr, capfr;
 	struct sample *smp;
 	size_t nsmp, capsmp;
+	uint64_t nbatches;	/* of every kind */
+	struct gt2_state_batch *sb;	/* its event batches for the state tracker */
+	size_t capsb;
+	struct gt2_state *state;	/* the scheduler's, since the first generation */
 
 	/* The next generation's first batch, read while reading this one; or the error reading
 	 * it, which Go reports after this generation's events. */
@@ -358,6 +364,7 @@ static int add_batch(struct gt2_reader *r, const struct hdr *h, size_t data)
 	struct cur c = { r->g + data + 1, r->g + data + h->len, body + 1 };
 	uint8_t first = h->len ? r->g[data] : 0;
 
+	r->nbatches++;
 	if (h->exp) {
 		r->glen = data;	/* an experiment's data: not lxtrace's to read */
 		return 0;
@@ -413,7 +420,7 @@ static size_t decode(struct gt2_reader *r, const struct batch *b, size_t boff,
 {
 	const uint8_t *p = r->g + b->data + boff, *end = r->g + b->data + b->len;
 	const struct gt2_spec *s = gt2_spec(*p);
-	struct cur c = { p + 1, end, 0 };
+	size_t n;
 
 	e->off = b->body + boff;
 	e->type = *p;
@@ -422,11 +429,9 @@ static size_t decode(struct gt2_reader *r, const struct batch *b, size_t boff,
 		return 0;
 	}
 	e->nargs = s->nargs;
-	if (!cur_varint(&c, dt) || !cur_varints(&c, e->args, s->nargs)) {
+	if (!(n = gt2_spec__decode(p, end, dt, e->args)))
 		fail(r, -EINVAL, e->off, "%s cut short or malformed", s->name);
-		return 0;
-	}
-	return (size_t)(c.p - p);
+	return n;
 }
 
 /* What Go's reader checks once the generation is in: a Frequency, the frames' strings, every
@@ -480,17 +485,43 @@ static int check_generation(struct gt2_reader *r)
 		return fail(r, -EINVAL, r->gen_start, "generation %llu has no event",
 			    (unsigned long long)r->gen);
 	for (size_t i = 0; i < r->nsmp; i++) {
+		/* Go 1.23 takes it, then panics printing its stack. */
+		if (r->smp[i].args[4] && !u64map__get(r->stks, r->smp[i].args[4]))
+			return fail(r, -EINVAL, r->smp[i].off, "CPU sample names stack %llu, not in "
+				    "generation %llu's table", (unsigned long long)r->smp[i].args[4],
+				    (unsigned long long)r->gen);
 		r->lo = r->smp[i].args[0] < r->lo ? r->smp[i].args[0] : r->lo;
 		r->hi = r->smp[i].args[0] > r->hi ? r->smp[i].args[0] : r->hi;
 	}
 	r->gen_events = events + r->nsmp;
+	r->gen_timed = events;
 	return 0;
+}
+
+static const char *state_string(void *ctx, uint64_t id, size_t *len)
+{
+	return gt2_reader__string(ctx, id, len);
+}
+
+/* What Go's ordering checks once the generation's structure is whole (state.h). */
+static int check_state(struct gt2_reader *r)
+{
+	int ret;
+
+	if (grow_array((void **)&r->sb, &r->capsb, r->nb, sizeof(*r->sb), 16))
+		return fail(r, -ENOMEM, r->gen_start, "out of memory");
+	for (size_t i = 0; i < r->nb; i++)
+		r->sb[i] = (struct gt2_state_batch){ r->b[i].m, r->b[i].base, r->b[i].body,
+						     r->g + r->b[i].data, r->b[i].len };
+	ret = gt2_state__generation(r->state, r->gen, r->freq, r->sb, r->nb, state_string, r,
+				    r->msg, sizeof(r->msg));
+	return ret ? (r->err = ret) : 0;
 }
 
 static void clear_generation(struct gt2_reader *r)
 {
 	r->gen = r->freq = 0;
-	r->used = r->glen = r->nb = r->nstr = r->nfr = r->nsmp = 0;
+	r->used = r->glen = r->nb = r->nstr = r->nfr = r->nsmp = r->nbatches = 0;
 	u64map__clear(r->strs);
 	u64map__clear(r->stks);
 	u64map__clear(r->pcs);
@@ -565,7 +596,7 @@ static int read_generation(struct gt2_reader *r)
 	if (!r->gen)
 		return fail(r, -EINVAL, r->pos, "no generation: no Frequency");
 check:
-	if ((ret = check_generation(r)))
+	if ((ret = check_generation(r)) || (ret = check_state(r)))
 		return ret;
 	r->ngens++;
 	r->open = true;
@@ -669,6 +700,12 @@ uint64_t gt2_reader__gen_events(const struct gt2_reader *r)
 	return r->gen_events;
 }
 
+void gt2_reader__gen_split(const struct gt2_reader *r, uint64_t *batches, uint64_t *events)
+{
+	*batches = r->nbatches;
+	*events = r->gen_timed;
+}
+
 int64_t gt2_reader__ns(const struct gt2_reader *r, uint64_t ts)
 {
 	uint64_t f = r->freq ? r->freq : 1000000000;
@@ -748,13 +785,14 @@ struct gt2_reader *gt2_reader__new(const struct gt2_reader_opts *o)
 	r->limit = o->limit;
 	r->budget = o->gen_budget ? o->gen_budget : GT2_READER_BUDGET;
 	r->started = o->header_read;
-	r->pos = o->header_read ? GT2_HEADER_LEN : 0;
+	r->pos = !o->header_read ? 0 : o->start ? o->start : GT2_HEADER_LEN;
 	r->in = malloc(IN_SIZE);
 	r->spbuf = malloc(GT2_MAX_BATCH);
 	r->strs = u64map__new();
 	r->stks = u64map__new();
 	r->pcs = u64map__new();
-	if (!r->in || !r->spbuf || !r->strs || !r->stks || !r->pcs) {
+	r->state = gt2_state__new(0);
+	if (!r->in || !r->spbuf || !r->strs || !r->stks || !r->pcs || !r->state) {
 		gt2_reader__free(r);
 		errno = ENOMEM;
 		return NULL;
@@ -773,6 +811,8 @@ void gt2_reader__free(struct gt2_reader *r)
 	free(r->str);
 	free(r->fr);
 	free(r->smp);
+	free(r->sb);
+	gt2_state__free(r->state);
 	u64map__free(r->strs);
 	u64map__free(r->stks);
 	u64map__free(r->pcs);

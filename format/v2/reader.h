@@ -10,11 +10,13 @@
  * is handed out, with a one-line reason naming a byte offset; the generations before it were
  * whole traces.
  *
- * Not checked: the scheduler state of §18.3 (statuses, transitions, sequence numbers) that
- * Go's ordering checks; a file of lxtrace's encoder keeps it by construction.
+ * Then the scheduler state of §18.3, as Go's ordering checks it (format/v2/state.h): the
+ * statuses, transitions and sequence numbers of goroutines, Ps and Ms across the generation's
+ * Ms; it carries over from one generation to the next.
  *
  * Memory: one generation, its bytes and their index, at most gen_budget (a longer generation
- * is refused), plus the first batch of the next one (64 KiB). Nothing grows with the file.
+ * is refused), plus the first batch of the next one (64 KiB), and the scheduler state (at
+ * most GT2_STATE_BUDGET). Nothing else grows with the file.
  * The input is distrusted: every length is checked against what remains and the budget.
  */
 #ifndef LXTRACE_FORMAT_V2_READER_H
@@ -53,7 +55,9 @@ struct gt2_reader_opts {
 	uint64_t limit;		/* the input ends at this offset of the file; 0: no limit */
 	size_t gen_budget;	/* bytes one generation may take in memory; 0: GT2_READER_BUDGET */
 	bool header_read;	/* the caller has read and checked the header: the input starts
-				 * at offset 16 */
+				 * at offset 16, or at start */
+	uint64_t start;		/* with header_read: the offset the fd is at, a batch's (0: 16);
+				 * the generations from there are a trace of their own */
 };
 
 #define GT2_READER_BUDGET (256u << 20)
@@ -79,6 +83,9 @@ uint64_t gt2_reader__gen_end(const struct gt2_reader *r);
 /* The current generation's events and samples, and the times of its earliest and latest (ns:
  * its ticks at its Frequency, as Go 1.23 counts them). */
 uint64_t gt2_reader__gen_events(const struct gt2_reader *r);
+/* The current generation as Go 1.23's -d=2 splits it: its batches of every kind (experimental
+ * ones too) and its timed events (not the samples). */
+void gt2_reader__gen_split(const struct gt2_reader *r, uint64_t *batches, uint64_t *events);
 void gt2_reader__gen_span(const struct gt2_reader *r, int64_t *first_ns, int64_t *last_ns);
 /* ns of ts ticks at the current generation's Frequency. */
 int64_t gt2_reader__ns(const struct gt2_reader *r, uint64_t ts);

@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include "format/v2/spec.h"
+#include "format/varint.h"
 #include "format/v2/wire.h"
 
 #define STR(i) (1u << (i))
@@ -61,4 +62,19 @@ static const struct gt2_spec specs[] = {
 const struct gt2_spec *gt2_spec(uint8_t t)
 {
 	return t < sizeof(specs) / sizeof(specs[0]) && specs[t].name ? &specs[t] : NULL;
+}
+
+size_t gt2_spec__decode(const uint8_t *p, const uint8_t *end, uint64_t *dt, uint64_t *args)
+{
+	const struct gt2_spec *s = gt2_spec(*p);
+	const uint8_t *q = p + 1;
+	size_t n;
+
+	if (!s || !(n = gt_varint_get(q, end, dt)))
+		return 0;
+	q += n;
+	for (unsigned i = 0; i < s->nargs; i++, q += n)
+		if (!(n = gt_varint_get(q, end, &args[i])))
+			return 0;
+	return (size_t)(q - p);
 }

@@ -1,9 +1,10 @@
 /* spec.h - what each timed event of the Go 1.22+ format carries: its name, its arguments after
  * the time delta, and which of them are string or stack ids of the generation's tables
- * (docs/format.md §18.6). The reader decodes by it and the dump prints by it. */
+ * (docs/format.md §18.6). The reader and the state tracker decode by it, the dump prints by it. */
 #ifndef LXTRACE_FORMAT_V2_SPEC_H
 #define LXTRACE_FORMAT_V2_SPEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define GT2_MAX_ARGS 4
@@ -22,5 +23,9 @@ struct gt2_spec {
 
 /* The spec of type t, or NULL when Go 1.23 refuses it in an event batch. */
 const struct gt2_spec *gt2_spec(uint8_t t);
+
+/* Decodes the timed event at p (< end): its time delta and arguments (room for GT2_MAX_ARGS)
+ * by its spec; its length, 0 when its type is not a timed event or it is cut short. */
+size_t gt2_spec__decode(const uint8_t *p, const uint8_t *end, uint64_t *dt, uint64_t *args);
 
 #endif

@@ -21,6 +21,7 @@ enum gt2_type {
 	GT2_EV_CPU_SAMPLE = 7,		/* absolute time, M, P, G, stack */
 	GT2_EV_FREQUENCY = 8,		/* ticks per second: the only event of its batch */
 	/* Timed events: a time delta, then these arguments. */
+	GT2_EV_PROCS_CHANGE = 9,	/* procs, stack */
 	GT2_EV_PROC_START = 10,		/* P, P seq */
 	GT2_EV_PROC_STOP = 11,		/* - */
 	GT2_EV_PROC_STEAL = 12,		/* P, P seq, M it is taken from */
@@ -37,12 +38,28 @@ enum gt2_type {
 	GT2_EV_GO_SYSCALL_END = 23,	/* - */
 	GT2_EV_GO_SYSCALL_END_BLOCKED = 24,	/* - */
 	GT2_EV_GO_STATUS = 25,		/* G, M, status */
+	GT2_EV_STW_BEGIN = 26,		/* kind sid, stack */
+	GT2_EV_STW_END = 27,		/* - */
+	GT2_EV_GC_ACTIVE = 28,		/* GC seq */
+	GT2_EV_GC_BEGIN = 29,		/* GC seq, stack */
+	GT2_EV_GC_END = 30,		/* GC seq */
+	GT2_EV_GC_SWEEP_ACTIVE = 31,	/* P */
+	GT2_EV_GC_SWEEP_BEGIN = 32,	/* stack */
+	GT2_EV_GC_SWEEP_END = 33,	/* swept, reclaimed */
+	GT2_EV_GC_MARK_ASSIST_ACTIVE = 34,	/* G */
+	GT2_EV_GC_MARK_ASSIST_BEGIN = 35,	/* stack */
+	GT2_EV_GC_MARK_ASSIST_END = 36,	/* - */
 	GT2_EV_HEAP_ALLOC = 37,		/* bytes */
+	GT2_EV_HEAP_GOAL = 38,		/* bytes */
+	GT2_EV_GO_LABEL = 39,		/* label sid */
 	GT2_EV_USER_TASK_BEGIN = 40,	/* task, parent task, name sid, stack */
 	GT2_EV_USER_TASK_END = 41,	/* task, stack */
 	GT2_EV_USER_REGION_BEGIN = 42,	/* task, name sid, stack */
 	GT2_EV_USER_REGION_END = 43,	/* task, name sid, stack */
 	GT2_EV_USER_LOG = 44,		/* task, key sid, value sid, stack */
+	GT2_EV_GO_SWITCH = 45,		/* G, G seq */
+	GT2_EV_GO_SWITCH_DESTROY = 46,	/* G, G seq */
+	GT2_EV_GO_CREATE_BLOCKED = 47,	/* new G, its stack, stack */
 	GT2_EV_GO_STATUS_STACK = 48,	/* G, M, status, stack */
 };
 
@@ -52,6 +69,7 @@ enum gt2_gstatus {
 	GT2_G_RUNNING = 2,
 	GT2_G_SYSCALL = 3,
 	GT2_G_WAITING = 4,
+	GT2_G_STATUSES		/* Go 1.23 refuses a status from here on */
 };
 
 /* A P's status in ProcStatus. */
@@ -59,6 +77,8 @@ enum gt2_pstatus {
 	GT2_P_RUNNING = 1,
 	GT2_P_IDLE = 2,
 	GT2_P_SYSCALL = 3,
+	GT2_P_SYSCALL_ABANDONED = 4,	/* its M left it in a syscall and went away */
+	GT2_P_STATUSES
 };
 
 /* No M: the batch of a generation's tables and of statuses bound to no thread. */

@@ -42,7 +42,10 @@ struct proc {
 
 struct gt2_writer {
 	int fd;
-	struct gt_outq *out;	/* whole batches to fd, small ones gathered first */
+	struct gt_outq *out;	/* whole batches to fd, small ones gathered first; or to whole */
+	gt2_generation_sink sink;
+	void *sink_ctx;
+	struct buf whole;	/* with a sink: the generation's batches written so far */
 	off_t base;		/* fd's offset at the start; -1: not seekable */
 	uint64_t gen_mark;	/* bytes of out written when the current generation began */
 	uint32_t nprocs;
@@ -85,11 +88,38 @@ static int fail(struct gt2_writer *w, int err)
 	w->err = err;
 	w->st.lost += w->gen_events;
 	w->st.batches -= w->gen_batches;
-	if (w->base >= 0 && !ftruncate(w->fd, end) && lseek(w->fd, end, SEEK_SET) == end)
+	if (w->sink || (w->base >= 0 && !ftruncate(w->fd, end) &&
+			lseek(w->fd, end, SEEK_SET) == end))
 		w->st.torn = 0;
 	else
 		w->st.torn = gt_outq__written(w->out) - w->gen_mark + gt_outq__torn(w->out, NULL);
 	w->st.bytes = w->gen_mark;
+	return err;
+}
+
+/* The output's sink when the writer has one: the generation's batches gathered, whole. */
+static int gather(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, size_t hlen,
+		  const uint8_t *body, size_t blen)
+{
+	struct gt2_writer *w = ctx;
+
+	(void)b;
+	if (grow_buf(&w->whole, hlen + blen))
+		return -ENOMEM;
+	memcpy(w->whole.data + w->whole.len, hdr, hlen);
+	memcpy(w->whole.data + w->whole.len + hlen, body, blen);
+	w->whole.len += hlen + blen;
+	return 0;
+}
+
+/* Hands the generation gathered to the sink. */
+static int hand_over(struct gt2_writer *w)
+{
+	struct gt2_generation g = { w->gen, w->gen_start, w->last_ts, w->gen_events,
+				    w->whole.data, w->whole.len };
+	int err = w->sink(w->sink_ctx, &g);
+
+	w->whole.len = 0;
 	return err;
 }
 
@@ -351,6 +381,8 @@ static int end_generation(struct gt2_writer *w)
 	}
 	if (!err && (err = gt_outq__flush(w->out)))
 		return fail(w, err);
+	if (!err && w->sink && (err = hand_over(w)))
+		return fail(w, err);
 	if (err)
 		return err;
 	w->st.generations++;
@@ -405,7 +437,8 @@ static int enter(struct gt2_writer *w, uint64_t ts)
 	if (!ts || ts < w->last_ts)
 		return -EINVAL;
 	if (w->open && (ts - w->gen_start >= w->gen_ticks ||
-			w->held + gt_tracemap__bytes(w->sids) + gt_tracemap__bytes(w->stkids) >=
+			w->held + w->whole.len + gt_tracemap__bytes(w->sids) +
+					gt_tracemap__bytes(w->stkids) >=
 				w->gen_bytes)) {
 		if ((err = end_generation(w)))
 			return err;
@@ -668,30 +701,31 @@ int gt2_writer__thread_found(struct gt2_writer *w, uint64_t ts, uint64_t tid,
 }
 
 int gt2_writer__thread_new(struct gt2_writer *w, uint64_t ts, uint64_t parent, uint64_t tid,
-			   const struct gt2_stack *stk)
+			   const struct gt2_stack *stk, const struct gt2_stack *start)
 {
 	struct thr *pt = find(w, parent), *t;
-	uint64_t sk;
+	uint64_t sk, ssk;
 	int err;
 
 	if (!pt || !tid || find(w, tid))
 		return -EINVAL;
 	if (pt->p < 0 || pt->st != GT2_G_RUNNING || w->procs[pt->p].st != GT2_P_RUNNING)
-		return gt2_writer__thread_found(w, ts, tid, GT2_G_RUNNABLE, -1, NULL, NULL);
-	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)))
+		return gt2_writer__thread_found(w, ts, tid, GT2_G_RUNNABLE, -1, NULL, start);
+	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)) ||
+	    (err = stack_id(w, start, &ssk)))
 		return err;
 	if (!(t = add_thread(w, tid, GT2_G_RUNNABLE)))
 		return -errno;
 	/* Adding may have moved the table of threads. */
 	pt = find(w, parent);
-	return EV(w, pt, ts, GT2_EV_GO_CREATE, t->g, 0, sk);
+	return EV(w, pt, ts, GT2_EV_GO_CREATE, t->g, ssk, sk);
 }
 
 int gt2_writer__exec(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t goid,
-		     const struct gt2_stack *stk)
+		     const struct gt2_stack *stk, const struct gt2_stack *start)
 {
 	struct thr *t = find(w, tid);
-	uint64_t sk, old;
+	uint64_t sk, ssk, old;
 	int32_t p;
 	int err;
 
@@ -699,13 +733,14 @@ int gt2_writer__exec(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t g
 		return -EINVAL;
 	if (!goid || u64map__get(w->goids, goid))
 		return -EINVAL;
-	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)) || (err = take_goid(w, goid)))
+	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)) ||
+	    (err = stack_id(w, start, &ssk)) || (err = take_goid(w, goid)))
 		return err;
 	old = t->g;
 	p = t->p;
 	if (t->st == GT2_G_RUNNING) {
 		/* Created by the goroutine it replaces, which then ends: the M keeps its P. */
-		if ((err = EV(w, t, ts, GT2_EV_GO_CREATE, goid, sk, sk)) ||
+		if ((err = EV(w, t, ts, GT2_EV_GO_CREATE, goid, ssk, sk)) ||
 		    (err = EV0(w, t, ts, GT2_EV_GO_DESTROY)))
 			return err;
 		t->g = goid;
@@ -878,14 +913,16 @@ struct gt2_writer *gt2_writer__new(const struct gt2_writer_opts *o)
 	struct gt2_writer *w;
 	int err;
 
-	if (!o || o->sz < sizeof(*o) || !o->nprocs || !o->frequency || o->fd < 0) {
+	if (!o || o->sz < sizeof(*o) || !o->nprocs || !o->frequency || (o->fd < 0 && !o->sink)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	w->fd = o->fd;
+	w->fd = o->sink ? -1 : o->fd;
+	w->sink = o->sink;
+	w->sink_ctx = o->sink_ctx;
 	w->nprocs = o->nprocs;
 	w->freq = o->frequency;
 	w->gen_ticks = o->gen_ticks ? o->gen_ticks : o->frequency;
@@ -895,8 +932,8 @@ struct gt2_writer *gt2_writer__new(const struct gt2_writer_opts *o)
 	if (w->batch_size < 2 * EV_ROOM)
 		w->batch_size = 2 * EV_ROOM;
 	w->gen = 1;
-	w->base = lseek(o->fd, 0, SEEK_CUR);
-	w->out = gt_outq__new(o->fd, GT2_MAX_BATCH, 0);
+	w->base = w->sink ? -1 : lseek(o->fd, 0, SEEK_CUR);
+	w->out = w->sink ? gt_outq__new_sink(gather, w) : gt_outq__new(o->fd, GT2_MAX_BATCH, 0);
 	w->procs = calloc(o->nprocs, sizeof(*w->procs));
 	w->pcs = calloc(GT2_MAX_FRAMES, sizeof(*w->pcs));
 	w->by_tid = u64map__new();
@@ -914,7 +951,7 @@ struct gt2_writer *gt2_writer__new(const struct gt2_writer_opts *o)
 		errno = -err;
 		goto fail;
 	}
-	w->gen_mark = w->st.bytes = GT2_HEADER_LEN;
+	w->gen_mark = w->st.bytes = gt_outq__written(w->out);
 	return w;
 fail:
 	gt2_writer__free(w);
@@ -933,6 +970,7 @@ void gt2_writer__free(struct gt2_writer *w)
 	u64map__free(w->goids);
 	free(w->procs);
 	free(w->nom.data);
+	free(w->whole.data);
 	free(w->strings.data);
 	free(w->stacks.data);
 	free(w->samples.data);

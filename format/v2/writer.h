@@ -32,13 +32,31 @@
 #include <stdint.h>
 
 #include "format/v2/wire.h"
-#include "format/writer.h"
+#include "format/frame.h"
 
 struct gt2_writer;
+
+/* A whole generation as the writer ends it: its batches as bytes (to follow GT2_HEADER in a
+ * file, after any other whole generations), the times of its first and last call, its events. */
+struct gt2_generation {
+	uint64_t gen;
+	uint64_t first_ts, last_ts;
+	uint64_t events;
+	const uint8_t *data;
+	size_t len;
+};
+
+/* Takes one generation; its bytes are the writer's again when it returns. 0 or a negative
+ * errno, which fails the writer like a write error. */
+typedef int (*gt2_generation_sink)(void *ctx, const struct gt2_generation *g);
 
 struct gt2_writer_opts {
 	size_t sz;		/* sizeof(struct gt2_writer_opts), for growth */
 	int fd;			/* output; the writer does not close it */
+	/* Generations go to sink instead (fd is then unused and no header is written): each is
+	 * held in memory until it ends, and counts toward gen_bytes. */
+	gt2_generation_sink sink;
+	void *sink_ctx;
 	uint32_t nprocs;	/* CPUs (P ids) are 0 .. nprocs-1 */
 	uint64_t frequency;	/* ticks per second; > 0 */
 	size_t batch_size;	/* bytes of one M's batch; 0 or above GT2_MAX_BATCH: the maximum */
@@ -63,13 +81,15 @@ enum gt2_leave {
 struct gt2_writer_stats {
 	uint64_t events;	/* timed events, CPU samples included */
 	uint64_t batches;
-	uint64_t bytes;		/* in the file, header included, in whole generations */
+	uint64_t bytes;		/* in the file, header included, in whole generations (with a
+				 * sink: the generations it took) */
 	uint64_t generations;	/* complete in the file */
 	uint64_t strings, stacks;	/* table entries written, over all generations */
 	uint64_t cut;		/* strings and stacks cut to the parser's limits */
 	uint64_t lost;		/* events of the generation a write error cut away */
 	/* After a write error on a file that cannot be cut back (a pipe; ftruncate failed):
-	 * the bytes past the last generation boundary, where the file should end. 0 normally. */
+	 * the bytes past the last generation boundary, where the file should end. 0 normally,
+	 * and always with a sink. */
 	uint64_t torn;
 };
 
@@ -86,18 +106,19 @@ int gt2_writer__thread_found(struct gt2_writer *w, uint64_t ts, uint64_t tid,
 			     const struct gt2_stack *stk);
 
 /* Thread tid is created, runnable, by parent (GoCreate on the parent's M with the parent's
- * stack stk, when the parent runs on a CPU; else as thread_found RUNNABLE). */
+ * stack stk, when the parent runs on a CPU; else as thread_found RUNNABLE), starting at start:
+ * Go 1.23 names a goroutine by the root frame of its first stack, this one. */
 int gt2_writer__thread_new(struct gt2_writer *w, uint64_t ts, uint64_t parent, uint64_t tid,
-			   const struct gt2_stack *stk);
+			   const struct gt2_stack *stk, const struct gt2_stack *start);
 
 /* Thread tid, running (or in a syscall), exits; its M's batch is written. */
 int gt2_writer__thread_exit(struct gt2_writer *w, uint64_t ts, uint64_t tid);
 
 /* Thread tid, running (or in a syscall, execve) on a CPU, becomes a new program: its goroutine
  * ends and goroutine goid (one no thread has: outside the tids, which are the others' ids)
- * begins on the same M, created at stk. */
+ * begins on the same M, created at stk, starting at start (thread_new). */
 int gt2_writer__exec(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t goid,
-		     const struct gt2_stack *stk);
+		     const struct gt2_stack *stk, const struct gt2_stack *start);
 
 /* Thread tid gets CPU cpu: runnable, or in a syscall (then it stays in the syscall until
  * syscall_end). A CPU another thread left inside a syscall is stolen from it (ProcSteal). */
@@ -138,9 +159,9 @@ int gt2_writer__log(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t ta
 /* A counter (the heap of Go's viewer: lxtrace's RSS) set by thread tid, holding a CPU. */
 int gt2_writer__heap(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t bytes);
 
-/* Ends the current generation: everything taken so far is in the file, which ends on a
- * generation boundary. The next call opens a new generation. The first flush writes one even
- * when nothing happened: a file of the header alone does not parse. */
+/* Ends the current generation: everything taken so far is in the file (or went to the sink),
+ * which ends on a generation boundary. The next call opens a new generation. The first flush
+ * writes one even when nothing happened: a file of the header alone does not parse. */
 int gt2_writer__flush(struct gt2_writer *w);
 
 /* The generation being filled (1, 2, ...). */

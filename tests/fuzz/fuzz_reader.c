@@ -11,10 +11,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "format/cut.h"
-#include "format/reader.h"
-#include "format/repair.h"
-#include "format/state.h"
+#include "format/v1/cut.h"
+#include "format/v1/reader.h"
+#include "format/v1/repair.h"
+#include "format/v1/state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -298,10 +298,10 @@ Test(flight, slow_read_fires_a_syscall_trigger_naming_read)
 	cr_expect_null(mark(1), "the writer's nanosleep and the join's futex are waits, not syscalls");
 }
 
-Test(flight, sigusr1_three_times_makes_three_files)
+/* A recording with args, sent SIGUSR1 three times 0.4 s apart: three files. */
+static void three_sigusr1(const char **args)
 {
-	/* -v: the records by kind, where the trigger requests are counted. */
-	itest_start((const char *[]){ "--flight-recorder=2", "--min-gap", "0.1", "-v", NULL });
+	itest_start(args);
 	for (int k = 0; k < 3; k++) {
 		usleep(400 * 1000);
 		cr_assert_eq(kill(recorder__pid(it.rec), SIGUSR1), 0);
@@ -309,6 +309,12 @@ Test(flight, sigusr1_three_times_makes_three_files)
 	usleep(300 * 1000);
 	itest_stop(SIGINT, 0);
 	cr_assert_eq(count_files(), 3, "%s", recorder__stderr(it.rec));
+}
+
+Test(flight, sigusr1_three_times_makes_three_files)
+{
+	/* -v: the records by kind, where the trigger requests are counted. */
+	three_sigusr1((const char *[]){ "--flight-recorder=2", "--min-gap", "0.1", "-v", NULL });
 	cr_expect(strstr(recorder__stderr(it.rec), " 3 trigger requests") &&
 		  strstr(recorder__stderr(it.rec), "; 3 triggers: 3 with a file"), "%s",
 		  recorder__stderr(it.rec));
@@ -459,8 +465,8 @@ Test(flight, triggers_within_min_gap_are_named_in_one_line)
 	cr_assert_eq(count_files(), 1, "%s", err);
 	load_file(1);
 	s = strstr(err, "  flight: ");
-	cr_assert(s && sscanf(s, "%*[^;]; %llu triggers: %llu with a file, %llu in a file's "
-			      "--after, %llu within --min-gap", &fired, &files, &after, &gap) == 4,
+	cr_assert(s && sscanf(s, "%*[^;]; %llu triggers: %llu with a file, %llu in a pending "
+			      "file, %llu within --min-gap", &fired, &files, &after, &gap) == 4,
 		  "%s", err);
 	cr_expect(files == 1 && gap >= 7 && fired == files + after + gap, "%s", err);
 	s = strstr(err, "  within gap:    ");
@@ -583,4 +589,87 @@ Test(flight, window_memory_stays_under_its_budget)
 	cr_expect_gt(mem, 1.0);
 	cr_assert_eq(count_files(), 1);
 	load_file(1);
+}
+
+/* File n of a go1.23 recording passes Go 1.23's reader and its viewer (what check-trace checks
+ * of the format); its -d=1 text, which the caller frees. */
+static char *load_file123(unsigned n)
+{
+	struct goparse_result r;
+	char *text = NULL;
+
+	cr_assert_eq(goparse_123_text(file_name(n), 1, &r, &text), 0);
+	cr_assert(r.ok, "%s: go 1.23 -d=1: %s", file_name(n), r.error);
+	cr_assert_eq(goparse_123_views(file_name(n), &r), 0);
+	cr_assert(r.ok, "%s: go 1.23 viewer: %s", file_name(n), r.error);
+	return text;
+}
+
+/* The trigger marks in a go1.23 file's text that say what: its lxtrace.trigger Logs. */
+static unsigned marks123(const char *text, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *l = text; (l = strstr(l, "Category=\"lxtrace.trigger\"")); l++) {
+		const char *end = strchr(l, '\n');
+		size_t len = end ? (size_t)(end - l) : strlen(l);
+
+		n += memmem(l, len, what, strlen(what)) != NULL;
+	}
+	return n;
+}
+
+/* Go 1.22+ files from memory: file n, written 100 ms after the n-th SIGUSR1, holds that one
+ * and the ones before it (a window of 2 s holds them all), never a later one. */
+Test(flight, go123_sigusr1_files_hold_their_trigger)
+{
+	three_sigusr1((const char *[]){ "--format=go1.23", "--flight-recorder=2", "--min-gap",
+					"0.1", "--after", "0.1", NULL });
+	cr_expect(strstr(recorder__stderr(it.rec), "; 3 triggers: 3 with a file"), "%s",
+		  recorder__stderr(it.rec));
+	for (unsigned n = 1; n <= 3; n++) {
+		char *text = load_file123(n);
+		struct file_line l = file_line(n);
+
+		cr_expect_eq(marks123(text, "SIGUSR1"), n, "%s: %u marks of SIGUSR1", file_name(n),
+			     marks123(text, "SIGUSR1"));
+		cr_expect(!strncmp(l.rest, ", for SIGUSR1 at ", 17), "%s", l.rest);
+		free(text);
+	}
+}
+
+/* A stall in a recording longer than the window: one go1.23 file, holding the trigger, of
+ * about the window's length (whole generations of a tenth of it), and what the window let go
+ * counted in the summary. */
+Test(flight, go123_stall_file_is_the_last_window_of_generations)
+{
+	unsigned long long gens = 0, events = 0, oversize = 1;
+	const char *s;
+	struct file_line l;
+	char *text;
+
+	itest_start((const char *[]){ "--format=go1.23", "--flight-recorder=2", "--trigger",
+				      "sched-latency>50ms,comm=stall", NULL });
+	/* 4 s of idling (twice the window), a 150 ms stall, 4 s of idling. */
+	itest_run("stall", (const char *[]){ "4000", "150", "1", NULL }, 60);
+	itest_stop(SIGINT, 0);
+	cr_assert_eq(count_files(), 1, "%u files; recorder said:\n%s", count_files(),
+		     recorder__stderr(it.rec));
+	text = load_file123(1);
+	cr_expect_eq(marks123(text, "sched-latency"), 1, "%u marks",
+		     marks123(text, "sched-latency"));
+	free(text);
+	l = file_line(1);
+	cr_expect(l.span >= 1.7 && l.span <= 2.3 && l.from >= 1.0, "%.1f s, %.1f to %.1f s",
+		  l.span, l.from, l.to);
+	s = strstr(recorder__stderr(it.rec), " generations evicted, ");
+	cr_assert(s, "no count of what the window let go:\n%s", recorder__stderr(it.rec));
+	while (s > recorder__stderr(it.rec) && s[-1] != ' ')
+		s--;
+	cr_assert_eq(sscanf(s, "%llu generations evicted, %llu events (%llu larger", &gens, &events,
+			    &oversize), 3, "%.80s", s);
+	cr_expect_geq(gens, 10, "a recording of over 4 s in generations of 0.2 s: %llu evicted",
+		      gens);
+	cr_expect_gt(events, 0);
+	cr_expect_eq(oversize, 0);
 }

@@ -2,7 +2,8 @@
  * every file passes Go 1.23's reader (-d=2 and -d=1) and viewer pages; a ping-pong's runs on
  * a CPU are the kernel's count (/proc/PID/task/TID/schedstat); a thread blocked in read()
  * since before the start is shown waiting there, with its stack, from the start; the thread
- * view has a row per Linux thread of a 50-thread program. */
+ * view has a row per Linux thread of a 50-thread program; goroutines are grouped by their
+ * program. */
 #include <stdint.h>
 #include <time.h>
 
@@ -225,4 +226,31 @@ Test(format123, thread_view_has_a_row_per_linux_thread)
 	cr_expect(!strstr(json, "18446744073709551615"), "the proc view names thread "
 		  "18446744073709551615");
 	free(json);
+}
+
+/* Go 1.23 names a goroutine by the root frame of its first stack: its creation's start
+ * location. A shell starts 20 sleepers (fork, then exec): each is a goroutine of the group
+ * "sleeper" on the Goroutines page, and the forked copies before exec are the shell's. Before
+ * the start locations were written, none was: no group "sleeper", and the copies were in
+ * "(Inactive, no stack trace sampled)". */
+Test(format123, goroutines_are_grouped_by_program)
+{
+	char why[512], script[512], *page;
+	long n;
+
+	snprintf(script, sizeof(script), "for i in $(seq 20); do %s 1 >/dev/null; done",
+		 record__build_path("tests/workloads/sleeper"));
+	itest_start(v2);
+	cr_assert_eq(run_capture((const char *[]){ "/bin/sh", "-c", script, NULL }, 60, NULL, NULL),
+		     0);
+	itest_stop(SIGINT, 0);
+	load123();
+	viewer = viewer__start("1.23", recorder__path(it.rec), why, sizeof(why));
+	cr_assert(viewer, "%s", why);
+	page = viewer__get(viewer, "/goroutines", http_now_ms() + VIEWER_TIMEOUT_MS, why,
+			   sizeof(why));
+	cr_assert(page, "/goroutines: %s", why);
+	n = viewer__group_count("1.23", page, "sleeper");
+	free(page);
+	cr_expect_eq(n, 20, "the Goroutines page's group sleeper has %ld goroutines, not 20", n);
 }

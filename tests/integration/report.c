@@ -165,6 +165,50 @@ Test(report, a_sleeper_sleeps_n_times_in_its_syscall)
 	expect_report("clock_nanosleep", pidbuf);
 }
 
+/* itest_record in the Go 1.22+ format (ropts after --format=go1.23): the file passes Go
+ * 1.23's reader. */
+static void record123(const char *ropt, const char *name, const char *const *wargs)
+{
+	const char *ropts[] = { "--format=go1.23", ropt, NULL };
+	struct goparse_result r;
+
+	itest_start(ropts);
+	itest_run(name, wargs, 60);
+	itest_stop(SIGINT, 0);
+	cr_assert_eq(goparse_123(recorder__path(it.rec), &r), 0);
+	cr_assert(r.ok, "go 1.23: %s", r.error);
+}
+
+/* The sleeper's report from a Go 1.22+ file: the same 50 sleeps and their wakeups. */
+Test(report, go123_a_sleeper_sleeps_n_times_in_its_syscall)
+{
+	const char *args[] = { "50", NULL };
+	const struct hist *h;
+	struct report s;
+	uint64_t entries, lost, triggers, repaired;
+	pid_t pid;
+	char pidbuf[16];
+
+	record123(NULL, "sleeper", args);
+	pid = workload__pid(it.wl);
+	read_threads((uint32_t)pid, NULL, 10, &s);
+	h = syslat__hist(s.sys, "clock_nanosleep", &entries);
+	cr_assert(h, "no clock_nanosleep in the report of pid %d", pid);
+	cr_expect_eq(h->count, 50, "%llu sleeps; the recorder said:\n%s", (unsigned long long)h->count,
+		     recorder__stderr(it.rec));
+	cr_expect_geq(h->min, 10000000);
+	cr_expect_lt(h->max, 1000000000, "a 10 ms sleep took %.3f ms", h->max / 1e6);
+	cr_expect_eq(offcpu__hist(s.off, WALK_OFF_SLEEP)->count, 50);
+	notes__counts(s.notes, &lost, &triggers, &repaired);
+	h = sched_report__hist(s.sched, (uint32_t)pid, (uint32_t)pid, WALK_WAKEUP);
+	cr_assert(h);
+	cr_expect_geq(h->count + repaired, 50, "%llu wakeups, %llu events repaired",
+		      (unsigned long long)h->count, (unsigned long long)repaired);
+	report__free(&s);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
+	expect_report("clock_nanosleep", pidbuf);
+}
+
 Test(report, a_lock_held_is_time_off_the_cpu_for_a_lock_in_pthread_mutex_lock)
 {
 	const char *args[] = { "10", "20", NULL };
@@ -254,6 +298,31 @@ Test(report, cpu_samples_of_a_known_loop_by_function)
 	cpu_report__function(s.cpu, "hot_outer", &self, &total);
 	cr_expect_leq(self * 100, samples * 2, "hot_outer the leaf of %llu of %llu samples",
 		      (unsigned long long)self, (unsigned long long)samples);
+	cr_expect_geq(total * 100, samples * 90, "hot_outer on %llu of %llu samples",
+		      (unsigned long long)total, (unsigned long long)samples);
+	cpu_report__function(s.cpu, "hot_inner", &self, &total);
+	report__free(&s);
+	expect_pprof_top(pid, "hot_inner", self);
+}
+
+/* The loop's samples from a Go 1.22+ file, each with its thread: the same shares, and pprof. */
+Test(report, go123_cpu_samples_of_a_known_loop_by_function)
+{
+	const char *args[] = { "chain", "500", NULL };
+	uint64_t samples, idle, self, total;
+	struct report s;
+	pid_t pid;
+
+	record123("-F999", "hotspin", args);
+	pid = workload__pid(it.wl);
+	read_threads((uint32_t)pid, NULL, 10, &s);
+	samples = cpu_report__samples(s.cpu, &idle);
+	cr_expect(samples > 20 && samples < 600, "%llu samples", (unsigned long long)samples);
+	cr_expect_eq(idle, 0, "the idle task is no thread of the process");
+	cpu_report__function(s.cpu, "hot_inner", &self, &total);
+	cr_expect_geq(self * 100, samples * 85, "hot_inner the leaf of %llu of %llu samples",
+		      (unsigned long long)self, (unsigned long long)samples);
+	cpu_report__function(s.cpu, "hot_outer", &self, &total);
 	cr_expect_geq(total * 100, samples * 90, "hot_outer on %llu of %llu samples",
 		      (unsigned long long)total, (unsigned long long)samples);
 	cpu_report__function(s.cpu, "hot_inner", &self, &total);

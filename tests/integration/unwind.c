@@ -898,6 +898,7 @@ Test(unwind, every_user_stack_is_whole_or_marked)
 				     "sha256sum /usr/bin/perl >/dev/null";
 	const struct gt_event *ev;
 	size_t n = 0, whole = 0, marked = 0, shown = 0;
+	char first[512] = "";
 
 	itest_start((const char *[]){ "-F", "199", NULL });
 	cr_assert_eq(run_capture((const char *[]){ "/bin/sh", "-c", script, NULL }, 60, NULL, NULL),
@@ -932,14 +933,20 @@ Test(unwind, every_user_stack_is_whole_or_marked)
 			marked++;
 		else if (user_stack_whole(s, last))
 			whole++;
-		else if (shown++ < 5)
-			print_stack(s);
+		else {
+			if (!shown)
+				snprintf(first, sizeof(first), "%s <- %s <- %s, of %s",
+					 last > 1 ? s->frames[last - 2].func : "",
+					 last > 0 ? s->frames[last - 1].func : "", f->func, proc);
+			if (shown++ < 5)
+				print_stack(s);
+		}
 	}
 	cr_log_info("%zu user stacks of the programs: %zu whole, %zu marked [truncated], %zu short "
 		    "and unmarked", n, whole, marked, n - whole - marked);
 	cr_assert_geq(n, 300, "only %zu user stacks of the programs", n);
-	cr_assert_eq(whole + marked, n, "%zu user stacks end short without a mark",
-		     n - whole - marked);
+	cr_assert_eq(whole + marked, n, "%zu user stacks end short without a mark; the first ends "
+		     "%s", n - whole - marked, first);
 }
 
 /* ---- code mapped anew at an address that held other code ---- */

@@ -1,14 +1,18 @@
 /* test_callstacks.c - raw stacks to trace stacks: frame order (kernel, syscall, user, identity),
  * trimming of deep stacks at the root end within Go's limits, deduplication, synthetic PCs, the
- * walks the BPF cache names by slot, truncation marks, interrupt stacks and exact pcs. */
+ * walks the BPF cache names by slot, truncation marks, interrupt stacks and exact pcs, and Go's
+ * top frames. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
+#include "format/v1/tables.h"
 #include "tests/unit/test_sym_fixture.h"
 #include "user/stacks/callstacks.h"
 
@@ -400,4 +404,61 @@ Test(callstacks, an_identity_stack_forgotten_comes_back_the_same)
 		if (stk == again)
 			break;
 	}
+}
+
+/* The address of symbol name in the ELF file at file (.symtab). */
+static uint64_t elf_symbol(const char *file, const char *name)
+{
+	int efd = open(file, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	uint64_t addr = 0;
+	Elf *elf;
+
+	cr_assert_geq(efd, 0, "%s: %s", file, strerror(errno));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(efd, ELF_C_READ, NULL);
+	cr_assert_not_null(elf);
+	while (!addr && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		GElf_Shdr sh;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !d)
+			continue;
+		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize && !addr; i++)
+			if (gelf_getsym(d, (int)i, &sym) &&
+			    !strcmp(elf_strptr(elf, sh.sh_link, sym.st_name), name))
+				addr = sym.st_value;
+	}
+	elf_end(elf);
+	close(efd);
+	cr_assert_neq(addr, 0, "no symbol %s in %s", name, file);
+	return addr;
+}
+
+/* A new M's g0 stack begins at runtime.mstart, but its frame pointer is its creator's (clone
+ * keeps the registers): the words a walk finds past mstart are the creator's frames. The
+ * stack ends at mstart, whole: neither those frames nor a [truncated] mark follow. */
+Test(callstacks, go_stacks_end_at_mstart)
+{
+	static const char *const walk[] = { "runtime.schedule", "runtime.mstart1",
+					    "runtime.mstart0", "runtime.mstart.abi0",
+					    "runtime.systemstack.abi0", "runtime.mstart1" };
+	struct symfix go = { 0 };
+	const struct gt_stack *s;
+	uint32_t goid;
+	char bin[256];
+
+	symfix__path("spin-go1.19", bin, sizeof(bin));
+	symfix__start_path(&go, bin);
+	cr_assert_eq(idents__get(ids, (uint32_t)go.pid, "spin-go1.19", NULL, &goid), 0);
+	raw.h = (struct lx_stack){ .tid = (uint32_t)go.pid, .nuser = 6,
+				   .uflags = LX_USTACK_TRUNCATED };
+	for (unsigned i = 0; i < raw.h.nuser; i++)
+		raw.pc[i] = elf_symbol(bin, walk[i]) + 5;
+	s = decoded(callstacks__get(cs, 0, goid, (uint32_t)go.pid, -1, &raw.h));
+	symfix__stop(&go);
+	cr_assert_eq(s->n, 4 + 2, "the four frames to mstart and the identity, not %zu frames",
+		     (size_t)s->n);
+	cr_expect_str_eq(s->frames[3].func, "runtime.mstart.abi0");
 }

@@ -2,7 +2,8 @@
  * the writer's sink into the window, its evicted batches read by the state tracker, and the
  * window written by a child process as a file that both Go parsers and both viewers take; the
  * budget held, the time limit, a window from the trace's start, one file at a time; file
- * names. */
+ * names. A window of Go 1.22+ generations: the latest within the span, the others counted,
+ * written as a file Go 1.23 takes. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
+#include "format/v2/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_format_sim.h"
 #include "user/flight/flight.h"
@@ -45,11 +47,10 @@ static void record(struct flight *f, unsigned steps, struct sim_result *res)
 	cr_assert_eq(sim_write(-1, &o, res), 0);
 }
 
-/* Triggers now, writes the file; both Go parsers and Go 1.23's viewer must take it. */
-static struct gt_trace *write_file(struct flight *f)
+/* Triggers now, writes the file to path. */
+static void write_due(struct flight *f)
 {
-	struct gt_trace *t;
-	char err[512], why[1200];
+	char err[512];
 	int fd, result;
 
 	snprintf(path, sizeof(path), "/tmp/lxtrace-test-flight-%d.trace", getpid());
@@ -63,6 +64,15 @@ static struct gt_trace *write_file(struct flight *f)
 	cr_assert_eq(result, 0, "%s", err);
 	cr_assert_not(flight__writing(f));
 	close(fd);
+}
+
+/* Triggers now, writes the file; both Go parsers and Go 1.23's viewer must take it. */
+static struct gt_trace *write_file(struct flight *f)
+{
+	struct gt_trace *t;
+	char err[512], why[1200];
+
+	write_due(f);
 	cr_assert(goparse_both_ok(path, why, sizeof(why)), "%s", why);
 	cr_assert(goparse_views_ok(path, why, sizeof(why)), "%s", why);
 	cr_assert_eq(gt_trace__load(path, &t, err, sizeof(err)), 0, "%s", err);
@@ -222,4 +232,62 @@ Test(flight, refuses_a_budget_that_is_not_pages)
 							  .span = 1, .bytes = 1000, .nprocs = 1,
 							  .frequency = 1 }));
 	cr_expect_eq(errno, EINVAL);
+}
+
+/* Lines of text holding s. */
+static unsigned lines_with(const char *text, const char *s)
+{
+	unsigned n = 0;
+
+	for (const char *l = text; (l = strstr(l, s)); l += strlen(s))
+		n++;
+	return n;
+}
+
+/* A thread running and leaving CPU 0 every 1000 ticks for 200,000 ticks, in generations of
+ * 10,000 through a window of 30,000: the file holds the last 4 or so, each ending at most
+ * 30,000 before the last; the 16 or more before them are evicted, with their events, counted. */
+Test(flight, generations_window_keeps_the_latest)
+{
+	struct flight *f = flight__new(&(struct flight_opts){
+		.sz = sizeof(struct flight_opts), .span = 30000, .bytes = 1 << 20, .nprocs = 1,
+		.frequency = 1000000000, .generations = true });
+	struct gt2_writer *w;
+	struct gt2_writer_stats ws;
+	struct flight_stats st;
+	struct goparse_result r;
+	char *text = NULL;
+	uint64_t ts = 1000;
+	unsigned syncs;
+
+	cr_assert(f, "flight__new: %s", strerror(errno));
+	w = gt2_writer__new(&(struct gt2_writer_opts){ .sz = sizeof(struct gt2_writer_opts),
+			    .fd = -1, .nprocs = 1, .frequency = 1000000000, .gen_ticks = 10000,
+			    .sink = flight__generation, .sink_ctx = f });
+	cr_assert(w, "gt2_writer__new: %s", strerror(errno));
+	cr_assert_eq(gt2_writer__thread_found(w, ts, 100, GT2_G_RUNNABLE, -1, NULL, NULL), 0);
+	while (ts < 200000) {
+		cr_assert_eq(gt2_writer__run(w, ts += 500, 0, 100), 0);
+		cr_assert_eq(gt2_writer__leave(w, ts += 500, 100, GT2_PREEMPTED, NULL, NULL), 0);
+	}
+	cr_assert_eq(gt2_writer__flush(w), 0);
+	gt2_writer__stats(w, &ws);
+	write_due(f);
+	flight__stats(f, &st);
+	cr_assert_eq(goparse_123_text(path, 1, &r, &text), 0);
+	cr_assert(r.ok, "go 1.23 -d=1: %s", r.error);
+	syncs = lines_with(text, "Sync");
+	free(text);
+	cr_expect(syncs >= 3 && syncs <= 5, "%u generations in the file", syncs);
+	cr_expect_eq(st.window.evicted + syncs, ws.generations, "%llu evicted + %u held of %llu",
+		     (unsigned long long)st.window.evicted, syncs,
+		     (unsigned long long)ws.generations);
+	cr_expect_geq(st.window.evicted, 16);
+	/* Each evicted generation had its 20 events, statuses aside. */
+	cr_expect_geq(st.evicted_events, 20 * st.window.evicted);
+	cr_expect_leq(st.last_to - st.last_from, 30000 + 10000 + 1);
+	cr_expect_geq(st.last_to - st.last_from, 30000);
+	cr_expect_eq(st.window.oversize, 0);
+	gt2_writer__free(w);
+	flight__free(f);
 }

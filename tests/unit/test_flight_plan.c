@@ -55,15 +55,16 @@ Test(flight_plan, max_files_then_done)
 	for (uint64_t i = 0; i < 3; i++) {
 		cr_expect_not(flight_plan__done(&p));
 		cr_assert_eq(flight_plan__trigger(&p, (i + 1) * 1000 * MS), FLIGHT_FILE);
-		/* The pending file counts: no fourth is promised while it is being made. */
+		/* Past its due time, a pending file not yet begun holds the trigger. */
 		if (i == 2)
-			cr_expect_eq(flight_plan__trigger(&p, 3200 * MS), FLIGHT_NO_MORE);
+			cr_expect_eq(flight_plan__trigger(&p, 3200 * MS), FLIGHT_IN_PENDING);
 		flight_plan__written(&p);
 	}
 	cr_expect(flight_plan__done(&p));
 	cr_expect_eq(flight_plan__trigger(&p, 9000 * MS), FLIGHT_NO_MORE);
 	cr_expect_eq(p.st.files, 3);
-	cr_expect_eq(p.st.no_more, 2);
+	cr_expect_eq(p.st.no_more, 1);
+	cr_expect_eq(p.st.in_pending, 1);
 }
 
 Test(flight_plan, late_trigger_is_too_soon)
@@ -74,4 +75,18 @@ Test(flight_plan, late_trigger_is_too_soon)
 	cr_assert_eq(flight_plan__trigger(&p, 1000 * MS), FLIGHT_FILE);
 	flight_plan__written(&p);
 	cr_expect_eq(flight_plan__trigger(&p, 900 * MS), FLIGHT_TOO_SOON);
+}
+
+/* A file that cannot be opened is given up: counted, and the next trigger gets one. */
+Test(flight_plan, an_abandoned_file_frees_the_next_trigger)
+{
+	struct flight_plan p;
+
+	flight_plan__init(&p, 0, 0, 0);
+	cr_assert_eq(flight_plan__trigger(&p, 1000 * MS), FLIGHT_FILE);
+	flight_plan__abandon(&p);
+	cr_expect_not(flight_plan__due(&p, 2000 * MS));
+	cr_expect_eq(flight_plan__trigger(&p, 2000 * MS), FLIGHT_FILE);
+	cr_expect_eq(p.st.abandoned, 1);
+	cr_expect_eq(p.st.files, 0);
 }

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/reader.h"
-#include "format/repair.h"
+#include "format/v1/reader.h"
+#include "format/v1/repair.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_format_sim.h"
 

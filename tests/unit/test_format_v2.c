@@ -155,7 +155,7 @@ static uint64_t write_story(struct gt2_writer *w)
 		OK(gt2_writer__leave(w, ts += 300, C, GT2_BLOCKED, "pipe read", &pipe_stk));
 		if (r == 3) {
 			OK(gt2_writer__run(w, ts += 100, 1, B));
-			OK(gt2_writer__thread_new(w, ts += 10, B, F, &futex_stk));
+			OK(gt2_writer__thread_new(w, ts += 10, B, F, &futex_stk, &pipe_stk));
 			OK(gt2_writer__leave(w, ts += 100, B, GT2_PREEMPTED, NULL, NULL));
 			OK(gt2_writer__run(w, ts += 100, 1, F));
 			OK(gt2_writer__thread_exit(w, ts += 100, F));
@@ -380,6 +380,101 @@ Test(format_v2, small_batches)
 	close(fd);
 }
 
+/* What a sink took: the generations' bytes one after another, and each one's times. */
+struct taken {
+	uint8_t *data;
+	size_t len;
+	size_t n;
+	uint64_t gen[64], first[64], last[64], ends[64];
+};
+
+static int take(void *ctx, const struct gt2_generation *g)
+{
+	struct taken *t = ctx;
+
+	cr_assert_lt(t->n, 64);
+	t->data = realloc(t->data, t->len + g->len);
+	cr_assert(t->data);
+	memcpy(t->data + t->len, g->data, g->len);
+	t->len += g->len;
+	t->gen[t->n] = g->gen;
+	t->first[t->n] = g->first_ts;
+	t->last[t->n] = g->last_ts;
+	t->ends[t->n++] = GT2_HEADER_LEN + t->len;
+	return 0;
+}
+
+/* A sink takes the very generations the file would hold, each whole when it ends, with the
+ * times of its first and last call: what a window of generations needs to keep the latest. */
+Test(format_v2, sink_takes_the_files_generations)
+{
+	struct gt2_writer_opts o = { .sz = sizeof(o), .nprocs = 2, .frequency = FREQ,
+				     .gen_ticks = GEN_TICKS };
+	struct taken t = { 0 };
+	struct gt2_writer_stats st;
+	size_t len, ends[64], n;
+	uint8_t *file;
+	int fd;
+	struct gt2_writer *w = open_writer_opts(&fd, o);
+
+	write_story(w);
+	file = slurp(fd, &len);
+	n = gen_ends(file, len, ends, 64);
+	gt2_writer__free(w);
+	close(fd);
+	o.fd = -1;
+	o.sink = take;
+	o.sink_ctx = &t;
+	w = gt2_writer__new(&o);
+	cr_assert(w, "gt2_writer__new: %s", strerror(errno));
+	write_story(w);
+	gt2_writer__stats(w, &st);
+	cr_assert_eq(t.n, n);
+	cr_assert_eq(st.generations, n);
+	cr_assert_eq(st.bytes, t.len, "a sink's bytes are the generations' alone");
+	cr_assert_eq(GT2_HEADER_LEN + t.len, len);
+	cr_assert(!memcmp(file + GT2_HEADER_LEN, t.data, t.len));
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(t.ends[i], ends[i], "generation %zu ends where the file's does", i + 1);
+		cr_assert_eq(t.gen[i], i + 1);
+		cr_assert_leq(t.first[i], t.last[i]);
+		cr_assert_leq(t.last[i] - t.first[i], GEN_TICKS);
+		if (i)
+			cr_assert_gt(t.first[i], t.last[i - 1]);
+	}
+	gt2_writer__free(w);
+	free(t.data);
+	free(file);
+}
+
+/* A sink's error fails the writer as a write error does: the generation is lost, counted. */
+static int refuse(void *ctx, const struct gt2_generation *g)
+{
+	(void)ctx;
+	(void)g;
+	return -ENOSPC;
+}
+
+Test(format_v2, sink_error_fails_the_writer)
+{
+	struct gt2_writer_opts o = { .sz = sizeof(o), .fd = -1, .nprocs = 1, .frequency = FREQ,
+				     .gen_ticks = GEN_TICKS, .sink = refuse };
+	struct gt2_writer *w = gt2_writer__new(&o);
+	struct gt2_writer_stats st;
+
+	cr_assert(w, "gt2_writer__new: %s", strerror(errno));
+	OK(gt2_writer__thread_found(w, 1000, A, GT2_G_RUNNING, 0, NULL, NULL));
+	OK(gt2_writer__leave(w, 2000, A, GT2_PREEMPTED, NULL, NULL));
+	cr_assert_eq(gt2_writer__flush(w), -ENOSPC);
+	cr_assert_eq(gt2_writer__run(w, 3000, 0, A), -ENOSPC);
+	gt2_writer__stats(w, &st);
+	cr_assert_eq(st.generations, 0);
+	cr_assert_eq(st.bytes, 0);
+	cr_assert_eq(st.torn, 0);
+	cr_assert_gt(st.lost, 0);
+	gt2_writer__free(w);
+}
+
 /* A generation that holds its budget of bytes ends however short it is. */
 Test(format_v2, generations_bounded_by_bytes)
 {
@@ -538,13 +633,14 @@ static void random_threads(unsigned seed)
 			if (rand_r(&seed) % 4)
 				break;
 			lives[i]++;
-			OK(gt2_writer__exec(w, ts, tid, (uint64_t)lives[i] << 32 | tid, &futex_stk));
+			OK(gt2_writer__exec(w, ts, tid, (uint64_t)lives[i] << 32 | tid, &futex_stk,
+					    &pipe_stk));
 			break;
 		case 7:
 			if (st[j] != DEAD)
 				break;
 			lives[j] = 0;
-			OK(gt2_writer__thread_new(w, ts, tid, 1000 + (uint64_t)j, &futex_stk));
+			OK(gt2_writer__thread_new(w, ts, tid, 1000 + (uint64_t)j, &futex_stk, NULL));
 			st[j] = READY;
 			break;
 		default:
@@ -639,10 +735,10 @@ Test(format_v2, exec_gives_a_new_goroutine)
 
 	OK(gt2_writer__thread_found(w, 1000, A, GT2_G_RUNNING, 0, NULL, NULL));
 	OK(gt2_writer__thread_found(w, 1000, B, GT2_G_RUNNING, 1, NULL, NULL));
-	OK(gt2_writer__exec(w, 1100, A, ga, &futex_stk));
+	OK(gt2_writer__exec(w, 1100, A, ga, &futex_stk, &pipe_stk));
 	OK(gt2_writer__syscall_begin(w, 1100, B, &pipe_stk));
-	OK(gt2_writer__exec(w, 1200, B, gb, &pipe_stk));
-	cr_assert_eq(gt2_writer__exec(w, 1250, A, gb, NULL), -EINVAL, "gb is B's");
+	OK(gt2_writer__exec(w, 1200, B, gb, &pipe_stk, NULL));
+	cr_assert_eq(gt2_writer__exec(w, 1250, A, gb, NULL, NULL), -EINVAL, "gb is B's");
 	OK(gt2_writer__syscall_end(w, 1300, B));
 	OK(gt2_writer__flush(w));
 	OK(gt2_writer__leave(w, 2000, A, GT2_BLOCKED, "futex", NULL));

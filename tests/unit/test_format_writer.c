@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 #include "format/varint.h"
-#include "format/writer.h"
+#include "format/v1/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_format_sim.h"
 

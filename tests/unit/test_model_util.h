@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 #include "user/model/model.h"
 
 struct mt {

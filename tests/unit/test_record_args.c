@@ -69,6 +69,7 @@ Test(record_args, defaults_and_targets)
 	const char *p[] = { "record", "-p", "1,2", "--pid", "3", NULL };
 	const char *c[] = { "record", "--as-root", "--", "sleep", "1", NULL };
 	const char *f[] = { "record", "--format=go1.23", NULL };
+	const char *ff[] = { "record", "--format=go1.23", "--flight-recorder", NULL };
 	const char *f19[] = { "record", "--format", "go1.19", NULL };
 	struct record_args a;
 
@@ -82,6 +83,10 @@ Test(record_args, defaults_and_targets)
 	record_args__free(&a);
 	cr_assert_eq(parse(&a, f), 0);
 	cr_expect_eq(a.format, FORMAT_GO123);
+	record_args__free(&a);
+	cr_assert_eq(parse(&a, ff), 0, "the flight recorder writes go1.23 files too");
+	cr_expect_eq(a.format, FORMAT_GO123);
+	cr_expect_gt(a.flight, 0);
 	record_args__free(&a);
 	cr_assert_eq(parse(&a, f19), 0);
 	cr_expect_eq(a.format, FORMAT_GO119);
@@ -105,7 +110,6 @@ Test(record_args, refused, .init = cr_redirect_stderr)
 		{ "record", "--no-such", NULL },
 		{ "record", "--as-root", NULL },	/* without a command */
 		{ "record", "--format=go1.22", NULL },
-		{ "record", "--format=go1.23", "--flight-recorder", NULL },	/* not yet */
 	};
 	struct record_args a;
 

@@ -1,5 +1,5 @@
 /* cmd_cut.c - `lxtrace cut FILE --from T --to T -o OUT`: a window of a trace written as a trace
- * of its own, which opens faster and smaller in the viewers (format/cut.h). */
+ * of its own, which opens faster and smaller in the viewers (format/v1/cut.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/cut.h"
+#include "format/v1/cut.h"
 #include "format/v2/cut.h"
 #include "lib/duration.h"
 #include "user/cli/cmd.h"

@@ -1,6 +1,6 @@
 /* cmd_dump.c - `lxtrace dump FILE`: prints a trace's events one per line, like `go tool trace -d`,
- * streaming: memory does not grow with the file (format/reader.h); what Go's parsers refuse
- * is refused, goroutine states and their order included (format/state.h). */
+ * streaming: memory does not grow with the file (format/v1/reader.h); what Go's parsers refuse
+ * is refused, goroutine states and their order included (format/v1/state.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/dump.h"
-#include "format/reader.h"
-#include "format/state.h"
+#include "format/v1/dump.h"
+#include "format/v1/reader.h"
+#include "format/v1/state.h"
 #include "format/v2/print.h"
 #include "format/v2/reader.h"
 #include "user/cli/cmd.h"

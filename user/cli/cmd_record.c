@@ -25,9 +25,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "format/close.h"
+#include "format/v1/close.h"
 #include "format/v2/writer.h"
-#include "format/writer.h"
+#include "format/v1/writer.h"
 #include "lib/clock.h"
 #include "lib/file_worker.h"
 #include "lib/sudo_user.h"
@@ -699,11 +699,14 @@ static int open_trace(struct recording *r)
 		record_flight__writer_opts(r->flight, &wo);
 		wo.reserve = 0;
 	}
-	if (a->format == FORMAT_GO123)
-		r->writer2 = gt2_writer__new(&(struct gt2_writer_opts){
-			.sz = sizeof(struct gt2_writer_opts), .fd = wo.fd, .nprocs = wo.nprocs,
-			.frequency = wo.frequency });
-	else
+	if (a->format == FORMAT_GO123) {
+		struct gt2_writer_opts wo2 = { .sz = sizeof(wo2), .fd = wo.fd, .nprocs = wo.nprocs,
+					       .frequency = wo.frequency };
+
+		if (r->flight)
+			record_flight__writer2_opts(r->flight, &wo2);
+		r->writer2 = gt2_writer__new(&wo2);
+	} else
 		r->writer = gt_writer__new(&wo);
 	if (!r->writer && !r->writer2) {
 		err = -errno;
@@ -819,7 +822,8 @@ static int run_recording(struct recording *r)
 			break;
 		/* Its triggers' files; the last one --max-files allows ends the recording. */
 		if (r->flight &&
-		    (err = record_flight__poll(r->flight, r->cap, r->writer, now_ns())) != 0) {
+		    (err = record_flight__poll(r->flight, r->cap, r->writer, r->writer2,
+						 now_ns())) != 0) {
 			err = err > 0 ? 0 : err;
 			break;
 		}

@@ -1,5 +1,5 @@
 /* cmd_repair.c - `lxtrace repair FILE [-o OUT]`: makes a trace cut short by kill -9, a crash,
- * power loss or a full disk one that every viewer opens (format/repair.h), and says what it
+ * power loss or a full disk one that every viewer opens (format/v1/repair.h), and says what it
  * did in one line. */
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/repair.h"
+#include "format/v1/repair.h"
 #include "format/v2/cut.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"

@@ -43,7 +43,9 @@ static void usage(FILE *f)
 		   "  -h, --help          show this help\n\n"
 		   "A wait, a time off the CPU or a syscall counts in the window it ends in, whole.\n"
 		   "Percentiles are within 3%%; counts, totals and maxima are exact. FILE - reads\n"
-		   "stdin. docs/report.md says what each number is and how it compares with perf's.\n");
+		   "stdin; either format lxtrace writes (go1.19, go1.23). docs/report.md says what\n"
+		   "each number is, what a go1.23 file tells otherwise, and how it compares with\n"
+		   "perf's.\n");
 }
 
 int cmd_report(int argc, char **argv)

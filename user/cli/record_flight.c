@@ -22,6 +22,9 @@
  * so none stays out of it for long: a tenth of the window. */
 #define MIN_FLUSH_NS (50 * 1000 * 1000ULL)
 #define MAX_FLUSH_NS (1000 * 1000 * 1000ULL)
+/* Names a due file may try, each numbered next: enough to step over another user's link or
+ * file where one is to go, few enough that a directory gone costs a few lines, not one a poll. */
+#define FILE_NAMES 3
 
 static volatile sig_atomic_t usr1;
 
@@ -30,9 +33,12 @@ struct record_flight {
 	const struct record_args *args;
 	record_open_fn open;
 	uint64_t flush_every, next_flush;
+	size_t bytes;		/* the window's */
 	uint64_t start;		/* the recording's, in ticks */
-	unsigned tried;		/* files begun: the next one's number is tried + 1 */
-	unsigned failed;
+	unsigned tried;		/* names tried: the next one's number is tried + 1 */
+	unsigned names;		/* of them, for the due file */
+	unsigned failed;	/* files not written: not opened, or failed once begun */
+	unsigned lost;		/* of them, begun */
 	char name[4096];	/* the file being written */
 	struct output_file *file;	/* it, or NULL */
 	char last[4096];	/* the last file written */
@@ -66,6 +72,7 @@ struct record_flight *record_flight__new(const struct record_args *args, uint32_
 		return NULL;
 	}
 	rf->args = args;
+	rf->bytes = bytes;
 	rf->open = open;
 	rf->tty = isatty(STDERR_FILENO);
 	rf->flush_every = span / 10 < MIN_FLUSH_NS ? MIN_FLUSH_NS :
@@ -73,7 +80,8 @@ struct record_flight *record_flight__new(const struct record_args *args, uint32_
 	rf->flight = flight__new(&(struct flight_opts){
 		.sz = sizeof(struct flight_opts), .span = span, .bytes = bytes,
 		.after = (uint64_t)(args->after * 1e9), .gap = (uint64_t)(args->min_gap * 1e9),
-		.max_files = args->max_files, .nprocs = nprocs, .frequency = 1000000000 });
+		.max_files = args->max_files, .nprocs = nprocs, .frequency = 1000000000,
+		.generations = args->format == FORMAT_GO123 });
 	if (!rf->flight) {
 		fprintf(stderr, PREFIX "flight recorder: %g MiB of memory: %s\n", args->flight_mib,
 			strerror(errno));
@@ -102,6 +110,15 @@ void record_flight__writer_opts(struct record_flight *rf, struct gt_writer_opts 
 	wo->forgot = flight__forgot;
 }
 
+void record_flight__writer2_opts(struct record_flight *rf, struct gt2_writer_opts *wo)
+{
+	wo->fd = -1;
+	wo->sink = flight__generation;
+	wo->sink_ctx = rf->flight;
+	wo->gen_ticks = rf->flush_every;
+	wo->gen_bytes = rf->bytes / 8;
+}
+
 void record_flight__model_opts(struct record_flight *rf, struct model_opts *mo)
 {
 	mo->triggers = rf->args->triggers;
@@ -114,7 +131,19 @@ void record_flight__model_opts(struct record_flight *rf, struct model_opts *mo)
 static void say_failed(struct record_flight *rf, const char *why)
 {
 	rf->failed++;
+	rf->lost++;
 	fprintf(stderr, "%s" PREFIX "%s: %s\n", rf->tty ? "\r\033[K" : "", rf->name, why);
+}
+
+/* The due file could not be opened (said by rf->open): counted; after FILE_NAMES names it is
+ * given up, so that the next trigger can have one. */
+static void open_failed(struct record_flight *rf)
+{
+	rf->failed++;
+	if (++rf->names < FILE_NAMES)
+		return;
+	rf->names = 0;
+	flight__abandon(rf->flight);
 }
 
 /* Starts the due file, numbered next, written by a child process while the recording goes on.
@@ -127,15 +156,24 @@ static void start_file(struct record_flight *rf)
 	flight__file_name(rf->args->output, ++rf->tried, rf->name, sizeof(rf->name));
 	rf->file = rf->open(rf->name);
 	if (!rf->file) {
-		rf->failed++;
+		open_failed(rf);
 		return;
 	}
 	err = flight__write_start(rf->flight, output_file__fd(rf->file));
-	if (!err)
+	if (!err) {
+		rf->names = 0;
 		return;
-	say_failed(rf, strerror(-err));
+	}
 	output_file__remove(rf->file);
 	rf->file = NULL;
+	/* Still due: it failed before it was begun (no pipe), and may try the next name. */
+	if (!flight__due(rf->flight, UINT64_MAX)) {
+		say_failed(rf, strerror(-err));
+		return;
+	}
+	fprintf(stderr, "%s" PREFIX "%s: %s\n", rf->tty ? "\r\033[K" : "", rf->name,
+		strerror(-err));
+	open_failed(rf);
 }
 
 /* What fired, on which thread: `trigger sched-latency 152.3 ms > 50.0 ms of "stall" (pid 1,
@@ -195,7 +233,7 @@ static void end_file(struct record_flight *rf, bool wait)
 }
 
 int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt_writer *w,
-			uint64_t now)
+			struct gt2_writer *w2, uint64_t now)
 {
 	bool due;
 	int err;
@@ -215,7 +253,7 @@ int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt
 		end_file(rf, false);
 	due = !flight__writing(rf->flight) && flight__due(rf->flight, now - DELIVERY_LAG_NS);
 	if (now >= rf->next_flush || due) {
-		err = gt_writer__flush(w);
+		err = w ? gt_writer__flush(w) : gt2_writer__flush(w2);
 		if (err)
 			return err;
 		flight__note_memory(rf->flight);
@@ -234,7 +272,8 @@ int record_flight__finish(struct record_flight *rf)
 {
 	if (flight__writing(rf->flight))
 		end_file(rf, true);
-	if (flight__due(rf->flight, UINT64_MAX)) {
+	/* Until it is written or given up: a name refused at the end is stepped over too. */
+	while (flight__due(rf->flight, UINT64_MAX)) {
 		start_file(rf);
 		if (flight__writing(rf->flight))
 			end_file(rf, true);
@@ -265,22 +304,31 @@ void record_flight__summary(const struct record_flight *rf)
 	struct flight_stats st;
 
 	flight__stats(rf->flight, &st);
-	fprintf(stderr, "  flight:        %llu files", (unsigned long long)st.plan.files - rf->failed);
+	fprintf(stderr, "  flight:        %llu files", (unsigned long long)(st.plan.files - rf->lost));
 	if (rf->failed)
 		fprintf(stderr, " (%u could not be written)", rf->failed);
-	if (st.plan.files > rf->failed)
+	if (st.plan.files > rf->lost)
 		fprintf(stderr, ", the last %s", rf->last);
-	fprintf(stderr, "; %llu triggers: %llu with a file, %llu in a file's --after, %llu within "
-		"--min-gap, %llu past --max-files\n", (unsigned long long)st.plan.fired,
+	fprintf(stderr, "; %llu triggers: %llu with a file, %llu in a pending file, %llu within "
+		"--min-gap, %llu past --max-files", (unsigned long long)st.plan.fired,
 		(unsigned long long)st.plan.files, (unsigned long long)st.plan.in_pending,
 		(unsigned long long)st.plan.too_soon, (unsigned long long)st.plan.no_more);
+	if (st.plan.abandoned)
+		fprintf(stderr, ", %llu whose file could not be opened",
+			(unsigned long long)st.plan.abandoned);
+	fputc('\n', stderr);
 	say_too_soon(rf, flight__too_soon(rf->flight));
 	fprintf(stderr, "  window:        %.1f MiB held, at most %.1f of %g MiB (memory at most "
-		"%.1f MiB); %llu events read at its start (strings and stacks: %.1f MiB); slowest "
-		"file %.0f ms\n", st.window.bytes / 1048576.0, st.window.peak_bytes / 1048576.0,
-		rf->args->flight_mib, st.peak_resident / 1048576.0,
-		(unsigned long long)st.evicted_events, st.dict_bytes / 1048576.0,
-		st.max_write_ns / 1e6);
+		"%.1f MiB); ", st.window.bytes / 1048576.0, st.window.peak_bytes / 1048576.0,
+		rf->args->flight_mib, st.peak_resident / 1048576.0);
+	if (rf->args->format == FORMAT_GO123)
+		fprintf(stderr, "%llu generations evicted, %llu events (%llu larger than the window)",
+			(unsigned long long)st.window.evicted, (unsigned long long)st.evicted_events,
+			(unsigned long long)st.window.oversize);
+	else
+		fprintf(stderr, "%llu events read at its start (strings and stacks: %.1f MiB)",
+			(unsigned long long)st.evicted_events, st.dict_bytes / 1048576.0);
+	fprintf(stderr, "; slowest file %.0f ms\n", st.max_write_ns / 1e6);
 }
 
 void record_flight__free(struct record_flight *rf)

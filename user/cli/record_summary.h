@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "format/v2/writer.h"
-#include "format/writer.h"
+#include "format/v1/writer.h"
 #include "user/capture/capture.h"
 #include "user/model/model.h"
 #include "user/stacks/cfi_loader.h"

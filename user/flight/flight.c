@@ -1,13 +1,16 @@
 /* flight.c - the flight recorder (flight.h): the window of batches, the state at its start,
  * and each file written from them.
  *
- * A file from memory, after format/cut.h: the tracker of the evicted batches holds the state at
+ * A file from memory, after format/v1/cut.h: the tracker of the evicted batches holds the state at
  * its last event. The window is in the writer's output order, not in time order: a P's batch
  * that stayed open long comes after other Ps' batches holding later events, so the window can
  * begin with events older than the tracker's last one. Those are folded into a copy of the
  * state (first pass over the window), and the file begins just after the tracker's last event
  * (second pass, through the cut). Two readers, because a dictionary refuses a string defined
  * twice; both resolve ids through the evicted batches' dictionary, under their own.
+ *
+ * A window of Go 1.22+ generations keeps each as its event count (8 bytes, for the count of
+ * what eviction drops) then its bytes; a file is the header then those bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,10 +24,10 @@
 #include <unistd.h>
 #include <linux/close_range.h>
 
-#include "format/cut.h"
-#include "format/dict.h"
-#include "format/reader.h"
-#include "format/state.h"
+#include "format/v1/cut.h"
+#include "format/v1/dict.h"
+#include "format/v1/reader.h"
+#include "format/v1/state.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
 #include "user/flight/flight.h"
@@ -64,7 +67,16 @@ static int forget_due(struct flight *f);
 static int on_evict(void *ctx, const struct gt_window_batch *b)
 {
 	struct flight *f = ctx;
-	int err = gt_state__feed(f->evicted, b->data, b->len);
+	uint64_t events;
+	int err;
+
+	if (f->opts.generations) {
+		memcpy(&events, b->data, sizeof(events));
+		f->st.evicted_events += events;
+		f->nevicted++;
+		return 0;
+	}
+	err = gt_state__feed(f->evicted, b->data, b->len);
 
 	if (err && err != -EPROTO)
 		return err;
@@ -125,11 +137,11 @@ struct flight *flight__new(const struct flight_opts *opts)
 	f->opts = *opts;
 	f->child_pipe = -1;
 	flight_plan__init(&f->plan, opts->after, opts->gap, opts->max_files);
-	f->evicted = gt_state__new();
+	f->evicted = opts->generations ? NULL : gt_state__new();
 	f->window = gt_window__new(&(struct gt_window_opts){
 		.sz = sizeof(struct gt_window_opts), .bytes = opts->bytes, .span = opts->span,
 		.evict = on_evict, .ctx = f });
-	if (!f->evicted || !f->window) {
+	if ((!opts->generations && !f->evicted) || !f->window) {
 		err = errno ? errno : ENOMEM;
 		flight__free(f);
 		errno = err;
@@ -143,6 +155,17 @@ int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, s
 {
 	struct flight *f = ctx;
 	int err = gt_window__push(f->window, b->p, b->first_ts, b->last_ts, hdr, hlen, body, blen);
+
+	if (!err)
+		f->pushed++;
+	return err;
+}
+
+int flight__generation(void *ctx, const struct gt2_generation *g)
+{
+	struct flight *f = ctx;
+	int err = gt_window__push(f->window, 0, g->first_ts, g->last_ts, (const uint8_t *)&g->events,
+				  sizeof(g->events), g->data, g->len);
 
 	if (!err)
 		f->pushed++;
@@ -168,6 +191,11 @@ void flight__trigger(void *ctx, const struct trigger_fired *fired)
 bool flight__due(const struct flight *f, uint64_t now)
 {
 	return flight_plan__due(&f->plan, now);
+}
+
+void flight__abandon(struct flight *f)
+{
+	flight_plan__abandon(&f->plan);
 }
 
 bool flight__done(const struct flight *f)
@@ -269,6 +297,35 @@ static int write_window(struct flight *f, int fd, uint64_t from, char *err, size
 	return ret;
 }
 
+static int write_all(int fd, const uint8_t *p, size_t len, char *err, size_t errlen)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return failf(err, errlen, n ? -errno : -EIO, "writing: %s",
+				     n ? strerror(errno) : "nothing written");
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The file from a window of generations: the header, then each one's bytes; in the child. */
+static int write_generations(struct flight *f, int fd, char *err, size_t errlen)
+{
+	struct gt_window_batch b;
+	uint64_t pos = 0;
+	int ret = write_all(fd, (const uint8_t *)GT2_HEADER, GT2_HEADER_LEN, err, errlen);
+
+	while (!ret && gt_window__next(f->window, &pos, &b))
+		ret = write_all(fd, b.data + sizeof(uint64_t), b.len - sizeof(uint64_t), err,
+				errlen);
+	return ret;
+}
+
 /* Closes every fd from 3 up but keep (the file) and pipe. */
 static void close_others(int keep, int pipe)
 {
@@ -294,7 +351,9 @@ int flight__write_start(struct flight *f, int fd)
 	if (pipe2(pipefd, O_CLOEXEC))
 		return -errno;
 	/* The file's window, known here already: the cut begins after the state's last event. */
-	gt_state__stats(f->evicted, &ss);
+	memset(&ss, 0, sizeof(ss));
+	if (f->evicted)
+		gt_state__stats(f->evicted, &ss);
 	while (gt_window__next(f->window, &pos, &b)) {
 		first = b.first_ts < first ? b.first_ts : first;
 		last = b.last_ts > last ? b.last_ts : last;
@@ -304,8 +363,9 @@ int flight__write_start(struct flight *f, int fd)
 	from = ss.last_ts + 1;
 	f->st.last_to = (last > ss.last_ts ? last : ss.last_ts) + 1;
 	/* Before any batch has left the window the file is the trace from its own start: its
-	 * span begins at the window's first event, not at the cut's tick 1. */
-	f->st.last_from = ss.events || first >= f->st.last_to ? from : first;
+	 * span begins at the window's first event, not at the cut's tick 1. Generations are
+	 * whole: the file begins at its first one's. */
+	f->st.last_from = !f->evicted || (!ss.events && first < f->st.last_to) ? first : from;
 	f->child_start = now_ns();
 	pid = fork();
 	if (pid < 0) {
@@ -321,7 +381,8 @@ int flight__write_start(struct flight *f, int fd)
 		 * of the recording is ours to keep alive: programs, rings, targets. */
 		setpriority(PRIO_PROCESS, 0, 0);
 		close_others(fd, pipefd[1]);
-		ret = write_window(f, fd, from, err, sizeof(err));
+		ret = f->evicted ? write_window(f, fd, from, err, sizeof(err)) :
+				   write_generations(f, fd, err, sizeof(err));
 		if (ret && write(pipefd[1], err, strlen(err)) < 0)
 			ret = -EIO;
 		_exit(ret ? (-ret & 0xff ? -ret & 0xff : EIO) : 0);
@@ -392,6 +453,8 @@ void flight__stats(const struct flight *f, struct flight_stats *out)
 	*out = f->st;
 	out->plan = f->plan.st;
 	gt_window__stats(f->window, &out->window);
+	if (!f->evicted)
+		return;
 	gt_state__stats(f->evicted, &ss);
 	out->evicted_events = ss.events;
 	out->dict_bytes = gt_state__dict(f->evicted) ? gt_dict__bytes(gt_state__dict(f->evicted)) : 0;

@@ -4,10 +4,16 @@
  *
  * The way of a batch: the writer hands it over complete (gt_writer_opts.sink = flight__sink);
  * it waits in the window (format/window.h) until the budget or the time limit evicts it; then a
- * state tracker reads it (format/state.h), so the state of every goroutine and P at the
+ * state tracker reads it (format/v1/state.h), so the state of every goroutine and P at the
  * window's start is always known. A file is that state as an init phase, then the window's
- * events, then what is still open closed (format/cut.h). The trigger's mark (a UserLog the
+ * events, then what is still open closed (format/v1/cut.h). The trigger's mark (a UserLog the
  * model wrote at the moment it fired) is one of the window's events.
+ *
+ * A Go 1.22+ trace (opts.generations) needs no state tracker: the writer hands over whole
+ * generations (gt2_writer_opts.sink = flight__generation), each restating every thread's and
+ * P's status, so the window is whole generations and a file is the header and them, as bytes.
+ * The caller ends the current generation (gt2_writer__flush) before a file, which so holds
+ * everything written until then.
  *
  * A file is written by a child process forked for it: it sees the window and the state as they
  * were at the fork (their pages are private, copied on write) and takes its time, while the
@@ -22,6 +28,7 @@
 #include <stdint.h>
 
 #include "format/outq.h"
+#include "format/v2/writer.h"
 #include "format/window.h"
 #include "user/flight/plan.h"
 #include "user/flight/tally.h"
@@ -38,13 +45,14 @@ struct flight_opts {
 	unsigned max_files;	/* 0: no limit */
 	uint32_t nprocs;	/* the writer's */
 	uint64_t frequency;	/* the writer's */
+	bool generations;	/* the window holds Go 1.22+ generations, not Go 1.19 batches */
 };
 
 struct flight_stats {
 	struct flight_plan_stats plan;
 	struct gt_window_stats window;
 	uint64_t peak_resident;		/* the window's memory at most, as flight__note_memory saw it */
-	uint64_t evicted_events;	/* events the state tracker read */
+	uint64_t evicted_events;	/* events the state tracker read (or evicted generations held) */
 	uint64_t dict_bytes;		/* the strings and stacks it keeps */
 	uint64_t last_file_bytes;
 	uint64_t last_write_ns, max_write_ns;	/* from the fork to the file complete */
@@ -59,6 +67,10 @@ struct flight *flight__new(const struct flight_opts *opts);
 int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, size_t hlen,
 		 const uint8_t *body, size_t blen);
 
+/* The Go 1.22+ writer's sink (gt2_writer_opts.sink): ctx is the flight. A generation larger
+ * than the whole window is dropped as it comes, counted (stats.window.oversize). */
+int flight__generation(void *ctx, const struct gt2_generation *g);
+
 /* The writer forgot string or stack id (gt_writer_opts.forgot): the state tracker forgets
  * its definition once every batch pushed so far has left the window, so what it keeps follows
  * what the writer remembers, not the length of the recording. ctx is the flight. */
@@ -69,6 +81,9 @@ void flight__trigger(void *ctx, const struct trigger_fired *fired);
 
 /* Whether a file is due at now (ticks): its trigger's --after has passed. */
 bool flight__due(const struct flight *f, uint64_t now);
+
+/* The due file could not be opened under any name tried: the plan gives it up (counted). */
+void flight__abandon(struct flight *f);
 
 /* Starts writing the window to fd as a trace of its own (the due file), in a child process;
  * the caller has flushed the writer, so the window holds every event written so far. Whatever

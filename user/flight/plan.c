@@ -15,7 +15,9 @@ static bool all_taken(const struct flight_plan *p)
 enum flight_verdict flight_plan__trigger(struct flight_plan *p, uint64_t ts)
 {
 	p->st.fired++;
-	if (p->pending && ts <= p->due) {
+	/* Past the due time too: the file is begun only once the records up to it have come,
+	 * so one still pending holds what came before it begins. */
+	if (p->pending) {
 		p->st.in_pending++;
 		return FLIGHT_IN_PENDING;
 	}
@@ -46,6 +48,14 @@ void flight_plan__written(struct flight_plan *p)
 		return;
 	p->pending = false;
 	p->st.files++;
+}
+
+void flight_plan__abandon(struct flight_plan *p)
+{
+	if (!p->pending)
+		return;
+	p->pending = false;
+	p->st.abandoned++;
 }
 
 bool flight_plan__done(const struct flight_plan *p)

@@ -3,7 +3,8 @@
  * Pure bookkeeping on trigger times: no I/O, so every rule is testable on its own.
  *
  * A trigger at ts that gets a file makes it due at ts + after: the file then shows what
- * followed. A trigger at or before a pending file's due time is in that file already. One
+ * followed. A trigger while a file is pending is in that file already: it holds what came
+ * until it is begun, at its due time or later. One
  * less than gap after the last trigger that got a file gets none, so a storm of triggers
  * cannot fill the disk; neither does one after max_files files. */
 #ifndef LXTRACE_USER_FLIGHT_PLAN_H
@@ -21,7 +22,8 @@ enum flight_verdict {
 
 struct flight_plan_stats {
 	uint64_t fired;		/* triggers seen */
-	uint64_t files;		/* files written */
+	uint64_t files;		/* files begun */
+	uint64_t abandoned;	/* files that could not be opened under any name tried */
 	uint64_t in_pending, too_soon, no_more;	/* triggers without a file of their own */
 };
 
@@ -43,8 +45,11 @@ enum flight_verdict flight_plan__trigger(struct flight_plan *p, uint64_t ts);
 /* Whether the pending file is due at now. */
 bool flight_plan__due(const struct flight_plan *p, uint64_t now);
 
-/* The pending file was written (or failed): the next trigger may have one. */
+/* The pending file was begun (its writing may still fail): the next trigger may have one. */
 void flight_plan__written(struct flight_plan *p);
+
+/* The pending file could not be opened: given up, and counted. */
+void flight_plan__abandon(struct flight_plan *p);
 
 /* Every file there may be is written: recording on would serve nothing. */
 bool flight_plan__done(const struct flight_plan *p);

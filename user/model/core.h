@@ -14,7 +14,7 @@
 
 #include "bpf/lxtrace.h"
 #include "format/tables.h"
-#include "format/writer.h"
+#include "format/v1/writer.h"
 #include "user/flight/trigger.h"
 #include "user/model/model.h"
 #include "user/model/out.h"

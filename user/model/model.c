@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "format/v1/tables.h"
 #include "format/v2/tables.h"
 #include "lib/u64map.h"
 #include "user/model/annotations.h"

@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "bpf/lxtrace.h"
-#include "format/writer.h"
+#include "format/v1/writer.h"
 #include "user/proc/procscan.h"
 
 struct model;
@@ -24,7 +24,7 @@ struct gt2_writer;
 
 /* A goroutine id the model never gives (a thread's is its tid, never 0, with the tid's
  * generation above bit 32): for events written about the file by others, such as the note
- * that closes it on a full disk (format/close.h). */
+ * that closes it on a full disk (format/v1/close.h). */
 #define MODEL_SPARE_GOID (1ull << 32)
 /* How long model__prepare may read ahead: a delay of the start a person does not mind. */
 #define MODEL_PREPARE_NS 500000000ull

@@ -1,6 +1,6 @@
 /* out.h - the model's output: one call per fact of the model, behind which either encoder
  * writes it (docs/format.md §18.8). model_out_go119 writes Go 1.19 events on Ps as the model
- * always has (format/writer.h); model_out_go123 writes the Go 1.22+ format, CPUs as Ps and each
+ * always has (format/v1/writer.h); model_out_go123 writes the Go 1.22+ format, CPUs as Ps and each
  * thread a goroutine and an M (format/v2/writer.h). Private to user/model/.
  *
  * The core (core.c) changes the model's state and then calls one of these, at m->now; the
@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/wire.h"
+#include "format/v1/wire.h"
 
 struct model;
 struct thread;

@@ -100,14 +100,15 @@ static int create(struct model *m, uint32_t p, struct thread *t, uint64_t new_st
 		  uint64_t creator_stk)
 {
 	struct thread *parent = m->cur[p];
-	struct gt2_stack s;
+	struct gt2_stack s, start;
 
 	if (!parent) {
 		s = stack_of(m, new_stk);
 		return gt2_writer__thread_found(m->w2, m->now, t->tid, GT2_G_RUNNABLE, -1, NULL, &s);
 	}
 	s = stack_of(m, creator_stk);
-	return gt2_writer__thread_new(m->w2, m->now, parent->tid, t->tid, &s);
+	start = stack_of(m, new_stk);
+	return gt2_writer__thread_new(m->w2, m->now, parent->tid, t->tid, &s, &start);
 }
 
 /* Back from a syscall it slept in, it returns when it runs again, or (m->sysrets) at its
@@ -191,13 +192,12 @@ static int ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 static int exec_image(struct model *m, uint32_t c, struct thread *old, struct thread *t,
 		      uint64_t new_stk, uint64_t stk)
 {
-	struct gt2_stack s = stack_of(m, stk);
+	struct gt2_stack s = stack_of(m, stk), start = stack_of(m, new_stk);
 	int err;
 
-	(void)new_stk;
 	if (old == t)
-		return gt2_writer__exec(m->w2, m->now, t->tid, t->goid, &s);
-	err = gt2_writer__thread_new(m->w2, m->now, old->tid, t->tid, &s);
+		return gt2_writer__exec(m->w2, m->now, t->tid, t->goid, &s, &start);
+	err = gt2_writer__thread_new(m->w2, m->now, old->tid, t->tid, &s, &start);
 	if (!err)
 		err = gt2_writer__thread_exit(m->w2, m->now, old->tid);
 	return err ? err : gt2_writer__run(m->w2, m->now, c, t->tid);

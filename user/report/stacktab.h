@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/dict.h"
+#include "format/v1/dict.h"
 
 struct st_frame {
 	const char *func, *file;	/* interned: equal names, equal pointers */

@@ -5,10 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/reader.h"
+#include <unistd.h>
+
+#include "format/v1/reader.h"
+#include "format/v2/reader.h"
 #include "lib/escape.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"
+#include "user/report/events_v2.h"
 #include "user/report/walk.h"
 
 struct tstate {
@@ -48,7 +52,10 @@ struct pstate {
 };
 
 struct walk {
+	/* The file's events: read as they are (Go 1.19), or told as 1.19's (Go 1.22+). */
 	struct gt_reader *r;
+	struct events_v2 *v2;
+	const struct gt_dict *dict;
 	const struct walk_filter *f;
 	const struct walk_sink *s;
 	struct walk_stats *st;
@@ -251,7 +258,7 @@ const struct walk_thread *walk__thread(const struct walk *w, uint64_t g)
 
 static const struct gt_stack *stack_id(const struct walk *w, uint64_t id)
 {
-	return id ? gt_dict__stack(gt_reader__dict(w->r), id) : NULL;
+	return id ? gt_dict__stack(w->dict, id) : NULL;
 }
 
 static void tell_wait(struct walk *w, struct tstate *t)
@@ -351,7 +358,7 @@ static void on_create(struct walk *w, const struct gt_event *e)
 static void on_log(struct walk *w, const struct gt_event *e)
 {
 	struct tstate *t = thread_of(w, e->g, true);
-	const char *key = gt_dict__string(gt_reader__dict(w->r), e->args[1]);
+	const char *key = gt_dict__string(w->dict, e->args[1]);
 	uint64_t at = ns_of(w, e->ts);
 
 	if (!t || !w->s->log || at < w->f->from_ns || at >= w->f->to_ns)
@@ -486,12 +493,64 @@ static void free_walk(struct walk *w)
 	free(w->free_slots);
 	u64map__free(w->byg);
 	gt_reader__free(w->r);
+	events_v2__free(w->v2);
+}
+
+/* The file's header read, the reader of its format made: 0, or a negative errno with the
+ * message in err. */
+static int open_source(struct walk *w, int fd, char *err, size_t errlen)
+{
+	struct gt_reader_opts ro = { .sz = sizeof(ro), .fd = fd, .headerless = true,
+				     .offset = GT_HEADER_LEN };
+	uint8_t hdr[GT_HEADER_LEN];
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < sizeof(hdr) && (n = read(fd, hdr + got, sizeof(hdr) - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "%s", strerror(errno));
+			return -errno;
+		}
+		got += (size_t)n;
+	}
+	if (got == sizeof(hdr) && gt2_reader__is_header(hdr, got)) {
+		w->v2 = events_v2__new(fd);
+		w->dict = w->v2 ? events_v2__dict(w->v2) : NULL;
+	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN)) {
+		w->r = gt_reader__new(&ro);
+		w->dict = w->r ? gt_reader__dict(w->r) : NULL;
+	} else {
+		snprintf(err, errlen, "offset 0: not a Go 1.19 or Go 1.22+ trace (bad header)");
+		return -EINVAL;
+	}
+	if (!w->dict) {
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int next_event(struct walk *w, struct gt_event *e)
+{
+	return w->v2 ? events_v2__next(w->v2, e) : gt_reader__next(w->r, e);
+}
+
+static const char *source_error(const struct walk *w)
+{
+	return w->v2 ? events_v2__error(w->v2) : gt_reader__error(w->r);
+}
+
+static uint64_t frequency(const struct walk *w)
+{
+	/* Go 1.22+ times are told in ns. */
+	return w->v2 ? 1000000000u : gt_reader__frequency(w->r);
 }
 
 int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 	       struct walk_stats *st, char *err, size_t errlen)
 {
-	struct gt_reader_opts ro = { .sz = sizeof(ro), .fd = fd };
 	struct walk w = { .f = f, .s = s, .st = st };
 	struct gt_event e;
 	uint64_t last = 0;
@@ -500,22 +559,24 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 
 	memset(st, 0, sizeof(*st));
 	*err = '\0';
-	w.r = gt_reader__new(&ro);
 	w.byg = u64map__new();
-	if (!w.r || !w.byg) {
-		free_walk(&w);
+	if (!w.byg) {
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	while ((ret = gt_reader__next(w.r, &e)) > 0) {
+	if ((ret = open_source(&w, fd, err, errlen))) {
+		free_walk(&w);
+		return ret;
+	}
+	while ((ret = next_event(&w, &e)) > 0) {
 		if (first) {
 			w.base = e.ts;
-			w.freq = gt_reader__frequency(w.r);
+			w.freq = frequency(&w);
 			first = false;
 		}
 		/* The Frequency may come after the first event of the first batch. */
 		if (!w.freq)
-			w.freq = gt_reader__frequency(w.r);
+			w.freq = frequency(&w);
 		if (!w.freq)
 			w.freq = 1000000000u;
 		st->events++;
@@ -537,8 +598,7 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 			tell_entry(&w, &w.threads[i]);
 	}
 	if (ret < 0 && !*err)
-		snprintf(err, errlen, "%s", *gt_reader__error(w.r) ? gt_reader__error(w.r) :
-			 strerror(-ret));
+		snprintf(err, errlen, "%s", *source_error(&w) ? source_error(&w) : strerror(-ret));
 	st->span_ns = ns_of(&w, last);
 	free_walk(&w);
 	return ret < 0 ? ret : 0;

@@ -4,9 +4,9 @@
  * and the events lxtrace invented to keep the trace valid; each of the threads a filter keeps,
  * in the window it keeps.
  *
- * It streams the file through format/reader.h: memory follows the threads alive (a small
+ * It streams the file through format/v1/reader.h: memory follows the threads alive (a small
  * state each) and the CPUs (the latest runs of each, for walk__runs), never the events. It
- * keeps its own small state per thread rather than format/state.h's, which forgets at a
+ * keeps its own small state per thread rather than format/v1/state.h's, which forgets at a
  * wakeup why and when the thread left the CPU, and at a GoSysBlock the stack of its syscall.
  *
  * Times are ns from the trace's first event (as `lxtrace dump`, `lxtrace cut` and both viewers
@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/dict.h"
+#include "format/v1/dict.h"
 #include "user/report/ident.h"
 
 enum walk_wait {

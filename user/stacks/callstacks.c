@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/v1/wire.h"
 #include "format/varint.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
@@ -230,7 +231,7 @@ static bool go_top_frame(const char *func)
 static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_stack *st,
 		  const uint64_t *upc, unsigned nuser, unsigned uflags)
 {
-	size_t n = 0, first_user;
+	size_t n = 0;
 	int err;
 
 	for (unsigned i = 0; i < st->nkern && n < GATHER_MAX; i++) {
@@ -249,7 +250,6 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		if (err)
 			return err;
 	}
-	first_user = n;
 	for (unsigned i = 0; i < nuser && n < GATHER_MAX; i++) {
 		uint64_t a = upc[i] & ~LX_PC_EXACT;
 		int k;
@@ -271,9 +271,14 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		for (int j = 0; j < k; j++)
 			cs->frames[n++] = (struct gt_frame){ cs->sf[j].pc, cs->sf[j].func, cs->sf[j].file,
 							     cs->sf[j].line };
+		/* A new M starts with its creator's frame pointer (clone keeps the registers):
+		 * past mstart a walk reads the creator's frames, no callers of this thread's. */
+		if (k > 0 && go_top_frame(cs->frames[n - 1].func)) {
+			uflags &= ~LX_USTACK_TRUNCATED;
+			break;
+		}
 	}
-	if ((uflags & LX_USTACK_TRUNCATED) && n < GATHER_MAX &&
-	    !(n > first_user && go_top_frame(cs->frames[n - 1].func))) {
+	if ((uflags & LX_USTACK_TRUNCATED) && n < GATHER_MAX) {
 		err = idents__special_frame(cs->ids, IDENT_SPECIAL_TRUNCATED, &cs->frames[n]);
 		if (err)
 			return err;

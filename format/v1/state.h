@@ -2,13 +2,13 @@
  * parsers would know there: each goroutine's state (running on which P, runnable, waiting and
  * why, blocked in a syscall), each P's, the open user tasks and regions, and the GC phases.
  *
- * Its users: `lxtrace repair` closes what a cut file leaves open (format/close.h); `lxtrace
+ * Its users: `lxtrace repair` closes what a cut file leaves open (format/v1/close.h); `lxtrace
  * cut` writes the state at a window's start as an init phase; the flight recorder keeps the
  * state at the start of its in-memory window by feeding it the batches that leave the window.
  *
  * Order: events must come in the order of each goroutine's and each P's own transitions. The
  * file order of a trace lxtrace wrote is such an order (its writer puts a batch after the
- * batches holding the causes of its events, format/writer.h), and so is time order. A
+ * batches holding the causes of its events, format/v1/writer.h), and so is time order. A
  * transition the state does not allow (a start of a goroutine that is not runnable, ...) is
  * applied anyway, the way the event says, and reported: gt_state__event returns -EPROTO and
  * the first such problem is kept, with its offset, for a one-line message. So is a transition
@@ -20,14 +20,14 @@
  * Memory follows what is open (live goroutines, started Ps, open tasks and regions), never
  * the number of events. docs/format.md §14.
  */
-#ifndef LXTRACE_FORMAT_STATE_H
-#define LXTRACE_FORMAT_STATE_H
+#ifndef LXTRACE_FORMAT_V1_STATE_H
+#define LXTRACE_FORMAT_V1_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 
 enum gt_gstate {
 	GT_GS_RUNNABLE = 1,	/* created, preempted, yielded, unblocked, back from a syscall */
@@ -121,7 +121,7 @@ const struct gt_dict *gt_state__dict(const struct gt_state *s);
 
 /* Drops from gt_state__feed's dictionary the definitions of these string and stack ids,
  * which the trace's writer forgot and names in no batch after those fed so far
- * (format/writer.h, `forgot`). Ids the state still refers to (a goroutine's, task's or
+ * (format/v1/writer.h, `forgot`). Ids the state still refers to (a goroutine's, task's or
  * region's stack or name, a label, a string that a stack left names) stay until a later call
  * finds them unused. 0 or -ENOMEM. */
 int gt_state__forget(struct gt_state *s, const uint64_t *strings, size_t nstrings,

@@ -6,8 +6,8 @@
  * it claims. A dictionary may sit on a parent whose definitions it sees but never changes
  * (a reader of batches kept in memory on top of the dictionary of batches already read).
  */
-#ifndef LXTRACE_FORMAT_DICT_H
-#define LXTRACE_FORMAT_DICT_H
+#ifndef LXTRACE_FORMAT_V1_DICT_H
+#define LXTRACE_FORMAT_V1_DICT_H
 
 #include <stdbool.h>
 #include <stddef.h>

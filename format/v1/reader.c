@@ -13,7 +13,7 @@
  * string named before its definition (1.23 stops on an undefined one; lxtrace's writer always
  * defines first), a stack named and never defined, stack ids past 32 bits (1.23), times past
  * 2^63 (the parsers' clocks are signed) and a P's events going back in time from one of its
- * batches to the next. The goroutine state machine is the tracker's business (format/state.h).
+ * batches to the next. The goroutine state machine is the tracker's business (format/v1/state.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 #include "format/varint.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"

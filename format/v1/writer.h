@@ -22,15 +22,16 @@
  * stays a valid prefix ending on a batch boundary. That takes a regular file: on a pipe or a
  * socket, or if ftruncate fails, the bytes that went out stay and are reported as torn.
  */
-#ifndef LXTRACE_FORMAT_WRITER_H
-#define LXTRACE_FORMAT_WRITER_H
+#ifndef LXTRACE_FORMAT_V1_WRITER_H
+#define LXTRACE_FORMAT_V1_WRITER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/frame.h"
 #include "format/outq.h"
-#include "wire.h"
+#include "format/v1/wire.h"
 
 struct gt_writer;
 
@@ -47,7 +48,7 @@ struct gt_writer_opts {
 	uint64_t string_base, stack_base;
 	/* Bytes of disk kept allocated past the end of a regular file, topped up before each
 	 * write: when the disk fills, writing stops while this much still fits, for the events
-	 * that close the trace (format/close.h, gt_close__seal). 0: none. */
+	 * that close the trace (format/v1/close.h, gt_close__seal). 0: none. */
 	size_t reserve;
 	/* Bytes of one generation of the string table and of the stack table (each holds about
 	 * twice that at most); 0: GT_WRITER_TABLE_BUDGET. */
@@ -61,17 +62,6 @@ struct gt_writer_opts {
 	 * every batch that may use it went to sink; no batch after names it (given callers that
 	 * keep ids ask gt_writer__live). May be NULL. */
 	void (*forgot)(void *sink_ctx, bool stack, uint64_t id);
-};
-
-/* A generation of stacks of ~15 frames (~200 bytes each) is ~20,000 stacks. */
-#define GT_WRITER_TABLE_BUDGET (4u << 20)
-
-/* One symbolized frame. Strings are copied (interned) by the writer. */
-struct gt_frame {
-	uint64_t pc;
-	const char *func;
-	const char *file;
-	uint64_t line;
 };
 
 struct gt_writer_stats {

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/close.h"
-#include "format/repair.h"
+#include "format/v1/close.h"
+#include "format/v1/repair.h"
 
 #define COPY_CHUNK (1 << 20)
 /* Passes before giving up on finding a prefix both parsers take. */

@@ -25,9 +25,9 @@
 #include <string.h>
 
 #include "format/dedup.h"
-#include "format/encode.h"
+#include "format/v1/encode.h"
 #include "format/outq.h"
-#include "format/writer.h"
+#include "format/v1/writer.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"
 

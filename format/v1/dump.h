@@ -1,11 +1,11 @@
 /* dump.h - text form of decoded events, one line each plus indented stack frames; used by
  * `lxtrace dump` and by tests that print a trace when they fail. */
-#ifndef LXTRACE_FORMAT_DUMP_H
-#define LXTRACE_FORMAT_DUMP_H
+#ifndef LXTRACE_FORMAT_V1_DUMP_H
+#define LXTRACE_FORMAT_V1_DUMP_H
 
 #include <stdio.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 
 /* Prints e as "TIME p=P g=G Name arg=value ..." with TIME in ns since t0 (ticks at freq per
  * second), string arguments resolved through d and quoted, then one "    func file:line" line

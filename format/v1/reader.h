@@ -4,22 +4,22 @@
  * The input is distrusted: every length and count is bounds-checked against the bytes that
  * remain, and a malformed file yields a one-line error naming the byte offset of its first
  * bad record. Strings and stacks are resolved through the dictionary of what the file has
- * defined so far (format/dict.h); each event's goroutine is derived the way Go's parser does
+ * defined so far (format/v1/dict.h); each event's goroutine is derived the way Go's parser does
  * (the G running on the event's P, or the G the event names).
  *
  * Memory of the streaming reader: a read window of about 2 MiB (the largest record the format
  * allows, a 1 MB string or UserLog message, fits in it whole) plus the dictionary, which holds
  * only what the file defines and stops at its byte budget. Nothing grows with the events.
  */
-#ifndef LXTRACE_FORMAT_READER_H
-#define LXTRACE_FORMAT_READER_H
+#ifndef LXTRACE_FORMAT_V1_READER_H
+#define LXTRACE_FORMAT_V1_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/dict.h"
-#include "format/wire.h"
+#include "format/v1/dict.h"
+#include "format/v1/wire.h"
 
 struct gt_event {
 	uint64_t ts;		/* absolute ticks; a CPUSample's own real timestamp */

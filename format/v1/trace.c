@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/reader.h"
+#include "format/v1/reader.h"
 #include "lib/grow.h"
 
 #define CHUNK_SIZE (64 * 1024)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/close.h"
+#include "format/v1/close.h"
 #include "format/pcs.h"
 
 static bool proc_open(const struct gt_open_proc *p)

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/close.h"
-#include "format/cut.h"
+#include "format/v1/close.h"
+#include "format/v1/cut.h"
 #include "format/pcs.h"
-#include "format/writer.h"
+#include "format/v1/writer.h"
 #include "lib/u64map.h"
 
 struct gt_cut {

@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "format/dump.h"
+#include "format/v1/dump.h"
 #include "lib/escape.h"
 
 /* Argument names as Go's parser prints them; "*" marks a string id, resolved when printed. */

@@ -5,21 +5,20 @@
  * then a stack id when `has_stack` is set. Any other value count is fatal to both parsers.
  * See docs/format.md for the rules both real parsers impose beyond the byte layout.
  */
-#ifndef LXTRACE_FORMAT_WIRE_H
-#define LXTRACE_FORMAT_WIRE_H
+#ifndef LXTRACE_FORMAT_V1_WIRE_H
+#define LXTRACE_FORMAT_V1_WIRE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "format/frame.h"
 
 /* "go 1.19 trace" followed by three NULs: exactly 16 bytes, no footer. */
 #define GT_HEADER "go 1.19 trace\0\0\0"
 #define GT_HEADER_LEN 16
 
-#define GT_MAX_VARINT_LEN 10
 /* Go 1.23 refuses a length-prefixed body longer than this. */
 #define GT_MAX_LONG_BODY 2048
-/* Both parsers refuse a stack of more frames than this. */
-#define GT_MAX_STACK_FRAMES 1000
 /* Both parsers refuse strings longer than this (and empty ones). */
 #define GT_MAX_STRING_LEN 1000000
 /* The most arguments after the timestamp diff, stack id included (UserTaskCreate, CPUSample). */

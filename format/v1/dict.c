@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/dict.h"
+#include "format/v1/dict.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"
 

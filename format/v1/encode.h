@@ -1,12 +1,12 @@
 /* encode.h - byte layout of single records (events, strings, stacks, batch headers), inline
  * because the writer calls them once per event. Callers guarantee the room each one states. */
-#ifndef LXTRACE_FORMAT_ENCODE_H
-#define LXTRACE_FORMAT_ENCODE_H
+#ifndef LXTRACE_FORMAT_V1_ENCODE_H
+#define LXTRACE_FORMAT_V1_ENCODE_H
 
 #include <string.h>
 
 #include "format/varint.h"
-#include "format/wire.h"
+#include "format/v1/wire.h"
 
 /* Largest ordinary event: header byte, one-byte length, diff and GT_MAX_ARGS values. The
  * length-prefixed body of such an event is at most 50 bytes, so its length is one byte. */

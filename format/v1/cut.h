@@ -8,7 +8,7 @@
  * label, their syscall entry, their open regions and GC phases. The window's events follow,
  * re-encoded through a gt_writer (strings and stacks defined where used, start, unblock, exit
  * and GC sequence numbers counted anew), and what is still open at the end is closed
- * (format/close.h). A second state tracker follows the output, so an event the output's state
+ * (format/v1/close.h). A second state tracker follows the output, so an event the output's state
  * does not allow stops the cut with an error instead of writing a file a parser would refuse.
  *
  * Left out, and counted: regions open in goroutines that are not running at the window's start
@@ -16,14 +16,14 @@
  * run); mark assists of such goroutines. Their ends in the window are ends without a start,
  * which both parsers take.
  */
-#ifndef LXTRACE_FORMAT_CUT_H
-#define LXTRACE_FORMAT_CUT_H
+#ifndef LXTRACE_FORMAT_V1_CUT_H
+#define LXTRACE_FORMAT_V1_CUT_H
 
 #include <stdint.h>
 
-#include "format/dict.h"
-#include "format/reader.h"
-#include "format/state.h"
+#include "format/v1/dict.h"
+#include "format/v1/reader.h"
+#include "format/v1/state.h"
 
 struct gt_cut_opts {
 	size_t sz;			/* sizeof(struct gt_cut_opts) */

@@ -11,15 +11,15 @@
  * What is open comes from the state tracker (gt_close__plan: `lxtrace repair`, `lxtrace cut`)
  * or from a writer that failed (gt_close__seal: `lxtrace record` on a full disk).
  */
-#ifndef LXTRACE_FORMAT_CLOSE_H
-#define LXTRACE_FORMAT_CLOSE_H
+#ifndef LXTRACE_FORMAT_V1_CLOSE_H
+#define LXTRACE_FORMAT_V1_CLOSE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/state.h"
-#include "format/writer.h"
+#include "format/v1/state.h"
+#include "format/v1/writer.h"
 
 struct gt_open_proc {
 	uint32_t p;

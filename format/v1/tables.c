@@ -1,5 +1,5 @@
-/* tables.c - the 1.19 writer's string and stack tables as struct gt_tables. */
-#include "format/tables.h"
+/* tables.c - the 1.19 writer's string and stack tables as struct gt_tables (tables.h). */
+#include "format/v1/tables.h"
 
 static uint64_t w_string(void *ctx, uint32_t p, const char *s)
 {

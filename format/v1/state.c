@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/dict.h"
-#include "format/state.h"
+#include "format/v1/dict.h"
+#include "format/v1/state.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"
 

@@ -1,5 +1,5 @@
 /* wire.c - the event table of the Go 1.19 trace format (Go 1.19's EventDescriptions). */
-#include "format/wire.h"
+#include "format/v1/wire.h"
 
 #define S GT_STACK
 #define A GT_AVOID

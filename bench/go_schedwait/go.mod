@@ -1,0 +1,3 @@
+module go_schedwait
+
+go 1.23

@@ -1,0 +1,705 @@
+/* events_v2.c - a Go 1.22+ file's events as the Go 1.19 events the walk reads (events_v2.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/v2/reader.h"
+#include "lib/grow.h"
+#include "lib/hash.h"
+#include "lib/u64map.h"
+#include "user/proc/syscalls.h"
+#include "user/report/events_v2.h"
+#include "user/report/ident.h"
+
+/* A generation's event, its stack and string ids made the file's (args as in the format). */
+struct rec {
+	uint64_t ticks, ns, m, seq, gen, off;
+	uint64_t args[5];
+	uint8_t type;
+	char *msg;		/* a log's value, copied */
+	size_t msg_len;
+};
+
+struct mstate {
+	int64_t p;		/* the P it holds, -1: none */
+	uint64_t g;		/* the goroutine it runs (or that is in a syscall on it), 0: none */
+	uint64_t ended;		/* the goroutine it ended last, for an exec's creation */
+};
+
+struct gstate {
+	bool insys, told;	/* in a syscall; its block told (its P was taken) */
+	bool own;		/* lxtrace's goroutine: its syscall holds the housekeeping P */
+	uint64_t sys_ticks, sys_ns, sys_stk;
+};
+
+struct events_v2 {
+	struct gt2_reader *r;
+	struct gt_dict *d;
+	struct u64map *strings, *stacks;	/* content hash -> the file's id */
+	struct u64map *gen_stacks, *gen_strings;	/* the generation's id -> the file's */
+	struct u64map *ms, *gs;	/* M, G -> index + 1 */
+	struct mstate *mv;
+	struct gstate *gv;
+	size_t nm, mcap, ng, gcap;
+	size_t *gfree, nfree, free_cap;	/* slots of goroutines that ended */
+	uint64_t next_string, next_stack;
+	struct rec *recs;
+	size_t nrecs, rcap;
+	struct rec pending;	/* the first event of the next generation */
+	bool has_pending, eof, first_gen_done;
+	size_t init_at;		/* records of the first generation before Gomaxprocs */
+	uint64_t last_ticks, last_ns;	/* the latest record's, once chained */
+	bool chained;
+	int64_t hk;		/* the housekeeping P, lxtrace's goroutine's at the start; -1 */
+	uint64_t gen;		/* the reader's generation */
+	struct gt_event *out;	/* what the current record told */
+	size_t nout, outcap, outi, reci;
+	char err[256];
+	bool failed;
+};
+
+static int intern_string(struct events_v2 *s, const char *str, size_t len, uint64_t *id)
+{
+	char buf[GT2_MAX_STRING + 1];
+	uint64_t h, *slot;
+	bool added;
+	int err;
+
+	/* A NUL ends a string, as the 1.19 dictionary keeps it. */
+	len = strnlen(str, len < GT2_MAX_STRING ? len : GT2_MAX_STRING);
+	h = hash_mix(hash_bytes(HASH_BYTES_INIT, str, len));
+	if (!len) {
+		*id = 0;
+		return 0;
+	}
+	slot = u64map__get(s->strings, h);
+	if (slot) {
+		const char *have = gt_dict__string(s->d, *slot);
+
+		if (have && strlen(have) == len && !memcmp(have, str, len)) {
+			*id = *slot;
+			return 0;
+		}
+	}
+	memcpy(buf, str, len);
+	buf[len] = '\0';
+	*id = ++s->next_string;
+	if ((err = gt_dict__add_string(s->d, *id, buf, len)))
+		return err;
+	if (!slot && !(slot = u64map__put(s->strings, h, &added)))
+		return -ENOMEM;
+	*slot = *id;
+	return 0;
+}
+
+static int gen_string(struct events_v2 *s, uint64_t gid, uint64_t *id)
+{
+	uint64_t *slot = u64map__get(s->gen_strings, gid);
+	const char *str;
+	size_t len;
+	bool added;
+	int err;
+
+	if (!gid) {
+		*id = 0;
+		return 0;
+	}
+	if (slot) {
+		*id = *slot;
+		return 0;
+	}
+	str = gt2_reader__string(s->r, gid, &len);
+	if (!str)
+		return -EINVAL;
+	if ((err = intern_string(s, str, len, id)))
+		return err;
+	if (!(slot = u64map__put(s->gen_strings, gid, &added)))
+		return -ENOMEM;
+	*slot = *id;
+	return 0;
+}
+
+static bool same_stack(const struct gt_stack *a, const uint64_t *vals, size_t n)
+{
+	if (!a || a->n != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (a->frames[i].pc != vals[4 * i] || a->frames[i].func_id != vals[4 * i + 1] ||
+		    a->frames[i].file_id != vals[4 * i + 2] || a->frames[i].line != vals[4 * i + 3])
+			return false;
+	}
+	return true;
+}
+
+static int gen_stack(struct events_v2 *s, uint64_t gid, uint64_t *id)
+{
+	struct gt2_frame fr[GT2_MAX_FRAMES];
+	uint64_t vals[4 * GT2_MAX_FRAMES], h = HASH_BYTES_INIT, *slot = u64map__get(s->gen_stacks, gid);
+	bool added;
+	int n, err;
+
+	if (!gid) {
+		*id = 0;
+		return 0;
+	}
+	if (slot) {
+		*id = *slot;
+		return 0;
+	}
+	n = gt2_reader__stack(s->r, gid, fr);
+	if (n < 0)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		vals[4 * i] = fr[i].pc;
+		vals[4 * i + 3] = fr[i].line;
+		if ((err = intern_string(s, fr[i].func, fr[i].func_len, &vals[4 * i + 1])) ||
+		    (err = intern_string(s, fr[i].file, fr[i].file_len, &vals[4 * i + 2])))
+			return err;
+	}
+	h = hash_mix(hash_bytes(h, vals, 4 * (size_t)n * sizeof(vals[0])));
+	slot = u64map__get(s->stacks, h);
+	if (slot && same_stack(gt_dict__stack(s->d, *slot), vals, (size_t)n)) {
+		*id = *slot;
+	} else {
+		*id = ++s->next_stack;
+		if (n && (err = gt_dict__add_stack(s->d, *id, vals, (size_t)n)))
+			return err;
+		if (!slot && !(slot = u64map__put(s->stacks, h, &added)))
+			return -ENOMEM;
+		*slot = *id;
+	}
+	if (!(slot = u64map__put(s->gen_stacks, gid, &added)))
+		return -ENOMEM;
+	*slot = *id;
+	return 0;
+}
+
+/* The event made a record of the file's ids, while its generation is the reader's. */
+static int take(struct events_v2 *s, const struct gt2_event *e, struct rec *r)
+{
+	const struct gt2_spec *sp = e->type == GT2_EV_CPU_SAMPLE ? NULL : gt2_spec(e->type);
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->gen = e->gen;
+	r->off = e->off;
+	r->ticks = e->ts;
+	r->ns = (uint64_t)gt2_reader__ns(s->r, e->ts);
+	r->m = e->m;
+	r->type = e->type;
+	memcpy(r->args, e->args, sizeof(r->args));
+	if (e->type == GT2_EV_CPU_SAMPLE)
+		return gen_stack(s, e->args[4], &r->args[4]);
+	for (int i = 0; sp && i < e->nargs && i < GT2_MAX_ARGS && !err; i++) {
+		if (sp->stacks & (1u << i))
+			err = gen_stack(s, e->args[i], &r->args[i]);
+		else if (sp->strings & (1u << i))
+			err = gen_string(s, e->args[i], &r->args[i]);
+	}
+	if (!err && e->type == GT2_EV_USER_LOG) {
+		size_t len;
+		const char *v = gt2_reader__string(s->r, e->args[2], &len);
+
+		r->msg = v ? malloc(len ? len : 1) : NULL;
+		if (v && !r->msg)
+			return -ENOMEM;
+		if (v)
+			memcpy(r->msg, v, len);
+		r->msg_len = v ? len : 0;
+	}
+	return err;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	if (x->ticks != y->ticks)
+		return x->ticks < y->ticks ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void drop_recs(struct events_v2 *s)
+{
+	for (size_t i = 0; i < s->nrecs; i++)
+		free(s->recs[i].msg);
+	s->nrecs = s->reci = 0;
+}
+
+static int push_rec(struct events_v2 *s, const struct rec *r)
+{
+	if (grow_array((void **)&s->recs, &s->rcap, s->nrecs + 1, sizeof(*r), 1024))
+		return -ENOMEM;
+	s->recs[s->nrecs] = *r;
+	s->recs[s->nrecs].seq = s->nrecs;
+	s->nrecs++;
+	return 0;
+}
+
+/* The recorder's first look at the threads (their statuses, and the instant each found
+ * asleep runs to block where it sleeps) is written at one time, each event a tick after the
+ * one before: it ends where that chain breaks. 1.19's init phase ends with Gomaxprocs. */
+static size_t init_end(const struct events_v2 *s)
+{
+	size_t i = 1;
+
+	while (i < s->nrecs && s->recs[i].ticks - s->recs[i - 1].ticks <= 1)
+		i++;
+	return i;
+}
+
+/* Reads the next generation whole, in time order: 1, 0 at the end, or an error. */
+static int read_generation(struct events_v2 *s)
+{
+	struct gt2_event e;
+	struct rec r;
+	int ret;
+
+	drop_recs(s);
+	if (s->has_pending) {
+		s->has_pending = false;
+		if ((ret = push_rec(s, &s->pending)))
+			return ret;
+	}
+	while (!s->eof) {
+		ret = gt2_reader__next(s->r, &e);
+		if (ret < 0)
+			return ret;
+		if (!ret) {
+			s->eof = true;
+			break;
+		}
+		if (e.gen != s->gen) {
+			/* The reader holds the new generation now: its ids are its own. */
+			u64map__clear(s->gen_stacks);
+			u64map__clear(s->gen_strings);
+			s->gen = e.gen;
+		}
+		if ((ret = take(s, &e, &r)))
+			return ret;
+		if (s->nrecs && s->recs[0].gen != e.gen) {
+			s->pending = r;
+			s->has_pending = true;
+			break;
+		}
+		if ((ret = push_rec(s, &r))) {
+			free(r.msg);
+			return ret;
+		}
+	}
+	qsort(s->recs, s->nrecs, sizeof(*s->recs), cmp_rec);
+	/* The encoder writes an event at the time of the one before it a tick later (docs/
+	 * format.md §18.4): a chain of ticks is one time, as the model gave it and 1.19 has it. */
+	for (size_t i = 0; i < s->nrecs; i++) {
+		if (s->chained && s->recs[i].ticks - s->last_ticks <= 1)
+			s->recs[i].ns = s->last_ns;
+		s->last_ticks = s->recs[i].ticks;
+		s->last_ns = s->recs[i].ns;
+		s->chained = true;
+	}
+	return s->nrecs > 0;
+}
+
+static struct mstate *m_of(struct events_v2 *s, uint64_t m)
+{
+	uint64_t *slot;
+	bool added;
+
+	if (m == GT2_NO_THREAD)
+		return NULL;
+	slot = u64map__get(s->ms, m);
+	if (slot)
+		return &s->mv[*slot - 1];
+	if (grow_array((void **)&s->mv, &s->mcap, s->nm + 1, sizeof(*s->mv), 64) ||
+	    !(slot = u64map__put(s->ms, m, &added))) {
+		s->failed = true;
+		return NULL;
+	}
+	*slot = ++s->nm;
+	s->mv[s->nm - 1] = (struct mstate){ .p = -1 };
+	return &s->mv[s->nm - 1];
+}
+
+/* The goroutine's state; *fresh when the file had not named it before. */
+static struct gstate *g_of(struct events_v2 *s, uint64_t g, bool *fresh)
+{
+	uint64_t *slot = u64map__get(s->gs, g);
+	bool added;
+
+	if (fresh)
+		*fresh = !slot;
+	if (slot)
+		return &s->gv[*slot - 1];
+	if (!g || (!s->nfree && grow_array((void **)&s->gv, &s->gcap, s->ng + 1, sizeof(*s->gv), 64)) ||
+	    !(slot = u64map__put(s->gs, g, &added))) {
+		s->failed = g != 0;
+		return NULL;
+	}
+	*slot = s->nfree ? s->gfree[--s->nfree] + 1 : ++s->ng;
+	memset(&s->gv[*slot - 1], 0, sizeof(*s->gv));
+	return &s->gv[*slot - 1];
+}
+
+/* Goroutine g ended: its slot is free for the next one. */
+static void gone(struct events_v2 *s, uint64_t g)
+{
+	const uint64_t *slot = u64map__get(s->gs, g);
+
+	if (!slot)
+		return;
+	if (grow_array((void **)&s->gfree, &s->free_cap, s->nfree + 1, sizeof(*s->gfree), 64)) {
+		s->failed = true;
+		return;
+	}
+	s->gfree[s->nfree++] = *slot - 1;
+	u64map__del(s->gs, g);
+}
+
+static struct gt_event *emit(struct events_v2 *s, const struct rec *r, uint8_t type, uint64_t ns,
+			     int64_t p, uint64_t g, uint64_t stk)
+{
+	struct gt_event *e;
+
+	if (grow_array((void **)&s->out, &s->outcap, s->nout + 1, sizeof(*s->out), 8)) {
+		s->failed = true;
+		return NULL;
+	}
+	e = &s->out[s->nout++];
+	memset(e, 0, sizeof(*e));
+	e->ts = ns;
+	e->off = r->off;
+	e->type = type;
+	e->p = p;
+	e->g = g;
+	e->stack = stk ? gt_dict__stack(s->d, stk) : NULL;
+	return e;
+}
+
+/* A syscall that kept its thread off the CPU: its entry and its block at its start. */
+static void sys_blocked(struct events_v2 *s, const struct rec *r, uint64_t g, struct gstate *gs,
+			int64_t p)
+{
+	emit(s, r, GT_EV_GO_SYSCALL, gs->sys_ns, p, g, gs->sys_stk);
+	emit(s, r, GT_EV_GO_SYSBLOCK, gs->sys_ns, p, g, 0);
+	gs->told = true;
+}
+
+/* A block's reason, the syscall's name, as the class 1.19's event says it (user/model/sched.c). */
+static uint8_t block_type(const struct events_v2 *s, uint64_t reason)
+{
+	const char *why = gt_dict__string(s->d, reason);
+	int nr = why ? syscalls__nr(why) : -1;
+
+	if (nr < 0)
+		return GT_EV_GO_BLOCK;
+	switch (syscalls__class(nr)) {
+	case SYSCALL_CLASS_SYNC:
+		return GT_EV_GO_BLOCK_SYNC;
+	case SYSCALL_CLASS_FD:
+		return GT_EV_GO_BLOCK_SELECT;
+	case SYSCALL_CLASS_SLEEP:
+		return GT_EV_GO_SLEEP;
+	default:
+		return GT_EV_GO_BLOCK;
+	}
+}
+
+/* A goroutine the file names first by its status: created where the recording begins, at
+ * its stack (its program frame: it names the thread's program, as 1.19's GoCreate does). */
+static void status(struct events_v2 *s, const struct rec *r)
+{
+	uint64_t g = r->args[0], stk = r->type == GT2_EV_GO_STATUS_STACK ? r->args[3] : 0;
+	struct mstate *m = m_of(s, r->args[1]);
+	bool fresh;
+	struct gstate *gs = g_of(s, g, &fresh);
+	struct gt_event *e;
+	const char *special;
+
+	if (!gs)
+		return;
+	if (fresh) {
+		e = emit(s, r, GT_EV_GO_CREATE, r->ns, -1, 0, 0);
+		if (e) {
+			e->args[0] = g;
+			e->args[1] = stk;
+			e->nargs = 2;
+		}
+		special = ident__special(stk ? gt_dict__stack(s->d, stk) : NULL);
+		gs->own = special && !strcmp(special, "lxtrace");
+		if (gs->own && m && s->hk < 0)
+			s->hk = m->p;
+	}
+	if (!m || r->args[2] == GT2_G_RUNNABLE || r->args[2] == GT2_G_WAITING)
+		return;
+	m->g = g;
+	if (r->args[2] == GT2_G_SYSCALL && !gs->insys) {
+		gs->insys = true;
+		gs->told = gs->own;
+		gs->sys_ticks = r->ticks;
+		gs->sys_ns = r->ns;
+	} else if (r->args[2] == GT2_G_RUNNING && fresh) {
+		emit(s, r, GT_EV_GO_START, r->ns, m->p, g, 0);
+	}
+}
+
+/* A P taken from an M whose goroutine is in a syscall: the syscall kept it off the CPU. */
+static void steal(struct events_v2 *s, const struct rec *r)
+{
+	struct mstate *from = m_of(s, r->args[2]);
+	struct gstate *gs;
+
+	if (!from)
+		return;
+	gs = from->g ? g_of(s, from->g, NULL) : NULL;
+	if (gs && gs->insys && !gs->told)
+		sys_blocked(s, r, from->g, gs, from->p);
+	if (from->p == (int64_t)r->args[0])
+		from->p = -1;
+}
+
+static void sys_end(struct events_v2 *s, const struct rec *r, struct mstate *m, bool blocked)
+{
+	struct gstate *gs = m->g ? g_of(s, m->g, NULL) : NULL;
+
+	if (!gs || !gs->insys)
+		return;
+	gs->insys = false;
+	if (gs->own || gs->told)
+		return;
+	/* Kept its CPU throughout: an entry of no length is an entry (a stream without returns);
+	 * one that lasted kept the thread off the CPU, as far as the file says, until it ran. */
+	if (!blocked && r->ticks - gs->sys_ticks <= 2) {
+		emit(s, r, GT_EV_GO_SYSCALL, gs->sys_ns, m->p, m->g, gs->sys_stk);
+		return;
+	}
+	sys_blocked(s, r, m->g, gs, m->p);
+	if (!blocked)
+		emit(s, r, GT_EV_GO_START, r->ns, m->p, m->g, 0);
+}
+
+/* One record as 1.19 events into s->out. */
+static void translate(struct events_v2 *s, const struct rec *r)
+{
+	struct mstate *m = r->type == GT2_EV_CPU_SAMPLE ? NULL : m_of(s, r->m);
+	struct gstate *gs;
+	struct gt_event *e;
+	uint64_t g = m ? m->g : 0;
+	int64_t p = m ? m->p : -1;
+	bool fresh;
+
+	switch (r->type) {
+	case GT2_EV_PROC_STATUS:
+		if (m && (r->args[1] == GT2_P_RUNNING || r->args[1] == GT2_P_SYSCALL))
+			m->p = (int64_t)r->args[0];
+		break;
+	case GT2_EV_GO_STATUS:
+	case GT2_EV_GO_STATUS_STACK:
+		status(s, r);
+		break;
+	case GT2_EV_PROC_START:
+		if (m)
+			m->p = (int64_t)r->args[0];
+		break;
+	case GT2_EV_PROC_STOP:
+		emit(s, r, GT_EV_PROC_STOP, r->ns, p, 0, 0);
+		if (m)
+			m->p = -1;
+		break;
+	case GT2_EV_PROC_STEAL:
+		steal(s, r);
+		break;
+	case GT2_EV_GO_CREATE:
+	case GT2_EV_GO_CREATE_SYSCALL:
+		gs = g_of(s, r->args[0], &fresh);
+		if (!gs)
+			break;
+		e = emit(s, r, GT_EV_GO_CREATE, r->ns, p, g ? g : (m ? m->ended : 0),
+			 r->type == GT2_EV_GO_CREATE ? r->args[2] : 0);
+		if (e) {
+			e->args[0] = r->args[0];
+			e->args[1] = r->type == GT2_EV_GO_CREATE ? r->args[1] : 0;
+			e->nargs = 2;
+		}
+		if (r->type == GT2_EV_GO_CREATE_SYSCALL && m) {
+			m->g = r->args[0];
+			*gs = (struct gstate){ .insys = true, .told = true };
+		}
+		break;
+	case GT2_EV_GO_START:
+		if (!m)
+			break;
+		m->g = r->args[0];
+		emit(s, r, GT_EV_GO_START, r->ns, m->p, m->g, 0);
+		break;
+	case GT2_EV_GO_DESTROY:
+	case GT2_EV_GO_DESTROY_SYSCALL:
+		if (!m || !g)
+			break;
+		emit(s, r, GT_EV_GO_END, r->ns, p, g, 0);
+		gone(s, g);
+		m->ended = g;
+		m->g = 0;
+		break;
+	case GT2_EV_GO_STOP:
+		e = emit(s, r, GT_EV_GO_PREEMPT, r->ns, p, g, r->args[1]);
+		if (e) {
+			const char *why = gt_dict__string(s->d, r->args[0]);
+
+			if (why && !strcmp(why, "yield"))
+				e->type = GT_EV_GO_SCHED;
+		}
+		if (m)
+			m->g = 0;
+		break;
+	case GT2_EV_GO_BLOCK:
+		emit(s, r, block_type(s, r->args[0]), r->ns, p, g, r->args[1]);
+		if (m)
+			m->g = 0;
+		break;
+	case GT2_EV_GO_UNBLOCK:
+		/* lxtrace's goroutine wakes for an interrupt (its stack "[irq]") or a repair (its
+		 * stack says so): 1.19 has the interrupt's on its CPU, which the file does not
+		 * say, and no P of a CPU marks a repair. */
+		gs = g ? g_of(s, g, NULL) : NULL;
+		e = emit(s, r, GT_EV_GO_UNBLOCK, r->ns, gs && gs->own ? -1 : p, g, r->args[2]);
+		if (e) {
+			e->args[0] = r->args[0];
+			e->nargs = 2;
+		}
+		break;
+	case GT2_EV_GO_SYSCALL_BEGIN:
+		gs = g ? g_of(s, g, NULL) : NULL;
+		if (!gs)
+			break;
+		gs->insys = true;
+		gs->told = gs->own;
+		gs->sys_ticks = r->ticks;
+		gs->sys_ns = r->ns;
+		gs->sys_stk = r->args[1];
+		break;
+	case GT2_EV_GO_SYSCALL_END:
+	case GT2_EV_GO_SYSCALL_END_BLOCKED:
+		if (m)
+			sys_end(s, r, m, r->type == GT2_EV_GO_SYSCALL_END_BLOCKED);
+		if (m && r->type == GT2_EV_GO_SYSCALL_END_BLOCKED)
+			m->g = 0;
+		break;
+	case GT2_EV_CPU_SAMPLE:
+		emit(s, r, GT_EV_CPU_SAMPLE, r->ns, (int64_t)r->args[2], r->args[3], r->args[4]);
+		break;
+	case GT2_EV_USER_LOG:
+		e = emit(s, r, GT_EV_USER_LOG, r->ns, p, g, r->args[3]);
+		if (e) {
+			e->args[0] = r->args[0];
+			e->args[1] = r->args[1];
+			e->nargs = 2;
+			e->msg = r->msg ? r->msg : "";
+			e->msg_len = r->msg_len;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* Where the first look at the threads ends, Gomaxprocs: the CPUs are the Ps below the
+ * housekeeping one, which lxtrace's goroutine holds. */
+static void gomaxprocs(struct events_v2 *s, const struct rec *r)
+{
+	struct gt_event *e = emit(s, r, GT_EV_GOMAXPROCS, r->ns, s->hk, 0, 0);
+
+	if (e) {
+		e->args[0] = s->hk > 0 ? (uint64_t)s->hk : 0;
+		e->nargs = 1;
+	}
+}
+
+int events_v2__next(struct events_v2 *s, struct gt_event *e)
+{
+	int ret;
+
+	while (s->outi == s->nout) {
+		s->outi = s->nout = 0;
+		if (s->failed)
+			return -ENOMEM;
+		if (s->reci == s->nrecs) {
+			ret = read_generation(s);
+			if (ret <= 0) {
+				if (ret < 0 && !s->err[0])
+					snprintf(s->err, sizeof(s->err), "%s",
+						 *gt2_reader__error(s->r) ? gt2_reader__error(s->r) :
+						 strerror(-ret));
+				return ret;
+			}
+			if (!s->first_gen_done)
+				s->init_at = init_end(s);
+		}
+		translate(s, &s->recs[s->reci]);
+		s->reci++;
+		if (!s->first_gen_done && s->reci == s->init_at) {
+			s->first_gen_done = true;
+			gomaxprocs(s, &s->recs[s->reci - 1]);
+		}
+	}
+	*e = s->out[s->outi++];
+	return 1;
+}
+
+struct events_v2 *events_v2__new(int fd)
+{
+	struct gt2_reader_opts ro = { .sz = sizeof(ro), .fd = fd, .header_read = true };
+	struct events_v2 *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->hk = -1;
+	s->r = gt2_reader__new(&ro);
+	s->d = gt_dict__new(NULL, 0);
+	s->strings = u64map__new();
+	s->stacks = u64map__new();
+	s->gen_stacks = u64map__new();
+	s->gen_strings = u64map__new();
+	s->ms = u64map__new();
+	s->gs = u64map__new();
+	if (!s->r || !s->d || !s->strings || !s->stacks || !s->gen_stacks || !s->gen_strings ||
+	    !s->ms || !s->gs) {
+		events_v2__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+const struct gt_dict *events_v2__dict(const struct events_v2 *s)
+{
+	return s->d;
+}
+
+const char *events_v2__error(const struct events_v2 *s)
+{
+	return s->err;
+}
+
+void events_v2__free(struct events_v2 *s)
+{
+	if (!s)
+		return;
+	drop_recs(s);
+	if (s->has_pending)
+		free(s->pending.msg);
+	free(s->recs);
+	free(s->out);
+	free(s->mv);
+	free(s->gv);
+	free(s->gfree);
+	u64map__free(s->strings);
+	u64map__free(s->stacks);
+	u64map__free(s->gen_stacks);
+	u64map__free(s->gen_strings);
+	u64map__free(s->ms);
+	u64map__free(s->gs);
+	gt_dict__free(s->d);
+	gt2_reader__free(s->r);
+	free(s);
+}
