@@ -335,12 +335,10 @@ static __always_inline void pmaps_catch_up(struct task_struct *task, __u32 tgid,
 			t->exec_vm = mm->exec_vm;
 			return;
 		}
-		if (t->pend_hi) {
-			*reading = 1;
-			pmaps_read_range(tgid, t->pend_lo, t->pend_hi);
-			*reading = 0;
-			return;
-		}
+		*reading = 1;
+		pmaps_read_range(tgid, t->pend_lo, t->pend_hi);
+		*reading = 0;
+		return;
 	}
 	*reading = 1;
 	pmaps_rebuild(task, tgid, mm, 0, true, true);
