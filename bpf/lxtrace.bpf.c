@@ -1128,8 +1128,11 @@ int BPF_PROG(maps_unlock, struct mm_struct *mm)
 	return 0;
 }
 
-/* maps_unlock where mm_lock_seq is a seqcount (6.13+): a write section's range is kept to read,
- * and a read lock's release reads it (pmaps_range.bpf.h). */
+/* maps_unlock where mm_lock_seq is a seqcount (6.13+): a write section's range is kept to read
+ * (pmaps_range.bpf.h), at the next take of the lock (maps_lock_got). Reads are left to that one
+ * program: its verification is most of what a recording's start costs on such a kernel (6.12's
+ * verifier under TCG took ~21 s for a second copy here), and a read lock's release comes after
+ * its take, where the reading is done. */
 SEC("tp_btf/mmap_lock_released")
 int BPF_PROG(maps_unlock_ranged, struct mm_struct *mm, bool write)
 {
@@ -1148,15 +1151,14 @@ int BPF_PROG(maps_unlock_ranged, struct mm_struct *mm, bool write)
 	if (write) {
 		current_call(t, &c);
 		pmaps_write_done(t, tgid, mm, seq, &c);
-	} else {
-		pmaps_catch_up(t, tgid, mm, seq);
 	}
 	return 0;
 }
 
 /* The lock taken: no VMA is write-locked yet (a write lock's holder locks them as it changes
  * them), so what is still to read of the table is read. A read lock taken with the seqcount odd
- * is munmap's downgrade, which ends its write section with its VMAs still locked. */
+ * is munmap's downgrade, which ends its write section with its VMAs still locked: its range is
+ * read at the next take. */
 SEC("tp_btf/mmap_lock_acquire_returned")
 int BPF_PROG(maps_lock_got, struct mm_struct *mm, bool write, bool success)
 {

@@ -8,8 +8,8 @@
  * arguments, and for an mmap placed by the kernel the area vm_unmapped_area chose. The VMA
  * iterator skips the VMAs still write-locked there, so the range is not read then: the table's
  * mappings it overlaps are taken out and the range is kept to read (pend_lo..pend_hi) at the
- * next point the lock is held with no VMA write-locked: a read lock taken or released, or a write
- * lock just taken (the next change, before it locks a VMA). A write section not seen (another
+ * next take of the lock, when no VMA is write-locked: a read lock, or a write lock (the next
+ * change, before it locks a VMA). A write section not seen (another
  * process's, a count that does not follow) or of no known range that changed mm->exec_vm leaves
  * the table whole to read (LX_PMAPS_WHOLE), and it stays so until a read is sure to have seen
  * every VMA (pmaps_rebuild).
@@ -42,7 +42,7 @@ struct pmaps_call {
 };
 
 /* One reader of the VMAs per CPU at a time: the iterator takes and drops the mmap lock, whose
- * tracepoints run maps_unlock and maps_lock_got inside it, and they share build slot 0. */
+ * tracepoints run the lock's programs inside it, and they share build slot 0. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

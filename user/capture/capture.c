@@ -857,10 +857,9 @@ static uint64_t count_misses(const struct capture *c)
 	/* The VMA walks of the mmap lock's programs take and release the lock they trace: those
 	 * runs are skipped by design. */
 	const struct bpf_program *walkers[] = { c->skel->progs.maps_unlock,
-						c->skel->progs.maps_unlock_ranged,
 						c->skel->progs.maps_lock_got };
 
-	return count_object_misses(c->skel->obj, walkers, 3) +
+	return count_object_misses(c->skel->obj, walkers, 2) +
 	       (c->ann ? count_object_misses(c->ann->obj, NULL, 0) : 0);
 }
 
