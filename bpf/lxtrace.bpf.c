@@ -32,6 +32,7 @@
 #include "ring.bpf.h"
 #include "target.bpf.h"
 #include "unwind.bpf.h"
+#include "pmaps_range.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -1092,12 +1093,25 @@ int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret)
 	return stage_sysent(LX_SYSENT_EXIT);
 }
 
-/* Every change of a process's mappings (mmap, munmap, mprotect, exec's ELF loader, the
- * dynamic loader) ends with its mmap lock released, in the process's own context. The table
- * is rebuilt only when the executable mappings changed (pmaps.bpf.h), but not inside execve
- * (maps_exec rebuilds it when the exec is done). Its own VMA walk releases the lock again, a
- * run the kernel skips as recursion (not counted as a loss). Needs the VMA iterator (6.7+);
- * maps_ask takes its place before. */
+/* The syscall current is in and its first five arguments, for pmaps_range.bpf.h. */
+static __always_inline void current_call(struct task_struct *t, struct pmaps_call *c)
+{
+	struct pt_regs *regs = task_regs(true, t);
+
+	c->nr = current_syscall(true);
+	c->a[0] = regs->di;
+	c->a[1] = regs->si;
+	c->a[2] = regs->dx;
+	c->a[3] = regs->r10;
+	c->a[4] = regs->r8;
+}
+
+/* Every change of a process's mappings (mmap, munmap, mprotect, mremap, exec's ELF loader, the
+ * dynamic loader) ends with its mmap lock released or downgraded, in the process's own
+ * context. The table is rebuilt only when the executable mappings changed (pmaps.bpf.h), but
+ * not inside execve (maps_exec rebuilds it when the exec is done). Its own VMA walk releases
+ * the lock again, a run the kernel skips as recursion (not counted as a loss). Needs the VMA
+ * iterator (6.7+); maps_ask takes its place before, maps_unlock_ranged from 6.13. */
 SEC("tp_btf/mmap_lock_released")
 int BPF_PROG(maps_unlock, struct mm_struct *mm)
 {
@@ -1110,7 +1124,76 @@ int BPF_PROG(maps_unlock, struct mm_struct *mm)
 	}
 	if (!pmaps_stale(tgid, mm) || in_execve(true))
 		return 0;
-	pmaps_rebuild(t, tgid, mm, 0, true);
+	pmaps_rebuild(t, tgid, mm, 0, true, false);
+	return 0;
+}
+
+/* maps_unlock where mm_lock_seq is a seqcount (6.13+): a write section's range is kept to read
+ * (pmaps_range.bpf.h), at the next take of the lock (maps_lock_got). Reads are left to that one
+ * program: its verification is most of what a recording's start costs on such a kernel (6.12's
+ * verifier under TCG took ~21 s for a second copy here), and a read lock's release comes after
+ * its take, where the reading is done. */
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(maps_unlock_ranged, struct mm_struct *mm, bool write)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 tgid = t->tgid;
+	struct pmaps_call c;
+	__s64 seq;
+
+	if (t->mm != mm) {
+		keep_exec_ustack(ctx, true, mm);
+		return 0;
+	}
+	seq = mm_seq(mm);
+	if (in_execve(true) || seq < 0)
+		return 0;
+	if (write) {
+		current_call(t, &c);
+		pmaps_write_done(t, tgid, mm, seq, &c);
+	}
+	return 0;
+}
+
+/* The lock taken: no VMA is write-locked yet (a write lock's holder locks them as it changes
+ * them), so what is still to read of the table is read. A read lock taken with the seqcount odd
+ * is munmap's downgrade, which ends its write section with its VMAs still locked: its range is
+ * read at the next take. */
+SEC("tp_btf/mmap_lock_acquire_returned")
+int BPF_PROG(maps_lock_got, struct mm_struct *mm, bool write, bool success)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 tgid = t->tgid;
+	struct pmaps_call c;
+	__s64 seq;
+
+	if (!success || t->mm != mm || in_execve(true))
+		return 0;
+	seq = mm_seq(mm);
+	if (seq < 0)
+		return 0;
+	if (write || !(seq & 1)) {
+		pmaps_catch_up(t, tgid, mm, seq);
+	} else {
+		current_call(t, &c);
+		pmaps_write_done(t, tgid, mm, seq, &c);
+	}
+	return 0;
+}
+
+/* Where an mmap or mremap the kernel places goes (its write section's range). */
+SEC("tp_btf/vm_unmapped_area")
+int BPF_PROG(maps_unmapped, unsigned long addr, struct vm_unmapped_area_info *info)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct mm_struct *mm = t->mm;
+	__s64 seq;
+
+	if (!mm || in_execve(true))
+		return 0;
+	seq = mm_seq(mm);
+	if (seq >= 0)
+		pmaps_unmapped(t->tgid, mm, seq, addr, info->length);
 	return 0;
 }
 
@@ -1123,7 +1206,7 @@ int BPF_PROG(maps_exec, struct task_struct *p)
 	struct mm_struct *mm = t->mm;
 
 	if (mm && pmaps_stale(t->tgid, mm))
-		pmaps_rebuild(t, t->tgid, mm, 0, true);
+		pmaps_rebuild(t, t->tgid, mm, 0, true, false);
 	return 0;
 }
 
@@ -1188,7 +1271,7 @@ int maps_scan(struct bpf_iter__task *ctx)
 
 	if (!t || t->pid != t->tgid || !t->mm)
 		return 0;
-	pmaps_rebuild(t, t->tgid, t->mm, 1, false);
+	pmaps_rebuild(t, t->tgid, t->mm, 1, false, false);
 	return 0;
 }
 

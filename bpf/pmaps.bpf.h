@@ -35,6 +35,7 @@
 /* Set by user space before load. */
 const volatile bool unwind_maps;	/* user stacks are walked here: keep the mapping tables */
 const volatile bool maps_ask;		/* no VMA iterator: user space is asked for the mappings */
+const volatile bool ranged_maps;	/* the tables follow changes by range (pmaps_range.bpf.h) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -116,7 +117,7 @@ static __always_inline bool same_map(const struct lx_map *a, const struct lx_map
 #define PATH_DEPTH 16
 
 static __always_inline void pmaps_new_map(const struct lx_map *m, struct vm_area_struct *vma,
-					  __u32 tgid, bool new_image)
+					  __u32 tgid, bool new_image, bool wake)
 {
 	struct dentry *d = NULL, *parent;
 	struct file *f;
@@ -163,7 +164,9 @@ static __always_inline void pmaps_new_map(const struct lx_map *m, struct vm_area
 	/* The walk stopped before the root: an empty name marks the path as incomplete. */
 	if (d && off < LX_PATH_LEN)
 		r->path[off & (LX_PATH_LEN - 1)] = 0;
-	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	/* Range updates (pmaps_range.bpf.h) wake no reader of their own: a process mapping
+	 * thousands of pages of code (a JIT, a browser) would wake it at each. */
+	bpf_ringbuf_submit(r, wake ? BPF_RB_FORCE_WAKEUP : wake_flags(ring, sizeof(*r)));
 }
 
 /* &t->m[i], or NULL when i is out of range. */
@@ -221,12 +224,25 @@ static __always_inline int pmaps_find(const struct lx_pmaps *t, __u64 a)
 	return i;
 }
 
-/* Rebuilds the table of process tgid from the VMAs of task (its mm is mm), in build slot
- * `which`. tell: report new mappings (pmaps_new_map). Nothing changes when the VMAs cannot be
- * read (the lock is contended): the next release tries again. */
-static __always_inline void pmaps_rebuild(struct task_struct *task, __u32 tgid,
-					  struct mm_struct *mm, __u32 which, bool tell)
+/* mm->mm_lock_seq where it is a seqcount (6.13+): odd while mm is write-locked, bumped when a
+ * write lock is taken and when it is dropped (after mmap_lock_released). -1 where it is an int
+ * (6.4-6.12) or absent: the tables are then rebuilt whole (pmaps_stale). */
+static __always_inline __s64 mm_seq(struct mm_struct *mm)
 {
+	if (!bpf_core_field_exists(mm->mm_lock_seq.sequence))
+		return -1;
+	return BPF_CORE_READ(mm, mm_lock_seq.sequence);
+}
+
+/* Rebuilds the table of process tgid from the VMAs of task (its mm is mm), in build slot
+ * `which`. tell: report new mappings (pmaps_new_map). held: the caller holds mm's lock, so no
+ * VMA is write-locked. Nothing changes when the VMAs cannot be read (the lock is contended):
+ * the next release tries again. Where the table is kept by range (mm_seq), one that may have
+ * missed a VMA (write-locked while it was read: the iterator skips those) stays whole to read. */
+static __always_inline void pmaps_rebuild(struct task_struct *task, __u32 tgid,
+					  struct mm_struct *mm, __u32 which, bool tell, bool held)
+{
+	__s64 seq = mm_seq(mm);
 	struct lx_pmaps *nt = bpf_map_lookup_elem(&pmaps_build, &which), *old;
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *v;
@@ -245,6 +261,11 @@ static __always_inline void pmaps_rebuild(struct task_struct *task, __u32 tgid,
 	nt->told = 0;
 	nt->exec_vm = 0;
 	nt->nvmas = 0;
+	nt->pend_lo = 0;
+	nt->pend_hi = 0;
+	nt->ua_seq = 0;
+	nt->seq = seq & ~1;
+	nt->flags = 0;
 	/* The counters live in the map value, not in registers: the verifier then sees one loop
 	 * body, not one per count. exec_vm is summed as the kernel counts it, from the VMAs
 	 * seen: the kernel's count can run ahead of the VMA tree (seen at a release in the middle
@@ -268,17 +289,29 @@ static __always_inline void pmaps_rebuild(struct task_struct *task, __u32 tgid,
 		k = old ? pmaps_find(old, m.start) : -1;
 		om = k >= 0 ? pmaps_at(old, k) : NULL;
 		if (!om || !same_map(om, &m))
-			pmaps_new_map(&m, v, tgid, !old && !nt->told++);
+			pmaps_new_map(&m, v, tgid, !old && !nt->told++, true);
 	}
 	bpf_iter_task_vma_destroy(&it);
 	if (!nt->nvmas) {
 		unwind_count(LX_UNWIND_SCAN_BUSY);
 		return;
 	}
+	if (seq >= 0 && (mm_seq(mm) != seq || ((seq & 1) && !held)))
+		nt->flags = LX_PMAPS_WHOLE;
 	if (bpf_map_update_elem(&proc_maps, &tgid, nt, BPF_ANY))
 		unwind_count(LX_UNWIND_TABLES_FULL);
 	pmaps_bump(tgid);
-	unwind_count(LX_UNWIND_SCANS);
+	unwind_count(LX_UNWIND_WHOLE);
+}
+
+/* Whether table t may lag mm's mappings: another address space's, pages of code it does not
+ * count, or a range or all of it still to read (pmaps_range.bpf.h). */
+static __always_inline bool pmaps_lags(const struct lx_pmaps *t, struct mm_struct *mm)
+{
+	/* ranged_maps is known at load: older kernels' verifiers see none of its branches in
+	 * every walking program (6.12's under TCG took ~55 s more to start a recording). */
+	return !mm || t->mm != (__u64)mm || t->exec_vm != mm->exec_vm ||
+	       (ranged_maps && (t->pend_hi || (t->flags & LX_PMAPS_WHOLE)));
 }
 
 /* Whether the table of process tgid is out of date for mm. */
@@ -302,8 +335,11 @@ static __noinline void pmaps_fork(__u32 parent, __u32 child, __u64 mm)
 		return;
 	}
 	t = bpf_map_lookup_elem(&proc_maps, &child);
-	if (t)
+	if (t) {
 		t->mm = mm;
+		/* The child's own count of write locks; its table is the parent's as of now. */
+		t->seq = mm_seq((struct mm_struct *)mm) & ~1;
+	}
 	pmaps_bump(child);
 }
 

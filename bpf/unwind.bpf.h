@@ -391,7 +391,7 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
 			return 0;
 	}
 	mm = bpf_get_current_task_btf()->mm;
-	io.stale = !mm || t->mm != (__u64)mm || t->exec_vm != mm->exec_vm;
+	io.stale = pmaps_lags(t, mm);
 	unwind_walk(&io, t, s, out);
 	m = io.want >= 0 ? pmaps_at(t, io.want) : NULL;
 	if (m)

@@ -102,9 +102,16 @@ struct lx_pmaps {
 	__u32 n;
 	__u32 overflow;		/* mappings that did not fit: misses are then not "not code" */
 	__u32 told;		/* while it is built: mappings reported to user space */
-	__u32 pad;
+	__u32 flags;		/* LX_PMAPS_* */
+	/* Kept by range where mm->mm_lock_seq is a seqcount (pmaps_range.bpf.h); 0 elsewhere. */
+	__u64 pend_lo, pend_hi;	/* addresses changed but not read yet (none: pend_hi 0) */
+	__u32 seq;		/* mm->mm_lock_seq, even, the table is in step with (pending aside) */
+	__u32 ua_seq;		/* the write section vm_unmapped_area chose ua_lo..ua_hi in */
+	__u64 ua_lo, ua_hi;
 	struct lx_map m[LX_PMAPS_MAX];
 };
+
+#define LX_PMAPS_WHOLE 1	/* all of it still to read: a write was missed or a read untrusted */
 
 /* The tables' versions (pmaps_vers, in .bss): one per tgid modulo this, bumped after each change
  * of a table of that slot, by BPF or by user space when it fills the table (maps_proc.h). */
@@ -124,9 +131,10 @@ enum lx_unwind_stat {
 	LX_UNWIND_NO_TABLE,	/* frames in a file whose rows were not loaded (yet) */
 	LX_UNWIND_NO_MAPS,	/* stacks of a process without a mapping table */
 	LX_UNWIND_TABLES_FULL,	/* processes the table map had no room for */
-	LX_UNWIND_SCANS,	/* mapping tables built */
+	LX_UNWIND_WHOLE,	/* mapping tables built from all the VMAs */
 	LX_UNWIND_SCAN_BUSY,	/* builds given up: the mmap lock was taken */
 	LX_UNWIND_ASKS_LOST,	/* asks for a process's mappings the maps ring had no room for */
+	LX_UNWIND_UPDATES,	/* mapping tables updated from the VMAs of a changed range */
 	LX_UNWIND_NSTATS,
 };
 
@@ -134,6 +142,6 @@ _Static_assert(sizeof(struct lx_cfi_row) == 8, "lx_cfi_row layout");
 _Static_assert(sizeof(struct lx_file_key) == 16, "lx_file_key layout");
 _Static_assert(sizeof(struct lx_file_rows) == 8, "lx_file_rows layout");
 _Static_assert(sizeof(struct lx_map) == 32, "lx_map layout");
-_Static_assert(sizeof(struct lx_pmaps) == 40 + 32 * LX_PMAPS_MAX, "lx_pmaps layout");
+_Static_assert(sizeof(struct lx_pmaps) == 80 + 32 * LX_PMAPS_MAX, "lx_pmaps layout");
 
 #endif

@@ -1,7 +1,8 @@
 /* unwind.c - user stacks of code without frame pointers, as Debian builds it: blocking stacks
  * down to main with lines, a frameless leaf with its caller, a changed caller at the same
  * stack pointer seen through the walk cache, Python's stacks against gdb's, samples that reach
- * main, short-lived processes fully named, and wakeups from interrupts attributed to them. */
+ * main, short-lived processes fully named, wakeups from interrupts attributed to them, and code
+ * mapped anew where other code was named as it is now. */
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -946,4 +947,47 @@ Test(unwind, every_user_stack_is_whole_or_marked)
 	cr_assert_geq(n, 300, "only %zu user stacks of the programs", n);
 	cr_assert_eq(whole + marked, n, "%zu user stacks end short without a mark; the first ends "
 		     "%s", n - whole - marked, first);
+}
+
+/* ---- code mapped anew at an address that held other code ---- */
+
+/* Samples in the page mapchurn spins in, mapped where spin_a's page was unmapped: each must
+ * name spin_b, the code mapped there now, and reach main through it (the table read its range
+ * again, not the old mapping's rows). Counted from the first that does: the binary's rows load
+ * a few ms after its exec (docs/stacks.md, "First sight"), and its spinning starts at once. */
+Test(unwind, code_moved_to_new_mappings_resolves_where_it_runs_now)
+{
+	const struct gt_event *e;
+	size_t i = 0, n = 0, ok = 0, before = 0, shown = 0;
+	uint64_t reused;
+	pid_t tid;
+
+	record_settled((const char *[]){ "-F", "999", NULL }, "mapchurn",
+		       (const char *[]){ "64", "3000", NULL });
+	tid = itest_tid("churn");
+	reused = (uint64_t)itest_stat("reused");
+	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_CPU_SAMPLE), tid))) {
+		const struct gt_stack *s = e->stack;
+		bool good;
+
+		i++;
+		if (!s || !s->n || s->frames[0].pc < reused || s->frames[0].pc >= reused + 4096)
+			continue;
+		good = !strcmp(s->frames[0].func, "spin_b") && frame_from(s, 1, "main") > 0;
+		if (!good && !ok) {
+			before++;
+			continue;
+		}
+		n++;
+		if (good)
+			ok++;
+		else if (shown++ < 3)
+			print_stack(s);
+	}
+	cr_log_info("moved code: %zu samples in the reused page, %zu name spin_b and reach main, "
+		    "after %zu before the first that did", n, ok, before);
+	cr_assert_geq(n, 200, "only %zu samples in the reused page in 3 s at 999 Hz", n);
+	cr_assert_leq(before, 100, "%zu samples before the first that names spin_b", before);
+	cr_assert_geq(ok * 100, n * 95, "only %zu of %zu samples in the reused page name spin_b "
+		      "and reach main", ok, n);
 }

@@ -152,7 +152,12 @@ static void choose_programs(struct capture *c)
 	bpf_program__set_autoload(s->progs.flush_cpu, o->syscalls);
 	/* User stacks are unwound in BPF from each process's mapping table (pmaps.bpf.h), built
 	 * there with the VMA iterator or asked of user space. */
-	bpf_program__set_autoload(s->progs.maps_unlock, walker && !asks_maps(c));
+	bpf_program__set_autoload(s->progs.maps_unlock, walker && !asks_maps(c) && !f->mm_seqcount);
+	/* Where the kernel counts write sections, by the range of each change. */
+	bpf_program__set_autoload(s->progs.maps_unlock_ranged,
+				  walker && !asks_maps(c) && f->mm_seqcount);
+	bpf_program__set_autoload(s->progs.maps_lock_got, walker && !asks_maps(c) && f->mm_seqcount);
+	bpf_program__set_autoload(s->progs.maps_unmapped, walker && !asks_maps(c) && f->mm_seqcount);
 	bpf_program__set_autoload(s->progs.maps_exec, walker && !asks_maps(c));
 	bpf_program__set_autoload(s->progs.maps_scan, walker && !asks_maps(c));
 	bpf_program__set_autoload(s->progs.maps_scan_ask, walker && asks_maps(c));
@@ -160,6 +165,7 @@ static void choose_programs(struct capture *c)
 	bpf_map__set_autocreate(s->maps.ucaches, c->modern);
 	s->rodata->unwind_maps = walker;
 	s->rodata->maps_ask = asks_maps(c);
+	s->rodata->ranged_maps = f->mm_seqcount;
 	s->rodata->stage_syscalls = o->syscalls;
 	s->rodata->stack_kern = o->stack_kern;
 	s->rodata->stack_user = o->stack_user;
@@ -824,7 +830,8 @@ int capture__poll(struct capture *c)
 }
 
 /* Runs the kernel skipped because the program was already running on that CPU. */
-static uint64_t count_object_misses(const struct bpf_object *obj, const struct bpf_program *skip)
+static uint64_t count_object_misses(const struct bpf_object *obj,
+				    const struct bpf_program *const *skip, size_t nskip)
 {
 	struct bpf_program *prog;
 	uint64_t n = 0;
@@ -833,8 +840,12 @@ static uint64_t count_object_misses(const struct bpf_object *obj, const struct b
 		struct bpf_prog_info info;
 		uint32_t len = sizeof(info);
 
+		bool skipped = false;
+
+		for (size_t i = 0; i < nskip; i++)
+			skipped = skipped || prog == skip[i];
 		memset(&info, 0, sizeof(info));
-		if (prog != skip && bpf_program__fd(prog) >= 0 &&
+		if (!skipped && bpf_program__fd(prog) >= 0 &&
 		    !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 			n += info.recursion_misses;
 	}
@@ -843,9 +854,13 @@ static uint64_t count_object_misses(const struct bpf_object *obj, const struct b
 
 static uint64_t count_misses(const struct capture *c)
 {
-	/* maps_unlock's own VMA walk releases the lock it traces: that run is skipped by design. */
-	return count_object_misses(c->skel->obj, c->skel->progs.maps_unlock) +
-	       (c->ann ? count_object_misses(c->ann->obj, NULL) : 0);
+	/* The VMA walks of the mmap lock's programs take and release the lock they trace: those
+	 * runs are skipped by design. */
+	const struct bpf_program *walkers[] = { c->skel->progs.maps_unlock,
+						c->skel->progs.maps_lock_got };
+
+	return count_object_misses(c->skel->obj, walkers, 2) +
+	       (c->ann ? count_object_misses(c->ann->obj, NULL, 0) : 0);
 }
 
 static void detach_links(struct capture *c)

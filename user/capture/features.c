@@ -70,6 +70,34 @@ const char *features__needs(enum feature which)
 	return which < FEAT_COUNT ? rows[which].needs : "?";
 }
 
+/* Whether struct mm_struct has a member mm_lock_seq (inside its anonymous structs) of type
+ * seqcount_t. depth: how far anonymous members are followed down. */
+static bool seqcount_member(const struct btf *vmlinux, const struct btf_type *t, int depth)
+{
+	const struct btf_member *m = btf_members(t);
+
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		const char *name = btf__name_by_offset(vmlinux, m->name_off);
+		const struct btf_type *mt = btf__type_by_id(vmlinux, m->type);
+
+		if (name && !strcmp(name, "mm_lock_seq"))
+			return mt && btf_is_typedef(mt) &&
+			       !strcmp(btf__name_by_offset(vmlinux, mt->name_off), "seqcount_t");
+		if (depth && mt && (!name || !*name) && (btf_is_struct(mt) || btf_is_union(mt)) &&
+		    seqcount_member(vmlinux, mt, depth - 1))
+			return true;
+	}
+	return false;
+}
+
+static bool mm_seqcount(const struct btf *vmlinux)
+{
+	int id = btf__find_by_name_kind(vmlinux, "mm_struct", BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(vmlinux, id) : NULL;
+
+	return t && seqcount_member(vmlinux, t, 3);
+}
+
 /* The number of arguments tracepoint name passes its programs, or -1 when the kernel has no
  * such tracepoint. */
 static int tp_args(const struct btf *vmlinux, const char *name)
@@ -164,6 +192,8 @@ int features__probe(struct features *f)
 	f->have[FEAT_SWITCH_STATE] = tp_args(vmlinux, "sched_switch") >= 4;
 	f->have[FEAT_EXIT_GROUP] = tp_args(vmlinux, "sched_process_exit") >= 2;
 	f->have[FEAT_RSS_TP] = tp_args(vmlinux, "rss_stat") >= 2;
+	f->mm_seqcount = mm_seqcount(vmlinux) && tp_args(vmlinux, "vm_unmapped_area") >= 2 &&
+			 tp_args(vmlinux, "mmap_lock_acquire_returned") >= 3;
 	/* KASAN doubles the kernel stack (KASAN_STACK_ORDER). */
 	if (btf__find_by_name_kind(vmlinux, "kasan_cache", BTF_KIND_STRUCT) > 0)
 		f->thread_size = 32768;

@@ -46,6 +46,9 @@ struct features {
 	/* The kernel stack's size (THREAD_SIZE), where the compat programs find the user
 	 * registers: 32 KiB with KASAN, 16 KiB otherwise (x86_64). */
 	uint64_t thread_size;
+	/* mm->mm_lock_seq is a seqcount (6.13+): a process's mapping table follows each change
+	 * by its range (bpf/pmaps_range.bpf.h); before, it is rebuilt whole. */
+	bool mm_seqcount;
 };
 
 /* Probes the running kernel. 0, or -ENOENT without kernel BTF (f still holds what could be

@@ -37,12 +37,12 @@ static void print_unwind_summary(const struct capture *cap, struct cfi_loader *c
 		return;
 	cfi_loader__stats(cfi, &ls);
 	fprintf(stderr, "  user stacks:   %llu walked, %llu unchanged (cached), %llu truncated, "
-		"%llu with frame-pointer steps, %llu frames without rows yet; %llu process tables "
-		"built (%llu busy)\n",
+		"%llu with frame-pointer steps, %llu frames without rows yet; process tables: %llu "
+		"built whole, %llu updated by range (%llu busy)\n",
 		(unsigned long long)u[LX_UNWIND_WALKS], (unsigned long long)u[LX_UNWIND_HITS],
 		(unsigned long long)u[LX_UNWIND_TRUNCATED], (unsigned long long)u[LX_UNWIND_FP],
-		(unsigned long long)u[LX_UNWIND_NO_TABLE], (unsigned long long)u[LX_UNWIND_SCANS],
-		(unsigned long long)u[LX_UNWIND_SCAN_BUSY]);
+		(unsigned long long)u[LX_UNWIND_NO_TABLE], (unsigned long long)u[LX_UNWIND_WHOLE],
+		(unsigned long long)u[LX_UNWIND_UPDATES], (unsigned long long)u[LX_UNWIND_SCAN_BUSY]);
 	fprintf(stderr, "  unwind rows:   %llu binaries (%llu rows), %llu without CFI, %llu retried, "
 		"%llu did not fit, %llu too costly, %llu failed, %llu still queued; compiling took "
 		"%.3f s\n",
