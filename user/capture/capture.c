@@ -152,12 +152,12 @@ static void choose_programs(struct capture *c)
 	bpf_program__set_autoload(s->progs.flush_cpu, o->syscalls);
 	/* User stacks are unwound in BPF from each process's mapping table (pmaps.bpf.h), built
 	 * there with the VMA iterator or asked of user space. */
-	bpf_program__set_autoload(s->progs.maps_unlock, walker && !asks_maps(c) && !f->mm_seqcount);
+	bpf_program__set_autoload(s->progs.maps_unlock, walker && !asks_maps(c) && !f->have[FEAT_MM_SEQ]);
 	/* Where the kernel counts write sections, by the range of each change. */
 	bpf_program__set_autoload(s->progs.maps_unlock_ranged,
-				  walker && !asks_maps(c) && f->mm_seqcount);
-	bpf_program__set_autoload(s->progs.maps_lock_got, walker && !asks_maps(c) && f->mm_seqcount);
-	bpf_program__set_autoload(s->progs.maps_unmapped, walker && !asks_maps(c) && f->mm_seqcount);
+				  walker && !asks_maps(c) && f->have[FEAT_MM_SEQ]);
+	bpf_program__set_autoload(s->progs.maps_lock_got, walker && !asks_maps(c) && f->have[FEAT_MM_SEQ]);
+	bpf_program__set_autoload(s->progs.maps_unmapped, walker && !asks_maps(c) && f->have[FEAT_MM_SEQ]);
 	bpf_program__set_autoload(s->progs.maps_exec, walker && !asks_maps(c));
 	bpf_program__set_autoload(s->progs.maps_scan, walker && !asks_maps(c));
 	bpf_program__set_autoload(s->progs.maps_scan_ask, walker && asks_maps(c));
@@ -165,7 +165,7 @@ static void choose_programs(struct capture *c)
 	bpf_map__set_autocreate(s->maps.ucaches, c->modern);
 	s->rodata->unwind_maps = walker;
 	s->rodata->maps_ask = asks_maps(c);
-	s->rodata->ranged_maps = f->mm_seqcount;
+	s->rodata->ranged_maps = f->have[FEAT_MM_SEQ];
 	s->rodata->stage_syscalls = o->syscalls;
 	s->rodata->stack_kern = o->stack_kern;
 	s->rodata->stack_user = o->stack_user;

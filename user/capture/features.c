@@ -42,6 +42,10 @@ static const struct row rows[FEAT_COUNT] = {
 			   "symbols: a process's mappings are read from /proc at its exec, and "
 			   "again when a stack misses them; user stacks inside an exec, once the "
 			   "old image is gone, end at the leaf (marked truncated)", USE_USER_STACKS },
+	[FEAT_MM_SEQ] = { "mm_seq", "mm_lock_seq seqcount", "kernel 6.13+",
+			  "user stacks: a process's mapping table is rebuilt from all its VMAs "
+			  "at each change of its code (a process mapping thousands of pieces of "
+			  "code, as a JIT does, runs slower in the kernel)", USE_USER_STACKS },
 	[FEAT_SWITCH_STATE] = { "switch_state", "prev_state of sched_switch", "kernel 5.18+",
 				"switches: the state is read from the task at the tracepoint, "
 				"where a wakeup racing the switch can leave it waking (shown as "
@@ -192,8 +196,8 @@ int features__probe(struct features *f)
 	f->have[FEAT_SWITCH_STATE] = tp_args(vmlinux, "sched_switch") >= 4;
 	f->have[FEAT_EXIT_GROUP] = tp_args(vmlinux, "sched_process_exit") >= 2;
 	f->have[FEAT_RSS_TP] = tp_args(vmlinux, "rss_stat") >= 2;
-	f->mm_seqcount = mm_seqcount(vmlinux) && tp_args(vmlinux, "vm_unmapped_area") >= 2 &&
-			 tp_args(vmlinux, "mmap_lock_acquire_returned") >= 3;
+	f->have[FEAT_MM_SEQ] = mm_seqcount(vmlinux) && tp_args(vmlinux, "vm_unmapped_area") >= 2 &&
+			       tp_args(vmlinux, "mmap_lock_acquire_returned") >= 3;
 	/* KASAN doubles the kernel stack (KASAN_STACK_ORDER). */
 	if (btf__find_by_name_kind(vmlinux, "kasan_cache", BTF_KIND_STRUCT) > 0)
 		f->thread_size = 32768;
@@ -221,13 +225,16 @@ bool features__cfi_stacks(const struct features *f)
 
 /* Whether lxtrace is without feature i here: not there, or (the modern programs) there but
  * refused at load. Features that matter only in a mode lxtrace is not in are not missed: the
- * mapping tables only for CFI walks, the tracepoint only without the iterator. */
+ * mapping tables only for CFI walks, the tracepoint only without the iterator, the seqcount
+ * only for tables the iterator builds. */
 static bool misses(const struct features *f, int i)
 {
 	if (i == FEAT_MODERN)
 		return !features__cfi_stacks(f);
 	if (i == FEAT_VMA_ITER)
 		return features__cfi_stacks(f) && !f->have[i];
+	if (i == FEAT_MM_SEQ)
+		return features__cfi_stacks(f) && f->have[FEAT_VMA_ITER] && !f->have[i];
 	if (i == FEAT_MMAP_TP)
 		return !f->have[FEAT_VMA_ITER] && !f->have[i];
 	return !f->have[i];

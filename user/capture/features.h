@@ -19,6 +19,9 @@ enum feature {
 	FEAT_MODERN,		/* tp_btf with typed task pointers, bpf_task_pt_regs, task storage */
 	FEAT_VMA_ITER,		/* the VMA iterator kfuncs: mapping tables built in BPF */
 	FEAT_MMAP_TP,		/* mmap_lock tracepoints: BPF learns of each change of mappings */
+	FEAT_MM_SEQ,		/* mm->mm_lock_seq a seqcount (6.13+, Debian's 6.12): a process's
+				 * mapping table follows each change by its range
+				 * (bpf/pmaps_range.bpf.h); without, it is rebuilt whole */
 	FEAT_SWITCH_STATE,	/* sched_switch passes prev_state */
 	FEAT_EXIT_GROUP,	/* sched_process_exit passes group_dead */
 	FEAT_RSS_TP,		/* the rss_stat tracepoint */
@@ -46,9 +49,6 @@ struct features {
 	/* The kernel stack's size (THREAD_SIZE), where the compat programs find the user
 	 * registers: 32 KiB with KASAN, 16 KiB otherwise (x86_64). */
 	uint64_t thread_size;
-	/* mm->mm_lock_seq is a seqcount (6.13+): a process's mapping table follows each change
-	 * by its range (bpf/pmaps_range.bpf.h); before, it is rebuilt whole. */
-	bool mm_seqcount;
 };
 
 /* Probes the running kernel. 0, or -ENOENT without kernel BTF (f still holds what could be
