@@ -346,7 +346,7 @@ Test(attack, cut_and_repair_outputs_follow_the_recorders_rules)
 	}
 }
 
-#define TRUNC_ROUNDS 30
+#define TRUNC_ROUNDS 50
 
 /* The attacker's rounds: a fresh copy of the library (arg) beside it, dlopen'ed, its spin run
  * for 0-90 ms (samples in it, so that its DWARF is read), then cut to nothing while mapped. */
