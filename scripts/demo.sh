@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # Records a short demo trace of the whole machine while a few of the test workloads run,
 # so the timeline has something to show: threads ping-ponging, sleeping and contending.
+# The workloads start when the recorder says it is recording (--ready-fd): a fixed sleep
+# lost the race on a freshly booted machine, whose first start-up is the slowest.
 set -euo pipefail
 lxtrace=${1:-build/lxtrace}
 out=${2:-demo.trace}
 workloads=$(dirname "$lxtrace")/tests/workloads
 
-"$lxtrace" record -d 3 -o "$out" &
+tmp=$(mktemp -d)
+mkfifo "$tmp/ready"
+"$lxtrace" record -d 3 -o "$out" --ready-fd 3 3>"$tmp/ready" &
 rec=$!
-trap 'kill -INT $rec 2>/dev/null || true' EXIT
-sleep 0.5
+trap 'kill -INT $rec 2>/dev/null || true; rm -rf "$tmp"' EXIT
+if ! read -r _ <"$tmp/ready"; then
+	trap - EXIT
+	rm -rf "$tmp"
+	wait $rec && exit 1 || exit
+fi
 pids=()
 "$workloads/pingpong" 5000 >/dev/null & pids+=($!)
 "$workloads/sleeper" 20 >/dev/null & pids+=($!)
@@ -17,4 +25,5 @@ pids=()
 wait "${pids[@]}"
 wait $rec
 trap - EXIT
+rm -rf "$tmp"
 echo "demo: wrote $out; open it with: go tool trace $out"
