@@ -13,11 +13,9 @@ mkfifo "$tmp/ready"
 "$lxtrace" record -d 3 -o "$out" --ready-fd 3 3>"$tmp/ready" &
 rec=$!
 trap 'kill -INT $rec 2>/dev/null || true; rm -rf "$tmp"' EXIT
-if ! read -r _ <"$tmp/ready"; then
-	trap - EXIT
-	rm -rf "$tmp"
-	wait $rec && exit 1 || exit
-fi
+# End of file before the line: the recorder did not start, and said why.
+read -r _ <"$tmp/ready" || { wait $rec && exit 1 || exit; }
+rm -r "$tmp"
 pids=()
 "$workloads/pingpong" 5000 >/dev/null & pids+=($!)
 "$workloads/sleeper" 20 >/dev/null & pids+=($!)
@@ -25,5 +23,4 @@ pids=()
 wait "${pids[@]}"
 wait $rec
 trap - EXIT
-rm -rf "$tmp"
 echo "demo: wrote $out; open it with: go tool trace $out"
