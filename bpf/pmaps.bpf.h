@@ -112,7 +112,9 @@ static __always_inline bool same_map(const struct lx_map *a, const struct lx_map
 /* Tells user space of a new executable mapping of process tgid, which it symbolizes the
  * process's addresses against: with the file's path below its mount, leaf first, one
  * NUL-terminated name per directory (user space turns it around), as far as LX_PATH_LEN holds.
- * Only for traced processes. */
+ * The caller tells only of traced processes, and asks traced_current() once, before its VMA
+ * loop: a cgroup target's check inside the loop made 6.18's verifier fail in its backtracking
+ * ("verifier bug: backtracking call unexpected regs"), and it is the same for every VMA. */
 #define PATH_NAME_MAX 64
 #define PATH_DEPTH 16
 
@@ -126,9 +128,7 @@ static __always_inline void pmaps_new_map(const struct lx_map *m, struct vm_area
 	long n;
 	void *ring;
 
-	if (!traced_current(tgid))
-		return;
-	r = reserve_current(&ring, sizeof(*r), LX_REC_MMAP);
+	r = reserve_here(&ring, sizeof(*r), LX_REC_MMAP);
 	if (!r)
 		return;
 	r->start = m->start;
@@ -266,6 +266,7 @@ static __always_inline void pmaps_rebuild(struct task_struct *task, __u32 tgid,
 	nt->ua_seq = 0;
 	nt->seq = seq & ~1;
 	nt->flags = 0;
+	tell = tell && traced_current(tgid);
 	/* The counters live in the map value, not in registers: the verifier then sees one loop
 	 * body, not one per count. exec_vm is summed as the kernel counts it, from the VMAs
 	 * seen: the kernel's count can run ahead of the VMA tree (seen at a release in the middle

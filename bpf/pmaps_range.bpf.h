@@ -153,10 +153,12 @@ __noinline int pmaps_read_range(__u32 tgid, __u64 lo, __u64 hi)
 	struct vm_area_struct *v;
 	__u64 first, top = hi;
 	struct lx_map m, *om;
+	bool tell;
 	int i;
 
 	if (!nt || !old)
 		return 0;
+	tell = traced_current(tgid);
 	bpf_iter_task_vma_new(&it, task, lo);
 	v = bpf_iter_task_vma_next(&it);
 	if (!v) {
@@ -192,7 +194,7 @@ __noinline int pmaps_read_range(__u32 tgid, __u64 lo, __u64 hi)
 		nt->n = k + 1;
 		i = pmaps_find(old, m.start);
 		om = i >= 0 ? pmaps_at(old, i) : NULL;
-		if (!om || !same_map(om, &m))
+		if (tell && (!om || !same_map(om, &m)))
 			pmaps_new_map(&m, v, tgid, false, false);
 	}
 	bpf_iter_task_vma_destroy(&it);
