@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "tests/integration/itest.h"
+#include "tests/lib/tcgroup.h"
 
 TestSuite(cli, .timeout = 60);
 
@@ -116,6 +117,48 @@ Test(cli, version_says_which_build)
 		  !strchr(o.out, '\n')[1], "lxtrace --version printed: %s", o.out ? o.out : "");
 	free(o.out);
 	free(o.err);
+}
+
+/* --check with a target loads the programs a recording with it would (target.bpf.h's branch of
+ * each mode is another program to the verifier: 6.18's refused the --cgroup one while the
+ * whole machine's loaded), says what they miss, and starts no command. */
+Test(cli, check_loads_each_targets_programs_and_starts_no_command)
+{
+	char cgroup[256], pid[16], marker[] = "/tmp/lxtrace-check-XXXXXX";
+	struct outcome o;
+	int fd, err;
+
+	itest_require_root();
+	err = tcgroup_make(cgroup, sizeof(cgroup));
+	cr_assert_eq(err, 0, "no cgroup for the test: %s", strerror(-err));
+	fd = mkstemp(marker);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	unlink(marker);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	const char *const *const cases[] = {
+		(const char *[]){ "record", "--check", NULL },
+		(const char *[]){ "record", "--check", "--cgroup", cgroup, NULL },
+		(const char *[]){ "record", "--check", "-p", pid, NULL },
+		(const char *[]){ "record", "--check", "-F", "999", "--stacks=both", "--syscalls=all",
+				  "--", "/usr/bin/touch", marker, NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		o = run_lxtrace(cases[i]);
+		cr_expect_eq(o.status, 0, "%s %s: status %d: %s", cases[i][1], cases[i][2] ? cases[i][2] : "",
+			     o.status, o.err);
+		cr_expect(o.out && strstr(o.out, "A recording with these options, here:"),
+			  "no verdict: %s", o.out ? o.out : "");
+		cr_expect(!strstr(o.out ? o.out : "", "refused") && !strstr(o.err ? o.err : "", "refused") &&
+			  !strstr(o.err ? o.err : "", "failed to load"),
+			  "%s %s: programs refused on this kernel:\n%s%s", cases[i][1],
+			  cases[i][2] ? cases[i][2] : "", o.out, o.err);
+		free(o.out);
+		free(o.err);
+	}
+	cr_expect(access(marker, F_OK) != 0, "--check ran the command: %s exists", marker);
+	unlink(marker);
+	tcgroup_remove(cgroup);
 }
 
 /* The flight recorder's options: each mistake is one line naming it, before anything loads. */

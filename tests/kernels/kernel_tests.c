@@ -224,10 +224,11 @@ Test(kernel, pingpong_switches_are_the_kernels_own_counts)
 	check_switches("pong");
 }
 
-/* Each GoSleep names the syscall on user frames and ends in a wakeup at least 10 ms after the
- * thread last started running: the sleep began after that start. Not after the GoSleep itself:
- * a TCG guest can take milliseconds from the syscall's entry to the switch. */
-Test(kernel, sleeper_sleeps_are_gosleep)
+/* The sleeper of step, its report in out and its trace in file: each GoSleep names the
+ * syscall on user frames down to main and ends in a wakeup at least 10 ms after the thread
+ * last started running: the sleep began after that start. Not after the GoSleep itself: a TCG
+ * guest can take milliseconds from the syscall's entry to the switch. */
+static void check_sleeps(const char *step, const char *out, const char *file)
 {
 	const uint64_t mask = TQ_BIT(GT_EV_GO_SLEEP) | TQ_BIT(GT_EV_GO_START) | TQ_WAKEUPS;
 	const struct gt_event *e, *start = NULL, *sleep = NULL;
@@ -235,11 +236,11 @@ Test(kernel, sleeper_sleeps_are_gosleep)
 	size_t i = 0, n = 0;
 	pid_t tid;
 
-	require_step("sleeper");
-	kt.wl = report("sleeper", "sleeper.out");
-	load("sleeper", "sleeper.trace");
-	tid = tid_of(kt.wl, "sleeper", "sleeper");
-	sleeps = stat_of(kt.wl, "sleeper", "sleeps");
+	require_step(step);
+	kt.wl = report(step, out);
+	load(step, file);
+	tid = tid_of(kt.wl, step, "sleeper");
+	sleeps = stat_of(kt.wl, step, "sleeps");
 	for (; (e = tq_next(kt.trace, &i, mask, tid)); i++) {
 		const char *leaf = tq_leaf(e->stack);
 
@@ -247,19 +248,38 @@ Test(kernel, sleeper_sleeps_are_gosleep)
 			start = e;
 		} else if (e->type == GT_EV_GO_SLEEP) {
 			n++;
-			kt_expect_thread(leaf && strstr(leaf, "nanosleep") && user_frame_at(e->stack, 1),
-					 "sleeper", tid, "GoSleep #%zu: not `syscall (clock_)nanosleep` on user frames",
+			kt_expect_thread(leaf && strstr(leaf, "nanosleep") && user_frame_at(e->stack, 1) &&
+					 frame_at(e->stack, "main") > 1, step, tid,
+					 "GoSleep #%zu: not `syscall (clock_)nanosleep` on user frames down to main",
 					 n);
 			sleep = e;
 		} else if (sleep) {
-			kt_expect_thread(start && tq_ns(kt.trace, start->ts, e->ts) >= 9.9e6, "sleeper", tid,
+			kt_expect_thread(start && tq_ns(kt.trace, start->ts, e->ts) >= 9.9e6, step, tid,
 					 "GoSleep #%zu: woken %.3f ms after the thread last started", n,
 					 start ? tq_ns(kt.trace, start->ts, e->ts) / 1e6 : -1.0);
 			sleep = NULL;
 		}
 	}
-	kt_expect_thread((long long)n == sleeps, "sleeper", tid,
+	kt_expect_thread((long long)n == sleeps, step, tid,
 			 "%zu GoSleep, the workload slept %lld times", n, sleeps);
+}
+
+/* A command's sleeps: GoSleep, at the kernel's times. */
+Test(kernel, sleeper_sleeps_are_gosleep)
+{
+	check_sleeps("sleeper", "sleeper.out", "sleeper.trace");
+}
+
+/* The same of a process running before the recording, named by -p. */
+Test(kernel, pid_target_sleeps_are_gosleep)
+{
+	check_sleeps("pid", "pid-sleeper.out", "pid.trace");
+}
+
+/* The same of a cgroup's process: the cgroup test of the programs (target.bpf.h). */
+Test(kernel, cgroup_target_sleeps_are_gosleep)
+{
+	check_sleeps("cgroup", "cgroup-sleeper.out", "cgroup.trace");
 }
 
 /* hot_inner (inlined, on a line of its loop) <- hot_middle (at its call) <- hot_outer (at its
@@ -475,4 +495,49 @@ Test(kernel, whole_machine_cheapest_mode)
 Test(kernel, whole_machine_default_mode)
 {
 	check_whole_machine("default", "default.trace");
+}
+
+/* The steps that load lxtrace's programs, each with the options of its mode. */
+static const char *const loading_steps[] = { "check", "pingpong", "sleeper", "samples", "flight",
+					     "pid", "cgroup", "syscalls", "cheap", "default" };
+
+/* A kernel the probes find fit for a program set, whose verifier then refuses it, makes
+ * lxtrace fall back (compat programs: frame-pointer stacks; no annotations) and still record:
+ * only this sees it. No step's programs were refused, and --check, which loads what a
+ * recording would, lists no feature missing that its own "needs" column gives this kernel. */
+Test(kernel, every_mode_loads_what_the_kernel_offers)
+{
+	int version = kernel_version();
+	char *out, *line, *save = NULL;
+
+	for (size_t i = 0; i < sizeof(loading_steps) / sizeof(loading_steps[0]); i++) {
+		const char *step = loading_steps[i];
+		char file[64], *err, *at;
+
+		if (kr_step_status(step, NULL) == KR_SKIPPED)
+			continue;
+		snprintf(file, sizeof(file), "%s.err", step);
+		err = kr_read(file);
+		at = err ? strstr(err, "programs failed to load") : NULL;
+		if (!at && err)
+			at = strstr(err, "were refused");
+		kt_assert(!at, step, "its programs were refused, and it fell back: %.200s", at);
+		free(err);
+	}
+	require_step("check");
+	out = kr_read("check.out");
+	kt_assert(out, "check", "no check.out");
+	kt_assert(!strstr(out, "but refused"), "check", "--check found programs refused:\n%s", out);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *needs = strstr(line, " kernel ");
+		int major = 0, minor = 0;
+
+		if (strncmp(line, "  no ", 5) || !needs ||
+		    sscanf(needs, " kernel %d.%d+", &major, &minor) != 2)
+			continue;
+		kt_assert(major * 100 + minor > version, "check",
+			  "a feature this kernel (%d.%d) should have is missing: %s", version / 100,
+			  version % 100, line);
+	}
+	free(out);
 }

@@ -41,10 +41,55 @@ flight() {
 	return $rc
 }
 
-if [ "${2:-}" = --flight ]; then
+# A process started before the recording and held until it records, then let go: the sleeper
+# of `lxtrace record -p` (--pid) and of --cgroup (--cgroup, in a cgroup of its own), each
+# sleep with its stack. The sleeper's shell waits on a FIFO, then becomes the sleeper (exec:
+# the same pid). -p stops when it exits; a cgroup recording is stopped with SIGINT after it.
+held() {
+	mode=$1
+	rm -f "$out/$mode.ready" "$out/$mode.go"
+	mkfifo "$out/$mode.ready" "$out/$mode.go"
+	if [ "$mode" = cgroup ]; then
+		# cgroup2 is at /sys/fs/cgroup in the guest, elsewhere on a host with both versions.
+		root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+		[ -n "$root" ] || { echo "lxtrace kernel stage: no cgroup2 mounted" >&2; return 1; }
+		cg=$root/lxtrace-kernel-stage-$$
+		mkdir "$cg" || return 1
+		sh -c 'echo $$ >"$1/cgroup.procs" && read -r _ <"$2" && exec "$3" 5 >"$4"' sh "$cg" \
+			"$out/$mode.go" "$W/sleeper" "$out/$mode-sleeper.out" &
+		wl=$!
+		set -- --cgroup "$cg"
+	else
+		sh -c 'read -r _ <"$1" && exec "$2" 5 >"$3"' sh "$out/$mode.go" "$W/sleeper" \
+			"$out/$mode-sleeper.out" &
+		wl=$!
+		set -- -p "$wl"
+	fi
+	"$L" record "$@" -o "$out/$mode.trace" --ready-fd 3 3>"$out/$mode.ready" &
+	rec=$!
+	trap 'kill -INT $rec 2>/dev/null; kill $wl 2>/dev/null' INT TERM
+	read -r _ <"$out/$mode.ready"
+	echo go >"$out/$mode.go"
+	wait $wl
+	[ "$mode" = cgroup ] && kill -INT $rec 2>/dev/null
+	wait $rec
+	rc=$?
+	[ $rc -le 128 ] || { wait $rec; rc=$?; }
+	rm -f "$out/$mode.ready" "$out/$mode.go"
+	[ -z "${cg:-}" ] || rmdir "$cg"
+	return $rc
+}
+
+case "${2:-}" in
+--flight)
 	flight
 	exit
-fi
+	;;
+--pid | --cgroup)
+	held "${2#--}"
+	exit
+	;;
+esac
 
 mkdir -p "$out"
 : >"$out/steps"
@@ -129,6 +174,9 @@ step samples "$L" record -F 999 --stacks=both -o "$out/samples.trace" -- \
 # The flight recorder's triggers: SIGUSR1, and the program's lxtrace_trigger() where the kernel
 # lets lxtrace attach a command's probes; a file each (flight-001.trace, ...).
 step flight sh "$0" "$out" --flight
+# The two targets a command does not cover: a running process (-p) and a cgroup.
+step pid sh "$0" "$out" --pid
+step cgroup sh "$0" "$out" --cgroup
 # Every syscall's entry and return (the sys_enter and sys_exit programs, loaded only here, the
 # latter only in the Go 1.22+ format): a thread's reads; -v for the summary's records by kind.
 step syscalls "$L" record -v --format=go1.23 --syscalls=all -o "$out/syscalls.trace" -- \

@@ -112,24 +112,6 @@ static unsigned feature_uses(const struct record_args *a)
 	       (a->n_usdt || a->npid_lists || a->command ? USE_ANNOTATIONS : 0);
 }
 
-/* --check: the feature table, then what these options would do without. 0 when a recording
- * can run here. */
-static int print_check(const struct record_args *a)
-{
-	struct features f;
-	int err = check_kernel(&f);
-
-	if (err == -ENOENT)
-		return 1;
-	features__print_table(&f, stdout);
-	printf("\nA recording with these options, here:\n");
-	if (err)
-		printf("  cannot run\n");
-	else if (!features__print_missing(&f, feature_uses(a), "  ", stdout))
-		printf("  misses nothing\n");
-	return err ? 1 : 0;
-}
-
 /* Opened before anything is loaded, so a bad path fails fast (user/cli/output_file.h: no
  * link followed, no file taken over, a second recording refused). A trace shows every process
  * of the machine: the file is 0600, and belongs to the user who ran sudo. A flight recorder,
@@ -392,7 +374,8 @@ static void show_status(struct status *s, const struct capture *cap, uint64_t no
 }
 
 /* The target the arguments name, or NULL for the whole machine (*err 0). A command is forked
- * here, held until launch__release, and its process is the target. */
+ * here, held until launch__release, and its process is the target; with cmd NULL (--check)
+ * it is not started, and the target holds no process yet. */
 static struct target *make_target(const struct record_args *a, struct launch **cmd, int *err)
 {
 	struct target *t = NULL;
@@ -413,7 +396,7 @@ static struct target *make_target(const struct record_args *a, struct launch **c
 	}
 	for (int i = 0; i < a->npid_lists && !*err; i++)
 		*err = target__add_pids(t, a->pid_lists[i]);
-	if (!*err && a->command) {
+	if (!*err && a->command && cmd) {
 		*cmd = launch__new(a->command, a->as_root);
 		*err = *cmd ? target__add_pid(t, launch__pid(*cmd)) : -errno;
 	}
@@ -631,25 +614,19 @@ static int take_file(struct recording *r)
 	return r->file || r->held ? 0 : -EIO;
 }
 
-/* The BPF side opened, configured and loaded, the target processes named to the programs,
- * and the loader of unwind rows. */
-static int open_capture(struct recording *r)
+/* What the capture is told of a recording, from which it chooses its programs: the same for
+ * the recording and for --check, so that the check loads what the recording would. */
+static struct capture_opts capture_options(struct recording *r, bool annotations)
 {
 	const struct record_args *a = &r->args;
-	int err;
 
-	/* Root may raise its priority; without CAP_SYS_NICE the recording still works. A command
-	 * was forked before this, so it keeps the priority it was started with. */
-	if (setpriority(PRIO_PROCESS, 0, READER_NICE) && verbose)
-		fprintf(stderr, PREFIX "raising the reader's priority (nice %d): %s\n", READER_NICE,
-			strerror(errno));
-	r->cap = capture__new(&(struct capture_opts){
+	return (struct capture_opts){
 		.sz = sizeof(struct capture_opts),
 		.ring_bytes = (size_t)(a->buffer_mib * 1024 * 1024),
 		.syscalls = a->syscalls == MODEL_SYSCALLS_ALL,
 		/* Only Go 1.22+ can hold a syscall's length: 1.19 files would pay for nothing. */
 		.sysrets = a->syscalls == MODEL_SYSCALLS_ALL && a->format == FORMAT_GO123,
-		.annotations = usdt_files__count(r->usdt) > 0,
+		.annotations = annotations,
 		.self_tgid = getpid(),
 		.sample_hz = a->sample_hz,
 		.sample_idle = a->sample_idle,
@@ -663,7 +640,23 @@ static int open_capture(struct recording *r)
 		.cgroup_id = r->target ? target__cgroup_id(r->target) : 0,
 		.cgroup_level = r->target ? target__cgroup_level(r->target) : 0,
 		.features = &r->feat,
-	});
+	};
+}
+
+/* The BPF side opened, configured and loaded, the target processes named to the programs,
+ * and the loader of unwind rows. */
+static int open_capture(struct recording *r)
+{
+	struct capture_opts o;
+	int err;
+
+	/* Root may raise its priority; without CAP_SYS_NICE the recording still works. A command
+	 * was forked before this, so it keeps the priority it was started with. */
+	if (setpriority(PRIO_PROCESS, 0, READER_NICE) && verbose)
+		fprintf(stderr, PREFIX "raising the reader's priority (nice %d): %s\n", READER_NICE,
+			strerror(errno));
+	o = capture_options(r, usdt_files__count(r->usdt) > 0);
+	r->cap = capture__new(&o);
 	if (!r->cap)
 		return -errno;
 	err = capture__load(r->cap);
@@ -742,6 +735,37 @@ static int open_trace(struct recording *r)
 	r->sink.model = r->model;
 	model__use_rows(r->model, r->sink.cfi);
 	return 0;
+}
+
+/* --check: the feature table, then what these options would do without. The programs a
+ * recording with these options would load are loaded (and verified by this kernel) and let go:
+ * a program the probes call fit but the verifier refuses is found here, as the recording would
+ * find it, not only at the next recording. A command is not started. 0 when a recording can
+ * run here. */
+static int print_check(struct recording *r)
+{
+	const struct record_args *a = &r->args;
+	struct capture_opts o;
+	int err = check_kernel(&r->feat);
+
+	if (err == -ENOENT)
+		return 1;
+	if (!err)
+		r->target = make_target(a, NULL, &err);
+	if (!err) {
+		o = capture_options(r, feature_uses(a) & USE_ANNOTATIONS);
+		r->cap = capture__new(&o);
+		err = r->cap ? capture__load(r->cap) : -errno;
+		if (r->cap)
+			r->feat = *capture__features(r->cap);
+	}
+	features__print_table(&r->feat, stdout);
+	printf("\nA recording with these options, here:\n");
+	if (err)
+		printf("  cannot run\n");
+	else if (!features__print_missing(&r->feat, feature_uses(a), "  ", stdout))
+		printf("  misses nothing\n");
+	return err ? 1 : 0;
 }
 
 /* Read ahead, attach, write the initial state, publish the file, release the command. */
@@ -984,18 +1008,13 @@ int cmd_record(int argc, char **argv)
 	libbpf_set_print(libbpf_print);
 	err = check_privileges();
 	if (!err && r.args.check) {
-		status = print_check(&r.args);
-		record_args__free(&r.args);
-		return status;
-	}
-	if (!err)
-		err = preflight(&r);
-	if (err) {
-		/* A command that cannot run fails as in a shell. */
-		status = r.args.command && !r.cmd ? LAUNCH_CANNOT_RUN : 1;
-	} else {
+		status = print_check(&r);
+	} else if (!err && !(err = preflight(&r))) {
 		err = record(&r);
 		status = err ? 1 : r.cmd_done ? r.cmd_status : 0;
+	} else {
+		/* A command that cannot run fails as in a shell. */
+		status = r.args.command && !r.cmd ? LAUNCH_CANNOT_RUN : 1;
 	}
 	close_err = recording__close(&r);
 	if (close_err && !err) {

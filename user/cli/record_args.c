@@ -107,9 +107,10 @@ static const struct record_opt options[] = {
 	  "unchanged since the thread's last is proven so, not walked\n"
 	  "again; kernel stacks cost each switch and wakeup a walk" },
 	{ "check", OPT_CHECK, NULL,
-	  "print what this kernel offers lxtrace's programs, and what a\n"
-	  "recording with the other options given would do without,\n"
-	  "then exit (0: it can record) without recording" },
+	  "print what this kernel offers lxtrace's programs, load the\n"
+	  "programs a recording with the other options given would (its\n"
+	  "target's too) and say what they would do without, then exit\n"
+	  "(0: it can record) without recording or starting COMMAND" },
 	{ "ready-fd", OPT_READY_FD, "FD",
 	  "write the line \"ready\" to file descriptor FD once the\n"
 	  "programs are attached and recording has begun, then\n"
