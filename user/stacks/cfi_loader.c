@@ -34,7 +34,11 @@
  * compiles within the file's own budget, away from the rings. */
 #define READER_NS (30ull * 1000 * 1000)
 
-/* The worker's nice value. */
+/* The worker's nice value while no stack waits for it: background work, behind the traced
+ * programs. While one does, it takes the nice value of the thread that waits (the ring reader,
+ * at -10): a record held for rows holds every later one, and at nice 10 beside two CPU hogs a
+ * core the worker got 2% of a CPU, so a recording's end waited seconds for it (a stop 7.7 s
+ * late under bench/load.sh's load). */
 #define WORKER_NICE 10
 
 /* What a file is to the loader (the values of the `files` map). */
@@ -58,7 +62,9 @@ struct cfi_loader {
 	struct cfi_loader_opts o;
 	char proc_root[256];
 	pthread_t worker;
+	pid_t worker_tid;		/* set by the worker as it starts; 0 before */
 	bool started, stop;
+	bool hurried;			/* the worker runs at a waiter's nice value (hurry) */
 	atomic_bool cancel;		/* stop the compile under way: the recording is over */
 	pthread_mutex_t lock;
 	pthread_cond_t more;		/* the queue got a file, or stop was set */
@@ -207,6 +213,33 @@ static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, b
 	return err;
 }
 
+/* A stack waits for the worker: it runs at the waiting thread's nice value until no queued file
+ * is urgent (relax). With l->lock held. */
+static void hurry(struct cfi_loader *l)
+{
+	int nice;
+
+	if (l->hurried || !l->worker_tid)
+		return;
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, (id_t)gettid());
+	if (errno || nice >= WORKER_NICE)
+		return;
+	if (!setpriority(PRIO_PROCESS, (id_t)l->worker_tid, nice))
+		l->hurried = true;
+}
+
+/* Back to the background once no stack waits for a queued file. With l->lock held, on the
+ * worker. */
+static void relax(struct cfi_loader *l)
+{
+	for (size_t i = 0; i < l->nqueue; i++)
+		if (l->queue[i].urgent)
+			return;
+	if (l->hurried && !setpriority(PRIO_PROCESS, (id_t)l->worker_tid, WORKER_NICE))
+		l->hurried = false;
+}
+
 /* The worker: compiles queued files, smallest first, until told to stop. A map that refuses
  * a file's entry loses that file's rows, nothing else: the worker goes on. */
 static void *work(void *arg)
@@ -220,6 +253,7 @@ static void *work(void *arg)
 	setpriority(PRIO_PROCESS, (id_t)gettid(), WORKER_NICE);
 
 	pthread_mutex_lock(&l->lock);
+	l->worker_tid = gettid();
 	for (;;) {
 		size_t best = 0;
 		struct queued q;
@@ -239,6 +273,7 @@ static void *work(void *arg)
 		err = load(l, &q, 0, false);
 		pthread_mutex_lock(&l->lock);
 		l->st.files_failed += !!err;
+		relax(l);
 	}
 	pthread_mutex_unlock(&l->lock);
 	return NULL;
@@ -354,6 +389,7 @@ int cfi_loader__rows(struct cfi_loader *l, uint32_t dev, uint64_t ino,
 		for (size_t i = 0; i < l->nqueue; i++)
 			if (l->queue[i].key.dev == dev && l->queue[i].key.ino == ino)
 				l->queue[i].urgent = true;
+		hurry(l);
 		ret = 0;
 	}
 	pthread_mutex_unlock(&l->lock);
