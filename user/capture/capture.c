@@ -968,6 +968,7 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 		.misses = c->misses,
 		.malformed = ms.malformed,
 		.after_stop = c->after_stop,
+		.staged = ms.staged,
 	};
 }
 

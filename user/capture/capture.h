@@ -61,6 +61,7 @@ struct capture_stats {
 	uint64_t misses;		/* program runs the kernel skipped (recursion) */
 	uint64_t malformed;		/* of the lost, records dropped as malformed */
 	uint64_t after_stop;		/* read after the stop, not delivered (capture__drain) */
+	uint64_t staged;		/* read and not delivered yet */
 };
 
 /* Opens the BPF object and configures it; NULL with errno set on failure. */

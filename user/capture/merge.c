@@ -320,6 +320,9 @@ int merge__deliver(struct merge *mg, uint64_t upto)
 void merge__stats(const struct merge *mg, struct merge_stats *out)
 {
 	*out = mg->stats;
+	out->staged = 0;
+	for (uint32_t cpu = 0; cpu < mg->opts.ncpus; cpu++)
+		out->staged += mg->stages[cpu].len;
 }
 
 void merge__free(struct merge *mg)

@@ -40,6 +40,7 @@ struct merge_stats {
 	uint64_t lost;			/* records reported lost */
 	uint64_t malformed;		/* of them, records dropped as malformed */
 	uint64_t out_of_order;		/* delivered older than an earlier record */
+	uint64_t staged;		/* read and not delivered yet */
 };
 
 struct merge;

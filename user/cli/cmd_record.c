@@ -212,10 +212,34 @@ static void catch_signals(void)
 struct sink {
 	struct model *model;
 	struct cfi_loader *cfi;
+	struct capture *cap;
 	uint64_t deliver_until;		/* CLOCK_MONOTONIC ns: this round's delivery ends */
+	uint64_t stop_at;		/* the recording's end, once it is being finished; else 0 */
+	uint64_t progress_at;		/* the next line saying what is left to finish */
 	unsigned delivered;
 	int err;
 };
+
+/* The end of a recording waits this long at most for unwind rows that a busy machine has not
+ * given the loader the CPU to compile: then the stacks that wait for them end where the rows
+ * are missing, marked and counted as those that waited too long (callstacks.h). */
+#define STOP_WAIT_NS (1000 * 1000 * 1000ULL)
+/* While finishing takes longer than this, a line this often says what is left. */
+#define STOP_PROGRESS_NS (1000 * 1000 * 1000ULL)
+
+/* Finishing the recording: a line a second once it takes more than one. */
+static void stop_progress(struct sink *s, uint64_t now)
+{
+	struct capture_stats cs;
+
+	if (now < s->progress_at)
+		return;
+	s->progress_at = now + STOP_PROGRESS_NS;
+	capture__stats(s->cap, &cs);
+	fprintf(stderr, PREFIX "finishing: %.1f s after the stop, %llu records still to write%s\n",
+		(now - s->stop_at) / 1e9, (unsigned long long)cs.staged,
+		now - s->stop_at >= STOP_WAIT_NS ? "; stacks no longer wait for unwind rows" : "");
+}
 
 /* A round of delivery ends after this long, even with records left (they wait for the next
  * round): the rings are read, and new mappings opened and their unwind rows loaded, while the
@@ -225,7 +249,7 @@ struct sink {
 static int to_model(void *ctx, const struct lx_rec *r, size_t size)
 {
 	struct sink *s = ctx;
-
+	uint64_t now;
 	int err;
 
 	/* Asks for unwind rows, answered when peeked at: nothing for the trace. */
@@ -233,14 +257,27 @@ static int to_model(void *ctx, const struct lx_rec *r, size_t size)
 		return 0;
 	/* -EBUSY: a stack waits for rows the loader is compiling; the record comes again. */
 	err = model__record(s->model, r, size);
+	if (err == -EBUSY && s->stop_at) {
+		now = now_ns();
+		stop_progress(s, now);
+		if (now - s->stop_at < STOP_WAIT_NS)
+			return err;
+		model__stop_waiting(s->model);
+		err = model__record(s->model, r, size);
+	}
 	if (err == -EBUSY)
 		return err;
 	s->err = err;
 	if (s->err)
 		return s->err;
 	/* The clock is read every 64 records: a read costs more than many a record. */
-	if (!(++s->delivered % 64) && now_ns() > s->deliver_until)
-		return -EAGAIN;
+	if (!(++s->delivered % 64)) {
+		now = now_ns();
+		if (s->stop_at)
+			stop_progress(s, now);
+		if (now > s->deliver_until)
+			return -EAGAIN;
+	}
 	return 0;
 }
 
@@ -664,6 +701,7 @@ static int open_capture(struct recording *r)
 		err = capture__add_target(r->cap, target__pid(r->target, i));
 	if (!err)
 		err = new_cfi_loader(r->cap, &r->sink.cfi);
+	r->sink.cap = r->cap;
 	return err;
 }
 
@@ -898,6 +936,8 @@ static int stop_recording(struct recording *r, int run_err)
 	int err = run_err;
 
 	r->end = now_ns();
+	r->sink.stop_at = r->end;
+	r->sink.progress_at = r->end + STOP_PROGRESS_NS;
 	if (!err)
 		err = capture__drain(r->cap, r->end);
 	if (r->sink.err) {

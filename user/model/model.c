@@ -342,6 +342,12 @@ void model__use_rows(struct model *m, struct cfi_loader *cfi)
 		callstacks__use_rows(m->cs, cfi);
 }
 
+void model__stop_waiting(struct model *m)
+{
+	if (m->cs)
+		callstacks__stop_waiting(m->cs);
+}
+
 const struct foreign_log *model__refused(const struct model *m)
 {
 	return m->cs ? callstacks__refused(m->cs) : NULL;

@@ -159,6 +159,10 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size);
 /* The late walks of user stacks take their rows from cfi (NULL: none). */
 void model__use_rows(struct model *m, struct cfi_loader *cfi);
 
+/* Stacks stop waiting for unwind rows (callstacks__stop_waiting): model__record no longer
+ * returns -EBUSY. For the recording's end. */
+void model__stop_waiting(struct model *m);
+
 /* Notes that `n` records of CPU cpu were lost before ts; written into the trace as a UserLog. */
 int model__lost(struct model *m, uint32_t cpu, uint64_t ts, uint64_t n);
 

@@ -81,6 +81,7 @@ struct callstacks {
 	struct u64map *cur;		/* pid -> its current image's proc, when not the pid itself */
 	struct cfi_loader *cfi;		/* the rows of late walks (late_walk.h), or NULL */
 	uint64_t held_since;		/* CLOCK_MONOTONIC ns: a late walk waits since, 0: none */
+	bool no_wait;			/* the recording ends: no late walk waits for rows */
 	uint64_t late[LX_STACK_USER_MAX];	/* a late walk's frames */
 	struct u64map *slots;		/* tid << 8 | cache slot -> its struct stored */
 	struct stored *stored;		/* every one of them */
@@ -517,7 +518,7 @@ bool callstacks__ready(struct callstacks *cs, uint32_t pid, const struct lx_stac
 		cs->held_since = now;
 		cs->st.late_held++;
 	}
-	if (now - cs->held_since < LATE_WAIT_NS)
+	if (now - cs->held_since < LATE_WAIT_NS && !cs->no_wait)
 		return false;
 	cs->held_since = 0;
 	return true;
@@ -526,6 +527,11 @@ bool callstacks__ready(struct callstacks *cs, uint32_t pid, const struct lx_stac
 void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi)
 {
 	cs->cfi = cfi;
+}
+
+void callstacks__stop_waiting(struct callstacks *cs)
+{
+	cs->no_wait = true;
 }
 
 /* Notes stk, young in the memory, as the answer for sv's hits with (ident, nr, proc). */

@@ -113,6 +113,11 @@ void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi);
  * the stream holds its records meanwhile (merge.h). */
 bool callstacks__ready(struct callstacks *cs, uint32_t pid, const struct lx_stack *st);
 
+/* From now on no late walk waits for rows (callstacks__ready is true at once): the walks
+ * whose rows are not loaded end at that file, marked and counted (late_no_rows), as those
+ * that waited too long. For a recording's end, which must not wait on the rows' compiles. */
+void callstacks__stop_waiting(struct callstacks *cs);
+
 /* The trace stack of st, taken from a thread of process pid with identity ident (or
  * CALLSTACKS_IDLE) while in syscall nr (-1: none), for an event on P p. 0 with errno set. */
 uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint32_t pid, int nr,
