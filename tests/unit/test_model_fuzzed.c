@@ -86,3 +86,39 @@ Test(model_fuzzed, an_interrupt_stack_naming_user_frames_is_a_bad_record_in_the_
 {
 	interrupt_stack_naming_user_frames(true);
 }
+
+/* Under -F 100000 with records lost, the exit of a thread never seen left an entry without a
+ * name, and a sample of it, in exit_group, was built as the identity 0's: a NULL identity,
+ * and the recorder crashed at the stop. The sample is named as an unknown thread's. */
+static void sample_of_a_thread_seen_only_by_its_exit(bool v2)
+{
+	struct {
+		struct lx_sample s;
+		struct lx_stack st;
+		uint64_t pc[1];
+	} r;
+	struct mt t;
+
+	open_stacks(&t, v2);
+	mt_switch(&t, T0 + 100, 0, 0, 700, LX_PREV_RUNNABLE, -1);
+	mt_exit(&t, T0 + 200, 1, 900);
+	memset(&r, 0, sizeof(r));
+	r.s.h = (struct lx_rec){ .ts = T0 + 300, .tid = 900, .cpu = 1, .type = LX_REC_SAMPLE };
+	r.s.pid = 900;
+	r.s.syscall = 231;
+	r.st = (struct lx_stack){ .tid = 900, .nuser = 1, .uflags = LX_USTACK_TRUNCATED };
+	r.pc[0] = 0x401000 | LX_PC_EXACT;
+	cr_assert_eq(model__record(t.m, &r.s.h, sizeof(r)), 0);
+	mt_finish(&t, T0 + 500);
+	mt_close(&t, false);
+}
+
+Test(model_fuzzed, a_sample_of_a_thread_seen_only_by_its_exit)
+{
+	sample_of_a_thread_seen_only_by_its_exit(false);
+}
+
+Test(model_fuzzed, a_sample_of_a_thread_seen_only_by_its_exit_in_the_go123_format)
+{
+	sample_of_a_thread_seen_only_by_its_exit(true);
+}

@@ -22,10 +22,11 @@ int model_on_sample(struct model *m, const struct lx_rec *r)
 	uint64_t stk;
 	int err;
 
-	if (t) {
+	if (t && t->ident) {
 		ident = t->ident;
 	} else if (s->h.tid) {
-		/* Not seen yet (its fork record is still to come, or was lost): named from /proc. */
+		/* Not seen yet (its fork record is still to come, or was lost), or seen only by its
+		 * exit (an entry without a name: model_on_exit): named from /proc. */
 		if (procscan__thread(m->proc_root, s->h.tid, &info))
 			info = (struct procscan_thread){ .pid = 0 };
 		err = idents__get(m->idents, info.pid, info.comm, info.program, &ident);
