@@ -127,6 +127,22 @@ Test(merge, watermark_is_the_oldest_cpus_newest_or_the_window)
 	EXPECT_TIDS(2, 3, 1);
 }
 
+/* A CPU whose ring was not read to its end (the read's time ran out) is not quiet, however old
+ * its newest record: what its ring still holds may be older than the others'. */
+Test(merge, a_cpu_read_in_part_holds_the_watermark_at_its_newest)
+{
+	uint64_t now = 100 * MERGE_WINDOW_NS, old = now - 3 * MERGE_WINDOW_NS;
+
+	add(0, now - 1000, 1);
+	add(1, now - 2000, 2);
+	add(2, old, 3);
+	cr_expect_eq(merge__watermark(mg, now), now - MERGE_WINDOW_NS);
+	merge__unread(mg, 2, true);
+	cr_expect_eq(merge__watermark(mg, now), old);
+	merge__unread(mg, 2, false);
+	cr_expect_eq(merge__watermark(mg, now), now - MERGE_WINDOW_NS);
+}
+
 Test(merge, nested_record_is_put_back_in_place)
 {
 	/* An interrupt's program ran inside another's and reserved first: 30 before 20. */
@@ -262,4 +278,41 @@ Test(merge, undelivered_records_are_freed)
 	/* Large records still staged at the end are the engine's to free (ASan would tell). */
 	cr_assert_eq(merge__add(mg, 0, &l, sizeof(l)), 0);
 	cr_assert_eq(merge__add_lost(mg, 1, 9, 2), 0);
+}
+
+/* A consumer that cannot keep up: past half of max_staged a CPU's samples are shed, past all
+ * of it every record; each run of shed records is one loss report in their place, counted. */
+Test(merge, a_full_stage_sheds_samples_first_then_everything)
+{
+	struct lx_sample smp = { .h = { .tid = 9, .cpu = 0, .type = LX_REC_SAMPLE }, .pid = 9 };
+
+	merge__free(mg);
+	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = NCPU,
+					      .max_staged = 8, .on_record = on_record,
+					      .on_lost = on_lost });
+	cr_assert_not_null(mg);
+	for (uint64_t ts = 10; ts <= 40; ts += 10)
+		add(0, ts, (uint32_t)ts);		/* 4 staged: half */
+	for (uint64_t ts = 50; ts <= 70; ts += 10) {
+		smp.h.ts = ts;
+		cr_assert_eq(merge__add(mg, 0, &smp, sizeof(smp)), 0);	/* shed: one report */
+	}
+	for (uint64_t ts = 80; ts <= 100; ts += 10)
+		add(0, ts, (uint32_t)ts);		/* 3 more: 8 slots with the report */
+	add(0, 110, 110);				/* shed, and the next two */
+	add(0, 120, 120);
+	add(0, 130, 130);
+	cr_expect_eq(stats().staged, 9);
+	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
+	cr_assert_eq(ngot, 9);
+	cr_expect_eq(got[4].type, 0);
+	cr_expect_eq(got[4].ts, 50);
+	cr_expect_eq(got[4].tid, 3, "3 samples in one report");
+	cr_expect_eq(got[8].type, 0);
+	cr_expect_eq(got[8].ts, 110);
+	cr_expect_eq(got[8].tid, 3);
+	cr_expect_eq(stats().lost, 6);
+	cr_expect_eq(stats().shed, 6);
+	cr_expect_eq(stats().shed_samples, 3);
+	expect_sorted();
 }

@@ -50,6 +50,7 @@ struct stage {
 	struct slot *slots;
 	size_t cap, head, len;
 	uint64_t newest;	/* largest ts read from the CPU */
+	bool unread;		/* its ring still holds records (merge__unread) */
 };
 
 struct merge {
@@ -168,6 +169,29 @@ static int drop_malformed(struct merge *mg, uint32_t cpu)
 	return merge__add_lost(mg, cpu, mg->stages[cpu].newest, 1);
 }
 
+/* n records of CPU cpu shed at ts (merge_opts.max_staged): one loss report for a run of them,
+ * the staged report the last slot holds growing while no record comes after it. */
+static int shed(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
+{
+	struct stage *s = &mg->stages[cpu];
+	struct slot *last = s->len ? &s->slots[(s->head + s->len - 1) & (s->cap - 1)] : NULL;
+
+	mg->stats.shed += n;
+	if (last && !last->size && last->rec.h.ts <= ts) {
+		last->lost += n;
+		return 0;
+	}
+	return merge__add_lost(mg, cpu, ts > s->newest ? ts : s->newest, n);
+}
+
+/* Whether CPU cpu's record of type `type` is to be shed, its stage full (merge_opts). */
+static bool shedding(const struct merge *mg, const struct stage *s, uint8_t type)
+{
+	size_t max = mg->opts.max_staged;
+
+	return max && (s->len >= max || (type == LX_REC_SAMPLE && s->len >= max / 2));
+}
+
 int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
 {
 	struct stage *s = &mg->stages[cpu];
@@ -175,6 +199,14 @@ int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
 	struct slot *slot;
 	int err;
 
+	if (size >= sizeof(*r) && shedding(mg, s, r->type)) {
+		const struct lx_syscalls *sys = data;
+		uint64_t n = r->type == LX_REC_SYSCALLS && size >= offsetof(struct lx_syscalls, e) &&
+			     sys->n <= LX_SYSCALLS_MAX ? sys->n : 1;
+
+		mg->stats.shed_samples += r->type == LX_REC_SAMPLE;
+		return shed(mg, cpu, r->ts, n);
+	}
 	if (size >= sizeof(*r) && r->type == LX_REC_SYSCALLS) {
 		err = stage_syscalls(s, data, size);
 		return err == -EPROTO ? drop_malformed(mg, cpu) : err;
@@ -217,12 +249,18 @@ int merge__add_lost(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
 	return 0;
 }
 
+void merge__unread(struct merge *mg, uint32_t cpu, bool unread)
+{
+	mg->stages[cpu].unread = unread;
+}
+
 uint64_t merge__watermark(const struct merge *mg, uint64_t now)
 {
 	uint64_t quiet = now - MERGE_WINDOW_NS, mark = now;
 
 	for (uint32_t cpu = 0; cpu < mg->opts.ncpus; cpu++) {
-		uint64_t safe = mg->stages[cpu].newest > quiet ? mg->stages[cpu].newest : quiet;
+		const struct stage *s = &mg->stages[cpu];
+		uint64_t safe = s->newest > quiet || s->unread ? s->newest : quiet;
 
 		if (safe < mark)
 			mark = safe;

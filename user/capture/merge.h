@@ -10,6 +10,7 @@
 #ifndef LXTRACE_USER_CAPTURE_MERGE_H
 #define LXTRACE_USER_CAPTURE_MERGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,11 @@ typedef int (*merge_lost_fn)(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n);
 struct merge_opts {
 	size_t sz;			/* sizeof(struct merge_opts) */
 	uint32_t ncpus;
+	/* Records a CPU may have staged, 0: no bound. Past half of it a CPU's CPU samples are
+	 * shed, past all of it any record: dropped and reported lost in their place (counted in
+	 * stats.shed), so that a consumer that cannot keep up falls behind by a bounded amount,
+	 * losing samples first, and the stop that delivers what is staged ends in bounded time. */
+	uint32_t max_staged;
 	merge_record_fn on_record;
 	merge_lost_fn on_lost;
 	void *ctx;
@@ -41,6 +47,8 @@ struct merge_stats {
 	uint64_t malformed;		/* of them, records dropped as malformed */
 	uint64_t out_of_order;		/* delivered older than an earlier record */
 	uint64_t staged;		/* read and not delivered yet */
+	uint64_t shed;			/* of the lost, records shed while the consumer was behind */
+	uint64_t shed_samples;		/* of them, CPU samples */
 };
 
 struct merge;
@@ -55,6 +63,11 @@ int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size);
 
 /* Stages a report that n records of CPU cpu were lost before ts. 0 or -ENOMEM. */
 int merge__add_lost(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n);
+
+/* Whether CPU cpu's ring still holds records after this round's read (its read was cut
+ * short): the watermark then stays at the CPU's newest, however long ago, until it is read
+ * whole; a quiet CPU is one whose ring was read to its end. */
+void merge__unread(struct merge *mg, uint32_t cpu, bool unread);
 
 /* The time up to which delivery is safe, for records read up to now (CLOCK_MONOTONIC): the
  * oldest over the CPUs of the newest ts read from each, or now - MERGE_WINDOW_NS for a CPU
