@@ -304,6 +304,8 @@ int main(int argc, char **argv)
 	s.start = now_ns();
 	if (!err)
 		err = capture__attach(cap);
+	if (!err)
+		err = capture__sample(cap);
 	for (size_t i = 0; !err && i < usdt_files__count(usdt); i++)
 		err = capture__attach_usdt(cap, -1, usdt_files__path(usdt, i));
 	snprintf(path, sizeof(path), "%s.proc", prefix);

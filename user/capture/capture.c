@@ -10,6 +10,11 @@
  * record costs more than the record itself. The reader wakes every POLL_MS, or earlier when a
  * record takes its ring past half full and forces a wakeup.
  *
+ * Why a ring buffer reader per ring, each read for RING_READ_NS at most a round: libbpf's
+ * reader goes on while records keep coming, and at -F 100000 one call read for 11 s, the
+ * recording never coming back to its duration (a 1 s recording wrote 23 s). What a ring holds
+ * past its round waits for the next; what it has no room for is lost, and counted.
+ *
  * Ordering: each round reads every ring into the merge engine and has it deliver what is older
  * than its watermark (merge.h). Syscall entries (--syscalls=all) come in chunks that each CPU
  * stages in BPF and sends before any other record of its own (lxtrace.h); a CPU whose chunk has
@@ -32,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -48,6 +54,9 @@
 #include "lxtrace.skel.h"
 
 #define POLL_MS 4
+/* The most a round reads one ring for (its records' peeks included: a new mapping's file is
+ * opened then), so that every ring is read each round and the round ends. */
+#define RING_READ_NS (20 * 1000 * 1000ULL)
 /* A CPU's staged syscall entries older than this are flushed by the reader: well inside the
  * merge window, so they still arrive in order. */
 #define STALE_NS (2 * 1000 * 1000ULL)
@@ -64,6 +73,7 @@ struct ring {
 	struct capture *c;
 	uint32_t cpu;
 	int fd;
+	struct ring_buffer *rb;	/* its reader */
 	uint64_t lost_seen;	/* the CPU's loss counter at the last read */
 };
 
@@ -77,7 +87,10 @@ struct capture {
 	size_t n_usdt_links, cap_usdt_links;
 	pthread_t releaser;		/* detaching usdt_links after the stop */
 	bool releasing;			/* releaser runs, or ran and waits to be joined */
-	struct ring_buffer *rb;
+	int epfd;			/* the rings' readers, to wait for any */
+	uint64_t read_until;		/* CLOCK_MONOTONIC ns: the ring being read stops then */
+	unsigned reads;			/* records read this round, for the clock's reads */
+	bool read_cut;			/* a ring's read stopped at read_until */
 	struct bpf_link **links;	/* MAX_LINKS + one sampling event per CPU */
 	unsigned nlinks;
 	struct ring *rings;
@@ -206,11 +219,20 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	struct ring *rg = ctx;
 	struct capture *c = rg->c;
 	const struct lx_rec *r = data;
+	int err = 0;
 
 	if (c->maps && size >= sizeof(struct lx_exec) && r->type == LX_REC_EXEC &&
 	    !c->feat.have[FEAT_MMAP_TP] && maps_proc__exec(c->maps, data))
-		return -ENOMEM;
-	return accept_record(c, rg->cpu, data, size);
+		err = -ENOMEM;
+	if (!err)
+		err = accept_record(c, rg->cpu, data, size);
+	/* Taken: a negative return stops libbpf's read after this record. The clock is read
+	 * every 64 records: a read costs more than many a record. */
+	if (!err && !(++c->reads % 64) && now_ns() > c->read_until) {
+		c->read_cut = true;
+		err = -ECANCELED;
+	}
+	return err;
 }
 
 /* Queues each CPU's new losses as a report stamped now. */
@@ -275,10 +297,16 @@ static int collect(struct capture *c, uint64_t *now, bool all)
 		fprintf(stderr, "lxtrace: capture: reading the loss counters: %s\n", strerror(-err));
 		return err;
 	}
-	err = ring_buffer__consume(c->rb);
-	if (err < 0) {
-		fprintf(stderr, "lxtrace: capture: reading the ring buffers: %s\n", strerror(-err));
-		return err;
+	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
+		c->read_until = all ? UINT64_MAX : now_ns() + RING_READ_NS;
+		c->read_cut = false;
+		err = ring_buffer__consume(c->rings[cpu].rb);
+		merge__unread(c->merge, cpu, c->read_cut);
+		if (err < 0 && !c->read_cut) {
+			fprintf(stderr, "lxtrace: capture: reading the ring buffer of CPU %u: %s\n",
+				cpu, strerror(-err));
+			return err;
+		}
 	}
 	/* The mappings answered since the last round, before any record newer than their asks
 	 * is delivered. */
@@ -320,6 +348,12 @@ static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 #define PROC_TABLES 32768
 /* Asks for mappings wait here for their thread: 6,500 of 40 bytes. */
 #define MAPS_RING_BYTES (256 * 1024)
+
+/* Records read and not yet delivered, per CPU, before the reader sheds them (merge_opts): at
+ * -F 100000 the model took 50 s to write what one second sent, read ahead without bound (1.6
+ * million records staged at the stop). 65,536 is about 2 s of the busiest CPU's scheduler
+ * records, and about a second of the model's work at its slowest (stacks of first sight). */
+#define MAX_STAGED (1u << 16)
 
 /* Sizes every map the choice of programs leaves unused at one entry. */
 static int size_maps(struct capture *c)
@@ -416,6 +450,12 @@ struct capture *capture__new(const struct capture_opts *opts)
 	c->opts = *opts;
 	c->ncpus = ncpus;
 	c->until = UINT64_MAX;
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epfd < 0) {
+		err = -errno;
+		fprintf(stderr, "lxtrace: capture: epoll_create1: %s\n", strerror(-err));
+		goto fail;
+	}
 	if (opts->features)
 		c->feat = *opts->features;
 	else
@@ -430,6 +470,7 @@ struct capture *capture__new(const struct capture_opts *opts)
 	c->merge = merge__new(&(struct merge_opts){
 		.sz = sizeof(struct merge_opts),
 		.ncpus = (uint32_t)ncpus,
+		.max_staged = MAX_STAGED,
 		.on_record = deliver_record,
 		.on_lost = deliver_lost,
 		.ctx = c,
@@ -593,12 +634,11 @@ int capture__load(struct capture *c)
 				strerror(-err));
 			return err;
 		}
-		if (!c->rb) {
-			c->rb = ring_buffer__new(rg->fd, on_ring_record, rg, NULL);
-			err = c->rb ? 0 : -errno;
-		} else {
-			err = ring_buffer__add(c->rb, rg->fd, on_ring_record, rg);
-		}
+		rg->rb = ring_buffer__new(rg->fd, on_ring_record, rg, NULL);
+		err = rg->rb ? 0 : -errno;
+		if (!err && epoll_ctl(c->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rg->rb),
+				      &(struct epoll_event){ .events = EPOLLIN }))
+			err = -errno;
 		if (err) {
 			fprintf(stderr, "lxtrace: capture: mapping the ring of CPU %u: %s\n", cpu,
 				strerror(-err));
@@ -691,7 +731,7 @@ int capture__attach(struct capture *c)
 		int err;
 
 		/* flush_cpu is run by the reader, never attached; cpu_sample hangs off perf
-		 * events, attached last. */
+		 * events (capture__sample). */
 		if (!bpf_program__autoload(prog) || prog == c->skel->progs.flush_cpu ||
 		    prog == c->skel->progs.cpu_sample || prog == c->skel->progs.cpu_sample_compat ||
 		    prog == c->skel->progs.maps_scan || prog == c->skel->progs.maps_scan_ask)
@@ -709,12 +749,11 @@ int capture__attach(struct capture *c)
 		}
 		c->links[c->nlinks++] = link;
 	}
-	if (bpf_walker(c)) {
-		int err = scan_processes(c);
+	return bpf_walker(c) ? scan_processes(c) : 0;
+}
 
-		if (err)
-			return err;
-	}
+int capture__sample(struct capture *c)
+{
 	return c->opts.sample_hz ? attach_sampling(c) : 0;
 }
 
@@ -817,8 +856,10 @@ int capture__poll(struct capture *c)
 	uint64_t now;
 	int err;
 
+	struct epoll_event ev;
+
 	/* Returns early only when a program forced a wakeup; the rings are read below anyway. */
-	err = ring_buffer__poll(c->rb, POLL_MS);
+	err = epoll_wait(c->epfd, &ev, 1, POLL_MS) < 0 ? -errno : 0;
 	if (err < 0 && err != -EINTR) {
 		fprintf(stderr, "lxtrace: capture: waiting for the ring buffers: %s\n", strerror(-err));
 		return err;
@@ -969,6 +1010,8 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 		.malformed = ms.malformed,
 		.after_stop = c->after_stop,
 		.staged = ms.staged,
+		.shed = ms.shed,
+		.shed_samples = ms.shed_samples,
 	};
 }
 
@@ -1053,7 +1096,10 @@ void capture__free(struct capture *c)
 		return;
 	detach(c);
 	free(c->usdt_links);
-	ring_buffer__free(c->rb);
+	for (uint32_t cpu = 0; c->rings && cpu < c->ncpus; cpu++)
+		ring_buffer__free(c->rings[cpu].rb);
+	if (c->epfd >= 0)
+		close(c->epfd);
 	if (c->rows)
 		munmap(c->rows, c->rows_bytes);
 	annotate__destroy(c->ann);

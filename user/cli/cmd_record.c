@@ -836,6 +836,9 @@ static int start_recording(struct recording *r)
 		report_model_error(&r->out, "writing the initial state", err);
 		return err;
 	}
+	err = capture__sample(r->cap);
+	if (err)
+		return err;
 	if (r->target && target__mode(r->target) == LX_TARGET_PIDS && !r->cmd) {
 		err = drop_gone_targets(r->cap, r->target);
 		if (err) {

@@ -79,8 +79,12 @@ static void print_losses(const struct model_stats *ms, const struct capture_stat
 	const char *sep = "; repairs (docs/model.md):";
 
 	fprintf(stderr, "  records lost:  %llu", (unsigned long long)cs->lost);
-	if (cs->lost > cs->malformed)
+	if (cs->lost > cs->malformed + cs->shed)
 		fprintf(stderr, " (ring buffer full: a larger --buffer-size keeps them)");
+	if (cs->shed)
+		fprintf(stderr, "; %llu of them shed by lxtrace, which could not keep up (%llu CPU "
+			"samples: a lower -F keeps them)", (unsigned long long)cs->shed,
+			(unsigned long long)cs->shed_samples);
 	if (cs->malformed)
 		fprintf(stderr, "; %llu of them malformed (dropped: a bug, please report it)",
 			(unsigned long long)cs->malformed);
