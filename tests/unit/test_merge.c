@@ -316,3 +316,26 @@ Test(merge, a_full_stage_sheds_samples_first_then_everything)
 	cr_expect_eq(stats().shed_samples, 3);
 	expect_sorted();
 }
+
+/* The same bound in time: a CPU whose oldest staged record is half of max_behind_ns older than
+ * a new sample sheds the sample, all of it older than a new record sheds the record. */
+Test(merge, a_stage_too_far_behind_sheds_samples_first_then_everything)
+{
+	struct lx_sample smp = { .h = { .ts = 60, .tid = 9, .cpu = 0, .type = LX_REC_SAMPLE },
+				 .pid = 9 };
+
+	merge__free(mg);
+	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = NCPU,
+					      .max_behind_ns = 100, .on_record = on_record,
+					      .on_lost = on_lost });
+	cr_assert_not_null(mg);
+	add(0, 10, 10);
+	cr_assert_eq(merge__add(mg, 0, &smp, sizeof(smp)), 0);	/* 50 behind: shed */
+	add(0, 70, 70);						/* kept */
+	add(0, 110, 110);					/* 100 behind: shed */
+	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
+	cr_assert_eq(ngot, 4);
+	EXPECT_TIDS(10, 1, 70, 1);
+	cr_expect_eq(stats().shed, 2);
+	cr_expect_eq(stats().shed_samples, 1);
+}

@@ -349,11 +349,13 @@ static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 /* Asks for mappings wait here for their thread: 6,500 of 40 bytes. */
 #define MAPS_RING_BYTES (256 * 1024)
 
-/* Records read and not yet delivered, per CPU, before the reader sheds them (merge_opts): at
- * -F 100000 the model took 50 s to write what one second sent, read ahead without bound (1.6
- * million records staged at the stop). 65,536 is about 2 s of the busiest CPU's scheduler
- * records, and about a second of the model's work at its slowest (stacks of first sight). */
-#define MAX_STAGED (1u << 16)
+/* How far behind the model a CPU's records may fall before the reader sheds them
+ * (merge_opts): at -F 100000 the model took 50 s to write what one second sent, read ahead
+ * without bound (1.6 million records staged at the stop). 4 s: the first stacks of every
+ * process at a busy start take the model a second or two, which it then catches up on; the
+ * count, 262,144 records a CPU (~15 MiB of slots), bounds the memory at any rate. */
+#define MAX_BEHIND_NS (4 * 1000 * 1000 * 1000ULL)
+#define MAX_STAGED (1u << 18)
 
 /* Sizes every map the choice of programs leaves unused at one entry. */
 static int size_maps(struct capture *c)
@@ -471,6 +473,7 @@ struct capture *capture__new(const struct capture_opts *opts)
 		.sz = sizeof(struct merge_opts),
 		.ncpus = (uint32_t)ncpus,
 		.max_staged = MAX_STAGED,
+		.max_behind_ns = MAX_BEHIND_NS,
 		.on_record = deliver_record,
 		.on_lost = deliver_lost,
 		.ctx = c,

@@ -169,7 +169,7 @@ static int drop_malformed(struct merge *mg, uint32_t cpu)
 	return merge__add_lost(mg, cpu, mg->stages[cpu].newest, 1);
 }
 
-/* n records of CPU cpu shed at ts (merge_opts.max_staged): one loss report for a run of them,
+/* n records of CPU cpu shed at ts (merge_opts): one loss report for a run of them,
  * the staged report the last slot holds growing while no record comes after it. */
 static int shed(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
 {
@@ -184,12 +184,17 @@ static int shed(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
 	return merge__add_lost(mg, cpu, ts > s->newest ? ts : s->newest, n);
 }
 
-/* Whether CPU cpu's record of type `type` is to be shed, its stage full (merge_opts). */
-static bool shedding(const struct merge *mg, const struct stage *s, uint8_t type)
+/* Whether a CPU's record of type `type`, time ts, is to be shed, its stage s full or too far
+ * behind (merge_opts): past half of a bound for a sample, past all of it for any. */
+static bool shedding(const struct merge *mg, const struct stage *s, uint8_t type, uint64_t ts)
 {
-	size_t max = mg->opts.max_staged;
+	uint64_t max = mg->opts.max_staged, behind = mg->opts.max_behind_ns, age;
+	unsigned div = type == LX_REC_SAMPLE ? 2 : 1;
 
-	return max && (s->len >= max || (type == LX_REC_SAMPLE && s->len >= max / 2));
+	if (!s->len)
+		return false;
+	age = ts > s->slots[s->head].rec.h.ts ? ts - s->slots[s->head].rec.h.ts : 0;
+	return (max && s->len >= max / div) || (behind && age >= behind / div);
 }
 
 int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
@@ -199,7 +204,7 @@ int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
 	struct slot *slot;
 	int err;
 
-	if (size >= sizeof(*r) && shedding(mg, s, r->type)) {
+	if (size >= sizeof(*r) && shedding(mg, s, r->type, r->ts)) {
 		const struct lx_syscalls *sys = data;
 		uint64_t n = r->type == LX_REC_SYSCALLS && size >= offsetof(struct lx_syscalls, e) &&
 			     sys->n <= LX_SYSCALLS_MAX ? sys->n : 1;

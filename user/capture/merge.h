@@ -31,11 +31,14 @@ typedef int (*merge_lost_fn)(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n);
 struct merge_opts {
 	size_t sz;			/* sizeof(struct merge_opts) */
 	uint32_t ncpus;
-	/* Records a CPU may have staged, 0: no bound. Past half of it a CPU's CPU samples are
-	 * shed, past all of it any record: dropped and reported lost in their place (counted in
-	 * stats.shed), so that a consumer that cannot keep up falls behind by a bounded amount,
-	 * losing samples first, and the stop that delivers what is staged ends in bounded time. */
+	/* How far behind a CPU's staged records may fall: the records it may have staged
+	 * (max_staged) and how much older its oldest may be than the newest read from it
+	 * (max_behind_ns); 0: no bound. Past half of either the CPU's samples are shed, past all
+	 * of it any record: dropped and reported lost in their place (counted in stats.shed), so
+	 * that a consumer that cannot keep up falls behind by a bounded amount, losing samples
+	 * first, while one slow for a moment (the first stacks of every process) catches up. */
 	uint32_t max_staged;
+	uint64_t max_behind_ns;
 	merge_record_fn on_record;
 	merge_lost_fn on_lost;
 	void *ctx;
