@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# load.sh - lxtrace and perf record on a busy machine (scripts/load.sh: CPU hogs beyond the
+# cores, exec churn of distinct binaries, direct-IO reads, the page cache dropped every 5 s),
+# in turn: a whole-machine recording of D seconds at F Hz with call stacks, each tool's
+#
+#   start   from its exec to recording (lxtrace: its --ready-fd line; perf: its whole run less
+#           D and its stop, as perf says no "ready")
+#   stop    from the end of D to the file complete and the tool exited
+#   named   the share of CPU samples whose leaf frame has a name (not [unknown], not an
+#           address in a file): lxtrace's folded CPU profile, perf script's symbols
+#   whole   lxtrace's share with no frame unnamed and none cut ([truncated]); perf's
+#           frame-pointer walk drops the callers of frameless code unmarked, so it has none
+#   rss     the tool's peak resident memory (its wait4 rusage, GNU time)
+#
+# Method (docs/bench.md): the tools alternate, RUNS times each; medians with min..max.
+# Usage: bench/load.sh [--runs N] [--duration D] [--freq F]      (LXTRACE= names another binary)
+# Run as root; needs build/lxtrace (make), perf and GNU time (make deps).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LXTRACE=${LXTRACE:-$ROOT/build/lxtrace}
+RUNS=${RUNS:-3}
+D=${D:-8}
+F=${F:-999}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) RUNS=$2; shift ;;
+	--duration) D=$2; shift ;;
+	--freq) F=$2; shift ;;
+	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--inner) shift; break ;;
+	*) echo "load.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+die() { echo "load.sh: $*" >&2; exit 1; }
+
+# Outside the load: start it, and run this script again inside it.
+if [ "${LOAD_SH_INNER:-}" != 1 ]; then
+	[ "$(id -u)" = 0 ] || die "must run as root"
+	[ -x "$LXTRACE" ] || die "build first (make)"
+	command -v perf >/dev/null || die "perf not found (make deps)"
+	[ -x /usr/bin/time ] || die "GNU time not found (make deps)"
+	LOAD_SH_INNER=1 exec bash "$ROOT/scripts/load.sh" --quiet -- \
+		env LOAD_SH_INNER=1 RUNS="$RUNS" D="$D" F="$F" LXTRACE="$LXTRACE" bash "$0" --inner
+fi
+
+TMP=$(mktemp -d /tmp/lxtrace-loadbench.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+mkfifo "$TMP/ready"
+# Let the load settle: the hogs queued, the cache dropped once.
+sleep 6
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+peak_kb() { awk '/Maximum resident set size/ { print $NF }' "$1"; }
+
+# The share (percent) of samples, folded "ROOT;...;LEAF COUNT" lines, whose leaf frame is named
+# (not [unknown], not a bare address or one in a file, FILE+0x...); with "whole", none of whose
+# frames is unnamed and none [truncated].
+named_share() {
+	awk -v whole="${2:-}" '{ n = $NF; all += n; $NF = ""; sub(/ +$/, "")
+	       k = split($0, f, ";"); leaf = f[k]
+	       bad = leaf ~ /\[unknown\]|\+0x[0-9a-f]+$|^0x[0-9a-f]+$/
+	       if (whole != "")
+		       bad = $0 ~ /\[unknown\]|\[truncated\]|\+0x[0-9a-f]+(;|$)|(^|;)0x[0-9a-f]+(;|$)/
+	       if (!bad) ok += n }
+	     END { printf "%.1f\n", all ? 100 * ok / all : 0 }' "$1"
+}
+
+one_lxtrace() {
+	local out=$TMP/lx.trace t0 tready tend pid
+	rm -f "$out"
+	t0=$(now_ms)
+	/usr/bin/time -v -o "$TMP/lx.time" "$LXTRACE" record -F "$F" -d "$D" -o "$out" \
+		--ready-fd 3 3>"$TMP/ready" 2>"$TMP/lx.log" &
+	pid=$!
+	read -r -t 120 _ <"$TMP/ready" || die "lxtrace did not start: $(cat "$TMP/lx.log")"
+	tready=$(now_ms)
+	wait $pid || die "lxtrace failed: $(tail -n 3 "$TMP/lx.log")"
+	tend=$(now_ms)
+	"$LXTRACE" pprof "$out" --cpu --folded -o "$TMP/lx.folded" 2>/dev/null ||
+		die "lxtrace pprof failed"
+	echo "$((tready - t0)) $((tend - tready - D * 1000)) $(named_share "$TMP/lx.folded")" \
+		"$(named_share "$TMP/lx.folded" whole) $(($(peak_kb "$TMP/lx.time") / 1024))"
+}
+
+one_perf() {
+	local t0 tend
+	t0=$(now_ms)
+	/usr/bin/time -v -o "$TMP/perf.time" perf record -q -a -g -F "$F" -o "$TMP/perf.data" \
+		-- sleep "$D" 2>"$TMP/perf.log" || die "perf record failed: $(tail -n 3 "$TMP/perf.log")"
+	tend=$(now_ms)
+	# Folded as lxtrace's: the callchain's frames leaf first, each sample one line of weight 1.
+	perf script -i "$TMP/perf.data" -F sym 2>/dev/null | awk '
+		/^$/ { if (n) { line = ""; for (i = n; i >= 1; i--) line = line (line == "" ? "" : ";") fr[i]; print line " 1" } n = 0; next }
+		{ fr[++n] = $1 }' >"$TMP/perf.folded"
+	echo "$((tend - t0 - D * 1000)) $(named_share "$TMP/perf.folded")" \
+		"$(($(peak_kb "$TMP/perf.time") / 1024))"
+}
+
+# median (min..max) of the numbers on stdin
+stats() {
+	sort -n | awk '{v[NR]=$1} END {if (!NR) {print "-"; exit}
+		m = NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
+		printf "%g (%g..%g)\n", m, v[1], v[NR]}'
+}
+
+for f in lxs lxe lxn lxw lxr ps pn pr; do : >"$TMP/$f"; done
+for i in $(seq "$RUNS"); do
+	read -r s e n w r < <(one_lxtrace)
+	echo "$s" >>"$TMP/lxs"; echo "$e" >>"$TMP/lxe"; echo "$n" >>"$TMP/lxn"; echo "$w" >>"$TMP/lxw"
+	echo "$r" >>"$TMP/lxr"
+	read -r s n r < <(one_perf)
+	echo "$s" >>"$TMP/ps"; echo "$n" >>"$TMP/pn"; echo "$r" >>"$TMP/pr"
+	echo "run $i: lxtrace start $(tail -n1 "$TMP/lxs") ms, stop $(tail -n1 "$TMP/lxe") ms," \
+		"named $(tail -n1 "$TMP/lxn")% (whole $(tail -n1 "$TMP/lxw")%), $(tail -n1 "$TMP/lxr") MiB;" \
+		"perf start+stop" \
+		"$(tail -n1 "$TMP/ps") ms, named $(tail -n1 "$TMP/pn")%, $(tail -n1 "$TMP/pr") MiB" >&2
+done
+echo "## Under load (scripts/load.sh), whole machine, -F $F, $D s: median (min..max) of $RUNS"
+echo "| tool | start, ms | stop, ms | samples named, % | whole, % | peak RSS, MiB |"
+echo "|---|---|---|---|---|---|"
+echo "| lxtrace | $(stats <"$TMP/lxs") | $(stats <"$TMP/lxe") | $(stats <"$TMP/lxn") |" \
+	"$(stats <"$TMP/lxw") | $(stats <"$TMP/lxr") |"
+echo "| perf record -a -g | start + stop: $(stats <"$TMP/ps") | | $(stats <"$TMP/pn") | | $(stats <"$TMP/pr") |"
