@@ -503,38 +503,76 @@ Test(kernel, whole_machine_default_mode)
 static const char *const loading_steps[] = { "check", "pingpong", "sleeper", "samples", "flight",
 					     "pid", "cgroup", "syscalls", "cheap", "default" };
 
+/* The refusals a kernel is known to make, by version (major * 100 + minor), and why: any other
+ * fails the stage. */
+static const struct {
+	int version;
+	const char *refused;	/* as the recorder says it: "PROGRAM: ERROR" */
+	const char *why;
+} known_refusals[] = {
+	{ 601, "btf_switch: Permission denied",
+	  "6.1's verifier sums the frames of the switch program and its walk (btf_switch, "
+	  "unwind_walk, walk_step, a leaf) to 544 bytes of stack, over its 512 (\"combined stack "
+	  "size of 4 calls is 544\"): the compat programs, frame-pointer stacks" },
+};
+
+/* Whether text (a step's stderr, or --check's table) names a refusal this kernel is not
+ * known to make; NULL, or where it is named. */
+static const char *unknown_refusal(const char *text, int version)
+{
+	const char *at = text;
+
+	while (at && (at = strstr(at, "refused: ")) != NULL) {
+		bool known = false;
+
+		at += strlen("refused: ");
+		for (size_t i = 0; i < sizeof(known_refusals) / sizeof(known_refusals[0]); i++)
+			known |= known_refusals[i].version == version &&
+				 !strncmp(at, known_refusals[i].refused, strlen(known_refusals[i].refused));
+		if (!known)
+			return at;
+	}
+	return NULL;
+}
+
 /* A kernel the probes find fit for a program set, whose verifier then refuses it, makes
  * lxtrace fall back (compat programs: frame-pointer stacks; no annotations) and still record:
- * only this sees it. No step's programs were refused, and --check, which loads what a
- * recording would, lists no feature missing that its own "needs" column gives this kernel. */
+ * only this sees it. No step's programs were refused but as known_refusals names, and --check,
+ * which loads what a recording would, lists no feature missing that its own "needs" column
+ * gives this kernel. */
 Test(kernel, every_mode_loads_what_the_kernel_offers)
 {
 	int version = kernel_version();
 	char *out, *line, *save = NULL;
+	const char *bad;
 
+	for (size_t i = 0; i < sizeof(known_refusals) / sizeof(known_refusals[0]); i++)
+		if (known_refusals[i].version == version)
+			cr_log_info("%s: known: %s refused: %s", kr_name(), known_refusals[i].refused,
+				    known_refusals[i].why);
 	for (size_t i = 0; i < sizeof(loading_steps) / sizeof(loading_steps[0]); i++) {
 		const char *step = loading_steps[i];
-		char file[64], *err, *at;
+		char file[64], *err;
 
 		if (kr_step_status(step, NULL) == KR_SKIPPED)
 			continue;
 		snprintf(file, sizeof(file), "%s.err", step);
 		err = kr_read(file);
-		at = err ? strstr(err, "programs failed to load") : NULL;
-		if (!at && err)
-			at = strstr(err, "were refused");
-		kt_assert(!at, step, "its programs were refused, and it fell back: %.200s", at);
+		bad = err ? unknown_refusal(err, version) : NULL;
+		kt_assert(!bad, step, "its programs were refused, and it fell back: %.200s", bad);
 		free(err);
 	}
 	require_step("check");
 	out = kr_read("check.out");
 	kt_assert(out, "check", "no check.out");
-	kt_assert(!strstr(out, "but refused"), "check", "--check found programs refused:\n%s", out);
+	bad = unknown_refusal(out, version);
+	kt_assert(!bad, "check", "--check found programs refused: %.200s\n%s", bad, out);
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const char *needs = strstr(line, " kernel ");
 		int major = 0, minor = 0;
 
-		if (strncmp(line, "  no ", 5) || !needs ||
+		/* The typed programs' row says "no" where they were refused: known, or failed above. */
+		if (strncmp(line, "  no ", 5) || !needs || strstr(line, "typed programs") ||
 		    sscanf(needs, " kernel %d.%d+", &major, &minor) != 2)
 			continue;
 		kt_assert(major * 100 + minor > version, "check",
