@@ -122,11 +122,11 @@ Test(rundelay, every_threads_wait_for_a_cpu_is_the_kernels_run_delay)
  * The ping-pong's threads are SCHED_BATCH, whose wakeups never preempt: a wakeup that preempts
  * the hog where it lands is not timed by the kernel (its run delay counts about 0 for it,
  * docs/model.md, "What the kernel does not time"), so the kernel's count would be no truth
- * for it. So each wakeup waits for a hog's slice to end, and the threads are woken a few
- * hundred times a second on a quiet machine, 5-60 on a machine as busy as a shared test
- * machine (load 16-22 here): the 10-20 us a wakeup are then under the 3%, and the check holds
- * before the waits began at the enqueue too. Faster, preempting wakeups beside hogs are
- * measured in docs/model.md: schedstat cannot judge them. The rate is logged. */
+ * for it. So each wakeup waits for a hog's slice to end: 45-62 wakeups a second on a machine
+ * as busy as a shared test machine (load 16-22 here), where the 10-20 us a wakeup are under the
+ * 3%, and the check held before the waits began at the enqueue too. Faster, preempting
+ * wakeups beside hogs are measured in docs/model.md: schedstat cannot judge them. The rate is
+ * logged. */
 #define APART_HOGS 4
 #define APART_PERCENT 3.0
 #define APART_SLACK_NS 1e6
