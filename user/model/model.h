@@ -122,7 +122,8 @@ struct model_stats {
 	uint64_t threads_held, idents_held;	/* thread entries and identities kept now */
 	uint64_t lost;			/* records the kernel could not deliver */
 	uint64_t repairs[MODEL_REPAIR_COUNT];
-	uint64_t ignored;		/* records about exiting threads or the idle task: expected */
+	uint64_t ignored;		/* records about exiting threads or the idle task, enqueues of
+					 * wakeups written or dropped already: expected */
 	uint64_t wakeups_moot;		/* of a thread not asleep: one that gave its sleep up before
 					 * switching out, or was preempted on its way to it */
 	/* With opts.enqueue: wakeups written at their enqueue, the time from sched_waking to it
