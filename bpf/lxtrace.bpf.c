@@ -601,6 +601,27 @@ static __always_inline int on_wakeup(void *ctx, bool modern, struct task_struct 
 	return 0;
 }
 
+/* The wakee is on a run queue: sched_wakeup follows the enqueue (or finds it still on one:
+ * it never slept). The kernel's run delay, perf sched and runqlat start the wait here; for a
+ * wakeup queued to another CPU this runs there, in the IPI, after the waker's sched_waking by
+ * the IPI's delay. The waker and its stack are sched_waking's record: this one is the time. */
+static __always_inline int on_enqueue(bool modern, struct task_struct *p)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lx_rec *r;
+	void *ring;
+
+	if (!traced_task(p, TASK_READ(modern, p, tgid)))
+		return 0;
+	r = reserve(&ring, sizeof(*r), cpu);
+	if (!r)
+		return 0;
+	header(r, ts, TASK_READ(modern, p, pid), cpu, LX_REC_ENQUEUE);
+	submit(ring, r, sizeof(*r));
+	return 0;
+}
+
 static __always_inline int on_fork(void *ctx, bool modern, struct task_struct *parent,
 				   struct task_struct *child)
 {
@@ -954,9 +975,9 @@ int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_str
 	return on_switch(ctx, false, preempt, prev, next);
 }
 
-/* sched_waking, not sched_wakeup: it runs in the waker's context before the wakee is enqueued,
- * so its timestamp precedes the wakee's next switch-in on any CPU. sched_wakeup may run later
- * on the target CPU (queued wakeups), after the wakee could already be running elsewhere. */
+/* sched_waking for the waker: it runs in the waker's context before the wakee is enqueued.
+ * sched_wakeup (on_enqueue) may run later on the target CPU (queued wakeups), in an IPI, with
+ * nobody's stack; it only dates the enqueue, where the wait for a CPU begins. */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(btf_waking, struct task_struct *p)
 {
@@ -967,6 +988,18 @@ SEC("raw_tp/sched_waking")
 int BPF_PROG(raw_waking, struct task_struct *p)
 {
 	return on_wakeup(ctx, false, p, LX_REC_WAKEUP);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(btf_wakeup, struct task_struct *p)
+{
+	return on_enqueue(true, p);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(raw_wakeup, struct task_struct *p)
+{
+	return on_enqueue(false, p);
 }
 
 SEC("tp_btf/sched_wakeup_new")

@@ -19,7 +19,7 @@
 
 enum lx_rec_type {
 	LX_REC_SWITCH = 1,	/* struct lx_switch */
-	LX_REC_WAKEUP,		/* struct lx_wakeup: sched_wakeup */
+	LX_REC_WAKEUP,		/* struct lx_wakeup: sched_waking */
 	LX_REC_WAKEUP_NEW,	/* struct lx_wakeup: sched_wakeup_new */
 	LX_REC_FORK,		/* struct lx_fork */
 	LX_REC_EXEC,		/* struct lx_exec [+ struct lx_stack: user frames at the exec] */
@@ -45,6 +45,8 @@ enum lx_rec_type {
 	LX_REC_RENAME,		/* struct lx_rename: a thread took a new name */
 	LX_REC_SYSCALL_EXIT,	/* struct lx_syscall, nr -1: the caller's syscall returned.
 				 * Never in a ring: made of an LX_SYSENT_EXIT chunk entry */
+	LX_REC_ENQUEUE,		/* struct lx_rec: sched_wakeup, the wakee on a run queue (or
+				 * found still on one); cpu = where the tracepoint ran */
 };
 
 /* Which threads the programs record (const volatile target_mode, set before load). */

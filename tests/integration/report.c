@@ -331,8 +331,8 @@ Test(report, go123_cpu_samples_of_a_known_loop_by_function)
 }
 
 /* A thread's waits after a wakeup of min_ms or more as perf sched timehist prints them: each
- * line is one run, its "sch delay" (ms, three decimals) the wait from the wakeup
- * (sched_waking) to the run. */
+ * line is one run, its "sch delay" (ms, three decimals) the wait from the waking
+ * (sched_waking, before the enqueue lxtrace starts it at) to the run. */
 static void timehist_waits(const char *text, pid_t tid, double min_ms, size_t *n, double *max_ms)
 {
 	char pat[32];
@@ -383,10 +383,11 @@ static char *run_perf(const char *const *argv)
 }
 
 /* Both tools record the same run: per thread of the workload, the number of waits after a
- * wakeup and the longest agree with perf sched timehist's, which starts a wait at
- * sched_waking as lxtrace does (and a new thread's at sched_wakeup_new, where lxtrace starts
- * it at the fork: one wait each that may differ by some microseconds). perf sched latency
- * starts a wait at sched_wakeup, a few microseconds later, so its longest may only be shorter.
+ * wakeup and the longest agree with perf sched latency's, which starts a wait at sched_wakeup
+ * (the enqueue) as lxtrace does, and with perf sched timehist's, which starts it at
+ * sched_waking, a few microseconds earlier (the victim is woken from its own CPU: 1-3 us), and
+ * a new thread's at sched_wakeup_new, where lxtrace starts it at the fork: one wait each that
+ * may differ by some microseconds.
  *
  * Both take their time at the tracepoint, one after the other: lxtrace records without
  * stacks here, since the walk of a stack in its probe delays perf's timestamps behind it by

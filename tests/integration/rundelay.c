@@ -4,11 +4,11 @@
  * in, whole, as the kernel adds it at the thread's next run.
  *
  * For the workloads' own threads both ways: within 100 us + 2% + 30 us a wakeup (waits begin
- * at sched_waking in the trace, at the enqueue in the kernel, which for a wakeup queued to
- * another CPU comes with an IPI: 0.3-30 us later here; hogs that migrate differ by up to 1.4%,
- * pinned ones by 0.005%). For every other thread of the machine the trace may not show more:
- * a switch-out the kernel never reports (this machine's init hides its threads' from every
- * tracer) must not turn a sleep into a wait for a CPU (docs/model.md). Less is only logged:
+ * at the enqueue in both, but the kernel does not time a wakeup that preempts, from its
+ * enqueue to the switch: 7 us here; hogs that migrate differ by up to 1.4%, pinned ones by
+ * 0.005%). For every other thread of the machine the trace may not show more: a switch-out
+ * the kernel never reports (this machine's init hides its threads' from every tracer) must
+ * not turn a sleep into a wait for a CPU (docs/model.md). Less is only logged:
  * once the kernel counted 368 ms of run delay in three runs of kdamond whose wakeups the trace
  * has 1-2 ms before each run (bpftrace at other times: 15-30 us, as the trace). */
 #include <math.h>
@@ -18,10 +18,10 @@
 #include "tests/lib/schedstat.h"
 
 #define MAX_THREADS 4096
-/* The trace's wait for a CPU after a wakeup starts at sched_waking, as `perf sched latency`'s
- * does; the kernel's run delay at the enqueue, which for a wakeup queued to another CPU comes
- * with its IPI: 0.3-30 us later here (10 us on average, bpftrace on sched_waking and
- * sched_wakeup). Each wakeup may add that much. */
+/* The trace's wait for a CPU after a wakeup starts at the enqueue, as the kernel's run delay
+ * does; but for a wakeup that preempts the thread running where it lands the kernel counts
+ * about 0 (docs/model.md, "What the kernel does not time"), the trace the 7 us or so to the
+ * switch (a busy VM's). Each wakeup may add that much. */
 #define SLACK_PER_WAKEUP_NS 30000.0
 #define SLACK_NS 100000.0
 #define SLACK_PERCENT 2.0
@@ -112,4 +112,78 @@ Test(rundelay, every_threads_wait_for_a_cpu_is_the_kernels_run_delay)
 	cr_assert_eq(off, 0, "%zu of %zu threads wait for a CPU in the trace more (or, of the "
 		     "workloads, less) than the kernel counted (each: 100 us + 2%% + 30 us a wakeup)",
 		     off, compared);
+}
+
+/* Two CPU hogs per CPU, and a pipe ping-pong whose two threads are pinned one to each CPU:
+ * every wakeup is of a thread on the other CPU, enqueued there after the IPI, 10-20 us after
+ * the waker's sched_waking here. That time is in no wait the kernel counts, and now in none of
+ * the trace's: each thread's wait for a CPU in the trace is its run delay within 3% + 1 ms.
+ *
+ * The ping-pong's threads are SCHED_BATCH, whose wakeups never preempt: a wakeup that preempts
+ * the hog where it lands is not timed by the kernel (its run delay counts about 0 for it,
+ * docs/model.md, "What the kernel does not time"), so the kernel's count would be no truth
+ * for it. So each wakeup waits for a hog's slice to end: 45-62 wakeups a second on a machine
+ * as busy as a shared test machine (load 16-22 here), where the 10-20 us a wakeup are under the
+ * 3%, and the check held before the waits began at the enqueue too. Faster, preempting
+ * wakeups beside hogs are measured in docs/model.md: schedstat cannot judge them. The rate is
+ * logged. */
+#define APART_HOGS 4
+#define APART_PERCENT 3.0
+#define APART_SLACK_NS 1e6
+
+Test(rundelay, a_thread_woken_from_the_other_cpu_waits_from_its_enqueue)
+{
+	static struct schedstat a[MAX_THREADS], b[MAX_THREADS];
+	const char *spin[] = { "chain", "4000", NULL };
+	struct workload *w[APART_HOGS + 1];
+	size_t na, nb, compared = 0, off = 0;
+	pid_t pp;
+
+	itest_start(NULL);
+	for (int i = 0; i < APART_HOGS; i++)
+		w[i] = workload__start("hotspin", spin);
+	w[APART_HOGS] = workload__start("pingpong",
+					(const char *[]){ "100000000", "apart", "batch", NULL });
+	for (int i = 0; i <= APART_HOGS; i++)
+		cr_assert(w[i], "cannot start a workload: %s", strerror(errno));
+	pp = workload__pid(w[APART_HOGS]);
+	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
+	na = schedstat__snapshot(a, MAX_THREADS);
+	nanosleep(&(struct timespec){ 1, 500 * 1000 * 1000 }, NULL);
+	nb = schedstat__snapshot(b, MAX_THREADS);
+	/* Gone before the stop: the recorder drains what they made with the CPUs to itself. */
+	for (int i = 0; i <= APART_HOGS; i++)
+		workload__free(w[i]);
+	itest_stop(SIGINT, 0);
+	itest_load();
+
+	for (size_t i = 0; i < nb; i++) {
+		const struct schedstat *s0 = schedstat__find(a, na, b[i].tid), *s1 = &b[i];
+		double kernel, diff, allowed;
+		struct tq_sched q;
+
+		/* Its two threads; the main one only waits for them. */
+		if (!s0 || s1->pid != pp || s1->tid == pp)
+			continue;
+		kernel = (double)(s1->delay_ns - s0->delay_ns);
+		tq_sched(it.trace, (uint32_t)s1->tid, s0->at, s1->at, &q);
+		diff = q.runnable_ns - kernel;
+		allowed = APART_SLACK_NS + kernel * APART_PERCENT / 100;
+		compared++;
+		cr_log_info("tid %d: run delay %.3f ms by the kernel, %.3f ms runnable in the trace "
+			    "(%+.2f%%), woken %.0f times a second, %zu switch-outs not reported",
+			    s1->tid, kernel / 1e6, q.runnable_ns / 1e6,
+			    kernel ? 100 * diff / kernel : 0.0,
+			    (double)q.woken * 1e9 / (double)(s1->at - s0->at), q.unseen);
+		if (fabs(diff) > allowed) {
+			off++;
+			fprintf(stderr, "--- tid %d: kernel run delay %.3f ms, trace %.3f ms runnable "
+				"(%zu starts, %zu after a wakeup)\n", s1->tid, kernel / 1e6,
+				q.runnable_ns / 1e6, q.starts, q.woken);
+			tq_dump(it.trace, (uint32_t)s1->tid, 30, stderr);
+		}
+	}
+	cr_assert_eq(compared, 2, "%zu of the ping-pong's two threads compared", compared);
+	cr_assert_eq(off, 0, "%zu of its 2 threads wait for a CPU in the trace more or less than "
+		     "the kernel counted (3%% + 1 ms)", off);
 }

@@ -27,6 +27,7 @@ struct stream {
 	union rec *v;
 	size_t n, cap;
 	uint64_t ts;
+	bool enqueue;	/* each wakeup of a sleeper is followed by its enqueue (sched_wakeup) */
 };
 
 static union rec *push(struct stream *s, uint8_t type, uint16_t cpu, uint32_t tid)
@@ -43,6 +44,13 @@ static union rec *push(struct stream *s, uint8_t type, uint16_t cpu, uint32_t ti
 	s->ts += 1 + (uint64_t)(rand() % 50);
 	r->h = (struct lx_rec){ .ts = s->ts, .tid = tid, .cpu = cpu, .type = type };
 	return r;
+}
+
+/* The enqueue of tid, woken: on the CPU it will run on, as an IPI would do it. */
+static void enqueue(struct stream *s, uint16_t cpu, uint32_t tid)
+{
+	if (s->enqueue)
+		push(s, LX_REC_ENQUEUE, cpu, tid);
 }
 
 static size_t rec_size(const union rec *r)
@@ -111,6 +119,7 @@ static void simulate(struct stream *s, const char *proc, unsigned steps)
 					break;
 			if (st[pick] == S_SLEEPING) {
 				push(s, LX_REC_WAKEUP, c, BASE_TID + pick)->wk.target_cpu = c;
+				enqueue(s, c, BASE_TID + pick);
 				st[pick] = S_RUNNABLE;
 			} else if (st[pick] == S_RUNNABLE) {
 				union rec *x = push(s, LX_REC_SWITCH, c, 0);
@@ -141,6 +150,8 @@ static void simulate(struct stream *s, const char *proc, unsigned steps)
 			x = push(s, LX_REC_SWITCH, c, BASE_TID + cur);
 			x->sw.prev_state = nr == __NR_read ? LX_PREV_DISK : LX_PREV_SLEEP;
 			x->sw.prev_syscall = nr;
+			if (early)
+				enqueue(s, (uint16_t)((c + 1) % NCPU), BASE_TID + cur);
 			st[cur] = early ? S_RUNNABLE : S_SLEEPING;
 			on[c] = -1;
 		} else if (r < 45) {
@@ -155,6 +166,7 @@ static void simulate(struct stream *s, const char *proc, unsigned steps)
 
 			if (st[w] == S_SLEEPING) {
 				push(s, LX_REC_WAKEUP, c, BASE_TID + w)->wk.target_cpu = c;
+				enqueue(s, (uint16_t)((c + 1) % NCPU), BASE_TID + w);
 				st[w] = S_RUNNABLE;
 			}
 		} else if (r < 70) {
@@ -259,13 +271,17 @@ static const struct model_opts *v2_of(unsigned seed, bool v2)
 static void run_as(unsigned seed, enum model_syscalls mode, const struct damage *d,
 		   struct model_stats *out, bool v2)
 {
-	struct stream s = { 0 };
+	const struct model_opts *base = v2_of(seed, v2);
+	struct model_opts o = base ? *base : (struct model_opts){ .sz = sizeof(o) };
+	/* One seed in two with enqueue records, as the recorder makes them. */
+	struct stream s = { .enqueue = seed & 4 };
 	char *proc = mt_proc_new();
 	struct mt t;
 
+	o.enqueue = s.enqueue;
 	srand(seed);
 	simulate(&s, proc, 3000);
-	mt_open_with(&t, NCPU, mode, proc, T0, v2_of(seed, v2), 0);
+	mt_open_with(&t, NCPU, mode, proc, T0, &o, 0);
 	feed(&t, &s, d);
 	mt_finish(&t, s.ts + 1000);
 	cr_expect_gt(t.st.records, 1000, "seed %u: %llu records", seed, (unsigned long long)t.st.records);
@@ -293,6 +309,10 @@ Test(model_random, faithful_stream_needs_no_repair)
 				     model__repair_name(i), (unsigned long long)st.repairs[i]);
 		cr_expect_gt(st.kinds[MODEL_KIND_FORK], 0);
 		cr_expect_gt(st.kinds[MODEL_KIND_EXIT], 0);
+		/* Every wakeup of a sleeper is written at its enqueue, none without one. */
+		if (seed & 4)
+			cr_expect_gt(st.enqueued, 0, "seed %u", seed);
+		cr_expect_eq(st.enqueue_unseen, 0, "seed %u", seed);
 	}
 }
 

@@ -145,6 +145,13 @@ void mt_wakeup_new(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid)
 	wake(t, LX_REC_WAKEUP_NEW, ts, cpu, tid);
 }
 
+void mt_enqueue(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid)
+{
+	struct lx_rec r = { .ts = ts, .tid = tid, .cpu = cpu, .type = LX_REC_ENQUEUE };
+
+	feed(t, &r, sizeof(r));
+}
+
 void mt_fork(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t parent, uint32_t child, uint32_t child_pid)
 {
 	struct lx_fork f = { .h = { .ts = ts, .tid = child, .cpu = cpu, .type = LX_REC_FORK },

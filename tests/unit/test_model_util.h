@@ -42,6 +42,8 @@ void mt_switch(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t prev, uint32_t 
 	       uint8_t prev_state, int16_t prev_syscall);
 void mt_wakeup(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
 void mt_wakeup_new(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
+/* sched_wakeup: tid on a run queue, the tracepoint run on cpu. */
+void mt_enqueue(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
 void mt_fork(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t parent, uint32_t child, uint32_t child_pid);
 void mt_exec(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t pid, const char *comm);
 /* An exec by thread old_tid, which the kernel renamed tid (a non-leader thread takes over the

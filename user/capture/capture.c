@@ -140,6 +140,7 @@ static void choose_programs(struct capture *c)
 	} pairs[] = {
 		{ s->progs.btf_switch, s->progs.raw_switch, true },
 		{ s->progs.btf_waking, s->progs.raw_waking, true },
+		{ s->progs.btf_wakeup, s->progs.raw_wakeup, true },
 		{ s->progs.btf_wakeup_new, s->progs.raw_wakeup_new, true },
 		{ s->progs.btf_fork, s->progs.raw_fork, true },
 		{ s->progs.btf_exec, s->progs.raw_exec, true },

@@ -165,8 +165,9 @@ static void mask(struct features *f)
 
 int features__probe(struct features *f)
 {
-	static const char *const sched[] = { "sched_switch", "sched_waking", "sched_wakeup_new",
-					     "sched_process_fork", "sched_process_exec",
+	static const char *const sched[] = { "sched_switch", "sched_waking", "sched_wakeup",
+					     "sched_wakeup_new", "sched_process_fork",
+					     "sched_process_exec",
 					     "sched_process_exit", "sys_enter", "sys_exit" };
 	struct utsname u;
 	struct btf *vmlinux;

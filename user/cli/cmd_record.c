@@ -757,6 +757,7 @@ static int open_trace(struct recording *r)
 		.keep = r->target ? target__keep : NULL,
 		.keep_ctx = r->target,
 		.rss = r->target != NULL,
+		.enqueue = true,
 		.stacks = a->sample_hz || a->stacks != STACKS_NONE,
 		.trusted_uid = sudo_uid,
 	};

@@ -199,6 +199,16 @@ void record_summary__print(const struct record_summary *s)
 		fprintf(stderr, ", %.1f MiB", ws.bytes / 1048576.0);
 	fputc('\n', stderr);
 	print_losses(&ms, &cs);
+	/* The trace's waits for a CPU begin at the enqueue; the time before it, from the waker's
+	 * sched_waking (a remote wakeup's IPI), is in no wait and the file cannot hold it. */
+	if (ms.enqueued)
+		fprintf(stderr, "  wake to queue: %.3f ms over %llu wakeups (longest %.1f us), from "
+			"sched_waking to the enqueue: before the waits, in none\n",
+			ms.enqueue_delay_ns / 1e6, (unsigned long long)ms.enqueued,
+			ms.enqueue_delay_max_ns / 1e3);
+	if (ms.enqueue_unseen)
+		fprintf(stderr, "  unqueued:      %llu wakeups whose enqueue was not seen (lost): "
+			"runnable from their run\n", (unsigned long long)ms.enqueue_unseen);
 	features__print_missing(capture__features(cap), s->uses, "  without:      ", stderr);
 	refused = model__refused(m);
 	if (refused && foreign_log__count(refused)) {

@@ -272,11 +272,38 @@ int model_go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 {
 	int err = m->out->ready(m, p, t, stk);
 
+	t->wake_stk = 0;
 	t->seq++;
 	t->state = THREAD_RUNNABLE;
 	t->scanned = 0;
 	t->ready_ts = m->now;
 	return err;
+}
+
+void model_keep_wake(struct model *m, struct thread *t, uint32_t p, uint64_t stk)
+{
+	struct thread *by = m->cur[p];
+
+	t->wake_stk = stk;
+	t->wake_p = p;
+	t->wake_by = by && by != t ? by->goid : 0;
+	t->wake_ts = m->now;
+}
+
+int model_ready_kept(struct model *m, struct thread *t)
+{
+	struct thread *cur = m->cur[t->wake_p];
+	uint64_t stk = t->wake_stk;
+	/* An unblock is by the G its P runs: once the waker left its CPU, another G (or none)
+	 * runs there, and the unblock goes where none does. The stack names the waker anyway. */
+	uint32_t p = (cur ? cur->goid : 0) == t->wake_by ? t->wake_p : m->hk;
+
+	/* Kept ids are used again only while the writer knows them (format/dedup.h). */
+	if (!gt_tables__live(&m->tables, true, stk)) {
+		model_repair(m, MODEL_REPAIR_STACK_FORGOTTEN);
+		stk = 0;
+	}
+	return model_go_ready(m, p, t, stk);
 }
 
 static int ready_by_repair(struct model *m, struct thread *t)
@@ -305,9 +332,15 @@ int model_run_here(struct model *m, uint32_t c, struct thread *t)
 		model_repair(m, MODEL_REPAIR_MIGRATED);
 		err = model_preempt(m, (uint32_t)t->cpu);
 	} else if (t->state == THREAD_WAITING || t->state == THREAD_SYSBLOCKED) {
-		if (!scanned_later(m, t))
-			model_repair(m, MODEL_REPAIR_MISSED_WAKEUP);
-		err = ready_by_repair(m, t);
+		if (t->wake_stk) {
+			/* Woken, and its enqueue not seen (lost): runnable from here on. */
+			m->st.enqueue_unseen++;
+			err = model_ready_kept(m, t);
+		} else {
+			if (!scanned_later(m, t))
+				model_repair(m, MODEL_REPAIR_MISSED_WAKEUP);
+			err = ready_by_repair(m, t);
+		}
 	}
 	if (!err && m->cur[c])
 		err = model_stop_unseen(m, c);
@@ -324,7 +357,7 @@ int model_make_current(struct model *m, uint32_t c, struct thread *t)
 	/* A wakeup kept for t's switch-out was of a sleep t gave up without switching out (a lock
 	 * taken on its way to sleep, in a fork's copy of the process): between a wakeup that
 	 * raced ahead and the switch-out it belongs to, t runs in the scheduler only. */
-	if (t->wake_stk) {
+	if (t->wake_stk && t->state == THREAD_RUNNING) {
 		m->st.wakeups_moot++;
 		t->wake_stk = 0;
 	}

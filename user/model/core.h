@@ -42,6 +42,7 @@ struct model {
 	uint32_t hk;			/* housekeeping P: ncpus */
 	enum model_syscalls syscalls;
 	bool sysrets;			/* model_opts.sysrets, with MODEL_SYSCALLS_ALL */
+	bool enqueue;			/* model_opts.enqueue */
 	char *proc_root;
 	bool (*keep)(void *ctx, const struct procscan_thread *t);
 	void *keep_ctx;
@@ -137,6 +138,16 @@ int model_stop_unseen(struct model *m, uint32_t p);
 /* Blocked t becomes runnable, woken from P p (attributed to whatever runs there) with the
  * waker's stack: GoSysExit for a thread blocked in a syscall, GoUnblock otherwise. */
 int model_go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk);
+
+/* Keeps the wakeup of t made on P p now with the waker's stack stk (t->wake_stk), unwritten:
+ * for its switch-out when t still runs, for its enqueue (model_ready_kept) when t is blocked
+ * and the records carry enqueues. */
+void model_keep_wake(struct model *m, struct thread *t, uint32_t p, uint64_t stk);
+
+/* Blocked t, whose wakeup was kept (model_keep_wake), becomes runnable now: on the waker's P
+ * while that runs what it ran at the wakeup, else on the housekeeping P (no G runs there
+ * between records), with the waker's stack either way. */
+int model_ready_kept(struct model *m, struct thread *t);
 
 /* Makes t the G running on P c, with the fewest events: preempts it where the model has it
  * running, readies it if the model has it blocked, stops whatever else runs on c (left

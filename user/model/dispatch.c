@@ -70,6 +70,8 @@ static const struct kind {
 			     MODEL_KIND_TRIGGER, model_on_trigger },
 	[LX_REC_RENAME] = { sizeof(struct lx_rename), STACK_NONE, { offsetof(struct lx_rename, pid) },
 			    MODEL_KIND_RENAME, model_on_rename },
+	[LX_REC_ENQUEUE] = { sizeof(struct lx_rec), STACK_NONE, { 0 }, MODEL_KIND_ENQUEUE,
+			     model_on_enqueue },
 };
 
 /* The kind of a record that can be trusted to be what its type says: a type the model takes

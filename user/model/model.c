@@ -55,6 +55,7 @@ static const char *const kind_names[MODEL_KIND_COUNT] = {
 	/* Records: what fired without one (measured by the model) is not counted here. */
 	[MODEL_KIND_TRIGGER] = "trigger requests",
 	[MODEL_KIND_RENAME] = "renames",
+	[MODEL_KIND_ENQUEUE] = "enqueues",
 };
 
 const char *model__kind_name(enum model_kind k)
@@ -89,6 +90,7 @@ struct model *model__new(const struct model_opts *opts)
 	m->keep = opts->keep;
 	m->keep_ctx = opts->keep_ctx;
 	m->rss = opts->rss;
+	m->enqueue = opts->enqueue;
 	m->triggers = opts->triggers;
 	m->ntriggers = opts->triggers ? opts->ntriggers : 0;
 	m->on_trigger = opts->on_trigger;

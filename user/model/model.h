@@ -55,6 +55,9 @@ struct model_opts {
 	/* The heap counter shows the resident memory of the kept processes (LX_REC_RSS records),
 	 * starting from what proc_root/PID/statm says at start. */
 	bool rss;
+	/* Each wakeup's enqueue follows it (LX_REC_ENQUEUE, sched_wakeup): a woken thread becomes
+	 * runnable there, where the kernel's run delay starts, not at sched_waking. */
+	bool enqueue;
 	bool stacks;			/* records carry call stacks (samples, --stacks): symbolize
 					 * them (user/stacks/callstacks.h) */
 	uid_t trusted_uid;		/* the user who gets the trace (SUDO_UID), whose binaries
@@ -106,6 +109,7 @@ enum model_kind {
 	MODEL_KIND_MMAP,		/* "mappings": of code, by traced processes */
 	MODEL_KIND_TRIGGER,		/* "trigger requests": lxtrace_trigger() calls, SIGUSR1 */
 	MODEL_KIND_RENAME,		/* "renames": threads that took a new name */
+	MODEL_KIND_ENQUEUE,		/* "enqueues": woken threads put on a run queue */
 	MODEL_KIND_COUNT,
 };
 
@@ -118,9 +122,14 @@ struct model_stats {
 	uint64_t threads_held, idents_held;	/* thread entries and identities kept now */
 	uint64_t lost;			/* records the kernel could not deliver */
 	uint64_t repairs[MODEL_REPAIR_COUNT];
-	uint64_t ignored;		/* records about exiting threads or the idle task: expected */
+	uint64_t ignored;		/* records about exiting threads or the idle task, enqueues of
+					 * wakeups written or dropped already: expected */
 	uint64_t wakeups_moot;		/* of a thread not asleep: one that gave its sleep up before
 					 * switching out, or was preempted on its way to it */
+	/* With opts.enqueue: wakeups written at their enqueue, the time from sched_waking to it
+	 * (in no wait for a CPU), its longest, and the wakeups whose enqueue did not come before
+	 * the thread ran (its record lost): written at that run. */
+	uint64_t enqueued, enqueue_delay_ns, enqueue_delay_max_ns, enqueue_unseen;
 	/* Call stacks (all 0 without opts.stacks): stacks looked up, distinct ones symbolized,
 	 * trimmed to fit, process images noted, time spent symbolizing. */
 	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;

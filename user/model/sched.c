@@ -1,7 +1,9 @@
 /* sched.c - the scheduler's records: a switch (LX_REC_SWITCH) stops the thread leaving the
  * CPU the way the kernel says it left (preempted, yielded, blocked in a syscall, dead) and
  * starts the next one; a wakeup (LX_REC_WAKEUP) readies a blocked thread on the waker's P;
- * a new thread's first wakeup (LX_REC_WAKEUP_NEW) only repairs a lost fork.
+ * a new thread's first wakeup (LX_REC_WAKEUP_NEW) only repairs a lost fork. With
+ * model_opts.enqueue a wakeup of a blocked thread is kept, and written at its enqueue
+ * (LX_REC_ENQUEUE), where the kernel starts its run delay.
  */
 #include <asm/unistd.h>
 #include <stdbool.h>
@@ -69,7 +71,12 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 	if (nr >= 0)
 		t->off_nr = nr;
 	/* Woken after setting its sleep state but before this switch: it blocked and was woken
-	 * right away, by the waker whose stack was kept. */
+	 * right away, by the waker whose stack was kept; runnable from now on, or with enqueue
+	 * records from its enqueue, which follows (the waker waits for this switch to end). */
+	if (!err && wake && m->enqueue) {
+		t->wake_stk = wake;
+		return 0;
+	}
 	if (wake && !gt_tables__live(&m->tables, true, wake)) {
 		/* Kept ids are used again only while the writer knows them (format/dedup.h). */
 		model_repair(m, MODEL_REPAIR_STACK_FORGOTTEN);
@@ -165,12 +172,18 @@ int model_on_wakeup(struct model *m, const struct lx_rec *r)
 	case THREAD_WAITING:
 	case THREAD_SYSBLOCKED:
 		err = model_waker_stack(m, c, m->cur[c], &stk);
-		return err ? err : model_go_ready(m, c, t, stk);
+		if (err || !m->enqueue)
+			return err ? err : model_go_ready(m, c, t, stk);
+		/* Runnable from its enqueue on, as the kernel counts its run delay. */
+		model_keep_wake(m, t, c, stk);
+		return 0;
 	case THREAD_RUNNING:
 		/* sched_waking can precede the wakee's own switch-out (docs/model.md). */
 		if (t->wake_stk)
 			m->st.wakeups_moot++;
-		err = model_waker_stack(m, c, m->cur[c] != t ? m->cur[c] : NULL, &t->wake_stk);
+		err = model_waker_stack(m, c, m->cur[c] != t ? m->cur[c] : NULL, &stk);
+		if (!err)
+			model_keep_wake(m, t, c, stk);
 		return err;
 	default:
 		/* Runnable: sched_waking fires only for a thread in the sleep state it is woken
@@ -191,4 +204,29 @@ int model_on_wakeup_new(struct model *m, const struct lx_rec *r)
 	if (w->h.tid && (!t || t->state == THREAD_REAPED))
 		model_live(m, w->h.tid, &err);
 	return err;
+}
+
+int model_on_enqueue(struct model *m, const struct lx_rec *r)
+{
+	struct thread *t = threads__find(m->threads, r->tid);
+	uint64_t delay;
+
+	if (!m->enqueue || !t || !t->wake_stk) {
+		/* Of a wakeup written at sched_waking (without opts.enqueue), of a runnable or
+		 * new thread, or one whose sched_waking was lost: its run repairs that. */
+		m->st.ignored++;
+		return 0;
+	}
+	if (t->state == THREAD_RUNNING) {
+		/* Found still on its run queue (ttwu_runnable): it never slept. */
+		m->st.wakeups_moot++;
+		t->wake_stk = 0;
+		return 0;
+	}
+	delay = m->now - t->wake_ts;
+	m->st.enqueued++;
+	m->st.enqueue_delay_ns += delay;
+	if (delay > m->st.enqueue_delay_max_ns)
+		m->st.enqueue_delay_max_ns = delay;
+	return model_ready_kept(m, t);
 }

@@ -19,7 +19,12 @@ enum thread_state {
 struct thread {
 	uint64_t goid;		/* 0 until a GoCreate was written for this generation */
 	uint64_t seq;		/* the seq its next GoStart, GoUnblock or GoSysExit writes */
-	uint64_t wake_stk;	/* waker's stack of a wakeup that came while it ran, 0 = none */
+	/* A wakeup (sched_waking) not written yet: one that came while it ran, kept for its
+	 * switch-out; or, with enqueue records (model_opts.enqueue), one of a blocked thread,
+	 * kept for its enqueue (model_ready_kept). */
+	uint64_t wake_stk;	/* the waker's stack, 0 = none kept */
+	uint64_t wake_by;	/* goid of the G that ran on wake_p then, 0 = none */
+	uint64_t wake_ts;	/* when */
 	uint64_t last_stk;	/* its stack last written, 0 = none: in syscall last_stk_nr (-1:
 				 * none) under identity last_stk_ident */
 	/* What the flight recorder's triggers measure at its next start (0: unknown): */
@@ -32,6 +37,7 @@ struct thread {
 	int32_t sysenter;	/* syscall whose GoSysCall is its latest event, or -1 */
 	int32_t last_stk_nr;
 	int32_t off_nr;		/* the syscall it blocked in when it left, -1 when none */
+	uint32_t wake_p;	/* the waker's P (its CPU) */
 	uint32_t last_stk_ident;
 	/* Set at the exit that ended its process: that process's image, forgotten when the
 	 * thread leaves the table (model_remove_reaped), not at the exit. A CPU sample can still
