@@ -269,7 +269,8 @@ int disk_cache__put(struct disk_cache *c, const void *key, size_t klen, const vo
 		return -EFBIG;
 	memcpy(h.magic, MAGIC, sizeof(MAGIC));
 	crc = (uint32_t)crc32(crc32(0, NULL, 0), key, (uInt)klen);
-	h.crc = (uint32_t)crc32(crc, data, (uInt)len);
+	/* zlib's crc32 of a NULL buffer is its initial value, not crc. */
+	h.crc = len ? (uint32_t)crc32(crc, data, (uInt)len) : crc;
 	entry_name(key, klen, name);
 	pthread_mutex_lock(&c->lock);
 	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d.%u", (int)getpid(), c->tmp_seq++);
