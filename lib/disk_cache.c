@@ -145,10 +145,41 @@ static void evict(struct disk_cache *c)
 	c->st.bytes = bytes;
 }
 
-struct disk_cache *disk_cache__open(const char *dir, uint64_t max_bytes)
+/* dir opened as a directory with no symlink anywhere on its path (RESOLVE_NO_SYMLINKS covers
+ * the last component too: a link there is ELOOP), made 0700 when missing: inside its parent,
+ * itself opened so, so that a parent swapped for a link meanwhile cannot make it elsewhere. A
+ * link put at its name fails the mkdir (EEXIST) and then the open; a directory someone else
+ * made first is refused by its owner (disk_cache__open). */
+static int open_dir(const char *dir)
 {
 	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	char parent[PATH_MAX], *slash;
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how)), pfd, err;
+	const char *name;
+
+	if (fd >= 0 || errno != ENOENT)
+		return fd;
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (slash == parent)
+		parent[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	name = slash ? dir + (slash - parent) + 1 : dir;
+	pfd = (int)syscall(SYS_openat2, AT_FDCWD, slash ? parent : ".", &how, sizeof(how));
+	if (pfd < 0)
+		return -1;
+	if (!mkdirat(pfd, name, 0700) || errno == EEXIST)
+		fd = (int)syscall(SYS_openat2, pfd, name, &how, sizeof(how));
+	err = errno;
+	close(pfd);
+	errno = err;
+	return fd;
+}
+
+struct disk_cache *disk_cache__open(const char *dir, uint64_t max_bytes)
+{
 	struct disk_cache *c;
 	struct stat st;
 	int fd, err;
@@ -157,12 +188,7 @@ struct disk_cache *disk_cache__open(const char *dir, uint64_t max_bytes)
 		errno = EINVAL;
 		return NULL;
 	}
-	/* RESOLVE_NO_SYMLINKS covers the last component too: a link there is ELOOP. */
-	fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
-	/* mkdir never follows a link at its last component: one there fails with EEXIST, and the
-	 * open after refuses it. A directory someone else made first is refused by its owner. */
-	if (fd < 0 && errno == ENOENT && (!mkdir(dir, 0700) || errno == EEXIST))
-		fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	fd = open_dir(dir);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st))
@@ -274,6 +300,9 @@ int disk_cache__put(struct disk_cache *c, const void *key, size_t klen, const vo
 	entry_name(key, klen, name);
 	pthread_mutex_lock(&c->lock);
 	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d.%u", (int)getpid(), c->tmp_seq++);
+	pthread_mutex_unlock(&c->lock);
+	/* Written and synced without the lock: a get (the recorder's reader) never waits for a
+	 * disk's fsync. */
 	fd = openat(c->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		err = -errno;
@@ -283,6 +312,7 @@ int disk_cache__put(struct disk_cache *c, const void *key, size_t klen, const vo
 		err = errno ? -errno : -EIO;
 	if (fd >= 0 && close(fd) && !err)
 		err = -errno;
+	pthread_mutex_lock(&c->lock);
 	if (!err && !fstatat(c->dirfd, name, &old, AT_SYMLINK_NOFOLLOW) && S_ISREG(old.st_mode))
 		c->st.bytes -= (uint64_t)old.st_size < c->st.bytes ? (uint64_t)old.st_size :
 								      c->st.bytes;

@@ -3,9 +3,9 @@
  *
  * The directory is what makes an entry trustworthy, so it is taken only as it must be: reached
  * with no symlink anywhere on its path (openat2 RESOLVE_NO_SYMLINKS), created with mode 0700
- * when missing (its parent must exist), and refused unless it is a directory owned by this
- * process's user that nobody else may enter (no group or other bits): another user who could
- * write there could plant entries. Everything after goes through the directory's descriptor,
+ * when missing (in its parent, opened the same way, which must exist), and refused unless it
+ * is a directory owned by this process's user that nobody else may enter (no group or other
+ * bits): another user who could write there could plant entries. Everything after goes through the directory's descriptor,
  * so a path renamed or replaced later changes nothing.
  *
  * An entry is a file named by a hash of its key, holding the whole key, the data and a CRC-32

@@ -239,6 +239,10 @@ Test(disk_cache, links_to_the_directory_or_on_its_path_are_refused)
 	cr_assert_eq(symlink("/nonexistent-lxtrace-cache", dir), 0);
 	cr_expect_null(disk_cache__open(dir, 1 << 20), "a dangling symlink taken");
 	cr_expect_eq(access("/nonexistent-lxtrace-cache", F_OK), -1, "made at the link's target");
+	/* Only the directory itself is made, not its parents. */
+	snprintf(via, sizeof(via), "%s/missing/cache", base);
+	cr_expect_null(disk_cache__open(via, 1 << 20));
+	cr_expect_eq(errno, ENOENT);
 }
 
 Test(disk_cache, an_entry_that_is_a_link_is_refused_and_its_target_untouched)
