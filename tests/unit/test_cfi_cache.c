@@ -92,14 +92,12 @@ Test(cfi_cache, libc_rows_come_back_whole)
 	k = key_of(fd, &settled);
 	cr_expect(settled, "libc changed in the last seconds?");
 	compile(fd, &t);
-	cr_expect_eq(cfi_cache__get(cache, &k, t.n, &back), 0, "hit in an empty cache");
+	cr_expect_eq(cfi_cache__get(cache, &k, &back), 0, "hit in an empty cache");
 	cr_assert_eq(cfi_cache__put(cache, &k, t.rows, t.n), 0);
-	cr_assert_eq(cfi_cache__get(cache, &k, t.n, &back), 1);
+	cr_assert_eq(cfi_cache__get(cache, &k, &back), 1);
 	cr_assert_eq(back.n, t.n);
 	cr_expect_arr_eq(back.rows, t.rows, t.n * sizeof(*t.rows));
 	cfi_table__release(&back);
-	/* Rows a recording has no room for are not handed over. */
-	cr_expect_eq(cfi_cache__get(cache, &k, t.n - 1, &back), 0);
 	cr_expect(cfi_cache__same(fd, &k));
 	cfi_table__release(&t);
 	close(fd);
@@ -143,7 +141,7 @@ Test(cfi_cache, a_file_changed_in_place_misses_even_with_its_mtime_put_back)
 	cr_expect_not(cfi_cache__same(fd, &before), "the change went unseen");
 	after = key_of(fd, &settled);
 	cr_expect_neq(memcmp(&before, &after, sizeof(after)), 0);
-	cr_expect_eq(cfi_cache__get(cache, &after, t.n, &back), 0, "a changed file hit");
+	cr_expect_eq(cfi_cache__get(cache, &after, &back), 0, "a changed file hit");
 	cfi_table__release(&t);
 	close(fd);
 }
@@ -188,15 +186,15 @@ Test(cfi_cache, rows_the_unwinder_cannot_search_are_dropped)
 	struct disk_cache_stats st;
 
 	cr_assert_eq(cfi_cache__put(cache, &k, rows, 3), 0);
-	cr_expect_eq(cfi_cache__get(cache, &k, 100, &back), 0, "unsorted rows taken");
+	cr_expect_eq(cfi_cache__get(cache, &k, &back), 0, "unsorted rows taken");
 	disk_cache__stats(cache, &st);
 	cr_expect_eq(st.corrupt, 1);
 	/* A part of a row. */
 	cr_assert_eq(disk_cache__put(cache, &k, sizeof(k), rows, sizeof(rows) - 3), 0);
-	cr_expect_eq(cfi_cache__get(cache, &k, 100, &back), 0, "a part of a row taken");
+	cr_expect_eq(cfi_cache__get(cache, &k, &back), 0, "a part of a row taken");
 	/* No rows at all is an answer: a file without usable CFI. */
 	cr_assert_eq(cfi_cache__put(cache, &k, NULL, 0), 0);
-	cr_expect_eq(cfi_cache__get(cache, &k, 100, &back), 1);
+	cr_expect_eq(cfi_cache__get(cache, &k, &back), 1);
 	cr_expect_eq(back.n, 0);
 	cr_expect_null(back.rows);
 }

@@ -95,8 +95,7 @@ bool cfi_cache__same(int fd, const struct cfi_cache_key *k)
 	       !memcmp(&now, k, sizeof(now));
 }
 
-int cfi_cache__get(struct disk_cache *c, const struct cfi_cache_key *k, size_t max_rows,
-		   struct cfi_table *t)
+int cfi_cache__get(struct disk_cache *c, const struct cfi_cache_key *k, struct cfi_table *t)
 {
 	struct lx_cfi_row *rows;
 	void *data = NULL;
@@ -110,7 +109,7 @@ int cfi_cache__get(struct disk_cache *c, const struct cfi_cache_key *k, size_t m
 	n = len / sizeof(*rows);
 	/* The checksum says the entry is what was written; these say it is rows the unwinder can
 	 * search (cfi_rows__find), whatever wrote it. */
-	ok = len % sizeof(*rows) == 0 && n <= max_rows;
+	ok = len % sizeof(*rows) == 0;
 
 	for (size_t i = 1; ok && i < n; i++)
 		ok = rows[i - 1].off < rows[i].off;

@@ -42,10 +42,10 @@ bool cfi_cache__key(int fd, uint64_t dev, uint64_t ino, struct cfi_cache_key *k,
 bool cfi_cache__same(int fd, const struct cfi_cache_key *k);
 
 /* The rows stored under k into t (t->rows malloc'd, possibly 0 rows: a file without usable
- * CFI), checked: whole rows, sorted, no more than max_rows. 1 when found, 0 when not (or not
- * usable: dropped, disk_cache__drop), -ENOMEM. */
-int cfi_cache__get(struct disk_cache *c, const struct cfi_cache_key *k, size_t max_rows,
-		   struct cfi_table *t);
+ * CFI), checked: whole rows, sorted. 1 when found, 0 when not (or not usable: dropped,
+ * disk_cache__drop), -ENOMEM. More rows than a recording has room for are its to refuse, as
+ * compiled ones. */
+int cfi_cache__get(struct disk_cache *c, const struct cfi_cache_key *k, struct cfi_table *t);
 
 /* Stores n rows (0: none, as above) under k. 0 or a negative errno (disk_cache__put). */
 int cfi_cache__put(struct disk_cache *c, const struct cfi_cache_key *k,

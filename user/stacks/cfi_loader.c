@@ -199,7 +199,7 @@ static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, b
 	pthread_mutex_unlock(&l->lock);
 	keyed = l->o.cache && cfi_cache__key(q->fd, kdev__to_dev(q->key.dev), q->key.ino, &key,
 					     &settled);
-	if (keyed && cfi_cache__get(l->o.cache, &key, lim.max_rows, &t) == 1) {
+	if (keyed && cfi_cache__get(l->o.cache, &key, &t) == 1) {
 		cached = true;
 		err = t.n ? 0 : -ENOENT;
 	} else {
