@@ -64,14 +64,23 @@ static bool entry_file_ok(const struct stat *st)
 	return S_ISREG(st->st_mode) && st->st_uid == geteuid() && st->st_nlink == 1;
 }
 
-/* What the entries fill now, by a scan; temporary files a crashed run left go. */
-static uint64_t scan_bytes(struct disk_cache *c)
+struct victim {
+	char name[17];
+	struct timespec used;
+	uint64_t size;
+};
+
+/* What the entries fill now, by a scan, with the entries in *v (malloc'd; v NULL: not wanted;
+ * an entry that finds no memory is left out of *v, not of the count); temporary files a
+ * crashed run left go. */
+static uint64_t scan(struct disk_cache *c, struct victim **v, size_t *n)
 {
 	int fd = openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	time_t now = time(NULL);
 	uint64_t bytes = 0;
 	struct dirent *e;
+	size_t cap = 0;
 	struct stat st;
 
 	if (!d) {
@@ -79,23 +88,24 @@ static uint64_t scan_bytes(struct disk_cache *c)
 			close(fd);
 		return c->st.bytes;
 	}
-	while ((e = readdir(d)))
+	while ((e = readdir(d))) {
 		if (fstatat(c->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			continue;
-		else if (is_entry_name(e->d_name) && S_ISREG(st.st_mode))
-			bytes += (uint64_t)st.st_size;
-		else if (!strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) &&
-			 now - st.st_mtime > TMP_STALE_S)
+		if (!strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) &&
+		    now - st.st_mtime > TMP_STALE_S)
 			unlinkat(c->dirfd, e->d_name, 0);
+		if (!is_entry_name(e->d_name) || !S_ISREG(st.st_mode))
+			continue;
+		bytes += (uint64_t)st.st_size;
+		if (!v || grow_array((void **)v, &cap, *n + 1, sizeof(**v), 64))
+			continue;
+		memcpy((*v)[*n].name, e->d_name, sizeof((*v)[*n].name));
+		(*v)[*n].used = st.st_mtim;
+		(*v)[(*n)++].size = (uint64_t)st.st_size;
+	}
 	closedir(d);
 	return bytes;
 }
-
-struct victim {
-	char name[17];
-	struct timespec used;
-	uint64_t size;
-};
 
 static int older_first(const void *a, const void *b)
 {
@@ -110,32 +120,12 @@ static int older_first(const void *a, const void *b)
  * c->lock held. */
 static void evict(struct disk_cache *c)
 {
-	int fd = openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct victim *v = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t bytes = 0;
-	struct dirent *e;
-	struct stat st;
+	size_t n = 0;
+	uint64_t bytes = scan(c, &v, &n);
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((e = readdir(d))) {
-		if (!is_entry_name(e->d_name) ||
-		    fstatat(c->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		bytes += (uint64_t)st.st_size;
-		if (grow_array((void **)&v, &cap, n + 1, sizeof(*v), 64))
-			continue;
-		memcpy(v[n].name, e->d_name, sizeof(v[n].name));
-		v[n].used = st.st_mtim;
-		v[n++].size = (uint64_t)st.st_size;
-	}
-	closedir(d);
-	qsort(v, n, sizeof(*v), older_first);
+	if (n)
+		qsort(v, n, sizeof(*v), older_first);
 	for (size_t i = 0; i < n && bytes > c->max / 4 * 3; i++)
 		if (!unlinkat(c->dirfd, v[i].name, 0)) {
 			bytes -= v[i].size;
@@ -210,7 +200,7 @@ struct disk_cache *disk_cache__open(const char *dir, uint64_t max_bytes)
 	c->dirfd = fd;
 	c->max = max_bytes;
 	snprintf(c->dir, sizeof(c->dir), "%s", dir);
-	c->st.bytes = scan_bytes(c);
+	c->st.bytes = scan(c, NULL, NULL);
 	return c;
 }
 

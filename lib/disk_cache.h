@@ -16,8 +16,8 @@
  * name; a reader sees the old entry or the new, never a part.
  *
  * The bound: once the entries pass max_bytes, the least recently used (a hit touches its
- * entry's mtime) are removed until they fill three quarters of it; temporary files a crashed
- * run left are removed then too. Several runs may share the directory: each keeps its own
+ * entry's mtime) are removed until they fill three quarters of it. Temporary files a crashed
+ * run left (ten minutes old) are removed at the open and at each eviction. Several runs may share the directory: each keeps its own
  * count of the bytes, corrected by the scan each eviction makes.
  *
  * Thread-safe: one lock around each call.

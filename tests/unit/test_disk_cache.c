@@ -268,3 +268,24 @@ Test(disk_cache, an_entry_that_is_a_link_is_refused_and_its_target_untouched)
 	cr_expect_eq(access(target, F_OK), 0, "the other link removed");
 	disk_cache__free(c);
 }
+
+Test(disk_cache, a_crashed_runs_temporary_files_go_once_stale)
+{
+	char stale[192], fresh[192];
+	struct disk_cache *c = disk_cache__open(dir, 1 << 20);
+
+	cr_assert_not_null(c);
+	disk_cache__free(c);
+	snprintf(stale, sizeof(stale), "%s/.tmp.1.0", dir);
+	snprintf(fresh, sizeof(fresh), "%s/.tmp.1.1", dir);
+	close(open(stale, O_WRONLY | O_CREAT, 0600));
+	close(open(fresh, O_WRONLY | O_CREAT, 0600));
+	cr_assert_eq(utimensat(AT_FDCWD, stale, (struct timespec[]){ { 1000, 0 }, { 1000, 0 } }, 0),
+		     0);
+	c = disk_cache__open(dir, 1 << 20);
+	cr_assert_not_null(c);
+	cr_expect_eq(access(stale, F_OK), -1, "a stale temporary file stayed");
+	cr_expect_eq(access(fresh, F_OK), 0, "a run's file being written went");
+	cr_expect_eq(stats(c).bytes, 0, "temporary files counted as entries");
+	disk_cache__free(c);
+}
