@@ -155,9 +155,11 @@ $(OUT)/tests/workloads/stallfs: tests/workloads/stallfs.c
 	$(Q)$(CC) $(CPPFLAGS) $$(pkg-config --cflags fuse3) -O1 -g $(WARNINGS) $< \
 		$$(pkg-config --libs fuse3) -o $@
 
-# Each benchmark links what it measures: the model and the symbolizer need the daemon's modules,
-# the encoder only the format library (and the file worker lib/), the annotation API nothing.
-$(OUT)/bench/bench_model $(OUT)/bench/bench_symbolize: $(USER_LIB_OBJS) $(LIBFORMAT)
+# Each benchmark links what it measures: the model, the symbolizer and the row cache need the
+# daemon's modules, the encoder only the format library (and the file worker lib/), the
+# annotation API nothing.
+$(OUT)/bench/bench_model $(OUT)/bench/bench_symbolize $(OUT)/bench/bench_cfi_cache: \
+	$(USER_LIB_OBJS) $(LIBFORMAT)
 $(OUT)/bench/bench_encode $(OUT)/bench/bench_file_worker: $(LIBFORMAT)
 $(OUT)/bench/%: $(OUT)/bench/%.o
 	$(call say,LINK,$@)

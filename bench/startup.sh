@@ -2,13 +2,17 @@
 # startup.sh - how long lxtrace takes to start recording, idle and under load: from the exec of
 # `lxtrace record` to its line on --ready-fd (programs loaded, the machine's threads scanned), to
 # the first batch in the file, and the whole of `lxtrace record -- true`, beside `perf record
-# -- true` (perf's start on the same machine).
+# -- true` (perf's start on the same machine), and the whole of a 1 s whole-machine recording
+# beside `perf record -a -g -- sleep 1`.
 #
 # Method (docs/bench.md): for each load, the tools' runs alternate; medians with min..max.
 # Loads: idle; hogs (2 busy loops per CPU at nice 0); forks (tests/workloads/stress: threads
 # and processes created and ended all the time, so the start's scan meets a changing machine).
 #
-# Usage: bench/startup.sh [--runs N] [--loads "idle hogs forks"]
+# lxtrace keeps the unwind rows it compiles in its cache (docs/record.md): by default the runs
+# use the machine's, filled by a recording first; --cold gives every lxtrace run an empty one.
+#
+# Usage: bench/startup.sh [--runs N] [--loads "idle hogs forks"] [--cold]
 # Run as root; needs build/lxtrace and build/tests/workloads/stress (make), perf.
 set -euo pipefail
 
@@ -17,12 +21,14 @@ LXTRACE=${LXTRACE:-$ROOT/build/lxtrace}
 STRESS=$ROOT/build/tests/workloads/stress
 RUNS=5
 LOADS="idle hogs forks"
+COLD=
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) RUNS=$2; shift ;;
 	--loads) LOADS=$2; shift ;;
-	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--cold) COLD=1 ;;
+	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "startup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -63,6 +69,15 @@ start_load() {
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# With --cold, the next lxtrace run's cache: a directory not made yet.
+NCACHE=0
+cold_cache() {
+	if [ -n "$COLD" ]; then
+		NCACHE=$((NCACHE + 1))
+		export LXTRACE_CACHE_DIR=$TMP/cache.$NCACHE
+	fi
+}
+
 # One whole-machine recording: ms to its ready line and to a first batch in the file.
 one_start() {
 	local out=$TMP/start.trace log=$TMP/start.log t0 rec=- batch=- pid i
@@ -71,7 +86,8 @@ one_start() {
 	t0=$(now_ms)
 	"$LXTRACE" record -o "$out" --ready-fd 3 3>"$TMP/ready" 2>"$log" &
 	pid=$!
-	read -r -t 30 _ <"$TMP/ready" || die "lxtrace did not start: $(cat "$log")"
+	# Killed before giving up: this runs in a subshell, whose exit would leave it recording.
+	read -r -t 30 _ <"$TMP/ready" || { kill -INT $pid; wait $pid || true; die "lxtrace did not start: $(cat "$log")"; }
 	rec=$(($(now_ms) - t0))
 	for i in $(seq 2000); do
 		if [ "$(stat -c %s "$out" 2>/dev/null || echo 0)" -gt 16 ]; then
@@ -100,20 +116,29 @@ stats() {
 		printf "%d (%d..%d)\n", m, v[1], v[NR]}'
 }
 
-echo "## Start-up, ms: median (min..max) of $RUNS runs"
-echo "| load | to \"recording\" | to the first batch | lxtrace record -- true | perf record -- true |"
-echo "|---|---|---|---|---|"
+echo "## Start-up, ms: median (min..max) of $RUNS runs, $([ -n "$COLD" ] && echo cold || echo warm) cache"
+echo "| load | to \"recording\" | to the first batch | lxtrace record -- true |" \
+	"perf record -- true | lxtrace record -d 1 | perf record -a -g -- sleep 1 |"
+echo "|---|---|---|---|---|---|---|"
+# Warm: one recording fills the cache with the machine's binaries first.
+[ -n "$COLD" ] || "$LXTRACE" record -o "$TMP/warm.trace" -d 1 2>/dev/null
 for load in $LOADS; do
 	start_load "$load"
-	: >"$TMP/rec" ; : >"$TMP/batch"; : >"$TMP/lxtrue"; : >"$TMP/perftrue"
+	for f in rec batch lxtrue perftrue lxsec perfsec; do : >"$TMP/$f"; done
 	for _ in $(seq "$RUNS"); do
+		cold_cache
 		read -r rec batch < <(one_start)
 		echo "$rec" >>"$TMP/rec"
 		echo "$batch" >>"$TMP/batch"
+		cold_cache
 		one_command "$LXTRACE" record -o "$TMP/true.trace" -- true >>"$TMP/lxtrue"
 		one_command perf record -q -o "$TMP/perf.data" -- true >>"$TMP/perftrue"
+		cold_cache
+		one_command "$LXTRACE" record -o "$TMP/sec.trace" -d 1 >>"$TMP/lxsec"
+		one_command perf record -q -a -g -o "$TMP/perf.data" -- sleep 1 >>"$TMP/perfsec"
 	done
 	stop_load
 	echo "| $load | $(grep -v - "$TMP/rec" | stats) | $(grep -v - "$TMP/batch" | stats) |" \
-		"$(stats <"$TMP/lxtrue") | $(stats <"$TMP/perftrue") |"
+		"$(stats <"$TMP/lxtrue") | $(stats <"$TMP/perftrue") | $(stats <"$TMP/lxsec") |" \
+		"$(stats <"$TMP/perfsec") |"
 done

@@ -1,8 +1,9 @@
 /* unwind.c - user stacks of code without frame pointers, as Debian builds it: blocking stacks
  * down to main with lines, a frameless leaf with its caller, a changed caller at the same
  * stack pointer seen through the walk cache, Python's stacks against gdb's, samples that reach
- * main, short-lived processes fully named, wakeups from interrupts attributed to them, and code
- * mapped anew where other code was named as it is now. */
+ * main, short-lived processes fully named, wakeups from interrupts attributed to them, code
+ * mapped anew where other code was named as it is now, and rows taken from the cache a
+ * recording before filled. */
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -508,6 +509,58 @@ Test(unwind, attached_reads_are_whole_from_the_first)
 Test(unwind, cgroup_reads_are_whole_from_the_first)
 {
 	reads_whole_from_the_first("cgroup");
+}
+
+/* ---- unwind rows kept across recordings ---- */
+
+/* The binaries whose rows the recording took from its cache, by its -v summary; -1 when it
+ * does not say. */
+static long long rows_from_cache(void)
+{
+	const char *s = strstr(recorder__stderr(it.rec), "row cache:");
+	long long n;
+
+	return s && sscanf(s, "row cache: %lld binaries from", &n) == 1 ? n : -1;
+}
+
+/* A second recording takes the rows of frameless and libc from the cache the first filled, in
+ * a private directory (tests never use the machine's), and every read's stack is as whole as
+ * in command_reads_are_whole_from_the_first. */
+Test(unwind, second_recording_takes_rows_from_the_cache)
+{
+	char base[] = "/tmp/lxtrace-test-rowcache-XXXXXX", dir[64], cmd[96], path[4096];
+	long long cached[2];
+	size_t n[2], ok[2];
+
+	itest_require_root();
+	cr_assert_not_null(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/rows", base);
+	snprintf(path, sizeof(path), "%s", record__workload_path("frameless"));
+	setenv("LXTRACE_CACHE_DIR", dir, 1);
+	for (int i = 0; i < 2; i++) {
+		itest_start((const char *[]){ "-v", "--", path, "read", "300", NULL });
+		itest_stop(0, 0);
+		itest_load();
+		cached[i] = rows_from_cache();
+		n[i] = frameless_reads(&ok[i]);
+		cr_log_info("recording %d: rows of %lld binaries from the cache; %zu blocking reads, "
+			    "%zu whole", i + 1, cached[i], n[i], ok[i]);
+		if (cached[i] < 0)
+			fprintf(stderr, "%s", recorder__stderr(it.rec));
+		itest_fini();
+	}
+	unsetenv("LXTRACE_CACHE_DIR");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	cr_expect_eq(system(cmd), 0);
+	cr_assert_eq(cached[0], 0, "the first recording found %lld binaries in an empty cache",
+		     cached[0]);
+	cr_assert_geq(cached[1], 2, "the second took only %lld binaries from the cache",
+		      cached[1]);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_geq(n[i], 250, "recording %d: only %zu reads with a stack", i + 1, n[i]);
+		cr_assert_eq(ok[i], n[i], "recording %d: %zu of %zu blocking stacks are not read <- "
+			     "inner_b <- outer_a <- main", i + 1, n[i] - ok[i], n[i]);
+	}
 }
 
 /* python3 running before the recorder, attached with -p: none of its binaries' rows are

@@ -187,6 +187,9 @@ static pid_t spawn_ready(const char *const *argv, int in_fd, int out_fd, int err
 		 * starts could then not be stopped by the SIGINT lxtrace forwards. */
 		signal(SIGINT, SIG_DFL);
 		signal(SIGQUIT, SIG_DFL);
+		/* A recording neither reads nor fills the machine's cache of unwind rows
+		 * (docs/stacks.md): a test that wants one sets its own directory. */
+		setenv("LXTRACE_CACHE_DIR", "off", 0);
 		prctl(PR_SET_PDEATHSIG, deathsig);
 		if (getppid() != parent)
 			_exit(127);

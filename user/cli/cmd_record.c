@@ -29,6 +29,7 @@
 #include "format/v2/writer.h"
 #include "format/v1/writer.h"
 #include "lib/clock.h"
+#include "lib/disk_cache.h"
 #include "lib/file_worker.h"
 #include "lib/sudo_user.h"
 #include "user/capture/capture.h"
@@ -370,8 +371,29 @@ static void report_model_error(const struct output *o, const char *step, int err
 		fprintf(stderr, PREFIX "model: %s: %s\n", step, strerror(-err));
 }
 
-/* The loader of unwind rows, when user stacks are taken. */
-static int new_cfi_loader(struct capture *cap, struct cfi_loader **out)
+/* The cache of unwind rows across recordings: $LXTRACE_CACHE_DIR, or DISK_CACHE_DEFAULT_DIR
+ * when it is not set; none when it is empty or "off", or when the directory is refused
+ * (lib/disk_cache.h), which is said: every binary is then compiled, as without a cache. */
+static struct disk_cache *open_row_cache(void)
+{
+	const char *dir = getenv("LXTRACE_CACHE_DIR");
+	struct disk_cache *c;
+
+	if (!dir)
+		dir = DISK_CACHE_DEFAULT_DIR;
+	if (!*dir || !strcmp(dir, "off"))
+		return NULL;
+	c = disk_cache__open(dir, DISK_CACHE_DEFAULT_MAX);
+	if (!c)
+		fprintf(stderr, PREFIX "warning: cache %s: %s (recording without it; "
+			"LXTRACE_CACHE_DIR=off says so quietly)\n", dir,
+			errno == EPERM ? "not a directory only root may enter" :
+			errno == ELOOP ? "a symbolic link on its path" : strerror(errno));
+	return c;
+}
+
+/* The loader of unwind rows, when user stacks are taken, with the cache it reads and fills. */
+static int new_cfi_loader(struct capture *cap, struct disk_cache **cache, struct cfi_loader **out)
 {
 	struct cfi_loader_opts o = { .sz = sizeof(o) };
 	int err = capture__unwind_maps(cap, &o.maps);
@@ -381,6 +403,7 @@ static int new_cfi_loader(struct capture *cap, struct cfi_loader **out)
 		return 0;
 	if (err)
 		return err;
+	o.cache = *cache = open_row_cache();
 	*out = cfi_loader__new(&o);
 	if (!*out) {
 		err = -errno;
@@ -611,6 +634,7 @@ struct recording {
 	struct model *model;
 	struct record_flight *flight;
 	struct sink sink;
+	struct disk_cache *row_cache;	/* NULL: none */
 	struct output out;
 	bool stack_kern, stack_user;
 	uint64_t start, end;	/* the trace's */
@@ -700,7 +724,7 @@ static int open_capture(struct recording *r)
 	for (size_t i = 0; !err && r->target && i < target__npids(r->target); i++)
 		err = capture__add_target(r->cap, target__pid(r->target, i));
 	if (!err)
-		err = new_cfi_loader(r->cap, &r->sink.cfi);
+		err = new_cfi_loader(r->cap, &r->row_cache, &r->sink.cfi);
 	r->sink.cap = r->cap;
 	return err;
 }
@@ -977,6 +1001,7 @@ static int end_recording(struct recording *r)
 			.writer2 = r->writer2,
 			.cap = r->cap,
 			.cfi = r->sink.cfi,
+			.row_cache = r->row_cache,
 			.uses = feature_uses(&r->args),
 			.verbose = verbose,
 		});
@@ -1024,6 +1049,7 @@ static int recording__close(struct recording *r)
 
 	model__free(r->model);
 	cfi_loader__free(r->sink.cfi);
+	disk_cache__free(r->row_cache);
 	gt_writer__free(r->writer);
 	gt2_writer__free(r->writer2);
 	record_flight__free(r->flight);

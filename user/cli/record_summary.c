@@ -27,8 +27,10 @@ static double self_cpu_s(void)
  * what the daemon's CPU came to per distinct stack (the rest of its work is per record and
  * small, see docs/record.md). */
 static void print_unwind_summary(const struct capture *cap, struct cfi_loader *cfi,
-				 uint64_t distinct)
+				 struct disk_cache *cache, uint64_t distinct)
 {
+	struct disk_cache_stats cs;
+
 	uint64_t u[LX_UNWIND_NSTATS];
 	struct cfi_loader_stats ls;
 	double cpu = self_cpu_s();
@@ -51,6 +53,15 @@ static void print_unwind_summary(const struct capture *cap, struct cfi_loader *c
 		(unsigned long long)ls.files_full, (unsigned long long)ls.files_costly,
 		(unsigned long long)ls.files_failed,
 		(unsigned long long)ls.queued, ls.compile_ns / 1e9);
+	if (cache) {
+		disk_cache__stats(cache, &cs);
+		fprintf(stderr, "  row cache:     %llu binaries from %s, %llu missed, %llu corrupt "
+			"entries ignored, %llu stored so far (the rest at the exit), %.1f of %.0f MiB\n",
+			(unsigned long long)ls.files_cached, disk_cache__dir(cache),
+			(unsigned long long)cs.misses, (unsigned long long)cs.corrupt,
+			(unsigned long long)cs.stored, cs.bytes / 1048576.0,
+			disk_cache__max(cache) / 1048576.0);
+	}
 	fprintf(stderr, "  daemon CPU:    %.3f s in all, %.0f us per distinct stack\n", cpu,
 		distinct ? cpu * 1e6 / distinct : 0.0);
 }
@@ -105,7 +116,7 @@ static void print_losses(const struct model_stats *ms, const struct capture_stat
  * kernel lacked, what the writer wrote, and records that came late or after the stop. */
 static void print_details(const struct model_stats *ms, const struct gt_writer_stats *ws,
 			  const struct capture_stats *cs, const struct capture *cap,
-			  struct cfi_loader *cfi)
+			  struct cfi_loader *cfi, struct disk_cache *row_cache)
 {
 	fprintf(stderr, "  by kind:      ");
 	for (int i = 0; i < MODEL_KIND_COUNT; i++)
@@ -129,7 +140,7 @@ static void print_details(const struct model_stats *ms, const struct gt_writer_s
 			"in %.3f s\n", (unsigned long long)ms->prepared,
 			(unsigned long long)ms->prepared_dwarf, ms->prepared_kernel ? " and kallsyms" : "",
 			ms->prepare_ns / 1e9);
-	print_unwind_summary(cap, cfi, ms->stacks_distinct);
+	print_unwind_summary(cap, cfi, row_cache, ms->stacks_distinct);
 	print_maps_summary(cap);
 	fprintf(stderr, "  kernel:        %s\n", capture__features(cap)->release);
 	fprintf(stderr, "  threads:       %llu (%llu under a tid an earlier thread had)\n",
@@ -225,5 +236,5 @@ void record_summary__print(const struct record_summary *s)
 				  "server\")\n", stderr);
 	}
 	if (s->verbose)
-		print_details(&ms, &ws, &cs, cap, s->cfi);
+		print_details(&ms, &ws, &cs, cap, s->cfi, s->row_cache);
 }

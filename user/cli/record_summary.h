@@ -8,6 +8,7 @@
 
 #include "format/v2/writer.h"
 #include "format/v1/writer.h"
+#include "lib/disk_cache.h"
 #include "user/capture/capture.h"
 #include "user/model/model.h"
 #include "user/stacks/cfi_loader.h"
@@ -22,6 +23,7 @@ struct record_summary {
 	const struct gt2_writer *writer2;
 	const struct capture *cap;
 	struct cfi_loader *cfi;		/* NULL without user stacks */
+	struct disk_cache *row_cache;	/* the cfi loader's; NULL: none */
 	unsigned uses;			/* what the recording used of the kernel (enum feature_use) */
 	bool verbose;			/* -v: the internals too */
 };

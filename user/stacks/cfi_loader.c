@@ -21,6 +21,7 @@
 #include "user/proc/mapped_file.h"
 #include "user/proc/mmap_path.h"
 #include "user/stacks/cfi.h"
+#include "user/stacks/cfi_cache.h"
 #include "user/stacks/cfi_loader.h"
 #include "user/stacks/vdso.h"
 
@@ -41,6 +42,11 @@
  * late under bench/load.sh's load). */
 #define WORKER_NICE 10
 
+/* How long the end waits for rows still to be stored in the cache (a write and an fsync each,
+ * milliseconds): a short recording stores what it compiled, a stop is not held up by a slow
+ * disk. */
+#define STORE_AT_END_NS (500ull * 1000 * 1000)
+
 /* What a file is to the loader (the values of the `files` map). */
 enum file_state {
 	FILE_QUEUED = 1,	/* opened, being compiled or waiting for the worker */
@@ -53,6 +59,13 @@ struct queued {
 	uint64_t size;		/* smaller files first: a new program's own binary is small */
 	int fd;
 	bool urgent;		/* before any other: a stack waits for it (cfi_loader__rows) */
+};
+
+/* Rows compiled and published, to be stored in the cache by the worker: they stay in the row
+ * array for the loader's life. */
+struct store {
+	struct cfi_cache_key key;
+	uint32_t first, n;
 };
 
 /* The reader opens files and compiles small ones itself; a worker thread compiles the queued
@@ -72,6 +85,9 @@ struct cfi_loader {
 	struct devino_map *published;	/* (dev, ino) -> first << 32 | n, once FILE_DONE */
 	struct queued *queue;
 	size_t nqueue, queue_cap;
+	struct store *stores;
+	size_t nstores, stores_cap;
+	uint64_t stop_ns;		/* when stop was set */
 	uint32_t next;		/* first free row */
 	struct cfi_loader_stats st;
 };
@@ -152,6 +168,18 @@ static int publish(struct cfi_loader *l, const struct lx_file_key *key, uint32_t
 	return 0;
 }
 
+/* Hands published rows to the worker to store (ENOMEM: they are not stored). With l->lock
+ * held. */
+static void to_store(struct cfi_loader *l, const struct cfi_cache_key *key, uint32_t first,
+		     uint32_t n)
+{
+	if (grow_array((void **)&l->stores, &l->stores_cap, l->nstores + 1, sizeof(*l->stores),
+		       16))
+		return;
+	l->stores[l->nstores++] = (struct store){ *key, first, n };
+	pthread_cond_signal(&l->more);
+}
+
 /* Compiles the rows of the file q holds open (without the lock: the long part) within max_ns
  * of CPU time (0: the file's own budget) and publishes them (with it), then closes the file.
  * A compile out of time is published without rows, unless handoff: the file, still open, is
@@ -161,21 +189,35 @@ static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, b
 	uint64_t t0 = now_ns();
 	struct cfi_table t = { 0 };
 	struct cfi_limits lim = { .cancel = &l->cancel, .max_ns = max_ns };
-	bool keep;
+	struct cfi_cache_key key;
+	bool keep, keyed, settled = false, cached = false, store;
 	Elf *elf;
 	int err;
 
 	pthread_mutex_lock(&l->lock);
 	lim.max_rows = l->o.maps.rows_max - l->next;
 	pthread_mutex_unlock(&l->lock);
-	elf = elf_begin(q->fd, ELF_C_READ_MMAP, NULL);
-	/* Go keeps frame pointers, which unwind its code exactly; its CFI would only cost rows. */
-	if (elf && cfi__keeps_frame_pointers(elf))
-		err = -ENOENT;
-	else
-		err = elf ? cfi__compile(elf, &lim, &t, NULL) : -EINVAL;
-	if (elf)
-		elf_end(elf);
+	keyed = l->o.cache && cfi_cache__key(q->fd, kdev__to_dev(q->key.dev), q->key.ino, &key,
+					     &settled);
+	if (keyed && cfi_cache__get(l->o.cache, &key, &t) == 1) {
+		cached = true;
+		err = t.n ? 0 : -ENOENT;
+	} else {
+		elf = elf_begin(q->fd, ELF_C_READ_MMAP, NULL);
+		/* Go keeps frame pointers, which unwind its code exactly; its CFI would only cost
+		 * rows. */
+		if (elf && cfi__keeps_frame_pointers(elf))
+			err = -ENOENT;
+		else
+			err = elf ? cfi__compile(elf, &lim, &t, NULL) : -EINVAL;
+		if (elf)
+			elf_end(elf);
+	}
+	/* Stored: what any later recording of this build would compile from the file, which did
+	 * not change while it was read. Not an answer that depends on this recording (its room,
+	 * its budget, a cancel). */
+	store = keyed && settled && !cached && (!err || err == -ENOENT) &&
+		cfi_cache__same(q->fd, &key);
 	keep = err == -ETIME && handoff;
 	if (!keep)
 		close(q->fd);
@@ -198,14 +240,20 @@ static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, b
 		err = publish(l, &q->key, 0, 0);
 	} else if (err || !t.n) {
 		l->st.files_empty++;
+		l->st.files_cached += cached;
 		err = publish(l, &q->key, 0, 0);
+		if (!err && store)
+			to_store(l, &key, 0, 0);
 	} else {
 		memcpy(&l->o.maps.rows[l->next], t.rows, t.n * sizeof(*t.rows));
 		err = publish(l, &q->key, l->next, (uint32_t)t.n);
 		if (!err) {
+			if (store)
+				to_store(l, &key, l->next, (uint32_t)t.n);
 			l->next += (uint32_t)t.n;
 			l->st.rows = l->next;
 			l->st.files++;
+			l->st.files_cached += cached;
 		}
 	}
 	pthread_mutex_unlock(&l->lock);
@@ -258,8 +306,17 @@ static void *work(void *arg)
 		size_t best = 0;
 		struct queued q;
 
-		while (!l->stop && !l->nqueue)
+		while (!l->stop && !l->nqueue && !l->nstores)
 			pthread_cond_wait(&l->more, &l->lock);
+		/* Stores after compiles: a stack may wait for a compile, none for a store. */
+		if (l->nstores && (l->stop ? now_ns() - l->stop_ns < STORE_AT_END_NS : !l->nqueue)) {
+			struct store st = l->stores[--l->nstores];
+
+			pthread_mutex_unlock(&l->lock);
+			cfi_cache__put(l->o.cache, &st.key, &l->o.maps.rows[st.first], st.n);
+			pthread_mutex_lock(&l->lock);
+			continue;
+		}
 		if (l->stop)
 			break;
 		for (size_t i = 1; i < l->nqueue; i++)
@@ -411,6 +468,7 @@ void cfi_loader__free(struct cfi_loader *l)
 	if (l->started) {
 		pthread_mutex_lock(&l->lock);
 		l->stop = true;
+		l->stop_ns = now_ns();
 		atomic_store(&l->cancel, true);
 		pthread_cond_signal(&l->more);
 		pthread_mutex_unlock(&l->lock);
@@ -419,6 +477,7 @@ void cfi_loader__free(struct cfi_loader *l)
 	for (size_t i = 0; i < l->nqueue; i++)
 		close(l->queue[i].fd);
 	free(l->queue);
+	free(l->stores);
 	devino_map__free(l->files);
 	devino_map__free(l->published);
 	pthread_cond_destroy(&l->more);

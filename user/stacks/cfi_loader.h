@@ -16,6 +16,11 @@
  * usable CFI, or whose code keeps frame pointers (Go), is published with no rows, so walks stop
  * asking and use frame pointers there; a file that could not be opened (the process was gone)
  * is forgotten, so the next walk asks again.
+ *
+ * With a disk cache (lib/disk_cache.h), a file's rows come from it when they were stored by an
+ * earlier recording of this build, and are stored once compiled, for the files whose identity
+ * proves their content (user/stacks/cfi_cache.h). The worker stores them when no file waits to
+ * be compiled, and at the end (cfi_loader__free) for at most half a second.
  */
 #ifndef LXTRACE_USER_STACKS_CFI_LOADER_H
 #define LXTRACE_USER_STACKS_CFI_LOADER_H
@@ -25,6 +30,7 @@
 
 #include "bpf/lxtrace.h"
 #include "bpf/unwind.h"
+#include "lib/disk_cache.h"
 
 struct cfi_loader;
 
@@ -32,6 +38,7 @@ struct cfi_loader_opts {
 	size_t sz;			/* sizeof(struct cfi_loader_opts) */
 	struct lx_unwind_maps maps;	/* capture__unwind_maps fills it */
 	const char *proc_root;		/* NULL: "/proc" */
+	struct disk_cache *cache;	/* NULL: none; must outlive the loader */
 };
 
 struct cfi_loader_stats {
@@ -40,6 +47,7 @@ struct cfi_loader_stats {
 	uint64_t files_retry;		/* could not be opened now: left to be asked again */
 	uint64_t files_full;		/* did not fit in the row array */
 	uint64_t files_costly;		/* published without: the compile ran out of CPU time */
+	uint64_t files_cached;		/* published from the cache (with rows or without) */
 	uint64_t rows;			/* rows in use */
 	uint64_t files_failed;		/* not published: the rows map refused them */
 	uint64_t queued;		/* waiting for the worker now */
