@@ -1,8 +1,8 @@
 /* test_merge.c - the reorder engine on synthetic per-CPU streams: interleaved CPUs come out in
  * time order, the watermark holds back what a CPU may still precede, a record nested ahead of
  * its elder is put back in place, late records are delivered and counted, losses are ordered
- * among the records, syscall chunks are unpacked, large records pass whole, and a consumer's
- * error stops the delivery. */
+ * among the records, syscall chunks are unpacked, large records pass whole, a consumer's
+ * error stops the delivery, and a queue past its bound reports what it drops as lost. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -223,6 +223,64 @@ Test(merge, malformed_records_are_dropped_as_lost)
 		cr_expect(got[i].ts == 900 && got[i].tid == 1, "delivery %d: ts %llu, n %u", i,
 			  (unsigned long long)got[i].ts, got[i].tid);
 	cr_expect_eq(got[4].tid, 8);
+}
+
+/* A merge whose queues hold at most stage_bytes (merge_opts). */
+static void bounded(size_t stage_bytes)
+{
+	merge__free(mg);
+	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = NCPU,
+					      .on_record = on_record, .on_lost = on_lost,
+					      .stage_bytes = stage_bytes });
+	cr_assert_not_null(mg);
+}
+
+/* A consumer behind for long: the queue keeps its bound in slots (the smallest, 4096), the
+ * newest slot becomes one loss report for everything past it, in time order. */
+Test(merge, a_full_queue_reports_what_it_drops_as_one_loss)
+{
+	const uint32_t n = 4096 + 10;
+
+	bounded(1);
+	for (uint32_t i = 0; i < n; i++)
+		add(0, 100 + i, i);
+	cr_expect_eq(stats().staged, 4096);
+	cr_expect_eq(stats().dropped, 11);
+	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
+	cr_assert_eq(ngot, 4096);
+	expect_sorted();
+	cr_expect_eq(got[4094].tid, 4094);
+	cr_expect_eq(got[4095].type, 0);
+	cr_expect_eq(got[4095].tid, 11);
+	cr_expect_eq(got[4095].ts, 100 + n - 1);
+	cr_expect_eq(stats().lost, 11);
+	cr_expect_eq(stats().records, 4095);
+	/* Delivered, the queue takes records again. */
+	ngot = 0;
+	add(0, 100 + n, 7);
+	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
+	EXPECT_TIDS(7);
+}
+
+/* Records copied whole count against the bound in bytes; smaller ones still fit after them. */
+Test(merge, copies_past_the_bound_are_dropped_and_reported)
+{
+	struct lx_user_log l = { .u = { .h = { .tid = 12, .cpu = 1, .type = LX_REC_LOG } } };
+
+	bounded(3 * sizeof(l));
+	for (uint64_t ts = 10; ts < 15; ts++) {
+		l.u.h.ts = ts;
+		cr_assert_eq(merge__add(mg, 1, &l, sizeof(l)), 0);
+	}
+	add(1, 20, 5);
+	cr_expect_eq(stats().dropped, 2);
+	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
+	cr_assert_eq(ngot, 5);
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(got[i].size, sizeof(l));
+	cr_expect(got[3].type == 0 && got[3].ts == 14 && got[3].tid == 2, "loss: ts %llu, n %u",
+		  (unsigned long long)got[3].ts, got[3].tid);
+	cr_expect_eq(got[4].tid, 5);
 }
 
 Test(merge, large_records_pass_whole)

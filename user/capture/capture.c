@@ -313,6 +313,12 @@ static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 	return c->opts.on_lost(c->opts.ctx, cpu, ts, n);
 }
 
+/* What a CPU's records read from its ring may take in the recorder while the model is behind
+ * (merge.h, stage_bytes): as many bytes as this many rings, and as many again of stacks (16
+ * MiB on 2 CPUs by default). Past it, records are lost as the ring's would be: --buffer-size
+ * raises both. */
+#define STAGE_RINGS 1
+
 /* The unwinder's tables: room for the rows of the binaries stacks meet (libc has ~23,000,
  * python3 ~58,000; 8 bytes each), one mapping table per process (4 KiB, allocated as used). */
 #define CFI_ROWS (1u << 21)
@@ -427,12 +433,14 @@ struct capture *capture__new(const struct capture_opts *opts)
 		c->rings[cpu].cpu = cpu;
 		c->rings[cpu].fd = -1;
 	}
+	bytes = ring_size(opts->ring_bytes);
 	c->merge = merge__new(&(struct merge_opts){
 		.sz = sizeof(struct merge_opts),
 		.ncpus = (uint32_t)ncpus,
 		.on_record = deliver_record,
 		.on_lost = deliver_lost,
 		.ctx = c,
+		.stage_bytes = STAGE_RINGS * bytes,
 	});
 	c->lost_vals = calloc(ncpus, sizeof(*c->lost_vals));
 	c->links = calloc(MAX_LINKS + ncpus, sizeof(*c->links));
@@ -441,7 +449,6 @@ struct capture *capture__new(const struct capture_opts *opts)
 		fprintf(stderr, "lxtrace: capture: out of memory\n");
 		goto fail;
 	}
-	bytes = ring_size(opts->ring_bytes);
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "lx_ring", 0, 0, bytes, NULL);
 
@@ -967,6 +974,7 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 		.out_of_order = ms.out_of_order,
 		.misses = c->misses,
 		.malformed = ms.malformed,
+		.dropped = ms.dropped,
 		.after_stop = c->after_stop,
 		.staged = ms.staged,
 	};

@@ -60,6 +60,7 @@ struct capture_stats {
 	uint64_t out_of_order;		/* delivered older than an earlier record */
 	uint64_t misses;		/* program runs the kernel skipped (recursion) */
 	uint64_t malformed;		/* of the lost, records dropped as malformed */
+	uint64_t dropped;		/* of the lost, records the recorder's queue had no room for */
 	uint64_t after_stop;		/* read after the stop, not delivered (capture__drain) */
 	uint64_t staged;		/* read and not delivered yet */
 };

@@ -12,6 +12,11 @@
  *
  * Slots hold the records the scheduler sends at high rates inline; anything larger (stacks,
  * annotations: rarer, each a uprobe hit or a stack walk) is a heap copy owned by its slot.
+ *
+ * A queue is bounded (opts.stage_bytes): a consumer slower than the kernel for minutes (a
+ * loaded machine, binaries to read) would otherwise move the backlog the rings bound and drop
+ * into the recorder's heap (112 MiB of slots in 4 minutes of a whole machine at load 24). What
+ * has no room is reported lost, as a full ring's records are.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -21,6 +26,8 @@
 #include "user/capture/merge.h"
 
 #define STAGE_MIN_SLOTS 4096
+/* A queue grown past this many slots (a backlog) is freed once empty, its pages given back. */
+#define STAGE_KEEP_SLOTS (4 * STAGE_MIN_SLOTS)
 /* Inline bytes of a slot: every fixed-size record of the scheduler's programs fits. */
 #define SLOT_INLINE 40
 
@@ -49,6 +56,7 @@ struct slot {
 struct stage {
 	struct slot *slots;
 	size_t cap, head, len;
+	size_t copied;		/* bytes of the records copied whole (big) */
 	uint64_t newest;	/* largest ts read from the CPU */
 };
 
@@ -56,6 +64,7 @@ struct merge {
 	struct merge_opts opts;
 	struct stage *stages;
 	uint32_t *heap;		/* CPUs with staged records, by their oldest ts */
+	size_t max_slots;	/* a queue's bound: a power of two, or SIZE_MAX */
 	size_t heap_len;
 	uint64_t last_ts;
 	struct merge_stats stats;
@@ -73,6 +82,12 @@ struct merge *merge__new(const struct merge_opts *opts)
 	if (!mg)
 		return NULL;
 	mg->opts = *opts;
+	mg->max_slots = SIZE_MAX;
+	if (opts->stage_bytes) {
+		mg->max_slots = STAGE_MIN_SLOTS;
+		while (mg->max_slots * 2 * sizeof(struct slot) <= opts->stage_bytes)
+			mg->max_slots *= 2;
+	}
 	mg->stages = calloc(opts->ncpus, sizeof(*mg->stages));
 	mg->heap = calloc(opts->ncpus, sizeof(*mg->heap));
 	if (!mg->stages || !mg->heap) {
@@ -124,17 +139,84 @@ static struct slot *stage_insert(struct stage *s, uint64_t ts)
 	return &s->slots[(s->head + i) & mask];
 }
 
+static struct slot *newest_slot(struct stage *s)
+{
+	return s->len ? &s->slots[(s->head + s->len - 1) & (s->cap - 1)] : NULL;
+}
+
+/* Whether n more records, copy bytes of them copied whole, fit the queue's bound. */
+static bool room(const struct merge *mg, const struct stage *s, size_t n, size_t copy)
+{
+	return s->len + n <= mg->max_slots &&
+	       (!mg->opts.stage_bytes || s->copied + copy <= mg->opts.stage_bytes);
+}
+
+/* Stages a report of n records lost before ts. In a full queue it goes into the newest slot:
+ * added to the report there, or taking the place of the record there, which is lost too. */
+static int stage_lost(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
+{
+	struct stage *s = &mg->stages[cpu];
+	struct slot *slot = newest_slot(s);
+
+	if (!slot || room(mg, s, 1, 0)) {
+		slot = stage_insert(s, ts);
+		if (!slot)
+			return -ENOMEM;
+		memset(slot, 0, sizeof(*slot));
+	} else if (slot->size) {
+		uint64_t was = slot->rec.h.ts;
+
+		if (is_big(slot)) {
+			s->copied -= slot->size;
+			free(slot->rec.big.copy);
+		}
+		mg->stats.dropped++;
+		memset(slot, 0, sizeof(*slot));
+		slot->rec.h.ts = was;
+		slot->lost = 1;
+	}
+	if (ts > slot->rec.h.ts)
+		slot->rec.h.ts = ts;
+	slot->rec.h.cpu = cpu;
+	slot->lost += n;
+	return 0;
+}
+
+/* n records of the CPU, the newest at ts, that the queue has no room for: lost, reported after
+ * whatever is staged, in one report for a run of them. */
+static int drop(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
+{
+	struct stage *s = &mg->stages[cpu];
+	struct slot *newest = newest_slot(s);
+
+	mg->stats.dropped += n;
+	if (newest && newest->rec.h.ts > ts)
+		ts = newest->rec.h.ts;
+	if (ts > s->newest)
+		s->newest = ts;
+	if (newest && !newest->size) {
+		newest->rec.h.ts = ts;
+		newest->lost += n;
+		return 0;
+	}
+	return stage_lost(mg, cpu, ts, n);
+}
+
 /* Unpacks a chunk of syscall entries into one LX_REC_SYSCALL (an exit: LX_REC_SYSCALL_EXIT)
  * each, room for all of them made first. An entry no older than the queue's last record is
  * appended without a search; an older one (a program nested in sys_enter sent its record
  * ahead of the chunk) is put in its place. */
-static int stage_syscalls(struct stage *s, const struct lx_syscalls *r, size_t size)
+static int stage_syscalls(struct merge *mg, uint32_t cpu, const struct lx_syscalls *r,
+			  size_t size)
 {
+	struct stage *s = &mg->stages[cpu];
 	size_t mask;
 
 	if (size < offsetof(struct lx_syscalls, e) || r->n > LX_SYSCALLS_MAX ||
 	    size != offsetof(struct lx_syscalls, e) + r->n * sizeof(r->e[0]))
 		return -EPROTO;
+	if (!room(mg, s, r->n, 0))
+		return r->n ? drop(mg, cpu, r->h.ts + r->e[r->n - 1].dt, r->n) : 0;
 	while (s->cap - s->len < r->n)
 		if (stage_grow(s))
 			return -ENOMEM;
@@ -176,11 +258,13 @@ int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
 	int err;
 
 	if (size >= sizeof(*r) && r->type == LX_REC_SYSCALLS) {
-		err = stage_syscalls(s, data, size);
+		err = stage_syscalls(mg, cpu, data, size);
 		return err == -EPROTO ? drop_malformed(mg, cpu) : err;
 	}
 	if (size < sizeof(*r) || size > UINT32_MAX)
 		return drop_malformed(mg, cpu);
+	if (!room(mg, s, 1, size > sizeof(slot->rec) ? size : 0))
+		return drop(mg, cpu, r->ts, 1);
 	slot = stage_insert(s, r->ts);
 	if (!slot)
 		return -ENOMEM;
@@ -195,6 +279,7 @@ int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
 		}
 		memcpy(slot->rec.big.copy, data, size);
 		slot->rec.h = *r;
+		s->copied += size;
 	} else {
 		memcpy(&slot->rec, data, size);
 	}
@@ -206,15 +291,7 @@ int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
 
 int merge__add_lost(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
 {
-	struct slot *slot = stage_insert(&mg->stages[cpu], ts);
-
-	if (!slot)
-		return -ENOMEM;
-	memset(slot, 0, sizeof(*slot));
-	slot->rec.h.ts = ts;
-	slot->rec.h.cpu = cpu;
-	slot->lost = n;
-	return 0;
+	return stage_lost(mg, cpu, ts, n);
 }
 
 uint64_t merge__watermark(const struct merge *mg, uint64_t now)
@@ -256,7 +333,7 @@ static void heap_down(struct merge *mg, size_t i)
 	}
 }
 
-static int emit(struct merge *mg, const struct slot *slot)
+static int emit(struct merge *mg, struct stage *s, const struct slot *slot)
 {
 	const struct lx_rec *h = &slot->rec.h;
 	int err;
@@ -270,8 +347,10 @@ static int emit(struct merge *mg, const struct slot *slot)
 		if (err == -EBUSY)
 			return err;
 		mg->stats.records++;
-		if (is_big(slot))
+		if (is_big(slot)) {
+			s->copied -= slot->size;
 			free(slot->rec.big.copy);
+		}
 	}
 	if (h->ts < mg->last_ts)
 		mg->stats.out_of_order++;
@@ -302,14 +381,20 @@ int merge__deliver(struct merge *mg, uint64_t upto)
 		if (head_ts(mg, mg->heap[0]) > upto)
 			break;
 		do {
-			err = emit(mg, &s->slots[s->head]);
+			err = emit(mg, s, &s->slots[s->head]);
 			if (err == -EBUSY)
 				break;	/* held where it is, the oldest still */
 			s->head = (s->head + 1) & (s->cap - 1);
 			s->len--;
 		} while (!err && s->len && s->slots[s->head].rec.h.ts <= limit);
-		if (!s->len)
+		if (!s->len) {
 			mg->heap[0] = mg->heap[--mg->heap_len];
+			if (s->cap > STAGE_KEEP_SLOTS) {
+				free(s->slots);
+				s->slots = NULL;
+				s->cap = s->head = 0;
+			}
+		}
 		heap_down(mg, 0);
 		if (err)
 			return err;

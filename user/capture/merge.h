@@ -33,12 +33,18 @@ struct merge_opts {
 	merge_record_fn on_record;
 	merge_lost_fn on_lost;
 	void *ctx;
+	/* What one CPU's queue may hold while the consumer is behind (records waiting for it, or
+	 * held by it): at most this many bytes of slots and as many again of records copied whole.
+	 * A record past it is dropped and reported lost, in one report per run of them. 0: no
+	 * bound. */
+	size_t stage_bytes;
 };
 
 struct merge_stats {
 	uint64_t records;		/* delivered */
 	uint64_t lost;			/* records reported lost */
 	uint64_t malformed;		/* of them, records dropped as malformed */
+	uint64_t dropped;		/* of them, records dropped with their CPU's queue full */
 	uint64_t out_of_order;		/* delivered older than an earlier record */
 	uint64_t staged;		/* read and not delivered yet */
 };
@@ -50,7 +56,9 @@ struct merge *merge__new(const struct merge_opts *opts);
 
 /* Stages one record read from CPU cpu's ring; a chunk of syscall entries (LX_REC_SYSCALLS) is
  * unpacked into one LX_REC_SYSCALL or LX_REC_SYSCALL_EXIT record each. A record too short or
- * a malformed chunk is dropped and reported as one record lost (stats.malformed counts them). 0 or -ENOMEM. */
+ * a malformed chunk is dropped and reported as one record lost (stats.malformed counts them);
+ * so is a record the CPU's queue has no room for (opts.stage_bytes; stats.dropped). 0 or
+ * -ENOMEM. */
 int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size);
 
 /* Stages a report that n records of CPU cpu were lost before ts. 0 or -ENOMEM. */

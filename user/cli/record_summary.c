@@ -81,6 +81,9 @@ static void print_losses(const struct model_stats *ms, const struct capture_stat
 	fprintf(stderr, "  records lost:  %llu", (unsigned long long)cs->lost);
 	if (cs->lost > cs->malformed)
 		fprintf(stderr, " (ring buffer full: a larger --buffer-size keeps them)");
+	if (cs->dropped)
+		fprintf(stderr, "; %llu of them read but dropped: the recorder fell behind by more "
+			"than its queues hold", (unsigned long long)cs->dropped);
 	if (cs->malformed)
 		fprintf(stderr, "; %llu of them malformed (dropped: a bug, please report it)",
 			(unsigned long long)cs->malformed);
