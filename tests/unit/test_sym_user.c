@@ -248,7 +248,7 @@ Test(sym_user, binaries_are_cached_across_processes)
 	cr_expect_str_eq(f[0].func, "hot_outer");
 }
 
-/* A binary no lookup asked for during a whole sweep (SWEEP_LOOKUPS, 262,144 lookups) has its
+/* A binary no lookup asked for during a whole sweep (SWEEP_LOOKUPS, a million lookups) has its
  * ELF closed, and read again when asked for: the same frames. */
 Test(sym_user, a_binary_left_unused_is_closed_and_read_again)
 {
@@ -262,7 +262,7 @@ Test(sym_user, a_binary_left_unused_is_closed_and_read_again)
 	n = resolve(fix.pid, symfix__addr(&fix, "probe_ret"), true, f, 16);
 	libc = symfix__addr(&fix, "getppid") + 2;
 	/* Two sweeps of lookups in libc alone: the second closes the fixture's binary. */
-	for (uint32_t i = 0; i < 2u << 18; i++)
+	for (uint32_t i = 0; i < 2u << 20; i++)
 		cr_assert_gt(symbolizer__user(sym, fix.pid, libc, false, again, 16), 0);
 	symbolizer__stats(sym, &st);
 	cr_expect_eq(st.modules_closed, 1, "the fixture's binary closed, libc's kept");
