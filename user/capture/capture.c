@@ -314,11 +314,13 @@ static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 }
 
 /* What a CPU's records read from its ring may take in the recorder while the model is behind
- * (merge.h, stage_bytes): as many bytes as this many rings, and as many again of stacks (32
- * MiB on 2 CPUs by default). Past it, records are lost as the ring's would be: --buffer-size
- * raises both. One ring dropped 397,000 records in 4 minutes of a whole machine at load 20,
- * four none (but 64 MiB). */
-#define STAGE_RINGS 2
+ * (merge.h, stage_bytes): as many bytes as this many rings, and as many again of stacks (at
+ * most 256 MiB on 2 CPUs by default, reached only by a recorder half a million records a CPU
+ * behind). Past it, records are lost as the ring's would be: --buffer-size raises both. The
+ * start of a 3 s whole-machine recording at load 18 (scripts/demo.sh) outgrew 2 and 4 rings,
+ * dropping 7,000-9,000 records that no bound kept; one ring dropped 397,000 records in 4
+ * minutes of a whole machine. */
+#define STAGE_RINGS 16
 
 /* The unwinder's tables: room for the rows of the binaries stacks meet (libc has ~23,000,
  * python3 ~58,000; 8 bytes each), one mapping table per process (4 KiB, allocated as used). */

@@ -79,7 +79,7 @@ static void print_losses(const struct model_stats *ms, const struct capture_stat
 	const char *sep = "; repairs (docs/model.md):";
 
 	fprintf(stderr, "  records lost:  %llu", (unsigned long long)cs->lost);
-	if (cs->lost > cs->malformed)
+	if (cs->lost > cs->malformed + cs->dropped)
 		fprintf(stderr, " (ring buffer full: a larger --buffer-size keeps them)");
 	if (cs->dropped)
 		fprintf(stderr, "; %llu of them read but dropped: the recorder fell behind by more "
