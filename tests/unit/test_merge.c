@@ -1,8 +1,8 @@
 /* test_merge.c - the reorder engine on synthetic per-CPU streams: interleaved CPUs come out in
  * time order, the watermark holds back what a CPU may still precede, a record nested ahead of
  * its elder is put back in place, late records are delivered and counted, losses are ordered
- * among the records, syscall chunks are unpacked, large records pass whole, and a consumer's
- * error stops the delivery. */
+ * among the records, syscall chunks are unpacked, large records pass whole, a consumer's
+ * error stops the delivery, and a queue past its bound reports what it drops as lost. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -241,6 +241,64 @@ Test(merge, malformed_records_are_dropped_as_lost)
 	cr_expect_eq(got[4].tid, 8);
 }
 
+/* A merge whose queues hold at most stage_bytes (merge_opts). */
+static void bounded(size_t stage_bytes)
+{
+	merge__free(mg);
+	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = NCPU,
+					      .on_record = on_record, .on_lost = on_lost,
+					      .stage_bytes = stage_bytes });
+	cr_assert_not_null(mg);
+}
+
+/* A consumer behind for long: the queue keeps its bound in slots (the smallest, 4096), the
+ * newest slot becomes one loss report for everything past it, in time order. */
+Test(merge, a_full_queue_reports_what_it_drops_as_one_loss)
+{
+	const uint32_t n = 4096 + 10;
+
+	bounded(1);
+	for (uint32_t i = 0; i < n; i++)
+		add(0, 100 + i, i);
+	cr_expect_eq(stats().staged, 4096);
+	cr_expect_eq(stats().dropped, 11);
+	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
+	cr_assert_eq(ngot, 4096);
+	expect_sorted();
+	cr_expect_eq(got[4094].tid, 4094);
+	cr_expect_eq(got[4095].type, 0);
+	cr_expect_eq(got[4095].tid, 11);
+	cr_expect_eq(got[4095].ts, 100 + n - 1);
+	cr_expect_eq(stats().lost, 11);
+	cr_expect_eq(stats().records, 4095);
+	/* Delivered, the queue takes records again. */
+	ngot = 0;
+	add(0, 100 + n, 7);
+	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
+	EXPECT_TIDS(7);
+}
+
+/* Records copied whole count against the bound in bytes; smaller ones still fit after them. */
+Test(merge, copies_past_the_bound_are_dropped_and_reported)
+{
+	struct lx_user_log l = { .u = { .h = { .tid = 12, .cpu = 1, .type = LX_REC_LOG } } };
+
+	bounded(3 * sizeof(l));
+	for (uint64_t ts = 10; ts < 15; ts++) {
+		l.u.h.ts = ts;
+		cr_assert_eq(merge__add(mg, 1, &l, sizeof(l)), 0);
+	}
+	add(1, 20, 5);
+	cr_expect_eq(stats().dropped, 2);
+	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
+	cr_assert_eq(ngot, 5);
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(got[i].size, sizeof(l));
+	cr_expect(got[3].type == 0 && got[3].ts == 14 && got[3].tid == 2, "loss: ts %llu, n %u",
+		  (unsigned long long)got[3].ts, got[3].tid);
+	cr_expect_eq(got[4].tid, 5);
+}
+
 Test(merge, large_records_pass_whole)
 {
 	struct lx_user_log l = { .u = { .h = { .ts = 77, .tid = 12, .cpu = 1, .type = LX_REC_LOG },
@@ -280,46 +338,10 @@ Test(merge, undelivered_records_are_freed)
 	cr_assert_eq(merge__add_lost(mg, 1, 9, 2), 0);
 }
 
-/* A consumer that cannot keep up: past half of max_staged a CPU's samples are shed, past all
- * of it every record; each run of shed records is one loss report in their place, counted. */
-Test(merge, a_full_stage_sheds_samples_first_then_everything)
-{
-	struct lx_sample smp = { .h = { .tid = 9, .cpu = 0, .type = LX_REC_SAMPLE }, .pid = 9 };
-
-	merge__free(mg);
-	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = NCPU,
-					      .max_staged = 8, .on_record = on_record,
-					      .on_lost = on_lost });
-	cr_assert_not_null(mg);
-	for (uint64_t ts = 10; ts <= 40; ts += 10)
-		add(0, ts, (uint32_t)ts);		/* 4 staged: half */
-	for (uint64_t ts = 50; ts <= 70; ts += 10) {
-		smp.h.ts = ts;
-		cr_assert_eq(merge__add(mg, 0, &smp, sizeof(smp)), 0);	/* shed: one report */
-	}
-	for (uint64_t ts = 80; ts <= 100; ts += 10)
-		add(0, ts, (uint32_t)ts);		/* 3 more: 8 slots with the report */
-	add(0, 110, 110);				/* shed, and the next two */
-	add(0, 120, 120);
-	add(0, 130, 130);
-	cr_expect_eq(stats().staged, 9);
-	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
-	cr_assert_eq(ngot, 9);
-	cr_expect_eq(got[4].type, 0);
-	cr_expect_eq(got[4].ts, 50);
-	cr_expect_eq(got[4].tid, 3, "3 samples in one report");
-	cr_expect_eq(got[8].type, 0);
-	cr_expect_eq(got[8].ts, 110);
-	cr_expect_eq(got[8].tid, 3);
-	cr_expect_eq(stats().lost, 6);
-	cr_expect_eq(stats().shed, 6);
-	cr_expect_eq(stats().shed_samples, 3);
-	expect_sorted();
-}
-
-/* The same bound in time: a CPU whose oldest staged record is half of max_behind_ns older than
- * a new sample sheds the sample, all of it older than a new record sheds the record. */
-Test(merge, a_stage_too_far_behind_sheds_samples_first_then_everything)
+/* A bound in time: a CPU whose oldest staged record is half of max_behind_ns older than a new
+ * sample drops the sample, all of it older than a new record drops the record, each a loss
+ * report in its place. */
+Test(merge, a_queue_too_far_behind_drops_samples_first_then_everything)
 {
 	struct lx_sample smp = { .h = { .ts = 60, .tid = 9, .cpu = 0, .type = LX_REC_SAMPLE },
 				 .pid = 9 };
@@ -336,6 +358,6 @@ Test(merge, a_stage_too_far_behind_sheds_samples_first_then_everything)
 	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
 	cr_assert_eq(ngot, 4);
 	EXPECT_TIDS(10, 1, 70, 1);
-	cr_expect_eq(stats().shed, 2);
-	cr_expect_eq(stats().shed_samples, 1);
+	cr_expect_eq(stats().dropped, 2);
+	cr_expect_eq(stats().dropped_samples, 1);
 }

@@ -248,6 +248,36 @@ Test(sym_user, binaries_are_cached_across_processes)
 	cr_expect_str_eq(f[0].func, "hot_outer");
 }
 
+/* A binary no lookup asked for during a whole sweep (SWEEP_LOOKUPS, a million lookups) has its
+ * ELF closed, and read again when asked for: the same frames. */
+Test(sym_user, a_binary_left_unused_is_closed_and_read_again)
+{
+	struct sym_frame f[16], again[16];
+	struct symbolizer_stats st;
+	uint64_t libc;
+	int n;
+
+	symfix__start(&fix, "hot");
+	cr_assert_eq(symbolizer__note_process(sym, fix.pid), 0);
+	n = resolve(fix.pid, symfix__addr(&fix, "probe_ret"), true, f, 16);
+	libc = symfix__addr(&fix, "getppid") + 2;
+	/* Two sweeps of lookups in libc alone: the second closes the fixture's binary. */
+	for (uint32_t i = 0; i < 2u << 20; i++)
+		cr_assert_gt(symbolizer__user(sym, fix.pid, libc, false, again, 16), 0);
+	symbolizer__stats(sym, &st);
+	cr_expect_eq(st.modules_closed, 1, "the fixture's binary closed, libc's kept");
+	cr_expect_eq(st.modules_reread, 0);
+	cr_assert_eq(resolve(fix.pid, symfix__addr(&fix, "probe_ret"), true, again, 16), n);
+	for (int i = 0; i < n; i++) {
+		cr_expect_str_eq(again[i].func, f[i].func);
+		cr_expect_str_eq(again[i].file, f[i].file);
+		cr_expect_eq(again[i].line, f[i].line);
+		cr_expect_eq(again[i].pc, f[i].pc);
+	}
+	symbolizer__stats(sym, &st);
+	cr_expect_eq(st.modules_reread, 1);
+}
+
 Test(sym_user, reading_ahead_prepares_every_binary_within_its_budget)
 {
 	struct symbolizer_stats st;

@@ -342,6 +342,15 @@ static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 	return c->opts.on_lost(c->opts.ctx, cpu, ts, n);
 }
 
+/* What a CPU's records read from its ring may take in the recorder while the model is behind
+ * (merge.h, stage_bytes): as many bytes as this many rings, and as many again of stacks (at
+ * most 256 MiB on 2 CPUs by default, reached only by a recorder half a million records a CPU
+ * behind). Past it, records are lost as the ring's would be: --buffer-size raises both. The
+ * start of a 3 s whole-machine recording at load 18 (scripts/demo.sh) outgrew 2 and 4 rings,
+ * dropping 7,000-9,000 records that no bound kept; one ring dropped 397,000 records in 4
+ * minutes of a whole machine. */
+#define STAGE_RINGS 16
+
 /* The unwinder's tables: room for the rows of the binaries stacks meet (libc has ~23,000,
  * python3 ~58,000; 8 bytes each), one mapping table per process (4 KiB, allocated as used). */
 #define CFI_ROWS (1u << 21)
@@ -350,13 +359,12 @@ static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 /* Asks for mappings wait here for their thread: 6,500 of 40 bytes. */
 #define MAPS_RING_BYTES (256 * 1024)
 
-/* How far behind the model a CPU's records may fall before the reader sheds them
- * (merge_opts): at -F 100000 the model took 50 s to write what one second sent, read ahead
- * without bound (1.6 million records staged at the stop). 4 s: the first stacks of every
- * process at a busy start take the model a second or two, which it then catches up on; the
- * count, 262,144 records a CPU (~15 MiB of slots), bounds the memory at any rate. */
+/* How far behind the model a CPU's records may fall in time before the reader drops them,
+ * samples from half of it (merge_opts.max_behind_ns): at -F 100000 the model took 50 s to
+ * write what one second sent, read ahead without bound (1.6 million records staged at the
+ * stop), and the stop waited for all of it. 4 s: the first stacks of every process at a busy
+ * start take the model a second or two, which it then catches up on. */
 #define MAX_BEHIND_NS (4 * 1000 * 1000 * 1000ULL)
-#define MAX_STAGED (1u << 18)
 
 /* Sizes every map the choice of programs leaves unused at one entry. */
 static int size_maps(struct capture *c)
@@ -470,14 +478,15 @@ struct capture *capture__new(const struct capture_opts *opts)
 		c->rings[cpu].cpu = cpu;
 		c->rings[cpu].fd = -1;
 	}
+	bytes = ring_size(opts->ring_bytes);
 	c->merge = merge__new(&(struct merge_opts){
 		.sz = sizeof(struct merge_opts),
 		.ncpus = (uint32_t)ncpus,
-		.max_staged = MAX_STAGED,
 		.max_behind_ns = MAX_BEHIND_NS,
 		.on_record = deliver_record,
 		.on_lost = deliver_lost,
 		.ctx = c,
+		.stage_bytes = STAGE_RINGS * bytes,
 	});
 	c->lost_vals = calloc(ncpus, sizeof(*c->lost_vals));
 	c->links = calloc(MAX_LINKS + ncpus, sizeof(*c->links));
@@ -486,7 +495,6 @@ struct capture *capture__new(const struct capture_opts *opts)
 		fprintf(stderr, "lxtrace: capture: out of memory\n");
 		goto fail;
 	}
-	bytes = ring_size(opts->ring_bytes);
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "lx_ring", 0, 0, bytes, NULL);
 
@@ -1012,10 +1020,10 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 		.out_of_order = ms.out_of_order,
 		.misses = c->misses,
 		.malformed = ms.malformed,
+		.dropped = ms.dropped,
 		.after_stop = c->after_stop,
 		.staged = ms.staged,
-		.shed = ms.shed,
-		.shed_samples = ms.shed_samples,
+		.dropped_samples = ms.dropped_samples,
 	};
 }
 

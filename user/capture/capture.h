@@ -60,10 +60,10 @@ struct capture_stats {
 	uint64_t out_of_order;		/* delivered older than an earlier record */
 	uint64_t misses;		/* program runs the kernel skipped (recursion) */
 	uint64_t malformed;		/* of the lost, records dropped as malformed */
+	uint64_t dropped;		/* of the lost, records the recorder's queue had no room for */
 	uint64_t after_stop;		/* read after the stop, not delivered (capture__drain) */
 	uint64_t staged;		/* read and not delivered yet */
-	uint64_t shed;			/* of the lost, shed by the reader while it was behind */
-	uint64_t shed_samples;		/* of them, CPU samples */
+	uint64_t dropped_samples;	/* of them, CPU samples: dropped first */
 };
 
 /* Opens the BPF object and configures it; NULL with errno set on failure. */

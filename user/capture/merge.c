@@ -12,6 +12,11 @@
  *
  * Slots hold the records the scheduler sends at high rates inline; anything larger (stacks,
  * annotations: rarer, each a uprobe hit or a stack walk) is a heap copy owned by its slot.
+ *
+ * A queue is bounded (opts.stage_bytes): a consumer slower than the kernel for minutes (a
+ * loaded machine, binaries to read) would otherwise move the backlog the rings bound and drop
+ * into the recorder's heap (112 MiB of slots in 4 minutes of a whole machine at load 24). What
+ * has no room is reported lost, as a full ring's records are.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -21,6 +26,8 @@
 #include "user/capture/merge.h"
 
 #define STAGE_MIN_SLOTS 4096
+/* A queue grown past this many slots (a backlog) is freed once empty, its pages given back. */
+#define STAGE_KEEP_SLOTS (4 * STAGE_MIN_SLOTS)
 /* Inline bytes of a slot: every fixed-size record of the scheduler's programs fits. */
 #define SLOT_INLINE 40
 
@@ -49,6 +56,7 @@ struct slot {
 struct stage {
 	struct slot *slots;
 	size_t cap, head, len;
+	size_t copied;		/* bytes of the records copied whole (big) */
 	uint64_t newest;	/* largest ts read from the CPU */
 	bool unread;		/* its ring still holds records (merge__unread) */
 };
@@ -57,6 +65,7 @@ struct merge {
 	struct merge_opts opts;
 	struct stage *stages;
 	uint32_t *heap;		/* CPUs with staged records, by their oldest ts */
+	size_t max_slots;	/* a queue's bound: a power of two, or SIZE_MAX */
 	size_t heap_len;
 	uint64_t last_ts;
 	struct merge_stats stats;
@@ -74,6 +83,12 @@ struct merge *merge__new(const struct merge_opts *opts)
 	if (!mg)
 		return NULL;
 	mg->opts = *opts;
+	mg->max_slots = SIZE_MAX;
+	if (opts->stage_bytes) {
+		mg->max_slots = STAGE_MIN_SLOTS;
+		while (mg->max_slots * 2 * sizeof(struct slot) <= opts->stage_bytes)
+			mg->max_slots *= 2;
+	}
 	mg->stages = calloc(opts->ncpus, sizeof(*mg->stages));
 	mg->heap = calloc(opts->ncpus, sizeof(*mg->heap));
 	if (!mg->stages || !mg->heap) {
@@ -125,17 +140,84 @@ static struct slot *stage_insert(struct stage *s, uint64_t ts)
 	return &s->slots[(s->head + i) & mask];
 }
 
+static struct slot *newest_slot(struct stage *s)
+{
+	return s->len ? &s->slots[(s->head + s->len - 1) & (s->cap - 1)] : NULL;
+}
+
+/* Whether n more records, copy bytes of them copied whole, fit the queue's bound. */
+static bool room(const struct merge *mg, const struct stage *s, size_t n, size_t copy)
+{
+	return s->len + n <= mg->max_slots &&
+	       (!mg->opts.stage_bytes || s->copied + copy <= mg->opts.stage_bytes);
+}
+
+/* Stages a report of n records lost before ts. In a full queue it goes into the newest slot:
+ * added to the report there, or taking the place of the record there, which is lost too. */
+static int stage_lost(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
+{
+	struct stage *s = &mg->stages[cpu];
+	struct slot *slot = newest_slot(s);
+
+	if (!slot || room(mg, s, 1, 0)) {
+		slot = stage_insert(s, ts);
+		if (!slot)
+			return -ENOMEM;
+		memset(slot, 0, sizeof(*slot));
+	} else if (slot->size) {
+		uint64_t was = slot->rec.h.ts;
+
+		if (is_big(slot)) {
+			s->copied -= slot->size;
+			free(slot->rec.big.copy);
+		}
+		mg->stats.dropped++;
+		memset(slot, 0, sizeof(*slot));
+		slot->rec.h.ts = was;
+		slot->lost = 1;
+	}
+	if (ts > slot->rec.h.ts)
+		slot->rec.h.ts = ts;
+	slot->rec.h.cpu = cpu;
+	slot->lost += n;
+	return 0;
+}
+
+/* n records of the CPU, the newest at ts, that the queue has no room for: lost, reported after
+ * whatever is staged, in one report for a run of them. */
+static int drop(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
+{
+	struct stage *s = &mg->stages[cpu];
+	struct slot *newest = newest_slot(s);
+
+	mg->stats.dropped += n;
+	if (newest && newest->rec.h.ts > ts)
+		ts = newest->rec.h.ts;
+	if (ts > s->newest)
+		s->newest = ts;
+	if (newest && !newest->size) {
+		newest->rec.h.ts = ts;
+		newest->lost += n;
+		return 0;
+	}
+	return stage_lost(mg, cpu, ts, n);
+}
+
 /* Unpacks a chunk of syscall entries into one LX_REC_SYSCALL (an exit: LX_REC_SYSCALL_EXIT)
  * each, room for all of them made first. An entry no older than the queue's last record is
  * appended without a search; an older one (a program nested in sys_enter sent its record
  * ahead of the chunk) is put in its place. */
-static int stage_syscalls(struct stage *s, const struct lx_syscalls *r, size_t size)
+static int stage_syscalls(struct merge *mg, uint32_t cpu, const struct lx_syscalls *r,
+			  size_t size)
 {
+	struct stage *s = &mg->stages[cpu];
 	size_t mask;
 
 	if (size < offsetof(struct lx_syscalls, e) || r->n > LX_SYSCALLS_MAX ||
 	    size != offsetof(struct lx_syscalls, e) + r->n * sizeof(r->e[0]))
 		return -EPROTO;
+	if (!room(mg, s, r->n, 0))
+		return r->n ? drop(mg, cpu, r->h.ts + r->e[r->n - 1].dt, r->n) : 0;
 	while (s->cap - s->len < r->n)
 		if (stage_grow(s))
 			return -ENOMEM;
@@ -169,32 +251,17 @@ static int drop_malformed(struct merge *mg, uint32_t cpu)
 	return merge__add_lost(mg, cpu, mg->stages[cpu].newest, 1);
 }
 
-/* n records of CPU cpu shed at ts (merge_opts): one loss report for a run of them,
- * the staged report the last slot holds growing while no record comes after it. */
-static int shed(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
+/* Whether a CPU's record of type `type`, time ts, is to be dropped for being too far behind
+ * (merge_opts.max_behind_ns): past half of it for a sample, past all of it for any. */
+static bool too_far_behind(const struct merge *mg, const struct stage *s, uint8_t type,
+			   uint64_t ts)
 {
-	struct stage *s = &mg->stages[cpu];
-	struct slot *last = s->len ? &s->slots[(s->head + s->len - 1) & (s->cap - 1)] : NULL;
+	uint64_t behind = mg->opts.max_behind_ns, oldest;
 
-	mg->stats.shed += n;
-	if (last && !last->size && last->rec.h.ts <= ts) {
-		last->lost += n;
-		return 0;
-	}
-	return merge__add_lost(mg, cpu, ts > s->newest ? ts : s->newest, n);
-}
-
-/* Whether a CPU's record of type `type`, time ts, is to be shed, its stage s full or too far
- * behind (merge_opts): past half of a bound for a sample, past all of it for any. */
-static bool shedding(const struct merge *mg, const struct stage *s, uint8_t type, uint64_t ts)
-{
-	uint64_t max = mg->opts.max_staged, behind = mg->opts.max_behind_ns, age;
-	unsigned div = type == LX_REC_SAMPLE ? 2 : 1;
-
-	if (!s->len)
+	if (!behind || !s->len)
 		return false;
-	age = ts > s->slots[s->head].rec.h.ts ? ts - s->slots[s->head].rec.h.ts : 0;
-	return (max && s->len >= max / div) || (behind && age >= behind / div);
+	oldest = s->slots[s->head].rec.h.ts;
+	return ts > oldest && ts - oldest >= (type == LX_REC_SAMPLE ? behind / 2 : behind);
 }
 
 int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
@@ -204,20 +271,22 @@ int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
 	struct slot *slot;
 	int err;
 
-	if (size >= sizeof(*r) && shedding(mg, s, r->type, r->ts)) {
+	if (size >= sizeof(*r) && too_far_behind(mg, s, r->type, r->ts)) {
 		const struct lx_syscalls *sys = data;
 		uint64_t n = r->type == LX_REC_SYSCALLS && size >= offsetof(struct lx_syscalls, e) &&
 			     sys->n <= LX_SYSCALLS_MAX ? sys->n : 1;
 
-		mg->stats.shed_samples += r->type == LX_REC_SAMPLE;
-		return shed(mg, cpu, r->ts, n);
+		mg->stats.dropped_samples += r->type == LX_REC_SAMPLE;
+		return drop(mg, cpu, r->ts, n);
 	}
 	if (size >= sizeof(*r) && r->type == LX_REC_SYSCALLS) {
-		err = stage_syscalls(s, data, size);
+		err = stage_syscalls(mg, cpu, data, size);
 		return err == -EPROTO ? drop_malformed(mg, cpu) : err;
 	}
 	if (size < sizeof(*r) || size > UINT32_MAX)
 		return drop_malformed(mg, cpu);
+	if (!room(mg, s, 1, size > sizeof(slot->rec) ? size : 0))
+		return drop(mg, cpu, r->ts, 1);
 	slot = stage_insert(s, r->ts);
 	if (!slot)
 		return -ENOMEM;
@@ -232,6 +301,7 @@ int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
 		}
 		memcpy(slot->rec.big.copy, data, size);
 		slot->rec.h = *r;
+		s->copied += size;
 	} else {
 		memcpy(&slot->rec, data, size);
 	}
@@ -243,15 +313,7 @@ int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
 
 int merge__add_lost(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
 {
-	struct slot *slot = stage_insert(&mg->stages[cpu], ts);
-
-	if (!slot)
-		return -ENOMEM;
-	memset(slot, 0, sizeof(*slot));
-	slot->rec.h.ts = ts;
-	slot->rec.h.cpu = cpu;
-	slot->lost = n;
-	return 0;
+	return stage_lost(mg, cpu, ts, n);
 }
 
 void merge__unread(struct merge *mg, uint32_t cpu, bool unread)
@@ -299,7 +361,7 @@ static void heap_down(struct merge *mg, size_t i)
 	}
 }
 
-static int emit(struct merge *mg, const struct slot *slot)
+static int emit(struct merge *mg, struct stage *s, const struct slot *slot)
 {
 	const struct lx_rec *h = &slot->rec.h;
 	int err;
@@ -313,8 +375,10 @@ static int emit(struct merge *mg, const struct slot *slot)
 		if (err == -EBUSY)
 			return err;
 		mg->stats.records++;
-		if (is_big(slot))
+		if (is_big(slot)) {
+			s->copied -= slot->size;
 			free(slot->rec.big.copy);
+		}
 	}
 	if (h->ts < mg->last_ts)
 		mg->stats.out_of_order++;
@@ -345,14 +409,20 @@ int merge__deliver(struct merge *mg, uint64_t upto)
 		if (head_ts(mg, mg->heap[0]) > upto)
 			break;
 		do {
-			err = emit(mg, &s->slots[s->head]);
+			err = emit(mg, s, &s->slots[s->head]);
 			if (err == -EBUSY)
 				break;	/* held where it is, the oldest still */
 			s->head = (s->head + 1) & (s->cap - 1);
 			s->len--;
 		} while (!err && s->len && s->slots[s->head].rec.h.ts <= limit);
-		if (!s->len)
+		if (!s->len) {
 			mg->heap[0] = mg->heap[--mg->heap_len];
+			if (s->cap > STAGE_KEEP_SLOTS) {
+				free(s->slots);
+				s->slots = NULL;
+				s->cap = s->head = 0;
+			}
+		}
 		heap_down(mg, 0);
 		if (err)
 			return err;

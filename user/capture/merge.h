@@ -31,27 +31,30 @@ typedef int (*merge_lost_fn)(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n);
 struct merge_opts {
 	size_t sz;			/* sizeof(struct merge_opts) */
 	uint32_t ncpus;
-	/* How far behind a CPU's staged records may fall: the records it may have staged
-	 * (max_staged) and how much older its oldest may be than the newest read from it
-	 * (max_behind_ns); 0: no bound. Past half of either the CPU's samples are shed, past all
-	 * of it any record: dropped and reported lost in their place (counted in stats.shed), so
-	 * that a consumer that cannot keep up falls behind by a bounded amount, losing samples
-	 * first, while one slow for a moment (the first stacks of every process) catches up. */
-	uint32_t max_staged;
+	/* How far behind a CPU's staged records may fall in time: how much older the oldest may
+	 * be than a new record; 0: no bound. A sample past half of it, and any record past all of
+	 * it, is dropped as those stage_bytes has no room for (stats.dropped), so that a consumer
+	 * that cannot keep up falls behind by a bounded time, losing samples first, while one
+	 * slow for a moment (the first stacks of every process) catches up. */
 	uint64_t max_behind_ns;
 	merge_record_fn on_record;
 	merge_lost_fn on_lost;
 	void *ctx;
+	/* What one CPU's queue may hold while the consumer is behind (records waiting for it, or
+	 * held by it): at most this many bytes of slots and as many again of records copied whole.
+	 * A record past it is dropped and reported lost, in one report per run of them. 0: no
+	 * bound. */
+	size_t stage_bytes;
 };
 
 struct merge_stats {
 	uint64_t records;		/* delivered */
 	uint64_t lost;			/* records reported lost */
 	uint64_t malformed;		/* of them, records dropped as malformed */
+	uint64_t dropped;		/* of them, records dropped with their CPU's queue full or behind */
 	uint64_t out_of_order;		/* delivered older than an earlier record */
 	uint64_t staged;		/* read and not delivered yet */
-	uint64_t shed;			/* of the lost, records shed while the consumer was behind */
-	uint64_t shed_samples;		/* of them, CPU samples */
+	uint64_t dropped_samples;	/* of them, CPU samples (opts.max_behind_ns) */
 };
 
 struct merge;
@@ -61,7 +64,9 @@ struct merge *merge__new(const struct merge_opts *opts);
 
 /* Stages one record read from CPU cpu's ring; a chunk of syscall entries (LX_REC_SYSCALLS) is
  * unpacked into one LX_REC_SYSCALL or LX_REC_SYSCALL_EXIT record each. A record too short or
- * a malformed chunk is dropped and reported as one record lost (stats.malformed counts them). 0 or -ENOMEM. */
+ * a malformed chunk is dropped and reported as one record lost (stats.malformed counts them);
+ * so is a record the CPU's queue has no room for (opts.stage_bytes; stats.dropped). 0 or
+ * -ENOMEM. */
 int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size);
 
 /* Stages a report that n records of CPU cpu were lost before ts. 0 or -ENOMEM. */

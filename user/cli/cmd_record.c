@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1062,11 +1063,19 @@ static int recording__close(struct recording *r)
 	return err;
 }
 
+/* Blocks from this size on are mmapped, and unmapped when freed. glibc's own threshold rises to
+ * the largest such block freed (up to 32 MiB): after the first large table went (a binary's
+ * unwind rows compiled and loaded, a sort's buffer, a queue of records grown), blocks as large
+ * came from the heap, whose free pages stay resident, a thread's arena whole (31 of its 31 MiB
+ * free in a whole-machine recording). A fixed threshold keeps glibc from moving it. */
+#define MMAP_THRESHOLD (256 * 1024)
+
 int cmd_record(int argc, char **argv)
 {
 	struct recording r = { 0 };
 	int parsed, err, close_err, status;
 
+	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 	parsed = record_args__parse(argc, argv, &r.args);
 	if (parsed) {
 		record_args__free(&r.args);

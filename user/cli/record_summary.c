@@ -90,12 +90,12 @@ static void print_losses(const struct model_stats *ms, const struct capture_stat
 	const char *sep = "; repairs (docs/model.md):";
 
 	fprintf(stderr, "  records lost:  %llu", (unsigned long long)cs->lost);
-	if (cs->lost > cs->malformed + cs->shed)
+	if (cs->lost > cs->malformed + cs->dropped)
 		fprintf(stderr, " (ring buffer full: a larger --buffer-size keeps them)");
-	if (cs->shed)
-		fprintf(stderr, "; %llu of them shed by lxtrace, which could not keep up (%llu CPU "
-			"samples: a lower -F keeps them)", (unsigned long long)cs->shed,
-			(unsigned long long)cs->shed_samples);
+	if (cs->dropped)
+		fprintf(stderr, "; %llu of them read but dropped: the recorder fell behind by more "
+			"than its queues hold (%llu CPU samples, dropped first: a lower -F keeps them)",
+			(unsigned long long)cs->dropped, (unsigned long long)cs->dropped_samples);
 	if (cs->malformed)
 		fprintf(stderr, "; %llu of them malformed (dropped: a bug, please report it)",
 			(unsigned long long)cs->malformed);
@@ -124,11 +124,14 @@ static void print_details(const struct model_stats *ms, const struct gt_writer_s
 			i + 1 < MODEL_KIND_COUNT ? "," : "\n");
 	if (ms->stack_lookups)
 		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed), %llu process images; "
-			"symbolizing took %.3f s (%.0f us per distinct stack)\n",
+			"symbolizing took %.3f s (%.0f us per distinct stack); %llu binaries, "
+			"%llu closed unused, %llu read again\n",
 			(unsigned long long)ms->stack_lookups, (unsigned long long)ms->stacks_distinct,
 			(unsigned long long)ms->stacks_trimmed, (unsigned long long)ms->images,
 			ms->symbolize_ns / 1e9,
-			ms->stacks_distinct ? ms->symbolize_ns / 1e3 / ms->stacks_distinct : 0.0);
+			ms->stacks_distinct ? ms->symbolize_ns / 1e3 / ms->stacks_distinct : 0.0,
+			(unsigned long long)ms->binaries, (unsigned long long)ms->binaries_closed,
+			(unsigned long long)ms->binaries_reread);
 	if (ms->late_walks)
 		fprintf(stderr, "  first sight:   %llu user stacks finished from a copy of the stack "
 			"(%llu frames), %llu held for their rows; cut short: %llu at the copy's end, "

@@ -327,6 +327,9 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->stacks_trimmed = cs.trimmed;
 	out->images = cs.images;
 	out->symbolize_ns = cs.symbolize_ns;
+	out->binaries = cs.binaries;
+	out->binaries_closed = cs.binaries_closed;
+	out->binaries_reread = cs.binaries_reread;
 	out->prepared = cs.prepared;
 	out->prepared_dwarf = cs.prepared_dwarf;
 	out->prepared_kernel = cs.prepared_kernel;

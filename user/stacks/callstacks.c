@@ -649,6 +649,9 @@ void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out
 	out->prepared_dwarf = ss.prepared_dwarf;
 	out->prepared_kernel = ss.prepared_kernel;
 	out->prepare_ns = ss.prepare_ns;
+	out->binaries = ss.modules;
+	out->binaries_closed = ss.modules_closed;
+	out->binaries_reread = ss.modules_reread;
 	out->walks = u64map__count(cs->slots);
 }
 

@@ -62,6 +62,9 @@ struct callstacks_stats {
 	uint64_t prepared_dwarf;	/* of which with their DWARF */
 	uint64_t prepared_kernel;	/* 1: kallsyms too */
 	uint64_t prepare_ns;	/* time that took */
+	uint64_t binaries;	/* binaries opened (symbolizer_stats.modules) */
+	uint64_t binaries_closed;	/* their ELFs closed unused, and read again */
+	uint64_t binaries_reread;
 };
 
 /* Stacks get their ids from w (which must outlive cs), identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a

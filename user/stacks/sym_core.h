@@ -28,10 +28,11 @@ struct module {
 	char *path;
 	const char *name;	/* interned basename, for "[unknown] NAME+0x..." */
 	const char *file;	/* interned path: the file of frames without DWARF lines */
-	int fd;			/* until sym_elf takes it; -1 after */
+	int fd;			/* the file: sym_elf reads a copy, this one reads it again */
 	bool failed;		/* no file (yet): opened again with the next process mapping it */
 	bool bad;		/* not an ELF file libdwfl reads, or its read stalled: for good */
 	struct sym_elf *elf;
+	uint64_t used;		/* 1 + the sweep during which elf was last asked for; 0: never */
 	struct u64map *cache;	/* vaddr -> pool offset << 8 | frame count */
 };
 
@@ -79,6 +80,7 @@ struct symbolizer {
 	struct gt_tracemap *mod_ids;	/* (dev, inode) -> module id */
 	struct module **mods;
 	size_t mods_cap;
+	uint64_t sweep;			/* sweeps of unused ELFs so far (sym_module_sweep) */
 
 	struct u64map *procs;	/* pid -> index in plist */
 	struct process **plist;
@@ -123,6 +125,12 @@ struct sym_elf *sym_module_elf(struct symbolizer *s, struct module *m);
 /* The frame ids of vaddr in m, from its cache or computed once. Returns their count (0 when
  * nothing names vaddr) and the pool offset in *first, or -ENOMEM. */
 int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, size_t *first);
+/* Closes the ELF of every module none asked for since the last sweep: what reading a binary
+ * took (libdw's DWARF, the sorted symbols, libelf's sections and mapped pages) goes with the
+ * processes that mapped it. The module keeps its file, and its ELF is read again when asked
+ * for; its cached frames stay. A binary other users control keeps its ELF: what it was charged
+ * (FOREIGN_BUDGET) is not given back. */
+void sym_module_sweep(struct symbolizer *s);
 /* Accepts NULL. */
 void sym_module_free(struct module *m);
 

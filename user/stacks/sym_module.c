@@ -1,6 +1,8 @@
 /* sym_module.c - the symbolizer's modules: one per binary, shared by every process mapping it,
  * its file opened once, its ELF on first use, its frames cached by address (sym_core.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -110,24 +112,55 @@ static bool trusted(const struct symbolizer *s, int fd)
 	       !(st.st_mode & (S_IWGRP | S_IWOTH));
 }
 
-/* DWARF itself is read by libdwfl on first lookup. What reading a binary takes (compressed sections inflated, DWARF parsed) is held for the whole
- * recording: all the binaries other users control share FOREIGN_BUDGET, so that none can make
- * lxtrace grow without bound (a zlib bomb declares 1,000 times its size, a line table takes 100
- * times its own). */
+/* DWARF itself is read by libdwfl on first lookup. What reading a binary takes (compressed
+ * sections inflated, DWARF parsed) is held while the binary is in use (sym_module_sweep): all
+ * the binaries other users control share FOREIGN_BUDGET, so that none can make lxtrace grow
+ * without bound (a zlib bomb declares 1,000 times its size, a line table takes 100 times its
+ * own). */
 struct sym_elf *sym_module_elf(struct symbolizer *s, struct module *m)
 {
 	if (!m->elf && !m->failed) {
-		m->elf = sym_elf__open(m->fd, m->path, s->debuginfo_path,
-				       trusted(s, m->fd) ? NULL : &s->foreign_left);
+		bool again = m->used != 0;
+		int fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
+
+		m->elf = fd < 0 ? NULL : sym_elf__open(fd, m->path, s->debuginfo_path,
+						      trusted(s, m->fd) ? NULL : &s->foreign_left);
 		if (!m->elf && errno == ENOBUFS)
 			foreign_log__note(s->refused, m->path, -ENOBUFS);
 		else if (m->elf && sym_elf__dwarf_refused(m->elf))
 			foreign_log__note(s->refused, m->path, -EOVERFLOW);
-		m->fd = -1;
 		m->failed = m->bad = !m->elf;
 		s->st.modules_failed += m->failed;
+		s->st.modules_reread += again && m->elf;
+		if (m->failed) {
+			close(m->fd);
+			m->fd = -1;
+		}
 	}
+	if (m->elf)
+		m->used = s->sweep + 1;
 	return m->elf;
+}
+
+void sym_module_sweep(struct symbolizer *s)
+{
+	uint64_t closed = 0;
+
+	s->sweep++;
+	for (size_t i = 0; i < s->mods_cap; i++) {
+		struct module *m = s->mods[i];
+
+		if (!m || !m->elf || m->used >= s->sweep || !trusted(s, m->fd))
+			continue;
+		sym_elf__free(m->elf);
+		m->elf = NULL;
+		closed++;
+	}
+	s->st.modules_closed += closed;
+	/* libdw's blocks lie among the others in the heap: free, they stay resident until
+	 * trimmed. */
+	if (closed)
+		malloc_trim(0);
 }
 
 int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, size_t *first)

@@ -70,6 +70,8 @@ struct symbolizer_stats {
 	uint64_t modules;		/* distinct binaries opened */
 	uint64_t modules_failed;	/* binaries that could not be opened or parsed */
 	uint64_t modules_retried;	/* opens tried again after a failure */
+	uint64_t modules_closed;	/* ELFs closed, no lookup having asked for them for a while */
+	uint64_t modules_reread;	/* of them, read again when asked for */
 	uint64_t lookups;		/* user addresses resolved */
 	uint64_t cache_hits;		/* of which answered from a binary's cache */
 	uint64_t unknown;		/* frames that read "[unknown] ..." */
