@@ -651,6 +651,7 @@ static int open_capture(struct recording *r)
 		.sysrets = a->syscalls == MODEL_SYSCALLS_ALL && a->format == FORMAT_GO123,
 		.annotations = usdt_files__count(r->usdt) > 0,
 		.self_tgid = getpid(),
+		.helper_tgid = (uint32_t)file_worker__pid(),
 		.sample_hz = a->sample_hz,
 		.sample_idle = a->sample_idle,
 		.stack_kern = r->stack_kern,
@@ -728,6 +729,7 @@ static int open_trace(struct recording *r)
 		.rss = r->target != NULL,
 		.stacks = a->sample_hz || a->stacks != STACKS_NONE,
 		.trusted_uid = sudo_uid,
+		.helper_pid = (uint32_t)file_worker__pid(),
 	};
 	if (r->flight)
 		record_flight__model_opts(r->flight, &mo);

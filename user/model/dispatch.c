@@ -70,6 +70,9 @@ static const struct kind {
 			     MODEL_KIND_TRIGGER, model_on_trigger },
 	[LX_REC_RENAME] = { sizeof(struct lx_rename), STACK_NONE, { offsetof(struct lx_rename, pid) },
 			    MODEL_KIND_RENAME, model_on_rename },
+	[LX_REC_OCCUPANT] = { sizeof(struct lx_occupant), STACK_NONE,
+			      { offsetof(struct lx_occupant, pid) }, MODEL_KIND_OCCUPANT,
+			      model_on_occupant },
 };
 
 /* The kind of a record that can be trusted to be what its type says: a type the model takes
