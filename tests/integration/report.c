@@ -51,8 +51,9 @@ static void report_fini(void)
 TestSuite(report, .fini = report_fini, .timeout = 180);
 
 /* The recorder's trace read for pid's threads (of name comm, unless NULL), every section,
- * the worst `top` waits kept. */
-static void read_threads(uint32_t pid, const char *comm, size_t top, struct report *r)
+ * the worst `top` waits kept; whether each of them reaches back to its start among the runs
+ * the report keeps is not asked. */
+static void read_report(uint32_t pid, const char *comm, size_t top, struct report *r)
 {
 	struct report_opts o = { .sections = REPORT_ALL, .top = top,
 				 .filter = { .pid = pid, .comm = comm, .to_ns = UINT64_MAX } };
@@ -62,6 +63,12 @@ static void read_threads(uint32_t pid, const char *comm, size_t top, struct repo
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(report__read(fd, &o, r, err, sizeof(err)), 0, "%s", err);
 	close(fd);
+}
+
+/* The same, each worst wait reaching back to its start. */
+static void read_threads(uint32_t pid, const char *comm, size_t top, struct report *r)
+{
+	read_report(pid, comm, top, r);
 	cr_expect_eq(r->st.runs_missed, 0);
 }
 
@@ -240,10 +247,12 @@ Test(report, an_untraced_hog_beside_the_target_holds_the_cpu_in_its_waits)
 	expect_report(want, pidbuf);
 }
 
-/* The whole machine, the recorder pinned with two threads that yield to each other (400,000
+/* The whole machine, the recorder pinned with two threads that yield to each other (40,000
  * switches to record): while it reads them the yielders wait for the CPU, and the report names
  * lxtrace there, as "lxtrace (the tracer)". Its threads are never recorded, so before they had
- * stand-ins their time was "no thread (the CPU idle, ...)". */
+ * stand-ins their time was "no thread (the CPU idle, ...)". On a loaded machine a wait may
+ * reach back past the runs the report keeps of the CPU (16384, the yielders' own): what it
+ * keeps of it is enough. */
 Test(report, the_tracers_own_time_on_a_cpu_is_named_not_idle)
 {
 	char cpubuf[16];
@@ -258,11 +267,11 @@ Test(report, the_tracers_own_time_on_a_cpu_is_named_not_idle)
 	rec = recorder__pid(it.rec);
 	pin(rec, cpu);
 	snprintf(cpubuf, sizeof(cpubuf), "%d", cpu);
-	itest_run("yielder", (const char *[]){ "200000", cpubuf, NULL }, 60);
+	itest_run("yielder", (const char *[]){ "20000", cpubuf, NULL }, 120);
 	itest_stop(SIGINT, 0);
 	itest_load();
 
-	read_threads((uint32_t)workload__pid(it.wl), NULL, 20, &r);
+	read_report((uint32_t)workload__pid(it.wl), NULL, 20, &r);
 	for (size_t i = 0; sched_report__worst(r.sched, i, &x); i++)
 		self += standin_ns(&x, true, rec, &named);
 	report__free(&r);
