@@ -942,6 +942,9 @@ static __always_inline int on_exit(__u64 *ctx, bool modern)
 	}
 	if (group_dead && (unwind_maps || maps_ask))
 		pmaps_gone(pid);
+	/* Its pid may go to a process that is not the tracer's. */
+	if (group_dead && pid == self_child_tgid)
+		self_child_tgid = 0;
 	if (!group_dead || !traced_current(pid))
 		return 0;
 	if (bpf_map_delete_elem(&rss_seen, &pid) == 0)
