@@ -507,11 +507,57 @@ static __always_inline struct exec_ustack *exec_ustack_of_current(bool modern)
 	return in_execve(modern) ? bpf_map_lookup_elem(&exec_ustacks, &tid) : NULL;
 }
 
+/* What each CPU's holder was last said to be (struct lx_occupant): its kind, and the process
+ * last named there; and the record saying the next one (too large for the program's stack,
+ * which a switch record's stack walk fills). sched_switch does not nest on a CPU. */
+struct occupant {
+	__u32 kind;	/* enum lx_occupant_kind */
+	__u32 tgid;
+	struct lx_occupant rec;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct occupant);
+} occupants SEC(".maps");
+
+/* Builds the record saying that CPU cpu is held by kind, thread next of process tgid, from ts. */
+static __always_inline void build_occupant(struct occupant *o, __u64 ts, __u32 cpu, __u8 kind,
+					   struct task_struct *next, __u32 tgid)
+{
+	header(&o->rec.h, ts, 0, cpu, LX_REC_OCCUPANT);
+	o->rec.kind = kind;
+	o->rec.pid = kind == LX_OCC_IDLE ? 0 : tgid;
+	__builtin_memset(o->rec.comm, 0, sizeof(o->rec.comm));
+	if (kind != LX_OCC_IDLE)
+		BPF_CORE_READ_STR_INTO(&o->rec.comm, next, comm);
+}
+
+/* Sends the record built, and remembers what it says only once sent: after a full ring the
+ * next switch tries again. */
+static __always_inline void send_occupant(struct occupant *o)
+{
+	struct lx_occupant *r;
+	void *ring;
+
+	r = reserve(&ring, sizeof(*r), o->rec.h.cpu);
+	if (!r)
+		return;
+	__builtin_memcpy(r, &o->rec, sizeof(*r));
+	submit(ring, r, sizeof(*r));
+	o->kind = o->rec.kind;
+	if (o->rec.kind != LX_OCC_IDLE)
+		o->tgid = o->rec.pid;
+}
+
 static __always_inline void fill_switch(struct lx_switch *r, __u64 ts, __u32 prev_tid, __u32 cpu,
 					__u32 next_tid, bool preempt, unsigned int prev_state,
-					bool modern)
+					__u8 next_kind, bool modern)
 {
 	header(&r->h, ts, prev_tid, cpu, LX_REC_SWITCH);
+	r->h.flags = next_kind;
 	r->next_tid = next_tid;
 	r->prev_state = prev_tid ? classify(preempt, prev_state) : LX_PREV_RUNNABLE;
 	/* A thread that gave the CPU up itself is in a syscall: blocked in it, or still runnable
@@ -528,20 +574,43 @@ static __always_inline int on_switch(__u64 *ctx, bool modern, bool preempt,
 	__u32 cpu = bpf_get_smp_processor_id();
 	/* sched_switch runs in prev's context: prev is current. */
 	__u64 prev_id = bpf_get_current_pid_tgid();
-	__u32 prev_tid = (__u32)prev_id, next_tid = TASK_READ(modern, next, pid);
+	__u32 prev_tid = (__u32)prev_id, next_tid = TASK_READ(modern, next, pid), next_tgid = 0;
+	__u32 zero = 0;
+	__u8 next_kind = LX_OCC_IDLE;
 	unsigned int prev_state;
+	struct occupant *o = bpf_map_lookup_elem(&occupants, &zero);
 	struct lx_switch *r;
 	void *ring;
 
-	/* The tracer's own threads, and in a target mode every untraced thread, look like the
-	 * idle task: the CPU is not running anything the user asked to see (and the tracer's
-	 * switches do not feed back into the trace). A switch between two of them is no record. */
+	if (!o)
+		return 0;
+	/* The tracer's own threads, and in a target mode every untraced thread, are no recorded
+	 * thread: the CPU is not running anything the user asked to see (and the tracer's
+	 * switches do not feed back into the trace). Only which kind holds the CPU is said, when
+	 * it changes: a switch between two of one kind is no record. */
 	if (prev_tid && !traced_current(prev_id >> 32))
 		prev_tid = 0;
-	if (next_tid && !traced_task(next, TASK_READ(modern, next, tgid)))
-		next_tid = 0;
-	if (prev_tid == next_tid)
+	if (next_tid) {
+		next_tgid = TASK_READ(modern, next, tgid);
+		if (!traced_task(next, next_tgid)) {
+			next_kind = self_process(next_tgid) ? LX_OCC_SELF : LX_OCC_UNTRACED;
+			next_tid = 0;
+		}
+	}
+	if (prev_tid == next_tid) {
+		if (next_kind != o->kind) {
+			build_occupant(o, ts, cpu, next_kind, next, next_tgid);
+			send_occupant(o);
+		}
 		return 0;
+	}
+	/* The switch says the kind; its name comes first when another process holds the CPU. */
+	if (next_kind != LX_OCC_IDLE && next_tgid != o->tgid) {
+		build_occupant(o, ts, cpu, next_kind, next, next_tgid);
+		o->rec.h.flags = LX_OCC_NAME_ONLY;
+		send_occupant(o);
+	}
+	o->kind = next_kind;
 	/* The argument is read only where the tracepoint has it: the verifier of an older kernel
 	 * refuses the access, but drops the branch first. */
 	prev_state = switch_state_arg ? (unsigned int)ctx[3] : task_state(modern, prev);
@@ -551,16 +620,16 @@ static __always_inline int on_switch(__u64 *ctx, bool modern, bool preempt,
 		struct uregs u;
 		bool user = stack_user && (!modern || current_uregs(&u));
 
-		fill_switch(&l, ts, prev_tid, cpu, next_tid, preempt, prev_state, modern);
+		fill_switch(&l, ts, prev_tid, cpu, next_tid, preempt, prev_state, next_kind, modern);
 		send_stacked(ctx, cpu, &l, stack_kern, user, modern ? &u : NULL, false, false,
 			     TP_SKIP_FRAMES, modern);
-		return 0;
+	} else {
+		r = reserve(&ring, sizeof(*r), cpu);
+		if (!r)
+			return 0;
+		fill_switch(r, ts, prev_tid, cpu, next_tid, preempt, prev_state, next_kind, modern);
+		submit(ring, r, sizeof(*r));
 	}
-	r = reserve(&ring, sizeof(*r), cpu);
-	if (!r)
-		return 0;
-	fill_switch(r, ts, prev_tid, cpu, next_tid, preempt, prev_state, modern);
-	submit(ring, r, sizeof(*r));
 	return 0;
 }
 
@@ -642,6 +711,9 @@ static __always_inline int on_fork(void *ctx, bool modern, struct task_struct *p
 		if (maps_ask)
 			pmaps_ask_fork(parent_tgid, child_tgid, mm);
 	}
+	/* So is a helper the tracer forks is the tracer's from its first run on. */
+	if (parent_tgid == self_tgid && child_tgid != parent_tgid)
+		self_child_tgid = child_tgid;
 	/* A new process of a traced one is traced from here on, before it can first run: the
 	 * child is not on a run queue until after this tracepoint. */
 	if (target_mode == LX_TARGET_PIDS) {
@@ -891,6 +963,9 @@ static __always_inline int on_exit(__u64 *ctx, bool modern)
 	}
 	if (group_dead && (unwind_maps || maps_ask))
 		pmaps_gone(pid);
+	/* Its pid may go to a process that is not the tracer's. */
+	if (group_dead && pid == self_child_tgid)
+		self_child_tgid = 0;
 	if (!group_dead || !traced_current(pid))
 		return 0;
 	if (bpf_map_delete_elem(&rss_seen, &pid) == 0)

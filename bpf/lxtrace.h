@@ -47,6 +47,17 @@ enum lx_rec_type {
 				 * Never in a ring: made of an LX_SYSENT_EXIT chunk entry */
 	LX_REC_ENQUEUE,		/* struct lx_rec: sched_wakeup, the wakee on a run queue (or
 				 * found still on one); cpu = where the tracepoint ran */
+	LX_REC_OCCUPANT,	/* struct lx_occupant: a CPU's holder that no other record
+				 * follows changed, or got another name */
+};
+
+/* What holds a CPU when no recorded thread does: an LX_REC_SWITCH's h.flags for a next that
+ * is not recorded (next_tid 0), and struct lx_occupant's kind. Only changes are sent: a CPU's
+ * holder stays what it was last said to be until a record says otherwise. */
+enum lx_occupant_kind {
+	LX_OCC_IDLE = 0,	/* the idle task (or, in a switch, a recorded next) */
+	LX_OCC_SELF,		/* the tracer's own threads, or its helper processes' */
+	LX_OCC_UNTRACED,	/* a thread outside the target (-p, a command, --cgroup) */
 };
 
 /* Which threads the programs record (const volatile target_mode, set before load). */
@@ -75,9 +86,12 @@ enum lx_prev_state {
 	LX_PREV_OTHER,		/* stopped, traced, ... */
 };
 
-/* struct lx_rec flags, by type; 0 for the other types. */
+/* struct lx_rec flags, by type; 0 for the other types. LX_REC_SWITCH's are the
+ * enum lx_occupant_kind of a next that is not recorded. */
 enum lx_rec_flags {
 	LX_EXIT_GROUP = 1 << 0,	/* LX_REC_EXIT: the exiter was its process's last thread */
+	LX_OCC_NAME_ONLY = 1 << 0,	/* LX_REC_OCCUPANT: only the name of the holder the next
+					 * switch record (its flags) gives the CPU to */
 };
 
 struct lx_rec {
@@ -94,6 +108,21 @@ struct lx_switch {
 	__s16 prev_syscall;	/* syscall prev is blocked in, or -1 */
 	__u8 prev_state;	/* enum lx_prev_state */
 	__u8 pad;
+};
+
+/* CPU h.cpu is held from h.ts by kind (enum lx_occupant_kind), a thread of process pid named
+ * comm (pid 0 and comm empty for LX_OCC_IDLE). Sent when the holder's kind changes with no
+ * switch record to say it; and, flagged LX_OCC_NAME_ONLY, just before a switch record whose
+ * next is not recorded when the process taking the CPU is not the one last named there. So
+ * the name is of the thread that takes the CPU from a recorded thread or from the idle task:
+ * a switch between two unrecorded threads of one kind sends nothing, and a busy untraced
+ * program beside the target costs no record. */
+struct lx_occupant {
+	struct lx_rec h;	/* tid 0 */
+	__u32 pid;
+	__u8 kind;
+	__u8 pad[3];
+	char comm[LX_COMM_LEN];
 };
 
 struct lx_syscall {
@@ -306,6 +335,7 @@ struct lx_maps_want {
 _Static_assert(sizeof(struct lx_rec) == 16, "lx_rec layout");
 _Static_assert(sizeof(struct lx_switch) == 24, "lx_switch layout");
 _Static_assert(sizeof(struct lx_syscall) == 24, "lx_syscall layout");
+_Static_assert(sizeof(struct lx_occupant) == 40, "lx_occupant layout");
 _Static_assert(sizeof(struct lx_wakeup) == 24, "lx_wakeup layout");
 _Static_assert(sizeof(struct lx_fork) == 24, "lx_fork layout");
 _Static_assert(sizeof(struct lx_exec) == 40, "lx_exec layout");

@@ -14,6 +14,10 @@
 
 /* Set by user space before load. */
 const volatile __u32 self_tgid;		/* the tracer's own process: never recorded */
+const volatile __u32 helper_tgid;	/* its file worker (lib/file_worker.h), forked before load */
+/* The latest process the tracer forked since load (a flight recorder's file writer, one at a
+ * time), set by the fork program before the child can run. Like the tracer, never recorded. */
+__u32 self_child_tgid;
 const volatile __u8 target_mode = LX_TARGET_ALL;	/* enum lx_target_mode */
 const volatile __u64 target_cgroup_id;	/* LX_TARGET_CGROUP: the cgroup's kernfs id (inode) */
 const volatile __u32 target_cgroup_level;	/* its depth below the root cgroup */
@@ -58,11 +62,20 @@ static __always_inline bool in_cgroup(struct task_struct *t)
 	return BPF_CORE_READ(anc, kn, id) == target_cgroup_id;
 }
 
+/* Whether process tgid is the tracer or one of its helpers: a CPU it holds is the tracer's
+ * (LX_OCC_SELF), never a recorded thread's, so that the trace and its triggers see the
+ * workload, not the tracer at work. A helper is its own process (a file worker stuck in a read
+ * must not hold up the tracer's exit), so the tracer's tgid alone misses it. */
+static __always_inline bool self_process(__u32 tgid)
+{
+	return tgid == self_tgid || tgid == helper_tgid || tgid == self_child_tgid;
+}
+
 /* Whether task t of process tgid is one the user asked to see. target_mode is a constant of
  * the loaded program: the verifier drops the branches of the other modes. */
 static __always_inline bool traced_task(struct task_struct *t, __u32 tgid)
 {
-	if (tgid == self_tgid)
+	if (self_process(tgid))
 		return false;
 	if (target_mode == LX_TARGET_PIDS)
 		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
@@ -76,7 +89,7 @@ static __always_inline bool traced_task(struct task_struct *t, __u32 tgid)
 static __always_inline bool traced_current(__u32 tgid)
 {
 	if (target_mode == LX_TARGET_CGROUP)
-		return tgid != self_tgid &&
+		return !self_process(tgid) &&
 		       in_cgroup((struct task_struct *)bpf_get_current_task());
 	return traced_task(NULL, tgid);
 }

@@ -46,6 +46,7 @@ static struct {
 	pthread_mutex_t lock;
 	bool started;
 	int sock;		/* lxtrace's end of the request socket; -1: no worker */
+	pid_t pid;		/* the worker's, once started */
 	int *stuck;		/* reply sockets of jobs past their wait, until they end */
 	size_t nstuck, stuck_cap;
 	uint64_t *stalled;	/* keys of the jobs that stalled */
@@ -192,6 +193,7 @@ static int start_locked(void)
 		return -errno;
 	}
 	w.sock = sv[0];
+	w.pid = pid;
 	return 0;
 }
 
@@ -203,6 +205,16 @@ int file_worker__start(void)
 	err = start_locked();
 	pthread_mutex_unlock(&w.lock);
 	return err;
+}
+
+int file_worker__pid(void)
+{
+	pid_t pid;
+
+	pthread_mutex_lock(&w.lock);
+	pid = w.sock >= 0 ? w.pid : 0;
+	pthread_mutex_unlock(&w.lock);
+	return pid;
 }
 
 /* ---- lxtrace's side ---- */

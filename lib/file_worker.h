@@ -61,6 +61,10 @@ void file_job__unbounded(struct file_job *job);
  * errno. */
 int file_worker__start(void);
 
+/* The worker's pid (0: none started, or it failed to start): the tracer's own process, which
+ * the recording leaves out as it leaves out the tracer. */
+int file_worker__pid(void);
+
 /* Runs fn on a copy of arg (len bytes, at most FILE_WORKER_ARG_MAX) in the worker. key: what a
  * stall is remembered by (the device of the file), 0 for nothing. Returns fn's result (its
  * descriptor a descriptor of this process), -ETIMEDOUT when the job did not end in time or is

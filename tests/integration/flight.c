@@ -7,7 +7,8 @@
  * names is held: a second recording to it, flight recorder or not, is refused either way.
  *
  * The triggers watch the workload's threads only (comm=): the machine's other load (other
- * tests, other engineers) must not fire them.
+ * tests, other engineers) must not fire them. lxtrace's own helper process, whose wait for jobs
+ * is a syscall as long as the recording, fires none.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 
 #include "tests/integration/itest.h"
 #include "tests/lib/schedstat.h"
+#include "tests/lib/tcgroup.h"
 #include "tests/lib/tfile.h"
 #include "user/flight/flight.h"
 
@@ -37,12 +39,20 @@ static bool file_exists(unsigned n)
 	return !stat(file_name(n), &st);
 }
 
+/* A cgroup the test process moved itself into, and the one it came from. */
+static char cg[640], cg_home[640];
+
 static void flight_fini_all(void)
 {
 	for (unsigned n = 1; it.rec && n <= MAX_FILES; n++)
 		if (!getenv("LXTRACE_TEST_KEEP"))
 			unlink(file_name(n));
+	if (cg_home[0])
+		tcgroup_move(cg_home, getpid());
 	itest_fini();
+	if (cg[0])
+		tcgroup_remove(cg);
+	cg[0] = cg_home[0] = '\0';
 }
 
 TestSuite(flight, .fini = flight_fini_all, .timeout = 300);
@@ -296,6 +306,42 @@ Test(flight, slow_read_fires_a_syscall_trigger_naming_read)
 	snprintf(tidstr, sizeof(tidstr), "tid %d ", (int)itest_tid("reader"));
 	cr_expect(says(m, "syscall read ") && says(m, tidstr), "mark: %.*s", (int)m->msg_len, m->msg);
 	cr_expect_null(mark(1), "the writer's nanosleep and the join's futex are waits, not syscalls");
+}
+
+/* The recorder's file worker (lxtrace-files, lib/file_worker.h) is a process of its own that
+ * waits in recvmsg for jobs, which the symbolizer sends for a new program's binary: its wait
+ * ended by slowread's first stack fired 'syscall>200ms' before it was the recorder's own,
+ * and slowread's stall within --min-gap then got no file. The test and so the recorder, its
+ * worker and the workload run in a cgroup of their own, recorded with --cgroup: no other
+ * tracer's worker on the machine (other tests, other engineers) can match the trigger. */
+Test(flight, lxtraces_own_helper_fires_no_trigger_and_a_stall_after_gets_its_file)
+{
+	const char *err;
+	int rc;
+
+	itest_require_root();
+	rc = tcgroup_make(cg, sizeof(cg));
+	if (rc == -ENOENT)
+		cr_skip_test("no cgroup2 mount");
+	cr_assert_eq(rc, 0, "cannot make a cgroup: %s", strerror(-rc));
+	cr_assert_eq(tcgroup_current(cg_home, sizeof(cg_home)), 0);
+	rc = tcgroup_move(cg, getpid());
+	cr_assert_eq(rc, 0, "cannot move the test into %s: %s", cg, strerror(-rc));
+	itest_start((const char *[]){ "--cgroup", cg, "--flight-recorder=3", "--min-gap", "30",
+				      "--trigger", "syscall>200ms,comm=lxtrace-files", "--trigger",
+				      "syscall>200ms,comm=slowread", NULL });
+	/* The worker waits for its next job longer than the trigger's 200 ms. */
+	usleep(400 * 1000);
+	itest_run("slowread", (const char *[]){ "2", "300", NULL }, 60);
+	usleep(200 * 1000);
+	itest_stop(SIGINT, 0);
+	err = recorder__stderr(it.rec);
+	cr_expect_null(strstr(err, "lxtrace-files"), "lxtrace's file worker fired:\n%s", err);
+	cr_assert_eq(count_files(), 1, "%s", err);
+	load_file(1);
+	cr_assert(mark(0), "no trigger mark");
+	cr_expect(says(mark(0), "syscall read ") && says(mark(0), "slowread"), "mark: %.*s",
+		  (int)mark(0)->msg_len, mark(0)->msg);
 }
 
 /* A recording with args, sent SIGUSR1 three times 0.4 s apart: three files. */

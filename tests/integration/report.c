@@ -3,13 +3,18 @@
  * (steal), a thread that sleeps a known number of times (sleeper), a mutex held a known time
  * (lockhold), a known CPU loop (hotspin). The waits, their count and maximum, the thread that
  * held the CPU meanwhile, the reason and stack of time off the CPU, the functions sampled,
- * against what the workloads measured themselves or are known to do. */
+ * against what the workloads measured themselves or are known to do. What holds the CPU that
+ * the trace does not record is named, never idle: an untraced program beside a target, and
+ * lxtrace itself. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
+#include "user/model/model.h"
 #include "user/report/cpu.h"
 #include "user/report/notes.h"
 #include "user/report/offcpu.h"
@@ -26,9 +31,14 @@
 /* perf's recording, and whether the test mounted tracefs for perf (then it unmounts it). */
 static char perf_data[64];
 static bool mounted_tracefs;
+/* The workloads a test started in the background. */
+static struct workload *busy, *target;
 
 static void report_fini(void)
 {
+	workload__free(busy);
+	workload__free(target);
+	busy = target = NULL;
 	if (perf_data[0])
 		unlink(perf_data);
 	perf_data[0] = '\0';
@@ -41,8 +51,9 @@ static void report_fini(void)
 TestSuite(report, .fini = report_fini, .timeout = 180);
 
 /* The recorder's trace read for pid's threads (of name comm, unless NULL), every section,
- * the worst `top` waits kept. */
-static void read_threads(uint32_t pid, const char *comm, size_t top, struct report *r)
+ * the worst `top` waits kept; whether each of them reaches back to its start among the runs
+ * the report keeps is not asked. */
+static void read_report(uint32_t pid, const char *comm, size_t top, struct report *r)
 {
 	struct report_opts o = { .sections = REPORT_ALL, .top = top,
 				 .filter = { .pid = pid, .comm = comm, .to_ns = UINT64_MAX } };
@@ -52,6 +63,12 @@ static void read_threads(uint32_t pid, const char *comm, size_t top, struct repo
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(report__read(fd, &o, r, err, sizeof(err)), 0, "%s", err);
 	close(fd);
+}
+
+/* The same, each worst wait reaching back to its start. */
+static void read_threads(uint32_t pid, const char *comm, size_t top, struct report *r)
+{
+	read_report(pid, comm, top, r);
 	cr_expect_eq(r->st.runs_missed, 0);
 }
 
@@ -132,6 +149,134 @@ Test(report, a_fifo_hog_steals_the_cpu_after_each_wakeup_and_is_named)
 	report__free(&s);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
 	expect_report("victim (tid", pidbuf);
+}
+
+/* Every thread of process pid runs on CPU cpu only (its later threads inherit it). */
+static void pin(pid_t pid, int cpu)
+{
+	char path[64];
+	cpu_set_t set;
+	struct dirent *d;
+	DIR *dir;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	cr_assert(dir, "%s: %s", path, strerror(errno));
+	while ((d = readdir(dir)))
+		if (d->d_name[0] != '.')
+			cr_assert_eq(sched_setaffinity(atoi(d->d_name), sizeof(set), &set), 0,
+				     "pinning %s: %s", d->d_name, strerror(errno));
+	closedir(dir);
+}
+
+static int last_cpu(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 1 ? (int)n - 1 : 0;
+}
+
+/* What held the CPU during wait x that the trace does not record: the time of the stand-ins
+ * for lxtrace (self) or for untraced programs, and whether one of them names process pid. */
+static uint64_t standin_ns(const struct sched_worst *x, bool self, pid_t pid, bool *named)
+{
+	uint64_t ns = 0;
+
+	for (size_t j = 0; j < x->nruns; j++) {
+		if (!model__standin(x->runs[j].who.g) ||
+		    model__standin_self(x->runs[j].who.g) != self)
+			continue;
+		ns += x->runs[j].ns;
+		if (x->runs[j].who.id.pid == (uint32_t)pid)
+			*named = true;
+	}
+	return ns;
+}
+
+/* A target (-p) that wakes often, pinned with a busy untraced shell to one CPU: its waits for
+ * that CPU are the shell's time, shown as "untraced: sh (pid PID)", never as no thread. It
+ * was "no thread (the CPU idle, or the wakeup's way to it)" before untraced programs had
+ * stand-ins: to the recording they were the idle task. Other programs outside the target may
+ * take the CPU too (the machine is shared): they are untraced as well. */
+Test(report, an_untraced_hog_beside_the_target_holds_the_cpu_in_its_waits)
+{
+	char pidbuf[16], want[64];
+	struct sched_worst x;
+	struct report r;
+	size_t waits = 0, covered = 0;
+	bool named = false;
+	int cpu = last_cpu();
+
+	itest_require_root();
+	busy = workload__start("/bin/sh", (const char *[]){ "-c", "while :; do :; done", NULL });
+	cr_assert(busy, "cannot start the busy shell: %s", strerror(errno));
+	pin(workload__pid(busy), cpu);
+	/* 400 sleeps of 10 ms: it outlives the recorder's start, and then ends the recording. */
+	target = workload__start("sleeper", (const char *[]){ "400", NULL });
+	cr_assert(target, "cannot start sleeper: %s", strerror(errno));
+	pin(workload__pid(target), cpu);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)workload__pid(target));
+	itest_start((const char *[]){ "-p", pidbuf, NULL });
+	cr_assert_eq(workload__finish(target, 60), 0);
+	itest_stop(0, 0);
+	itest_load();
+
+	read_threads((uint32_t)workload__pid(target), NULL, 10, &r);
+	for (size_t i = 0; sched_report__worst(r.sched, i, &x); i++) {
+		uint64_t un = standin_ns(&x, false, workload__pid(busy), &named);
+
+		if (x.ns < 1000000)
+			continue;
+		waits++;
+		/* The wakeup's way to the CPU is short: most of a wait of 1 ms or more is the
+		 * holder's. */
+		if (un * 2 >= x.ns)
+			covered++;
+		else
+			cr_log_info("a %.3f ms wait: %.3f ms untraced, %.3f ms no thread, %.3f not known",
+				    x.ns / 1e6, un / 1e6, x.idle_ns / 1e6, x.unsure_ns / 1e6);
+	}
+	report__free(&r);
+	cr_assert_gt(waits, 0, "no wait of 1 ms or more beside a busy shell");
+	cr_expect_geq(covered * 10, waits * 8, "untraced programs held the CPU through %zu of the "
+		      "%zu waits", covered, waits);
+	cr_expect(named, "no wait names the busy shell (pid %d)", (int)workload__pid(busy));
+	snprintf(want, sizeof(want), "untraced: sh (pid %d)", (int)workload__pid(busy));
+	expect_report(want, pidbuf);
+}
+
+/* The whole machine, the recorder pinned with two threads that yield to each other (40,000
+ * switches to record): while it reads them the yielders wait for the CPU, and the report names
+ * lxtrace there, as "lxtrace (the tracer)". Its threads are never recorded, so before they had
+ * stand-ins their time was "no thread (the CPU idle, ...)". On a loaded machine a wait may
+ * reach back past the runs the report keeps of the CPU (16384, the yielders' own): what it
+ * keeps of it is enough. */
+Test(report, the_tracers_own_time_on_a_cpu_is_named_not_idle)
+{
+	char cpubuf[16];
+	struct sched_worst x;
+	struct report r;
+	uint64_t self = 0;
+	bool named = false;
+	int cpu = last_cpu();
+	pid_t rec;
+
+	itest_start(NULL);
+	rec = recorder__pid(it.rec);
+	pin(rec, cpu);
+	snprintf(cpubuf, sizeof(cpubuf), "%d", cpu);
+	itest_run("yielder", (const char *[]){ "20000", cpubuf, NULL }, 120);
+	itest_stop(SIGINT, 0);
+	itest_load();
+
+	read_report((uint32_t)workload__pid(it.wl), NULL, 20, &r);
+	for (size_t i = 0; sched_report__worst(r.sched, i, &x); i++)
+		self += standin_ns(&x, true, rec, &named);
+	report__free(&r);
+	cr_expect_gt(self, 0, "lxtrace held the CPU in none of the yielders' 20 worst waits");
+	cr_expect(named, "no wait names the recorder (pid %d)", (int)rec);
 }
 
 Test(report, a_sleeper_sleeps_n_times_in_its_syscall)

@@ -40,6 +40,26 @@ int tcgroup_make(char *path, size_t len)
 	return mkdir(path, 0755) ? -errno : 0;
 }
 
+int tcgroup_current(char *path, size_t len)
+{
+	char root[512], line[1024];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (err && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		/* The v2 hierarchy's line: "0::/PATH". */
+		if (!strncmp(line, "0::", 3) && cgroup2_root(root, sizeof(root))) {
+			snprintf(path, len, "%s%s", root, strcmp(line + 3, "/") ? line + 3 : "");
+			err = 0;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
 int tcgroup_move(const char *path, pid_t pid)
 {
 	char procs[1024], text[32];

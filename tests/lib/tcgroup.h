@@ -10,6 +10,10 @@
  * mount, or -errno. */
 int tcgroup_make(char *path, size_t len);
 
+/* The cgroup v2 directory this process is in, in path (to move it back there). 0, -ENOENT
+ * without a cgroup2 mount, or -errno. */
+int tcgroup_current(char *path, size_t len);
+
 /* Moves process pid, every thread of it, into the cgroup at path. 0 or -errno. */
 int tcgroup_move(const char *path, pid_t pid);
 

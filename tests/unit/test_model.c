@@ -65,6 +65,61 @@ Test(model, pingpong)
 	mt_proc_free(proc);
 }
 
+/* What holds CPU 0 while the traced thread 101 does not: an untraced program (pid 500, "hog"),
+ * lxtrace (pid 600), the idle task; each kind by its stand-in, named, running exactly as long
+ * as it held the CPU, never waiting for it; in either format. */
+static void holders(bool go123)
+{
+	char *proc = mt_proc_new();
+	const uint32_t un = (uint32_t)MODEL_STANDIN_GOID(0, 0), self = (uint32_t)MODEL_STANDIN_GOID(0, 1);
+	struct model_opts base = { .sz = sizeof(base), .writer2 = go123 ? (void *)1 : NULL };
+	struct mt t;
+	uint64_t ts = T0 + 1000;
+
+	mt_proc_thread(proc, 100, 101, "worker", 'S', __NR_read);
+	mt_open_with(&t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0, &base, 0);
+	mt_wakeup(&t, ts, 1, 101);
+	mt_switch(&t, ts + 10, 0, 0, 101, LX_PREV_RUNNABLE, -1);
+	/* 101 sleeps, the hog takes the CPU (named first), until 101 is woken and runs. */
+	mt_occupant(&t, ts + 100, 0, LX_OCC_UNTRACED, 500, "hog", true);
+	mt_switch_to(&t, ts + 100, 0, 101, LX_PREV_SLEEP, __NR_read, LX_OCC_UNTRACED);
+	mt_wakeup(&t, ts + 200, 1, 101);
+	mt_switch(&t, ts + 1100, 0, 0, 101, LX_PREV_RUNNABLE, -1);
+	/* It sleeps again: lxtrace reads, the CPU idles, the hog again (named already). */
+	mt_occupant(&t, ts + 2000, 0, LX_OCC_SELF, 600, "lxtrace", true);
+	mt_switch_to(&t, ts + 2000, 0, 101, LX_PREV_SLEEP, __NR_read, LX_OCC_SELF);
+	mt_occupant(&t, ts + 2300, 0, LX_OCC_IDLE, 0, "", false);
+	mt_occupant(&t, ts + 5000, 0, LX_OCC_UNTRACED, 500, "hog", false);
+	mt_occupant(&t, ts + 5400, 0, LX_OCC_IDLE, 0, "", false);
+	mt_finish(&t, ts + 6000);
+
+	assert_no_repairs(&t);
+	cr_expect_eq(t.st.held_untraced_ns, 1000 + 400);
+	cr_expect_eq(t.st.held_self_ns, 300);
+	cr_expect_eq(t.st.threads, 1, "the stand-ins are no threads");
+	if (!go123) {
+		cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), un), 2);
+		cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_BLOCK), un, "hog (pid 500)"), 2);
+		cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_BLOCK), un, "[untraced]"), 2);
+		cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), self), 1);
+		cr_expect_eq(tq_count_frame(t.trace, BIT(GT_EV_GO_BLOCK), self, "lxtrace (pid 600)"), 1);
+		/* 101 waited for the CPU from its wakeup to its start: the hog's time. */
+		cr_expect_eq(tq_count(t.trace, BIT(GT_EV_GO_START), 101), 3);
+	}
+	mt_close(&t, false);
+	mt_proc_free(proc);
+}
+
+Test(model, what_holds_a_cpu_untraced)
+{
+	holders(false);
+}
+
+Test(model, go123_what_holds_a_cpu_untraced)
+{
+	holders(true);
+}
+
 /* nanosleep and clock_nanosleep are sleeps; preemption and sched_yield are not blocking. */
 Test(model, sleep_preempt_yield)
 {

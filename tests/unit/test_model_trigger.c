@@ -248,3 +248,34 @@ Test(model_trigger, records_from_a_program_and_from_the_reader)
 	mt_close(&t, false);
 	mt_proc_free(root);
 }
+
+/* What holds a CPU untraced (lxtrace, a program outside the target) is shown by stand-ins,
+ * which are off their CPU for as long as a thread of the trace runs there and wait for none:
+ * no trigger measures them, whatever its threshold. Thread 100 fires, as it would without
+ * them. */
+Test(model_trigger, the_stand_ins_of_untraced_cpu_holders_fire_nothing)
+{
+	struct trigger trig[2];
+	struct fired f = { 0 };
+	struct mt t;
+	char *root;
+
+	open_with(&t, &root, (const char *[]){ "offcpu>1ms", "sched-latency>1ns", NULL }, trig, &f);
+	mt_occupant(&t, T0 + 5, 0, LX_OCC_SELF, 600, "lxtrace-files", false);
+	mt_switch(&t, T0 + 10, 0, 0, 100, LX_PREV_RUNNABLE, -1);
+	mt_occupant(&t, T0 + 20, 0, LX_OCC_UNTRACED, 700, "hog", true);
+	mt_switch_to(&t, T0 + 20, 0, 100, LX_PREV_SLEEP, syscalls__nr("read"), LX_OCC_UNTRACED);
+	mt_switch(&t, T0 + 30 * MS, 0, 0, 200, LX_PREV_RUNNABLE, -1);
+	mt_switch_to(&t, T0 + 40 * MS, 0, 200, LX_PREV_RUNNABLE, -1, LX_OCC_SELF);
+	mt_wakeup(&t, T0 + 50 * MS, 1, 100);
+	mt_switch(&t, T0 + 60 * MS, 0, 0, 100, LX_PREV_RUNNABLE, -1);
+	mt_finish(&t, T0 + 100 * MS);
+
+	for (unsigned i = 0; i < f.n && i < 8; i++)
+		cr_expect(f.all[i].tid == 100 || f.all[i].tid == 200, "fired on tid %u '%s'",
+			  f.all[i].tid, f.all[i].comm);
+	cr_expect_geq(f.n, 1, "thread 100's 60 ms off the CPU fired nothing");
+	cr_expect_eq(mt_repairs(&t.st), 0);
+	mt_close(&t, false);
+	mt_proc_free(root);
+}

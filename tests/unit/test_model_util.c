@@ -128,6 +128,30 @@ void mt_switch(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t prev, uint32_t 
 	feed(t, &s, sizeof(s));
 }
 
+void mt_switch_to(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t prev, uint8_t prev_state,
+		  int16_t prev_syscall, uint8_t kind)
+{
+	struct lx_switch s = {
+		.h = { .ts = ts, .tid = prev, .cpu = cpu, .type = LX_REC_SWITCH, .flags = kind },
+		.prev_state = prev_state, .prev_syscall = prev_syscall,
+	};
+
+	feed(t, &s, sizeof(s));
+}
+
+void mt_occupant(struct mt *t, uint64_t ts, uint16_t cpu, uint8_t kind, uint32_t pid,
+		 const char *comm, bool name_only)
+{
+	struct lx_occupant o = {
+		.h = { .ts = ts, .cpu = cpu, .type = LX_REC_OCCUPANT,
+		       .flags = name_only ? LX_OCC_NAME_ONLY : 0 },
+		.pid = pid, .kind = kind,
+	};
+
+	snprintf(o.comm, sizeof(o.comm), "%s", comm);
+	feed(t, &o, sizeof(o));
+}
+
 static void wake(struct mt *t, uint8_t type, uint64_t ts, uint16_t cpu, uint32_t tid)
 {
 	struct lx_wakeup w = { .h = { .ts = ts, .tid = tid, .cpu = cpu, .type = type }, .target_cpu = cpu };

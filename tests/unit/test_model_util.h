@@ -40,6 +40,13 @@ void mt_open_with(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const 
 /* Record feeders; each asserts that the model accepted the record. */
 void mt_switch(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t prev, uint32_t next,
 	       uint8_t prev_state, int16_t prev_syscall);
+/* A switch whose next is not recorded (next 0) but held by kind (enum lx_occupant_kind). */
+void mt_switch_to(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t prev, uint8_t prev_state,
+		  int16_t prev_syscall, uint8_t kind);
+/* CPU cpu held by kind, of process pid named comm; name_only: the holder the next switch
+ * gives the CPU to (LX_OCC_NAME_ONLY). */
+void mt_occupant(struct mt *t, uint64_t ts, uint16_t cpu, uint8_t kind, uint32_t pid,
+		 const char *comm, bool name_only);
 void mt_wakeup(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
 void mt_wakeup_new(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid);
 /* sched_wakeup: tid on a run queue, the tracepoint run on cpu. */

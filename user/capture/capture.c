@@ -427,6 +427,7 @@ static int open_object(struct capture *c, bool modern)
 	}
 	choose_programs(c);
 	c->skel->rodata->self_tgid = o->self_tgid;
+	c->skel->rodata->helper_tgid = o->helper_tgid;
 	c->skel->rodata->target_mode = o->target_mode;
 	c->skel->rodata->target_cgroup_id = o->cgroup_id;
 	c->skel->rodata->target_cgroup_level = o->cgroup_level;
@@ -527,6 +528,7 @@ struct capture *capture__new(const struct capture_opts *opts)
 		}
 		c->ann->rodata->stage_syscalls = opts->syscalls;
 		c->ann->rodata->self_tgid = opts->self_tgid;
+		c->ann->rodata->helper_tgid = opts->helper_tgid;
 		c->ann->rodata->target_mode = opts->target_mode;
 		c->ann->rodata->target_cgroup_id = opts->cgroup_id;
 		c->ann->rodata->target_cgroup_level = opts->cgroup_level;

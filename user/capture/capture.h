@@ -28,6 +28,8 @@ struct capture_opts {
 	bool sysrets;			/* with syscalls, every return too (sys_exit) */
 	bool annotations;		/* load the annotation programs (capture__attach_usdt) */
 	uint32_t self_tgid;		/* a process never recorded: the tracer itself */
+	uint32_t helper_tgid;		/* and its file worker, 0: none (the processes the
+					 * tracer forks after the load are its own too) */
 	uint32_t sample_hz;		/* cpu-clock samples per second and CPU; 0: none */
 	bool sample_idle;		/* keep samples of the idle task */
 	bool stack_kern, stack_user;	/* stacks on switch, wakeup and fork records */

@@ -690,6 +690,7 @@ static struct capture_opts capture_options(struct recording *r, bool annotations
 		.sysrets = a->syscalls == MODEL_SYSCALLS_ALL && a->format == FORMAT_GO123,
 		.annotations = annotations,
 		.self_tgid = getpid(),
+		.helper_tgid = (uint32_t)file_worker__pid(),
 		.sample_hz = a->sample_hz,
 		.sample_idle = a->sample_idle,
 		.stack_kern = r->stack_kern,
@@ -785,6 +786,7 @@ static int open_trace(struct recording *r)
 		.enqueue = true,
 		.stacks = a->sample_hz || a->stacks != STACKS_NONE,
 		.trusted_uid = sudo_uid,
+		.helper_pid = (uint32_t)file_worker__pid(),
 	};
 	if (r->flight)
 		record_flight__model_opts(r->flight, &mo);

@@ -207,8 +207,9 @@ static void usage(FILE *f)
 	      "\n"
 	      "Targets (at most one kind; without one, every thread of the machine):\n", f);
 	print_opts(f, targets, NTARGETS);
-	fputs("With a target, other threads leave their CPU idle in the trace, and the heap counter\n"
-	      "shows the resident memory (RSS) of the target processes, summed.\n"
+	fputs("With a target, other threads are not recorded: their time on a CPU is shown as\n"
+	      "[untraced] (as lxtrace's own is as [lxtrace]), and the heap counter shows the\n"
+	      "resident memory (RSS) of the target processes, summed.\n"
 	      "\n"
 	      "Options (a SECONDS may have a unit: 800ms, 2.5s, 250us):\n", f);
 	print_opts(f, options, NOPTIONS);

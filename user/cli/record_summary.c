@@ -223,6 +223,11 @@ void record_summary__print(const struct record_summary *s)
 	if (ms.enqueue_unseen)
 		fprintf(stderr, "  unqueued:      %llu wakeups whose enqueue was not seen (lost): "
 			"runnable from their run\n", (unsigned long long)ms.enqueue_unseen);
+	/* What the CPUs did that the trace shows as neither a recorded thread nor idle. */
+	if (ms.held_self_ns || ms.held_untraced_ns)
+		fprintf(stderr, "  not recorded:  CPUs held %.3f s by lxtrace itself, %.3f s by "
+			"untraced programs (shown as [lxtrace] and [untraced])\n",
+			ms.held_self_ns / 1e9, ms.held_untraced_ns / 1e9);
 	features__print_missing(capture__features(cap), s->uses, "  without:      ", stderr);
 	refused = model__refused(m);
 	if (refused && foreign_log__count(refused)) {

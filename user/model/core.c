@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/grow.h"
@@ -173,10 +174,16 @@ static bool timed(const struct model *m, uint32_t p, const struct thread *t)
 	return m->ntriggers && !t->unplaced && p != m->hk;
 }
 
+static int standin_stop(struct model *m, uint32_t c);
+
 int model_go_start(struct model *m, uint32_t p, struct thread *t)
 {
 	bool watched = timed(m, p, t);
-	int err = m->out->run(m, p, t);
+	int err = m->held[p].run ? standin_stop(m, p) : 0;
+
+	if (err)
+		return err;
+	err = m->out->run(m, p, t);
 
 	on_cpu(m, p, t);
 	return err || !watched ? err : watch(m, p, t);
@@ -381,6 +388,107 @@ int model_end_elsewhere(struct model *m, struct thread *t)
 	if (!err)
 		err = model_go_start(m, m->hk, t);
 	return err ? err : model_go_stop(m, m->hk, GT_EV_GO_END, 0, -1, THREAD_EXITED);
+}
+
+/* ---- stand-ins ---------------------------------------------------------------------------- */
+
+/* Their program frames: one group each in both viewers, apart from every real program; and
+ * their name while no holder of their kind was named on their CPU. */
+static const char *const standin_prog[] = {
+	[LX_OCC_SELF] = "[lxtrace]",
+	[LX_OCC_UNTRACED] = "[untraced]",
+};
+static const char *const standin_comm[] = {
+	[LX_OCC_SELF] = "lxtrace",
+	[LX_OCC_UNTRACED] = "untraced",
+};
+
+/* The stand-in running on c stops, blocked at the stack naming what held the CPU: its
+ * time there is counted, and it waits unseen until it holds a CPU again. */
+static int standin_stop(struct model *m, uint32_t c)
+{
+	struct held *h = &m->held[c];
+	struct thread *s = h->run;
+	uint64_t stk;
+	int err = model_thread_stack(m, c, s, -1, &stk);
+
+	h->run = NULL;
+	if (s == h->s[1])
+		m->st.held_self_ns += m->now - h->since;
+	else
+		m->st.held_untraced_ns += m->now - h->since;
+	if (err)
+		return err;
+	s->state = THREAD_WAITING;
+	return m->out->stop(m, c, s, GT_EV_GO_BLOCK, stk, -1);
+}
+
+/* Names stand-in s after the holder last named on c, when of its kind; else by its kind alone. */
+static int standin_name(struct model *m, uint32_t c, struct thread *s, uint8_t kind)
+{
+	const struct held *h = &m->held[c];
+
+	if (h->kind != kind)
+		return model_name(m, s, 0, standin_comm[kind], standin_prog[kind]);
+	return model_name(m, s, h->pid, h->comm, standin_prog[kind]);
+}
+
+/* The stand-in of kind starts on c: created there the first time, woken there by no thread
+ * (its own stack as the wakeup's) the next, so it never waits for a CPU. */
+static int standin_start(struct model *m, uint32_t c, uint8_t kind)
+{
+	struct held *h = &m->held[c];
+	bool self = kind == LX_OCC_SELF;
+	struct thread *s = h->s[self];
+	uint64_t stk;
+	int err;
+
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		s->tid = (uint32_t)MODEL_STANDIN_GOID(c, self);
+		s->off_nr = s->last_stk_nr = -1;
+		h->s[self] = s;
+	}
+	if ((err = standin_name(m, c, s, kind)) || (err = model_thread_stack(m, c, s, -1, &stk)))
+		return err;
+	err = s->goid ? model_go_ready(m, c, s, stk) : model_go_create(m, c, s, stk);
+	if (!err)
+		err = m->out->run(m, c, s);
+	s->seq++;
+	s->state = THREAD_RUNNING;
+	s->cpu = (int32_t)c;
+	h->run = s;
+	h->since = m->now;
+	return err;
+}
+
+int model_hold(struct model *m, uint32_t c, uint8_t kind)
+{
+	struct held *h = &m->held[c];
+	int err = 0;
+
+	if (h->run && kind != LX_OCC_IDLE && h->run == h->s[kind == LX_OCC_SELF])
+		return 0;
+	if (h->run)
+		err = standin_stop(m, c);
+	if (!err && kind != LX_OCC_IDLE && !m->cur[c])
+		err = standin_start(m, c, kind);
+	return err;
+}
+
+int model_hold_name(struct model *m, uint32_t c, uint8_t kind, uint32_t pid, const char *comm)
+{
+	struct held *h = &m->held[c];
+
+	h->kind = kind;
+	h->pid = pid;
+	memcpy(h->comm, comm, sizeof(h->comm));
+	h->comm[sizeof(h->comm) - 1] = '\0';
+	if (!h->run || h->run != h->s[kind == LX_OCC_SELF])
+		return 0;
+	return standin_name(m, c, h->run, kind);
 }
 
 int model_log(struct model *m, uint64_t key, const char *msg)

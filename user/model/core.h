@@ -26,6 +26,18 @@
  * with a thread's goid (tid | generation << 32). */
 #define LXTRACE_GOID 0xffffffffull
 
+/* What holds a CPU when no recorded thread does (LX_REC_OCCUPANT, a switch's flags): the
+ * stand-in goroutine running there for it, and the holder last named there. */
+struct held {
+	struct thread *s[2];	/* its stand-ins, not in the thread table: [0] untraced
+				 * programs, [1] lxtrace's threads; NULL until first used */
+	struct thread *run;	/* the one running there now, or NULL */
+	uint64_t since;		/* when it started */
+	uint32_t pid;		/* the holder last named there, of kind `kind` */
+	char comm[LX_COMM_LEN];
+	uint8_t kind;		/* enum lx_occupant_kind; LX_OCC_IDLE: none named yet */
+};
+
 struct u64map;
 struct annotations;
 struct callstacks;
@@ -46,6 +58,7 @@ struct model {
 	char *proc_root;
 	bool (*keep)(void *ctx, const struct procscan_thread *t);
 	void *keep_ctx;
+	uint32_t helper_pid;		/* opts.helper_pid */
 	bool rss;
 	struct u64map *rss_pages;	/* pid -> resident pages, for the processes that have some */
 	uint64_t rss_total;		/* their sum */
@@ -56,6 +69,7 @@ struct model {
 	struct callstacks *cs;		/* NULL unless records carry call stacks */
 	const struct lx_stack *rs;	/* the call stack the current record carries, or NULL */
 	struct thread **cur;		/* per P: the G running there per the model, or NULL */
+	struct held *held;		/* per P: its stand-ins (none on the housekeeping P) */
 	struct thread **reaped;		/* reaped by the current record: removed after it */
 	size_t nreaped, reaped_cap;
 	struct exited *exited;		/* exited threads, oldest first from exited_head */
@@ -169,6 +183,18 @@ int model_make_current(struct model *m, uint32_t c, struct thread *t);
  * ends it there, after preempting it where the model has it running (counted: exit-unknown,
  * docs/model.md); only a running G can end (docs/format.md §6.3). */
 int model_end_elsewhere(struct model *m, struct thread *t);
+
+/* ---- what holds a CPU when no recorded thread does: stand-ins (docs/model.md) ---- */
+
+/* CPU c is held from now on by kind (enum lx_occupant_kind): the stand-in of that kind runs
+ * there, named after the holder last named there (none for LX_OCC_IDLE). A stand-in already
+ * running there of another kind stops first; so does one when a thread starts there
+ * (model_go_start). Nothing starts while a recorded thread runs there. */
+int model_hold(struct model *m, uint32_t c, uint8_t kind);
+
+/* The holder of CPU c of kind (not LX_OCC_IDLE) is a thread of process pid named comm; the
+ * stand-in of that kind running there takes the name. */
+int model_hold_name(struct model *m, uint32_t c, uint8_t kind, uint32_t pid, const char *comm);
 
 /* A trigger fired now: msg marks it on the thread running on P p (NULL: on lxtrace's own
  * goroutine, model_log), then on_trigger hears of it as f, given its time here. */

@@ -72,6 +72,9 @@ static const struct kind {
 			    MODEL_KIND_RENAME, model_on_rename },
 	[LX_REC_ENQUEUE] = { sizeof(struct lx_rec), STACK_NONE, { 0 }, MODEL_KIND_ENQUEUE,
 			     model_on_enqueue },
+	[LX_REC_OCCUPANT] = { sizeof(struct lx_occupant), STACK_NONE,
+			      { offsetof(struct lx_occupant, pid) }, MODEL_KIND_OCCUPANT,
+			      model_on_occupant },
 };
 
 /* The kind of a record that can be trusted to be what its type says: a type the model takes

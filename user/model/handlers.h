@@ -17,6 +17,7 @@ int model_on_switch(struct model *m, const struct lx_rec *r);
 int model_on_wakeup(struct model *m, const struct lx_rec *r);
 int model_on_wakeup_new(struct model *m, const struct lx_rec *r);
 int model_on_enqueue(struct model *m, const struct lx_rec *r);
+int model_on_occupant(struct model *m, const struct lx_rec *r);
 
 /* process.c */
 int model_on_fork(struct model *m, const struct lx_rec *r);

@@ -56,6 +56,7 @@ static const char *const kind_names[MODEL_KIND_COUNT] = {
 	[MODEL_KIND_TRIGGER] = "trigger requests",
 	[MODEL_KIND_RENAME] = "renames",
 	[MODEL_KIND_ENQUEUE] = "enqueues",
+	[MODEL_KIND_OCCUPANT] = "CPU holders",
 };
 
 const char *model__kind_name(enum model_kind k)
@@ -106,9 +107,12 @@ struct model *model__new(const struct model_opts *opts)
 	m->idents = idents__new(&m->tables);
 	m->ann = annotations__new();
 	m->cur = calloc(opts->ncpus + 1, sizeof(*m->cur));
+	m->held = calloc(opts->ncpus + 1, sizeof(*m->held));
+	m->helper_pid = opts->helper_pid;
 	if (opts->stacks && m->idents)
 		m->cs = callstacks__new(&m->tables, m->idents, m->proc_root, opts->trusted_uid);
 	if ((!m->w && !m->t2) || !m->proc_root || !m->rss_pages || !m->threads || !m->idents || !m->ann || !m->cur ||
+	    !m->held ||
 	    (opts->stacks && !m->cs)) {
 		model__free(m);
 		errno = ENOMEM;
@@ -125,10 +129,10 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	uint64_t new_stk;
 	int err = 0;
 
-	/* Zombies have exited: nothing of theirs can be shown. The recorder's own threads are
-	 * left out as the BPF side leaves out their records. */
+	/* Zombies have exited: nothing of theirs can be shown. The recorder's own threads and
+	 * its helper's are left out as the BPF side leaves out their records. */
 	if (pt->state == 'Z' || pt->state == 'X' || pt->pid == (uint32_t)getpid() ||
-	    threads__find(m->threads, pt->tid))
+	    (m->helper_pid && pt->pid == m->helper_pid) || threads__find(m->threads, pt->tid))
 		return 0;
 	/* Unreadable memory counts 0 until the process's first rss record corrects it. */
 	if (m->rss && pt->tid == pt->pid) {
@@ -198,7 +202,8 @@ int model__prepare(struct model *m, bool kernel, bool user)
 	if (!err && n && !(pids = calloc(n, sizeof(*pids))))
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < n; i++)
-		if (live[i].tid == live[i].pid && live[i].pid != (uint32_t)getpid())
+		if (live[i].tid == live[i].pid && live[i].pid != (uint32_t)getpid() &&
+		    live[i].pid != m->helper_pid)
 			pids[np++] = live[i].pid;
 	if (!err)
 		callstacks__prepare(m->cs, pids, np, kernel, MODEL_PREPARE_NS);
@@ -303,6 +308,8 @@ int model__finish(struct model *m, uint64_t ts)
 	for (uint32_t p = 0; p < m->ncpus && !err; p++)
 		if (m->cur[p])
 			err = model_preempt(m, p);
+	for (uint32_t p = 0; p < m->ncpus && !err; p++)
+		err = model_hold(m, p, LX_OCC_IDLE);
 	for (uint32_t p = 0; p <= m->ncpus && !err; p++)
 		err = m->out->proc(m, p, false);
 	m->finished = true;
@@ -363,6 +370,10 @@ void model__free(struct model *m)
 	if (!m)
 		return;
 	free(m->cur);
+	for (uint32_t p = 0; m->held && p < m->ncpus; p++)
+		for (int k = 0; k < 2; k++)
+			free(m->held[p].s[k]);
+	free(m->held);
 	free(m->reaped);
 	free(m->exited);
 	u64map__free(m->rss_pages);

@@ -26,6 +26,24 @@ struct gt2_writer;
  * generation above bit 32): for events written about the file by others, such as the note
  * that closes it on a full disk (format/v1/close.h). */
 #define MODEL_SPARE_GOID (1ull << 32)
+/* The goroutines that stand for what holds a CPU when no recorded thread does (docs/model.md,
+ * "What holds a CPU"): on CPU c, one for untraced programs (self 0) and one for lxtrace's own
+ * threads (self 1). Their ids are no thread's (a tid stays below 2^22, its generation above
+ * bit 32) nor lxtrace's goroutine's, and the same in both formats. */
+#define MODEL_STANDIN_GOID(c, self) (0xfffffffeull - 2 * (uint64_t)(c) - (self))
+#define MODEL_STANDIN_MIN 0x80000000ull
+
+/* Whether goid is a stand-in's, and then whether it stands for lxtrace's own threads. */
+static inline bool model__standin(uint64_t goid)
+{
+	return goid >= MODEL_STANDIN_MIN && goid < 0xffffffffull;
+}
+
+static inline bool model__standin_self(uint64_t goid)
+{
+	return model__standin(goid) && (goid & 1);
+}
+
 /* How long model__prepare may read ahead: a delay of the start a person does not mind. */
 #define MODEL_PREPARE_NS 500000000ull
 
@@ -71,6 +89,9 @@ struct model_opts {
 	size_t ntriggers;
 	void (*on_trigger)(void *ctx, const struct trigger_fired *f);
 	void *trigger_ctx;
+	/* The tracer's helper process (its file worker), left out of the threads alive at start
+	 * as the tracer is: the BPF side records neither. 0: none. */
+	uint32_t helper_pid;
 };
 
 enum model_repair {
@@ -110,6 +131,8 @@ enum model_kind {
 	MODEL_KIND_TRIGGER,		/* "trigger requests": lxtrace_trigger() calls, SIGUSR1 */
 	MODEL_KIND_RENAME,		/* "renames": threads that took a new name */
 	MODEL_KIND_ENQUEUE,		/* "enqueues": woken threads put on a run queue */
+	MODEL_KIND_OCCUPANT,		/* "CPU holders": a CPU went to lxtrace, to an untraced
+					 * program or idle, with no switch record to say it */
 	MODEL_KIND_COUNT,
 };
 
@@ -124,6 +147,9 @@ struct model_stats {
 	uint64_t repairs[MODEL_REPAIR_COUNT];
 	uint64_t ignored;		/* records about exiting threads or the idle task, enqueues of
 					 * wakeups written or dropped already: expected */
+	/* Time the CPUs were held by what the trace does not follow, shown by stand-ins:
+	 * lxtrace's own threads and its helpers', and (with a target) untraced programs. */
+	uint64_t held_self_ns, held_untraced_ns;
 	uint64_t wakeups_moot;		/* of a thread not asleep: one that gave its sleep up before
 					 * switching out, or was preempted on its way to it */
 	/* With opts.enqueue: wakeups written at their enqueue, the time from sched_waking to it

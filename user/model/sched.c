@@ -1,7 +1,9 @@
 /* sched.c - the scheduler's records: a switch (LX_REC_SWITCH) stops the thread leaving the
  * CPU the way the kernel says it left (preempted, yielded, blocked in a syscall, dead) and
  * starts the next one; a wakeup (LX_REC_WAKEUP) readies a blocked thread on the waker's P;
- * a new thread's first wakeup (LX_REC_WAKEUP_NEW) only repairs a lost fork. With
+ * a new thread's first wakeup (LX_REC_WAKEUP_NEW) only repairs a lost fork; a CPU's holder
+ * (LX_REC_OCCUPANT) that no thread of the trace is, lxtrace or an untraced program, is shown
+ * by a stand-in. With
  * model_opts.enqueue a wakeup of a blocked thread is kept, and written at its enqueue
  * (LX_REC_ENQUEUE), where the kernel starts its run delay.
  */
@@ -140,8 +142,9 @@ int model_on_switch(struct model *m, const struct lx_rec *r)
 	if (stale)
 		model_repair(m, MODEL_REPAIR_STALE_SWITCH);
 
+	/* Not recorded: the CPU goes idle, or to what the flags say holds it. */
 	if (!s->next_tid)
-		return 0;
+		return model_hold(m, c, s->h.flags <= LX_OCC_UNTRACED ? s->h.flags : LX_OCC_IDLE);
 	t = model_live(m, s->next_tid, &err);
 	if (err || !t) {
 		if (!err)
@@ -229,4 +232,28 @@ int model_on_enqueue(struct model *m, const struct lx_rec *r)
 	if (delay > m->st.enqueue_delay_max_ns)
 		m->st.enqueue_delay_max_ns = delay;
 	return model_ready_kept(m, t);
+}
+
+int model_on_occupant(struct model *m, const struct lx_rec *r)
+{
+	const struct lx_occupant *o = (const struct lx_occupant *)r;
+	uint32_t c = o->h.cpu;
+	int err = 0;
+
+	if (o->kind > LX_OCC_UNTRACED) {
+		model_repair(m, MODEL_REPAIR_BAD_RECORD);
+		return 0;
+	}
+	if (o->kind != LX_OCC_IDLE)
+		err = model_hold_name(m, c, o->kind, o->pid, o->comm);
+	/* The switch record that follows gives the CPU to the holder named. */
+	if (err || (o->h.flags & LX_OCC_NAME_ONLY))
+		return err;
+	/* The kernel sends it from a CPU no traced thread holds: the one the model has there left
+	 * unseen (docs/model.md, "Switches the kernel does not report"). */
+	if (!err && m->cur[c]) {
+		model_repair(m, MODEL_REPAIR_STALE_SWITCH);
+		err = model_stop_unseen(m, c);
+	}
+	return err ? err : model_hold(m, c, o->kind);
 }

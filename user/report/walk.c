@@ -12,6 +12,7 @@
 #include "lib/escape.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"
+#include "user/model/model.h"
 #include "user/report/events_v2.h"
 #include "user/report/walk.h"
 
@@ -85,7 +86,15 @@ void walk__name(const struct walk_thread *t, char *buf, size_t len)
 		snprintf(buf, len, "tid %u", t->tid);
 		return;
 	}
-	if (t->id.pid) {
+	if (model__standin(t->g)) {
+		/* What held a CPU that the trace does not follow: no thread of it, and no tid. */
+		fputs(model__standin_self(t->g) ? "lxtrace (the tracer)" : "untraced", f);
+		if (t->id.pid) {
+			fputs(": ", f);
+			escape__print(f, t->id.comm, strlen(t->id.comm));
+			fprintf(f, " (pid %u)", t->id.pid);
+		}
+	} else if (t->id.pid) {
 		escape__print(f, t->id.comm, strlen(t->id.comm));
 		fprintf(f, " (tid %u, pid %u)", t->tid, t->id.pid);
 	} else {
@@ -132,7 +141,8 @@ static struct tstate *thread_of(struct walk *w, uint64_t g, bool create)
 	t->pub.g = g;
 	t->pub.tid = (uint32_t)g;
 	t->live = true;
-	w->st->threads++;
+	if (!model__standin(g))
+		w->st->threads++;
 	return t;
 }
 
@@ -290,7 +300,8 @@ static void on_start(struct walk *w, const struct gt_event *e)
 		ps->since = e->ts;
 	}
 	/* What began in the init phase or ends on the housekeeping P is the recorder's making. */
-	if (w->init_end && e->p < w->st->cpus) {
+	/* A stand-in's runs are what held the CPU (walk__runs), never a thread's waits. */
+	if (w->init_end && e->p < w->st->cpus && !model__standin(e->g)) {
 		if (t->runnable && !t->exec_start && !t->invented_wake && t->runnable_at > w->init_end &&
 		    w->s->wait) {
 			if (t->wait_pending)
