@@ -40,16 +40,20 @@ struct file_job {
 	_Alignas(max_align_t) char arg[];	/* the job reads its struct in place */
 };
 
-/* One worker for the process: the stalls it remembers and the jobs stuck in it are the
- * process's, whichever component ran them. */
+/* A job past its wait, until it ends. */
+struct late {
+	int reply;		/* its reply socket: readable or hung up once it ended */
+	uint64_t key;
+};
+
+/* One worker for the process: the jobs late in it are the process's, whichever component ran
+ * them. */
 static struct {
 	pthread_mutex_t lock;
 	bool started;
 	int sock;		/* lxtrace's end of the request socket; -1: no worker */
-	int *stuck;		/* reply sockets of jobs past their wait, until they end */
-	size_t nstuck, stuck_cap;
-	uint64_t *stalled;	/* keys of the jobs that stalled */
-	size_t nstalled, stalled_cap;
+	struct late *late;
+	size_t nlate, late_cap;
 } w = { .lock = PTHREAD_MUTEX_INITIALIZER, .sock = -1 };
 
 /* ---- the worker ---- */
@@ -207,46 +211,59 @@ int file_worker__start(void)
 
 /* ---- lxtrace's side ---- */
 
-/* Forgets the stuck jobs that have ended since. With w.lock held. */
+/* Forgets the late jobs that have ended since: their keys' filesystems answered. With w.lock
+ * held. */
 static void reap_locked(void)
 {
 	size_t j = 0;
 
-	for (size_t i = 0; i < w.nstuck; i++) {
-		struct pollfd p = { w.stuck[i], POLLIN, 0 };
+	for (size_t i = 0; i < w.nlate; i++) {
+		struct pollfd p = { w.late[i].reply, POLLIN, 0 };
 
 		/* An ended job has closed its end: hung up, or its answer is readable. */
 		if (poll(&p, 1, 0) == 1)
-			close(w.stuck[i]);
+			close(w.late[i].reply);
 		else
-			w.stuck[j++] = w.stuck[i];
+			w.late[j++] = w.late[i];
 	}
-	w.nstuck = j;
+	w.nlate = j;
+}
+
+/* Whether a job of key is still running past its wait. With w.lock held, after reap_locked. */
+static bool late_locked(uint64_t key)
+{
+	for (size_t i = 0; key && i < w.nlate; i++)
+		if (w.late[i].key == key)
+			return true;
+	return false;
 }
 
 /* Whether a job with key is refused without a wait. With w.lock held. */
 static bool refused_locked(uint64_t key)
 {
 	reap_locked();
-	if (w.nstuck >= FILE_WORKER_STUCK_MAX)
-		return true;
-	for (size_t i = 0; key && i < w.nstalled; i++)
-		if (w.stalled[i] == key)
-			return true;
-	return false;
+	return w.nlate >= FILE_WORKER_STUCK_MAX || late_locked(key);
 }
 
-/* Keeps reply, the socket of a job past its wait, and remembers its key. */
-static void note_stall(int reply, uint64_t key)
+bool file_worker__stalled(uint64_t key)
+{
+	bool late;
+
+	pthread_mutex_lock(&w.lock);
+	reap_locked();
+	late = late_locked(key);
+	pthread_mutex_unlock(&w.lock);
+	return late;
+}
+
+/* Keeps reply, the socket of a job past its wait, with its key, until the job ends. */
+static void note_late(int reply, uint64_t key)
 {
 	pthread_mutex_lock(&w.lock);
-	if (grow_array((void **)&w.stuck, &w.stuck_cap, w.nstuck + 1, sizeof(*w.stuck), 8))
+	if (grow_array((void **)&w.late, &w.late_cap, w.nlate + 1, sizeof(*w.late), 8))
 		close(reply);	/* no room: the job is not counted, its answer is dropped */
 	else
-		w.stuck[w.nstuck++] = reply;
-	if (key && !grow_array((void **)&w.stalled, &w.stalled_cap, w.nstalled + 1,
-			       sizeof(*w.stalled), 8))
-		w.stalled[w.nstalled++] = key;
+		w.late[w.nlate++] = (struct late){ reply, key };
 	pthread_mutex_unlock(&w.lock);
 }
 
@@ -324,7 +341,7 @@ int file_worker__run(file_job_fn fn, const void *arg, size_t len, uint64_t key, 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0) {
-			note_stall(sv[0], key);
+			note_late(sv[0], key);
 			return -ETIMEDOUT;
 		}
 		err = n < 0 ? -errno : read_answer(sv[0], &a, &fd);

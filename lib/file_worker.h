@@ -25,11 +25,18 @@
  * says what is left cannot stall (file_job__unbounded: a file on a local filesystem) is waited
  * for to its end, as before there was a worker.
  *
- * What stalls once is not waited for again: the job's key (a device: the filesystem of the
- * file) is remembered, and every later job with that key is refused at once, -ETIMEDOUT, as is
- * any job while FILE_WORKER_STUCK_MAX jobs are still running past their wait (each holds a
- * thread of the worker). So the reader waits FILE_WORKER_WAIT_NS at most once per filesystem
- * and at most FILE_WORKER_STUCK_MAX times at once.
+ * A job not answered in time is late, not refused: the caller gets -ETIMEDOUT and asks again
+ * later, while the job runs on in the worker. What tells a stalled filesystem (a FUSE server
+ * that stopped answering, an NFS server gone) from a slow one (a local disk under direct-IO
+ * reads, a cold page cache, CPUs all busy: a path walk or an exiting process's mappings took
+ * 250 ms there) is progress: a slow filesystem's late job ends, a stalled one's never does. So
+ * while a job of a key (a device: the filesystem of the file) is late, every other job with
+ * that key is answered -ETIMEDOUT at once, without a wait; once it ends the key is waited for
+ * again. A filesystem that stalls costs the reader FILE_WORKER_WAIT_NS once, and a slow one
+ * that long once per late job, each of which has warmed what the next one reads. Every job is
+ * refused at once while FILE_WORKER_STUCK_MAX jobs are late (each holds a thread of the
+ * worker). file_worker__stalled tells whether a key's filesystem is late now: at the end of a
+ * recording, stalled rather than slow.
  *
  * Thread-safe: the symbolizer's thread and the unwind tables' loader run jobs side by side.
  */
@@ -62,10 +69,14 @@ void file_job__unbounded(struct file_job *job);
 int file_worker__start(void);
 
 /* Runs fn on a copy of arg (len bytes, at most FILE_WORKER_ARG_MAX) in the worker. key: what a
- * stall is remembered by (the device of the file), 0 for nothing. Returns fn's result (its
- * descriptor a descriptor of this process), -ETIMEDOUT when the job did not end in time or is
- * refused for an earlier stall (above), or -ECHILD when there is no worker. *unbounded (if not
- * NULL): whether the job called file_job__unbounded. */
+ * late job holds back (the device of the file), 0 for nothing. Returns fn's result (its
+ * descriptor a descriptor of this process), -ETIMEDOUT when the job did not end in time or a
+ * job of its key is still late (above: ask again later), or -ECHILD when there is no worker.
+ * *unbounded (if not NULL): whether the job called file_job__unbounded. */
 int file_worker__run(file_job_fn fn, const void *arg, size_t len, uint64_t key, bool *unbounded);
+
+/* Whether a job of key (not 0) is running past its wait now: its filesystem has not answered
+ * since. */
+bool file_worker__stalled(uint64_t key);
 
 #endif

@@ -1,7 +1,8 @@
 /* test_file_worker.c - jobs in the file worker (lib/file_worker.h): a descriptor comes back, a
- * job that never ends is given up after the bounded wait and its key refused at once after, a
- * job that says it cannot stall is waited for past the bound, and too many stuck jobs refuse
- * every other. Each test runs in its own process, with its own worker. */
+ * job that never ends is given up after the bounded wait and its key refused at once while it
+ * runs, a late job that ends lets its key be waited for again, a job that says it cannot stall
+ * is waited for past the bound, and too many stuck jobs refuse every other. Each test runs in
+ * its own process, with its own worker. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,13 @@ static int stuck_job(struct file_job *job, const void *arg)
 	for (;;)
 		pause();
 	return -EINTR;
+}
+
+/* Takes twice the wait, as a path walk on a loaded disk may. */
+static int late_job(struct file_job *job, const void *arg)
+{
+	usleep((useconds_t)(2 * FILE_WORKER_WAIT_NS / 1000));
+	return -ENOENT;
 }
 
 /* Takes twice the wait, having said it cannot stall. */
@@ -68,9 +76,27 @@ Test(file_worker, a_job_that_never_ends_is_given_up_and_its_key_refused_at_once)
 	cr_expect_eq(file_worker__run(open_job, "/proc/self/stat", sizeof("/proc/self/stat"), 42,
 				      NULL), -ETIMEDOUT);
 	cr_expect_lt(now_ns() - t0, FILE_WORKER_WAIT_NS / 2, "the stalled key was waited for");
+	cr_expect(file_worker__stalled(42));
 	/* Another key is not refused for it. */
+	cr_expect_not(file_worker__stalled(43));
 	cr_expect_geq(file_worker__run(open_job, "/proc/self/stat", sizeof("/proc/self/stat"), 43,
 				       NULL), 0);
+}
+
+Test(file_worker, a_late_job_that_ends_lets_its_key_be_waited_for_again)
+{
+	int fd;
+
+	cr_assert_eq(file_worker__run(late_job, "", 1, 42, NULL), -ETIMEDOUT);
+	/* Late, not refused: while it runs its key is answered at once, then waited for. */
+	cr_expect_eq(file_worker__run(open_job, "/proc/self/stat", sizeof("/proc/self/stat"), 42,
+				      NULL), -ETIMEDOUT);
+	while (file_worker__stalled(42))
+		usleep(10 * 1000);
+	fd = file_worker__run(open_job, "/proc/self/stat", sizeof("/proc/self/stat"), 42, NULL);
+	cr_expect_geq(fd, 0, "the slow key is still refused: %s", strerror(-fd));
+	if (fd >= 0)
+		close(fd);
 }
 
 Test(file_worker, a_job_that_cannot_stall_is_waited_for_to_its_end)
