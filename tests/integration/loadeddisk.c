@@ -15,7 +15,7 @@
 
 #include "tests/integration/itest.h"
 
-#define COPIES 40
+#define COPIES 80
 #define HOGS_MAX 8
 /* The big file the direct-IO reader reads: the disk's queue stays busy for the recording. */
 #define BIG_MIB "512"
@@ -120,7 +120,15 @@ Test(loadeddisk, a_slow_disk_leaves_no_binary_unnamed)
 		if (!proc || strncmp(proc, "hs-", 3))
 			continue;
 		n_named += named(ev[i].stack);
-		n_unnamed += unnamed(ev[i].stack);
+		if (!unnamed(ev[i].stack))
+			continue;
+		/* The first few, for a failure: where the names are missing. */
+		if (n_unnamed++ < 3)
+			for (size_t j = 0; j < ev[i].stack->n; j++)
+				cr_log_info("loadeddisk: unnamed sample at %llu: %s %s:%llu",
+					    (unsigned long long)ev[i].ts, ev[i].stack->frames[j].func,
+					    ev[i].stack->frames[j].file,
+					    (unsigned long long)ev[i].stack->frames[j].line);
 	}
 	cr_log_info("loadeddisk: %zu samples in the copies named, %zu not", n_named, n_unnamed);
 	cr_assert_geq(n_named + n_unnamed, 50, "too few samples in the copies (%zu):\n%s",
@@ -128,14 +136,14 @@ Test(loadeddisk, a_slow_disk_leaves_no_binary_unnamed)
 	cr_expect_geq(n_named * 100, (n_named + n_unnamed) * 95,
 		      "%zu of %zu samples in the copies unnamed:\n%s", n_unnamed,
 		      n_named + n_unnamed, err);
-	/* Root's local binaries are neither refused nor unread. */
+	/* Root's local binaries are not refused, nor is their disk said to stall. */
 	for (line = err; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		size_t len = strcspn(line, "\n");
 		char buf[512];
 
 		snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) ? len : sizeof(buf) - 1),
 			 line);
-		cr_expect(!strstr(buf, dir) && !strstr(buf, " /usr/"),
-			  "the summary names a file of root's local disk: %s\n%s", buf, err);
+		cr_expect(!strstr(buf, "refused files") && !strstr(buf, "read stalled"),
+			  "the summary refuses files or says a read stalled: %s\n%s", buf, err);
 	}
 }

@@ -134,8 +134,8 @@ bool sym_module_awaited(struct symbolizer *s, struct module *m);
 /* The frame ids of vaddr in m, from its cache or computed once. Returns their count (0 when
  * nothing names vaddr) and the pool offset in *first, or -ENOMEM. */
 int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, size_t *first);
-/* Names m in s->unread if its file is still late: "read stalled" while its filesystem has not
- * answered since, else "read slow". */
+/* Names m in s->unread if its file is still late, asked for once more: "read stalled" while its
+ * filesystem has not answered since, else "read slow". */
 void sym_module_note_unread(struct symbolizer *s, struct module *m);
 /* Accepts NULL. */
 void sym_module_free(struct module *m);

@@ -22,9 +22,10 @@
  * answers at once, and once it has ended it hands its answer over, or an open may wait
  * FILE_WORKER_SLOW_WAIT_NS. */
 #define SYM_LATE_RETRY_NS (10ull * 1000 * 1000)
-/* How long stacks in a late binary are held for it (callstacks__ready): a loaded disk answered
- * within 0.3 s here; a stalled filesystem holds the stream that long once per binary. */
-#define SYM_LATE_HOLD_NS (1000ull * 1000 * 1000)
+/* How long stacks in a late binary are held for it (callstacks__ready): a disk behind direct-IO
+ * reads and a dropped page cache took over a second to open some; a stalled filesystem holds
+ * the stream that long once per binary. */
+#define SYM_LATE_HOLD_NS (3000ull * 1000 * 1000)
 
 void sym_module_free(struct module *m)
 {
@@ -170,6 +171,11 @@ bool sym_module_awaited(struct symbolizer *s, struct module *m)
 
 void sym_module_note_unread(struct symbolizer *s, struct module *m)
 {
+	/* A late job that has answered since is not unread. */
+	if (m->late) {
+		open_mapped(s, m, m->pid, m->start, m->end, m->path);
+		s->st.modules_retried++;
+	}
 	if (m->late)
 		foreign_log__note(s->unread, m->path,
 				  file_worker__stalled(m->dev) ? -ETIMEDOUT : -EAGAIN);

@@ -336,9 +336,10 @@ bool symbolizer__awaited(struct symbolizer *s, uint64_t proc, uint64_t addr)
 	struct process *p;
 	const struct mapping *mp;
 
+	/* A process first seen here has its binaries opened now: one of them may come late. */
+	p = sym_process_get(s, proc);
 	if (!s->nlate)
 		return false;
-	p = sym_process_get(s, proc);
 	mp = p ? sym_lookup_mapping(s, p, addr) : NULL;
 	return mp && mp->mod && sym_module_awaited(s, s->mods[mp->mod - 1]);
 }

@@ -120,7 +120,7 @@ int symbolizer__file(struct symbolizer *s, const struct sym_mapping *m);
 bool symbolizer__mapped(struct symbolizer *s, uint64_t proc, uint64_t addr);
 
 /* Whether addr lies in a binary whose file is late (lib/file_worker.h: its disk slow, or its
- * filesystem stalled) and has been for less than a second, asking for it again first: a stack
+ * filesystem stalled) and has been for less than 3 s, asking for it again first: a stack
  * with such an address is worth holding back until the file comes and names it. */
 bool symbolizer__awaited(struct symbolizer *s, uint64_t proc, uint64_t addr);
 
