@@ -529,8 +529,9 @@ bool callstacks__ready(struct callstacks *cs, uint32_t pid, const struct lx_stac
 	uint64_t now;
 
 	/* A stack in a binary whose open was late (a loaded disk) waits for the file, as a walk
-	 * for its rows, so that it is named. */
-	if (awaits_file(cs, pid, st))
+	 * for its rows, so that it is named: where the stream holds records for rows (a
+	 * recording, callstacks__use_rows), not in a replay that takes each record at once. */
+	if (cs->cfi && awaits_file(cs, pid, st))
 		goto held;
 	if (!(st->uflags & LX_USTACK_COPY) || !cs->cfi)
 		return true;
