@@ -261,7 +261,8 @@ static void drop_locked(size_t i)
 }
 
 /* Takes the answers of the late jobs that have ended since: their keys' filesystems answered.
- * Keeps at most FILE_WORKER_KEPT_MAX of them, the oldest going first. With w.lock held. */
+ * Keeps at most FILE_WORKER_KEPT_MAX of them: answers nobody asked for are dropped past that.
+ * With w.lock held. */
 static void reap_locked(void)
 {
 	size_t kept = 0;

@@ -46,12 +46,11 @@ static void open_mapped(struct symbolizer *s, struct module *m, pid_t pid, uint6
 			uint64_t end, const char *path)
 {
 	const struct mapped_file f = { s->proc_root, pid, start, end, path, m->dev, m->ino };
+	bool was_late = m->late;
 
 	m->pid = pid;
 	m->start = start;
 	m->end = end;
-	bool was_late = m->late;
-
 	m->fd = mapped_file__open(&f, NULL);
 	if (foreign_file__refused(m->fd))
 		foreign_log__note(s->refused, path, m->fd);
@@ -171,11 +170,11 @@ bool sym_module_awaited(struct symbolizer *s, struct module *m)
 
 void sym_module_note_unread(struct symbolizer *s, struct module *m)
 {
+	if (!m->late)
+		return;
 	/* A late job that has answered since is not unread. */
-	if (m->late) {
-		open_mapped(s, m, m->pid, m->start, m->end, m->path);
-		s->st.modules_retried++;
-	}
+	open_mapped(s, m, m->pid, m->start, m->end, m->path);
+	s->st.modules_retried++;
 	if (m->late)
 		foreign_log__note(s->unread, m->path,
 				  file_worker__stalled(m->dev) ? -ETIMEDOUT : -EAGAIN);
