@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 	}
 	t1 = now_ns();
 	for (long i = 0; i < jobs; i++) {
-		int fd = file_worker__run(open_job, PATH, sizeof(PATH), 0, NULL);
+		int fd = file_worker__run(open_job, PATH, sizeof(PATH), 0, 0, NULL);
 
 		if (fd < 0) {
 			fprintf(stderr, "bench_file_worker: job: %d\n", fd);

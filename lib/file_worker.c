@@ -9,12 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "lib/clock.h"
 #include "lib/file_worker.h"
 #include "lib/grow.h"
+
+/* The worker's nice value (its threads' too). */
+#define WORKER_NICE (-10)
 
 /* The worker's descriptor of the request socket, after the others are closed. */
 #define WORKER_SOCK 3
@@ -40,17 +44,26 @@ struct file_job {
 	_Alignas(max_align_t) char arg[];	/* the job reads its struct in place */
 };
 
-/* One worker for the process: the stalls it remembers and the jobs stuck in it are the
- * process's, whichever component ran them. */
+/* A job past its wait: running until its answer comes, then kept for the next job that asks
+ * for the same (key, what). */
+struct late {
+	int reply;		/* its reply socket while it runs; -1 once it ended */
+	uint64_t key, what;
+	int result;		/* once it ended: its descriptor or negative errno */
+	bool unbounded;		/* it called file_job__unbounded */
+};
+
+/* One worker for the process: the jobs late in it are the process's, whichever component ran
+ * them. */
 static struct {
 	pthread_mutex_t lock;
 	bool started;
 	int sock;		/* lxtrace's end of the request socket; -1: no worker */
 	pid_t pid;		/* the worker's, once started */
-	int *stuck;		/* reply sockets of jobs past their wait, until they end */
-	size_t nstuck, stuck_cap;
-	uint64_t *stalled;	/* keys of the jobs that stalled */
-	size_t nstalled, stalled_cap;
+	struct late *late;	/* running first come, ended answers kept */
+	size_t nlate, late_cap;
+	uint64_t *slow;		/* keys that had a job past its wait */
+	size_t nslow, slow_cap;
 } w = { .lock = PTHREAD_MUTEX_INITIALIZER, .sock = -1 };
 
 /* ---- the worker ---- */
@@ -161,6 +174,9 @@ static void __attribute__((noreturn)) become_worker(int sock, pid_t parent)
 	if (getppid() != parent || null < 0)
 		_exit(1);
 	prctl(PR_SET_NAME, "lxtrace-files");
+	/* The reader waits for its jobs: among CPU hogs, a job at their priority waited tens of
+	 * milliseconds for a CPU before it could even open its file. */
+	setpriority(PRIO_PROCESS, 0, WORKER_NICE);
 	/* A terminal's Ctrl-C or hangup is lxtrace's to handle: it ends the worker by ending. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -219,46 +235,123 @@ int file_worker__pid(void)
 
 /* ---- lxtrace's side ---- */
 
-/* Forgets the stuck jobs that have ended since. With w.lock held. */
-static void reap_locked(void)
+/* Reads one answer; *fd gets the descriptor it carries, or -1. 0, or -ECHILD when the worker
+ * closed the socket without one (it died). flags: MSG_DONTWAIT for an answer that may not have
+ * come (-EAGAIN). */
+static int read_answer(int reply, struct answer *a, int *fd, int flags)
 {
-	size_t j = 0;
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { a, sizeof(*a) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c;
+	ssize_t n;
 
-	for (size_t i = 0; i < w.nstuck; i++) {
-		struct pollfd p = { w.stuck[i], POLLIN, 0 };
-
-		/* An ended job has closed its end: hung up, or its answer is readable. */
-		if (poll(&p, 1, 0) == 1)
-			close(w.stuck[i]);
-		else
-			w.stuck[j++] = w.stuck[i];
+	do
+		n = recvmsg(reply, &m, MSG_CMSG_CLOEXEC | flags);
+	while (n < 0 && errno == EINTR);
+	*fd = -1;
+	if (n < 0 && errno == EAGAIN)
+		return -EAGAIN;
+	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+	if (c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(fd, CMSG_DATA(c), sizeof(int));
+	if (n != sizeof(*a)) {
+		if (*fd >= 0)
+			close(*fd);
+		return -ECHILD;
 	}
-	w.nstuck = j;
+	return 0;
 }
 
-/* Whether a job with key is refused without a wait. With w.lock held. */
-static bool refused_locked(uint64_t key)
+/* Forgets the kept answer i. With w.lock held. */
+static void drop_locked(size_t i)
 {
-	reap_locked();
-	if (w.nstuck >= FILE_WORKER_STUCK_MAX)
-		return true;
-	for (size_t i = 0; key && i < w.nstalled; i++)
-		if (w.stalled[i] == key)
+	if (w.late[i].reply < 0 && w.late[i].result >= 0)
+		close(w.late[i].result);
+	w.late[i] = w.late[--w.nlate];
+}
+
+/* Takes the answers of the late jobs that have ended since: their keys' filesystems answered.
+ * Keeps at most FILE_WORKER_KEPT_MAX of them: answers nobody asked for are dropped past that.
+ * With w.lock held. */
+static void reap_locked(void)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < w.nlate; i++) {
+		struct late *l = &w.late[i];
+		struct answer a;
+		int err = -EAGAIN, fd;
+
+		while (l->reply >= 0 && !(err = read_answer(l->reply, &a, &fd, MSG_DONTWAIT)) &&
+		       a.kind == UNBOUNDED)
+			l->unbounded = true;
+		if (l->reply >= 0 && err != -EAGAIN) {
+			close(l->reply);
+			l->reply = -1;
+			l->result = err ? err : a.result < 0 ? a.result : fd >= 0 ? fd : -EBADMSG;
+		}
+		kept += l->reply < 0;
+	}
+	for (size_t i = 0; kept > FILE_WORKER_KEPT_MAX && i < w.nlate; i++)
+		if (w.late[i].reply < 0) {
+			drop_locked(i--);
+			kept--;
+		}
+}
+
+/* How many jobs of key are running past their wait. With w.lock held, after reap_locked. */
+static size_t late_locked(uint64_t key)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; key && i < w.nlate; i++)
+		n += w.late[i].reply >= 0 && w.late[i].key == key;
+	return n;
+}
+
+/* How many jobs are running past their wait. With w.lock held, after reap_locked. */
+static size_t running_locked(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < w.nlate; i++)
+		n += w.late[i].reply >= 0;
+	return n;
+}
+
+static bool slow_locked(uint64_t key)
+{
+	for (size_t i = 0; key && i < w.nslow; i++)
+		if (w.slow[i] == key)
 			return true;
 	return false;
 }
 
-/* Keeps reply, the socket of a job past its wait, and remembers its key. */
-static void note_stall(int reply, uint64_t key)
+bool file_worker__stalled(uint64_t key)
+{
+	bool late;
+
+	pthread_mutex_lock(&w.lock);
+	reap_locked();
+	late = late_locked(key) > 0;
+	pthread_mutex_unlock(&w.lock);
+	return late;
+}
+
+/* Keeps reply, the socket of a job past its wait, with what it reads, until the job ends, and
+ * remembers its key as slow. */
+static void note_late(int reply, uint64_t key, uint64_t what, bool unbounded)
 {
 	pthread_mutex_lock(&w.lock);
-	if (grow_array((void **)&w.stuck, &w.stuck_cap, w.nstuck + 1, sizeof(*w.stuck), 8))
+	if (grow_array((void **)&w.late, &w.late_cap, w.nlate + 1, sizeof(*w.late), 8))
 		close(reply);	/* no room: the job is not counted, its answer is dropped */
 	else
-		w.stuck[w.nstuck++] = reply;
-	if (key && !grow_array((void **)&w.stalled, &w.stalled_cap, w.nstalled + 1,
-			       sizeof(*w.stalled), 8))
-		w.stalled[w.nstalled++] = key;
+		w.late[w.nlate++] = (struct late){ reply, key, what, -ETIMEDOUT, unbounded };
+	if (key && !slow_locked(key) &&
+	    !grow_array((void **)&w.slow, &w.slow_cap, w.nslow + 1, sizeof(*w.slow), 8))
+		w.slow[w.nslow++] = key;
 	pthread_mutex_unlock(&w.lock);
 }
 
@@ -279,37 +372,32 @@ static int send_request(file_job_fn fn, const void *arg, size_t len, int reply)
 	return sendmsg(w.sock, &m, MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
-/* Reads one answer; *fd gets the descriptor it carries, or -1. 0, or -ECHILD when the worker
- * closed the socket without one (it died). */
-static int read_answer(int reply, struct answer *a, int *fd)
+/* Before a job of (key, what) is sent: 1 with *result when a late job of the same answered
+ * since, -ETIMEDOUT when it is to be refused at once, 0 to send it, waiting *wait_ns for it.
+ * With w.lock held. */
+static int before_locked(uint64_t key, uint64_t what, int *result, bool *unbounded,
+			 uint64_t *wait_ns)
 {
-	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { a, sizeof(*a) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			    .msg_controllen = sizeof(ctl) };
-	struct cmsghdr *c;
-	ssize_t n;
-
-	do
-		n = recvmsg(reply, &m, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	*fd = -1;
-	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
-	if (c && c->cmsg_type == SCM_RIGHTS)
-		memcpy(fd, CMSG_DATA(c), sizeof(int));
-	if (n != sizeof(*a)) {
-		if (*fd >= 0)
-			close(*fd);
-		return -ECHILD;
-	}
+	reap_locked();
+	for (size_t i = 0; key && i < w.nlate; i++)
+		if (w.late[i].reply < 0 && w.late[i].key == key && w.late[i].what == what) {
+			*result = w.late[i].result;	/* handed over, not closed */
+			*unbounded = w.late[i].unbounded;
+			w.late[i] = w.late[--w.nlate];
+			return 1;
+		}
+	if (running_locked() >= FILE_WORKER_STUCK_MAX || late_locked(key) >= FILE_WORKER_KEY_LATE_MAX)
+		return -ETIMEDOUT;
+	*wait_ns = slow_locked(key) ? FILE_WORKER_SLOW_WAIT_NS : FILE_WORKER_WAIT_NS;
 	return 0;
 }
 
-int file_worker__run(file_job_fn fn, const void *arg, size_t len, uint64_t key, bool *unbounded)
+int file_worker__run(file_job_fn fn, const void *arg, size_t len, uint64_t key, uint64_t what,
+		     bool *unbounded)
 {
-	uint64_t deadline = now_ns() + FILE_WORKER_WAIT_NS;
-	bool bounded = true;
-	int sv[2], err;
+	uint64_t deadline, wait_ns = 0;
+	bool bounded = true, said = false;
+	int sv[2], err, result = 0;
 
 	if (unbounded)
 		*unbounded = false;
@@ -317,11 +405,14 @@ int file_worker__run(file_job_fn fn, const void *arg, size_t len, uint64_t key, 
 		return -EINVAL;
 	pthread_mutex_lock(&w.lock);
 	err = start_locked();
-	if (!err && refused_locked(key))
-		err = -ETIMEDOUT;
+	if (!err)
+		err = before_locked(key, what, &result, &said, &wait_ns);
 	pthread_mutex_unlock(&w.lock);
+	if (err == 1 && unbounded)
+		*unbounded = said;
 	if (err)
-		return err;
+		return err == 1 ? result : err;
+	deadline = now_ns() + wait_ns;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
 	err = send_request(fn, arg, len, sv[1]);
@@ -336,10 +427,10 @@ int file_worker__run(file_job_fn fn, const void *arg, size_t len, uint64_t key, 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0) {
-			note_stall(sv[0], key);
+			note_late(sv[0], key, what, !bounded);
 			return -ETIMEDOUT;
 		}
-		err = n < 0 ? -errno : read_answer(sv[0], &a, &fd);
+		err = n < 0 ? -errno : read_answer(sv[0], &a, &fd, 0);
 		if (!err && a.kind == UNBOUNDED) {
 			bounded = false;
 			if (unbounded)

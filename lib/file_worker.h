@@ -25,11 +25,22 @@
  * says what is left cannot stall (file_job__unbounded: a file on a local filesystem) is waited
  * for to its end, as before there was a worker.
  *
- * What stalls once is not waited for again: the job's key (a device: the filesystem of the
- * file) is remembered, and every later job with that key is refused at once, -ETIMEDOUT, as is
- * any job while FILE_WORKER_STUCK_MAX jobs are still running past their wait (each holds a
- * thread of the worker). So the reader waits FILE_WORKER_WAIT_NS at most once per filesystem
- * and at most FILE_WORKER_STUCK_MAX times at once.
+ * A job not answered in time is late, not refused: the caller gets -ETIMEDOUT and asks again
+ * later, while the job runs on in the worker; its answer, when it comes, is kept for the next
+ * job that asks for the same file (FILE_WORKER_KEPT_MAX of them at most), which gets it at once
+ * (the file of a process gone since is still read). What tells a stalled filesystem (a FUSE
+ * server that stopped answering, an NFS server gone) from a slow one (a local disk under
+ * direct-IO reads, a cold page cache, CPUs all busy: a path walk, an exiting process's
+ * mappings, or only the wait for a CPU took 250 ms there) is progress: a slow filesystem's late
+ * jobs end, a stalled one's never do. So a key (a device: the filesystem of the file) that had
+ * a job late is slow from then on: its jobs are waited for FILE_WORKER_SLOW_WAIT_NS, what a
+ * file in the page cache takes, and while FILE_WORKER_KEY_LATE_MAX of them are late every other
+ * is answered -ETIMEDOUT at once, until one ends. A filesystem that stalls costs the reader
+ * FILE_WORKER_WAIT_NS once and FILE_WORKER_SLOW_WAIT_NS a few times; a slow one a short wait
+ * per file. Every job is refused at once while FILE_WORKER_STUCK_MAX jobs are late (each holds
+ * a thread of the worker). file_worker__stalled tells whether a key has a job late now: at the
+ * end of a recording, stalled rather than slow. The worker runs at nice -10: the reader waits
+ * for it.
  *
  * Thread-safe: the symbolizer's thread and the unwind tables' loader run jobs side by side.
  */
@@ -41,7 +52,16 @@
 #include <stdint.h>
 
 #define FILE_WORKER_WAIT_NS (200ull * 1000 * 1000)
+/* The wait for a job of a key that had one late before (a slow filesystem): what a file in the
+ * page cache takes, and not much more; a job past it is collected later. */
+#define FILE_WORKER_SLOW_WAIT_NS (5ull * 1000 * 1000)
 #define FILE_WORKER_STUCK_MAX 8
+/* Jobs of one key running past their wait at most: a slow disk's files are read side by side,
+ * a stalled filesystem holds no more of the worker's threads than that. */
+#define FILE_WORKER_KEY_LATE_MAX 4
+/* Answers of late jobs kept for a job that asks for the same, at most (each may hold a
+ * descriptor): the oldest go first. */
+#define FILE_WORKER_KEPT_MAX 64
 /* The largest argument a job takes. */
 #define FILE_WORKER_ARG_MAX 8192
 
@@ -66,10 +86,17 @@ int file_worker__start(void);
 int file_worker__pid(void);
 
 /* Runs fn on a copy of arg (len bytes, at most FILE_WORKER_ARG_MAX) in the worker. key: what a
- * stall is remembered by (the device of the file), 0 for nothing. Returns fn's result (its
- * descriptor a descriptor of this process), -ETIMEDOUT when the job did not end in time or is
- * refused for an earlier stall (above), or -ECHILD when there is no worker. *unbounded (if not
- * NULL): whether the job called file_job__unbounded. */
-int file_worker__run(file_job_fn fn, const void *arg, size_t len, uint64_t key, bool *unbounded);
+ * late job holds back (the device of the file), 0 for nothing; what: what the job reads within
+ * it (the file's inode): a job of the same key and what as a late one that has ended since gets
+ * that job's answer at once, without running. Returns fn's result (its descriptor a descriptor
+ * of this process), -ETIMEDOUT when the job did not end in time or a job of its key is still
+ * late (above: ask again later), or -ECHILD when there is no worker. *unbounded (if not NULL):
+ * whether the job called file_job__unbounded. */
+int file_worker__run(file_job_fn fn, const void *arg, size_t len, uint64_t key, uint64_t what,
+		     bool *unbounded);
+
+/* Whether a job of key (not 0) is running past its wait now: its filesystem has not answered
+ * since. */
+bool file_worker__stalled(uint64_t key);
 
 #endif

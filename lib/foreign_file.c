@@ -63,8 +63,7 @@ refuse:
 bool foreign_file__refused(int err)
 {
 	return err == -ELOOP || err == -EXDEV || err == -ENXIO || err == -EPERM || err == -EMLINK ||
-	       err == -EFBIG || err == -E2BIG || err == -ENOBUFS || err == -EOVERFLOW ||
-	       err == -ETIMEDOUT;
+	       err == -EFBIG || err == -E2BIG || err == -ENOBUFS || err == -EOVERFLOW;
 }
 
 const char *foreign_file__why(int err)
@@ -92,6 +91,8 @@ const char *foreign_file__why(int err)
 		return "shrank while being read";
 	case -ETIMEDOUT:
 		return "read stalled";
+	case -EAGAIN:
+		return "read slow";
 	default:
 		return strerror(-err);
 	}

@@ -20,9 +20,12 @@
  * and, for callers that read a file in steps: -ESTALE, the file shrank between two reads; for
  * callers that parse a file's structure: -ENOBUFS, it declares more memory than they budget
  * (an ELF file's compressed sections, user/stacks/sym_elf.h), and -EOVERFLOW, part of it would
- * take more (its DWARF) and is left unread; for callers that read a file where a stall costs
- * them nothing (lib/file_worker.h): -ETIMEDOUT, its read stalled, or its filesystem's did before.
- * Anything else is the system's own errno (-ENOENT: nothing there).
+ * take more (its DWARF) and is left unread. Not refusals, but named by foreign_file__why for
+ * callers that read a file where a stall costs them nothing (lib/file_worker.h): -ETIMEDOUT,
+ * not read in time and its filesystem has not answered since ("read stalled"), and -EAGAIN, not
+ * read in time although its filesystem answered, later ("read slow"): whoever owns the file, it
+ * is its filesystem that was late. Anything else is the system's own errno (-ENOENT: nothing
+ * there).
  *
  * Reads use pread on the descriptor; on a local filesystem, a regular file's read returns.
  * Network and FUSE filesystems can stall a read for as long as their server likes: keep

@@ -187,7 +187,7 @@ void record_summary__print(const struct record_summary *s)
 	const struct model *m = s->model;
 	const struct capture *cap = s->cap;
 	double secs = s->secs;
-	const struct foreign_log *refused;
+	const struct foreign_log *refused, *unread;
 	struct model_stats ms;
 	struct gt_writer_stats ws;
 	struct capture_stats cs;
@@ -235,6 +235,13 @@ void record_summary__print(const struct record_summary *s)
 			"only in part):\n",
 			(unsigned long long)foreign_log__count(refused));
 		foreign_log__print(refused, stderr, "   ");
+	}
+	unread = model__unread(m);
+	if (unread && foreign_log__count(unread)) {
+		fprintf(stderr, "  unread files:  %llu binaries not read by the end, their filesystem "
+			"slow or stalled (named \"[unknown] FILE+0x...\"):\n",
+			(unsigned long long)foreign_log__count(unread));
+		foreign_log__print(unread, stderr, "   ");
 	}
 	if (path) {
 		fputs("  open it:       go tool trace ", stderr);

@@ -138,8 +138,6 @@ static bool stack_ready(const struct model *m, const struct lx_rec *r, const str
 	const struct thread *t;
 	uint32_t pid;
 
-	if (!(rs->uflags & LX_USTACK_COPY))
-		return true;
 	if (r->type == LX_REC_SAMPLE) {
 		pid = ((const struct lx_sample *)r)->pid;
 	} else {

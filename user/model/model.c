@@ -313,6 +313,8 @@ int model__finish(struct model *m, uint64_t ts)
 	for (uint32_t p = 0; p <= m->ncpus && !err; p++)
 		err = m->out->proc(m, p, false);
 	m->finished = true;
+	if (m->cs)
+		callstacks__finish(m->cs);
 	if (!err)
 		err = m->out->flush(m);
 	if (err)
@@ -363,6 +365,11 @@ void model__stop_waiting(struct model *m)
 const struct foreign_log *model__refused(const struct model *m)
 {
 	return m->cs ? callstacks__refused(m->cs) : NULL;
+}
+
+const struct foreign_log *model__unread(const struct model *m)
+{
+	return m->cs ? callstacks__unread(m->cs) : NULL;
 }
 
 void model__free(struct model *m)

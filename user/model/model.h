@@ -211,6 +211,11 @@ void model__stats(const struct model *m, struct model_stats *out);
  * named once; NULL when records carry no stacks. Valid for the model's life. */
 const struct foreign_log *model__refused(const struct model *m);
 
+/* Binaries the model's symbolizing could not read in time, slow or stalled (lib/file_worker.h),
+ * named once; empty before model__finish, NULL when records carry no stacks. Valid for the
+ * model's life. */
+const struct foreign_log *model__unread(const struct model *m);
+
 const char *model__repair_name(enum model_repair r);
 const char *model__kind_name(enum model_kind k);
 

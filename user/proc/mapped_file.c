@@ -83,6 +83,7 @@ int mapped_file__open(const struct mapped_file *f, bool *local)
 	    (f->path && snprintf(a.path, sizeof(a.path), "%s", f->path) >= (int)sizeof(a.path)))
 		return -ENAMETOOLONG;
 	a.f.proc_root = a.f.path = NULL;
-	/* A stall is remembered by the file's device: the server that stalled serves them all. */
-	return file_worker__run(open_job, &a, sizeof(a), f->dev, local);
+	/* Lateness is the file's device's: the server or disk that is late serves them all. A
+	 * late open's answer is kept for the next open of the same file. */
+	return file_worker__run(open_job, &a, sizeof(a), f->dev, f->ino, local);
 }

@@ -14,8 +14,9 @@
  *
  * The open, the checks and the copy run in the file worker (lib/file_worker.h), never on the
  * caller's thread: a file on FUSE or NFS may be served by a program that never answers, and so
- * may be the path to it. A file that does not come in time is refused, -ETIMEDOUT, and so is
- * at once every later one of its device.
+ * may be the path to it. A file that does not come in time is -ETIMEDOUT, and so is at once
+ * every other one of its device while that job runs: late, to be asked for again (the worker
+ * tells a stalled filesystem from a slow one by whether its late job ends).
  */
 #ifndef LXTRACE_USER_PROC_MAPPED_FILE_H
 #define LXTRACE_USER_PROC_MAPPED_FILE_H
@@ -41,7 +42,7 @@ struct mapped_file {
 };
 
 /* The file's descriptor, or a negative errno: lib/foreign_file.h's refusals
- * (foreign_file__refused, -ETIMEDOUT among them), -ESTALE when the path leads to another
+ * (foreign_file__refused), -ETIMEDOUT (late: ask again), -ESTALE when the path leads to another
  * file, or the system's. *local (if not NULL): whether the file lies on a local filesystem
  * (the descriptor may still be a copy, of another user's file). */
 int mapped_file__open(const struct mapped_file *f, bool *local);

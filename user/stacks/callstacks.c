@@ -82,6 +82,7 @@ struct callstacks {
 	struct cfi_loader *cfi;		/* the rows of late walks (late_walk.h), or NULL */
 	uint64_t held_since;		/* CLOCK_MONOTONIC ns: a late walk waits since, 0: none */
 	bool no_wait;			/* the recording ends: no late walk waits for rows */
+	uint64_t read_late;		/* symbolizer_stats.modules_read_late the memo was made with */
 	uint64_t late[LX_STACK_USER_MAX];	/* a late walk's frames */
 	struct u64map *slots;		/* tid << 8 | cache slot -> its struct stored */
 	struct stored *stored;		/* every one of them */
@@ -500,6 +501,27 @@ static unsigned finish_late(struct callstacks *cs, uint64_t proc, const struct l
 	return n;
 }
 
+/* Whether a user address of st (or of the walk it hits) lies in a binary whose file is late
+ * and worth waiting for (symbolizer__awaited). */
+static bool awaits_file(struct callstacks *cs, uint32_t pid, const struct lx_stack *st)
+{
+	const uint64_t *upc = (const uint64_t *)&st->pc[st->nkern];
+	unsigned n = st->nuser;
+	uint64_t proc = proc_of(cs, pid);
+
+	if (st->uflags & LX_USTACK_HIT) {
+		const uint64_t *v = u64map__get(cs->slots, (uint64_t)st->tid << 8 | st->uslot);
+		const struct stored *sv = v ? (const struct stored *)(uintptr_t)*v : NULL;
+
+		upc = sv ? sv->pc : NULL;
+		n = sv ? sv->n : 0;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (symbolizer__awaited(cs->sym, proc, upc[i] & ~LX_PC_EXACT))
+			return true;
+	return false;
+}
+
 bool callstacks__ready(struct callstacks *cs, uint32_t pid, const struct lx_stack *st)
 {
 	const struct late_walk lw = { cs->sym, cs->cfi, proc_of(cs, pid) };
@@ -507,12 +529,18 @@ bool callstacks__ready(struct callstacks *cs, uint32_t pid, const struct lx_stac
 	unsigned n = st->nuser;
 	uint64_t now;
 
+	/* A stack in a binary whose open was late (a loaded disk) waits for the file, as a walk
+	 * for its rows, so that it is named: where the stream holds records for rows (a
+	 * recording, callstacks__use_rows), not in a replay that takes each record at once. */
+	if (cs->cfi && awaits_file(cs, pid, st))
+		goto held;
 	if (!(st->uflags & LX_USTACK_COPY) || !cs->cfi)
 		return true;
 	if (late_walk__finish(&lw, ucopy_of(st), cs->late, &n, true, &end) != -EAGAIN) {
 		cs->held_since = 0;
 		return true;
 	}
+held:
 	now = now_ns();
 	if (!cs->held_since) {
 		cs->held_since = now;
@@ -548,6 +576,23 @@ static uint64_t hit_answer(const struct callstacks *cs, struct stored *sv, uint3
 	return stk;
 }
 
+/* Forgets every stack remembered by its addresses, when a binary read late names addresses
+ * that read "[unknown]" before. */
+static void memo_forget_late(struct callstacks *cs)
+{
+	uint64_t read_late = symbolizer__read_late(cs->sym);
+
+	if (read_late == cs->read_late)
+		return;
+	cs->read_late = read_late;
+	for (int i = 0; i < 2; i++) {
+		u64map__clear(cs->memo[i].by_hash);
+		cs->memo[i].n = cs->memo[i].len = 0;
+	}
+	cs->st.cache_clears++;
+	cs->memo_gen++;
+}
+
 uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint32_t pid, int nr,
 			 const struct lx_stack *st)
 {
@@ -559,6 +604,7 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	size_t nkey = 0;
 
 	cs->st.lookups++;
+	memo_forget_late(cs);
 	if (uflags & LX_USTACK_HIT) {
 		const uint64_t *v = u64map__get(cs->slots, (uint64_t)st->tid << 8 | st->uslot);
 
@@ -670,6 +716,16 @@ void callstacks__exit(struct callstacks *cs, uint32_t pid, uint64_t image)
 const struct foreign_log *callstacks__refused(const struct callstacks *cs)
 {
 	return symbolizer__refused(cs->sym);
+}
+
+void callstacks__finish(struct callstacks *cs)
+{
+	symbolizer__finish(cs->sym);
+}
+
+const struct foreign_log *callstacks__unread(const struct callstacks *cs)
+{
+	return symbolizer__unread(cs->sym);
 }
 
 void callstacks__free(struct callstacks *cs)

@@ -131,6 +131,12 @@ void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out
 /* The files of other users that symbolizing refused (symbolizer__refused). */
 const struct foreign_log *callstacks__refused(const struct callstacks *cs);
 
+/* The recording has stopped (symbolizer__finish). */
+void callstacks__finish(struct callstacks *cs);
+
+/* The binaries not read in time by the end (symbolizer__unread). */
+const struct foreign_log *callstacks__unread(const struct callstacks *cs);
+
 /* Accepts NULL. */
 void callstacks__free(struct callstacks *cs);
 

@@ -41,6 +41,10 @@
  * core the worker got 2% of a CPU, so a recording's end waited seconds for it (a stop 7.7 s
  * late under bench/load.sh's load). */
 #define WORKER_NICE 10
+/* How often a file whose open was late (lib/file_worker.h) is asked for again: walks meet it
+ * far more often, and each open of a slow filesystem's file may wait for it a little. Walks
+ * take frame pointers there meanwhile. */
+#define LATE_RETRY_NS (100ull * 1000 * 1000)
 
 /* How long the end waits for rows still to be stored in the cache (a write and an fsync each,
  * milliseconds): a short recording stores what it compiled, a stop is not held up by a slow
@@ -83,6 +87,7 @@ struct cfi_loader {
 	pthread_cond_t more;		/* the queue got a file, or stop was set */
 	struct devino_map *files;	/* (dev, ino) -> enum file_state */
 	struct devino_map *published;	/* (dev, ino) -> first << 32 | n, once FILE_DONE */
+	struct devino_map *late;	/* (dev, ino) -> when to ask again, for a late open */
 	struct queued *queue;
 	size_t nqueue, queue_cap;
 	struct store *stores;
@@ -108,9 +113,11 @@ struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts)
 	l->o = *opts;
 	l->files = devino_map__new();
 	l->published = devino_map__new();
-	if (!l->files || !l->published) {
+	l->late = devino_map__new();
+	if (!l->files || !l->published || !l->late) {
 		devino_map__free(l->files);
 		devino_map__free(l->published);
+		devino_map__free(l->late);
 		free(l);
 		return NULL;
 	}
@@ -362,11 +369,20 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 	bool added;
 	int err;
 
+	uint64_t *late, now = now_ns(), ask_at = 0;
+
 	pthread_mutex_lock(&l->lock);
 	state = devino_map__get(l->files, w->dev, w->ino);
+	late = devino_map__get(l->late, w->dev, w->ino);
+	if (late)
+		ask_at = *late;
+	if (late && now >= ask_at)
+		devino_map__del(l->late, w->dev, w->ino);
 	pthread_mutex_unlock(&l->lock);
 	if (state)
 		return 0;
+	if (now < ask_at)
+		return -ETIMEDOUT;
 	q.fd = open_mapped(l, w, path, &q.size);
 	if (q.fd >= 0 && small_only && q.size > NOW_BYTES) {
 		close(q.fd);
@@ -382,11 +398,15 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 		return q.fd;
 	}
 	if (q.fd < 0) {
-		/* Gone, or replaced: the next walk that meets the file asks again. */
+		/* Gone, replaced, or late (its filesystem slow or stalled: lib/file_worker.h): the
+		 * next walk that meets the file asks again. */
 		l->st.files_retry++;
+		late = q.fd == -ETIMEDOUT ? devino_map__put(l->late, w->dev, w->ino, &added) : NULL;
+		if (late)
+			*late = now + LATE_RETRY_NS;
 		pthread_mutex_unlock(&l->lock);
 		bpf_map_delete_elem(l->o.maps.wanted_fd, &key);
-		return 0;
+		return q.fd == -ETIMEDOUT ? q.fd : 0;
 	}
 	state = devino_map__put(l->files, w->dev, w->ino, &added);
 	if (!state) {
@@ -478,6 +498,7 @@ void cfi_loader__free(struct cfi_loader *l)
 		close(l->queue[i].fd);
 	free(l->queue);
 	free(l->stores);
+	devino_map__free(l->late);
 	devino_map__free(l->files);
 	devino_map__free(l->published);
 	pthread_cond_destroy(&l->more);

@@ -15,7 +15,8 @@
  * array and published as (first, n) under (dev, inode). A file with no
  * usable CFI, or whose code keeps frame pointers (Go), is published with no rows, so walks stop
  * asking and use frame pointers there; a file that could not be opened (the process was gone)
- * is forgotten, so the next walk asks again.
+ * or not in time (its filesystem late: lib/file_worker.h) is forgotten, so the next walk asks
+ * again.
  *
  * With a disk cache (lib/disk_cache.h), a file's rows come from it when they were stored by an
  * earlier recording of this build, and are stored once compiled, for the files whose identity
@@ -58,8 +59,9 @@ struct cfi_loader_stats {
 struct cfi_loader *cfi_loader__new(const struct cfi_loader_opts *opts);
 
 /* One LX_REC_CFI_WANT: opens the file and compiles or queues it, unless that is done already.
- * 0 (published, queued, or left to be asked again) or -errno (-ENOMEM, or the maps refused
- * a small file's rows). */
+ * 0 (published, queued, or left to be asked again), -ETIMEDOUT (late: left to be asked again,
+ * and nothing to wait for meanwhile) or -errno (-ENOMEM, or the maps refused a small file's
+ * rows). */
 int cfi_loader__want(struct cfi_loader *l, const struct lx_cfi_want *w);
 
 /* The same for a walk the daemon finishes (late_walk.h), whose process may be gone or have

@@ -27,8 +27,8 @@ static bool word(const struct lx_ucopy *c, uint64_t a, uint64_t *v)
 	return true;
 }
 
-/* The rows of the file code is in: 1 with *rows, *n (n 0: none, as for anonymous code); 0 when
- * they are not there yet (asked for). */
+/* The rows of the file code is in: 1 with *rows, *n (n 0: none, as for anonymous code, or none
+ * for now, the file late); 0 when they are not there yet (asked for). */
 static int rows_of(const struct late_walk *lw, const struct sym_code *code,
 		   const struct lx_cfi_row **rows, uint32_t *n)
 {
@@ -44,7 +44,10 @@ static int rows_of(const struct late_walk *lw, const struct sym_code *code,
 	ret = cfi_loader__rows(lw->cfi, dev, code->ino, rows, n);
 	if (ret != -ENOENT)
 		return ret;
-	cfi_loader__want_file(lw->cfi, &w, code->path);
+	/* A file late to open (its filesystem slow or stalled) holds no stack back: this walk
+	 * takes frame pointers there, and a later one asks again. */
+	if (cfi_loader__want_file(lw->cfi, &w, code->path) == -ETIMEDOUT)
+		return 1;
 	return cfi_loader__rows(lw->cfi, dev, code->ino, rows, n) == 1;
 }
 

@@ -30,7 +30,13 @@ struct module {
 	const char *file;	/* interned path: the file of frames without DWARF lines */
 	int fd;			/* the file: sym_elf reads a copy, this one reads it again */
 	bool failed;		/* no file (yet): opened again with the next process mapping it */
-	bool bad;		/* not an ELF file libdwfl reads, or its read stalled: for good */
+	bool bad;		/* not an ELF file libdwfl reads: for good */
+	bool late;		/* its open was not answered in time (lib/file_worker.h): asked
+				 * again on lookups, at most every SYM_LATE_RETRY_NS */
+	uint64_t retry_at;	/* CLOCK_MONOTONIC ns: when a late open is asked again */
+	uint64_t late_since;	/* CLOCK_MONOTONIC ns: when its first open was late; 0 never */
+	pid_t pid;		/* the last process seen mapping it, at [start, end): how it is */
+	uint64_t start, end;	/* opened again */
 	struct sym_elf *elf;
 	uint64_t used;		/* 1 + the sweep during which elf was last asked for; 0: never */
 	struct u64map *cache;	/* vaddr -> pool offset << 8 | frame count */
@@ -64,6 +70,8 @@ struct symbolizer {
 	char *debuginfo_path;
 	struct sym_perfmap_env perfmaps;	/* what the processes' perf maps share */
 	struct foreign_log *refused;	/* files other users control, refused by their rules */
+	struct foreign_log *unread;	/* binaries still late at the end (symbolizer__finish) */
+	size_t nlate;			/* modules late now */
 	uint64_t foreign_left;		/* of FOREIGN_BUDGET (sym_module_elf) */
 	uid_t trusted_uid;		/* symbolizer_opts.trusted_uid */
 
@@ -120,8 +128,11 @@ int sym_emit_one(struct symbolizer *s, uint64_t a, uint32_t id, struct sym_frame
  * failed). 0 on ENOMEM. */
 uint32_t sym_module_get(struct symbolizer *s, pid_t pid, const struct mapping *mp,
 			const char *path, uint64_t dev, uint64_t ino);
-/* The ELF of m, opened on first use; NULL when it has none. */
+/* The ELF of m, opened on first use (a late open asked again); NULL when it has none (yet). */
 struct sym_elf *sym_module_elf(struct symbolizer *s, struct module *m);
+/* Whether m's file is late (asked for again first) and has been for less than
+ * SYM_LATE_HOLD_NS: worth waiting for. */
+bool sym_module_awaited(struct symbolizer *s, struct module *m);
 /* The frame ids of vaddr in m, from its cache or computed once. Returns their count (0 when
  * nothing names vaddr) and the pool offset in *first, or -ENOMEM. */
 int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, size_t *first);
@@ -131,6 +142,10 @@ int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, si
  * for; its cached frames stay. A binary other users control keeps its ELF: what it was charged
  * (FOREIGN_BUDGET) is not given back. */
 void sym_module_sweep(struct symbolizer *s);
+
+/* Names m in s->unread if its file is still late, asked for once more: "read stalled" while its
+ * filesystem has not answered since, else "read slow". */
+void sym_module_note_unread(struct symbolizer *s, struct module *m);
 /* Accepts NULL. */
 void sym_module_free(struct module *m);
 

@@ -10,6 +10,8 @@
 
 #include "bpf/unwind.h"
 #include "format/tracemap.h"
+#include "lib/clock.h"
+#include "lib/file_worker.h"
 #include "lib/foreign_file.h"
 #include "lib/u64map.h"
 #include "user/proc/mapped_file.h"
@@ -18,6 +20,14 @@
 #include "user/stacks/vdso.h"
 
 #define MAX_FRAMES 64
+/* How often a late binary is asked for again: while its filesystem's late job runs the worker
+ * answers at once, and once it has ended it hands its answer over, or an open may wait
+ * FILE_WORKER_SLOW_WAIT_NS. */
+#define SYM_LATE_RETRY_NS (10ull * 1000 * 1000)
+/* How long stacks in a late binary are held for it (callstacks__ready): a disk behind direct-IO
+ * reads and a dropped page cache took over a second to open some; a stalled filesystem holds
+ * the stream that long once per binary. */
+#define SYM_LATE_HOLD_NS (3000ull * 1000 * 1000)
 
 void sym_module_free(struct module *m)
 {
@@ -31,17 +41,30 @@ void sym_module_free(struct module *m)
 	free(m);
 }
 
-/* Opens the file (dev, ino) mapped at [start, end) of pid (user/proc/mapped_file.h); a
- * refusal by lib/foreign_file.h's rules is named in the summary. */
-static int open_mapped(struct symbolizer *s, pid_t pid, uint64_t start, uint64_t end,
-		       const char *path, uint64_t dev, uint64_t ino)
+/* Opens m's file as mapped at [start, end) of pid (user/proc/mapped_file.h), at path when the
+ * process is gone; a refusal by lib/foreign_file.h's rules is named in the summary, and a file
+ * not come in time is late: asked for again on a lookup. */
+static void open_mapped(struct symbolizer *s, struct module *m, pid_t pid, uint64_t start,
+			uint64_t end, const char *path)
 {
-	const struct mapped_file f = { s->proc_root, pid, start, end, path, dev, ino };
-	int fd = mapped_file__open(&f, NULL);
+	const struct mapped_file f = { s->proc_root, pid, start, end, path, m->dev, m->ino };
+	bool was_late = m->late;
 
-	if (foreign_file__refused(fd))
-		foreign_log__note(s->refused, path, fd);
-	return fd;
+	m->pid = pid;
+	m->start = start;
+	m->end = end;
+	m->fd = mapped_file__open(&f, NULL);
+	if (foreign_file__refused(m->fd))
+		foreign_log__note(s->refused, path, m->fd);
+	m->failed = m->fd < 0;
+	m->late = m->fd == -ETIMEDOUT;
+	s->nlate += (size_t)m->late - (size_t)was_late;
+	s->st.modules_read_late += was_late && m->fd >= 0;
+	if (m->late) {
+		m->retry_at = now_ns() + SYM_LATE_RETRY_NS;
+		if (!m->late_since)
+			m->late_since = now_ns();
+	}
 }
 
 uint32_t sym_module_get(struct symbolizer *s, pid_t pid, const struct mapping *mp,
@@ -63,9 +86,7 @@ uint32_t sym_module_get(struct symbolizer *s, pid_t pid, const struct mapping *m
 		/* One that could not be opened (its process was gone) gets another chance with
 		 * each process that maps it: a failure is never kept for good. */
 		if (m->failed && !m->bad && !m->elf && pid > 0) {
-			m->fd = open_mapped(s, pid, mp->start, mp->end, path, dev, ino);
-			m->failed = m->fd < 0;
-			m->bad = m->fd == -ETIMEDOUT;
+			open_mapped(s, m, pid, mp->start, mp->end, path);
 			s->st.modules_retried++;
 		}
 		return (uint32_t)id;
@@ -91,11 +112,11 @@ uint32_t sym_module_get(struct symbolizer *s, pid_t pid, const struct mapping *m
 		return 0;
 	if (ino == LX_VDSO_INO && !dev)
 		m->fd = vdso__open();	/* the same image in every process of this kernel */
+	else if (pid > 0)
+		open_mapped(s, m, pid, mp->start, mp->end, path);
 	else
-		m->fd = pid > 0 ? open_mapped(s, pid, mp->start, mp->end, path, dev, ino) : -ENOENT;
+		m->fd = -ENOENT;
 	m->failed = m->fd < 0;
-	/* A file that stalled is not asked for again (nor named twice). */
-	m->bad = m->fd == -ETIMEDOUT;
 	s->st.modules++;
 	s->st.modules_failed += m->failed;
 	return (uint32_t)id;
@@ -119,6 +140,9 @@ static bool trusted(const struct symbolizer *s, int fd)
  * own). */
 struct sym_elf *sym_module_elf(struct symbolizer *s, struct module *m)
 {
+	/* A binary read late is named from then on: nothing that was readable stays unknown
+	 * because a loaded disk answered after the wait. */
+	sym_module_awaited(s, m);
 	if (!m->elf && !m->failed) {
 		bool again = m->used != 0;
 		int fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
@@ -163,6 +187,32 @@ void sym_module_sweep(struct symbolizer *s)
 		malloc_trim(0);
 }
 
+bool sym_module_awaited(struct symbolizer *s, struct module *m)
+{
+	uint64_t now;
+
+	if (!m->late)
+		return false;
+	now = now_ns();
+	if (now >= m->retry_at) {
+		open_mapped(s, m, m->pid, m->start, m->end, m->path);
+		s->st.modules_retried++;
+	}
+	return m->late && now - m->late_since < SYM_LATE_HOLD_NS;
+}
+
+void sym_module_note_unread(struct symbolizer *s, struct module *m)
+{
+	if (!m->late)
+		return;
+	/* A late job that has answered since is not unread. */
+	open_mapped(s, m, m->pid, m->start, m->end, m->path);
+	s->st.modules_retried++;
+	if (m->late)
+		foreign_log__note(s->unread, m->path,
+				  file_worker__stalled(m->dev) ? -ETIMEDOUT : -EAGAIN);
+}
+
 int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, size_t *first)
 {
 	struct sym_elf_frame ef[MAX_FRAMES];
@@ -176,6 +226,9 @@ int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, si
 		*first = *slot >> 8;
 		return (int)(*slot & 0xff);
 	}
+	/* Not kept for a binary still late: its names are asked for again. */
+	if (!elf && m->late)
+		return 0;
 	n = elf ? sym_elf__frames(elf, vaddr, ef, MAX_FRAMES) : 0;
 	if (n < 0)
 		n = 0;

@@ -331,6 +331,19 @@ bool symbolizer__mapped(struct symbolizer *s, uint64_t proc, uint64_t addr)
 	return p && (sym_lookup_mapping(s, p, addr) || sym_perfmap__find(p->perfmap, addr));
 }
 
+bool symbolizer__awaited(struct symbolizer *s, uint64_t proc, uint64_t addr)
+{
+	struct process *p;
+	const struct mapping *mp;
+
+	/* A process first seen here has its binaries opened now: one of them may come late. */
+	p = sym_process_get(s, proc);
+	if (!s->nlate)
+		return false;
+	mp = p ? sym_lookup_mapping(s, p, addr) : NULL;
+	return mp && mp->mod && sym_module_awaited(s, s->mods[mp->mod - 1]);
+}
+
 int symbolizer__code_at(struct symbolizer *s, uint64_t proc, uint64_t addr, struct sym_code *out)
 {
 	struct process *p = sym_process_get(s, proc);

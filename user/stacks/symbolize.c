@@ -199,6 +199,11 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	out->files_refused = foreign_log__count(s->refused);
 }
 
+uint64_t symbolizer__read_late(const struct symbolizer *s)
+{
+	return s->st.modules_read_late;
+}
+
 const struct foreign_log *symbolizer__refused(const struct symbolizer *s)
 {
 	return s->refused;
@@ -223,6 +228,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	copy_opt(s->perfmap_dir, sizeof(s->perfmap_dir), o.perfmap_dir, "/tmp");
 	s->debuginfo_path = o.debuginfo_path ? strdup(o.debuginfo_path) : NULL;
 	s->refused = foreign_log__new(SYM_REFUSED_NAMED);
+	s->unread = foreign_log__new(SYM_REFUSED_NAMED);
 	s->foreign_left = FOREIGN_BUDGET;
 	s->trusted_uid = o.trusted_uid;
 	/* The maps' directory is root's: opened once, so that a map's own path is all that is
@@ -240,12 +246,25 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->claims = pcclaims__new(GEN_CLAIMS, SYM_PC_SYNTHETIC | SYM_PC_REMAPPED, SYM_PC_REMAPPED - 1);
 	s->kcache = u64map__new();
 	if ((o.debuginfo_path && !s->debuginfo_path) || !s->str_ids || !s->frame_ids ||
-	    !s->mod_ids || !s->procs || !s->claims || !s->kcache || !s->refused) {
+	    !s->mod_ids || !s->procs || !s->claims || !s->kcache || !s->refused ||
+	    !s->unread) {
 		symbolizer__free(s);
 		errno = ENOMEM;
 		return NULL;
 	}
 	return s;
+}
+
+void symbolizer__finish(struct symbolizer *s)
+{
+	for (size_t i = 0; i < s->mods_cap; i++)
+		if (s->mods[i])
+			sym_module_note_unread(s, s->mods[i]);
+}
+
+const struct foreign_log *symbolizer__unread(const struct symbolizer *s)
+{
+	return s->unread;
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -274,5 +293,6 @@ void symbolizer__free(struct symbolizer *s)
 	if (s->perfmaps.dirfd >= 0)
 		close(s->perfmaps.dirfd);
 	foreign_log__free(s->refused);
+	foreign_log__free(s->unread);
 	free(s);
 }

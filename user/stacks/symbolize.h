@@ -72,6 +72,8 @@ struct symbolizer_stats {
 	uint64_t modules_retried;	/* opens tried again after a failure */
 	uint64_t modules_closed;	/* ELFs closed, no lookup having asked for them for a while */
 	uint64_t modules_reread;	/* of them, read again when asked for */
+	uint64_t modules_read_late;	/* binaries read after their open was late: a stack
+					 * made before of their addresses reads otherwise now */
 	uint64_t lookups;		/* user addresses resolved */
 	uint64_t cache_hits;		/* of which answered from a binary's cache */
 	uint64_t unknown;		/* frames that read "[unknown] ..." */
@@ -118,6 +120,11 @@ int symbolizer__file(struct symbolizer *s, const struct sym_mapping *m);
 /* Whether addr lies in a mapping proc is known to have (or in code its perf map names): a
  * frame-pointer walk's frame that does not is no frame. */
 bool symbolizer__mapped(struct symbolizer *s, uint64_t proc, uint64_t addr);
+
+/* Whether addr lies in a binary whose file is late (lib/file_worker.h: its disk slow, or its
+ * filesystem stalled) and has been for less than 3 s, asking for it again first: a stack
+ * with such an address is worth holding back until the file comes and names it. */
+bool symbolizer__awaited(struct symbolizer *s, uint64_t proc, uint64_t addr);
 
 /* The executable mapping of proc that holds addr: where it is, and its file (ino 0: not a
  * file; LX_VDSO_INO with dev 0: the vDSO). */
@@ -169,9 +176,22 @@ void symbolizer__prepare(struct symbolizer *s, bool kernel, uint64_t budget_ns);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 
+/* symbolizer_stats.modules_read_late, at no cost: whoever keeps stacks by their addresses
+ * forgets them when it changes. */
+uint64_t symbolizer__read_late(const struct symbolizer *s);
+
 /* The files other users control that were refused (each once), for the summary. Valid for the
  * symbolizer's life. */
 const struct foreign_log *symbolizer__refused(const struct symbolizer *s);
+
+/* The recording has stopped: the binaries whose open is still late (lib/file_worker.h) are
+ * named in symbolizer__unread. */
+void symbolizer__finish(struct symbolizer *s);
+
+/* The binaries not read in time by the end (each once), "read stalled" when their filesystem
+ * has not answered since, "read slow" when it answered too late, for the summary; empty before
+ * symbolizer__finish. Valid for the symbolizer's life. */
+const struct foreign_log *symbolizer__unread(const struct symbolizer *s);
 
 /* Accepts NULL. */
 void symbolizer__free(struct symbolizer *s);
