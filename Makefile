@@ -183,17 +183,17 @@ $(CAPTURE_STREAM): $(OUT)/tests/streams/capture.o $(OUT)/tests/lib/stream.o $(US
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
 # One compile of the decoder and what it needs, instrumented; the headers they include are
-# format/'s shared ones, format/v1/'s and lib/'s.
+# format/'s shared ones, format/v1/'s and lib/'s. lib/disk_cache.c checksums with zlib.
 $(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/*.h format/v1/*.h lib/*.h)
 	$(call say,FUZZ-CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
+	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -lz -o $@
 
 # The Go 1.22+ reader, repair and cut, instrumented.
 $(FUZZ_V2): tests/fuzz/fuzz_reader_v2.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/*.h format/v2/*.h lib/*.h)
 	$(call say,FUZZ-CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
+	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -lz -o $@
 
 # The model and what it calls (the symbolizer, /proc, the flight recorder's triggers),
 # instrumented; its generated syscall names come from the normal build.
