@@ -82,12 +82,16 @@ static __always_inline __u64 wake_flags(void *ring, __u32 size)
 /* Sends the staged chunk st of this CPU; the caller has set st->busy. */
 static __always_inline void send_chunk(struct stage *st, void *ring)
 {
-	__u32 n = st->rec.n;
-	__u32 size;
+	__u32 n = st->rec.n, unused, size;
 
-	if (n > LX_SYSCALLS_MAX)
-		n = LX_SYSCALLS_MAX;
-	size = sizeof(st->rec) - (LX_SYSCALLS_MAX - n) * sizeof(st->rec.e[0]);
+	/* n is 1 to LX_SYSCALLS_MAX here (a chunk is sent once it has an entry, at the latest
+	 * when full). The mask is what bounds the size for the verifiers of 5.10 and 6.1, which
+	 * lost a clamp of n through the compiler's 32-bit arithmetic ("R3 unbounded memory
+	 * access" in raw_exit once the exit program wrote one more global); a branch instead
+	 * cost the switch program stack it has not got (6.18: "combined stack size of 4 calls
+	 * is 528"). */
+	unused = (LX_SYSCALLS_MAX - n) & (LX_SYSCALLS_MAX - 1);
+	size = sizeof(st->rec) - unused * sizeof(st->rec.e[0]);
 	if (bpf_ringbuf_output(ring, &st->rec, size, wake_flags(ring, size)))
 		count_lost(n);
 	st->rec.n = 0;
