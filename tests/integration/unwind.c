@@ -887,11 +887,13 @@ Test(unwind, short_lived_processes_fully_named_with_tables_from_proc)
 /* ---- every user stack is whole or marked ---- */
 
 /* The outermost frames a whole user stack can end in: a program's entry (_start, ld.so's, Go's
- * _rt0_amd64_linux), a thread's (clone3, clone), Go's top frames (user/stacks/callstacks.c,
+ * _rt0_amd64_linux and _rt0_amd64, which it jumps to: a sample there, before rt0_go is called,
+ * has no caller), a thread's (clone3, clone), Go's top frames (user/stacks/callstacks.c,
  * go_top_frame). */
 static bool outermost_frame(const char *func)
 {
-	static const char *const ends[] = { "_start", "_dl_start_user", "_rt0_amd64_linux", "clone3",
+	static const char *const ends[] = { "_start", "_dl_start_user", "_rt0_amd64_linux",
+					    "_rt0_amd64", "clone3",
 					    "clone", "__clone",
 					    "runtime.goexit", "runtime.mstart", "runtime.mcall",
 					    "runtime.morestack", "runtime.rt0_go" };
