@@ -505,6 +505,11 @@ static const char *const loading_steps[] = { "check", "pingpong", "sleeper", "sa
 
 /* The refusals a kernel is known to make, by version (major * 100 + minor), and why: any other
  * fails the stage. */
+#define WHY_612                                                                                  \
+	"Debian's 6.12 (its mm_lock_seq a seqcount, backported) fails the VMA-walking programs "  \
+	"with EFAULT, the verifier's own internal error, as 6.18's did with --cgroup before the "  \
+	"target was asked outside the VMA loop; its log is not read yet: the compat programs, "   \
+	"frame-pointer stacks"
 static const struct {
 	int version;
 	const char *refused;	/* as the recorder says it: "PROGRAM: ERROR" */
@@ -514,6 +519,8 @@ static const struct {
 	  "6.1's verifier sums the frames of the switch program and its walk (btf_switch, "
 	  "unwind_walk, walk_step, a leaf) to 544 bytes of stack, over its 512 (\"combined stack "
 	  "size of 4 calls is 544\"): the compat programs, frame-pointer stacks" },
+	{ 612, "maps_lock_got: Bad address", WHY_612 },
+	{ 612, "maps_exec: Bad address", WHY_612 },	/* --syscalls=all's set */
 };
 
 /* Whether text (a step's stderr, or --check's table) names a refusal this kernel is not

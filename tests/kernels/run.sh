@@ -12,9 +12,9 @@
 # binary can be tried as it is. Everything goes under BUILD_DIR/kernels/: the downloads (kept),
 # the initramfs, and each kernel's results (NAME/). Ends with one line per kernel and exit 1
 # when a kernel failed a step or an assertion. KERNELS_TIMEOUT bounds one guest or the host's
-# run (default 600 s; the slowest guest, 6.12's, took 159 s on 2026-12-03 before --check loaded
-# the programs and -p and --cgroup were recorded), KERNELS_STEP_TIMEOUT
-# one recording in it (tests/kernels/scenario.sh): a hung stage ends within about 50 minutes.
+# run (default 900 s; the slowest guest, 6.12's, took 159 s on 2026-12-03, 494 s on 2026-12-07
+# with --check loading the programs, -p and --cgroup recorded and its typed programs refused),
+# KERNELS_STEP_TIMEOUT one recording in it (tests/kernels/scenario.sh).
 set -uo pipefail
 build=${1:?usage: run.sh BUILD_DIR [KERNEL...]}
 shift
@@ -25,7 +25,7 @@ lxtrace=$(realpath "${LXTRACE:-$build/lxtrace}")
 workloads=$(realpath "${LXTRACE_WORKLOADS:-$build/tests/workloads}")
 tests=$build/tests/kernel-tests
 work=$build/kernels
-limit=${KERNELS_TIMEOUT:-600}
+limit=${KERNELS_TIMEOUT:-900}
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "kernel-test: skipped: it loads BPF programs and downloads with apt: run it as root"
