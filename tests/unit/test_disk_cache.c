@@ -181,7 +181,7 @@ Test(disk_cache, the_bound_evicts_the_least_recently_used)
 {
 	struct disk_cache *c = disk_cache__open(dir, 10000);
 	static char huge[20000];
-	char big[1800] = { 0 }, k[8];
+	char big[1800] = { 0 }, k[16];
 	void *data = NULL;
 	size_t len;
 
