@@ -163,6 +163,16 @@ static void print_details(const struct model_stats *ms, const struct gt_writer_s
 		(unsigned long long)ms->wakeups_moot);
 }
 
+/* A list of files the symbolizer did not read, headed by head (its %llu the count), when it
+ * has any. */
+static void print_files(const struct foreign_log *log, const char *head)
+{
+	if (!log || !foreign_log__count(log))
+		return;
+	fprintf(stderr, head, (unsigned long long)foreign_log__count(log));
+	foreign_log__print(log, stderr, "   ");
+}
+
 /* path as a shell word, for a command line a person pastes: in single quotes unless it has
  * only characters no shell treats specially. */
 static void print_shell_word(const char *path)
@@ -187,7 +197,6 @@ void record_summary__print(const struct record_summary *s)
 	const struct model *m = s->model;
 	const struct capture *cap = s->cap;
 	double secs = s->secs;
-	const struct foreign_log *refused, *unread;
 	struct model_stats ms;
 	struct gt_writer_stats ws;
 	struct capture_stats cs;
@@ -229,20 +238,10 @@ void record_summary__print(const struct record_summary *s)
 			"untraced programs (shown as [lxtrace] and [untraced])\n",
 			ms.held_self_ns / 1e9, ms.held_untraced_ns / 1e9);
 	features__print_missing(capture__features(cap), s->uses, "  without:      ", stderr);
-	refused = model__refused(m);
-	if (refused && foreign_log__count(refused)) {
-		fprintf(stderr, "  refused files: %llu that other users control (not read, or "
-			"only in part):\n",
-			(unsigned long long)foreign_log__count(refused));
-		foreign_log__print(refused, stderr, "   ");
-	}
-	unread = model__unread(m);
-	if (unread && foreign_log__count(unread)) {
-		fprintf(stderr, "  unread files:  %llu binaries not read by the end, their filesystem "
-			"slow or stalled (named \"[unknown] FILE+0x...\"):\n",
-			(unsigned long long)foreign_log__count(unread));
-		foreign_log__print(unread, stderr, "   ");
-	}
+	print_files(model__refused(m), "  refused files: %llu that other users control (not read, "
+		    "or only in part):\n");
+	print_files(model__unread(m), "  unread files:  %llu binaries not read by the end, their "
+		    "filesystem slow or stalled (named \"[unknown] FILE+0x...\"):\n");
 	if (path) {
 		fputs("  open it:       go tool trace ", stderr);
 		print_shell_word(path);
