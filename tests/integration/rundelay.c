@@ -37,6 +37,16 @@ static bool ours(pid_t pid, struct workload *const *w, size_t n)
 	return false;
 }
 
+/* The kernel's counts of every thread at the start and the end of a 1.5 s window, 0.3 s after
+ * the workloads started. */
+static void window(struct schedstat *a, size_t *na, struct schedstat *b, size_t *nb)
+{
+	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
+	*na = schedstat__snapshot(a, MAX_THREADS);
+	nanosleep(&(struct timespec){ 1, 500 * 1000 * 1000 }, NULL);
+	*nb = schedstat__snapshot(b, MAX_THREADS);
+}
+
 Test(rundelay, every_threads_wait_for_a_cpu_is_the_kernels_run_delay)
 {
 	static struct schedstat a[MAX_THREADS], b[MAX_THREADS];
@@ -52,10 +62,7 @@ Test(rundelay, every_threads_wait_for_a_cpu_is_the_kernels_run_delay)
 		w[i] = workload__start("hotspin", spin);
 	w[3] = workload__start("pingpong", (const char *[]){ "100000", NULL });
 	w[4] = workload__start("sleeper", (const char *[]){ "300", NULL });
-	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
-	na = schedstat__snapshot(a, MAX_THREADS);
-	nanosleep(&(struct timespec){ 1, 500 * 1000 * 1000 }, NULL);
-	nb = schedstat__snapshot(b, MAX_THREADS);
+	window(a, &na, b, &nb);
 	itest_stop(SIGINT, 0);
 	itest_load();
 
@@ -147,10 +154,7 @@ Test(rundelay, a_thread_woken_from_the_other_cpu_waits_from_its_enqueue)
 	for (int i = 0; i <= APART_HOGS; i++)
 		cr_assert(w[i], "cannot start a workload: %s", strerror(errno));
 	pp = workload__pid(w[APART_HOGS]);
-	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
-	na = schedstat__snapshot(a, MAX_THREADS);
-	nanosleep(&(struct timespec){ 1, 500 * 1000 * 1000 }, NULL);
-	nb = schedstat__snapshot(b, MAX_THREADS);
+	window(a, &na, b, &nb);
 	/* Gone before the stop: the recorder drains what they made with the CPUs to itself. */
 	for (int i = 0; i <= APART_HOGS; i++)
 		workload__free(w[i]);
