@@ -25,6 +25,11 @@
 #define SLACK_PER_WAKEUP_NS 30000.0
 #define SLACK_NS 100000.0
 #define SLACK_PERCENT 2.0
+/* Other threads of the machine are woken from interrupts too, and a wakeup that preempts at an
+ * interrupt's end waits out the rest of it (softirqs): a kworker's five such waits summed 259 us
+ * in the trace, one of them about 180 us, where the kernel counted 0. A sleep taken for a wait
+ * (what the check of other threads is for) is a whole sleep: milliseconds. */
+#define OTHERS_SLACK_NS 500000.0
 
 TestSuite(rundelay, .fini = itest_fini, .timeout = 120);
 
@@ -60,7 +65,10 @@ Test(rundelay, every_threads_wait_for_a_cpu_is_the_kernels_run_delay)
 	rec = recorder__pid(it.rec);
 	for (int i = 0; i < 3; i++)
 		w[i] = workload__start("hotspin", spin);
-	w[3] = workload__start("pingpong", (const char *[]){ "100000", NULL });
+	/* Every workload outlives the window: a thread's waits after its exit record are not in
+	 * the trace (docs/model.md, "Exit"), the kernel counts them (the ping-pong's main thread,
+	 * preempted for 0.4 ms in exit_mmap once when its 100,000 rounds ended inside it). */
+	w[3] = workload__start("pingpong", (const char *[]){ "2000000", NULL });
 	w[4] = workload__start("sleeper", (const char *[]){ "300", NULL });
 	window(a, &na, b, &nb);
 	itest_stop(SIGINT, 0);
@@ -78,8 +86,8 @@ Test(rundelay, every_threads_wait_for_a_cpu_is_the_kernels_run_delay)
 		kernel = (double)(s1->delay_ns - s0->delay_ns);
 		tq_sched(it.trace, (uint32_t)s1->tid, s0->at, s1->at, &q);
 		diff = q.runnable_ns - kernel;
-		allowed = SLACK_NS + kernel * SLACK_PERCENT / 100 +
-			  SLACK_PER_WAKEUP_NS * (double)q.woken;
+		allowed = (ours(s1->pid, w, 5) ? SLACK_NS : OTHERS_SLACK_NS) +
+			  kernel * SLACK_PERCENT / 100 + SLACK_PER_WAKEUP_NS * (double)q.woken;
 		/* A thread whose switch-outs the kernel did not report can lose a preemption's wait
 		 * (its comeback unwoken is all the trace sees), never gain a sleep's. */
 		bad = ours(s1->pid, w, 5) && !q.unseen ? fabs(diff) > allowed : diff > allowed;
