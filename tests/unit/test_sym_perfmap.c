@@ -105,6 +105,55 @@ Test(sym_perfmap, names_appended_overlapping_and_half_written_lines)
 	cr_expect_eq(foreign_log__count(env.refused), 0);
 }
 
+/* Every form perf's reader (tools/perf/util/symbol.c, dso__load_perf_map: strtoull in base 16,
+ * then one separator of any kind) takes: the JVM's "jcmd PID Compiler.perfmap" and
+ * -XX:+DumpPerfMapAtExit write 0x and leading zeros. */
+Test(sym_perfmap, names_every_form_perf_reads)
+{
+	write_map("w", "0x00007f9268ec71a0 0x0000000000000200 void java.lang.System.arraycopy"
+		       "(java.lang.Object, int, java.lang.Object, int, int)\n"
+		       "0X7F0000 0X10 upper case prefix\n"
+		       "7f1000\t10\ttabs\n"
+		       "  7f2000   \t10 blanks before each number\n"
+		       "+7f3000 +10 plus signs\n"
+		       "7f4000,10,other separators\n"
+		       "00000000000000000000007f5000 0010 zeros past sixteen digits\n"
+		       "7f6000 10  a name's own blanks \n"
+		       "7f7000 10 x\n");
+	cr_expect_str_eq(find(0x7f9268ec72a0), "void java.lang.System.arraycopy(java.lang.Object, "
+		"int, java.lang.Object, int, int)");
+	cr_expect_str_eq(find(0x7f000f), "upper case prefix");
+	cr_expect_str_eq(find(0x7f1001), "tabs");
+	cr_expect_str_eq(find(0x7f2002), "blanks before each number");
+	cr_expect_str_eq(find(0x7f3003), "plus signs");
+	cr_expect_str_eq(find(0x7f4004), "other separators");
+	cr_expect_str_eq(find(0x7f5005), "zeros past sixteen digits");
+	cr_expect_str_eq(find(0x7f6006), " a name's own blanks ");
+	cr_expect_str_eq(find(0x7f7007), "x");
+	cr_expect_str_eq(find(0x7f9268ec73a0), "(none)", "the size bounds the entry");
+}
+
+/* What perf's reader would take but names no code, and what is no number at all. */
+Test(sym_perfmap, refuses_lines_that_name_no_code)
+{
+	write_map("w", "-7f0000 10 negated\n"
+		       "7f1000 -10 negated size\n"
+		       "10000000000000007f2000 10 past 64 bits\n"
+		       "zz 10 no digits\n"
+		       "7f3000 0x100000000 past 4 GiB\n"
+		       "7f4000 10\n"
+		       "7f5000\n"
+		       "7f6000 10 kept\n");
+	cr_expect_str_eq(find(0x7f0000), "(none)");
+	cr_expect_str_eq(find(0x7f1000), "(none)");
+	cr_expect_str_eq(find(0x7f2000), "(none)");
+	cr_expect_str_eq(find(0x5), "(none)");
+	cr_expect_str_eq(find(0x7f3000), "(none)");
+	cr_expect_str_eq(find(0x7f4000), "(none)");
+	cr_expect_str_eq(find(0x7f5000), "(none)");
+	cr_expect_str_eq(find(0x7f6000), "kept");
+}
+
 Test(sym_perfmap, links_fifos_and_devices_are_refused_and_named_once)
 {
 	char secret[128], *text;

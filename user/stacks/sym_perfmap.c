@@ -1,4 +1,5 @@
 /* sym_perfmap.c - indexes one perf map file as it grows and looks names up in it. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -86,43 +87,49 @@ static bool reserve(struct sym_perfmap *m)
 	return true;
 }
 
-/* A hex number ending at a space, no sign or prefix; false when there is none. */
-static bool hex(const char **s, uint64_t *out)
+/* One of the line's two numbers, read as perf reads them (strtoull in base 16): blanks before
+ * it, an optional '+' and "0x" or "0X", then hex digits, leading zeros any number of them. A
+ * '-' (strtoull's negation: an address wrapped around, a size of most of the address space)
+ * and a value past 64 bits name no code and are refused, as is a number without digits. The
+ * character after the number, whatever it is, is the separator perf skips. false when there
+ * is no number or no separator. */
+static bool number(const char **s, const char *end, uint64_t *out)
 {
-	const char *p = *s;
+	const char *p = *s, *digits;
 	uint64_t v = 0;
 
-	for (; ; p++) {
-		unsigned d;
+	while (p < end && (*p == ' ' || (*p >= '\t' && *p <= '\r')))
+		p++;
+	if (p < end && *p == '+')
+		p++;
+	if (end - p > 2 && p[0] == '0' && (p[1] | 0x20) == 'x' && isxdigit((unsigned char)p[2]))
+		p += 2;
+	for (digits = p; p < end && isxdigit((unsigned char)*p); p++) {
+		unsigned d = *p <= '9' ? (unsigned)(*p - '0') : (unsigned)((*p | 0x20) - 'a' + 10);
 
-		if (*p >= '0' && *p <= '9')
-			d = (unsigned)(*p - '0');
-		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
-			d = (unsigned)((*p | 0x20) - 'a' + 10);
-		else
-			break;
-		if (p - *s >= 16)
+		if (v >> 60)
 			return false;
 		v = v << 4 | d;
 	}
-	if (p == *s || *p != ' ')
+	if (p == digits || p == end)
 		return false;
 	*s = p + 1;
 	*out = v;
 	return true;
 }
 
-/* One "START SIZE NAME" line into the index; other lines are skipped. */
+/* One "START SIZE NAME" line into the index; other lines are skipped. As perf takes it, NAME
+ * is the rest of the line after the one separator following SIZE, blanks and all. */
 static int add_line(void *ctx, char *line, size_t len, uint64_t off)
 {
 	struct sym_perfmap *m = ctx;
-	const char *p = line;
+	const char *p = line, *end = line + len;
 	uint64_t start, size;
 	size_t name_len;
 
-	if (!hex(&p, &start) || !hex(&p, &size) || !size || size > UINT32_MAX)
+	if (!number(&p, end, &start) || !number(&p, end, &size) || !size || size > UINT32_MAX)
 		return 0;
-	name_len = len - (size_t)(p - line);
+	name_len = (size_t)(end - p);
 	if (!name_len)
 		return 0;
 	if (!reserve(m))
@@ -250,6 +257,11 @@ const char *sym_perfmap__find(struct sym_perfmap *m, uint64_t addr)
 		return NULL;
 	m->env->name[len] = '\0';
 	return m->env->name;
+}
+
+bool sym_perfmap__given_up(const struct sym_perfmap *m)
+{
+	return m->done;
 }
 
 const char *sym_perfmap__path(const struct sym_perfmap *m)

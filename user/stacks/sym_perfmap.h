@@ -15,6 +15,7 @@
 #ifndef LXTRACE_USER_SYM_PERFMAP_H
 #define LXTRACE_USER_SYM_PERFMAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -46,6 +47,9 @@ struct sym_perfmap *sym_perfmap__new(struct sym_perfmap_env *env, pid_t pid, uid
  * written last wins. Reads what was appended to the file since the last call. Valid until
  * the next lookup in a map of the same env. */
 const char *sym_perfmap__find(struct sym_perfmap *m, uint64_t addr);
+
+/* Whether m was refused or given up: it is not read again. */
+bool sym_perfmap__given_up(const struct sym_perfmap *m);
 
 /* The file's path, for frames. */
 const char *sym_perfmap__path(const struct sym_perfmap *m);
