@@ -22,6 +22,7 @@ struct gt_tables_ops {
 	uint64_t (*stack)(void *ctx, uint32_t p, const struct gt_frame *frames, size_t n);
 	bool (*live)(const void *ctx, bool stack, uint64_t id);
 	bool (*current)(const void *ctx, bool stack, uint64_t id);
+	int (*restack)(void *ctx, uint32_t p, uint64_t id, const struct gt_frame *frames, size_t n);
 };
 
 struct gt_tables {
@@ -51,6 +52,15 @@ static inline bool gt_tables__live(const struct gt_tables *t, bool stack, uint64
 static inline bool gt_tables__current(const struct gt_tables *t, bool stack, uint64_t id)
 {
 	return t->ops->current(t->ctx, stack, id);
+}
+
+/* Defines stack id again as frames, for every event that names it (format/v1/writer.h,
+ * gt_writer__restack); 0, or -ENOTSUP where the encoder cannot (Go 1.22+: a generation's stack
+ * table is final once written), or a negative errno. */
+static inline int gt_tables__restack(const struct gt_tables *t, uint32_t p, uint64_t id,
+				     const struct gt_frame *frames, size_t n)
+{
+	return t->ops->restack(t->ctx, p, id, frames, n);
 }
 
 #endif

@@ -21,7 +21,12 @@ static bool w_current(const void *ctx, bool stack, uint64_t id)
 	return gt_writer__current(ctx, stack, id);
 }
 
-static const struct gt_tables_ops writer_ops = { w_string, w_stack, w_live, w_current };
+static int w_restack(void *ctx, uint32_t p, uint64_t id, const struct gt_frame *frames, size_t n)
+{
+	return gt_writer__restack(ctx, p, id, frames, n);
+}
+
+static const struct gt_tables_ops writer_ops = { w_string, w_stack, w_live, w_current, w_restack };
 
 void gt_tables__writer(struct gt_tables *out, struct gt_writer *w)
 {

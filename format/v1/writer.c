@@ -81,6 +81,7 @@ struct gt_writer {
 	struct gt_dedup *strings, *stacks;
 	void (*forgot)(void *ctx, bool stack, uint64_t id);
 	void *forgot_ctx;
+	bool sink;		/* batches go to opts.sink */
 	uint64_t *scratch;	/* stack record values */
 	uint64_t epoch;
 	/* The whole file as the batches queued leave it, and as those in the file do. */
@@ -272,6 +273,7 @@ struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 	w->gs = u64map__new();
 	budget = opts->table_budget ? opts->table_budget : GT_WRITER_TABLE_BUDGET;
 	if (opts->sink) {
+		w->sink = true;
 		w->forgot = opts->forgot;
 		w->forgot_ctx = opts->sink_ctx;
 	}
@@ -430,6 +432,22 @@ uint64_t gt_writer__stack_find(struct gt_writer *w, const uint64_t *pcs, size_t 
 	return gt_dedup__find(w->stacks, pcs, n * sizeof(*pcs));
 }
 
+/* A Stack record's 4 values per frame into vals, its strings interned on P p. */
+static int frame_values(struct gt_writer *w, uint32_t p, const struct gt_frame *frames, size_t n,
+			uint64_t *vals)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		vals[4 * i] = frames[i].pc;
+		err = use_string(w, p, frames[i].func, &vals[4 * i + 1]);
+		if (!err)
+			err = use_string(w, p, frames[i].file, &vals[4 * i + 2]);
+		vals[4 * i + 3] = frames[i].line;
+	}
+	return err;
+}
+
 uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame *frames, size_t n)
 {
 	/* Scratch: the record's 4 values per frame, then the PCs alone as the table key. */
@@ -451,13 +469,7 @@ uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame
 	id = gt_dedup__find(w->stacks, key, n * sizeof(*key));
 	if (id)
 		return id;
-	for (size_t i = 0; i < n && !err; i++) {
-		vals[4 * i] = frames[i].pc;
-		err = use_string(w, p, frames[i].func, &vals[4 * i + 1]);
-		if (!err)
-			err = use_string(w, p, frames[i].file, &vals[4 * i + 2]);
-		vals[4 * i + 3] = frames[i].line;
-	}
+	err = frame_values(w, p, frames, n, vals);
 	if (!err)
 		err = make_room(w, w->stacks);
 	if (err)
@@ -489,6 +501,44 @@ out:
 static int use_stack(struct gt_writer *w, uint32_t p, uint64_t id)
 {
 	return use_id(w, p, w->stacks, id);
+}
+
+int gt_writer__restack(struct gt_writer *w, uint32_t p, uint64_t id, const struct gt_frame *frames,
+		       size_t n)
+{
+	uint64_t *vals = w->scratch;
+	struct proc *pr;
+	size_t body;
+	int err;
+
+	if (w->err)
+		return w->err;
+	/* The flight recorder's windows keep one definition per id (format/window.h). */
+	if (w->sink)
+		return -ENOTSUP;
+	if (p >= w->nprocs || !frames || !n || n > GT_MAX_STACK_FRAMES || !id ||
+	    id > gt_dedup__max_id(w->stacks))
+		return -EINVAL;
+	err = frame_values(w, p, frames, n, vals);
+	/* After the definition it replaces, which may still be in another P's open batch. */
+	if (!err)
+		err = use_stack(w, p, id);
+	if (err)
+		goto out;
+	body = gt_stack_body_len(id, vals, n);
+	if (body > GT_MAX_LONG_BODY)
+		return -E2BIG;
+	err = reserve(w, p, 1 + GT_MAX_VARINT_LEN + body);
+	if (err)
+		goto out;
+	pr = &w->procs[p];
+	pr->len = (size_t)(gt_encode_stack(pr->buf + pr->len, id, vals, n, body) - pr->buf);
+	w->stats.restacked++;
+	return 0;
+out:
+	if (err != -E2BIG)
+		fail(w, err);
+	return err;
 }
 
 static int use_string_id(struct gt_writer *w, uint32_t p, uint64_t id)

@@ -70,6 +70,7 @@ struct gt_writer_stats {
 	uint64_t bytes;		/* written to fd, header included, in whole batches */
 	uint64_t strings;	/* definitions written: a string or stack defined again */
 	uint64_t stacks;	/* after it was forgotten counts again */
+	uint64_t restacked;	/* stacks defined again with new frames (gt_writer__restack) */
 	uint64_t strings_forgotten, stacks_forgotten;	/* dropped from the tables' memory */
 	uint64_t table_bytes;	/* what the string and stack tables hold now */
 	/* After a write error: bytes of the failed write that could not be taken back out of
@@ -108,6 +109,17 @@ uint64_t gt_writer__stack_find(struct gt_writer *w, const uint64_t *pcs, size_t 
  * the stack with the same PCs that the writer remembers. Returns the id (> 0), or 0 with
  * errno set. */
 uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame *frames, size_t n);
+
+/* Defines stack id, handed out before, again as frames (same rules as gt_writer__stack), in P
+ * p's batch after the definition it replaces: both Go parsers keep a stack id's last
+ * definition for the whole file, so every event naming id shows these frames, while a prefix
+ * of the file ending before it still shows the old ones. For names found only at the end (JIT
+ * code named by a map written when its process exited). The frames need PCs of their own
+ * where they differ from the old ones: Go 1.23 keeps the first frame it reads for a PC. The
+ * table still finds id by its old PCs. -ENOTSUP with a sink (the flight recorder keeps one
+ * definition per id), -EINVAL for an id never handed out, else 0 or a negative errno. */
+int gt_writer__restack(struct gt_writer *w, uint32_t p, uint64_t id, const struct gt_frame *frames,
+		       size_t n);
 
 /* Whether the writer still remembers string or stack id, and whether in its current
  * generation (format/dedup.h). An id stays valid in the file, but a caller that keeps one

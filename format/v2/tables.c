@@ -152,7 +152,15 @@ static bool t_current(const void *ctx, bool stack, uint64_t id)
 	return gt_dedup__current(((const struct gt2_tables *)ctx)->k[stack].ids, id);
 }
 
-static const struct gt_tables_ops ops = { t_string, t_stack, t_live, t_current };
+/* The writer has the stacks by content, interned in each generation's own table, and the
+ * generations before the current one are in the file already. */
+static int t_restack(void *ctx, uint32_t p, uint64_t id, const struct gt_frame *frames, size_t n)
+{
+	(void)ctx, (void)p, (void)id, (void)frames, (void)n;
+	return -ENOTSUP;
+}
+
+static const struct gt_tables_ops ops = { t_string, t_stack, t_live, t_current, t_restack };
 
 struct gt2_tables *gt2_tables__new(size_t budget)
 {

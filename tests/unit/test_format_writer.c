@@ -211,6 +211,50 @@ Test(format_writer, forgotten_stacks_are_defined_again)
 	close(o.fd);
 }
 
+/* A stack defined again at the end names every event that used it, before and after, on any
+ * P, in our decoder and in Go 1.23's (Go 1.19's prints no stacks); both parsers accept it. The
+ * new frame has a PC of its own: Go 1.23 keeps the first frame it reads for a PC. */
+Test(format_writer, a_stack_defined_again_names_its_earlier_events)
+{
+	char path[64] = "/tmp/lxtrace-test-restack-XXXXXX", why[1200], *text = NULL;
+	struct gt_frame named[2] = { { 0x4000000000004000ull, "jitted", "/tmp/perf-1.map", 0 },
+				     { 0x1000, "main", "/main.c", 1 } };
+	struct goparse_result r;
+	const struct gt_stack *a;
+	struct gt_writer *w;
+	struct gt_trace *t;
+	uint64_t s, other;
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	w = new_writer(fd, 2, 0);
+	s = frame_stack(w, 0, 0x4000, "[unknown] 0x4000");
+	other = frame_stack(w, 1, 0x5000, "f");
+	cr_assert_eq(gt_writer__cpu_sample(w, 0, 10, 0, 0, s), 0);
+	cr_assert_eq(gt_writer__cpu_sample(w, 1, 20, 1, 0, s), 0);
+	cr_assert_eq(gt_writer__cpu_sample(w, 1, 30, 1, 0, other), 0);
+	cr_assert_eq(gt_writer__restack(w, 1, s, named, 2), 0);
+	cr_expect_eq(gt_writer__restack(w, 1, other + 1, named, 2), -EINVAL, "an id never given");
+	cr_assert_eq(gt_writer__flush(w), 0);
+	t = decode(fd);
+	a = gt_trace__stack(t, s);
+	cr_assert(a && a->n == 2);
+	cr_expect_str_eq(a->frames[0].func, "jitted");
+	cr_expect_eq(a->frames[0].pc, named[0].pc);
+	cr_expect_str_eq(gt_trace__stack(t, other)->frames[0].func, "f");
+	gt_trace__free(t);
+	gt_writer__free(w);
+	close(fd);
+	cr_expect(goparse_both_ok(path, why, sizeof(why)), "%s", why);
+	cr_assert_eq(goparse_123_text(path, 1, &r, &text), 0);
+	cr_expect(r.ok, "%s", r.error);
+	cr_expect(text && !strstr(text, "[unknown] 0x4000"), "Go 1.23 shows the old frame:\n%s",
+		  text);
+	cr_expect(text && strstr(text, "jitted"), "Go 1.23 shows no new frame:\n%s", text);
+	free(text);
+	unlink(path);
+}
+
 Test(format_writer, strings_and_stacks_dedup)
 {
 	int fd = sim_memfd();

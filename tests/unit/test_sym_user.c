@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/foreign_file.h"
 #include "tests/unit/test_sym_fixture.h"
 #include "user/stacks/sym_elf.h"
 #include "user/stacks/symbolize.h"
@@ -375,6 +376,40 @@ Test(sym_user, perf_map_names_jit_code)
 	cr_expect_str_eq(f[0].func, "Interpreter");
 	resolve(fix.pid, jit + 0x80, false, f, 16);
 	cr_expect(!strncmp(f[0].func, "[unknown] ", 10), "func %s", f[0].func);
+}
+
+/* A map written after the lookups (the JVM's at its exit, or on jcmd's request), the process
+ * gone: the addresses left unnamed are named from it, with PCs of their own. */
+Test(sym_user, jit_code_unnamed_when_looked_up_is_named_from_the_map_written_later)
+{
+	struct sym_frame f[4], late, named, other;
+	pid_t pid;
+	uint64_t jit;
+	char link[128];
+
+	symfix__start(&fix, "hot");
+	symfix__start(&fix2, "hot");
+	pid = fix.pid;
+	jit = symfix__addr(&fix, "jit");
+	resolve(pid, jit + 0x10, false, f, 4);
+	cr_expect(f[0].late_jit, "%s is not JIT code to name later", f[0].func);
+	resolve(fix2.pid, jit + 0x10, false, f, 4);
+	cr_assert_eq(symbolizer__late_jit(sym, pid, jit + 0x10, &late), 0, "no map yet");
+	symbolizer__forget_process(sym, pid);
+	symfix__stop(&fix);
+	write_perfmap(pid, "w", jit, 0x40, "void Hot.loop()");
+	cr_assert_eq(symbolizer__late_jit(sym, pid, jit + 0x10, &named), 1);
+	cr_expect_str_eq(named.func, "void Hot.loop()");
+	cr_expect_neq(named.pc, jit + 0x10, "the PC of the unnamed frame");
+	cr_expect_eq(symbolizer__late_jit(sym, pid, jit + 0x80, &late), 0);
+	/* A map the lookups did not go to, and one that is a link, are not read. */
+	write_perfmap(fix2.pid, "w", jit, 0x40, "not read");
+	cr_expect_eq(symbolizer__late_jit(sym, 4242424, jit + 0x10, &other), 0);
+	snprintf(link, sizeof(link), "%s/perf-%d.map", perfdir, fix2.pid);
+	cr_assert_eq(unlink(link), 0);
+	cr_assert_eq(symlink("/etc/passwd", link), 0);
+	cr_expect_eq(symbolizer__late_jit(sym, fix2.pid, jit + 0x10, &other), 0);
+	cr_expect_geq(foreign_log__count(symbolizer__refused(sym)), 1, "the link is not named");
 }
 
 Test(sym_user, unknown_addresses_name_their_mapping_or_address)

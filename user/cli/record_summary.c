@@ -1,6 +1,7 @@
 /* record_summary.c - what `lxtrace record` prints after a recording (docs/record.md, "The
  * summary"): what was recorded and lost, what the kernel made it do without, the files refused,
  * how to open the trace, and with -v the internals. */
+#include <errno.h>
 #include <glob.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -229,6 +230,25 @@ static void print_open_it(const char *path, bool v2)
 	      stderr);
 }
 
+/* JIT code a perf map did not name when its stacks were written, named at the end from the map
+ * as it stood then (a map the runtime writes at its exit, or when asked). */
+static void print_jit(const struct model_stats *ms)
+{
+	if (!ms->jit_kept && !ms->jit_unkept)
+		return;
+	fprintf(stderr, "  JIT code:      %llu stacks with frames no perf map named when written: "
+		"%llu named at the end (%llu frames)", (unsigned long long)(ms->jit_kept +
+		ms->jit_unkept), (unsigned long long)ms->jit_named,
+		(unsigned long long)ms->jit_frames);
+	if (ms->jit_unkept)
+		fprintf(stderr, ", %llu not kept for it (memory)", (unsigned long long)ms->jit_unkept);
+	if (ms->jit_err == -ENOTSUP)
+		fputs(", none can be in a go1.23 file or a flight recording", stderr);
+	else if (ms->jit_err)
+		fprintf(stderr, ", some not: %s", strerror(-ms->jit_err));
+	fputc('\n', stderr);
+}
+
 void record_summary__print(const struct record_summary *s)
 {
 	const char *path = s->path;
@@ -276,6 +296,7 @@ void record_summary__print(const struct record_summary *s)
 			"untraced programs (shown as [lxtrace] and [untraced])\n",
 			ms.held_self_ns / 1e9, ms.held_untraced_ns / 1e9);
 	features__print_missing(capture__features(cap), s->uses, "  without:      ", stderr);
+	print_jit(&ms);
 	print_files(model__refused(m), "  refused files: %llu that other users control (not read, "
 		    "or only in part):\n");
 	print_files(model__unread(m), "  unread files:  %llu binaries not read by the end, their "

@@ -348,6 +348,11 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->late_held = cs.late_held;
 	out->late_copy_short = cs.late_ends[LATE_WALK_COPY_SHORT];
 	out->late_no_rows = cs.late_ends[LATE_WALK_NO_ROWS];
+	out->jit_kept = cs.late_jit_kept;
+	out->jit_unkept = cs.late_jit_unkept;
+	out->jit_named = cs.late_jit_named;
+	out->jit_frames = cs.late_jit_frames;
+	out->jit_err = cs.late_jit_err;
 }
 
 void model__use_rows(struct model *m, struct cfi_loader *cfi)

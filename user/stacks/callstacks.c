@@ -37,6 +37,9 @@
  * not seen for a generation is built again if it comes back, and gets the id it had if the
  * writer still knows its PCs (one-to-one with frames), or a new one with the same frames. */
 #define CACHE_WORDS (1u << 19)
+/* What the stacks kept for naming JIT code at the end may hold together (a stack of 100
+ * frames: 3.3 KB). Past it a stack keeps its unnamed frames, counted. */
+#define LATE_JIT_BYTES (32u << 20)
 
 /* The user frames a thread's walk stored in a cache slot (LX_USTACK_STORE), which later
  * records of the thread repeat by naming the slot (LX_USTACK_HIT). A thread blocking at one
@@ -53,6 +56,21 @@ struct stored {
 	uint8_t n;
 	uint8_t uflags;
 	uint64_t pc[];
+};
+
+/* A stack written with JIT frames that its process's perf map did not name yet: its frames as
+ * written, and where the unnamed ones are, to name them from the map as it stands at the end
+ * (a map the process writes as it exits, or when asked) and define the stack again. */
+struct late_stack {
+	uint64_t stk;
+	uint32_t p;		/* the P it was defined for */
+	pid_t pid;
+	uint32_t n, njit;
+	struct late_jit {
+		uint32_t idx;	/* in frames */
+		uint64_t addr;	/* the address looked up */
+	} *jit;			/* after frames, in the same allocation */
+	struct gt_frame frames[];
 };
 
 /* A distinct raw stack: its key words live in the pool at off. */
@@ -90,6 +108,12 @@ struct callstacks {
 	uint64_t key[4 + LX_STACK_KERN_MAX + LX_STACK_USER_MAX];
 	struct gt_frame frames[GATHER_MAX + 1 + IDENT_FRAMES];
 	struct sym_frame sf[GATHER_MAX];
+	struct late_jit jit[GATHER_MAX];	/* the unnamed JIT frames of the last gather */
+	uint32_t njit;
+	struct late_stack **jit_stacks;		/* kept to name their JIT frames at the end */
+	size_t njit_stacks, jit_stacks_cap;
+	uint64_t jit_bytes;
+	struct u64map *jit_ids;		/* the stack ids kept in jit_stacks */
 	char sys_func[64], trim_func[48];
 	struct callstacks_stats st;
 };
@@ -118,7 +142,9 @@ struct callstacks *callstacks__new(const struct gt_tables *w, struct idents *ids
 	cs->memo[1].by_hash = u64map__new();
 	cs->cur = u64map__new();
 	cs->slots = u64map__new();
-	if (!cs->sym || !cs->memo[0].by_hash || !cs->memo[1].by_hash || !cs->cur || !cs->slots) {
+	cs->jit_ids = u64map__new();
+	if (!cs->sym || !cs->memo[0].by_hash || !cs->memo[1].by_hash || !cs->cur || !cs->slots ||
+	    !cs->jit_ids) {
 		callstacks__free(cs);
 		errno = ENOMEM;
 		return NULL;
@@ -236,6 +262,7 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 	size_t n = 0;
 	int err;
 
+	cs->njit = 0;
 	for (unsigned i = 0; i < st->nkern && n < GATHER_MAX; i++) {
 		struct sym_frame f;
 
@@ -270,6 +297,10 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 				     (int)(GATHER_MAX - n));
 		if (k < 0)
 			return k;
+		if (k == 1 && cs->sf[0].late_jit)
+			cs->jit[cs->njit++] = (struct late_jit){
+				.idx = (uint32_t)n, .addr = upc[i] & LX_PC_EXACT ? a : a - 1,
+			};
 		for (int j = 0; j < k; j++)
 			cs->frames[n++] = (struct gt_frame){ cs->sf[j].pc, cs->sf[j].func, cs->sf[j].file,
 							     cs->sf[j].line };
@@ -315,12 +346,52 @@ static size_t fit(const struct gt_frame *frames, size_t n, const struct gt_frame
 	return keep;
 }
 
+/* Keeps stack stk, cs->frames[0, len) for P p, whose gather left JIT frames of process pid
+ * unnamed (cs->jit), those among its first keep frames, to be named at the end. */
+static void keep_late(struct callstacks *cs, uint64_t stk, uint32_t p, pid_t pid, size_t len,
+		      size_t keep)
+{
+	struct late_stack *ls;
+	uint32_t njit = 0;
+	uint64_t *slot;
+	size_t bytes;
+	bool added;
+
+	for (uint32_t i = 0; i < cs->njit; i++)
+		njit += cs->jit[i].idx < keep;
+	if (!njit || u64map__get(cs->jit_ids, stk))
+		return;
+	bytes = sizeof(*ls) + len * sizeof(ls->frames[0]) + njit * sizeof(ls->jit[0]);
+	if (cs->jit_bytes + bytes > LATE_JIT_BYTES ||
+	    grow_array((void **)&cs->jit_stacks, &cs->jit_stacks_cap, cs->njit_stacks + 1,
+		       sizeof(*cs->jit_stacks), 64) ||
+	    !(ls = malloc(bytes))) {
+		cs->st.late_jit_unkept++;
+		return;
+	}
+	slot = u64map__put(cs->jit_ids, stk, &added);
+	if (!slot) {
+		free(ls);
+		cs->st.late_jit_unkept++;
+		return;
+	}
+	*ls = (struct late_stack){ .stk = stk, .p = p, .pid = pid, .n = (uint32_t)len };
+	memcpy(ls->frames, cs->frames, len * sizeof(ls->frames[0]));
+	ls->jit = (struct late_jit *)(void *)&ls->frames[len];
+	for (uint32_t i = 0; i < cs->njit; i++)
+		if (cs->jit[i].idx < keep)
+			ls->jit[ls->njit++] = cs->jit[i];
+	cs->jit_stacks[cs->njit_stacks++] = ls;
+	cs->jit_bytes += bytes;
+	cs->st.late_jit_kept++;
+}
+
 /* Symbolizes, trims and writes the stack; 0 with errno set on failure. */
 static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_t proc, int nr,
 		      const struct lx_stack *st, const uint64_t *upc, unsigned nuser, unsigned uflags)
 {
 	struct gt_frame ids[IDENT_FRAMES];
-	size_t keep, nid = 1;
+	size_t keep, len, nid = 1;
 	uint64_t stk;
 	int n, err = 0;
 
@@ -337,7 +408,7 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 	}
 	keep = fit(cs->frames, (size_t)n, ids, nid);
 	for (;;) {
-		size_t len = keep;
+		len = keep;
 
 		if (keep < (size_t)n) {
 			idents__trim_frame((uint64_t)n - keep, cs->trim_func, sizeof(cs->trim_func),
@@ -353,6 +424,8 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 	}
 	if (stk && keep < (size_t)n)
 		cs->st.trimmed++;
+	if (stk && cs->njit)
+		keep_late(cs, stk, p, SYM_PROC_PID(proc), len, keep);
 	return stk;
 }
 
@@ -718,8 +791,40 @@ const struct foreign_log *callstacks__refused(const struct callstacks *cs)
 	return symbolizer__refused(cs->sym);
 }
 
+/* Names the unnamed JIT frames of the kept stacks from their processes' perf maps as they
+ * stand now, and defines each stack that gained a name again under its id. */
+static void name_late_jit(struct callstacks *cs)
+{
+	for (size_t i = 0; i < cs->njit_stacks; i++) {
+		struct late_stack *ls = cs->jit_stacks[i];
+		uint32_t named = 0;
+		int err;
+
+		for (uint32_t j = 0; j < ls->njit; j++) {
+			struct sym_frame f;
+
+			if (symbolizer__late_jit(cs->sym, ls->pid, ls->jit[j].addr, &f) <= 0)
+				continue;
+			ls->frames[ls->jit[j].idx] = (struct gt_frame){ f.pc, f.func, f.file, f.line };
+			named++;
+		}
+		if (!named)
+			continue;
+		err = gt_tables__restack(cs->w, ls->p, ls->stk, ls->frames, ls->n);
+		if (err) {
+			cs->st.late_jit_err = err;
+			if (err == -ENOTSUP)
+				return;
+			continue;
+		}
+		cs->st.late_jit_named++;
+		cs->st.late_jit_frames += named;
+	}
+}
+
 void callstacks__finish(struct callstacks *cs)
 {
+	name_late_jit(cs);
 	symbolizer__finish(cs->sym);
 }
 
@@ -740,6 +845,10 @@ void callstacks__free(struct callstacks *cs)
 	}
 	u64map__free(cs->cur);
 	u64map__free(cs->slots);
+	u64map__free(cs->jit_ids);
+	for (size_t i = 0; i < cs->njit_stacks; i++)
+		free(cs->jit_stacks[i]);
+	free(cs->jit_stacks);
 	while (cs->stored)
 		stored_free(cs, cs->stored);
 	free(cs);

@@ -65,6 +65,12 @@ struct callstacks_stats {
 	uint64_t binaries;	/* binaries opened (symbolizer_stats.modules) */
 	uint64_t binaries_closed;	/* their ELFs closed unused, and read again */
 	uint64_t binaries_reread;
+	uint64_t late_jit_kept;		/* stacks written with JIT frames their perf map did not
+					 * name yet, kept to be named at the end */
+	uint64_t late_jit_unkept;	/* more of them, past the memory kept for them */
+	uint64_t late_jit_named;	/* of the kept, defined again with names at the end */
+	uint64_t late_jit_frames;	/* the frames that got their names then */
+	int late_jit_err;		/* why a stack was not defined again (-ENOTSUP: Go 1.22+) */
 };
 
 /* Stacks get their ids from w (which must outlive cs), identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
@@ -131,7 +137,10 @@ void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out
 /* The files of other users that symbolizing refused (symbolizer__refused). */
 const struct foreign_log *callstacks__refused(const struct callstacks *cs);
 
-/* The recording has stopped (symbolizer__finish). */
+/* The recording has stopped: the JIT frames their perf map did not name when their stacks
+ * were written are looked up in it again, as it stands now (a map written by the exiting
+ * process, or on request), and each stack that gained a name is defined again under its id
+ * (gt_tables__restack); then symbolizer__finish. */
 void callstacks__finish(struct callstacks *cs);
 
 /* The binaries not read in time by the end (symbolizer__unread). */

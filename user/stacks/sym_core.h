@@ -69,6 +69,12 @@ struct symbolizer {
 	char proc_root[256], kallsyms_path[256], perfmap_dir[256];
 	char *debuginfo_path;
 	struct sym_perfmap_env perfmaps;	/* what the processes' perf maps share */
+	/* pid -> its user, of processes whose JIT code a lookup left unnamed (SYM_JIT_REFUSED:
+	 * their map was refused), and pid -> index in late of the map symbolizer__late_jit
+	 * reads again. */
+	struct u64map *jit_owners, *late_maps;
+	struct sym_perfmap **late_jit;
+	size_t nlate_jit, late_jit_cap;
 	struct foreign_log *refused;	/* files other users control, refused by their rules */
 	struct foreign_log *unread;	/* binaries still late at the end (symbolizer__finish) */
 	size_t nlate;			/* modules late now */

@@ -84,7 +84,7 @@ int sym_emit(struct symbolizer *s, uint64_t a, const uint32_t *ids, int n,
 		pc = pcclaims__claim(s->claims, pc, ids[i]);
 		if (!pc)
 			return -ENOMEM;
-		out[i] = (struct sym_frame){ pc, f->func, f->file, f->line };
+		out[i] = (struct sym_frame){ pc, f->func, f->file, f->line, false };
 	}
 	return n;
 }

@@ -40,6 +40,10 @@
  * 548 of the 606 binaries they closed in 10 minutes again. A recording that looks nothing up
  * opens nothing either. */
 #define SWEEP_LOOKUPS (1u << 20)
+/* In symbolizer.jit_owners: the process's perf map was refused, and is not opened again. */
+#define SYM_JIT_REFUSED UINT64_MAX
+
+static bool note_jit_owner(struct symbolizer *s, const struct process *p);
 
 int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is_return_addr,
 		     struct sym_frame *out, int max)
@@ -48,6 +52,7 @@ int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is
 	const struct mapping *mp = NULL;
 	struct process *p;
 	const char *name;
+	int n;
 
 	if (max < 1)
 		return -EINVAL;
@@ -60,7 +65,6 @@ int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is
 		struct module *m = s->mods[mp->mod - 1];
 		uint64_t off = a - mp->start + mp->pgoff, vaddr = off;
 		size_t first;
-		int n;
 
 		if (sym_module_elf(s, m) && sym_elf__vaddr(m->elf, off, &vaddr))
 			vaddr = off;
@@ -83,7 +87,56 @@ int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is
 	if (mp && *mp->name)
 		return sym_emit_one(s, a, sym_unknown_frame(s, mp->name, "[unknown] %s+0x%" PRIx64,
 						    mp->name, a - mp->start + mp->pgoff), out);
-	return sym_emit_one(s, a, sym_unknown_frame(s, "[unknown]", "[unknown] 0x%" PRIx64, a), out);
+	n = sym_emit_one(s, a, sym_unknown_frame(s, "[unknown]", "[unknown] 0x%" PRIx64, a), out);
+	if (n > 0 && p)
+		out->late_jit = note_jit_owner(s, p);
+	return n;
+}
+
+/* Notes p's user as the owner its perf map may have when it is read again at the end
+ * (symbolizer__late_jit); false when that map was refused, or on ENOMEM. */
+static bool note_jit_owner(struct symbolizer *s, const struct process *p)
+{
+	uint64_t *slot;
+	bool added;
+
+	slot = u64map__put(s->jit_owners, (uint32_t)p->pid, &added);
+	if (!slot)
+		return false;
+	if (added || *slot != SYM_JIT_REFUSED)
+		*slot = sym_perfmap__given_up(p->perfmap) ? SYM_JIT_REFUSED : p->uid;
+	return *slot != SYM_JIT_REFUSED;
+}
+
+int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym_frame *out)
+{
+	const uint64_t *owner = u64map__get(s->jit_owners, (uint32_t)pid);
+	struct sym_perfmap *m;
+	const char *name;
+	uint64_t *slot;
+	bool added;
+
+	if (!owner || *owner == SYM_JIT_REFUSED)
+		return 0;
+	slot = u64map__put(s->late_maps, (uint32_t)pid, &added);
+	if (!slot)
+		return -ENOMEM;
+	if (added) {
+		m = sym_grow((void **)&s->late_jit, &s->late_jit_cap, s->nlate_jit + 1,
+			       sizeof(*s->late_jit)) ? NULL :
+			sym_perfmap__new(&s->perfmaps, pid, (uid_t)*owner);
+		if (!m) {
+			u64map__del(s->late_maps, (uint32_t)pid);
+			return -ENOMEM;
+		}
+		*slot = s->nlate_jit;
+		s->late_jit[s->nlate_jit++] = m;
+	}
+	m = s->late_jit[*slot];
+	name = sym_perfmap__find(m, a);
+	if (!name)
+		return 0;
+	return sym_emit_one(s, a, sym_frame_id(s, name, sym_perfmap__path(m), 0), out);
 }
 
 /* Reads kallsyms on first use, and again after a miss once KALLSYMS_RELOAD_NS have passed;
@@ -245,7 +298,10 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->procs = u64map__new();
 	s->claims = pcclaims__new(GEN_CLAIMS, SYM_PC_SYNTHETIC | SYM_PC_REMAPPED, SYM_PC_REMAPPED - 1);
 	s->kcache = u64map__new();
-	if ((o.debuginfo_path && !s->debuginfo_path) || !s->str_ids || !s->frame_ids ||
+	s->jit_owners = u64map__new();
+	s->late_maps = u64map__new();
+	if (!s->jit_owners || !s->late_maps ||
+	    (o.debuginfo_path && !s->debuginfo_path) || !s->str_ids || !s->frame_ids ||
 	    !s->mod_ids || !s->procs || !s->claims || !s->kcache || !s->refused ||
 	    !s->unread) {
 		symbolizer__free(s);
@@ -288,6 +344,11 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->pool);
 	pcclaims__free(s->claims);
 	u64map__free(s->kcache);
+	u64map__free(s->jit_owners);
+	u64map__free(s->late_maps);
+	for (size_t i = 0; i < s->nlate_jit; i++)
+		sym_perfmap__free(s->late_jit[i]);
+	free(s->late_jit);
 	sym_kernel__free(s->kernel);
 	free(s->debuginfo_path);
 	if (s->perfmaps.dirfd >= 0)

@@ -52,6 +52,10 @@ struct sym_frame {
 	const char *func;
 	const char *file;
 	uint64_t line;		/* 0 when unknown */
+	/* JIT code not named yet: an address in anonymous memory (or none) that the process's
+	 * perf map did not name when looked up; symbolizer__user only. The map may name it
+	 * later (symbolizer__late_jit). */
+	bool late_jit;
 };
 
 struct symbolizer_opts {
@@ -183,6 +187,14 @@ uint64_t symbolizer__read_late(const struct symbolizer *s);
 /* The files other users control that were refused (each once), for the summary. Valid for the
  * symbolizer's life. */
 const struct foreign_log *symbolizer__refused(const struct symbolizer *s);
+
+/* Names a, an address of process pid's JIT code that a lookup left unnamed (late_jit), from
+ * the perf map as it stands now: a map the process wrote as it exited, or on request (the
+ * JVM's), after its stacks were made. The process may be gone; its map is opened under the
+ * same rules as during its life, as its user's (or root's), unless it was refused then. The
+ * frame is that of a lookup (a new PC: the old one stands for the unnamed frame). 1 with *out
+ * filled, 0 when the map does not name a (or there is none), or -errno. */
+int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym_frame *out);
 
 /* The recording has stopped: the binaries whose open is still late (lib/file_worker.h) are
  * named in symbolizer__unread. */

@@ -1,0 +1,132 @@
+/* jit.c - JIT code named from perf maps as perf names it: a JVM that writes its map only as it
+ * exits (-XX:+DumpPerfMapAtExit, "0x" numbers), after every stack of its code was written. */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "tests/integration/itest.h"
+
+#define JAVA "/usr/bin/java"
+#define JAVAC "/usr/bin/javac"
+#define HOT "long HotJit.hotLeaf(long)"
+#define MAIN "void HotJit.main(java.lang.String[])"
+#define MAX_ENTRIES 65536
+
+TestSuite(jit, .fini = itest_fini, .timeout = 240);
+
+/* A loop the JIT compiles: most of the samples are in hotLeaf's compiled code, or in main's,
+ * where it is inlined. A count of calls, not a time: on a loaded machine it still spins long
+ * enough on a CPU for its code to be compiled and sampled. */
+static const char source[] =
+	"public class HotJit {\n"
+	"    static long hotLeaf(long x) {\n"
+	"        for (int i = 0; i < 1000; i++) { x ^= x << 13; x ^= x >>> 7; x ^= x << 17; }\n"
+	"        return x;\n"
+	"    }\n"
+	"    public static void main(String[] a) {\n"
+	"        long x = 1;\n"
+	"        for (long n = Long.parseLong(a[0]); n > 0; n--)\n"
+	"            x = hotLeaf(x);\n"
+	"        System.out.println(x == 42 ? \"\" : \"spun\");\n"
+	"    }\n"
+	"}\n";
+
+static struct { unsigned long start, size; } entries[MAX_ENTRIES];
+static size_t nentries;
+
+/* The map's entries, as perf reads them (strtoul takes the 0x). */
+static void read_map(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+
+	cr_assert_not_null(f, "the JVM wrote no %s", path);
+	while (nentries < MAX_ENTRIES && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %lx", &entries[nentries].start, &entries[nentries].size) == 2)
+			nentries++;
+	fclose(f);
+}
+
+static bool in_map(unsigned long addr)
+{
+	for (size_t i = 0; i < nentries; i++)
+		if (addr - entries[i].start < entries[i].size)
+			return true;
+	return false;
+}
+
+/* The pid of the JVM: the process frame of its samples, "COMM (pid PID)" under "java". */
+static int jvm_pid(const struct gt_stack *s)
+{
+	const char *proc = tq_process(s), *at;
+	int pid = 0;
+
+	if (!proc || strcmp(tq_outermost(s), "java") || !(at = strstr(proc, " (pid ")))
+		return 0;
+	return sscanf(at, " (pid %d)", &pid) == 1 ? pid : 0;
+}
+
+Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
+{
+	char dir[] = "/tmp/lxtrace-jit-XXXXXX", src[64], map[64];
+	size_t samples = 0, named = 0, unnamed = 0, hot = 0, in_main = 0;
+	const struct gt_event *ev;
+	int pid = 0, fd;
+
+	if (access(JAVA, X_OK) || access(JAVAC, X_OK))
+		cr_skip_test("skipped: no JDK (" JAVA ", " JAVAC "; Debian: openjdk-17-jdk-headless, "
+			     "which scripts/deps.sh installs)");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(src, sizeof(src), "%s/HotJit.java", dir);
+	fd = open(src, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, source, sizeof(source) - 1), (ssize_t)sizeof(source) - 1);
+	close(fd);
+	cr_assert_eq(run_capture((const char *[]){ JAVAC, "-d", dir, src, NULL }, 120, NULL, NULL),
+		     0, "javac %s failed", src);
+	itest_start((const char *[]){ "-F", "999", "--", JAVA, "-XX:+UnlockDiagnosticVMOptions",
+				      "-XX:+DumpPerfMapAtExit", "-cp", dir, "HotJit", "2000000", NULL });
+	itest_stop(0, 0);
+	itest_load();
+
+	ev = gt_trace__events(it.trace);
+	for (size_t i = 0; i < gt_trace__nevents(it.trace) && !pid; i++)
+		if (ev[i].type == GT_EV_CPU_SAMPLE)
+			pid = jvm_pid(ev[i].stack);
+	cr_assert_gt(pid, 0, "no sample of the JVM");
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
+	read_map(map);
+	unlink(map);
+	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
+		const struct gt_stack *s = ev[i].stack;
+		unsigned long addr;
+
+		if (ev[i].type != GT_EV_CPU_SAMPLE || jvm_pid(s) != pid)
+			continue;
+		samples++;
+		/* The samples perf names from the map: those whose leaf is in it. */
+		if (!strcmp(s->frames[0].file, map)) {
+			named++;
+			hot += !strcmp(s->frames[0].func, HOT);
+			in_main += !strcmp(s->frames[0].func, MAIN);
+		} else if (sscanf(s->frames[0].func, "[unknown] 0x%lx", &addr) == 1 && in_map(addr)) {
+			if (unnamed++ < 3)
+				cr_log_info("jit: unnamed leaf %s", s->frames[0].func);
+		}
+	}
+	cr_log_info("jit: %zu samples of the JVM, %zu with the leaf in its map: %zu named (%zu in "
+		    "%s, %zu in %s, where it is inlined), %zu not", samples, named + unnamed, named,
+		    hot, HOT, in_main, MAIN, unnamed);
+	cr_assert_geq(named + unnamed, 100, "only %zu of %zu samples in the JVM's JIT code:\n%s",
+		      named + unnamed, samples, recorder__stderr(it.rec));
+	cr_assert_geq(named * 100, (named + unnamed) * 95, "%zu of the %zu samples perf names from "
+		      "the map are named:\n%s", named, named + unnamed, recorder__stderr(it.rec));
+	/* perf: 97% of them in the two, the rest in the interpreter and stubs. */
+	cr_assert_geq((hot + in_main) * 2, named, "only %zu of %zu named samples in %s or %s",
+		      hot + in_main, named, HOT, MAIN);
+	cr_assert(strstr(recorder__stderr(it.rec), "JIT code:"), "the summary does not count "
+		  "the stacks named at the end:\n%s", recorder__stderr(it.rec));
+	unlink(src);
+	snprintf(src, sizeof(src), "%s/HotJit.class", dir);
+	unlink(src);
+	rmdir(dir);
+}
