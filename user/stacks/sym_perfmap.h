@@ -1,7 +1,10 @@
 /* sym_perfmap.h - JIT code names from a perf map file (/tmp/perf-PID.map).
  *
  * JIT runtimes (V8/node --perf-basic-prof, the JVM's perf-map-agent, LuaJIT, .NET with
- * DOTNET_PerfMapEnabled) append "START SIZE NAME" lines, in hex, as they emit code.
+ * DOTNET_PerfMapEnabled) append "START SIZE NAME" lines, in hex, as they emit code; OpenJDK 17
+ * writes the whole map at its exit (-XX:+DumpPerfMapAtExit) or when asked (jcmd PID
+ * Compiler.perfmap), its numbers with 0x. Lines are read as perf reads them (docs/symbolize.md,
+ * "JIT code: perf maps").
  *
  * The file is the process's user's, and he decides what is at that path: it is opened through
  * lib/foreign_file.h (no symlink, no mount on it, a regular file of root's or his own with no
