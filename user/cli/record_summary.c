@@ -243,7 +243,7 @@ static void print_jit(const struct model_stats *ms)
 	if (ms->jit_unkept)
 		fprintf(stderr, ", %llu not kept for it (memory)", (unsigned long long)ms->jit_unkept);
 	if (ms->jit_err == -ENOTSUP)
-		fputs(", none can be in a go1.23 file or a flight recording", stderr);
+		fputs("; a go1.23 file or a flight recording keeps them as written", stderr);
 	else if (ms->jit_err)
 		fprintf(stderr, ", some not: %s", strerror(-ms->jit_err));
 	fputc('\n', stderr);
