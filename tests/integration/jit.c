@@ -1,5 +1,7 @@
 /* jit.c - JIT code named from perf maps as perf names it: a JVM that writes its map only as it
- * exits (-XX:+DumpPerfMapAtExit, "0x" numbers), after every stack of its code was written. */
+ * exits (-XX:+DumpPerfMapAtExit, "0x" numbers), after every stack of its code was written, and
+ * one that writes it when jcmd asks, halfway. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -7,6 +9,7 @@
 
 #define JAVA "/usr/bin/java"
 #define JAVAC "/usr/bin/javac"
+#define JCMD "/usr/bin/jcmd"
 #define HOT "long HotJit.hotLeaf(long)"
 #define MAIN "void HotJit.main(java.lang.String[])"
 #define MAX_ENTRIES 65536
@@ -65,16 +68,15 @@ static int jvm_pid(const struct gt_stack *s)
 	return sscanf(at, " (pid %d)", &pid) == 1 ? pid : 0;
 }
 
-Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
+/* Writes HotJit.java into a new directory dir and compiles it there. */
+static void compile(char *dir)
 {
-	char dir[] = "/tmp/lxtrace-jit-XXXXXX", src[64], map[64];
-	size_t samples = 0, named = 0, unnamed = 0, hot = 0, in_main = 0;
-	const struct gt_event *ev;
-	int pid = 0, fd;
+	char src[64];
+	int fd;
 
-	if (access(JAVA, X_OK) || access(JAVAC, X_OK))
-		cr_skip_test("skipped: no JDK (" JAVA ", " JAVAC "; Debian: openjdk-17-jdk-headless, "
-			     "which scripts/deps.sh installs)");
+	if (access(JAVA, X_OK) || access(JAVAC, X_OK) || access(JCMD, X_OK))
+		cr_skip_test("skipped: no JDK (" JAVA ", " JAVAC ", " JCMD "; Debian: "
+			     "openjdk-17-jdk-headless, which scripts/deps.sh installs)");
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(src, sizeof(src), "%s/HotJit.java", dir);
 	fd = open(src, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -83,12 +85,28 @@ Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
 	close(fd);
 	cr_assert_eq(run_capture((const char *[]){ JAVAC, "-d", dir, src, NULL }, 120, NULL, NULL),
 		     0, "javac %s failed", src);
-	itest_start((const char *[]){ "-F", "999", "--", JAVA, "-XX:+UnlockDiagnosticVMOptions",
-				      "-XX:+DumpPerfMapAtExit", "-cp", dir, "HotJit", "2000000", NULL });
-	itest_stop(0, 0);
-	itest_load();
+}
 
-	ev = gt_trace__events(it.trace);
+static void remove_dir(const char *dir)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "%s/HotJit.java", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/HotJit.class", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* The JVM's samples whose leaf its map holds (those perf names from it): at least 95% named
+ * from it, most in hotLeaf or in main, where it is inlined. Removes the map. */
+static void expect_named(void)
+{
+	size_t samples = 0, named = 0, unnamed = 0, hot = 0, in_main = 0;
+	const struct gt_event *ev = gt_trace__events(it.trace);
+	char map[64];
+	int pid = 0;
+
 	for (size_t i = 0; i < gt_trace__nevents(it.trace) && !pid; i++)
 		if (ev[i].type == GT_EV_CPU_SAMPLE)
 			pid = jvm_pid(ev[i].stack);
@@ -103,7 +121,6 @@ Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
 		if (ev[i].type != GT_EV_CPU_SAMPLE || jvm_pid(s) != pid)
 			continue;
 		samples++;
-		/* The samples perf names from the map: those whose leaf is in it. */
 		if (!strcmp(s->frames[0].file, map)) {
 			named++;
 			hot += !strcmp(s->frames[0].func, HOT);
@@ -125,8 +142,97 @@ Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
 		      hot + in_main, named, HOT, MAIN);
 	cr_assert(strstr(recorder__stderr(it.rec), "JIT code:"), "the summary does not count "
 		  "the stacks named at the end:\n%s", recorder__stderr(it.rec));
-	unlink(src);
-	snprintf(src, sizeof(src), "%s/HotJit.class", dir);
-	unlink(src);
-	rmdir(dir);
+}
+
+Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
+{
+	char dir[] = "/tmp/lxtrace-jit-XXXXXX";
+
+	compile(dir);
+	itest_start((const char *[]){ "-F", "999", "--", JAVA, "-XX:+UnlockDiagnosticVMOptions",
+				      "-XX:+DumpPerfMapAtExit", "-cp", dir, "HotJit", "2000000", NULL });
+	itest_stop(0, 0);
+	itest_load();
+	expect_named();
+	remove_dir(dir);
+}
+
+/* The pid of the JVM whose command line holds the argument arg (not the recorder's, which holds
+ * it too), 0 when none. */
+static pid_t jvm_with_arg(const char *arg)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t pid = 0;
+
+	cr_assert_not_null(d);
+	while (!pid && (e = readdir(d))) {
+		char path[300], cmd[4096];
+		ssize_t n;
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		n = read(fd, cmd, sizeof(cmd) - 1);
+		close(fd);
+		cmd[n > 0 ? n : 0] = '\0';
+		for (ssize_t i = 0; i < n && !strcmp(cmd, JAVA); i += (ssize_t)strlen(cmd + i) + 1)
+			if (!strcmp(cmd + i, arg))
+				pid = atoi(e->d_name);
+	}
+	closedir(d);
+	return pid;
+}
+
+/* CPU seconds process pid has run, from /proc/PID/stat (utime + stime); -1 when gone. */
+static double cpu_seconds(pid_t pid)
+{
+	unsigned long long ut, st;
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The map written on request while the JVM runs, once its loop is compiled: the stacks written
+ * before are named at the end, those after as they come. */
+Test(jit, jvm_code_named_from_the_map_jcmd_asks_for)
+{
+	char dir[] = "/tmp/lxtrace-jit-XXXXXX", pidstr[16];
+	pid_t pid = 0;
+	double cpu = -1;
+	int rc;
+
+	compile(dir);
+	itest_start((const char *[]){ "-F", "999", "--", JAVA, "-cp", dir, "HotJit", "3000000",
+				      NULL });
+	for (int i = 0; i < 600 && !pid; i++, usleep(100 * 1000))
+		pid = jvm_with_arg(dir);
+	cr_assert_gt(pid, 0, "no JVM running HotJit from %s", dir);
+	/* About a third of its work done: hotLeaf and main are compiled (a count of CPU time, so
+	 * that a loaded machine changes nothing). */
+	for (int i = 0; i < 1800 && (cpu = cpu_seconds(pid)) >= 0 && cpu < 2; i++)
+		usleep(100 * 1000);
+	cr_assert_geq(cpu, 0, "the JVM ended before 2 s of CPU");
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+	rc = run_capture((const char *[]){ JCMD, pidstr, "Compiler.perfmap", NULL }, 60, NULL, NULL);
+	cr_assert_eq(rc, 0, "jcmd %d Compiler.perfmap failed (%d)", (int)pid, rc);
+	itest_stop(0, 0);
+	itest_load();
+	expect_named();
+	remove_dir(dir);
 }
