@@ -237,9 +237,9 @@ static void print_jit(const struct model_stats *ms)
 	if (!ms->jit_kept && !ms->jit_unkept)
 		return;
 	fprintf(stderr, "  JIT code:      %llu stacks with frames no perf map named when written: "
-		"%llu named at the end (%llu frames)", (unsigned long long)(ms->jit_kept +
+		"%llu named at the end (%llu frames, in %.3f s)", (unsigned long long)(ms->jit_kept +
 		ms->jit_unkept), (unsigned long long)ms->jit_named,
-		(unsigned long long)ms->jit_frames);
+		(unsigned long long)ms->jit_frames, ms->jit_ns / 1e9);
 	if (ms->jit_unkept)
 		fprintf(stderr, ", %llu not kept for it (memory)", (unsigned long long)ms->jit_unkept);
 	if (ms->jit_err == -ENOTSUP)

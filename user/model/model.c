@@ -352,6 +352,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->jit_unkept = cs.late_jit_unkept;
 	out->jit_named = cs.late_jit_named;
 	out->jit_frames = cs.late_jit_frames;
+	out->jit_ns = cs.late_jit_ns;
 	out->jit_err = cs.late_jit_err;
 }
 

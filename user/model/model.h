@@ -168,9 +168,9 @@ struct model_stats {
 	 * in time. */
 	uint64_t late_walks, late_frames, late_held, late_copy_short, late_no_rows;
 	/* Stacks written with JIT frames their process's perf map did not name yet, kept to be
-	 * named at the end, not kept (memory), named then and their frames, and why the last
-	 * stack was not defined again (callstacks_stats). */
-	uint64_t jit_kept, jit_unkept, jit_named, jit_frames;
+	 * named at the end, not kept (memory), named then and their frames, the time that took,
+	 * and why the last stack was not defined again (callstacks_stats). */
+	uint64_t jit_kept, jit_unkept, jit_named, jit_frames, jit_ns;
 	int jit_err;
 	bool prepared_kernel;			/* kallsyms read ahead too */
 };

@@ -795,7 +795,9 @@ const struct foreign_log *callstacks__refused(const struct callstacks *cs)
  * stand now, and defines each stack that gained a name again under its id. */
 static void name_late_jit(struct callstacks *cs)
 {
-	for (size_t i = 0; i < cs->njit_stacks; i++) {
+	uint64_t t0 = now_ns();
+
+	for (size_t i = 0; i < cs->njit_stacks && cs->st.late_jit_err != -ENOTSUP; i++) {
 		struct late_stack *ls = cs->jit_stacks[i];
 		uint32_t named = 0;
 		int err;
@@ -813,13 +815,12 @@ static void name_late_jit(struct callstacks *cs)
 		err = gt_tables__restack(cs->w, ls->p, ls->stk, ls->frames, ls->n);
 		if (err) {
 			cs->st.late_jit_err = err;
-			if (err == -ENOTSUP)
-				return;
 			continue;
 		}
 		cs->st.late_jit_named++;
 		cs->st.late_jit_frames += named;
 	}
+	cs->st.late_jit_ns = now_ns() - t0;
 }
 
 void callstacks__finish(struct callstacks *cs)

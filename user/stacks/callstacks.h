@@ -71,6 +71,7 @@ struct callstacks_stats {
 	uint64_t late_jit_named;	/* of the kept, defined again with names at the end */
 	uint64_t late_jit_frames;	/* the frames that got their names then */
 	int late_jit_err;		/* why a stack was not defined again (-ENOTSUP: Go 1.22+) */
+	uint64_t late_jit_ns;		/* the time naming them at the end took */
 };
 
 /* Stacks get their ids from w (which must outlive cs), identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a

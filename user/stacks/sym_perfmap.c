@@ -264,6 +264,11 @@ bool sym_perfmap__given_up(const struct sym_perfmap *m)
 	return m->done;
 }
 
+bool sym_perfmap__absent(const struct sym_perfmap *m)
+{
+	return m->fd < 0 && !m->done;
+}
+
 const char *sym_perfmap__path(const struct sym_perfmap *m)
 {
 	return m->path;

@@ -54,6 +54,9 @@ const char *sym_perfmap__find(struct sym_perfmap *m, uint64_t addr);
 /* Whether m was refused or given up: it is not read again. */
 bool sym_perfmap__given_up(const struct sym_perfmap *m);
 
+/* Whether m's file was not there at the last lookup. */
+bool sym_perfmap__absent(const struct sym_perfmap *m);
+
 /* The file's path, for frames. */
 const char *sym_perfmap__path(const struct sym_perfmap *m);
 

@@ -133,7 +133,14 @@ int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym
 		s->late_jit[s->nlate_jit++] = m;
 	}
 	m = s->late_jit[*slot];
+	if (!m)
+		return 0;
 	name = sym_perfmap__find(m, a);
+	/* No map at the end: none comes while the other addresses of the pid are asked for. */
+	if (!name && sym_perfmap__absent(m)) {
+		sym_perfmap__free(m);
+		s->late_jit[*slot] = NULL;
+	}
 	if (!name)
 		return 0;
 	return sym_emit_one(s, a, sym_frame_id(s, name, sym_perfmap__path(m), 0), out);
