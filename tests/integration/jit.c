@@ -14,7 +14,25 @@
 #define MAIN "void HotJit.main(java.lang.String[])"
 #define MAX_ENTRIES 65536
 
-TestSuite(jit, .fini = itest_fini, .timeout = 240);
+static char dir[32];
+
+/* The class's directory goes even when an assertion failed. */
+static void jit_fini(void)
+{
+	char path[64];
+
+	if (dir[0]) {
+		snprintf(path, sizeof(path), "%s/HotJit.java", dir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/HotJit.class", dir);
+		unlink(path);
+		rmdir(dir);
+		dir[0] = '\0';
+	}
+	itest_fini();
+}
+
+TestSuite(jit, .fini = jit_fini, .timeout = 240);
 
 /* A loop the JIT compiles: most of the samples are in hotLeaf's compiled code, or in main's,
  * where it is inlined. A count of calls, not a time: on a loaded machine it still spins long
@@ -68,8 +86,8 @@ static int jvm_pid(const struct gt_stack *s)
 	return sscanf(at, " (pid %d)", &pid) == 1 ? pid : 0;
 }
 
-/* Writes HotJit.java into a new directory dir and compiles it there. */
-static void compile(char *dir)
+/* Writes HotJit.java into a new directory, dir, and compiles it there. */
+static void compile(void)
 {
 	char src[64];
 	int fd;
@@ -77,6 +95,7 @@ static void compile(char *dir)
 	if (access(JAVA, X_OK) || access(JAVAC, X_OK) || access(JCMD, X_OK))
 		cr_skip_test("skipped: no JDK (" JAVA ", " JAVAC ", " JCMD "; Debian: "
 			     "openjdk-17-jdk-headless, which scripts/deps.sh installs)");
+	snprintf(dir, sizeof(dir), "/tmp/lxtrace-jit-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(src, sizeof(src), "%s/HotJit.java", dir);
 	fd = open(src, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -85,17 +104,6 @@ static void compile(char *dir)
 	close(fd);
 	cr_assert_eq(run_capture((const char *[]){ JAVAC, "-d", dir, src, NULL }, 120, NULL, NULL),
 		     0, "javac %s failed", src);
-}
-
-static void remove_dir(const char *dir)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "%s/HotJit.java", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/HotJit.class", dir);
-	unlink(path);
-	rmdir(dir);
 }
 
 /* The JVM's samples whose leaf its map holds (those perf names from it): at least 95% named
@@ -146,15 +154,12 @@ static void expect_named(void)
 
 Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
 {
-	char dir[] = "/tmp/lxtrace-jit-XXXXXX";
-
-	compile(dir);
+	compile();
 	itest_start((const char *[]){ "-F", "999", "--", JAVA, "-XX:+UnlockDiagnosticVMOptions",
 				      "-XX:+DumpPerfMapAtExit", "-cp", dir, "HotJit", "2000000", NULL });
 	itest_stop(0, 0);
 	itest_load();
 	expect_named();
-	remove_dir(dir);
 }
 
 /* The pid of the JVM whose command line holds the argument arg (not the recorder's, which holds
@@ -212,12 +217,12 @@ static double cpu_seconds(pid_t pid)
  * before are named at the end, those after as they come. */
 Test(jit, jvm_code_named_from_the_map_jcmd_asks_for)
 {
-	char dir[] = "/tmp/lxtrace-jit-XXXXXX", pidstr[16];
+	char pidstr[16];
 	pid_t pid = 0;
 	double cpu = -1;
 	int rc;
 
-	compile(dir);
+	compile();
 	itest_start((const char *[]){ "-F", "999", "--", JAVA, "-cp", dir, "HotJit", "3000000",
 				      NULL });
 	for (int i = 0; i < 600 && !pid; i++, usleep(100 * 1000))
@@ -234,5 +239,4 @@ Test(jit, jvm_code_named_from_the_map_jcmd_asks_for)
 	itest_stop(0, 0);
 	itest_load();
 	expect_named();
-	remove_dir(dir);
 }
