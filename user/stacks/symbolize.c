@@ -43,7 +43,20 @@
 /* In symbolizer.jit_owners: the process's perf map was refused, and is not opened again. */
 #define SYM_JIT_REFUSED UINT64_MAX
 
-static bool note_jit_owner(struct symbolizer *s, const struct process *p);
+/* Notes p's user as the owner its perf map may have when it is read again at the end
+ * (symbolizer__late_jit); false when that map was refused, or on ENOMEM. */
+static bool note_jit_owner(struct symbolizer *s, const struct process *p)
+{
+	uint64_t *slot;
+	bool added;
+
+	slot = u64map__put(s->jit_owners, (uint32_t)p->pid, &added);
+	if (!slot)
+		return false;
+	if (added || *slot != SYM_JIT_REFUSED)
+		*slot = sym_perfmap__given_up(p->perfmap) ? SYM_JIT_REFUSED : p->uid;
+	return *slot != SYM_JIT_REFUSED;
+}
 
 int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is_return_addr,
 		     struct sym_frame *out, int max)
@@ -91,21 +104,6 @@ int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is
 	if (n > 0 && p)
 		out->late_jit = note_jit_owner(s, p);
 	return n;
-}
-
-/* Notes p's user as the owner its perf map may have when it is read again at the end
- * (symbolizer__late_jit); false when that map was refused, or on ENOMEM. */
-static bool note_jit_owner(struct symbolizer *s, const struct process *p)
-{
-	uint64_t *slot;
-	bool added;
-
-	slot = u64map__put(s->jit_owners, (uint32_t)p->pid, &added);
-	if (!slot)
-		return false;
-	if (added || *slot != SYM_JIT_REFUSED)
-		*slot = sym_perfmap__given_up(p->perfmap) ? SYM_JIT_REFUSED : p->uid;
-	return *slot != SYM_JIT_REFUSED;
 }
 
 int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym_frame *out)
