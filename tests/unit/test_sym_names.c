@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -113,4 +114,55 @@ Test(sym_names, libc_frames_as_gdb_names_them)
 	dlclose(libc);
 	if (!have_dwarf)
 		cr_skip_test("libc has no debug file here (libc6-dbg): its paths were not checked");
+}
+
+/* Resident kB of the private mapping of the whole file at path that libelf made (offset 0,
+ * writable: the loader maps no segment that way), from /proc/self/smaps; -1 when none. */
+static long elf_map_rss_kb(const char *path)
+{
+	char line[PATH_MAX + 128], perms[8];
+	unsigned long long off;
+	bool in = false;
+	long kb = -1, v;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, '/');
+		int n = 0;
+
+		if (sscanf(line, "%*x-%*x %7s %llx %*s %*u %n", perms, &off, &n) >= 2 && n) {
+			line[strcspn(line, "\n")] = '\0';
+			in = name && !strcmp(name, path) && !strcmp(perms, "rw-p") && !off;
+		} else if (in && sscanf(line, "Rss: %ld kB", &v) == 1) {
+			kb = v;
+		}
+	}
+	fclose(f);
+	return kb;
+}
+
+/* Reading a file touches its pages (symbols, DWARF), which count in the recorder's RSS; given
+ * back, a lookup reads them again: the same frame. */
+Test(sym_names, a_binarys_pages_given_back_are_read_again)
+{
+	struct sym_elf_frame f = vfunc_frame("V_2");
+	char path[PATH_MAX], func[64], file[PATH_MAX];
+	uint64_t line = f.line;
+	long rss, paged;
+
+	/* The frame's strings last until the next lookup. */
+	snprintf(func, sizeof(func), "%s", f.func);
+	snprintf(file, sizeof(file), "%s", f.file ? f.file : "");
+	symfix__path("libversioned.so", path, sizeof(path));
+	rss = elf_map_rss_kb(path);
+	cr_assert_gt(rss, 0, "libelf's mapping of %s: %ld kB resident", path, rss);
+	sym_elf__page_out(elf);
+	paged = elf_map_rss_kb(path);
+	cr_log_info("%s: %ld kB resident, %ld after giving them back", path, rss, paged);
+	cr_expect_lt(paged, rss);
+	f = vfunc_frame("V_2");
+	cr_expect_str_eq(f.func, func);
+	cr_expect_str_eq(f.file ? f.file : "", file);
+	cr_expect_eq(f.line, line);
 }

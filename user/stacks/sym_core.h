@@ -95,6 +95,7 @@ struct symbolizer {
 	struct module **mods;
 	size_t mods_cap;
 	uint64_t sweep;			/* sweeps of unused ELFs so far (sym_module_sweep) */
+	uint64_t paged_out_at;		/* CLOCK_MONOTONIC ns of the last sym_module_page_out */
 
 	struct u64map *procs;	/* pid -> index in plist */
 	struct process **plist;
@@ -148,6 +149,10 @@ int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, si
  * for; its cached frames stay. A binary other users control keeps its ELF: what it was charged
  * (FOREIGN_BUDGET) is not given back. */
 void sym_module_sweep(struct symbolizer *s);
+
+/* Gives back the pages of every open ELF's files that reading them touched (sym_elf__page_out):
+ * what was parsed from them stays. */
+void sym_module_page_out(struct symbolizer *s);
 
 /* Names m in s->unread if its file is still late, asked for once more: "read stalled" while its
  * filesystem has not answered since, else "read slow". */

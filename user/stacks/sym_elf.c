@@ -4,12 +4,14 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -218,6 +220,70 @@ fail:
 	sym_elf__free(e);
 	errno = err;
 	return NULL;
+}
+
+/* Whether a page of [lo, hi) holds bytes of its own: a private file mapping's page that was
+ * written (copied on write, anonymous now), per /proc/self/pagemap (bit 63: present, bit 61:
+ * a page of the file). When it cannot tell: yes. */
+static bool written(uintptr_t lo, uintptr_t hi, size_t page)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t ent[512];
+	bool own = fd < 0;
+
+	for (uintptr_t a = lo; !own && a < hi;) {
+		size_t n = (hi - a) / page < 512 ? (hi - a) / page : 512;
+		ssize_t got = pread(fd, ent, n * sizeof(*ent), (off_t)(a / page * sizeof(*ent)));
+
+		if (got != (ssize_t)(n * sizeof(*ent))) {
+			own = true;
+			break;
+		}
+		for (size_t i = 0; i < n && !own; i++)
+			own = (ent[i] >> 63 & 1) && !(ent[i] >> 61 & 1);
+		a += n * page;
+	}
+	if (fd >= 0)
+		close(fd);
+	return own;
+}
+
+/* Takes the pages of elf's file out of this process's memory. libelf maps the file private
+ * and writable, and writes nothing there when reading (tested: anonymous pages are none), so
+ * MADV_DONTNEED leaves the page cache to hold them, and the next touch maps them again;
+ * should a page have been written (libdwfl relocates ET_REL files' DWARF in place), its bytes
+ * cannot go: MADV_PAGEOUT then, which drops only what the file holds. */
+static void page_out(Elf *elf)
+{
+	size_t size = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+	char *raw = elf ? elf_rawfile(elf, &size) : NULL;
+	uintptr_t lo, hi;
+
+	if (!raw)
+		return;
+	lo = ((uintptr_t)raw + page - 1) & ~(uintptr_t)(page - 1);
+	hi = ((uintptr_t)raw + size) & ~(uintptr_t)(page - 1);
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo,
+			      written(lo, hi, page) ? MADV_PAGEOUT : MADV_DONTNEED);
+}
+
+void sym_elf__page_out(struct sym_elf *e)
+{
+	const char *debugfile = NULL;
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(e->mod, &bias);
+	Dwarf *dw;
+
+	page_out(elf);
+	/* A separate debug file has a mapping of its own, once its DWARF was read: asking for
+	 * the DWARF then reads nothing more. */
+	dwfl_module_info(e->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (!debugfile || e->no_dwarf)
+		return;
+	dw = dwfl_module_getdwarf(e->mod, &bias);
+	if (dw && dwarf_getelf(dw) != elf)
+		page_out(dwarf_getelf(dw));
 }
 
 bool sym_elf__dwarf_refused(const struct sym_elf *e)

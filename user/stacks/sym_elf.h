@@ -60,6 +60,11 @@ int sym_elf__frames(struct sym_elf *e, uint64_t vaddr, struct sym_elf_frame *out
  * Whether DWARF was read. */
 bool sym_elf__prepare(struct sym_elf *e, uint64_t max_bytes);
 
+/* Gives back the pages of e's files that reading them touched (symbol tables, DWARF), which
+ * count in the recorder's RSS while mapped: what libdw parsed from them is kept, and a later
+ * lookup that reads the file again faults its pages back in. */
+void sym_elf__page_out(struct sym_elf *e);
+
 /* mangled demangled when it is a C++ or Rust (legacy) symbol, else NULL. The result is
  * malloc'd, the caller frees it. */
 char *sym_elf__demangle(const char *mangled);

@@ -187,6 +187,14 @@ void sym_module_sweep(struct symbolizer *s)
 		malloc_trim(0);
 }
 
+void sym_module_page_out(struct symbolizer *s)
+{
+	for (size_t i = 0; i < s->mods_cap; i++)
+		if (s->mods[i] && s->mods[i]->elf)
+			sym_elf__page_out(s->mods[i]->elf);
+	s->paged_out_at = now_ns();
+}
+
 bool sym_module_awaited(struct symbolizer *s, struct module *m)
 {
 	uint64_t now;
