@@ -30,8 +30,9 @@ struct tstate {
 	uint8_t runnable_kind;	/* enum walk_wait */
 	uint8_t left_why;	/* enum walk_off */
 	uint64_t runnable_at, left_at;	/* ticks */
-	uint64_t left_stk;	/* stack id of the event it left with */
-	uint64_t sys_stk;	/* of its latest GoSysCall, which a GoSysBlock blocks in */
+	/* The stacks the events were written under (an id defined again later names another):
+	 * of the event it left with, and of its latest GoSysCall, which a GoSysBlock blocks in. */
+	const struct gt_stack *left_stk, *sys_stk;
 	/* A GoSysCall not yet known to be an entry: the recorder writes one with a GoSysBlock
 	 * at the same time for an uninterruptible sleep, with or without entries recorded. */
 	bool entry_pending;
@@ -42,7 +43,7 @@ struct tstate {
 	uint8_t pend_kind;
 	int64_t pend_p;
 	uint64_t pend_ns, pend_at;
-	uint64_t pend_stk;	/* the stack it left the CPU with, 0 for none (a new thread) */
+	const struct gt_stack *pend_stk;	/* it left the CPU with, NULL for none (a new thread) */
 };
 
 struct pstate {
@@ -275,7 +276,7 @@ static void tell_wait(struct walk *w, struct tstate *t)
 {
 	t->wait_pending = false;
 	if (keeps(w, &t->pub, t->pend_at))
-		w->s->wait(w->s->ctx, w, &t->pub, t->pend_kind, stack_id(w, t->pend_stk), t->pend_ns,
+		w->s->wait(w->s->ctx, w, &t->pub, t->pend_kind, t->pend_stk, t->pend_ns,
 			   t->pend_at, t->pend_p);
 }
 
@@ -283,7 +284,7 @@ static void tell_entry(struct walk *w, struct tstate *t)
 {
 	t->entry_pending = false;
 	if (w->s->syscall && w->init_end && keeps(w, &t->pub, ns_of(w, t->entry_ts)))
-		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(stack_id(w, t->sys_stk)),
+		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(t->sys_stk),
 			      ns_of(w, t->entry_ts));
 }
 
@@ -311,13 +312,13 @@ static void on_start(struct walk *w, const struct gt_event *e)
 			t->pend_ns = ns_of(w, e->ts) - ns_of(w, t->runnable_at);
 			t->pend_at = at;
 			t->pend_p = e->p;
-			t->pend_stk = t->off ? t->left_stk : 0;
+			t->pend_stk = t->off ? t->left_stk : NULL;
 			if (t->pub.id.pid)
 				tell_wait(w, t);
 		}
 		if (t->off && !t->invented_stop && t->left_at > w->init_end && w->s->offcpu &&
 		    keeps(w, &t->pub, at)) {
-			const struct gt_stack *s = stack_id(w, t->left_stk);
+			const struct gt_stack *s = t->left_stk;
 
 			w->s->offcpu(w->s->ctx, &t->pub, t->left_why, s, ident__syscall(s),
 				     ns_of(w, e->ts) - ns_of(w, t->left_at), at);
@@ -335,7 +336,8 @@ static void becomes_runnable(struct tstate *t, enum walk_wait kind, uint64_t ts)
 	t->runnable_at = ts;
 }
 
-static void leaves(struct walk *w, const struct gt_event *e, enum walk_off why, uint64_t stk)
+static void leaves(struct walk *w, const struct gt_event *e, enum walk_off why,
+		   const struct gt_stack *stk)
 {
 	struct tstate *t = thread_of(w, e->g, true);
 	const char *special = ident__special(e->stack);
@@ -402,7 +404,7 @@ static int event(struct walk *w, const struct gt_event *e)
 {
 	bool wake = e->type == GT_EV_GO_UNBLOCK || e->type == GT_EV_GO_SYSEXIT;
 	struct tstate *t = NULL;
-	uint64_t stk = e->stack ? e->stack->id : 0;
+	const struct gt_stack *stk = e->stack;
 	const char *special = ident__special(e->stack);
 
 	/* Every stack is its goroutine's own (an unblock's is the waker's, which runs). */
@@ -466,7 +468,7 @@ static int event(struct walk *w, const struct gt_event *e)
 		leaves(w, e, WALK_OFF_OTHER, stk);
 		break;
 	case GT_EV_GO_SYSBLOCK:
-		leaves(w, e, WALK_OFF_IO, t ? t->sys_stk : 0);
+		leaves(w, e, WALK_OFF_IO, t ? t->sys_stk : NULL);
 		break;
 	case GT_EV_GO_SYSCALL:
 		if (!t)
