@@ -35,7 +35,7 @@ void v1b_event(struct v1bytes *b, enum gt_type type, size_t n, const uint64_t *v
 
 	for (size_t i = 0; i < n; i++)
 		put_uv(&body, vals[i]);
-	if (n >= 1 && n <= 4) {
+	if (n >= 1 && n <= 3) {
 		first = (uint8_t)(type | (n - 1) << 6);
 		put(b, &first, 1);
 	} else {

@@ -17,7 +17,7 @@ struct v1bytes {
 /* The header. */
 void v1b_init(struct v1bytes *b);
 /* An event of `type` with its n values (the time diff first when the type has one), in the
- * short form for up to 4 values, else the length-prefixed one. */
+ * short form for up to 3 values, else the length-prefixed one. */
 void v1b_event(struct v1bytes *b, enum gt_type type, size_t n, const uint64_t *vals);
 #define V1B(b, type, ...) \
 	v1b_event(b, type, sizeof((uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t), \

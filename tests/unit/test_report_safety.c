@@ -9,6 +9,7 @@
 
 #include "tests/lib/v1bytes.h"
 #include "user/report/profile.h"
+#include "user/report/report.h"
 
 TestSuite(report_safety, .timeout = 60);
 
@@ -67,4 +68,69 @@ Test(report_safety, a_stack_id_defined_again_keeps_each_sample_where_it_was_take
 	cr_assert(text, "%s", err);
 	cr_expect_str_eq(text, "funcA 1\nfuncC 1\n");
 	free(text);
+}
+
+/* A Go 1.19 file up to a running goroutine 5 on P 0 (created at tick 102, started at 103). */
+static void g5_running(struct v1bytes *b)
+{
+	v1b_init(b);
+	v1b_batch(b, 0, 100);
+	v1b_frequency(b, 1000000000);
+	V1B(b, GT_EV_GOMAXPROCS, 1, 1, 0);
+	V1B(b, GT_EV_PROC_START, 1, 7);
+	V1B(b, GT_EV_GO_CREATE, 1, 5, 0, 0);
+	V1B(b, GT_EV_GO_START, 1, 5, 1);
+}
+
+/* report and every profile refuse the file in dump's one line (format/v1/state.h), and print
+ * nothing. */
+static void refused_as_dump_refuses(const struct v1bytes *b, const char *want)
+{
+	struct report_opts o = { .sections = REPORT_ALL, .top = 10, .filter = everything };
+	char err[256] = "", *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	int fd = v1b_memfd(b);
+
+	cr_assert(fd >= 0 && out);
+	cr_expect_lt(report__file(fd, "bad.trace", &o, out, err, sizeof(err)), 0);
+	fclose(out);
+	cr_expect_eq(len, 0, "printed: %s", text);
+	cr_expect(strstr(err, want) && strstr(err, "as Go's parsers refuse it") &&
+		  !strchr(err, '\n'), "report: '%s', want '%s'", err, want);
+	free(text);
+	for (enum profile_kind k = PROFILE_CPU; k <= PROFILE_SYSCALL; k++) {
+		struct profile *p;
+
+		err[0] = '\0';
+		cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+		cr_expect_lt(profile__read(fd, k, &everything, &p, err, sizeof(err)), 0);
+		cr_expect(strstr(err, want), "pprof: '%s', want '%s'", err, want);
+	}
+	close(fd);
+}
+
+Test(report_safety, a_start_of_a_goroutine_that_does_not_exist_is_refused)
+{
+	struct v1bytes b;
+
+	g5_running(&b);
+	V1B(&b, GT_EV_GO_BLOCK, 1, 0);
+	V1B(&b, GT_EV_GO_START, 1, 9, 0);
+	V1B(&b, GT_EV_HEAP_ALLOC, 1, 5);
+	refused_as_dump_refuses(&b, "g 9 does not exist");
+}
+
+/* The unblock written before the block it ends: Go's parsers refuse it, and a report read
+ * it as a wait of minus one tick, 18446744074 s once unsigned. */
+Test(report_safety, two_events_swapped_are_refused)
+{
+	struct v1bytes b;
+
+	g5_running(&b);
+	V1B(&b, GT_EV_GO_UNBLOCK, 1, 5, 2, 0);
+	V1B(&b, GT_EV_GO_BLOCK, 1, 0);
+	V1B(&b, GT_EV_GO_START, 1, 5, 3);
+	V1B(&b, GT_EV_HEAP_ALLOC, 1, 5);
+	refused_as_dump_refuses(&b, "GoUnblock");
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "format/v1/reader.h"
+#include "format/v1/state.h"
 #include "format/v2/reader.h"
 #include "lib/escape.h"
 #include "lib/grow.h"
@@ -54,8 +55,10 @@ struct pstate {
 };
 
 struct walk {
-	/* The file's events: read as they are (Go 1.19), or told as 1.19's (Go 1.22+). */
+	/* The file's events: read as they are (Go 1.19), checked as `lxtrace dump` checks them
+	 * (state), or told as 1.19's (Go 1.22+, whose reader checks them). */
 	struct gt_reader *r;
+	struct gt_state *state;
 	struct events_v2 *v2;
 	const struct gt_dict *dict;
 	const struct walk_filter *f;
@@ -506,6 +509,7 @@ static void free_walk(struct walk *w)
 	free(w->free_slots);
 	u64map__free(w->byg);
 	gt_reader__free(w->r);
+	gt_state__free(w->state);
 	events_v2__free(w->v2);
 }
 
@@ -533,7 +537,8 @@ static int open_source(struct walk *w, int fd, char *err, size_t errlen)
 		w->dict = w->v2 ? events_v2__dict(w->v2) : NULL;
 	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN)) {
 		w->r = gt_reader__new(&ro);
-		w->dict = w->r ? gt_reader__dict(w->r) : NULL;
+		w->state = gt_state__new();
+		w->dict = w->r && w->state ? gt_reader__dict(w->r) : NULL;
 	} else {
 		snprintf(err, errlen, "offset 0: not a Go 1.19 or Go 1.22+ trace (bad header)");
 		return -EINVAL;
@@ -545,14 +550,18 @@ static int open_source(struct walk *w, int fd, char *err, size_t errlen)
 	return 0;
 }
 
-static int next_event(struct walk *w, struct gt_event *e)
+/* 1 with the next event, 0 at the end of a good file, or a negative errno with why in err. */
+static int next_event(struct walk *w, struct gt_event *e, char *err, size_t errlen)
 {
-	return w->v2 ? events_v2__next(w->v2, e) : gt_reader__next(w->r, e);
-}
+	int ret;
 
-static const char *source_error(const struct walk *w)
-{
-	return w->v2 ? events_v2__error(w->v2) : gt_reader__error(w->r);
+	if (!w->v2)
+		return gt_state__next(w->state, w->r, e, err, errlen);
+	ret = events_v2__next(w->v2, e);
+	if (ret < 0)
+		snprintf(err, errlen, "%s", *events_v2__error(w->v2) ? events_v2__error(w->v2) :
+					    strerror(-ret));
+	return ret;
 }
 
 static uint64_t frequency(const struct walk *w)
@@ -581,7 +590,7 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 		free_walk(&w);
 		return ret;
 	}
-	while ((ret = next_event(&w, &e)) > 0) {
+	while ((ret = next_event(&w, &e, err, errlen)) > 0) {
 		if (first) {
 			w.base = e.ts;
 			w.freq = frequency(&w);
@@ -610,8 +619,6 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 		if (w.threads[i].live && w.threads[i].entry_pending)
 			tell_entry(&w, &w.threads[i]);
 	}
-	if (ret < 0 && !*err)
-		snprintf(err, errlen, "%s", *source_error(&w) ? source_error(&w) : strerror(-ret));
 	st->span_ns = ns_of(&w, last);
 	free_walk(&w);
 	return ret < 0 ? ret : 0;
