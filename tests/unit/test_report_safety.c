@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "tests/lib/v1bytes.h"
@@ -133,4 +134,44 @@ Test(report_safety, two_events_swapped_are_refused)
 	V1B(&b, GT_EV_GO_START, 1, 5, 3);
 	V1B(&b, GT_EV_HEAP_ALLOC, 1, 5);
 	refused_as_dump_refuses(&b, "GoUnblock");
+}
+
+/* Both Go parsers turn a time into int64 ns through a float64, and past 2^63 ns take garbage
+ * (Go 1.19 prints -9223372036854775808): refused in one line, not told as a trace of
+ * 11,153,727,426 s. */
+Test(report_safety, times_past_what_go_clocks_hold_are_refused)
+{
+	struct report_opts o = { .sections = REPORT_ALL, .top = 10, .filter = everything };
+	/* Go 1.23's smallest file (tests/fuzz/v2-corpus/v2-min.trace), its first batch at tick
+	 * 2^63 at 1e9 ticks a second. */
+	static const char v2[] = "go 1.23 trace\0\0\0"
+		"\x01\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"
+		"\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01" "\x04\x0d\x00\x00\x02"
+		"\x01\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x01\x06\x08\x80\x94\xeb\xdc\x03";
+	struct v1bytes b;
+	char err[256] = "";
+	FILE *out = fopen("/dev/null", "w");
+	int fd;
+
+	/* One tick a second, the second batch 2^40 s after the first. */
+	v1b_init(&b);
+	v1b_batch(&b, 0, 100);
+	v1b_frequency(&b, 1);
+	V1B(&b, GT_EV_HEAP_ALLOC, 1, 5);
+	v1b_batch(&b, 1, 1ull << 40);
+	V1B(&b, GT_EV_HEAP_ALLOC, 1, 6);
+	fd = v1b_memfd(&b);
+	cr_assert(fd >= 0 && out);
+	cr_expect_lt(report__file(fd, "far.trace", &o, out, err, sizeof(err)), 0);
+	cr_expect(strstr(err, "span more than 2^63 ns") && !strchr(err, '\n'), "%s", err);
+	close(fd);
+
+	fd = memfd_create("v2", MFD_CLOEXEC);
+	cr_assert(fd >= 0 && write(fd, v2, sizeof(v2) - 1) == sizeof(v2) - 1);
+	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	err[0] = '\0';
+	cr_expect_lt(report__file(fd, "far2.trace", &o, out, err, sizeof(err)), 0);
+	cr_expect(strstr(err, "past 2^63 ns") && !strchr(err, '\n'), "%s", err);
+	close(fd);
+	fclose(out);
 }
