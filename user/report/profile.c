@@ -22,6 +22,7 @@ struct profile {
 	struct stacktab *stacks;	/* label: an index in labels */
 	const char **labels;		/* interned in stacks */
 	size_t nlabels, labels_cap;
+	struct u64map *label_ids;	/* an interned label's address -> index + 1 in labels */
 };
 
 static const struct {
@@ -33,21 +34,24 @@ static const struct {
 	[PROFILE_SYSCALL] = { "syscall", "nanoseconds", "syscall" },
 };
 
-/* The index of a label's value, added when new. */
+/* The index of a label's value, added when new. A crafted file can name a syscall a
+ * sample, so labels are looked up by their interned address, never searched. */
 static uint32_t label_of(struct profile *p, const char *s)
 {
 	const char *in = stacktab__intern(p->stacks, s);
+	uint64_t *slot = in ? u64map__put(p->label_ids, (uint64_t)(uintptr_t)in, &(bool){ 0 }) :
+			      NULL;
 
-	for (size_t i = 0; in && i < p->nlabels; i++)
-		if (p->labels[i] == in)
-			return (uint32_t)i;
-	if (!in || grow_array((void **)&p->labels, &p->labels_cap, p->nlabels + 1,
-			      sizeof(*p->labels), 16)) {
+	if (slot && *slot)
+		return (uint32_t)(*slot - 1);
+	if (!slot || grow_array((void **)&p->labels, &p->labels_cap, p->nlabels + 1,
+				sizeof(*p->labels), 16)) {
 		p->oom = true;
 		return 0;
 	}
 	p->labels[p->nlabels] = in;
-	return (uint32_t)p->nlabels++;
+	*slot = ++p->nlabels;
+	return (uint32_t)(p->nlabels - 1);
 }
 
 /* The thread's stack, or for none (a new thread's first wait) its process and program
@@ -104,8 +108,8 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 	int ret;
 
 	*out = NULL;
-	if (!p || !(p->stacks = stacktab__new(true))) {
-		free(p);
+	if (!p || !(p->stacks = stacktab__new(true)) || !(p->label_ids = u64map__new())) {
+		profile__free(p);
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -423,5 +427,6 @@ void profile__free(struct profile *p)
 		return;
 	stacktab__free(p->stacks);
 	free(p->labels);
+	u64map__free(p->label_ids);
 	free(p);
 }
