@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "tests/lib/v1bytes.h"
 #include "user/report/profile.h"
@@ -174,4 +175,40 @@ Test(report_safety, times_past_what_go_clocks_hold_are_refused)
 	cr_expect(strstr(err, "past 2^63 ns") && !strchr(err, '\n'), "%s", err);
 	close(fd);
 	fclose(out);
+}
+
+/* A function named in bytes that are not UTF-8: pprof's string table holds it escaped as
+ * lxtrace prints names, UTF-8 as protobuf's string fields must be, as the folded form does. */
+Test(report_safety, pprof_names_are_utf8_whatever_the_trace_names)
+{
+	struct profile *p;
+	struct v1bytes b;
+	char err[256] = "", path[] = "/tmp/lxtrace-test-pprof-XXXXXX";
+	uint8_t buf[65536];
+	int fd, out = mkstemp(path), n;
+	gzFile z;
+
+	v1b_init(&b);
+	v1b_batch(&b, 0, 100);
+	v1b_frequency(&b, 1000000000);
+	v1b_string(&b, 1, "bad\xff\xfe");
+	v1b_string(&b, 2, "f.go");
+	v1b_stack1(&b, 1, 0x10, 1, 2, 1);
+	sample(&b, 101, 1);
+	V1B(&b, GT_EV_HEAP_ALLOC, 3, 5);
+	fd = v1b_memfd(&b);
+	cr_assert(fd >= 0 && out >= 0);
+	cr_assert_eq(profile__read(fd, PROFILE_CPU, &everything, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(profile__write_pprof(p, out, err, sizeof(err)), 0, "%s", err);
+	profile__free(p);
+	close(fd);
+	close(out);
+	z = gzopen(path, "rb");
+	cr_assert(z);
+	n = gzread(z, buf, sizeof(buf));
+	gzclose(z);
+	unlink(path);
+	cr_assert_gt(n, 0);
+	cr_expect(memmem(buf, (size_t)n, "bad\\xff\\xfe", 11), "the name is not escaped");
+	cr_expect_null(memmem(buf, (size_t)n, "bad\xff", 4), "bytes that are not UTF-8 written");
 }

@@ -188,6 +188,27 @@ oom:
 	return 0;
 }
 
+/* A name as the string table holds it: escaped as lxtrace prints names (lib/escape.h), so
+ * whatever bytes a trace names, the table holds UTF-8 (a string field must, as protobuf
+ * has it) and `pprof -top` sends a terminal no escape sequence. */
+static void put_string(struct pbuf *out, const char *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f) {
+		escape__print(f, s, strlen(s));
+		if (!fclose(f)) {
+			pbuf__bytes(out, PROFILE_STRING_TABLE, text, len);
+			free(text);
+			return;
+		}
+	}
+	free(text);
+	out->oom = true;
+}
+
 static uint64_t func_id(struct encoder *x, const struct st_frame *f)
 {
 	uint64_t name = str_id(x, f->func), file = str_id(x, f->file);
@@ -312,7 +333,7 @@ static void encode(const struct profile *p, struct encoder *x, struct pbuf *out)
 	pbuf__uint(out, PROFILE_PERIOD, 1);
 	/* Last: every string is known once the rest is encoded. */
 	for (size_t i = 0; i < x->nstrs; i++)
-		pbuf__bytes(out, PROFILE_STRING_TABLE, x->strs[i], strlen(x->strs[i]));
+		put_string(out, x->strs[i]);
 	out->oom |= tmp.oom || sub.oom || x->oom;
 	pbuf__free(&tmp);
 	pbuf__free(&sub);
