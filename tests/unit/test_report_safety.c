@@ -17,8 +17,8 @@ TestSuite(report_safety, .timeout = 60);
 
 static const struct walk_filter everything = { .to_ns = UINT64_MAX };
 
-/* The folded CPU profile of the file, or NULL with the refusal in err. */
-static char *folded_cpu(const struct v1bytes *b, char *err, size_t errlen)
+/* The folded profile of the file, or NULL with the refusal in err. */
+static char *folded(const struct v1bytes *b, enum profile_kind kind, char *err, size_t errlen)
 {
 	struct profile *p;
 	char *text = NULL;
@@ -27,7 +27,7 @@ static char *folded_cpu(const struct v1bytes *b, char *err, size_t errlen)
 	int fd = v1b_memfd(b);
 
 	cr_assert(fd >= 0);
-	if (profile__read(fd, PROFILE_CPU, &everything, &p, err, errlen)) {
+	if (profile__read(fd, kind, &everything, &p, err, errlen)) {
 		close(fd);
 		return NULL;
 	}
@@ -66,9 +66,37 @@ Test(report_safety, a_stack_id_defined_again_keeps_each_sample_where_it_was_take
 	v1b_stack1(&b, 1, 0x30, 3, 4, 3);
 	sample(&b, 102, 1);
 	V1B(&b, GT_EV_HEAP_ALLOC, 3, 5);
-	text = folded_cpu(&b, err, sizeof(err));
+	text = folded(&b, PROFILE_CPU, err, sizeof(err));
 	cr_assert(text, "%s", err);
 	cr_expect_str_eq(text, "funcA 1\nfuncC 1\n");
+	free(text);
+}
+
+/* A thread that left the CPU under stack 1 keeps that stack for its time off the CPU, though
+ * stack 1 is defined again before it comes back. */
+Test(report_safety, time_off_the_cpu_keeps_the_stack_the_thread_left_with)
+{
+	struct v1bytes b;
+	char err[256] = "", *text;
+
+	v1b_init(&b);
+	v1b_batch(&b, 0, 100);
+	v1b_frequency(&b, 1000000000);
+	v1b_string(&b, 1, "funcA");
+	v1b_string(&b, 2, "funcB");
+	v1b_string(&b, 3, "f.go");
+	v1b_stack1(&b, 1, 0x10, 1, 3, 1);
+	V1B(&b, GT_EV_GOMAXPROCS, 1, 1, 0);
+	V1B(&b, GT_EV_PROC_START, 1, 7);
+	V1B(&b, GT_EV_GO_CREATE, 1, 5, 0, 0);
+	V1B(&b, GT_EV_GO_START, 1, 5, 1);
+	V1B(&b, GT_EV_GO_SLEEP, 1, 1);
+	v1b_stack1(&b, 1, 0x20, 2, 3, 2);
+	V1B(&b, GT_EV_GO_UNBLOCK, 10, 5, 2, 0);
+	V1B(&b, GT_EV_GO_START, 1, 5, 3);
+	text = folded(&b, PROFILE_OFFCPU, err, sizeof(err));
+	cr_assert(text, "%s", err);
+	cr_expect_str_eq(text, "funcA 11\n");
 	free(text);
 }
 
