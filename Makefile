@@ -65,12 +65,13 @@ FUZZER := $(OUT)/fuzz/fuzz_reader
 FUZZ_MODEL := $(OUT)/fuzz/fuzz_model
 FUZZ_MERGE := $(OUT)/fuzz/fuzz_merge
 FUZZ_V2 := $(OUT)/fuzz/fuzz_reader_v2
+FUZZ_REPORT := $(OUT)/fuzz/fuzz_report
 # Records the fixtures of the golden tests (tests/streams/), by hand and as root.
 CAPTURE_STREAM := $(OUT)/tests/capture-stream
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test layers docs docs-check unit-test integration-test test-load kernel-test sanitize-test fuzz fuzz-model fuzz-merge fuzz-v2 fuzz-replay \
+.PHONY: all test layers docs docs-check unit-test integration-test test-load kernel-test sanitize-test fuzz fuzz-model fuzz-merge fuzz-v2 fuzz-report fuzz-replay \
 	bench deps demo vmlinux clean FORCE
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
@@ -204,6 +205,14 @@ $(FUZZ_MODEL): $(FUZZ_MODEL_SRCS) | $(OUT)/syscall_names.h
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) $(LIBS) -o $@
 
+# report and pprof (user/report/) and what they call, instrumented, as the model's target.
+FUZZ_REPORT_SRCS := tests/fuzz/fuzz_report.c $(filter-out tests/fuzz/fuzz_model.c,$(FUZZ_MODEL_SRCS)) \
+	$(wildcard user/report/*.c)
+$(FUZZ_REPORT): $(FUZZ_REPORT_SRCS) | $(OUT)/syscall_names.h
+	$(call say,FUZZ-CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) $(LIBS) -o $@
+
 # The reorder engine alone, instrumented.
 $(FUZZ_MERGE): tests/fuzz/fuzz_merge.c user/capture/merge.c | user/capture/merge.h bpf/lxtrace.h
 	$(call say,FUZZ-CC,$@)
@@ -301,7 +310,7 @@ ifneq ($(filter test,$(MAKECMDGOALS)),)
 kernel-test: integration-test
 endif
 
-fuzz-replay: $(FUZZER) $(FUZZ_MODEL) $(FUZZ_MERGE) $(FUZZ_V2)
+fuzz-replay: $(FUZZER) $(FUZZ_MODEL) $(FUZZ_MERGE) $(FUZZ_V2) $(FUZZ_REPORT)
 	$(FUZZER) -runs=0 tests/fuzz/corpus >/dev/null 2>$(OUT)/fuzz/replay.log || { cat $(OUT)/fuzz/replay.log; exit 1; }
 	$(FUZZ_V2) -runs=0 tests/fuzz/v2-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
 		{ cat $(OUT)/fuzz/replay.log; exit 1; }
@@ -309,19 +318,24 @@ fuzz-replay: $(FUZZER) $(FUZZ_MODEL) $(FUZZ_MERGE) $(FUZZ_V2)
 		{ cat $(OUT)/fuzz/replay.log; exit 1; }
 	$(FUZZ_MERGE) -runs=0 tests/fuzz/merge-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
 		{ cat $(OUT)/fuzz/replay.log; exit 1; }
-	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) reader, $$(ls tests/fuzz/v2-corpus | wc -l) v2 reader, $$(ls tests/fuzz/model-corpus | wc -l) model and $$(ls tests/fuzz/merge-corpus | wc -l) merge inputs, no crash"
+	$(FUZZ_REPORT) -runs=0 tests/fuzz/report-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
+		{ cat $(OUT)/fuzz/replay.log; exit 1; }
+	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) reader, $$(ls tests/fuzz/v2-corpus | wc -l) v2 reader, $$(ls tests/fuzz/model-corpus | wc -l) model, $$(ls tests/fuzz/merge-corpus | wc -l) merge and $$(ls tests/fuzz/report-corpus | wc -l) report inputs, no crash"
 
-# The unit tests and one short recording again, built with AddressSanitizer and
+# The unit tests, report's and pprof's fuzz corpus (its target is built with the sanitizers
+# already) and one short recording again, built with AddressSanitizer and
 # UndefinedBehaviorSanitizer in a tree of their own (build/san), every finding fatal. CI runs it
 # after make test; it takes a few minutes, mostly the second build.
 SAN_OUT := $(OUT)/san
 SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	UBSAN_OPTIONS=print_stacktrace=1
-sanitize-test:
+sanitize-test: $(FUZZ_REPORT)
 	$(MAKE) OUT=$(SAN_OUT) CFLAGS="$(SAN_CFLAGS)" $(SAN_OUT)/lxtrace $(SAN_OUT)/tests/unit-tests \
 		$(addprefix $(SAN_OUT)/tests/workloads/,stress annotated execthread)
 	$(SAN_ENV) scripts/run-tests.sh $(SAN_OUT)/tests/unit-tests --short-filename
+	$(SAN_ENV) $(FUZZ_REPORT) -runs=0 tests/fuzz/report-corpus >/dev/null 2>$(OUT)/fuzz/san-replay.log || \
+		{ cat $(OUT)/fuzz/san-replay.log; exit 1; }
 	$(SAN_ENV) bash scripts/sanitize-record.sh $(SAN_OUT)
 
 FUZZ_SECONDS ?= 60
@@ -336,6 +350,10 @@ fuzz-v2: $(FUZZ_V2)
 	@mkdir -p $(OUT)/fuzz/v2-corpus
 	$(FUZZ_V2) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/v2-corpus \
 		tests/fuzz/v2-corpus
+fuzz-report: $(FUZZ_REPORT)
+	@mkdir -p $(OUT)/fuzz/report-corpus
+	$(FUZZ_REPORT) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/report-corpus \
+		tests/fuzz/report-corpus
 fuzz-merge: $(FUZZ_MERGE)
 	@mkdir -p $(OUT)/fuzz/merge-corpus
 	$(FUZZ_MERGE) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/merge-corpus \

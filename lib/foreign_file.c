@@ -232,6 +232,23 @@ bool foreign_file__local(int fd)
 	return false;
 }
 
+/* All n bytes to fd: a short write goes on from where it stopped, and one that writes
+ * nothing is an error. 0 or a negative errno. */
+static int write_whole(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
 int foreign_file__private(int fd, const struct stat *st, bool local, uint64_t max)
 {
 	char buf[65536];
@@ -263,10 +280,9 @@ int foreign_file__private(int fd, const struct stat *st, bool local, uint64_t ma
 			err = n < 0 ? -errno : 0;
 			break;
 		}
-		if (write(copy, buf, (size_t)n) != n) {
-			err = -errno;
+		err = write_whole(copy, buf, (size_t)n);
+		if (err)
 			break;
-		}
 		off += (uint64_t)n;
 	}
 	close(fd);

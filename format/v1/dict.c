@@ -1,9 +1,11 @@
 /* dict.c - string and stack definitions of a trace, under a byte budget.
  *
  * A string is freed before the dictionary only when no stack names it (the frames of each
- * stack point at their strings). Each stack is one allocation (header and frames), replaced
- * whole when its id is defined again. The budget counts what a definition costs here (bytes,
- * frames and the index entries), so no input can make the dictionary grow past it.
+ * stack point at their strings). Each stack is one allocation (header and frames); when its id
+ * is defined again the new definition takes the id and the old one is kept behind it (`older`),
+ * so what an event resolved stays what it was written under for as long as the dictionary. The
+ * budget counts what a definition costs here (bytes, frames and the index entries), kept ones
+ * included, so no input can make the dictionary grow past it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #define ENTRY_COST 40
 
 struct dstack {
+	struct dstack *older;	/* the definition this one replaced, kept for its readers */
 	struct gt_stack pub;
 	struct gt_rframe frames[];
 };
@@ -111,18 +114,16 @@ static void name_frames(const struct gt_dict *d, struct dstack *s)
 int gt_dict__add_stack(struct gt_dict *d, uint64_t id, const uint64_t *vals, size_t n)
 {
 	size_t size = sizeof(struct dstack) + n * sizeof(struct gt_rframe);
-	uint64_t *slot;
-	int64_t delta;	/* change of d->bytes */
+	uint64_t *slot, cost;
 	struct dstack *s;
 	bool added;
 
 	if (!id || !n)
 		return -EINVAL;
 	slot = u64map__get(d->stack_ids, id);
-	/* A new id costs its index entry too; a redefinition gives back the old frames. */
-	delta = (int64_t)size + (slot ? -(int64_t)(sizeof(struct dstack) +
-			d->stacks[*slot]->pub.n * sizeof(struct gt_rframe)) : ENTRY_COST);
-	if (delta > 0 && (uint64_t)delta > d->budget - d->bytes)
+	/* A new id costs its index entry too; a redefinition keeps the old frames. */
+	cost = size + (slot ? 0 : ENTRY_COST);
+	if (cost > d->budget - d->bytes)
 		return -E2BIG;
 	if (!slot &&
 	    grow_array((void **)&d->stacks, &d->stacks_cap, d->nstacks + 1, sizeof(*d->stacks), 64))
@@ -130,13 +131,14 @@ int gt_dict__add_stack(struct gt_dict *d, uint64_t id, const uint64_t *vals, siz
 	s = malloc(size);
 	if (!s)
 		return -ENOMEM;
+	s->older = NULL;
 	s->pub = (struct gt_stack){ id, n, s->frames };
 	for (size_t i = 0; i < n; i++)
 		s->frames[i] = (struct gt_rframe){ .pc = vals[4 * i], .func_id = vals[4 * i + 1],
 						   .file_id = vals[4 * i + 2], .line = vals[4 * i + 3] };
 	name_frames(d, s);
 	if (slot) {
-		free(d->stacks[*slot]);
+		s->older = d->stacks[*slot];
 		d->stacks[*slot] = s;
 	} else {
 		slot = u64map__put(d->stack_ids, id, &added);
@@ -147,7 +149,7 @@ int gt_dict__add_stack(struct gt_dict *d, uint64_t id, const uint64_t *vals, siz
 		*slot = d->nstacks;
 		d->stacks[d->nstacks++] = s;
 	}
-	d->bytes += (uint64_t)delta;
+	d->bytes += cost;
 	if (id > d->max_stack)
 		d->max_stack = id;
 	return 0;
@@ -171,6 +173,21 @@ bool gt_dict__forget_string(struct gt_dict *d, uint64_t id)
 	return true;
 }
 
+/* Frees a stack and the definitions it replaced; the bytes they cost. */
+static uint64_t free_stack(struct dstack *s)
+{
+	uint64_t bytes = 0;
+
+	while (s) {
+		struct dstack *older = s->older;
+
+		bytes += sizeof(*s) + s->pub.n * sizeof(struct gt_rframe);
+		free(s);
+		s = older;
+	}
+	return bytes;
+}
+
 bool gt_dict__forget_stack(struct gt_dict *d, uint64_t id)
 {
 	uint64_t *slot = u64map__get(d->stack_ids, id);
@@ -179,9 +196,7 @@ bool gt_dict__forget_stack(struct gt_dict *d, uint64_t id)
 	if (!slot)
 		return false;
 	i = *slot;
-	d->bytes -= sizeof(struct dstack) + d->stacks[i]->pub.n * sizeof(struct gt_rframe) +
-		    ENTRY_COST;
-	free(d->stacks[i]);
+	d->bytes -= free_stack(d->stacks[i]) + ENTRY_COST;
 	u64map__del(d->stack_ids, id);
 	if (i != --d->nstacks) {
 		d->stacks[i] = d->stacks[d->nstacks];
@@ -254,7 +269,7 @@ void gt_dict__free(struct gt_dict *d)
 	for (size_t i = 0; i < d->nstrings; i++)
 		free(d->strings[i]);
 	for (size_t i = 0; i < d->nstacks; i++)
-		free(d->stacks[i]);
+		free_stack(d->stacks[i]);
 	free(d->strings);
 	free(d->stacks);
 	u64map__free(d->string_ids);

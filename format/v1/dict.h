@@ -1,7 +1,7 @@
 /* dict.h - the string and stack definitions a trace has made so far, as a reader resolves them.
  *
  * A trace defines each string once (id -> bytes) and each stack by id (a later definition of a
- * stack id wins, as in Go's parsers). The dictionary keeps what has been defined so far, and no
+ * stack id wins for the events after it; the earlier one stays for those before). The dictionary keeps what has been defined so far, and no
  * more than a byte budget: a file cannot make its reader hold more than the budget, whatever
  * it claims. A dictionary may sit on a parent whose definitions it sees but never changes
  * (a reader of batches kept in memory on top of the dictionary of batches already read).
@@ -47,10 +47,13 @@ int gt_dict__add_stack(struct gt_dict *d, uint64_t id, const uint64_t *vals, siz
 
 /* NUL-terminated, NULL when undefined. Valid as long as the dictionary. */
 const char *gt_dict__string(const struct gt_dict *d, uint64_t id);
-/* NULL when undefined. Valid until the stack is redefined. */
+/* The id's latest definition, NULL when undefined. Valid as long as the dictionary (until the id
+ * is forgotten): a definition the id is given again keeps the earlier one, so a stack an
+ * event resolved stays the one it was written under, and equal addresses are one definition. */
 const struct gt_stack *gt_dict__stack(const struct gt_dict *d, uint64_t id);
 
-/* Drop a definition made here (not in the parent): false when it has none. The caller sees
+/* Drop a definition made here (not in the parent), the earlier ones of a stack id with it:
+ * false when it has none. The caller sees
  * to it that nothing refers to the id any more; a string must be named by no stack left. */
 bool gt_dict__forget_string(struct gt_dict *d, uint64_t id);
 bool gt_dict__forget_stack(struct gt_dict *d, uint64_t id);

@@ -12,8 +12,10 @@
  * frequency and a trace without events; and what breaks their tables and their merge: a
  * string named before its definition (1.23 stops on an undefined one; lxtrace's writer always
  * defines first), a stack named and never defined, stack ids past 32 bits (1.23), times past
- * 2^63 (the parsers' clocks are signed) and a P's events going back in time from one of its
- * batches to the next. The goroutine state machine is the tracker's business (format/v1/state.h).
+ * 2^63 (the parsers' clocks are signed), times spanning more than 2^63 ns at the file's
+ * frequency (both parsers turn ticks since the first event into int64 ns, through a float64:
+ * past that their times are garbage, and so would ours be) and a P's events going back in time
+ * from one of its batches to the next. The goroutine state machine is the tracker's business (format/v1/state.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -67,6 +69,7 @@ struct gt_reader {
 	uint64_t cur_p, cur_g, last_ts, batch_off;
 	uint64_t rec_off;		/* where the record read last (or failing) begins */
 	uint64_t frequency, nevents;
+	uint64_t min_ts, max_ts;	/* over the events so far, valid once there is one */
 };
 
 static uint64_t offset_of(const struct gt_reader *r, const uint8_t *at)
@@ -423,6 +426,18 @@ static int check_names(struct gt_reader *r, const uint8_t *rec, uint8_t type,
 	return err;
 }
 
+/* The events so far span no more than 2^63 ns at the frequency, once it is known: what the
+ * parsers can tell (docs/format.md §3). */
+static int check_span(struct gt_reader *r, const uint8_t *rec)
+{
+	if (!r->frequency || !r->nevents ||
+	    (unsigned __int128)(r->max_ts - r->min_ts) * 1000000000u / r->frequency <= INT64_MAX)
+		return 0;
+	return failf(r, rec, "times from tick %llu to %llu at %llu ticks per second span more than "
+		     "2^63 ns, past what Go's parsers' clocks hold", (unsigned long long)r->min_ts,
+		     (unsigned long long)r->max_ts, (unsigned long long)r->frequency);
+}
+
 static int make_event(struct gt_reader *r, const uint8_t *rec, uint8_t type, struct gt_event *e)
 {
 	uint64_t len;
@@ -488,8 +503,13 @@ static int make_event(struct gt_reader *r, const uint8_t *rec, uint8_t type, str
 	}
 	if (e->nargs && (gt_specs[type].flags & GT_STACK))
 		e->stack = gt_dict__stack(r->dict, e->args[e->nargs - 1]);
+	if (!r->nevents || e->ts < r->min_ts)
+		r->min_ts = e->ts;
+	if (!r->nevents || e->ts > r->max_ts)
+		r->max_ts = e->ts;
 	r->nevents++;
-	return 1;
+	err = check_span(r, rec);
+	return err ? err : 1;
 }
 
 /* Decodes one record; 1 when it is an event (in *e), 0 when it is not, or an error. */
@@ -529,7 +549,7 @@ static int read_record(struct gt_reader *r, struct gt_event *e)
 		if (!r->vals[0] || r->vals[0] > INT64_MAX)
 			return failf(r, rec, "bad Frequency %llu", (unsigned long long)r->vals[0]);
 		r->frequency = r->vals[0];
-		return 0;
+		return check_span(r, rec);
 	case GT_EV_TIMER_GOROUTINE:
 		return 0;
 	default:

@@ -62,7 +62,8 @@ void gt_reader__feed(struct gt_reader *r, const void *buf, size_t len);
 /* Decodes the next event into *e, in file order. Returns 1 with an event; 0 at the end of the
  * input (of a file: after checking it is a whole trace; of fed bytes: when they are used up);
  * a negative errno on a malformed input (-EINVAL), a read error or memory exhaustion, with the
- * message in gt_reader__error. Errors stick. e->stack and e->msg stay valid until the next call. */
+ * message in gt_reader__error. Errors stick. e->msg stays valid until the next call, e->stack
+ * as long as the reader (the definition the event was written under, format/v1/dict.h). */
 int gt_reader__next(struct gt_reader *r, struct gt_event *e);
 
 /* The end-of-trace checks a file gets at its end (a Frequency, at least one event), for a fed

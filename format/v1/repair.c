@@ -117,6 +117,9 @@ static int append_close(int ofd, const struct gt_open *o, const struct gt_state 
 	np = st.max_p >= 0 ? (uint32_t)st.max_p : 0;
 	if (st.max_p >= (1 << 24))
 		return -ERANGE;
+	/* Its goroutine and stack take ids above the file's: none may be left. */
+	if (st.max_goid == UINT64_MAX || gt_dict__max_stack_id(d) >= UINT32_MAX)
+		return -EOVERFLOW;
 	snprintf(msg, sizeof(msg), "lxtrace repair: kept %llu of %llu bytes%s%s%s; stopped %llu "
 		 "running goroutines and %llu Ps, ended %llu GC phases",
 		 (unsigned long long)rep->kept, (unsigned long long)rep->size,
@@ -202,7 +205,10 @@ int gt_repair(int fd, int out_fd, struct gt_repair_report *rep, char *err, size_
 		ret = -errno;
 	if (!ret && (rep->kept < rep->size || gt_close__needed(&o)))
 		ret = append_close(ofd, &o, s, gt_reader__dict(r), rep);
-	if (ret)
+	if (ret == -EOVERFLOW)
+		snprintf(err, errlen, "the file's goroutine or stack ids leave none above them for "
+			 "the repair's own (Go 1.23 reads stack ids as 32 bits)");
+	else if (ret)
 		snprintf(err, errlen, "writing: %s", strerror(-ret));
 out:
 	gt_close__release(&o);

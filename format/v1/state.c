@@ -605,6 +605,23 @@ int gt_state__replay(struct gt_state *s, struct gt_reader *r, uint64_t before)
 	return ret;
 }
 
+int gt_state__next(struct gt_state *s, struct gt_reader *r, struct gt_event *e, char *err,
+		   size_t errlen)
+{
+	int ret = gt_reader__next(r, e);
+
+	if (ret < 0)
+		snprintf(err, errlen, "%s", gt_reader__error(r));
+	else if (ret == 1 && (ret = gt_state__event(s, e)) == 0)
+		return 1;
+	else if (ret == -EPROTO)
+		snprintf(err, errlen, "%s (as Go's parsers refuse it; checked in file order)",
+			 gt_state__problem(s));
+	else if (ret)
+		snprintf(err, errlen, "%s", strerror(-ret));
+	return ret;
+}
+
 int gt_state__feed(struct gt_state *s, const void *bytes, size_t len)
 {
 	struct gt_event e;

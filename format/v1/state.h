@@ -111,6 +111,13 @@ int gt_state__event(struct gt_state *s, const struct gt_event *e);
  * -ENOMEM. Problems of the state are counted, not returned (gt_state__stats). */
 int gt_state__replay(struct gt_state *s, struct gt_reader *r, uint64_t before);
 
+/* The next event of r that s allows, applied: 1, 0 at the end of a good file, or a negative
+ * errno on a bad file or event, with one line in err saying why (the reader's message, or the
+ * problem as Go's parsers would refuse it: -EPROTO). What `lxtrace dump` prints and `lxtrace
+ * report` and `pprof` read, so they refuse the same files. */
+int gt_state__next(struct gt_state *s, struct gt_reader *r, struct gt_event *e, char *err,
+		   size_t errlen);
+
 /* Decodes and applies whole batches kept in memory (as the writer writes them: a Batch
  * header, its records, strings and stacks), one call per batch or more. The state keeps the
  * dictionary they define (gt_state__dict). 0; -EINVAL on a malformed batch and -EPROTO on a

@@ -35,7 +35,7 @@
 #define MIN_BATCH_SIZE 128
 #define STAGE_SIZE (64 * 1024)
 
-/* A location packs a P (low LOC_P_BITS) and the generation of that P's batch. */
+/* A location packs a P's slot (low LOC_P_BITS) and the generation of that P's batch. */
 #define LOC_P_BITS 24
 #define MAX_PROCS (1u << LOC_P_BITS)
 #define LOC(p, gen) ((uint64_t)(gen) << LOC_P_BITS | (p))
@@ -46,8 +46,11 @@
 /* GCStart events are ordered by their own sequence, like a goroutine's transitions. */
 #define GC_PSEUDO_G UINT64_MAX
 
+/* A P the caller wrote to: memory follows the Ps used and their bytes, never the P ids (a
+ * file with one batch on P 999999 costs one proc). */
 struct proc {
-	uint8_t *buf;
+	uint32_t id;		/* the P's id in the file */
+	uint8_t *buf;		/* grown to the batch size as events come */
 	size_t len, cap;
 	uint64_t gen;		/* batches of this P written so far */
 	uint64_t base_ts;	/* the open batch's base time, valid when has_base */
@@ -71,12 +74,18 @@ struct proc {
 
 struct gt_writer {
 	struct gt_outq *out;
-	uint32_t nprocs;
+	uint32_t nprocs;	/* P ids below this */
 	size_t batch_size;
 	uint64_t frequency;	/* still to be written into the first batch; 0 once written */
 	uint64_t max_ts;
 	int err;		/* sticky -errno */
-	struct proc *procs;
+	/* The Ps written to, in the order first written, by slot (the P of a location). The
+	 * functions below take a P's slot (p or a); only the gt_writer__ ones take its id. */
+	struct proc **procs;
+	uint32_t *by_id;	/* the slots in the order of their Ps' ids, which batches leave in */
+	size_t nslots, slots_cap, by_id_cap;
+	bool by_id_stale;	/* a slot was added since by_id was sorted */
+	struct u64map *slot_of;	/* P id -> slot + 1 */
 	struct u64map *gs;	/* goid -> location of its last ordered event */
 	struct gt_dedup *strings, *stacks;
 	void (*forgot)(void *ctx, bool stack, uint64_t id);
@@ -99,21 +108,21 @@ static int fail(struct gt_writer *w, int err)
 
 static bool is_open(const struct gt_writer *w, uint64_t loc)
 {
-	return w->procs[LOC_P(loc)].gen == LOC_GEN(loc);
+	return w->procs[LOC_P(loc)]->gen == LOC_GEN(loc);
 }
 
 /* The output queue wrote out everything queued: the file now holds it. */
 static void commit(struct gt_writer *w)
 {
-	for (uint32_t p = 0; p < w->nprocs; p++)
-		w->procs[p].file = w->procs[p].queued;
+	for (size_t a = 0; a < w->nslots; a++)
+		w->procs[a]->file = w->procs[a]->queued;
 	w->file_fs = w->queued_fs;
 	w->file_events = w->queued_events;
 }
 
 static int write_batch(struct gt_writer *w, uint32_t a)
 {
-	struct proc *pr = &w->procs[a];
+	struct proc *pr = w->procs[a];
 	uint8_t hdr[GT_MAX_BATCH_HDR_LEN];
 	uint64_t written, base;
 	uint8_t *end;
@@ -137,9 +146,9 @@ static int write_batch(struct gt_writer *w, uint32_t a)
 	if (!pr->len)
 		return 0;
 	base = pr->has_base ? pr->base_ts : pr->last_ts;
-	end = gt_encode_batch_header(hdr, a, base, w->frequency);
+	end = gt_encode_batch_header(hdr, pr->id, base, w->frequency);
 	written = gt_outq__written(w->out);
-	err = gt_outq__batch(w->out, &(struct gt_batch_info){ a, base, pr->last_ts }, hdr,
+	err = gt_outq__batch(w->out, &(struct gt_batch_info){ pr->id, base, pr->last_ts }, hdr,
 			     (size_t)(end - hdr), pr->buf, pr->len);
 	if (err)
 		return fail(w, err);
@@ -150,7 +159,7 @@ static int write_batch(struct gt_writer *w, uint32_t a)
 		w->queued_fs.gc = pr->gc_last == GT_EV_GC_START;
 	if (pr->stw_last) {
 		w->queued_fs.stw = pr->stw_last == GT_EV_GC_STW_START;
-		w->queued_fs.stw_p = a;
+		w->queued_fs.stw_p = pr->id;
 	}
 	w->queued_events += pr->nevents;
 	pr->nevents = 0;
@@ -168,7 +177,7 @@ static int write_batch(struct gt_writer *w, uint32_t a)
 /* Does the open batch of P from wait, directly or not, for the open batch of P to? */
 static bool waits_for(struct gt_writer *w, uint32_t from, uint32_t to)
 {
-	struct proc *pr = &w->procs[from];
+	struct proc *pr = w->procs[from];
 
 	if (from == to)
 		return true;
@@ -184,7 +193,7 @@ static bool waits_for(struct gt_writer *w, uint32_t from, uint32_t to)
 /* Makes P a's open batch go out after whatever batch holds loc. */
 static int add_dep(struct gt_writer *w, uint32_t a, uint64_t loc)
 {
-	struct proc *pr = &w->procs[a];
+	struct proc *pr = w->procs[a];
 	uint32_t b = LOC_P(loc), i;
 	int err;
 
@@ -222,28 +231,64 @@ done:
 	return 0;
 }
 
-/* Makes room for need more bytes in P a's batch, writing it when full. A record larger than
- * a whole batch grows the buffer rather than being refused. */
+/* Makes room for need more bytes in P a's batch, writing it when the batch size would be
+ * passed. The buffer grows (doubling) to the batch size as the P's events come; a record
+ * larger than a whole batch grows it past that rather than being refused. */
 static int reserve(struct gt_writer *w, uint32_t a, size_t need)
 {
-	struct proc *pr = &w->procs[a];
+	struct proc *pr = w->procs[a];
+	size_t cap;
+	uint8_t *buf;
 	int err;
 
 	if (pr->len + need <= pr->cap)
 		return 0;
-	if (pr->len) {
+	if (pr->len && pr->len + need > w->batch_size) {
 		err = write_batch(w, a);
 		if (err)
 			return err;
+		if (need <= pr->cap)
+			return 0;
 	}
-	if (need > pr->cap) {
-		uint8_t *buf = realloc(pr->buf, need);
+	for (cap = pr->cap ? pr->cap : MIN_BATCH_SIZE; cap < pr->len + need; cap *= 2)
+		;
+	if (cap > w->batch_size)
+		cap = pr->len + need > w->batch_size ? pr->len + need : w->batch_size;
+	buf = realloc(pr->buf, cap);
+	if (!buf)
+		return -ENOMEM;
+	pr->buf = buf;
+	pr->cap = cap;
+	return 0;
+}
 
-		if (!buf)
-			return -ENOMEM;
-		pr->buf = buf;
-		pr->cap = need;
+/* The slot of P p (< nprocs), made on its first use: 0, or -ENOMEM. */
+static int slot(struct gt_writer *w, uint32_t p, uint32_t *a)
+{
+	uint64_t *s = u64map__get(w->slot_of, p);
+	struct proc *pr;
+	bool added;
+
+	if (s) {
+		*a = (uint32_t)(*s - 1);
+		return 0;
 	}
+	if (grow_array((void **)&w->procs, &w->slots_cap, w->nslots + 1, sizeof(*w->procs), 16) ||
+	    grow_array((void **)&w->by_id, &w->by_id_cap, w->nslots + 1, sizeof(*w->by_id), 16))
+		return -ENOMEM;
+	pr = calloc(1, sizeof(*pr));
+	s = pr ? u64map__put(w->slot_of, p, &added) : NULL;
+	if (!s) {
+		free(pr);
+		return -ENOMEM;
+	}
+	pr->id = p;
+	pr->last_dep = NO_LOC;
+	w->procs[w->nslots] = pr;
+	*a = (uint32_t)w->nslots;
+	*s = *a + 1;
+	w->by_id[w->nslots++] = *a;
+	w->by_id_stale = true;
 	return 0;
 }
 
@@ -267,7 +312,7 @@ struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 	w->nprocs = opts->nprocs;
 	w->batch_size = bsz;
 	w->frequency = opts->frequency;
-	w->procs = calloc(opts->nprocs, sizeof(*w->procs));
+	w->slot_of = u64map__new();
 	w->out = opts->sink ? gt_outq__new_sink(opts->sink, opts->sink_ctx) :
 			      gt_outq__new(opts->fd, STAGE_SIZE, opts->reserve);
 	w->gs = u64map__new();
@@ -280,15 +325,8 @@ struct gt_writer *gt_writer__new(const struct gt_writer_opts *opts)
 	w->strings = gt_dedup__new(opts->string_base, budget);
 	w->stacks = gt_dedup__new(opts->stack_base, budget);
 	w->scratch = malloc(5 * GT_MAX_STACK_FRAMES * sizeof(*w->scratch));
-	if (!w->procs || !w->out || !w->gs || !w->strings || !w->stacks || !w->scratch)
+	if (!w->slot_of || !w->out || !w->gs || !w->strings || !w->stacks || !w->scratch)
 		goto nomem;
-	for (uint32_t p = 0; p < w->nprocs; p++) {
-		w->procs[p].buf = malloc(bsz);
-		if (!w->procs[p].buf)
-			goto nomem;
-		w->procs[p].cap = bsz;
-		w->procs[p].last_dep = NO_LOC;
-	}
 	err = opts->append ? 0 : gt_outq__bytes(w->out, GT_HEADER, GT_HEADER_LEN);
 	if (!err)
 		err = gt_outq__flush(w->out);
@@ -304,16 +342,28 @@ nomem:
 	return NULL;
 }
 
-static uint64_t here(const struct gt_writer *w, uint32_t p)
+static uint64_t here(const struct gt_writer *w, uint32_t a)
 {
-	return LOC(p, w->procs[p].gen);
+	return LOC(a, w->procs[a]->gen);
 }
 
-/* Writes every open batch, in dependency order. */
+static int by_p_id(const void *a, const void *b, void *ctx)
+{
+	const struct gt_writer *w = ctx;
+	uint32_t x = w->procs[*(const uint32_t *)a]->id, y = w->procs[*(const uint32_t *)b]->id;
+
+	return (x > y) - (x < y);
+}
+
+/* Writes every open batch, in dependency order, else in the order of the Ps' ids. */
 static int write_all(struct gt_writer *w)
 {
-	for (uint32_t p = 0; p < w->nprocs; p++) {
-		int err = write_batch(w, p);
+	if (w->by_id_stale) {
+		qsort_r(w->by_id, w->nslots, sizeof(*w->by_id), by_p_id, w);
+		w->by_id_stale = false;
+	}
+	for (size_t i = 0; i < w->nslots; i++) {
+		int err = write_batch(w, w->by_id[i]);
 
 		if (err)
 			return err;
@@ -378,7 +428,7 @@ static int use_id(struct gt_writer *w, uint32_t p, struct gt_dedup *t, uint64_t 
 static int use_string(struct gt_writer *w, uint32_t p, const char *s, uint64_t *id)
 {
 	size_t len = s ? strlen(s) : 0;
-	struct proc *pr = &w->procs[p];
+	struct proc *pr = w->procs[p];
 	int err;
 
 	*id = 0;
@@ -405,6 +455,7 @@ static int use_string(struct gt_writer *w, uint32_t p, const char *s, uint64_t *
 uint64_t gt_writer__string(struct gt_writer *w, uint32_t p, const char *s)
 {
 	uint64_t id;
+	uint32_t a;
 	int err;
 
 	if (w->err) {
@@ -415,7 +466,9 @@ uint64_t gt_writer__string(struct gt_writer *w, uint32_t p, const char *s)
 		errno = EINVAL;
 		return 0;
 	}
-	err = use_string(w, p, s, &id);
+	err = slot(w, p, &a);
+	if (!err)
+		err = use_string(w, a, s, &id);
 	if (err) {
 		if (err != -E2BIG)
 			fail(w, err);
@@ -454,6 +507,7 @@ uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame
 	uint64_t *vals = w->scratch, *key = w->scratch + 4 * GT_MAX_STACK_FRAMES, id;
 	struct proc *pr;
 	size_t body;
+	uint32_t a;
 	int err = 0;
 
 	if (w->err) {
@@ -469,25 +523,33 @@ uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame
 	id = gt_dedup__find(w->stacks, key, n * sizeof(*key));
 	if (id)
 		return id;
-	err = frame_values(w, p, frames, n, vals);
+	err = slot(w, p, &a);
+	if (!err)
+		err = frame_values(w, a, frames, n, vals);
 	if (!err)
 		err = make_room(w, w->stacks);
 	if (err)
 		goto out;
 	id = gt_dedup__next(w->stacks);
+	/* Go 1.23 reads a stack id as 32 bits (docs/format.md §4): an appending writer above a
+	 * file's ids can run out of them. */
+	if (id > UINT32_MAX) {
+		errno = EOVERFLOW;
+		return 0;
+	}
 	body = gt_stack_body_len(id, vals, n);
 	if (body > GT_MAX_LONG_BODY) {
 		errno = E2BIG;
 		return 0;
 	}
-	err = reserve(w, p, 1 + GT_MAX_VARINT_LEN + body);
+	err = reserve(w, a, 1 + GT_MAX_VARINT_LEN + body);
 	if (err)
 		goto out;
-	if (gt_dedup__add(w->stacks, key, n * sizeof(*key), here(w, p)) != id) {
+	if (gt_dedup__add(w->stacks, key, n * sizeof(*key), here(w, a)) != id) {
 		err = -ENOMEM;
 		goto out;
 	}
-	pr = &w->procs[p];
+	pr = w->procs[a];
 	pr->len = (size_t)(gt_encode_stack(pr->buf + pr->len, id, vals, n, body) - pr->buf);
 	w->stats.stacks++;
 	return id;
@@ -509,6 +571,7 @@ int gt_writer__restack(struct gt_writer *w, uint32_t p, uint64_t id, const struc
 	uint64_t *vals = w->scratch;
 	struct proc *pr;
 	size_t body;
+	uint32_t a;
 	int err;
 
 	if (w->err)
@@ -519,19 +582,21 @@ int gt_writer__restack(struct gt_writer *w, uint32_t p, uint64_t id, const struc
 	if (p >= w->nprocs || !frames || !n || n > GT_MAX_STACK_FRAMES || !id ||
 	    id > gt_dedup__max_id(w->stacks))
 		return -EINVAL;
-	err = frame_values(w, p, frames, n, vals);
+	err = slot(w, p, &a);
+	if (!err)
+		err = frame_values(w, a, frames, n, vals);
 	/* After the definition it replaces, which may still be in another P's open batch. */
 	if (!err)
-		err = use_stack(w, p, id);
+		err = use_stack(w, a, id);
 	if (err)
 		goto out;
 	body = gt_stack_body_len(id, vals, n);
 	if (body > GT_MAX_LONG_BODY)
 		return -E2BIG;
-	err = reserve(w, p, 1 + GT_MAX_VARINT_LEN + body);
+	err = reserve(w, a, 1 + GT_MAX_VARINT_LEN + body);
 	if (err)
 		goto out;
-	pr = &w->procs[p];
+	pr = w->procs[a];
 	pr->len = (size_t)(gt_encode_stack(pr->buf + pr->len, id, vals, n, body) - pr->buf);
 	w->stats.restacked++;
 	return 0;
@@ -575,14 +640,19 @@ static int event_deps(struct gt_writer *w, uint32_t p, enum gt_type t, const uin
 	return err;
 }
 
-/* Checks shared by every timestamped record; fixes the batch's base time. */
-static int begin_event(struct gt_writer *w, uint32_t p, uint64_t ts)
+/* Checks shared by every timestamped record on P p; its slot in *a. */
+static int begin_event(struct gt_writer *w, uint32_t p, uint64_t ts, uint32_t *a)
 {
+	int err;
+
 	if (w->err)
 		return w->err;
-	if (p >= w->nprocs || ts < w->procs[p].last_ts)
+	if (p >= w->nprocs)
 		return -EINVAL;
-	return 0;
+	err = slot(w, p, a);
+	if (err)
+		return fail(w, err);
+	return ts < w->procs[*a]->last_ts ? -EINVAL : 0;
 }
 
 static uint64_t diff(struct gt_writer *w, struct proc *pr, uint64_t ts)
@@ -608,16 +678,17 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 	enum gt_g_effect eff;
 	uint64_t g, *loc;
 	bool added;
+	uint32_t a;
 	int err;
 
-	err = begin_event(w, p, ts);
+	err = begin_event(w, p, ts, &a);
 	if (err)
 		return err;
 	if ((unsigned)t >= GT_EV_COUNT || (gt_specs[t].flags & (GT_SPECIAL | GT_AVOID)) ||
 	    t == GT_EV_FREQUENCY || t == GT_EV_USER_LOG || t == GT_EV_CPU_SAMPLE ||
 	    nargs != gt_nvalues(t) || (nargs && !args))
 		return -EINVAL;
-	pr = &w->procs[p];
+	pr = w->procs[a];
 	eff = gt_specs[t].g;
 	switch (eff) {
 	case GT_G_START:
@@ -635,9 +706,9 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 		g = t == GT_EV_GC_START || t == GT_EV_GC_DONE || t == GT_EV_GC_STW_START ||
 		    t == GT_EV_GC_STW_DONE ? GC_PSEUDO_G : 0;
 	}
-	err = event_deps(w, p, t, args, nargs, g);
+	err = event_deps(w, a, t, args, nargs, g);
 	if (!err)
-		err = reserve(w, p, GT_MAX_EVENT_LEN);
+		err = reserve(w, a, GT_MAX_EVENT_LEN);
 	if (err)
 		return err == -EINVAL ? err : fail(w, err);
 	if (t == GT_EV_TIMER_GOROUTINE) {	/* the one untimed event a caller may write */
@@ -672,7 +743,7 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 	loc = u64map__put(w->gs, g, &added);
 	if (!loc)
 		return fail(w, -ENOMEM);
-	*loc = here(w, p);
+	*loc = here(w, a);
 	return 0;
 }
 
@@ -682,21 +753,22 @@ int gt_writer__user_log(struct gt_writer *w, uint32_t p, uint64_t ts, uint64_t t
 	uint64_t vals[3] = { task, key_sid, stk };
 	struct proc *pr;
 	uint8_t *end;
+	uint32_t a;
 	int err;
 
-	err = begin_event(w, p, ts);
+	err = begin_event(w, p, ts, &a);
 	if (err)
 		return err;
 	if (len > GT_MAX_STRING_LEN || (len && !msg))
 		return -EINVAL;
-	err = use_string_id(w, p, key_sid);
+	err = use_string_id(w, a, key_sid);
 	if (!err)
-		err = use_stack(w, p, stk);
+		err = use_stack(w, a, stk);
 	if (!err)
-		err = reserve(w, p, GT_MAX_EVENT_LEN + GT_MAX_VARINT_LEN + len);
+		err = reserve(w, a, GT_MAX_EVENT_LEN + GT_MAX_VARINT_LEN + len);
 	if (err)
 		return err == -EINVAL ? err : fail(w, err);
-	pr = &w->procs[p];
+	pr = w->procs[a];
 	end = gt_encode_event(pr->buf + pr->len, GT_EV_USER_LOG, diff(w, pr, ts), vals, 3);
 	end = gt_varint_put(end, len);
 	if (len)
@@ -715,18 +787,21 @@ int gt_writer__cpu_sample(struct gt_writer *w, uint32_t p, uint64_t ts, int64_t 
 {
 	uint64_t vals[4] = { ts, (uint64_t)sample_p, g, stk };
 	struct proc *pr;
+	uint32_t a;
 	int err;
 
 	if (w->err)
 		return w->err;
 	if (p >= w->nprocs)
 		return -EINVAL;
-	err = use_stack(w, p, stk);
+	err = slot(w, p, &a);
 	if (!err)
-		err = reserve(w, p, GT_MAX_EVENT_LEN);
+		err = use_stack(w, a, stk);
+	if (!err)
+		err = reserve(w, a, GT_MAX_EVENT_LEN);
 	if (err)
 		return err == -EINVAL ? err : fail(w, err);
-	pr = &w->procs[p];
+	pr = w->procs[a];
 	pr->len = (size_t)(gt_encode_event(pr->buf + pr->len, GT_EV_CPU_SAMPLE, 0, vals, 4) -
 			   pr->buf);
 	w->stats.events++;
@@ -753,8 +828,8 @@ int gt_writer__flush(struct gt_writer *w)
 void gt_writer__file_state(const struct gt_writer *w, struct gt_writer_pstate *procs,
 			   struct gt_writer_fstate *file)
 {
-	for (uint32_t p = 0; procs && p < w->nprocs; p++)
-		procs[p] = w->procs[p].file;
+	for (size_t a = 0; procs && a < w->nslots; a++)
+		procs[w->procs[a]->id] = w->procs[a]->file;
 	*file = w->file_fs;
 	file->lost = w->stats.events - w->file_events;
 }
@@ -783,13 +858,14 @@ void gt_writer__free(struct gt_writer *w)
 {
 	if (!w)
 		return;
-	if (w->procs) {
-		for (uint32_t p = 0; p < w->nprocs; p++) {
-			free(w->procs[p].buf);
-			free(w->procs[p].deps);
-		}
+	for (size_t a = 0; a < w->nslots; a++) {
+		free(w->procs[a]->buf);
+		free(w->procs[a]->deps);
+		free(w->procs[a]);
 	}
 	free(w->procs);
+	free(w->by_id);
+	u64map__free(w->slot_of);
 	gt_outq__free(w->out);
 	u64map__free(w->gs);
 	gt_dedup__free(w->strings);

@@ -107,7 +107,7 @@ uint64_t gt_writer__stack_find(struct gt_writer *w, const uint64_t *pcs, size_t 
 /* Adds a stack (leaf first; 1 <= n <= GT_MAX_STACK_FRAMES, trimmed by the caller to fit
  * GT_MAX_LONG_BODY) with its frames' strings, written into P p's batch, or returns the id of
  * the stack with the same PCs that the writer remembers. Returns the id (> 0), or 0 with
- * errno set. */
+ * errno set (EOVERFLOW: no id left below 2^32, as Go 1.23 reads them). */
 uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame *frames, size_t n);
 
 /* Defines stack id, handed out before, again as frames (same rules as gt_writer__stack), in P

@@ -493,6 +493,12 @@ static int check_generation(struct gt2_reader *r)
 		r->lo = r->smp[i].args[0] < r->lo ? r->smp[i].args[0] : r->lo;
 		r->hi = r->smp[i].args[0] > r->hi ? r->smp[i].args[0] : r->hi;
 	}
+	/* Go turns ticks into int64 ns (through a float64): past 2^63 ns its times wrap, and so
+	 * would every difference taken of them. */
+	if ((unsigned __int128)r->hi * 1000000000u / r->freq > INT64_MAX)
+		return fail(r, -EINVAL, r->gen_start, "generation %llu: time %llu at %llu ticks per "
+			    "second is past 2^63 ns, what Go's clock holds", (unsigned long long)r->gen,
+			    (unsigned long long)r->hi, (unsigned long long)r->freq);
 	r->gen_events = events + r->nsmp;
 	r->gen_timed = events;
 	return 0;

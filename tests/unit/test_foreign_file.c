@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -432,4 +435,36 @@ Test(foreign_file, only_a_root_file_on_a_local_filesystem_is_used_in_place)
 	cr_assert_geq(fd, 0);
 	cr_expect_not(foreign_file__local(fd), "procfs is on the list");
 	close(fd);
+}
+
+/* A copy the system writes short (here: past RLIMIT_FSIZE, with SIGXFSZ ignored, as memfd
+ * writes can be) is an error, never a copy cut short taken for the file. */
+Test(foreign_file, a_copy_written_short_is_an_error)
+{
+	char *text = malloc(200001);
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	cr_assert(text);
+	memset(text, 'x', 200000);
+	text[200000] = '\0';
+	put("big", text, 0644);
+	free(text);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		struct rlimit lim = { 100000, 100000 };
+		int fd = foreign_file__open(dfd, "big", NULL, &st), copy;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (fd < 0 || setrlimit(RLIMIT_FSIZE, &lim))
+			_exit(2);
+		copy = foreign_file__private(fd, &st, false, 1 << 20);
+		/* 0: refused; 1: a copy of the wrong size. */
+		_exit(copy < 0 ? 0 : lseek(copy, 0, SEEK_END) == 200000 ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a short copy was taken (%d)",
+		  status);
 }

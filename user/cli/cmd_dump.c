@@ -51,25 +51,6 @@ static int open_checked(int fd, struct gt_reader **r, struct gt_state **s, char 
 	return 1;
 }
 
-/* The next event of r that s allows: 1, 0 at the end, or -1 on a bad file or event (err says
- * why). */
-static int next_checked(struct gt_reader *r, struct gt_state *s, struct gt_event *e, char *err,
-			size_t errlen)
-{
-	int ret = gt_reader__next(r, e);
-
-	if (ret < 0)
-		snprintf(err, errlen, "%s", gt_reader__error(r));
-	else if (ret == 1 && (ret = gt_state__event(s, e)) == 0)
-		return 1;
-	else if (ret == -EPROTO)
-		snprintf(err, errlen, "%s (as Go's parsers refuse it; checked in file order)",
-			 gt_state__problem(s));
-	else if (ret)
-		snprintf(err, errlen, "%s", strerror(-ret));
-	return ret ? -1 : 0;
-}
-
 /* The trace's first time (what the viewers count from), reading fd to its end: 0, or 1 on a
  * bad file with the reason in err. */
 static int scan(int fd, uint64_t *t0, char *err, size_t errlen)
@@ -82,7 +63,7 @@ static int scan(int fd, uint64_t *t0, char *err, size_t errlen)
 	if (open_checked(fd, &r, &s, err, errlen))
 		return 1;
 	*t0 = UINT64_MAX;
-	while ((ret = next_checked(r, s, &e, err, errlen)) == 1)
+	while ((ret = gt_state__next(s, r, &e, err, errlen)) == 1)
 		if (e.ts < *t0)
 			*t0 = e.ts;
 	gt_state__free(s);
@@ -101,7 +82,7 @@ static int print(int fd, uint64_t t0, char *err, size_t errlen)
 
 	if (open_checked(fd, &r, &s, err, errlen))
 		return 1;
-	while (!out && (ret = next_checked(r, s, &e, err, errlen)) == 1) {
+	while (!out && (ret = gt_state__next(s, r, &e, err, errlen)) == 1) {
 		if (t0 == UINT64_MAX)
 			t0 = e.ts;
 		out = gt_dump__event(stdout, gt_reader__dict(r), gt_reader__frequency(r), &e, t0);

@@ -176,14 +176,16 @@ static int sysblock(struct model *m, uint32_t p, struct thread *t, uint64_t stk,
 static int ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 {
 	struct thread *by = m->cur[p];
-	struct gt2_stack s = stack_of(m, stk);
-
+	struct gt2_stack s;
 	int err;
 
 	if (t->state == THREAD_SYSBLOCKED)
 		return 0;
+	/* lx_hold adds a stack, which may end the tables' generation and free the frames
+	 * stack_of hands out: it goes first. */
 	if (!by && (err = lx_hold(m)))
 		return err;
+	s = stack_of(m, stk);
 	return gt2_writer__wake(m->w2, m->now, by ? by->tid : LXTRACE_GOID, t->tid, &s);
 }
 

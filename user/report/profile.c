@@ -22,6 +22,7 @@ struct profile {
 	struct stacktab *stacks;	/* label: an index in labels */
 	const char **labels;		/* interned in stacks */
 	size_t nlabels, labels_cap;
+	struct u64map *label_ids;	/* an interned label's address -> index + 1 in labels */
 };
 
 static const struct {
@@ -33,21 +34,24 @@ static const struct {
 	[PROFILE_SYSCALL] = { "syscall", "nanoseconds", "syscall" },
 };
 
-/* The index of a label's value, added when new. */
+/* The index of a label's value, added when new. A crafted file can name a syscall a
+ * sample, so labels are looked up by their interned address, never searched. */
 static uint32_t label_of(struct profile *p, const char *s)
 {
 	const char *in = stacktab__intern(p->stacks, s);
+	uint64_t *slot = in ? u64map__put(p->label_ids, (uint64_t)(uintptr_t)in, &(bool){ 0 }) :
+			      NULL;
 
-	for (size_t i = 0; in && i < p->nlabels; i++)
-		if (p->labels[i] == in)
-			return (uint32_t)i;
-	if (!in || grow_array((void **)&p->labels, &p->labels_cap, p->nlabels + 1,
-			      sizeof(*p->labels), 16)) {
+	if (slot && *slot)
+		return (uint32_t)(*slot - 1);
+	if (!slot || grow_array((void **)&p->labels, &p->labels_cap, p->nlabels + 1,
+				sizeof(*p->labels), 16)) {
 		p->oom = true;
 		return 0;
 	}
 	p->labels[p->nlabels] = in;
-	return (uint32_t)p->nlabels++;
+	*slot = ++p->nlabels;
+	return (uint32_t)(p->nlabels - 1);
 }
 
 /* The thread's stack, or for none (a new thread's first wait) its process and program
@@ -104,8 +108,8 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 	int ret;
 
 	*out = NULL;
-	if (!p || !(p->stacks = stacktab__new(true))) {
-		free(p);
+	if (!p || !(p->stacks = stacktab__new(true)) || !(p->label_ids = u64map__new())) {
+		profile__free(p);
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -182,6 +186,27 @@ static uint64_t str_id(struct encoder *x, const char *s)
 oom:
 	x->oom = true;
 	return 0;
+}
+
+/* A name as the string table holds it: escaped as lxtrace prints names (lib/escape.h), so
+ * whatever bytes a trace names, the table holds UTF-8 (a string field must, as protobuf
+ * has it) and `pprof -top` sends a terminal no escape sequence. */
+static void put_string(struct pbuf *out, const char *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f) {
+		escape__print(f, s, strlen(s));
+		if (!fclose(f)) {
+			pbuf__bytes(out, PROFILE_STRING_TABLE, text, len);
+			free(text);
+			return;
+		}
+	}
+	free(text);
+	out->oom = true;
 }
 
 static uint64_t func_id(struct encoder *x, const struct st_frame *f)
@@ -308,7 +333,7 @@ static void encode(const struct profile *p, struct encoder *x, struct pbuf *out)
 	pbuf__uint(out, PROFILE_PERIOD, 1);
 	/* Last: every string is known once the rest is encoded. */
 	for (size_t i = 0; i < x->nstrs; i++)
-		pbuf__bytes(out, PROFILE_STRING_TABLE, x->strs[i], strlen(x->strs[i]));
+		put_string(out, x->strs[i]);
 	out->oom |= tmp.oom || sub.oom || x->oom;
 	pbuf__free(&tmp);
 	pbuf__free(&sub);
@@ -423,5 +448,6 @@ void profile__free(struct profile *p)
 		return;
 	stacktab__free(p->stacks);
 	free(p->labels);
+	u64map__free(p->label_ids);
 	free(p);
 }

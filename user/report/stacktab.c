@@ -19,12 +19,14 @@ struct stacktab {
 	size_t n, cap;
 	/* The entry a trace's stack definition went to last, by (stack id, label): a stack is
 	 * hashed by content once per definition, not once per event. A hit must be the same
-	 * definition (its address, its frames' and their count): an id defined again is another. */
+	 * definition, told by its address, which the reader's dictionary never hands to another
+	 * while the table lives (stacktab.h): an id defined again is another. The seen entry is
+	 * never read through its pointer, which may be the only thing left of it. */
 	struct u64map *by_id;	/* hash of (id, label) -> index + 1 in seen */
 	struct seen {
 		const struct gt_stack *s;
-		const struct gt_rframe *frames;
-		size_t n, want;
+		uint64_t id;
+		size_t want;
 		uint32_t label;
 		size_t entry;
 	} *seen;
@@ -162,12 +164,12 @@ int stacktab__add(struct stacktab *t, uint32_t label, const struct gt_stack *s, 
 			if (!slot)
 				break;
 			x = &t->seen[*slot - 1];
-			if (x->s->id == s->id && x->label == label && x->want == want)
+			if (x->id == s->id && x->label == label && x->want == want)
 				break;
 			x = NULL;
 		}
 	}
-	if (x && x->s == s && x->frames == s->frames && x->n == s->n) {
+	if (x && x->s == s) {
 		i = (long)x->entry;
 	} else {
 		i = entry_of(t, label, s, n);
@@ -181,7 +183,7 @@ int stacktab__add(struct stacktab *t, uint32_t label, const struct gt_stack *s, 
 			x = &t->seen[t->nseen - 1];
 		}
 		if (x)
-			*x = (struct seen){ s, s->frames, s->n, want, label, (size_t)i };
+			*x = (struct seen){ s, s->id, want, label, (size_t)i };
 	}
 	t->v[i].count += count;
 	t->v[i].value += value;

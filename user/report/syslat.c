@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "lib/grow.h"
+#include "lib/hash.h"
+#include "lib/u64map.h"
 #include "user/report/fmt.h"
 #include "user/report/syslat.h"
 
@@ -19,30 +21,47 @@ struct sysrow {
 struct syslat {
 	size_t top;
 	bool oom;
-	struct sysrow *v;	/* a few hundred at most: searched in order */
+	struct sysrow *v;
 	size_t n, cap;
+	/* A name's hash -> index + 1 in v, probing past collisions: a crafted file can name
+	 * any number of syscalls, so rows are never searched in order. */
+	struct u64map *byname;
 };
 
 struct syslat *syslat__new(size_t top)
 {
 	struct syslat *s = calloc(1, sizeof(*s));
 
-	if (s)
-		s->top = top;
+	if (!s)
+		return NULL;
+	s->top = top;
+	s->byname = u64map__new();
+	if (!s->byname) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
 static struct sysrow *row_of(struct syslat *s, const char *name)
 {
+	uint64_t h = hash_bytes(HASH_BYTES_INIT, name, strnlen(name, NAME_MAX_LEN)), *slot;
 	struct sysrow *r;
+	bool added;
 
-	for (size_t i = 0; i < s->n; i++)
-		if (!strncmp(s->v[i].name, name, NAME_MAX_LEN))
-			return &s->v[i];
-	if (grow_array((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 32)) {
+	for (;; h++) {
+		slot = u64map__get(s->byname, h);
+		if (!slot)
+			break;
+		if (!strncmp(s->v[*slot - 1].name, name, NAME_MAX_LEN))
+			return &s->v[*slot - 1];
+	}
+	if (grow_array((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 32) ||
+	    !(slot = u64map__put(s->byname, h, &added))) {
 		s->oom = true;
 		return NULL;
 	}
+	*slot = s->n + 1;
 	r = &s->v[s->n++];
 	memset(r, 0, sizeof(*r));
 	strncpy(r->name, name, NAME_MAX_LEN);
@@ -136,5 +155,6 @@ void syslat__free(struct syslat *s)
 	for (size_t i = 0; i < s->n; i++)
 		hist__free(&s->v[i].h);
 	free(s->v);
+	u64map__free(s->byname);
 	free(s);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "format/v1/reader.h"
+#include "format/v1/state.h"
 #include "format/v2/reader.h"
 #include "lib/escape.h"
 #include "lib/grow.h"
@@ -30,8 +31,9 @@ struct tstate {
 	uint8_t runnable_kind;	/* enum walk_wait */
 	uint8_t left_why;	/* enum walk_off */
 	uint64_t runnable_at, left_at;	/* ticks */
-	uint64_t left_stk;	/* stack id of the event it left with */
-	uint64_t sys_stk;	/* of its latest GoSysCall, which a GoSysBlock blocks in */
+	/* The stacks the events were written under (an id defined again later names another):
+	 * of the event it left with, and of its latest GoSysCall, which a GoSysBlock blocks in. */
+	const struct gt_stack *left_stk, *sys_stk;
 	/* A GoSysCall not yet known to be an entry: the recorder writes one with a GoSysBlock
 	 * at the same time for an uninterruptible sleep, with or without entries recorded. */
 	bool entry_pending;
@@ -42,7 +44,7 @@ struct tstate {
 	uint8_t pend_kind;
 	int64_t pend_p;
 	uint64_t pend_ns, pend_at;
-	uint64_t pend_stk;	/* the stack it left the CPU with, 0 for none (a new thread) */
+	const struct gt_stack *pend_stk;	/* it left the CPU with, NULL for none (a new thread) */
 };
 
 struct pstate {
@@ -53,8 +55,10 @@ struct pstate {
 };
 
 struct walk {
-	/* The file's events: read as they are (Go 1.19), or told as 1.19's (Go 1.22+). */
+	/* The file's events: read as they are (Go 1.19), checked as `lxtrace dump` checks them
+	 * (state), or told as 1.19's (Go 1.22+, whose reader checks them). */
 	struct gt_reader *r;
+	struct gt_state *state;
 	struct events_v2 *v2;
 	const struct gt_dict *dict;
 	const struct walk_filter *f;
@@ -275,7 +279,7 @@ static void tell_wait(struct walk *w, struct tstate *t)
 {
 	t->wait_pending = false;
 	if (keeps(w, &t->pub, t->pend_at))
-		w->s->wait(w->s->ctx, w, &t->pub, t->pend_kind, stack_id(w, t->pend_stk), t->pend_ns,
+		w->s->wait(w->s->ctx, w, &t->pub, t->pend_kind, t->pend_stk, t->pend_ns,
 			   t->pend_at, t->pend_p);
 }
 
@@ -283,7 +287,7 @@ static void tell_entry(struct walk *w, struct tstate *t)
 {
 	t->entry_pending = false;
 	if (w->s->syscall && w->init_end && keeps(w, &t->pub, ns_of(w, t->entry_ts)))
-		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(stack_id(w, t->sys_stk)),
+		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(t->sys_stk),
 			      ns_of(w, t->entry_ts));
 }
 
@@ -311,13 +315,13 @@ static void on_start(struct walk *w, const struct gt_event *e)
 			t->pend_ns = ns_of(w, e->ts) - ns_of(w, t->runnable_at);
 			t->pend_at = at;
 			t->pend_p = e->p;
-			t->pend_stk = t->off ? t->left_stk : 0;
+			t->pend_stk = t->off ? t->left_stk : NULL;
 			if (t->pub.id.pid)
 				tell_wait(w, t);
 		}
 		if (t->off && !t->invented_stop && t->left_at > w->init_end && w->s->offcpu &&
 		    keeps(w, &t->pub, at)) {
-			const struct gt_stack *s = stack_id(w, t->left_stk);
+			const struct gt_stack *s = t->left_stk;
 
 			w->s->offcpu(w->s->ctx, &t->pub, t->left_why, s, ident__syscall(s),
 				     ns_of(w, e->ts) - ns_of(w, t->left_at), at);
@@ -335,7 +339,8 @@ static void becomes_runnable(struct tstate *t, enum walk_wait kind, uint64_t ts)
 	t->runnable_at = ts;
 }
 
-static void leaves(struct walk *w, const struct gt_event *e, enum walk_off why, uint64_t stk)
+static void leaves(struct walk *w, const struct gt_event *e, enum walk_off why,
+		   const struct gt_stack *stk)
 {
 	struct tstate *t = thread_of(w, e->g, true);
 	const char *special = ident__special(e->stack);
@@ -402,7 +407,7 @@ static int event(struct walk *w, const struct gt_event *e)
 {
 	bool wake = e->type == GT_EV_GO_UNBLOCK || e->type == GT_EV_GO_SYSEXIT;
 	struct tstate *t = NULL;
-	uint64_t stk = e->stack ? e->stack->id : 0;
+	const struct gt_stack *stk = e->stack;
 	const char *special = ident__special(e->stack);
 
 	/* Every stack is its goroutine's own (an unblock's is the waker's, which runs). */
@@ -466,7 +471,7 @@ static int event(struct walk *w, const struct gt_event *e)
 		leaves(w, e, WALK_OFF_OTHER, stk);
 		break;
 	case GT_EV_GO_SYSBLOCK:
-		leaves(w, e, WALK_OFF_IO, t ? t->sys_stk : 0);
+		leaves(w, e, WALK_OFF_IO, t ? t->sys_stk : NULL);
 		break;
 	case GT_EV_GO_SYSCALL:
 		if (!t)
@@ -504,6 +509,7 @@ static void free_walk(struct walk *w)
 	free(w->free_slots);
 	u64map__free(w->byg);
 	gt_reader__free(w->r);
+	gt_state__free(w->state);
 	events_v2__free(w->v2);
 }
 
@@ -531,7 +537,8 @@ static int open_source(struct walk *w, int fd, char *err, size_t errlen)
 		w->dict = w->v2 ? events_v2__dict(w->v2) : NULL;
 	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN)) {
 		w->r = gt_reader__new(&ro);
-		w->dict = w->r ? gt_reader__dict(w->r) : NULL;
+		w->state = gt_state__new();
+		w->dict = w->r && w->state ? gt_reader__dict(w->r) : NULL;
 	} else {
 		snprintf(err, errlen, "offset 0: not a Go 1.19 or Go 1.22+ trace (bad header)");
 		return -EINVAL;
@@ -543,14 +550,18 @@ static int open_source(struct walk *w, int fd, char *err, size_t errlen)
 	return 0;
 }
 
-static int next_event(struct walk *w, struct gt_event *e)
+/* 1 with the next event, 0 at the end of a good file, or a negative errno with why in err. */
+static int next_event(struct walk *w, struct gt_event *e, char *err, size_t errlen)
 {
-	return w->v2 ? events_v2__next(w->v2, e) : gt_reader__next(w->r, e);
-}
+	int ret;
 
-static const char *source_error(const struct walk *w)
-{
-	return w->v2 ? events_v2__error(w->v2) : gt_reader__error(w->r);
+	if (!w->v2)
+		return gt_state__next(w->state, w->r, e, err, errlen);
+	ret = events_v2__next(w->v2, e);
+	if (ret < 0)
+		snprintf(err, errlen, "%s", *events_v2__error(w->v2) ? events_v2__error(w->v2) :
+					    strerror(-ret));
+	return ret;
 }
 
 static uint64_t frequency(const struct walk *w)
@@ -579,7 +590,7 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 		free_walk(&w);
 		return ret;
 	}
-	while ((ret = next_event(&w, &e)) > 0) {
+	while ((ret = next_event(&w, &e, err, errlen)) > 0) {
 		if (first) {
 			w.base = e.ts;
 			w.freq = frequency(&w);
@@ -608,8 +619,6 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 		if (w.threads[i].live && w.threads[i].entry_pending)
 			tell_entry(&w, &w.threads[i]);
 	}
-	if (ret < 0 && !*err)
-		snprintf(err, errlen, "%s", *source_error(&w) ? source_error(&w) : strerror(-ret));
 	st->span_ns = ns_of(&w, last);
 	free_walk(&w);
 	return ret < 0 ? ret : 0;
