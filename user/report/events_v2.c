@@ -385,12 +385,26 @@ static void sys_blocked(struct events_v2 *s, const struct rec *r, uint64_t g, st
 	gs->told = true;
 }
 
-/* A block's reason, the syscall's name, as the class 1.19's event says it (user/model/sched.c). */
+/* Whether the reason why begins with the class cls and ": ". */
+static bool classed(const char *why, const char *cls)
+{
+	size_t n = strlen(cls);
+
+	return !strncmp(why, cls, n) && !strncmp(why + n, ": ", 2);
+}
+
+/* A block's reason as 1.19's event: the class lxtrace writes before the syscall's name
+ * (format/v2/wire.h), or the syscall's own class (files written before it did). */
 static uint8_t block_type(const struct events_v2 *s, uint64_t reason)
 {
 	const char *why = gt_dict__string(s->d, reason);
-	int nr = why ? syscalls__nr(why) : -1;
+	int nr;
 
+	if (why && classed(why, GT2_REASON_SYNC))
+		return GT_EV_GO_BLOCK_SYNC;
+	if (why && classed(why, GT2_REASON_SELECT))
+		return GT_EV_GO_BLOCK_SELECT;
+	nr = why ? syscalls__nr(why) : -1;
 	if (nr < 0)
 		return GT_EV_GO_BLOCK;
 	switch (syscalls__class(nr)) {
