@@ -4,6 +4,7 @@
  * text; the profiles as Go's pprof reads them, and folded. */
 #include <asm/unistd_64.h>
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "tests/lib/record.h"
+#include "format/v1/encode.h"
 #include "tests/unit/test_model_util.h"
 #include "user/report/fmt.h"
 #include "user/report/hist.h"
@@ -655,6 +657,198 @@ Test(report, go123_files_report_what_go119_files_do)
 	cr_expect_null(sched_report__hist(s.sched, 300, 0, WALK_WAKEUP));
 	cr_expect_eq(sched_report__hist(s.sched, 400, 0, WALK_PREEMPT)->count, 2 * ROUNDS);
 	cr_expect_eq(offcpu__hist(s.off, WALK_OFF_IO)->count, ROUNDS);
+	report__free(&s);
+	mt_close(&t, false);
+}
+
+/* A syncer (pid 500) calls fdatasync ROUNDS times with --syscalls=all and returns: each call
+ * blocks twice on the disk for 1 ms (off the CPU from its block until it runs again) and lasts
+ * 2.5 ms from its entry to its return; a getppid between them never blocks and lasts 20 us.
+ * The Go 1.19 file marks each return with a log (docs/format.md §10.3). */
+static void syncer_in(struct mt *t, bool v2)
+{
+	struct model_opts base = { .sz = sizeof(base), .writer2 = v2 ? (void *)1 : NULL,
+				   .sysrets = true };
+	char *proc = mt_proc_new();
+
+	mt_proc_thread(proc, 500, 500, "syncer", 'R', -1);
+	mt_open_with(t, 2, MODEL_SYSCALLS_ALL, proc, T0, &base, 0);
+	mt_switch(t, T0 + MS, 0, 0, 500, LX_PREV_RUNNABLE, -1);
+	for (uint64_t i = 0; i < ROUNDS; i++) {
+		uint64_t at = T0 + 2 * MS + i * 10 * MS;
+
+		mt_syscall(t, at, 0, 500, __NR_fdatasync);
+		for (uint64_t k = 0; k < 2; k++) {
+			mt_switch(t, at + 100 * US + k * 1100 * US, 0, 500, 0, LX_PREV_DISK, __NR_fdatasync);
+			mt_wakeup(t, at + 1000 * US + k * 1100 * US, 0, 500);
+			mt_switch(t, at + 1100 * US + k * 1100 * US, 0, 0, 500, LX_PREV_RUNNABLE, -1);
+		}
+		mt_sysret(t, at + 2500 * US, 0, 500);
+		mt_syscall(t, at + 3 * MS, 0, 500, __NR_getppid);
+		mt_sysret(t, at + 3 * MS + 20 * US, 0, 500);
+	}
+	mt_finish(t, T0 + 200 * MS);
+	mt_proc_free(proc);
+}
+
+/* Per call, not per block: 10 calls of 2.5 ms, their 20 blocks of 1 ms apart (before, the
+ * report had the blocks alone, "ENTERED 10, BLOCKED 20" with a p50 of 1 ms, and no length for
+ * getppid). */
+Test(report, syscalls_per_call_with_their_blocks_apart)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	const struct hist *h;
+	struct report s;
+	uint64_t entries;
+	struct mt t;
+	char *text;
+
+	syncer_in(&t, false);
+	read_file(t.path, &all, &s);
+	h = syslat__calls(s.sys, "fdatasync");
+	cr_assert(h, "no call of fdatasync with a length");
+	cr_expect_eq(h->count, ROUNDS);
+	cr_expect_eq(h->min, 2500 * US);
+	cr_expect_eq(h->max, 2500 * US);
+	cr_expect_eq(h->sum, ROUNDS * 2500 * US);
+	h = syslat__hist(s.sys, "fdatasync", &entries);
+	cr_assert(h);
+	cr_expect_eq(entries, ROUNDS);
+	cr_expect_eq(h->count, 2 * ROUNDS);
+	cr_expect_eq(h->sum, 2 * ROUNDS * MS);
+	h = syslat__calls(s.sys, "getppid");
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS);
+	cr_expect_eq(h->max, 20 * US);
+	cr_expect_null(syslat__hist(s.sys, "getppid", &entries));
+	cr_expect_eq(entries, ROUNDS);
+	report__free(&s);
+	mt_close(&t, false);
+	text = report_text(syncer_in, REPORT_SYSCALLS, false);
+	cr_expect(strstr(text, "fdatasync              10  25.0ms  2.50ms  2.50ms  2.50ms       20   "
+			       "20.0ms") != NULL, "%s", text);
+	free(text);
+}
+
+/* A thread whose name starts with "runtime." is written "_runtime.x" (the 1.23 viewer hides
+ * the goroutines so named, user/stacks/idents.h): the report names it and --comm finds it as it
+ * is (before: --comm runtime.x kept nothing). A thread named "_runtime.y" keeps its '_'. */
+Test(report, a_runtime_named_thread_is_found_by_its_name)
+{
+	struct walk_filter x = { .comm = "runtime.x", .to_ns = UINT64_MAX };
+	struct walk_filter y = { .comm = "_runtime.y", .to_ns = UINT64_MAX };
+	char *proc = mt_proc_new();
+	struct report s;
+	struct mt t;
+
+	mt_proc_thread(proc, 600, 600, "runtime.x", 'R', -1);
+	mt_proc_thread(proc, 700, 700, "_runtime.y", 'R', -1);
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0);
+	for (uint64_t i = 0; i < ROUNDS; i++) {
+		uint64_t at = T0 + MS + i * MS;
+
+		mt_switch(&t, at, 0, i ? 700 : 0, 600, LX_PREV_RUNNABLE, -1);
+		mt_switch(&t, at + MS / 2, 0, 600, 700, LX_PREV_RUNNABLE, -1);
+	}
+	mt_finish(&t, T0 + 100 * MS);
+	mt_proc_free(proc);
+	read_file(t.path, &x, &s);
+	cr_expect_eq(s.st.matched, 1);
+	cr_expect(sched_report__hist(s.sched, 600, 0, WALK_PREEMPT) != NULL);
+	cr_expect_null(sched_report__hist(s.sched, 700, 0, WALK_PREEMPT));
+	report__free(&s);
+	read_file(t.path, &y, &s);
+	cr_expect_eq(s.st.matched, 1);
+	cr_expect(sched_report__hist(s.sched, 700, 0, WALK_PREEMPT) != NULL);
+	report__free(&s);
+	mt_close(&t, false);
+}
+
+/* A filter that keeps no thread says so, in the report and to pprof, rather than each section
+ * saying the trace has nothing ("no samples (lxtrace record -F HZ takes them)"). */
+Test(report, a_filter_that_keeps_no_thread_says_so)
+{
+	struct report_opts o = { .sections = REPORT_ALL, .top = 10,
+				 .filter = { .pid = 999999, .to_ns = UINT64_MAX } };
+	char *text = NULL, err[256];
+	struct profile *p;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct mt t;
+	int fd = victim_and_hog_fd(&t);
+
+	cr_assert(out);
+	cr_assert_eq(report__file(fd, "x.trace", &o, out, err, sizeof(err)), 0, "%s", err);
+	fclose(out);
+	cr_expect(strstr(text, "\nno thread of pid 999999 in this trace\n") != NULL, "%s", text);
+	cr_expect_null(strstr(text, "no samples"), "%s", text);
+	free(text);
+	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	o.filter.pid = 0;
+	o.filter.comm = "nobody";
+	cr_expect_eq(profile__read(fd, PROFILE_SCHED, &o.filter, &p, err, sizeof(err)), -ENOENT);
+	cr_expect_str_eq(err, "no thread named \"nobody\" in this trace");
+	close(fd);
+	mt_close(&t, false);
+}
+
+/* --hist labels each histogram, and the waits after a preemption have theirs (before: one
+ * unlabelled histogram a process, of its waits after a wakeup when it had any). */
+Test(report, hist_labels_each_histogram)
+{
+	char *text = report_text(victim_and_hog_in, REPORT_SCHED, false);
+
+	cr_expect(strstr(text, "hog (pid 200)          wakeup        9") != NULL, "%s", text);
+	cr_expect(strstr(text, "    waits after a wakeup, by length:\n") != NULL, "%s", text);
+	cr_expect(strstr(text, "    waits after a preemption, by length:\n") != NULL, "%s", text);
+	free(text);
+}
+
+/* A Frequency that comes after the first events (Go's runtime writes it at the end) counts for
+ * every time: the model's file with its Frequency moved to a batch of its own at the end, and
+ * halved, has every wait twice as long (before: times were frozen as ns at the first event). */
+Test(report, a_late_frequency_counts)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	char path[] = "/tmp/lxtrace-test-freq-XXXXXX";
+	uint8_t *buf, *p, *end, tail[32];
+	const struct hist *h;
+	struct report s;
+	struct mt t;
+	FILE *f;
+	long size;
+	int fd;
+
+	victim_and_hog(&t);
+	f = fopen(t.path, "rb");
+	cr_assert(f && !fseek(f, 0, SEEK_END) && (size = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET));
+	buf = malloc((size_t)size);
+	cr_assert(buf && fread(buf, 1, (size_t)size, f) == (size_t)size);
+	fclose(f);
+	/* The first batch's header: Batch, P, time; then the Frequency, 1e9. */
+	p = buf + GT_HEADER_LEN;
+	cr_assert_eq(*p, gt_header_byte(GT_EV_BATCH));
+	p++;
+	for (int v = 0; v < 2; v++)
+		while (*p++ & 0x80)
+			;
+	cr_assert_eq(*p, gt_header_byte(GT_EV_FREQUENCY));
+	for (end = p + 1; *end & 0x80; end++)
+		;
+	end++;
+	fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, buf, (size_t)(p - buf)), p - buf);
+	cr_assert_eq(write(fd, end, (size_t)(buf + size - end)), buf + size - end);
+	p = gt_encode_batch_header(tail, 0, T0 + 200 * MS, 500000000u);
+	cr_assert_eq(write(fd, tail, (size_t)(p - tail)), p - tail);
+	close(fd);
+	free(buf);
+	read_file(path, &all, &s);
+	unlink(path);
+	h = sched_report__hist(s.sched, 100, 0, WALK_WAKEUP);
+	cr_assert(h);
+	cr_expect_eq(h->max, 2 * ROUNDS * 100 * US);
 	report__free(&s);
 	mt_close(&t, false);
 }

@@ -81,6 +81,7 @@ struct model {
 					 * lxtrace's (model_out_go123) */
 	uint64_t key_lost;		/* UserLog key string */
 	uint64_t key_trigger;		/* the same, 0 until the first trigger fires */
+	uint64_t key_sysret;		/* the same, 0 until the first return (Go 1.19) */
 	const struct trigger *triggers;	/* opts.triggers */
 	size_t ntriggers;
 	uint64_t trigger_over[TRIGGER_KINDS];	/* each kind's lowest threshold; UINT64_MAX: none */

@@ -3,6 +3,7 @@
  * thread blocked in a syscall handed off, the housekeeping P for the init phase and repairs,
  * lxtrace's goroutine for logs (docs/format.md §11).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "user/model/core.h"
@@ -119,14 +120,23 @@ static int sys_enter(struct model *m, uint32_t p, struct thread *t, uint64_t stk
 	return emit(m, p, GT_EV_GO_SYSCALL, stk, 0, 0);
 }
 
-/* GoSysCall has no length: a return says nothing the format can hold (that of a syscall that
- * blocked is its GoSysExit, at the wakeup). */
+/* GoSysCall has no length, and GoSysExit is a wakeup (Go's parsers refuse one for a thread
+ * not blocked): the return is a log of the thread's, key "lxtrace.sysret", empty, at the
+ * stack of its syscall (docs/format.md §10.3). Both viewers show it as an instant; Go 1.23
+ * still takes a GoSysCall whose next event is not GoSysBlock for a syscall that did not
+ * block. */
 static int sys_ret(struct model *m, uint32_t p, struct thread *t)
 {
-	(void)m;
-	(void)p;
-	(void)t;
-	return 0;
+	uint64_t stk;
+	int err;
+
+	if (!m->key_sysret || !gt_tables__current(&m->tables, false, m->key_sysret)) {
+		m->key_sysret = gt_tables__string(&m->tables, p, LXTRACE_SYSRET_KEY);
+		if (!m->key_sysret)
+			return -errno;
+	}
+	err = model_thread_stack(m, p, t, t->sysenter, &stk);
+	return err ? err : gt_writer__user_log(m->w, p, m->now, 0, m->key_sysret, stk, "", 0);
 }
 
 static int user(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, uint64_t a0,

@@ -300,8 +300,13 @@ void sched_report__print(const struct sched_report *s, bool hist, FILE *out)
 			snprintf(label, sizeof(label), "(no pid known)");
 		}
 		print_row(out, label, p);
-		if (hist)
-			fmt__log2(out, p->h[WALK_WAKEUP].count ? &p->h[WALK_WAKEUP] : &p->h[WALK_PREEMPT]);
+		for (int k = 0; hist && k < WALK_WAITS; k++) {
+			char what[32];
+
+			snprintf(what, sizeof(what), "waits after %s", kind_after[k]);
+			if (p->h[k].count)
+				fmt__log2(out, what, &p->h[k]);
+		}
 		for (size_t j = 0; j < nt && nthreads > 1 && shown < s->top; j++) {
 			if (threads[j]->who.id.pid != p->who.id.pid)
 				continue;

@@ -27,6 +27,7 @@ struct tstate {
 	 * one: its time off the CPU is not known (nor a wait, when the stop was a preemption). */
 	bool invented_wake, invented_stop;
 	bool own;		/* lxtrace's goroutine (creation stack "lxtrace"), which writes logs */
+	bool matched;		/* counted in walk_stats.matched */
 	uint8_t runnable_kind;	/* enum walk_wait */
 	uint8_t left_why;	/* enum walk_off */
 	uint64_t runnable_at, left_at;	/* ticks */
@@ -36,6 +37,9 @@ struct tstate {
 	 * at the same time for an uninterruptible sleep, with or without entries recorded. */
 	bool entry_pending;
 	uint64_t entry_ts;
+	/* An entry whose return (a LXTRACE_SYSRET_KEY log) has not come yet, at call_ts. */
+	bool call_open;
+	uint64_t call_ts, call_stk;
 	/* A wait that ended before any stack named the thread's process (a new thread's first
 	 * start), told once one does. */
 	bool wait_pending;
@@ -185,12 +189,8 @@ static struct pstate *proc_of(struct walk *w, int64_t p)
 	return w->procs[p];
 }
 
-static bool keeps(const struct walk *w, const struct walk_thread *t, uint64_t at)
+static bool matches(const struct walk_filter *f, const struct walk_thread *t)
 {
-	const struct walk_filter *f = w->f;
-
-	if (at < f->from_ns || at >= f->to_ns)
-		return false;
 	if (f->pid && t->id.pid != f->pid)
 		return false;
 	if (f->comm && strcmp(t->id.comm, f->comm) && strcmp(t->id.prog, f->comm))
@@ -198,13 +198,56 @@ static bool keeps(const struct walk *w, const struct walk_thread *t, uint64_t at
 	return true;
 }
 
+static bool keeps(const struct walk *w, const struct walk_thread *t, uint64_t at)
+{
+	const struct walk_filter *f = w->f;
+
+	if (at < f->from_ns || at >= f->to_ns)
+		return false;
+	return matches(f, t);
+}
+
+/* Its identity changed: the filter may keep it now. */
+static void named(struct walk *w, struct tstate *t)
+{
+	if (!t->matched && !model__standin(t->pub.g) && (t->pub.id.pid || t->pub.id.prog[0]) &&
+	    matches(w->f, &t->pub)) {
+		t->matched = true;
+		w->st->matched++;
+	}
+}
+
+bool walk__none_kept(const struct walk_filter *f, const struct walk_stats *st, char *buf,
+		     size_t len)
+{
+	FILE *out;
+
+	if (st->matched || (!f->pid && !f->comm) || !(out = fmemopen(buf, len, "w")))
+		return false;
+	fputs("no thread", out);
+	if (f->pid)
+		fprintf(out, " of pid %u", f->pid);
+	if (f->pid && f->comm)
+		fputs(" and", out);
+	if (f->comm) {
+		fputs(" named ", out);
+		escape__quoted(out, f->comm, strlen(f->comm));
+	}
+	fputs(" in this trace", out);
+	fclose(out);
+	buf[len - 1] = '\0';
+	return true;
+}
+
 /* A stack of the thread's own names its process (and its current comm). */
-static void learn(struct tstate *t, const struct gt_stack *s)
+static void learn(struct walk *w, struct tstate *t, const struct gt_stack *s)
 {
 	struct ident id;
 
-	if (ident__of_stack(s, &id))
+	if (ident__of_stack(s, &id)) {
 		t->pub.id = id;
+		named(w, t);
+	}
 }
 
 size_t walk__runs(const struct walk *w, int64_t p, uint64_t from, uint64_t to,
@@ -279,12 +322,28 @@ static void tell_wait(struct walk *w, struct tstate *t)
 			   t->pend_at, t->pend_p);
 }
 
+/* The open call ends at ts (its return), or with no length known (ts 0). */
+static void tell_call(struct walk *w, struct tstate *t, uint64_t ts)
+{
+	uint64_t at = ns_of(w, ts ? ts : t->call_ts);
+
+	t->call_open = false;
+	if (w->s->syscall && keeps(w, &t->pub, at))
+		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(stack_id(w, t->call_stk)),
+			      ts ? at - ns_of(w, t->call_ts) : WALK_NO_LENGTH, at);
+}
+
+/* The GoSysCall was an entry: a call opens, which its return will end. */
 static void tell_entry(struct walk *w, struct tstate *t)
 {
 	t->entry_pending = false;
-	if (w->s->syscall && w->init_end && keeps(w, &t->pub, ns_of(w, t->entry_ts)))
-		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(stack_id(w, t->sys_stk)),
-			      ns_of(w, t->entry_ts));
+	if (!w->init_end)
+		return;
+	if (t->call_open)
+		tell_call(w, t, 0);
+	t->call_open = true;
+	t->call_ts = t->entry_ts;
+	t->call_stk = t->sys_stk;
 }
 
 static void on_start(struct walk *w, const struct gt_event *e)
@@ -359,7 +418,8 @@ static void on_create(struct walk *w, const struct gt_event *e)
 
 	if (!t)
 		return;
-	ident__program(created, &t->pub.id);
+	if (ident__program(created, &t->pub.id))
+		named(w, t);
 	t->own = special && !strcmp(special, "lxtrace");
 	/* An exec: the thread's next goroutine, started at once where the old one ran. */
 	t->exec_start = e->g && (uint32_t)e->g == t->pub.tid;
@@ -372,6 +432,13 @@ static void on_log(struct walk *w, const struct gt_event *e)
 	const char *key = gt_dict__string(w->dict, e->args[1]);
 	uint64_t at = ns_of(w, e->ts);
 
+	/* A syscall's return (Go 1.19 files, docs/format.md §10.3): one with no entry open
+	 * (before the start, or in the image an exec left) has no length. */
+	if (t && key && !strcmp(key, LXTRACE_SYSRET_KEY)) {
+		if (t->call_open)
+			tell_call(w, t, e->ts);
+		return;
+	}
 	if (!t || !w->s->log || at < w->f->from_ns || at >= w->f->to_ns)
 		return;
 	w->s->log(w->s->ctx, &t->pub, key ? key : "", e->msg, e->msg_len, at);
@@ -409,7 +476,7 @@ static int event(struct walk *w, const struct gt_event *e)
 	if (e->g) {
 		t = thread_of(w, e->g, true);
 		if (t)
-			learn(t, e->stack);
+			learn(w, t, e->stack);
 		if (t && t->wait_pending && t->pub.id.pid)
 			tell_wait(w, t);
 		if (t && t->entry_pending && (e->type != GT_EV_GO_SYSBLOCK || e->ts != t->entry_ts))
@@ -437,6 +504,8 @@ static int event(struct walk *w, const struct gt_event *e)
 		run_ends(w, e->p, e->ts, false);
 		if (t && t->wait_pending)
 			tell_wait(w, t);
+		if (t && t->call_open)
+			tell_call(w, t, 0);
 		if (t && drop_thread(w, t))
 			return -ENOMEM;
 		break;
@@ -507,6 +576,27 @@ static void free_walk(struct walk *w)
 	events_v2__free(w->v2);
 }
 
+/* The Frequency of a Go 1.19 file open on fd, read ahead and fd put back, when it is not in
+ * the first batch (Go's runtime writes it at the end): 0 when fd cannot be read again (a
+ * pipe) or the file has none. lxtrace's files have it in their first batch's header. */
+static uint64_t frequency_ahead(int fd)
+{
+	struct gt_reader_opts ro = { .sz = sizeof(ro), .fd = fd, .headerless = true,
+				     .offset = GT_HEADER_LEN };
+	off_t at = lseek(fd, 0, SEEK_CUR);
+	struct gt_reader *r;
+	struct gt_event e;
+	uint64_t freq = 0;
+
+	if (at < 0 || !(r = gt_reader__new(&ro)))
+		return 0;
+	while (!gt_reader__frequency(r) && gt_reader__next(r, &e) > 0)
+		;
+	freq = gt_reader__frequency(r);
+	gt_reader__free(r);
+	return lseek(fd, at, SEEK_SET) == at ? freq : 0;
+}
+
 /* The file's header read, the reader of its format made: 0, or a negative errno with the
  * message in err. */
 static int open_source(struct walk *w, int fd, char *err, size_t errlen)
@@ -530,6 +620,7 @@ static int open_source(struct walk *w, int fd, char *err, size_t errlen)
 		w->v2 = events_v2__new(fd);
 		w->dict = w->v2 ? events_v2__dict(w->v2) : NULL;
 	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN)) {
+		w->freq = frequency_ahead(fd);
 		w->r = gt_reader__new(&ro);
 		w->dict = w->r ? gt_reader__dict(w->r) : NULL;
 	} else {
@@ -565,7 +656,7 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 	struct walk w = { .f = f, .s = s, .st = st };
 	struct gt_event e;
 	uint64_t last = 0;
-	bool first = true;
+	bool first = true, freq_read = false;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
@@ -582,14 +673,18 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 	while ((ret = next_event(&w, &e)) > 0) {
 		if (first) {
 			w.base = e.ts;
-			w.freq = frequency(&w);
 			first = false;
 		}
-		/* The Frequency may come after the first event of the first batch. */
-		if (!w.freq)
-			w.freq = frequency(&w);
-		if (!w.freq)
-			w.freq = 1000000000u;
+		/* The Frequency may come after the first events (in a file another program wrote),
+		 * read ahead when the file can be read twice; from a pipe, ticks count as ns until
+		 * it comes, and as it says from then on. Times are kept in ticks, so what ends
+		 * after it is right whenever it began. */
+		if (!freq_read) {
+			w.freq = w.freq ? w.freq : frequency(&w);
+			freq_read = w.freq != 0;
+			if (!freq_read)
+				w.freq = 1000000000u;
+		}
 		st->events++;
 		if (e.ts > last)
 			last = e.ts;
@@ -607,6 +702,8 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 			tell_wait(&w, &w.threads[i]);
 		if (w.threads[i].live && w.threads[i].entry_pending)
 			tell_entry(&w, &w.threads[i]);
+		if (w.threads[i].live && w.threads[i].call_open)
+			tell_call(&w, &w.threads[i], 0);
 	}
 	if (ret < 0 && !*err)
 		snprintf(err, errlen, "%s", *source_error(&w) ? source_error(&w) : strerror(-ret));

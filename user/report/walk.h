@@ -56,6 +56,8 @@ struct walk_run {
 
 struct walk;
 
+#define WALK_NO_LENGTH UINT64_MAX
+
 struct walk_sink {
 	void *ctx;
 	/* The thread starts on P p at `at` after waiting ns for a CPU; stk is the stack it left
@@ -67,8 +69,12 @@ struct walk_sink {
 	 * stk (NULL when none), in syscall `sys` (NULL when in none). */
 	void (*offcpu)(void *ctx, const struct walk_thread *t, enum walk_off why,
 		       const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at);
-	/* A syscall entry (recorded with --syscalls=all). */
-	void (*syscall)(void *ctx, const struct walk_thread *t, const char *sys, uint64_t at);
+	/* A syscall call (recorded with --syscalls=all): it ended at `at` after ns, its whole
+	 * length from its entry to its return; WALK_NO_LENGTH when the file has no return for it
+	 * (recorded without returns, lost, or never made: exit), `at` then its entry. Its blocks
+	 * come apart, each through offcpu. */
+	void (*syscall)(void *ctx, const struct walk_thread *t, const char *sys, uint64_t ns,
+			uint64_t at);
 	/* A CPU sample of t (NULL: of no thread the trace knows) on P p. */
 	void (*sample)(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
 		       int64_t p, uint64_t at);
@@ -90,6 +96,7 @@ struct walk_stats {
 	uint64_t span_ns;	/* from the first event to the last */
 	uint64_t threads;	/* goroutines seen (a thread once per program it ran) */
 	int64_t cpus;		/* the Gomaxprocs value: Ps 0..cpus-1 are CPUs */
+	uint64_t matched;	/* threads the filter's pid and name keep, at any time */
 	uint64_t runs_missed;	/* walk__runs asked further back than it keeps */
 };
 
@@ -107,6 +114,12 @@ size_t walk__runs(const struct walk *w, int64_t p, uint64_t from, uint64_t to,
 
 /* Inside a sink's call: goroutine g, NULL once it has ended. */
 const struct walk_thread *walk__thread(const struct walk *w, uint64_t g);
+
+/* After a walk that kept no thread by the filter's pid or name: "no thread of pid PID in
+ * this trace" (or "named NAME", escaped) into buf, and true; false when it kept one or has
+ * neither. */
+bool walk__none_kept(const struct walk_filter *f, const struct walk_stats *st, char *buf,
+		     size_t len);
 
 /* "COMM (tid TID, pid PID)" into buf, escaped for a terminal; "tid TID" when no stack named
  * its process. */
