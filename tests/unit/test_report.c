@@ -728,6 +728,74 @@ Test(report, syscalls_per_call_with_their_blocks_apart)
 	cr_expect(strstr(text, "fdatasync              10  25.0ms  2.50ms  2.50ms  2.50ms       20   "
 			       "20.0ms") != NULL, "%s", text);
 	free(text);
+
+	/* The Go 1.22+ file has the same calls (its syscalls run from entry to return, which it
+	 * says at its start); a block inside a syscall is there only where another thread took
+	 * the CPU, and here it stayed idle (before: each call that lasted was a block, and the
+	 * getppids too). */
+	syncer_in(&t, true);
+	read_file(t.path, &all, &s);
+	h = syslat__calls(s.sys, "fdatasync");
+	cr_assert(h, "no call of fdatasync with a length in the Go 1.22+ file");
+	cr_expect_eq(h->count, ROUNDS);
+	cr_expect_eq(h->sum, ROUNDS * 2500 * US);
+	cr_expect_null(syslat__hist(s.sys, "fdatasync", &entries));
+	cr_expect_eq(entries, ROUNDS);
+	h = syslat__calls(s.sys, "getppid");
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS);
+	cr_expect_eq(h->max, 20 * US);
+	cr_expect_null(syslat__hist(s.sys, "getppid", &entries));
+	report__free(&s);
+	mt_close(&t, false);
+}
+
+/* A futex wait inside a call (--syscalls=all, both formats): the call lasts from its entry to
+ * its return, the wait in it keeps its reason, and the Go 1.22+ file, which ends the syscall
+ * at the block, has the return as a log (user/model/out_go123.c). */
+static void futex_caller_in(struct mt *t, bool v2)
+{
+	struct model_opts base = { .sz = sizeof(base), .writer2 = v2 ? (void *)1 : NULL,
+				   .sysrets = true };
+	char *proc = mt_proc_new();
+
+	mt_proc_thread(proc, 800, 800, "locker", 'R', -1);
+	mt_open_with(t, 2, MODEL_SYSCALLS_ALL, proc, T0, &base, 0);
+	mt_switch(t, T0 + MS, 0, 0, 800, LX_PREV_RUNNABLE, -1);
+	for (uint64_t i = 0; i < ROUNDS; i++) {
+		uint64_t at = T0 + 2 * MS + i * 10 * MS;
+
+		mt_syscall(t, at, 0, 800, __NR_futex);
+		mt_switch(t, at + 100 * US, 0, 800, 0, LX_PREV_SLEEP, __NR_futex);
+		mt_wakeup(t, at + 3 * MS, 1, 800);
+		mt_switch(t, at + 3 * MS + 50 * US, 0, 0, 800, LX_PREV_RUNNABLE, -1);
+		mt_sysret(t, at + 3 * MS + 70 * US, 0, 800);
+	}
+	mt_finish(t, T0 + 200 * MS);
+	mt_proc_free(proc);
+}
+
+Test(report, a_call_that_waits_for_a_lock_lasts_to_its_return)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	const struct hist *h;
+	struct report s;
+	struct mt t;
+
+	for (int v2 = 0; v2 < 2; v2++) {
+		futex_caller_in(&t, v2);
+		read_file(t.path, &all, &s);
+		h = syslat__calls(s.sys, "futex");
+		cr_assert(h, "format %d: no futex call with a length", v2);
+		cr_expect_eq(h->count, ROUNDS, "format %d", v2);
+		cr_expect_eq(h->max, 3070 * US, "format %d: %llu", v2, (unsigned long long)h->max);
+		h = offcpu__hist(s.off, WALK_OFF_LOCK);
+		cr_assert(h, "format %d: no wait for a lock", v2);
+		cr_expect_eq(h->count, ROUNDS);
+		cr_expect_eq(h->max, 2950 * US);
+		report__free(&s);
+		mt_close(&t, false);
+	}
 }
 
 /* A thread whose name starts with "runtime." is written "_runtime.x" (the 1.23 viewer hides

@@ -202,6 +202,10 @@ int model_hold_name(struct model *m, uint32_t c, uint8_t kind, uint32_t pid, con
 int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, size_t len,
 	       struct trigger_fired *f);
 
+/* Running t on P p returned from its syscall: the log that says so where the format has no
+ * event for it (key LXTRACE_SYSRET_KEY, empty, at the syscall's stack). */
+int model_sysret_log(struct model *m, uint32_t p, struct thread *t);
+
 /* lxtrace's goroutine wakes on the housekeeping P, logs msg under key and sleeps again:
  * UserLog needs a running G with a stack (docs/format.md §10.3). */
 int model_log(struct model *m, uint64_t key, const char *msg);

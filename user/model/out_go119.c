@@ -3,7 +3,6 @@
  * thread blocked in a syscall handed off, the housekeeping P for the init phase and repairs,
  * lxtrace's goroutine for logs (docs/format.md §11).
  */
-#include <errno.h>
 #include <string.h>
 
 #include "user/model/core.h"
@@ -127,16 +126,7 @@ static int sys_enter(struct model *m, uint32_t p, struct thread *t, uint64_t stk
  * block. */
 static int sys_ret(struct model *m, uint32_t p, struct thread *t)
 {
-	uint64_t stk;
-	int err;
-
-	if (!m->key_sysret || !gt_tables__current(&m->tables, false, m->key_sysret)) {
-		m->key_sysret = gt_tables__string(&m->tables, p, LXTRACE_SYSRET_KEY);
-		if (!m->key_sysret)
-			return -errno;
-	}
-	err = model_thread_stack(m, p, t, t->sysenter, &stk);
-	return err ? err : gt_writer__user_log(m->w, p, m->now, 0, m->key_sysret, stk, "", 0);
+	return model_sysret_log(m, p, t);
 }
 
 static int user(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, uint64_t a0,

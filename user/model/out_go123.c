@@ -235,11 +235,12 @@ static int sys_enter(struct model *m, uint32_t p, struct thread *t, uint64_t stk
 	return gt2_writer__syscall_end(m->w2, m->now, t->tid);
 }
 
+/* A syscall a block or a yield ended early (stop) returns now: a log says so, as the 1.19
+ * format says every return (docs/format.md §10.3), for lxtrace report's length of the call. */
 static int sys_ret(struct model *m, uint32_t p, struct thread *t)
 {
-	(void)p;
 	if (!t->insys)
-		return 0;
+		return model_sysret_log(m, p, t);
 	t->insys = 0;
 	return gt2_writer__syscall_end(m->w2, m->now, t->tid);
 }

@@ -8,6 +8,7 @@
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/u64map.h"
+#include "user/model/model.h"
 #include "user/proc/syscalls.h"
 #include "user/report/events_v2.h"
 #include "user/report/ident.h"
@@ -29,6 +30,7 @@ struct mstate {
 
 struct gstate {
 	bool insys, told;	/* in a syscall; its block told (its P was taken) */
+	bool entered;		/* its entry told (a file of entries and returns) */
 	bool own;		/* lxtrace's goroutine: its syscall holds the housekeeping P */
 	uint64_t sys_ticks, sys_ns, sys_stk;
 };
@@ -52,6 +54,10 @@ struct events_v2 {
 	uint64_t last_ticks, last_ns;	/* the latest record's, once chained */
 	bool chained;
 	int64_t hk;		/* the housekeeping P, lxtrace's goroutine's at the start; -1 */
+	/* The file says its syscalls run from entry to return (LXTRACE_SYSCALLS_KEY); the
+	 * dictionary's id of LXTRACE_SYSRET_KEY, 0 until needed. */
+	bool calls;
+	uint64_t key_sysret;
 	uint64_t gen;		/* the reader's generation */
 	struct gt_event *out;	/* what the current record told */
 	size_t nout, outcap, outi, reci;
@@ -376,6 +382,17 @@ static struct gt_event *emit(struct events_v2 *s, const struct rec *r, uint8_t t
 	return e;
 }
 
+/* In a file of entries and returns, the syscall's entry, once: a GoSysCall of its own, which
+ * the walk tells from the GoSysCall of a block (followed by its GoSysBlock at once). */
+static void entered(struct events_v2 *s, const struct rec *r, uint64_t g, struct gstate *gs,
+		    int64_t p)
+{
+	if (!s->calls || gs->own || gs->entered)
+		return;
+	emit(s, r, GT_EV_GO_SYSCALL, gs->sys_ns, p, g, gs->sys_stk);
+	gs->entered = true;
+}
+
 /* A syscall that kept its thread off the CPU: its entry and its block at its start. */
 static void sys_blocked(struct events_v2 *s, const struct rec *r, uint64_t g, struct gstate *gs,
 			int64_t p)
@@ -450,6 +467,8 @@ static void status(struct events_v2 *s, const struct rec *r)
 	if (r->args[2] == GT2_G_SYSCALL && !gs->insys) {
 		gs->insys = true;
 		gs->told = gs->own;
+		/* Entered before the file says: its length is not known. */
+		gs->entered = true;
 		gs->sys_ticks = r->ticks;
 		gs->sys_ns = r->ns;
 	} else if (r->args[2] == GT2_G_RUNNING && fresh) {
@@ -466,10 +485,47 @@ static void steal(struct events_v2 *s, const struct rec *r)
 	if (!from)
 		return;
 	gs = from->g ? g_of(s, from->g, NULL) : NULL;
-	if (gs && gs->insys && !gs->told)
+	if (gs && gs->insys && !gs->told) {
+		entered(s, r, from->g, gs, from->p);
 		sys_blocked(s, r, from->g, gs, from->p);
+	}
 	if (from->p == (int64_t)r->args[0])
 		from->p = -1;
+}
+
+/* The syscall that ends at r (a file of entries and returns) ends at a block or a yield of
+ * its thread, right after: the recorder ends it there so that the wait keeps its reason,
+ * and writes its return as a log when it comes (user/model/out_go123.c). */
+static bool ended_early(const struct events_v2 *s, const struct rec *r)
+{
+	for (size_t j = s->reci + 1; j < s->nrecs && s->recs[j].ticks - r->ticks <= 2; j++)
+		if (s->recs[j].m == r->m)
+			return s->recs[j].type == GT2_EV_GO_BLOCK || s->recs[j].type == GT2_EV_GO_STOP;
+	return false;
+}
+
+/* A call of a file of entries and returns ends: its entry told, then its return as a 1.19
+ * file has it, a log (LXTRACE_SYSRET_KEY). Its block, when its CPU was taken, was told then;
+ * one on a CPU left idle is not in the file. */
+static void call_end(struct events_v2 *s, const struct rec *r, struct mstate *m,
+		     struct gstate *gs)
+{
+	struct gt_event *e;
+
+	entered(s, r, m->g, gs, m->p);
+	if (ended_early(s, r))
+		return;
+	if (!s->key_sysret &&
+	    intern_string(s, LXTRACE_SYSRET_KEY, strlen(LXTRACE_SYSRET_KEY), &s->key_sysret)) {
+		s->failed = true;
+		return;
+	}
+	e = emit(s, r, GT_EV_USER_LOG, r->ns, m->p, m->g, gs->sys_stk);
+	if (e) {
+		e->args[1] = s->key_sysret;
+		e->nargs = 2;
+		e->msg = "";
+	}
 }
 
 static void sys_end(struct events_v2 *s, const struct rec *r, struct mstate *m, bool blocked)
@@ -479,6 +535,10 @@ static void sys_end(struct events_v2 *s, const struct rec *r, struct mstate *m, 
 	if (!gs || !gs->insys)
 		return;
 	gs->insys = false;
+	if (!gs->own && s->calls) {
+		call_end(s, r, m, gs);
+		return;
+	}
 	if (gs->own || gs->told)
 		return;
 	/* Kept its CPU throughout: an entry of no length is an entry (a stream without returns);
@@ -500,6 +560,7 @@ static void translate(struct events_v2 *s, const struct rec *r)
 	struct gt_event *e;
 	uint64_t g = m ? m->g : 0;
 	int64_t p = m ? m->p : -1;
+	const char *key;
 	bool fresh;
 
 	switch (r->type) {
@@ -588,6 +649,7 @@ static void translate(struct events_v2 *s, const struct rec *r)
 			break;
 		gs->insys = true;
 		gs->told = gs->own;
+		gs->entered = false;
 		gs->sys_ticks = r->ticks;
 		gs->sys_ns = r->ns;
 		gs->sys_stk = r->args[1];
@@ -603,6 +665,8 @@ static void translate(struct events_v2 *s, const struct rec *r)
 		emit(s, r, GT_EV_CPU_SAMPLE, r->ns, (int64_t)r->args[2], r->args[3], r->args[4]);
 		break;
 	case GT2_EV_USER_LOG:
+		key = gt_dict__string(s->d, r->args[1]);
+		s->calls |= key && !strcmp(key, LXTRACE_SYSCALLS_KEY);
 		e = emit(s, r, GT_EV_USER_LOG, r->ns, p, g, r->args[3]);
 		if (e) {
 			e->args[0] = r->args[0];
