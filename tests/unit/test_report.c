@@ -6,11 +6,13 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/goparse.h"
 #include "tests/lib/record.h"
 #include "format/v1/encode.h"
 #include "tests/unit/test_model_util.h"
@@ -919,4 +921,92 @@ Test(report, a_late_frequency_counts)
 	cr_expect_eq(h->max, 2 * ROUNDS * 100 * US);
 	report__free(&s);
 	mt_close(&t, false);
+}
+
+/* tests/gotrace/gotrace.go built by the Go at goroot (go build at test time, into the build
+ * directory) and run: the trace it writes of itself with runtime/trace, at path. */
+static void go_written_trace(const char *goroot, const char *path)
+{
+	char src[PATH_MAX], bin[PATH_MAX], go[PATH_MAX], *errs = NULL;
+	const char *here = record__build_path("tests");
+	int rc;
+
+	snprintf(src, sizeof(src), "%s/../../tests/gotrace/gotrace.go", here);
+	snprintf(bin, sizeof(bin), "%s/gotrace-%s", here, strrchr(goroot, '-') + 1);
+	snprintf(go, sizeof(go), "%s/bin/go", goroot);
+	rc = run_capture((const char *[]){ "/usr/bin/env", "GOTOOLCHAIN=local", go, "build", "-o",
+					  bin, src, NULL }, 300, NULL, &errs);
+	cr_assert_eq(rc, 0, "go build: %s", errs);
+	free(errs);
+	errs = NULL;
+	rc = run_capture((const char *[]){ bin, path, NULL }, 120, NULL, &errs);
+	cr_assert_eq(rc, 0, "%s: %s", bin, errs);
+	free(errs);
+}
+
+/* Each wait of Go 1.23's reading of path (-d=1): a goroutine's Runnable->Running after it
+ * became runnable, counted and summed in ns. */
+static void go123_waits(const char *path, uint64_t *count, uint64_t *ns)
+{
+	struct goparse_result r;
+	char *text = NULL, *line, *save;
+	/* goroutine ids stay small in these programs: when each became runnable */
+	static long long since[4096];
+
+	cr_assert_eq(goparse_123_text(path, 1, &r, &text), 0);
+	cr_assert(r.ok, "go 1.23: %s", r.error);
+	*count = *ns = 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *at = strstr(line, " Time="), *id = strstr(line, " GoID=");
+		long long t;
+		unsigned long g;
+
+		if (!at || !id || (g = strtoul(id + 6, NULL, 10)) >= 4096)
+			continue;
+		t = atoll(at + 6);
+		if (strstr(line, "->Runnable"))
+			since[g] = t;
+		else if (strstr(line, " Runnable->Running") && since[g]) {
+			++*count;
+			*ns += (uint64_t)(t - since[g]);
+		}
+	}
+	free(text);
+}
+
+/* A trace Go 1.23's runtime wrote of itself: its Ps are the report's CPUs, nothing is lxtrace's
+ * invention, and its waits for a P are Go 1.23's own, each of them, to within the ns a chain of
+ * ticks is one time in (before: "0 CPUs", "no waits", every wakeup an event lxtrace invented,
+ * as the file has no housekeeping P). */
+Test(report, a_trace_go_1_23_wrote_has_its_waits, .timeout = 300)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	char path[] = "/tmp/lxtrace-test-gotrace-XXXXXX";
+	uint64_t lost, triggers, repairs, count, ns, waits = 0, waited = 0;
+	struct report s;
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	close(fd);
+	go_written_trace("/usr/lib/go-1.23", path);
+	read_file(path, &all, &s);
+	go123_waits(path, &count, &ns);
+	cr_expect(s.st.go_runtime);
+	cr_expect_geq(s.st.cpus, 1);
+	notes__counts(s.notes, &lost, &triggers, &repairs);
+	cr_expect_eq(repairs, 0);
+	/* Goroutines have no process: one row, pid 0, holds them all. */
+	for (int k = 0; k < WALK_WAITS; k++) {
+		const struct hist *h = sched_report__hist(s.sched, 0, 0, k);
+
+		waits += h ? h->count : 0;
+		waited += h ? h->sum : 0;
+	}
+	cr_log_info("%llu waits, %llu ns; Go 1.23: %llu waits, %llu ns", (unsigned long long)waits,
+		    (unsigned long long)waited, (unsigned long long)count, (unsigned long long)ns);
+	cr_expect_eq(waits, count);
+	cr_expect(waited * 100 >= ns * 99 && waited * 100 <= ns * 101, "%llu ns of waits, Go: %llu",
+		  (unsigned long long)waited, (unsigned long long)ns);
+	report__free(&s);
+	unlink(path);
 }

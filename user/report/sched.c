@@ -117,8 +117,9 @@ static void who_ran(struct sched_report *s, const struct walk *w, struct sched_w
 			if (walk__thread(w, s->runs[best].g))
 				x->runs[k].who = *walk__thread(w, s->runs[best].g);
 			else
-				x->runs[k].who = (struct walk_thread){ .g = s->runs[best].g,
-								       .tid = (uint32_t)s->runs[best].g };
+				x->runs[k].who = (struct walk_thread){
+					.g = s->runs[best].g, .tid = (uint32_t)s->runs[best].g,
+					.go_runtime = x->who.go_runtime };
 			x->nruns++;
 			s->runs[best] = s->runs[k];
 			sum[best] = sum[k];

@@ -21,7 +21,9 @@ struct tstate {
 	bool live;
 	bool runnable;		/* since runnable_at, for runnable_kind */
 	bool off;		/* off the CPU since left_at, for left_why */
-	bool exec_start;	/* created by its own exec: its first start is no wait */
+	/* Created by its own exec, or found by a Go 1.22+ file's status (no creator, no P):
+	 * its first start is no wait. */
+	bool exec_start;
 	/* Made runnable by a repair (a wakeup the kernel's records lost, written on the
 	 * housekeeping P or with the "[lxtrace repair]" stack): its wait is not known. Stopped by
 	 * one: its time off the CPU is not known (nor a wait, when the stop was a preemption). */
@@ -71,6 +73,7 @@ struct walk {
 	size_t nthreads, cap, *free_slots, nfree, free_cap;
 	struct pstate **procs;
 	size_t nprocs;
+	bool lxtrace;		/* lxtrace's goroutine was created: lxtrace wrote the file */
 	bool oom;		/* a thread or P could not be kept */
 };
 
@@ -101,6 +104,8 @@ void walk__name(const struct walk_thread *t, char *buf, size_t len)
 	} else if (t->id.pid) {
 		escape__print(f, t->id.comm, strlen(t->id.comm));
 		fprintf(f, " (tid %u, pid %u)", t->tid, t->id.pid);
+	} else if (t->go_runtime) {
+		fprintf(f, "goroutine %u", t->tid);
 	} else {
 		fprintf(f, "tid %u", t->tid);
 	}
@@ -144,6 +149,8 @@ static struct tstate *thread_of(struct walk *w, uint64_t g, bool create)
 	memset(t, 0, sizeof(*t));
 	t->pub.g = g;
 	t->pub.tid = (uint32_t)g;
+	/* lxtrace's goroutine is created first in lxtrace's files. */
+	t->pub.go_runtime = !w->lxtrace;
 	t->live = true;
 	if (!model__standin(g))
 		w->st->threads++;
@@ -421,8 +428,10 @@ static void on_create(struct walk *w, const struct gt_event *e)
 	if (ident__program(created, &t->pub.id))
 		named(w, t);
 	t->own = special && !strcmp(special, "lxtrace");
+	w->lxtrace |= t->own;
+	t->pub.go_runtime &= !t->own;
 	/* An exec: the thread's next goroutine, started at once where the old one ran. */
-	t->exec_start = e->g && (uint32_t)e->g == t->pub.tid;
+	t->exec_start = (e->g && (uint32_t)e->g == t->pub.tid) || (!e->g && e->p < 0);
 	becomes_runnable(t, WALK_WAKEUP, e->ts);
 }
 
@@ -492,6 +501,7 @@ static int event(struct walk *w, const struct gt_event *e)
 		if (!w->init_end) {
 			w->init_end = e->ts;
 			w->st->cpus = (int64_t)e->args[0];
+			w->st->go_runtime = !w->lxtrace;
 		}
 		break;
 	case GT_EV_GO_CREATE:

@@ -42,8 +42,9 @@ enum walk_off {
 
 struct walk_thread {
 	uint64_t g;		/* its goroutine: (generation << 32) | tid */
-	uint32_t tid;
+	uint32_t tid;		/* of a trace Go wrote (go_runtime), the goroutine's id */
 	struct ident id;	/* pid 0 until a stack of its own has named it */
+	bool go_runtime;	/* a goroutine of a trace Go's runtime wrote, not a thread */
 };
 
 struct walk_run {
@@ -97,6 +98,9 @@ struct walk_stats {
 	uint64_t threads;	/* goroutines seen (a thread once per program it ran) */
 	int64_t cpus;		/* the Gomaxprocs value: Ps 0..cpus-1 are CPUs */
 	uint64_t matched;	/* threads the filter's pid and name keep, at any time */
+	/* Go's runtime wrote the file (no goroutine of lxtrace's in it): its threads are
+	 * goroutines, its "CPUs" its Ps. */
+	bool go_runtime;
 	uint64_t runs_missed;	/* walk__runs asked further back than it keeps */
 };
 
