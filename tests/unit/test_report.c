@@ -1010,3 +1010,108 @@ Test(report, a_trace_go_1_23_wrote_has_its_waits, .timeout = 300)
 	report__free(&s);
 	unlink(path);
 }
+
+/* Each wait of Go 1.19's reading of path (`go tool trace -d`: "TS TYPE p=P g=RUNNING off=OFF
+ * g=G ..."): a goroutine's GoStart after what made it runnable (GoCreate, GoUnblock,
+ * GoSysExit of it; its GoPreempt, GoSched) once the trace's Gomaxprocs has passed, and Go's
+ * count of events. */
+static void go119_waits(const char *path, uint64_t *count, uint64_t *ns, uint64_t *events)
+{
+	const char *argv[] = { "/usr/lib/go-1.19/pkg/tool/linux_amd64/trace", "-d", path, NULL };
+	char *text = NULL, *errs = NULL, *line, *save;
+	static long long since[4096];
+	bool started = false;
+	int rc = run_capture(argv, 120, &text, &errs);
+
+	cr_assert_eq(rc, 0, "go 1.19 trace -d: %s", errs);
+	*count = *ns = *events = 0;
+	memset(since, 0, sizeof(since));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char type[32];
+		long long ts;
+		unsigned long run = 0, g = 0;
+		const char *a = strstr(line, " g="), *b = a ? strstr(a + 1, " g=") : NULL;
+
+		if (sscanf(line, "%lld %31s", &ts, type) != 2)
+			continue;
+		++*events;
+		run = a ? strtoul(a + 3, NULL, 10) : 0;
+		g = b ? strtoul(b + 3, NULL, 10) : run;
+		if (run >= 4096 || g >= 4096)
+			continue;
+		if (!strcmp(type, "Gomaxprocs"))
+			started = true;
+		else if (!strcmp(type, "GoCreate") || !strcmp(type, "GoUnblock") ||
+			 !strcmp(type, "GoSysExit"))
+			since[g] = started ? ts : 0;
+		else if (!strcmp(type, "GoPreempt") || !strcmp(type, "GoSched"))
+			since[run] = started ? ts : 0;
+		else if (!strncmp(type, "GoStart", 7) && since[g]) {
+			++*count;
+			*ns += (uint64_t)(ts - since[g]);
+			since[g] = 0;
+		}
+	}
+	free(text);
+	free(errs);
+}
+
+/* A trace Go 1.19's runtime wrote of itself: Ps flushed in any order, stacks and the
+ * Frequency at the end. lxtrace dump prints Go's events, as many as Go 1.19 prints; the
+ * report has its waits as Go 1.19 orders them, the same count and total (before: dump
+ * refused it at its first batch, "GoUnblock: g 1 does not exist", another at "GoStartLocal:
+ * no sequence number: lxtrace cannot place it across Ps"; the report counted in file order
+ * with ticks as ns). */
+Test(report, a_trace_go_1_19_wrote_is_read_in_go_order, .timeout = 300)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	char path[] = "/tmp/lxtrace-test-gotrace-XXXXXX", *out = NULL, *errs = NULL;
+	uint64_t lost, triggers, repairs, count, ns, events, lines = 0, waits = 0, waited = 0;
+	size_t local = 0;
+	struct gt_trace *tr;
+	struct report s;
+	char err[256];
+	int fd = mkstemp(path), rc;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	go_written_trace("/usr/lib/go-1.19", path);
+	cr_assert_eq(gt_trace__load(path, &tr, err, sizeof(err)), 0, "%s", err);
+	for (size_t i = 0; i < gt_trace__nevents(tr); i++) {
+		uint8_t ty = gt_trace__events(tr)[i].type;
+
+		local += ty == GT_EV_GO_START_LOCAL || ty == GT_EV_GO_UNBLOCK_LOCAL ||
+			 ty == GT_EV_GO_SYSEXIT_LOCAL;
+	}
+	gt_trace__free(tr);
+	go119_waits(path, &count, &ns, &events);
+	rc = run_capture((const char *[]){ record__build_path("lxtrace"), "dump", path, NULL }, 120,
+			 &out, &errs);
+	cr_assert_eq(rc, 0, "lxtrace dump: %s", errs);
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		lines += *l >= '0' && *l <= '9';
+	cr_expect_eq(lines, events, "lxtrace dump printed %llu events, Go 1.19 %llu",
+		     (unsigned long long)lines, (unsigned long long)events);
+	free(out);
+	free(errs);
+
+	read_file(path, &all, &s);
+	cr_expect(s.st.go_runtime);
+	cr_expect_geq(s.st.cpus, 1);
+	notes__counts(s.notes, &lost, &triggers, &repairs);
+	cr_expect_eq(repairs, 0);
+	for (int k = 0; k < WALK_WAITS; k++) {
+		const struct hist *h = sched_report__hist(s.sched, 0, 0, k);
+
+		waits += h ? h->count : 0;
+		waited += h ? h->sum : 0;
+	}
+	cr_log_info("%zu ...Local events; %llu waits, %llu ns; Go 1.19: %llu waits, %llu ns", local,
+		    (unsigned long long)waits, (unsigned long long)waited,
+		    (unsigned long long)count, (unsigned long long)ns);
+	cr_expect_eq(waits, count);
+	cr_expect(waited * 100 >= ns * 99 && waited * 100 <= ns * 101, "%llu ns of waits, Go: %llu",
+		  (unsigned long long)waited, (unsigned long long)ns);
+	report__free(&s);
+	unlink(path);
+}

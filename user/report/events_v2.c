@@ -244,6 +244,29 @@ static int push_rec(struct events_v2 *s, const struct rec *r)
 	return 0;
 }
 
+static bool is_status(uint8_t type)
+{
+	return type == GT2_EV_PROC_STATUS || type == GT2_EV_GO_STATUS ||
+	       type == GT2_EV_GO_STATUS_STACK;
+}
+
+/* Whether lxtrace wrote the file: its goroutine's status, at its stack "lxtrace", is among the
+ * statuses that open it (user/model/out_go123.c, lx_found). */
+static bool by_lxtrace(const struct events_v2 *s)
+{
+	for (size_t i = 0; i < s->nrecs && is_status(s->recs[i].type); i++) {
+		const struct rec *r = &s->recs[i];
+		const char *special;
+
+		if (r->type != GT2_EV_GO_STATUS_STACK || !r->args[3])
+			continue;
+		special = ident__special(gt_dict__stack(s->d, r->args[3]));
+		if (special && !strcmp(special, "lxtrace"))
+			return true;
+	}
+	return false;
+}
+
 /* The recorder's first look at the threads (their statuses, and the instant each found
  * asleep runs to block where it sleeps) is written at one time, each event a tick after the
  * one before: it ends where that chain breaks. 1.19's init phase ends with Gomaxprocs. */
@@ -251,6 +274,12 @@ static size_t init_end(const struct events_v2 *s)
 {
 	size_t i = 1;
 
+	if (!by_lxtrace(s)) {
+		/* Go's runtime: the statuses of what runs at the start, then what happens. */
+		for (i = 0; i < s->nrecs && is_status(s->recs[i].type); i++)
+			;
+		return i ? i : 1;
+	}
 	while (i < s->nrecs && s->recs[i].ticks - s->recs[i - 1].ticks <= 1)
 		i++;
 	return i;

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "format/v1/order.h"
 #include "format/v1/reader.h"
 #include "format/v2/reader.h"
 #include "lib/escape.h"
@@ -59,8 +60,12 @@ struct pstate {
 };
 
 struct walk {
-	/* The file's events: read as they are (Go 1.19), or told as 1.19's (Go 1.22+). */
+	/* The file's events: read as they are (Go 1.19), or loaded whole and put in order (a
+	 * Go 1.19 file Go's runtime wrote, format/v1/order.h), or told as 1.19's (Go 1.22+). */
 	struct gt_reader *r;
+	struct gt_trace *tr;
+	struct gt_event *ordered;
+	size_t nordered, next;
 	struct events_v2 *v2;
 	const struct gt_dict *dict;
 	const struct walk_filter *f;
@@ -583,28 +588,30 @@ static void free_walk(struct walk *w)
 	free(w->free_slots);
 	u64map__free(w->byg);
 	gt_reader__free(w->r);
+	gt_trace__free(w->tr);
+	free(w->ordered);
 	events_v2__free(w->v2);
 }
 
-/* The Frequency of a Go 1.19 file open on fd, read ahead and fd put back, when it is not in
- * the first batch (Go's runtime writes it at the end): 0 when fd cannot be read again (a
- * pipe) or the file has none. lxtrace's files have it in their first batch's header. */
-static uint64_t frequency_ahead(int fd)
+/* A Go 1.19 file Go's runtime wrote, read whole and put in Go's order: 0, or a negative errno
+ * with the message in err. */
+static int open_ordered(struct walk *w, int fd, char *err, size_t errlen)
 {
-	struct gt_reader_opts ro = { .sz = sizeof(ro), .fd = fd, .headerless = true,
-				     .offset = GT_HEADER_LEN };
-	off_t at = lseek(fd, 0, SEEK_CUR);
-	struct gt_reader *r;
-	struct gt_event e;
-	uint64_t freq = 0;
+	int ret;
 
-	if (at < 0 || !(r = gt_reader__new(&ro)))
-		return 0;
-	while (!gt_reader__frequency(r) && gt_reader__next(r, &e) > 0)
-		;
-	freq = gt_reader__frequency(r);
-	gt_reader__free(r);
-	return lseek(fd, at, SEEK_SET) == at ? freq : 0;
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -errno;
+	}
+	ret = gt_trace__read(fd, &w->tr, err, errlen);
+	if (!ret)
+		ret = gt_order__events(gt_trace__events(w->tr), gt_trace__nevents(w->tr), &w->ordered,
+				       err, errlen);
+	if (ret)
+		return ret;
+	w->nordered = gt_trace__nevents(w->tr);
+	w->dict = gt_trace__dict(w->tr);
+	return 0;
 }
 
 /* The file's header read, the reader of its format made: 0, or a negative errno with the
@@ -629,8 +636,10 @@ static int open_source(struct walk *w, int fd, char *err, size_t errlen)
 	if (got == sizeof(hdr) && gt2_reader__is_header(hdr, got)) {
 		w->v2 = events_v2__new(fd);
 		w->dict = w->v2 ? events_v2__dict(w->v2) : NULL;
+	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN) &&
+		   gt_order__needed(fd)) {
+		return open_ordered(w, fd, err, errlen);
 	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN)) {
-		w->freq = frequency_ahead(fd);
 		w->r = gt_reader__new(&ro);
 		w->dict = w->r ? gt_reader__dict(w->r) : NULL;
 	} else {
@@ -646,17 +655,25 @@ static int open_source(struct walk *w, int fd, char *err, size_t errlen)
 
 static int next_event(struct walk *w, struct gt_event *e)
 {
+	if (w->tr) {
+		if (w->next == w->nordered)
+			return 0;
+		*e = w->ordered[w->next++];
+		return 1;
+	}
 	return w->v2 ? events_v2__next(w->v2, e) : gt_reader__next(w->r, e);
 }
 
 static const char *source_error(const struct walk *w)
 {
-	return w->v2 ? events_v2__error(w->v2) : gt_reader__error(w->r);
+	return w->tr ? "" : w->v2 ? events_v2__error(w->v2) : gt_reader__error(w->r);
 }
 
 static uint64_t frequency(const struct walk *w)
 {
 	/* Go 1.22+ times are told in ns. */
+	if (w->tr)
+		return gt_trace__frequency(w->tr);
 	return w->v2 ? 1000000000u : gt_reader__frequency(w->r);
 }
 
@@ -685,15 +702,18 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 			w.base = e.ts;
 			first = false;
 		}
-		/* The Frequency may come after the first events (in a file another program wrote),
-		 * read ahead when the file can be read twice; from a pipe, ticks count as ns until
-		 * it comes, and as it says from then on. Times are kept in ticks, so what ends
-		 * after it is right whenever it began. */
+		/* Go's runtime wrote it (format/v1/order.h): from a pipe, not read whole. */
+		if (w.r && !freq_read && !gt_reader__frequency(w.r)) {
+			snprintf(err, errlen, "a trace Go's runtime wrote is read whole, to be put "
+				 "in Go's order: give it as a file, not a pipe");
+			ret = -EINVAL;
+			break;
+		}
+		/* Known before the first event: in the first batch's header of lxtrace's files, and
+		 * read whole with those Go's runtime wrote, which have it at the end. */
 		if (!freq_read) {
-			w.freq = w.freq ? w.freq : frequency(&w);
-			freq_read = w.freq != 0;
-			if (!freq_read)
-				w.freq = 1000000000u;
+			w.freq = frequency(&w);
+			freq_read = true;
 		}
 		st->events++;
 		if (e.ts > last)
