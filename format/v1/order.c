@@ -123,6 +123,10 @@ static int by_time(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
+/* Each step looks at every P's next event: a file of more Ps than a machine has CPUs is
+ * refused rather than merged in time that grows with events times Ps. */
+#define MAX_QUEUES 1024
+
 /* Each P's queue: the indexes of its events in ev, in order; the Ps in first-seen order. */
 struct queues {
 	size_t *idx;		/* n indexes, P after P */
@@ -131,42 +135,43 @@ struct queues {
 	size_t nq;
 };
 
+/* 0, -E2BIG past MAX_QUEUES Ps, -ENOMEM. */
 static int make_queues(const struct gt_event *ev, size_t n, struct queues *q)
 {
-	size_t *fill;
+	struct u64map *of = u64map__new();	/* P -> its queue */
+	size_t fill[MAX_QUEUES] = { 0 };
+	int ret = 0;
 
 	memset(q, 0, sizeof(*q));
 	q->idx = malloc((n ? n : 1) * sizeof(*q->idx));
-	q->p = malloc((n ? n : 1) * sizeof(*q->p));
-	q->start = calloc(n ? n : 1, sizeof(*q->start));
-	q->len = calloc(n ? n : 1, sizeof(*q->len));
-	q->head = calloc(n ? n : 1, sizeof(*q->head));
-	fill = calloc(n ? n : 1, sizeof(*fill));
-	if (!q->idx || !q->p || !q->start || !q->len || !q->head || !fill) {
-		free(fill);
-		return -ENOMEM;
-	}
-	/* Few Ps: a linear search of the queue of each event's P. */
-	for (size_t i = 0; i < n; i++) {
-		size_t k = 0;
+	q->p = malloc(MAX_QUEUES * sizeof(*q->p));
+	q->start = calloc(MAX_QUEUES, sizeof(*q->start));
+	q->len = calloc(MAX_QUEUES, sizeof(*q->len));
+	q->head = calloc(MAX_QUEUES, sizeof(*q->head));
+	if (!of || !q->idx || !q->p || !q->start || !q->len || !q->head)
+		ret = -ENOMEM;
+	for (size_t i = 0; !ret && i < n; i++) {
+		bool added;
+		uint64_t *k = u64map__put(of, (uint64_t)ev[i].p, &added);
 
-		while (k < q->nq && q->p[k] != ev[i].p)
-			k++;
-		if (k == q->nq)
-			q->p[q->nq++] = ev[i].p;
-		q->len[k]++;
+		if (!k)
+			ret = -ENOMEM;
+		else if (added && q->nq == MAX_QUEUES)
+			ret = -E2BIG;
+		else if (added)
+			q->p[*k = q->nq++] = ev[i].p;
+		if (!ret)
+			q->len[*k]++;
 	}
-	for (size_t k = 1; k < q->nq; k++)
+	for (size_t k = 1; !ret && k < q->nq; k++)
 		q->start[k] = q->start[k - 1] + q->len[k - 1];
-	for (size_t i = 0; i < n; i++) {
-		size_t k = 0;
+	for (size_t i = 0; !ret && i < n; i++) {
+		size_t k = (size_t)*u64map__get(of, (uint64_t)ev[i].p);
 
-		while (q->p[k] != ev[i].p)
-			k++;
 		q->idx[q->start[k] + fill[k]++] = i;
 	}
-	free(fill);
-	return 0;
+	u64map__free(of);
+	return ret;
 }
 
 static void free_queues(struct queues *q)
@@ -186,6 +191,11 @@ int gt_order__events(const struct gt_event *ev, size_t n, struct gt_event **orde
 	struct queues q;
 	int ret = make_queues(ev, n, &q);
 
+	if (ret == -E2BIG) {
+		snprintf(err, errlen, "more than %d Ps: lxtrace does not order it", MAX_QUEUES);
+		ret = -EINVAL;
+		goto done;
+	}
 	if (!out || !gs || ret) {
 		ret = -ENOMEM;
 		goto done;
