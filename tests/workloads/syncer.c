@@ -4,17 +4,8 @@
  * commit). The file is made in DIR and removed at the end. Usage: syncer [N [DIR]]. Reports
  * the count, the sum and the largest of the measured lengths, in ns. */
 #include <fcntl.h>
-#include <time.h>
 
 #include "workload.h"
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -38,10 +29,10 @@ int main(int argc, char **argv)
 		if (pwrite(fd, page, sizeof(page), (off_t)(i % 256) * (off_t)sizeof(page)) !=
 		    (ssize_t)sizeof(page))
 			wl_die("pwrite");
-		t0 = now_ns();
+		t0 = wl_now_ns();
 		if (fdatasync(fd))
 			wl_die("fdatasync");
-		d = now_ns() - t0;
+		d = wl_now_ns() - t0;
 		sum += d;
 		max = d > max ? d : max;
 	}
