@@ -69,7 +69,7 @@ apt-get install -y -q --no-install-recommends \
 	make gcc g++ clang llvm pkg-config \
 	libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
 	libcriterion-dev systemtap-sdt-dev fuse3 libfuse3-dev \
-	golang-go linux-perf trace-cmd python3 procps gdb libc6-dbg bpftrace time \
+	golang-go linux-perf trace-cmd strace python3 procps gdb libc6-dbg bpftrace time \
 	graphviz chromium curl \
 	qemu-system-x86 busybox-static cpio
 apt-get install -y -q --no-install-recommends -t bookworm-backports golang-1.23-go

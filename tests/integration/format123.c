@@ -255,3 +255,26 @@ Test(format123, goroutines_are_grouped_by_program)
 	free(page);
 	cr_expect_eq(n, 20, "the Goroutines page's group sleeper has %ld goroutines, not 20", n);
 }
+
+/* The summary's "open it" names a viewer of this machine that opens the file: the go on
+ * Debian 12's PATH is 1.19, which cannot; the one it names says go1.22 or later. */
+Test(format123, the_summary_names_a_viewer_that_opens_the_file)
+{
+	char cmd[128], *version = NULL;
+	const char *line;
+	int minor = 0, rc;
+
+	itest_start(v2);
+	itest_run("sleeper", (const char *[]){ "5", NULL }, 30);
+	itest_stop(SIGINT, 0);
+	line = strstr(recorder__stderr(it.rec), "open it:");
+	cr_assert(line, "no \"open it\" line:\n%s", recorder__stderr(it.rec));
+	cr_assert_eq(sscanf(line, "open it: %127s", cmd), 1);
+	rc = run_capture((const char *[]){ cmd, "version", NULL }, 30, &version, NULL);
+	cr_assert_eq(rc, 0, "%s version: exit %d (the line: %.120s)", cmd, rc, line);
+	cr_assert(version && sscanf(strstr(version, "go1.") ? strstr(version, "go1.") : "",
+				    "go1.%d", &minor) == 1, "%s version: %s", cmd, version);
+	cr_expect_geq(minor, 22, "\"%s\" is Go 1.%d, which does not open a go1.23 file", cmd,
+		      minor);
+	free(version);
+}

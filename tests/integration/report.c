@@ -668,3 +668,31 @@ Test(report, perf_sched_agrees_on_wakeups_and_the_longest_wait)
 	free(latency);
 	report__free(&s);
 }
+
+/* `report --depth N` shows N frames of code of each stack, the rest counted: the sleeper's
+ * stack (clock_nanosleep <- nanosleep <- main <- libc's start, and the kernel's frames) cut at
+ * one, and whole at 100. */
+Test(report, depth_shows_as_many_frames_as_asked)
+{
+	char *one = NULL, *all = NULL, pid[16];
+	const char *argv[] = { NULL, "report", "--offcpu", "-p", pid, "--depth", NULL, NULL,
+			       NULL };
+	int rc;
+
+	itest_record(NULL, "sleeper", (const char *[]){ "20", NULL }, 60);
+	snprintf(pid, sizeof(pid), "%d", (int)workload__pid(it.wl));
+	argv[0] = record__build_path("lxtrace");
+	argv[7] = recorder__path(it.rec);
+	argv[6] = "1";
+	rc = run_capture(argv, 60, &one, NULL);
+	cr_assert_eq(rc, 0, "report --depth 1: exit %d", rc);
+	argv[6] = "100";
+	rc = run_capture(argv, 60, &all, NULL);
+	cr_assert_eq(rc, 0, "report --depth 100: exit %d", rc);
+	cr_expect(strstr(one, " more\n") && strstr(one, "clock_nanosleep"),
+		  "--depth 1 counts no frames left out:\n%s", one);
+	cr_expect(!strstr(all, " more\n") && strstr(all, "main"),
+		  "--depth 100 leaves frames out, or has no main:\n%s", all);
+	free(one);
+	free(all);
+}

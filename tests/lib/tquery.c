@@ -174,11 +174,18 @@ void tq_sched(const struct gt_trace *t, uint32_t tid, uint64_t from, uint64_t to
 	const struct gt_event *e;
 	uint64_t since = 0;	/* runnable since then; 0: not runnable */
 	bool woken = false;	/* by a wakeup, not a preemption */
+	bool past = false;	/* past the window's end */
 	size_t i = 0;
 
 	*out = (struct tq_sched){ 0 };
 	while ((e = tq_next(t, &i, ~0ULL, tid))) {
 		bool in = e->ts >= from && e->ts <= to;
+
+		if (!past && e->ts > to) {
+			past = true;
+			if (since)
+				out->open_ns = tq_ns(t, since > from ? since : from, to);
+		}
 
 		i++;
 		switch (e->type) {
@@ -196,8 +203,11 @@ void tq_sched(const struct gt_trace *t, uint32_t tid, uint64_t from, uint64_t to
 		case GT_EV_GO_START_LABEL:
 			/* A wait counts whole, in the window its end falls in, as the kernel adds
 			 * it to the run delay when the thread starts running. */
-			if (since && in)
+			if (since && in) {
 				out->runnable_ns += tq_ns(t, since, e->ts);
+				if (since < from)
+					out->before_ns += tq_ns(t, since, from);
+			}
 			out->starts += in;
 			out->woken += in && since && woken;
 			since = 0;
@@ -214,6 +224,8 @@ void tq_sched(const struct gt_trace *t, uint32_t tid, uint64_t from, uint64_t to
 			break;
 		}
 	}
+	if (!past && since)
+		out->open_ns = tq_ns(t, since > from ? since : from, to);
 }
 
 double tq_ns(const struct gt_trace *t, uint64_t from, uint64_t to)

@@ -927,15 +927,15 @@ Test(report, a_late_frequency_counts)
  * directory) and run: the trace it writes of itself with runtime/trace, at path. */
 static void go_written_trace(const char *goroot, const char *path)
 {
-	char src[PATH_MAX], bin[PATH_MAX], go[PATH_MAX], *errs = NULL;
+	char bin[PATH_MAX], go[PATH_MAX], *errs = NULL;
 	const char *here = record__build_path("tests");
 	int rc;
 
-	snprintf(src, sizeof(src), "%s/../../tests/gotrace/gotrace.go", here);
 	snprintf(bin, sizeof(bin), "%s/gotrace-%s", here, strrchr(goroot, '-') + 1);
 	snprintf(go, sizeof(go), "%s/bin/go", goroot);
+	/* The tests run from the source tree's root, as make runs them. */
 	rc = run_capture((const char *[]){ "/usr/bin/env", "GOTOOLCHAIN=local", go, "build", "-o",
-					  bin, src, NULL }, 300, NULL, &errs);
+					  bin, "tests/gotrace/gotrace.go", NULL }, 300, NULL, &errs);
 	cr_assert_eq(rc, 0, "go build: %s", errs);
 	free(errs);
 	errs = NULL;

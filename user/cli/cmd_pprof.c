@@ -128,7 +128,7 @@ int cmd_pprof(int argc, char **argv)
 
 		ret = f ? profile__write_folded(p, f) : -errno;
 		if (f && f != stdout && fclose(f) && !ret)
-			ret = -EIO;
+			ret = -errno;
 		if (ret) {
 			fprintf(stderr, PREFIX "writing the folded stacks: %s\n", strerror(-ret));
 			goto done;

@@ -117,8 +117,11 @@ static unsigned feature_uses(const struct record_args *a)
 /* Opened before anything is loaded, so a bad path fails fast (user/cli/output_file.h: no
  * link followed, no file taken over, a second recording refused). A trace shows every process
  * of the machine: the file is 0600, and belongs to the user who ran sudo. A flight recorder,
- * which makes its files beside the path, holds the path instead (hold), by the same lock. */
-static struct output_file *take_output(const char *path, bool hold)
+ * which makes its files beside the path, holds the path instead (output_file__hold), by the
+ * same lock. */
+static struct output_file *take_output(const char *path,
+				       struct output_file *(*how)(const char *, uid_t, gid_t,
+								  char *, size_t))
 {
 	struct output_file *f = NULL;
 	char why[PATH_MAX + 256];
@@ -129,33 +132,17 @@ static struct output_file *take_output(const char *path, bool hold)
 		fprintf(stderr, PREFIX "%s\n", why);
 		return NULL;
 	}
-	f = (hold ? output_file__hold : output_file__open)(path, uid, gid, why, sizeof(why));
+	f = how(path, uid, gid, why, sizeof(why));
 	if (!f)
 		fprintf(stderr, PREFIX "%s\n", why);
 	return f;
 }
 
-static struct output_file *open_output(const char *path)
-{
-	return take_output(path, false);
-}
-
-/* The recording's own file: at its path only once the recording has started. */
+/* The recording's file, and each of a flight recorder's: at its path only once begun (the
+ * recording's) or whole (a flight recorder's, output_file__publish). */
 static struct output_file *prepare_output(const char *path)
 {
-	char why[PATH_MAX + 256];
-	struct output_file *f;
-	uid_t uid;
-	gid_t gid;
-
-	if (sudo_user__ids(&uid, &gid, why, sizeof(why))) {
-		fprintf(stderr, PREFIX "%s\n", why);
-		return NULL;
-	}
-	f = output_file__prepare(path, uid, gid, why, sizeof(why));
-	if (!f)
-		fprintf(stderr, PREFIX "%s\n", why);
-	return f;
+	return take_output(path, output_file__prepare);
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -670,7 +657,7 @@ static int preflight(struct recording *r)
 static int take_file(struct recording *r)
 {
 	if (r->args.flight)
-		r->held = take_output(r->args.output, true);
+		r->held = take_output(r->args.output, output_file__hold);
 	else
 		r->file = prepare_output(r->args.output);
 	return r->file || r->held ? 0 : -EIO;
@@ -750,7 +737,7 @@ static int open_trace(struct recording *r)
 
 	/* A flight recorder takes the batches instead of the file. */
 	if (a->flight) {
-		r->flight = record_flight__new(a, ncpus + 1, open_output);
+		r->flight = record_flight__new(a, ncpus + 1, prepare_output);
 		if (!r->flight)
 			return -ENOMEM;
 		record_flight__writer_opts(r->flight, &wo);
@@ -964,6 +951,7 @@ static int run_recording(struct recording *r)
  * (docs/record.md). run_err: how the run ended (0: as asked). */
 static int stop_recording(struct recording *r, int run_err)
 {
+	char why[PATH_MAX + 256];
 	int err = run_err;
 
 	r->end = now_ns();
@@ -984,6 +972,11 @@ static int stop_recording(struct recording *r, int run_err)
 	}
 	if (r->flight)
 		record_flight__finish(r->flight);
+	/* On the disk before the summary says it is written. */
+	if (r->file && !r->flight && (err = output_file__publish(r->file, why, sizeof(why)))) {
+		fprintf(stderr, PREFIX "%s\n", why);
+		return err;
+	}
 	return 0;
 }
 

@@ -20,7 +20,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: lxtrace report FILE [SECTIONS] [-p PID] [--comm NAME] [--from T] [--to T]\n"
-		   "                           [--top N] [--hist]\n\n"
+		   "                           [--top N] [--depth N] [--hist]\n\n"
 		   "Prints what a trace lxtrace recorded says, in 80 columns, reading it once as a\n"
 		   "stream (memory follows the threads, not the file's length). Sections (all when\n"
 		   "none is given):\n\n"
@@ -40,6 +40,8 @@ static void usage(FILE *f)
 		   "Filters and layout:\n\n"
 		   FILTER_ARGS_HELP
 		   "  -n, --top N         rows of each table (default 10)\n"
+		   "      --depth N       frames of code shown of each stack (default 8; the\n"
+		   "                      rest are counted)\n"
 		   "      --hist          log2 histograms of the latencies, as runqlat prints them,\n"
 		   "                      each named\n"
 		   "  -h, --help          show this help\n\n"
@@ -52,7 +54,8 @@ static void usage(FILE *f)
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_SCHED = 256, OPT_OFFCPU, OPT_SYSCALLS, OPT_CPU, OPT_TRIGGERS, OPT_HIST };
+	enum { OPT_SCHED = 256, OPT_OFFCPU, OPT_SYSCALLS, OPT_CPU, OPT_TRIGGERS, OPT_HIST,
+	       OPT_DEPTH };
 	static const struct option opts[] = {
 		{ "sched", no_argument, NULL, OPT_SCHED },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
@@ -62,6 +65,7 @@ int cmd_report(int argc, char **argv)
 		{ "hist", no_argument, NULL, OPT_HIST },
 		FILTER_ARGS_OPTIONS,
 		{ "top", required_argument, NULL, 'n' },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -103,6 +107,14 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			}
 			o.top = (size_t)v;
+			break;
+		case OPT_DEPTH:
+			if (filter_args__count(optarg, 100000, &v)) {
+				fprintf(stderr, PREFIX "bad --depth '%s': 1 to 100000 " SEE_HELP "\n",
+					optarg);
+				return 2;
+			}
+			o.depth = (size_t)v;
 			break;
 		default:
 			ret = filter_args__apply("report", c, optarg, &o.filter);

@@ -64,13 +64,14 @@ struct output_file *file_cmd__create(const char *cmd, const char *path, int in_f
 int file_cmd__finish(const char *cmd, struct output_file *f)
 {
 	char why[PATH_MAX + 256];
-	int err = output_file__publish(f, why, sizeof(why));
+	int err = output_file__publish(f, why, sizeof(why)), cerr;
 
 	if (err)
 		fprintf(stderr, "lxtrace %s: %s\n", cmd, why);
-	if (output_file__close(f) && !err) {
-		err = -EIO;
-		fprintf(stderr, "lxtrace %s: writing the output: %s\n", cmd, strerror(EIO));
+	cerr = output_file__close(f);
+	if (cerr && !err) {
+		err = cerr;
+		fprintf(stderr, "lxtrace %s: writing the output: %s\n", cmd, strerror(-err));
 	}
 	return err;
 }

@@ -357,20 +357,49 @@ struct output_file *output_file__prepare(const char *path, uid_t uid, gid_t gid,
 	return open_path(path, uid, gid, HOW_PREPARE, why, whylen);
 }
 
+/* The directory's entry for the file on the disk: fsync needs a descriptor that can be read,
+ * which the O_PATH one kept cannot. */
+static int sync_dir(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 int output_file__publish(struct output_file *f, char *why, size_t whylen)
 {
 	const char *what = NULL;
+	struct stat st;
 	int err;
 
-	if (!f->tmp[0])
+	/* A device or FIFO (-o /dev/null) keeps nothing to sync. */
+	if (fstat(f->fd, &st) || !S_ISREG(st.st_mode) || f->stand_in)
 		return 0;
-	err = put_at(f->dirfd, f->tmp, f->base, f->uid, false, &what);
-	if (err) {
-		snprintf(why, whylen, "%s: %s", f->base, what ? what : strerror(-err));
+	/* The data on the disk before the name points at it: a crash then leaves the old file or
+	 * the new one whole, and a full disk is said now, while the old file is still there. */
+	if (fdatasync(f->fd)) {
+		err = -errno;
+		snprintf(why, whylen, "%s: writing it: %s%s", f->base, strerror(-err),
+			 f->tmp[0] ? " (nothing was put at the path)" : "");
 		return err;
 	}
-	f->tmp[0] = '\0';
-	return 0;
+	if (f->tmp[0]) {
+		err = put_at(f->dirfd, f->tmp, f->base, f->uid, false, &what);
+		if (err) {
+			snprintf(why, whylen, "%s: %s", f->base, what ? what : strerror(-err));
+			return err;
+		}
+		f->tmp[0] = '\0';
+	}
+	err = sync_dir(f->dirfd);
+	if (err)
+		snprintf(why, whylen, "%s: syncing its directory: %s", f->base, strerror(-err));
+	return err;
 }
 
 struct output_file *output_file__hold(const char *path, uid_t uid, gid_t gid, char *why,

@@ -41,8 +41,12 @@ struct output_file *output_file__open(const char *path, uid_t uid, gid_t gid, ch
 struct output_file *output_file__prepare(const char *path, uid_t uid, gid_t gid, char *why,
 					 size_t whylen);
 
-/* Puts a prepared file at its path, as output_file__open would have. 0, or -errno with a
- * one-line reason (naming the path) in why. */
+/* Puts a prepared file at its path, as output_file__open would have, its data on the disk
+ * first and the directory synced after; on a file already at its path (opened, or published
+ * before) syncs its data and the directory again: called once the file is written, it is on
+ * the disk whole. A device or FIFO is left as it is. 0, or -errno with a one-line reason
+ * (naming the path) in why; a prepared file not put at its path then leaves the path as it
+ * was. */
 int output_file__publish(struct output_file *f, char *why, size_t whylen);
 
 /* Holds path for a recording that writes beside it (a flight recorder's numbered files), by

@@ -216,6 +216,14 @@ static void end_file(struct record_flight *rf, bool wait)
 		rf->file = NULL;
 		return;
 	}
+	/* Put at its name whole, on the disk: a file at a flight recorder's name is complete. */
+	result = output_file__publish(rf->file, err, sizeof(err));
+	if (result) {
+		say_failed(rf, err);
+		output_file__close(rf->file);
+		rf->file = NULL;
+		return;
+	}
 	result = output_file__close(rf->file);
 	rf->file = NULL;
 	if (result) {

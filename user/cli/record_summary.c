@@ -1,9 +1,13 @@
 /* record_summary.c - what `lxtrace record` prints after a recording (docs/record.md, "The
  * summary"): what was recorded and lost, what the kernel made it do without, the files refused,
  * how to open the trace, and with -v the internals. */
+#include <glob.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "lib/foreign_file.h"
 #include "user/capture/features.h"
@@ -191,6 +195,40 @@ static void print_shell_word(const char *path)
 	fputc('\'', stderr);
 }
 
+/* The newest Go of Debian's versioned packages (/usr/lib/go-1.N/bin/go), if it is 1.22 or
+ * later: the go on PATH of Debian 12 is 1.19, whose viewer cannot open a go1.23 file. */
+static bool newer_go(char *out, size_t len)
+{
+	int best = 0;
+	glob_t g;
+
+	if (glob("/usr/lib/go-1.*/bin/go", 0, NULL, &g))
+		return false;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		int minor = atoi(g.gl_pathv[i] + strlen("/usr/lib/go-1."));
+
+		if (minor >= 22 && minor > best && !access(g.gl_pathv[i], X_OK)) {
+			best = minor;
+			snprintf(out, len, "%s", g.gl_pathv[i]);
+		}
+	}
+	globfree(&g);
+	return best > 0;
+}
+
+/* The command that opens the file on this machine. */
+static void print_open_it(const char *path, bool v2)
+{
+	char go[64];
+	bool found = v2 && newer_go(go, sizeof(go));
+
+	fprintf(stderr, "  open it:       %s tool trace ", found ? go : "go");
+	print_shell_word(path);
+	fputs(v2 && !found ? "   (Go 1.22 or later; on a server: README.md, \"Viewing on a "
+			     "server\")\n" : "   (on a server: README.md, \"Viewing on a server\")\n",
+	      stderr);
+}
+
 void record_summary__print(const struct record_summary *s)
 {
 	const char *path = s->path;
@@ -242,13 +280,8 @@ void record_summary__print(const struct record_summary *s)
 		    "or only in part):\n");
 	print_files(model__unread(m), "  unread files:  %llu binaries not read by the end, their "
 		    "filesystem slow or stalled (named \"[unknown] FILE+0x...\"):\n");
-	if (path) {
-		fputs("  open it:       go tool trace ", stderr);
-		print_shell_word(path);
-		fputs(s->writer ? "   (on a server: README.md, \"Viewing on a server\")\n" :
-				  "   (Go 1.22 or later; on a server: README.md, \"Viewing on a "
-				  "server\")\n", stderr);
-	}
+	if (path)
+		print_open_it(path, !s->writer);
 	if (s->verbose)
 		print_details(&ms, &ws, &cs, cap, s->cfi, s->row_cache);
 }

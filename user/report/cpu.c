@@ -165,7 +165,7 @@ static void print_funcs(const struct cpu_report *c, const struct func *funcs, FI
 	}
 }
 
-void cpu_report__print(const struct cpu_report *c, FILE *out)
+void cpu_report__print(const struct cpu_report *c, size_t depth, FILE *out)
 {
 	const struct st_entry *e = stacktab__entries(c->stacks), **v;
 	size_t n = stacktab__count(c->stacks);
@@ -199,7 +199,7 @@ void cpu_report__print(const struct cpu_report *c, FILE *out)
 	for (size_t i = 0; i < n && i < c->top; i++) {
 		fprintf(out, "%2zu. %llu samples, %.1f%%\n", i + 1, (unsigned long long)v[i]->count,
 			100.0 * (double)v[i]->count / (double)c->samples);
-		fmt__stack(out, v[i], 8);
+		fmt__stack(out, v[i], depth);
 	}
 	if (n > c->top)
 		fprintf(out, "(%zu stacks more: --top N)\n", n - c->top);

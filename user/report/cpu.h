@@ -29,7 +29,7 @@ uint64_t cpu_report__samples(const struct cpu_report *c, uint64_t *idle);
 void cpu_report__function(const struct cpu_report *c, const char *func, uint64_t *self,
 			  uint64_t *total);
 
-void cpu_report__print(const struct cpu_report *c, FILE *out);
+void cpu_report__print(const struct cpu_report *c, size_t depth, FILE *out);
 
 /* Accepts NULL. */
 void cpu_report__free(struct cpu_report *c);

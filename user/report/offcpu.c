@@ -89,7 +89,7 @@ static int by_value(const void *a, const void *b)
 	return x->value < y->value ? 1 : x->value > y->value ? -1 : 0;
 }
 
-void offcpu__print(const struct offcpu *o, bool hist, FILE *out)
+void offcpu__print(const struct offcpu *o, bool hist, size_t depth, FILE *out)
 {
 	const struct st_entry *e = stacktab__entries(o->stacks), **v;
 	size_t n = stacktab__count(o->stacks);
@@ -123,7 +123,7 @@ void offcpu__print(const struct offcpu *o, bool hist, FILE *out)
 	for (size_t i = 0; i < n && i < o->top; i++) {
 		fprintf(out, "%2zu. %s in %llu, %s\n", i + 1, fmt__dur(a, v[i]->value),
 			(unsigned long long)v[i]->count, reasons[v[i]->label]);
-		fmt__stack(out, v[i], 8);
+		fmt__stack(out, v[i], depth);
 	}
 	if (n > o->top)
 		fprintf(out, "(%zu stacks more: --top N)\n", n - o->top);

@@ -32,7 +32,7 @@ uint64_t offcpu__stack_ns(const struct offcpu *o, enum walk_off why, const char 
 /* What a reason is called in the report and the profiles: "sleep", "lock", ... */
 const char *offcpu__reason(enum walk_off why);
 
-void offcpu__print(const struct offcpu *o, bool hist, FILE *out);
+void offcpu__print(const struct offcpu *o, bool hist, size_t depth, FILE *out);
 
 /* Accepts NULL. */
 void offcpu__free(struct offcpu *o);

@@ -414,7 +414,10 @@ int profile__write_folded(const struct profile *p, FILE *out)
 		}
 		fprintf(out, "%llu\n", (unsigned long long)e[i].value);
 	}
-	return fflush(out) || ferror(out) ? -EIO : 0;
+	/* The buffered lines go out here, so fflush meets the write error and names it. */
+	if (fflush(out))
+		return -errno;
+	return ferror(out) ? -EIO : 0;
 }
 
 void profile__free(struct profile *p)

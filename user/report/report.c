@@ -147,11 +147,11 @@ void report__print(const struct report *r, const char *name, const struct report
 	if (r->sched)
 		sched_report__print(r->sched, o->hist, out);
 	if (r->off)
-		offcpu__print(r->off, o->hist, out);
+		offcpu__print(r->off, o->hist, o->depth ? o->depth : REPORT_DEPTH, out);
 	if (r->sys)
 		syslat__print(r->sys, o->hist, out);
 	if (r->cpu)
-		cpu_report__print(r->cpu, out);
+		cpu_report__print(r->cpu, o->depth ? o->depth : REPORT_DEPTH, out);
 	if (r->notes)
 		notes__print(r->notes, out);
 }

@@ -18,10 +18,15 @@ enum report_section {
 	REPORT_ALL = (1 << 5) - 1,
 };
 
+/* Frames of code of each stack a report shows unless told (--depth): most stacks' own code
+ * in 80 columns, under the table that names them. */
+#define REPORT_DEPTH 8
+
 struct report_opts {
 	unsigned sections;	/* enum report_section */
 	bool hist;		/* log2 histograms under the rows */
 	size_t top;		/* rows of each table */
+	size_t depth;		/* frames of code shown of each stack; 0: REPORT_DEPTH */
 	struct walk_filter filter;
 };
 
