@@ -886,7 +886,7 @@ Test(report, a_late_frequency_counts)
 	struct report s;
 	struct mt t;
 	FILE *f;
-	long size;
+	long size = 0;
 	int fd;
 
 	victim_and_hog(&t);
