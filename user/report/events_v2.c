@@ -54,7 +54,6 @@ struct events_v2 {
 	uint64_t last_ticks, last_ns;	/* the latest record's, once chained */
 	bool chained;
 	int64_t hk;		/* the housekeeping P, lxtrace's goroutine's at the start; -1 */
-	int64_t max_p;		/* the highest P named, -1: none */
 	/* The file says its syscalls run from entry to return (LXTRACE_SYSCALLS_KEY); the
 	 * dictionary's id of LXTRACE_SYSRET_KEY, 0 until needed. */
 	bool calls;
@@ -593,9 +592,6 @@ static void translate(struct events_v2 *s, const struct rec *r)
 	const char *key;
 	bool fresh;
 
-	if ((r->type == GT2_EV_PROC_STATUS || r->type == GT2_EV_PROC_START) &&
-	    r->args[0] < INT32_MAX && (int64_t)r->args[0] > s->max_p)
-		s->max_p = (int64_t)r->args[0];
 	switch (r->type) {
 	case GT2_EV_PROC_STATUS:
 		if (m && (r->args[1] == GT2_P_RUNNING || r->args[1] == GT2_P_SYSCALL))
@@ -714,15 +710,31 @@ static void translate(struct events_v2 *s, const struct rec *r)
 	}
 }
 
+/* The Ps the generation in memory names: one past the highest. */
+static uint64_t procs_named(const struct events_v2 *s)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->nrecs; i++) {
+		const struct rec *r = &s->recs[i];
+
+		if ((r->type == GT2_EV_PROC_STATUS || r->type == GT2_EV_PROC_START) &&
+		    r->args[0] < INT32_MAX && r->args[0] + 1 > n)
+			n = r->args[0] + 1;
+	}
+	return n;
+}
+
 /* Where the first look at the threads ends, Gomaxprocs: the CPUs are the Ps below the
  * housekeeping one, which lxtrace's goroutine holds. A trace Go's runtime wrote has no such
- * goroutine: its Ps are all its own, every one named at the start of a generation. */
+ * goroutine: its Ps are all its own, each named by its status in the first generation (a P's
+ * may come after another's first events). */
 static void gomaxprocs(struct events_v2 *s, const struct rec *r)
 {
 	struct gt_event *e = emit(s, r, GT_EV_GOMAXPROCS, r->ns, s->hk, 0, 0);
 
 	if (e) {
-		e->args[0] = s->hk > 0 ? (uint64_t)s->hk : s->hk < 0 ? (uint64_t)(s->max_p + 1) : 0;
+		e->args[0] = s->hk > 0 ? (uint64_t)s->hk : s->hk < 0 ? procs_named(s) : 0;
 		e->nargs = 1;
 	}
 }
@@ -766,7 +778,6 @@ struct events_v2 *events_v2__new(int fd)
 	if (!s)
 		return NULL;
 	s->hk = -1;
-	s->max_p = -1;
 	s->r = gt2_reader__new(&ro);
 	s->d = gt_dict__new(NULL, 0);
 	s->strings = u64map__new();
