@@ -88,7 +88,7 @@ const struct gt_dict *gt_reader__dict(const struct gt_reader *r);
 /* Accepts NULL. Does not close the fd given in the options. */
 void gt_reader__free(struct gt_reader *r);
 
-/* ---- whole traces, for tests ---------------------------------------------------------------- */
+/* ---- whole traces, for tests and Go's own files ---------------------------------------------- */
 
 struct gt_trace;
 
@@ -100,6 +100,10 @@ int gt_trace__parse(const uint8_t *buf, size_t len, struct gt_trace **out, char 
 
 /* Reads and decodes a file. */
 int gt_trace__load(const char *path, struct gt_trace **out, char *err, size_t errlen);
+
+/* The same from fd, at the file's start (the header); for the tools, a trace Go's runtime
+ * wrote, which must be read whole before its order is known (format/v1/order.h). */
+int gt_trace__read(int fd, struct gt_trace **out, char *err, size_t errlen);
 
 size_t gt_trace__nevents(const struct gt_trace *t);
 const struct gt_event *gt_trace__events(const struct gt_trace *t);

@@ -622,6 +622,21 @@ int gt_state__next(struct gt_state *s, struct gt_reader *r, struct gt_event *e, 
 	return ret;
 }
 
+int gt_state__check(const struct gt_event *ev, size_t n, char *err, size_t errlen)
+{
+	struct gt_state *s = gt_state__new();
+	int ret = s ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !ret && i < n; i++)
+		if ((ret = gt_state__event(s, &ev[i])) == -EPROTO)
+			snprintf(err, errlen, "%s (as Go's parsers refuse it; in the order Go 1.19 "
+				 "puts a trace its runtime wrote)", gt_state__problem(s));
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+	gt_state__free(s);
+	return ret;
+}
+
 int gt_state__feed(struct gt_state *s, const void *bytes, size_t len)
 {
 	struct gt_event e;

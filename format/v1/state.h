@@ -118,6 +118,12 @@ int gt_state__replay(struct gt_state *s, struct gt_reader *r, uint64_t before);
 int gt_state__next(struct gt_state *s, struct gt_reader *r, struct gt_event *e, char *err,
 		   size_t errlen);
 
+/* Applies the n events ev (a trace put in Go 1.19's order, format/v1/order.h): 0, or a
+ * negative errno with one line in err (the first problem as Go's parsers would refuse it:
+ * -EPROTO). The same verdict as gt_state__next's, for a trace read whole: `lxtrace dump`,
+ * `report` and `pprof` refuse the same files in either way. */
+int gt_state__check(const struct gt_event *ev, size_t n, char *err, size_t errlen);
+
 /* Decodes and applies whole batches kept in memory (as the writer writes them: a Batch
  * header, its records, strings and stacks), one call per batch or more. The state keeps the
  * dictionary they define (gt_state__dict). 0; -EINVAL on a malformed batch and -EPROTO on a

@@ -129,6 +129,11 @@ int gt_trace__parse(const uint8_t *buf, size_t len, struct gt_trace **out, char 
 	return decode(-1, buf, len, out, err, errlen);
 }
 
+int gt_trace__read(int fd, struct gt_trace **out, char *err, size_t errlen)
+{
+	return decode(fd, NULL, 0, out, err, errlen);
+}
+
 int gt_trace__load(const char *path, struct gt_trace **out, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;

@@ -81,6 +81,12 @@ enum gt2_pstatus {
 	GT2_P_STATUSES
 };
 
+/* A GoBlock's reason begins with one of these, then ": ", for the waits Go 1.19 calls
+ * GoBlockSync and GoBlockSelect: Go 1.23 reads those 1.19 events as reasons "sync" and
+ * "select", and its block profile takes a wait whose reason holds either. */
+#define GT2_REASON_SYNC "sync"
+#define GT2_REASON_SELECT "select"
+
 /* No M: the batch of a generation's tables and of statuses bound to no thread. */
 #define GT2_NO_THREAD UINT64_MAX
 

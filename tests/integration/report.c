@@ -325,6 +325,42 @@ static void record123(const char *ropt, const char *name, const char *const *war
 }
 
 /* The sleeper's report from a Go 1.22+ file: the same 50 sleeps and their wakeups. */
+/* syncer calls fdatasync 200 times, timing each call itself: with --syscalls=all the go1.19
+ * report has 200 calls whose lengths add up to the thread's own measure within 10% (the
+ * tracer's programs run inside it), each call once however many times it blocked (before:
+ * "ENTERED 200, BLOCKED 788", 147 ms where the program measured 167 ms, a p50 per block). */
+Test(report, syscalls_per_call_are_what_the_program_measures)
+{
+	const struct hist *calls, *blocks;
+	struct report s;
+	uint64_t entries;
+	long long measured;
+	pid_t pid;
+
+	itest_record((const char *[]){ "--syscalls=all", NULL }, "syncer",
+		     (const char *[]){ "200", NULL }, 120);
+	pid = workload__pid(it.wl);
+	measured = itest_stat("sync_ns");
+	read_report((uint32_t)pid, NULL, 10, &s);
+	calls = syslat__calls(s.sys, "fdatasync");
+	blocks = syslat__hist(s.sys, "fdatasync", &entries);
+	cr_assert(calls, "no fdatasync call with a length in the report of pid %d", pid);
+	cr_log_info("%llu calls, %llu ns in all (the program: %lld ns); %llu blocks, %llu ns",
+		    (unsigned long long)calls->count, (unsigned long long)calls->sum, measured,
+		    (unsigned long long)(blocks ? blocks->count : 0),
+		    (unsigned long long)(blocks ? blocks->sum : 0));
+	if (itest_summary_lost() == 0) {
+		cr_expect_eq(calls->count, 200);
+		cr_expect_eq(entries, 200);
+	}
+	cr_expect((long long)calls->sum * 10 >= measured * 9 * (long long)calls->count / 200 &&
+		  (long long)calls->sum * 10 <= measured * 11,
+		  "the calls last %llu ns in the report, %lld ns as the program measured",
+		  (unsigned long long)calls->sum, measured);
+	cr_expect_leq(calls->max, (uint64_t)itest_stat("sync_max_ns") * 11 / 10);
+	report__free(&s);
+}
+
 Test(report, go123_a_sleeper_sleeps_n_times_in_its_syscall)
 {
 	const char *args[] = { "50", NULL };

@@ -4,13 +4,17 @@
  * text; the profiles as Go's pprof reads them, and folded. */
 #include <asm/unistd_64.h>
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/goparse.h"
 #include "tests/lib/record.h"
+#include "format/v1/encode.h"
 #include "tests/unit/test_model_util.h"
 #include "user/report/fmt.h"
 #include "user/report/hist.h"
@@ -379,28 +383,18 @@ Test(report, histogram_quantiles_and_log2_buckets)
 	free(v);
 }
 
-/* The profile of kind from the trace at path, as pprof's -raw prints it: samples' counts and
- * values summed, and those whose label is `label`. */
-static void pprof_raw(const char *path, enum profile_kind kind, const char *label,
-		      uint64_t *count, uint64_t *value, uint64_t *label_value)
+/* The profile at prof_path, as pprof's -raw prints it: samples' counts and values summed
+ * (values alone when cpu: its samples' one value is their count), and those whose label is
+ * `label`. */
+static void pprof_sum(const char *prof_path, bool cpu, const char *label, uint64_t *count,
+		      uint64_t *value, uint64_t *label_value)
 {
-	struct walk_filter all = { .to_ns = UINT64_MAX };
-	char out_path[] = "/tmp/lxtrace-test-pprof-XXXXXX", err[256];
-	const char *argv[] = { "/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof", "-raw", out_path, NULL };
-	struct profile *p;
+	const char *argv[] = { "/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof", "-raw", prof_path, NULL };
 	char *out = NULL, *errs = NULL, *line, *save;
 	unsigned long long n, v, last = 0;
 	bool samples = false;
-	int fd = open(path, O_RDONLY), ofd = mkstemp(out_path), rc;
+	int rc = run_capture(argv, 60, &out, &errs);
 
-	cr_assert(fd >= 0 && ofd >= 0);
-	cr_assert_eq(profile__read(fd, kind, &all, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(profile__write_pprof(p, ofd, err, sizeof(err)), 0, "%s", err);
-	close(fd);
-	close(ofd);
-	profile__free(p);
-	rc = run_capture(argv, 60, &out, &errs);
-	unlink(out_path);
 	cr_assert_eq(rc, 0, "pprof -raw: %s", errs);
 	*count = *value = *label_value = 0;
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -412,7 +406,7 @@ static void pprof_raw(const char *path, enum profile_kind kind, const char *labe
 			break;
 		if (!samples)
 			continue;
-		if (kind == PROFILE_CPU && sscanf(line, " %llu:", &n) == 1) {
+		if (cpu && sscanf(line, " %llu:", &n) == 1) {
 			*count += n;
 			*value += n;
 		} else if (sscanf(line, " %llu %llu:", &n, &v) == 2) {
@@ -424,6 +418,46 @@ static void pprof_raw(const char *path, enum profile_kind kind, const char *labe
 		}
 	}
 	free(out);
+	free(errs);
+}
+
+/* The profile of kind from the trace at path, as lxtrace pprof writes it, summed by pprof_sum. */
+static void pprof_raw(const char *path, enum profile_kind kind, const char *label,
+		      uint64_t *count, uint64_t *value, uint64_t *label_value)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	char out_path[] = "/tmp/lxtrace-test-pprof-XXXXXX", err[256];
+	struct profile *p;
+	int fd = open(path, O_RDONLY), ofd = mkstemp(out_path);
+
+	cr_assert(fd >= 0 && ofd >= 0);
+	cr_assert_eq(profile__read(fd, kind, &all, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(profile__write_pprof(p, ofd, err, sizeof(err)), 0, "%s", err);
+	close(fd);
+	close(ofd);
+	profile__free(p);
+	pprof_sum(out_path, kind == PROFILE_CPU, label, count, value, label_value);
+	unlink(out_path);
+}
+
+/* Go's own block profile of the trace at path (`go tool trace -pprof=sync`, the viewer's
+ * /block), by the Go of tool: its total wait and the waits counted. */
+static void go_block_profile(const char *tool, const char *path, uint64_t *count, uint64_t *ns)
+{
+	char out_path[] = "/tmp/lxtrace-test-block-XXXXXX", *cmd = NULL, *errs = NULL;
+	const char *argv[] = { "/bin/sh", "-c", NULL, NULL };
+	uint64_t labelled;
+	int fd = mkstemp(out_path), rc;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	cr_assert(asprintf(&cmd, "%s -pprof=sync '%s' > '%s'", tool, path, out_path) > 0);
+	argv[2] = cmd;
+	rc = run_capture(argv, 120, NULL, &errs);
+	cr_assert_eq(rc, 0, "%s: %s", cmd, errs);
+	pprof_sum(out_path, false, NULL, count, ns, &labelled);
+	unlink(out_path);
+	free(cmd);
 	free(errs);
 }
 
@@ -575,6 +609,26 @@ static char *report_text(void (*stream)(struct mt *, bool), unsigned sections, b
 	return body;
 }
 
+/* The hog's futex waits are Go's block profile in either format: 9 waits from its block to
+ * the interrupt's wakeup, 0.5 ms each (before, in Go 1.23 files the reason was the syscall's
+ * name alone, which Go 1.23's block profile does not take: empty). */
+Test(report, go_block_profile_is_the_same_in_both_formats)
+{
+	uint64_t count19, ns19, count23, ns23;
+	struct mt t;
+
+	victim_and_hog_in(&t, false);
+	go_block_profile("/usr/lib/go-1.19/pkg/tool/linux_amd64/trace", t.path, &count19, &ns19);
+	mt_close(&t, false);
+	victim_and_hog_in(&t, true);
+	go_block_profile("/usr/lib/go-1.23/pkg/tool/linux_amd64/trace", t.path, &count23, &ns23);
+	mt_close(&t, false);
+	cr_expect_eq(count19, ROUNDS - 1);
+	cr_expect_eq(ns19, (ROUNDS - 1) * MS / 2);
+	cr_expect_eq(count23, count19, "Go 1.23 counts %llu waits", (unsigned long long)count23);
+	cr_expect_eq(ns23, ns19, "Go 1.23's total: %llu ns", (unsigned long long)ns23);
+}
+
 /* The same model streams written in both formats: the Go 1.22+ file's report is the 1.19
  * file's, number for number, but for what it does not say (docs/report.md, "Go 1.23 files"):
  * when a thread asleep inside a syscall was woken, so its wait for a CPU after. */
@@ -607,4 +661,460 @@ Test(report, go123_files_report_what_go119_files_do)
 	cr_expect_eq(offcpu__hist(s.off, WALK_OFF_IO)->count, ROUNDS);
 	report__free(&s);
 	mt_close(&t, false);
+}
+
+/* A syncer (pid 500) calls fdatasync ROUNDS times with --syscalls=all and returns: each call
+ * blocks twice on the disk for 1 ms (off the CPU from its block until it runs again) and lasts
+ * 2.5 ms from its entry to its return; a getppid between them never blocks and lasts 20 us.
+ * The Go 1.19 file marks each return with a log (docs/format.md §10.3). */
+static void syncer_in(struct mt *t, bool v2)
+{
+	struct model_opts base = { .sz = sizeof(base), .writer2 = v2 ? (void *)1 : NULL,
+				   .sysrets = true };
+	char *proc = mt_proc_new();
+
+	mt_proc_thread(proc, 500, 500, "syncer", 'R', -1);
+	mt_open_with(t, 2, MODEL_SYSCALLS_ALL, proc, T0, &base, 0);
+	mt_switch(t, T0 + MS, 0, 0, 500, LX_PREV_RUNNABLE, -1);
+	for (uint64_t i = 0; i < ROUNDS; i++) {
+		uint64_t at = T0 + 2 * MS + i * 10 * MS;
+
+		mt_syscall(t, at, 0, 500, __NR_fdatasync);
+		for (uint64_t k = 0; k < 2; k++) {
+			mt_switch(t, at + 100 * US + k * 1100 * US, 0, 500, 0, LX_PREV_DISK, __NR_fdatasync);
+			mt_wakeup(t, at + 1000 * US + k * 1100 * US, 0, 500);
+			mt_switch(t, at + 1100 * US + k * 1100 * US, 0, 0, 500, LX_PREV_RUNNABLE, -1);
+		}
+		mt_sysret(t, at + 2500 * US, 0, 500);
+		mt_syscall(t, at + 3 * MS, 0, 500, __NR_getppid);
+		mt_sysret(t, at + 3 * MS + 20 * US, 0, 500);
+	}
+	mt_finish(t, T0 + 200 * MS);
+	mt_proc_free(proc);
+}
+
+/* Per call, not per block: 10 calls of 2.5 ms, their 20 blocks of 1 ms apart (before, the
+ * report had the blocks alone, "ENTERED 10, BLOCKED 20" with a p50 of 1 ms, and no length for
+ * getppid). */
+Test(report, syscalls_per_call_with_their_blocks_apart)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	const struct hist *h;
+	struct report s;
+	uint64_t entries;
+	struct mt t;
+	char *text;
+
+	syncer_in(&t, false);
+	read_file(t.path, &all, &s);
+	h = syslat__calls(s.sys, "fdatasync");
+	cr_assert(h, "no call of fdatasync with a length");
+	cr_expect_eq(h->count, ROUNDS);
+	cr_expect_eq(h->min, 2500 * US);
+	cr_expect_eq(h->max, 2500 * US);
+	cr_expect_eq(h->sum, ROUNDS * 2500 * US);
+	h = syslat__hist(s.sys, "fdatasync", &entries);
+	cr_assert(h);
+	cr_expect_eq(entries, ROUNDS);
+	cr_expect_eq(h->count, 2 * ROUNDS);
+	cr_expect_eq(h->sum, 2 * ROUNDS * MS);
+	h = syslat__calls(s.sys, "getppid");
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS);
+	cr_expect_eq(h->max, 20 * US);
+	cr_expect_null(syslat__hist(s.sys, "getppid", &entries));
+	cr_expect_eq(entries, ROUNDS);
+	report__free(&s);
+	mt_close(&t, false);
+	text = report_text(syncer_in, REPORT_SYSCALLS, false);
+	cr_expect(strstr(text, "fdatasync              10  25.0ms  2.50ms  2.50ms  2.50ms       20   "
+			       "20.0ms") != NULL, "%s", text);
+	free(text);
+
+	/* The Go 1.22+ file has the same calls (its syscalls run from entry to return, which it
+	 * says at its start); a block inside a syscall is there only where another thread took
+	 * the CPU, and here it stayed idle (before: each call that lasted was a block, and the
+	 * getppids too). */
+	syncer_in(&t, true);
+	read_file(t.path, &all, &s);
+	h = syslat__calls(s.sys, "fdatasync");
+	cr_assert(h, "no call of fdatasync with a length in the Go 1.22+ file");
+	cr_expect_eq(h->count, ROUNDS);
+	cr_expect_eq(h->sum, ROUNDS * 2500 * US);
+	cr_expect_null(syslat__hist(s.sys, "fdatasync", &entries));
+	cr_expect_eq(entries, ROUNDS);
+	h = syslat__calls(s.sys, "getppid");
+	cr_assert(h);
+	cr_expect_eq(h->count, ROUNDS);
+	cr_expect_eq(h->max, 20 * US);
+	cr_expect_null(syslat__hist(s.sys, "getppid", &entries));
+	report__free(&s);
+	mt_close(&t, false);
+}
+
+/* A futex wait inside a call (--syscalls=all, both formats): the call lasts from its entry to
+ * its return, the wait in it keeps its reason, and the Go 1.22+ file, which ends the syscall
+ * at the block, has the return as a log (user/model/out_go123.c). */
+static void futex_caller_in(struct mt *t, bool v2)
+{
+	struct model_opts base = { .sz = sizeof(base), .writer2 = v2 ? (void *)1 : NULL,
+				   .sysrets = true };
+	char *proc = mt_proc_new();
+
+	mt_proc_thread(proc, 800, 800, "locker", 'R', -1);
+	mt_open_with(t, 2, MODEL_SYSCALLS_ALL, proc, T0, &base, 0);
+	mt_switch(t, T0 + MS, 0, 0, 800, LX_PREV_RUNNABLE, -1);
+	for (uint64_t i = 0; i < ROUNDS; i++) {
+		uint64_t at = T0 + 2 * MS + i * 10 * MS;
+
+		mt_syscall(t, at, 0, 800, __NR_futex);
+		mt_switch(t, at + 100 * US, 0, 800, 0, LX_PREV_SLEEP, __NR_futex);
+		mt_wakeup(t, at + 3 * MS, 1, 800);
+		mt_switch(t, at + 3 * MS + 50 * US, 0, 0, 800, LX_PREV_RUNNABLE, -1);
+		mt_sysret(t, at + 3 * MS + 70 * US, 0, 800);
+	}
+	mt_finish(t, T0 + 200 * MS);
+	mt_proc_free(proc);
+}
+
+Test(report, a_call_that_waits_for_a_lock_lasts_to_its_return)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	const struct hist *h;
+	struct report s;
+	struct mt t;
+
+	for (int v2 = 0; v2 < 2; v2++) {
+		futex_caller_in(&t, v2);
+		read_file(t.path, &all, &s);
+		h = syslat__calls(s.sys, "futex");
+		cr_assert(h, "format %d: no futex call with a length", v2);
+		cr_expect_eq(h->count, ROUNDS, "format %d", v2);
+		cr_expect_eq(h->max, 3070 * US, "format %d: %llu", v2, (unsigned long long)h->max);
+		h = offcpu__hist(s.off, WALK_OFF_LOCK);
+		cr_assert(h, "format %d: no wait for a lock", v2);
+		cr_expect_eq(h->count, ROUNDS);
+		cr_expect_eq(h->max, 2950 * US);
+		report__free(&s);
+		mt_close(&t, false);
+	}
+}
+
+/* A thread whose name starts with "runtime." is written "_runtime.x" (the 1.23 viewer hides
+ * the goroutines so named, user/stacks/idents.h): the report names it and --comm finds it as it
+ * is (before: --comm runtime.x kept nothing). A thread named "_runtime.y" keeps its '_'. */
+Test(report, a_runtime_named_thread_is_found_by_its_name)
+{
+	struct walk_filter x = { .comm = "runtime.x", .to_ns = UINT64_MAX };
+	struct walk_filter y = { .comm = "_runtime.y", .to_ns = UINT64_MAX };
+	char *proc = mt_proc_new();
+	struct report s;
+	struct mt t;
+
+	mt_proc_thread(proc, 600, 600, "runtime.x", 'R', -1);
+	mt_proc_thread(proc, 700, 700, "_runtime.y", 'R', -1);
+	mt_open(&t, 2, MODEL_SYSCALLS_BLOCKING, proc, T0);
+	for (uint64_t i = 0; i < ROUNDS; i++) {
+		uint64_t at = T0 + MS + i * MS;
+
+		mt_switch(&t, at, 0, i ? 700 : 0, 600, LX_PREV_RUNNABLE, -1);
+		mt_switch(&t, at + MS / 2, 0, 600, 700, LX_PREV_RUNNABLE, -1);
+	}
+	mt_finish(&t, T0 + 100 * MS);
+	mt_proc_free(proc);
+	read_file(t.path, &x, &s);
+	cr_expect_eq(s.st.matched, 1);
+	cr_expect(sched_report__hist(s.sched, 600, 0, WALK_PREEMPT) != NULL);
+	cr_expect_null(sched_report__hist(s.sched, 700, 0, WALK_PREEMPT));
+	report__free(&s);
+	read_file(t.path, &y, &s);
+	cr_expect_eq(s.st.matched, 1);
+	cr_expect(sched_report__hist(s.sched, 700, 0, WALK_PREEMPT) != NULL);
+	report__free(&s);
+	mt_close(&t, false);
+}
+
+/* A filter that keeps no thread says so, in the report and to pprof, rather than each section
+ * saying the trace has nothing ("no samples (lxtrace record -F HZ takes them)"). */
+Test(report, a_filter_that_keeps_no_thread_says_so)
+{
+	struct report_opts o = { .sections = REPORT_ALL, .top = 10,
+				 .filter = { .pid = 999999, .to_ns = UINT64_MAX } };
+	char *text = NULL, err[256];
+	struct profile *p;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct mt t;
+	int fd = victim_and_hog_fd(&t);
+
+	cr_assert(out);
+	cr_assert_eq(report__file(fd, "x.trace", &o, out, err, sizeof(err)), 0, "%s", err);
+	fclose(out);
+	cr_expect(strstr(text, "\nno thread of pid 999999 in this trace\n") != NULL, "%s", text);
+	cr_expect_null(strstr(text, "no samples"), "%s", text);
+	free(text);
+	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	o.filter.pid = 0;
+	o.filter.comm = "nobody";
+	cr_expect_eq(profile__read(fd, PROFILE_SCHED, &o.filter, &p, err, sizeof(err)), -ENOENT);
+	cr_expect_str_eq(err, "no thread named \"nobody\" in this trace");
+	close(fd);
+	mt_close(&t, false);
+}
+
+/* --hist labels each histogram, and the waits after a preemption have theirs (before: one
+ * unlabelled histogram a process, of its waits after a wakeup when it had any). */
+Test(report, hist_labels_each_histogram)
+{
+	char *text = report_text(victim_and_hog_in, REPORT_SCHED, false);
+
+	cr_expect(strstr(text, "hog (pid 200)          wakeup        9") != NULL, "%s", text);
+	cr_expect(strstr(text, "    waits after a wakeup, by length:\n") != NULL, "%s", text);
+	cr_expect(strstr(text, "    waits after a preemption, by length:\n") != NULL, "%s", text);
+	free(text);
+}
+
+/* A Frequency that comes after the first events (Go's runtime writes it at the end) counts for
+ * every time: the model's file with its Frequency moved to a batch of its own at the end, and
+ * halved, has every wait twice as long (before: times were frozen as ns at the first event). */
+Test(report, a_late_frequency_counts)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	char path[] = "/tmp/lxtrace-test-freq-XXXXXX";
+	uint8_t *buf, *p, *end, tail[32];
+	const struct hist *h;
+	struct report s;
+	struct mt t;
+	FILE *f;
+	long size = 0;
+	int fd;
+
+	victim_and_hog(&t);
+	f = fopen(t.path, "rb");
+	cr_assert(f && !fseek(f, 0, SEEK_END) && (size = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET));
+	buf = malloc((size_t)size);
+	cr_assert(buf && fread(buf, 1, (size_t)size, f) == (size_t)size);
+	fclose(f);
+	/* The first batch's header: Batch, P, time; then the Frequency, 1e9. */
+	p = buf + GT_HEADER_LEN;
+	cr_assert_eq(*p, gt_header_byte(GT_EV_BATCH));
+	p++;
+	for (int v = 0; v < 2; v++)
+		while (*p++ & 0x80)
+			;
+	cr_assert_eq(*p, gt_header_byte(GT_EV_FREQUENCY));
+	for (end = p + 1; *end & 0x80; end++)
+		;
+	end++;
+	fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, buf, (size_t)(p - buf)), p - buf);
+	cr_assert_eq(write(fd, end, (size_t)(buf + size - end)), buf + size - end);
+	p = gt_encode_batch_header(tail, 0, T0 + 200 * MS, 500000000u);
+	cr_assert_eq(write(fd, tail, (size_t)(p - tail)), p - tail);
+	close(fd);
+	free(buf);
+	read_file(path, &all, &s);
+	unlink(path);
+	h = sched_report__hist(s.sched, 100, 0, WALK_WAKEUP);
+	cr_assert(h);
+	cr_expect_eq(h->max, 2 * ROUNDS * 100 * US);
+	report__free(&s);
+	mt_close(&t, false);
+}
+
+/* tests/gotrace/gotrace.go built by the Go at goroot (go build at test time, into the build
+ * directory) and run: the trace it writes of itself with runtime/trace, at path. */
+static void go_written_trace(const char *goroot, const char *path)
+{
+	char bin[PATH_MAX], go[PATH_MAX], *errs = NULL;
+	const char *here = record__build_path("tests");
+	int rc;
+
+	snprintf(bin, sizeof(bin), "%s/gotrace-%s", here, strrchr(goroot, '-') + 1);
+	snprintf(go, sizeof(go), "%s/bin/go", goroot);
+	/* The tests run from the source tree's root, as make runs them. */
+	rc = run_capture((const char *[]){ "/usr/bin/env", "GOTOOLCHAIN=local", go, "build", "-o",
+					  bin, "tests/gotrace/gotrace.go", NULL }, 300, NULL, &errs);
+	cr_assert_eq(rc, 0, "go build: %s", errs);
+	free(errs);
+	errs = NULL;
+	rc = run_capture((const char *[]){ bin, path, NULL }, 120, NULL, &errs);
+	cr_assert_eq(rc, 0, "%s: %s", bin, errs);
+	free(errs);
+}
+
+/* Each wait of Go 1.23's reading of path (-d=1): a goroutine's Runnable->Running after it
+ * became runnable, counted and summed in ns. */
+static void go123_waits(const char *path, uint64_t *count, uint64_t *ns)
+{
+	struct goparse_result r;
+	char *text = NULL, *line, *save;
+	/* goroutine ids stay small in these programs: when each became runnable */
+	static long long since[4096];
+
+	cr_assert_eq(goparse_123_text(path, 1, &r, &text), 0);
+	cr_assert(r.ok, "go 1.23: %s", r.error);
+	*count = *ns = 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *at = strstr(line, " Time="), *id = strstr(line, " GoID=");
+		long long t;
+		unsigned long g;
+
+		if (!at || !id || (g = strtoul(id + 6, NULL, 10)) >= 4096)
+			continue;
+		t = atoll(at + 6);
+		if (strstr(line, "->Runnable"))
+			since[g] = t;
+		else if (strstr(line, " Runnable->Running") && since[g]) {
+			++*count;
+			*ns += (uint64_t)(t - since[g]);
+		}
+	}
+	free(text);
+}
+
+/* A trace Go 1.23's runtime wrote of itself: its Ps are the report's CPUs, nothing is lxtrace's
+ * invention, and its waits for a P are Go 1.23's own, but those begun as the trace opens, to
+ * within the ns a chain of ticks is one time in (before: "0 CPUs", "no waits", every wakeup an event lxtrace invented,
+ * as the file has no housekeeping P). */
+Test(report, a_trace_go_1_23_wrote_has_its_waits, .timeout = 300)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	char path[] = "/tmp/lxtrace-test-gotrace-XXXXXX";
+	uint64_t lost, triggers, repairs, count, ns, waits = 0, waited = 0;
+	struct report s;
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	close(fd);
+	go_written_trace("/usr/lib/go-1.23", path);
+	read_file(path, &all, &s);
+	go123_waits(path, &count, &ns);
+	cr_expect(s.st.go_runtime);
+	cr_expect_geq(s.st.cpus, 1);
+	notes__counts(s.notes, &lost, &triggers, &repairs);
+	cr_expect_eq(repairs, 0);
+	/* Goroutines have no process: one row, pid 0, holds them all. */
+	for (int k = 0; k < WALK_WAITS; k++) {
+		const struct hist *h = sched_report__hist(s.sched, 0, 0, k);
+
+		waits += h ? h->count : 0;
+		waited += h ? h->sum : 0;
+	}
+	cr_log_info("%llu waits, %llu ns; Go 1.23: %llu waits, %llu ns", (unsigned long long)waits,
+		    (unsigned long long)waited, (unsigned long long)count, (unsigned long long)ns);
+	/* A wait that began among the statuses that open the trace (a P's may come after
+	 * another's first events) is the report's init phase, not counted: one or two, short. */
+	cr_expect(waits <= count && waits + 2 >= count, "%llu waits, Go 1.23 %llu",
+		  (unsigned long long)waits, (unsigned long long)count);
+	cr_expect(waited * 100 >= ns * 99 && waited * 100 <= ns * 101, "%llu ns of waits, Go: %llu",
+		  (unsigned long long)waited, (unsigned long long)ns);
+	report__free(&s);
+	unlink(path);
+}
+
+/* Each wait of Go 1.19's reading of path (`go tool trace -d`: "TS TYPE p=P g=RUNNING off=OFF
+ * g=G ..."): a goroutine's GoStart after what made it runnable (GoCreate, GoUnblock,
+ * GoSysExit of it; its GoPreempt, GoSched) once the trace's Gomaxprocs has passed, and Go's
+ * count of events. */
+static void go119_waits(const char *path, uint64_t *count, uint64_t *ns, uint64_t *events)
+{
+	const char *argv[] = { "/usr/lib/go-1.19/pkg/tool/linux_amd64/trace", "-d", path, NULL };
+	char *text = NULL, *errs = NULL, *line, *save;
+	static long long since[4096];
+	bool started = false;
+	int rc = run_capture(argv, 120, &text, &errs);
+
+	cr_assert_eq(rc, 0, "go 1.19 trace -d: %s", errs);
+	*count = *ns = *events = 0;
+	memset(since, 0, sizeof(since));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char type[32];
+		long long ts;
+		unsigned long run = 0, g = 0;
+		const char *a = strstr(line, " g="), *b = a ? strstr(a + 1, " g=") : NULL;
+
+		if (sscanf(line, "%lld %31s", &ts, type) != 2)
+			continue;
+		++*events;
+		run = a ? strtoul(a + 3, NULL, 10) : 0;
+		g = b ? strtoul(b + 3, NULL, 10) : run;
+		if (run >= 4096 || g >= 4096)
+			continue;
+		if (!strcmp(type, "Gomaxprocs"))
+			started = true;
+		else if (!strcmp(type, "GoCreate") || !strcmp(type, "GoUnblock") ||
+			 !strcmp(type, "GoSysExit"))
+			since[g] = started ? ts : 0;
+		else if (!strcmp(type, "GoPreempt") || !strcmp(type, "GoSched"))
+			since[run] = started ? ts : 0;
+		else if (!strncmp(type, "GoStart", 7) && since[g]) {
+			++*count;
+			*ns += (uint64_t)(ts - since[g]);
+			since[g] = 0;
+		}
+	}
+	free(text);
+	free(errs);
+}
+
+/* A trace Go 1.19's runtime wrote of itself: Ps flushed in any order, stacks and the
+ * Frequency at the end. lxtrace dump prints Go's events, as many as Go 1.19 prints; the
+ * report has its waits as Go 1.19 orders them, the same count and total (before: dump
+ * refused it at its first batch, "GoUnblock: g 1 does not exist", another at "GoStartLocal:
+ * no sequence number: lxtrace cannot place it across Ps"; the report counted in file order
+ * with ticks as ns). */
+Test(report, a_trace_go_1_19_wrote_is_read_in_go_order, .timeout = 300)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	char path[] = "/tmp/lxtrace-test-gotrace-XXXXXX", *out = NULL, *errs = NULL;
+	uint64_t lost, triggers, repairs, count, ns, events, lines = 0, waits = 0, waited = 0;
+	size_t local = 0;
+	struct gt_trace *tr;
+	struct report s;
+	char err[256];
+	int fd = mkstemp(path), rc;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	go_written_trace("/usr/lib/go-1.19", path);
+	cr_assert_eq(gt_trace__load(path, &tr, err, sizeof(err)), 0, "%s", err);
+	for (size_t i = 0; i < gt_trace__nevents(tr); i++) {
+		uint8_t ty = gt_trace__events(tr)[i].type;
+
+		local += ty == GT_EV_GO_START_LOCAL || ty == GT_EV_GO_UNBLOCK_LOCAL ||
+			 ty == GT_EV_GO_SYSEXIT_LOCAL;
+	}
+	gt_trace__free(tr);
+	go119_waits(path, &count, &ns, &events);
+	rc = run_capture((const char *[]){ record__build_path("lxtrace"), "dump", path, NULL }, 120,
+			 &out, &errs);
+	cr_assert_eq(rc, 0, "lxtrace dump: %s", errs);
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		lines += *l >= '0' && *l <= '9';
+	cr_expect_eq(lines, events, "lxtrace dump printed %llu events, Go 1.19 %llu",
+		     (unsigned long long)lines, (unsigned long long)events);
+	free(out);
+	free(errs);
+
+	read_file(path, &all, &s);
+	cr_expect(s.st.go_runtime);
+	cr_expect_geq(s.st.cpus, 1);
+	notes__counts(s.notes, &lost, &triggers, &repairs);
+	cr_expect_eq(repairs, 0);
+	for (int k = 0; k < WALK_WAITS; k++) {
+		const struct hist *h = sched_report__hist(s.sched, 0, 0, k);
+
+		waits += h ? h->count : 0;
+		waited += h ? h->sum : 0;
+	}
+	cr_log_info("%zu ...Local events; %llu waits, %llu ns; Go 1.19: %llu waits, %llu ns", local,
+		    (unsigned long long)waits, (unsigned long long)waited,
+		    (unsigned long long)count, (unsigned long long)ns);
+	cr_expect_eq(waits, count);
+	cr_expect(waited * 100 >= ns * 99 && waited * 100 <= ns * 101, "%llu ns of waits, Go: %llu",
+		  (unsigned long long)waited, (unsigned long long)ns);
+	report__free(&s);
+	unlink(path);
 }

@@ -1,14 +1,17 @@
 /* cmd_dump.c - `lxtrace dump FILE`: prints a trace's events one per line, like `go tool trace -d`,
- * streaming: memory does not grow with the file (format/v1/reader.h); what Go's parsers refuse
+ * streaming: memory does not grow with the file (format/v1/reader.h), but for a trace Go's
+ * runtime wrote, read whole to be put in order (format/v1/order.h); what Go's parsers refuse
  * is refused, goroutine states and their order included (format/v1/state.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "format/v1/dump.h"
+#include "format/v1/order.h"
 #include "format/v1/reader.h"
 #include "format/v1/state.h"
 #include "format/v2/print.h"
@@ -22,7 +25,9 @@ static void usage(FILE *f)
 		   "Prints the events of a Go execution trace, one per line: TIME p=P g=G EVENT ARGS,\n"
 		   "followed by the event's stack frames, indented. TIME is in ns since the trace's\n"
 		   "first event, as the viewers count it. Events come in file order: batch by batch,\n"
-		   "each P's events in time order (sort by TIME to merge the Ps).\n\n"
+		   "each P's events in time order (sort by TIME to merge the Ps). A trace Go's\n"
+		   "runtime wrote (runtime/trace of Go 1.19) is read whole and printed in the\n"
+		   "order Go 1.19's parser puts it, its ...Local events as their plain kind.\n\n"
 		   "A Go 1.22+ trace (\"go 1.23 trace\", told by its header) prints as TIME gen=N m=M\n"
 		   "EVENT ARGS: batch by batch, each M's events in time order, then the generation's\n"
 		   "CPU samples; strings resolved, stacks by id with their frames. Its generations\n"
@@ -92,6 +97,32 @@ static int print(int fd, uint64_t t0, char *err, size_t errlen)
 	if (out || fflush(stdout))
 		return -1;
 	return ret ? 1 : 0;
+}
+
+/* A Go 1.19 file Go's runtime wrote (format/v1/order.h): read whole, put in Go's order, checked
+ * whole, then printed in that order. 0, 1 on a bad file (err says why), -1 when stdout fails. */
+static int dump_ordered(int fd, char *err, size_t errlen)
+{
+	struct gt_trace *tr = NULL;
+	struct gt_event *ev = NULL;
+	size_t n = 0;
+	int ret = lseek(fd, 0, SEEK_SET) ? -errno : 0, out = 0;
+
+	if (ret)
+		snprintf(err, errlen, "rewinding: %s", strerror(-ret));
+	if (!ret && !(ret = gt_trace__read(fd, &tr, err, errlen)))
+		ret = gt_order__events(gt_trace__events(tr), n = gt_trace__nevents(tr), &ev, err,
+				       errlen);
+	if (!ret)
+		ret = gt_state__check(ev, n, err, errlen);
+	for (size_t i = 0; !ret && !out && i < n; i++)
+		out = gt_dump__event(stdout, gt_trace__dict(tr), gt_trace__frequency(tr), &ev[i],
+				     ev[0].ts);
+	free(ev);
+	gt_trace__free(tr);
+	if (ret)
+		return 1;
+	return out || fflush(stdout) ? -1 : 0;
 }
 
 /* A Go 1.22+ file: the reader checks a generation whole before it hands out its events, so
@@ -213,6 +244,11 @@ int cmd_dump(int argc, char **argv)
 		}
 		if (!ret)
 			ret = print_v2(fd, t0_ns, err, sizeof(err));
+		goto done;
+	}
+	/* Go's runtime wrote it: its order is known once it is read whole. */
+	if (lseek(fd, GT_HEADER_LEN, SEEK_SET) == GT_HEADER_LEN && gt_order__needed(fd)) {
+		ret = dump_ordered(fd, err, sizeof(err));
 		goto done;
 	}
 	/* Check, when the file can be read twice; else the stream is checked as it prints. */

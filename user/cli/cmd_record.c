@@ -678,8 +678,8 @@ static struct capture_opts capture_options(struct recording *r, bool annotations
 		.sz = sizeof(struct capture_opts),
 		.ring_bytes = (size_t)(a->buffer_mib * 1024 * 1024),
 		.syscalls = a->syscalls == MODEL_SYSCALLS_ALL,
-		/* Only Go 1.22+ can hold a syscall's length: 1.19 files would pay for nothing. */
-		.sysrets = a->syscalls == MODEL_SYSCALLS_ALL && a->format == FORMAT_GO123,
+		/* Each call's length, in either format (a 1.19 file marks returns with a log). */
+		.sysrets = a->syscalls == MODEL_SYSCALLS_ALL,
 		.annotations = annotations,
 		.self_tgid = getpid(),
 		.helper_tgid = (uint32_t)file_worker__pid(),
@@ -770,7 +770,7 @@ static int open_trace(struct recording *r)
 		.writer2 = r->writer2,
 		.ncpus = ncpus,
 		.syscalls = a->syscalls,
-		.sysrets = a->syscalls == MODEL_SYSCALLS_ALL && a->format == FORMAT_GO123,
+		.sysrets = a->syscalls == MODEL_SYSCALLS_ALL,
 		.proc_root = "/proc",
 		.keep = r->target ? target__keep : NULL,
 		.keep_ctx = r->target,

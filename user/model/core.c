@@ -496,6 +496,21 @@ int model_log(struct model *m, uint64_t key, const char *msg)
 	return m->out->lx_log(m, key, msg);
 }
 
+int model_sysret_log(struct model *m, uint32_t p, struct thread *t)
+{
+	uint64_t stk;
+	int err;
+
+	/* Interned again when not current in the writer (format/dedup.h). */
+	if (!m->key_sysret || !gt_tables__current(&m->tables, false, m->key_sysret)) {
+		m->key_sysret = gt_tables__string(&m->tables, p, LXTRACE_SYSRET_KEY);
+		if (!m->key_sysret)
+			return -errno;
+	}
+	err = model_thread_stack(m, p, t, t->sysenter, &stk);
+	return err ? err : m->out->log(m, p, t, 0, m->key_sysret, stk, "", 0);
+}
+
 int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, size_t len,
 	       struct trigger_fired *f)
 {

@@ -81,6 +81,7 @@ struct model {
 					 * lxtrace's (model_out_go123) */
 	uint64_t key_lost;		/* UserLog key string */
 	uint64_t key_trigger;		/* the same, 0 until the first trigger fires */
+	uint64_t key_sysret;		/* the same, 0 until the first return (Go 1.19) */
 	const struct trigger *triggers;	/* opts.triggers */
 	size_t ntriggers;
 	uint64_t trigger_over[TRIGGER_KINDS];	/* each kind's lowest threshold; UINT64_MAX: none */
@@ -200,6 +201,10 @@ int model_hold_name(struct model *m, uint32_t c, uint8_t kind, uint32_t pid, con
  * goroutine, model_log), then on_trigger hears of it as f, given its time here. */
 int model_fire(struct model *m, uint32_t p, struct thread *t, const char *msg, size_t len,
 	       struct trigger_fired *f);
+
+/* Running t on P p returned from its syscall: the log that says so where the format has no
+ * event for it (key LXTRACE_SYSRET_KEY, empty, at the syscall's stack). */
+int model_sysret_log(struct model *m, uint32_t p, struct thread *t);
 
 /* lxtrace's goroutine wakes on the housekeeping P, logs msg under key and sleeps again:
  * UserLog needs a running G with a stack (docs/format.md §10.3). */

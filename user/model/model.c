@@ -216,6 +216,14 @@ int model__prepare(struct model *m, bool kernel, bool user)
  * tick after the last so that nothing collides, ending two ticks before ts: lxtrace's goroutine
  * created first (strictly the earliest event), the P started, every live thread created, then
  * Gomaxprocs; at ts every CPU's P starts. */
+/* A file whose syscalls run from entry to return says so once, where it begins. */
+static int says_sysrets(struct model *m)
+{
+	uint64_t key = gt_tables__string(&m->tables, m->hk, LXTRACE_SYSCALLS_KEY);
+
+	return key ? model_log(m, key, "entries and returns") : -errno;
+}
+
 int model__start(struct model *m, uint64_t ts)
 {
 	struct procscan_thread *live_threads = NULL;
@@ -258,6 +266,8 @@ int model__start(struct model *m, uint64_t ts)
 		err = m->out->proc(m, p, true);
 	if (!err && m->rss)
 		err = m->out->heap(m, m->hk, m->rss_total * m->page_size);
+	if (!err && m->sysrets)
+		err = says_sysrets(m);
 	m->started = true;
 	model_remove_reaped(m);
 out:

@@ -44,6 +44,14 @@ static inline bool model__standin_self(uint64_t goid)
 	return model__standin(goid) && (goid & 1);
 }
 
+/* The key of the log that marks a syscall's return in the Go 1.19 format (--syscalls=all),
+ * which has no event for it (docs/format.md §10.3). */
+#define LXTRACE_SYSRET_KEY "lxtrace.sysret"
+/* The log of lxtrace's goroutine at the start of a recording that has each syscall's entry
+ * and return (value "entries and returns"): in the 1.22+ format, where a syscall that begins
+ * at its entry and one that begins where the thread blocked in it look the same. */
+#define LXTRACE_SYSCALLS_KEY "lxtrace.syscalls"
+
 /* How long model__prepare may read ahead: a delay of the start a person does not mind. */
 #define MODEL_PREPARE_NS 500000000ull
 

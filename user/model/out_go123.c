@@ -7,6 +7,7 @@
  * blocked inside a syscall stays in it, its CPU taken by the next thread there, until it runs
  * again. Stacks and strings are the model's ids (m->tables), given to the writer by content.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "format/v2/tables.h"
@@ -126,6 +127,20 @@ static int run(struct model *m, uint32_t p, struct thread *t)
 	return err;
 }
 
+/* A wait on a lock or on descriptors, which 1.19 writes as GoBlockSync or GoBlockSelect: its
+ * reason says so first ("sync: futex", "select: read"). Go 1.23's block profile (-pprof=sync,
+ * the viewer's /block) takes only waits whose reason holds "chan", "sync" or "select", as it
+ * reads those 1.19 events ("sync", "select"): with the syscall's name alone it was empty. */
+static int block_classed(struct model *m, struct thread *t, enum gt_type ev, int nr,
+			 const struct gt2_stack *s)
+{
+	char why[64];
+
+	snprintf(why, sizeof(why), "%s: %s", ev == GT_EV_GO_BLOCK_SYNC ? GT2_REASON_SYNC :
+		 GT2_REASON_SELECT, reason(nr));
+	return gt2_writer__leave(m->w2, m->now, t->tid, GT2_BLOCKED, why, s);
+}
+
 static int stop(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, uint64_t stk,
 		int nr)
 {
@@ -148,6 +163,9 @@ static int stop(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, 
 		return gt2_writer__leave(m->w2, m->now, t->tid, GT2_PREEMPTED, NULL, &s);
 	case GT_EV_GO_SCHED:
 		return gt2_writer__leave(m->w2, m->now, t->tid, GT2_PREEMPTED, "yield", &s);
+	case GT_EV_GO_BLOCK_SYNC:
+	case GT_EV_GO_BLOCK_SELECT:
+		return block_classed(m, t, ev, nr, &s);
 	default:
 		return gt2_writer__leave(m->w2, m->now, t->tid, GT2_BLOCKED, reason(nr), &s);
 	}
@@ -219,11 +237,12 @@ static int sys_enter(struct model *m, uint32_t p, struct thread *t, uint64_t stk
 	return gt2_writer__syscall_end(m->w2, m->now, t->tid);
 }
 
+/* A syscall a block or a yield ended early (stop) returns now: a log says so, as the 1.19
+ * format says every return (docs/format.md §10.3), for lxtrace report's length of the call. */
 static int sys_ret(struct model *m, uint32_t p, struct thread *t)
 {
-	(void)p;
 	if (!t->insys)
-		return 0;
+		return model_sysret_log(m, p, t);
 	t->insys = 0;
 	return gt2_writer__syscall_end(m->w2, m->now, t->tid);
 }

@@ -54,7 +54,9 @@ int model_on_sysret(struct model *m, const struct lx_rec *r)
 		return err;
 	}
 	err = model_make_current(m, r->cpu, t);
+	if (!err)
+		err = m->out->sysret(m, r->cpu, t);
 	t->sysopen = 0;
 	t->sysenter = -1;
-	return err ? err : m->out->sysret(m, r->cpu, t);
+	return err;
 }

@@ -8,6 +8,7 @@
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/u64map.h"
+#include "user/model/model.h"
 #include "user/proc/syscalls.h"
 #include "user/report/events_v2.h"
 #include "user/report/ident.h"
@@ -29,6 +30,7 @@ struct mstate {
 
 struct gstate {
 	bool insys, told;	/* in a syscall; its block told (its P was taken) */
+	bool entered;		/* its entry told (a file of entries and returns) */
 	bool own;		/* lxtrace's goroutine: its syscall holds the housekeeping P */
 	uint64_t sys_ticks, sys_ns, sys_stk;
 };
@@ -52,6 +54,10 @@ struct events_v2 {
 	uint64_t last_ticks, last_ns;	/* the latest record's, once chained */
 	bool chained;
 	int64_t hk;		/* the housekeeping P, lxtrace's goroutine's at the start; -1 */
+	/* The file says its syscalls run from entry to return (LXTRACE_SYSCALLS_KEY); the
+	 * dictionary's id of LXTRACE_SYSRET_KEY, 0 until needed. */
+	bool calls;
+	uint64_t key_sysret;
 	uint64_t gen;		/* the reader's generation */
 	struct gt_event *out;	/* what the current record told */
 	size_t nout, outcap, outi, reci;
@@ -237,6 +243,29 @@ static int push_rec(struct events_v2 *s, const struct rec *r)
 	return 0;
 }
 
+static bool is_status(uint8_t type)
+{
+	return type == GT2_EV_PROC_STATUS || type == GT2_EV_GO_STATUS ||
+	       type == GT2_EV_GO_STATUS_STACK;
+}
+
+/* Whether lxtrace wrote the file: its goroutine's status, at its stack "lxtrace", is among the
+ * statuses that open it (user/model/out_go123.c, lx_found). */
+static bool by_lxtrace(const struct events_v2 *s)
+{
+	for (size_t i = 0; i < s->nrecs && is_status(s->recs[i].type); i++) {
+		const struct rec *r = &s->recs[i];
+		const char *special;
+
+		if (r->type != GT2_EV_GO_STATUS_STACK || !r->args[3])
+			continue;
+		special = ident__special(gt_dict__stack(s->d, r->args[3]));
+		if (special && !strcmp(special, "lxtrace"))
+			return true;
+	}
+	return false;
+}
+
 /* The recorder's first look at the threads (their statuses, and the instant each found
  * asleep runs to block where it sleeps) is written at one time, each event a tick after the
  * one before: it ends where that chain breaks. 1.19's init phase ends with Gomaxprocs. */
@@ -244,6 +273,12 @@ static size_t init_end(const struct events_v2 *s)
 {
 	size_t i = 1;
 
+	if (!by_lxtrace(s)) {
+		/* Go's runtime: the statuses of what runs at the start, then what happens. */
+		for (i = 0; i < s->nrecs && is_status(s->recs[i].type); i++)
+			;
+		return i ? i : 1;
+	}
 	while (i < s->nrecs && s->recs[i].ticks - s->recs[i - 1].ticks <= 1)
 		i++;
 	return i;
@@ -376,6 +411,17 @@ static struct gt_event *emit(struct events_v2 *s, const struct rec *r, uint8_t t
 	return e;
 }
 
+/* In a file of entries and returns, the syscall's entry, once: a GoSysCall of its own, which
+ * the walk tells from the GoSysCall of a block (followed by its GoSysBlock at once). */
+static void entered(struct events_v2 *s, const struct rec *r, uint64_t g, struct gstate *gs,
+		    int64_t p)
+{
+	if (!s->calls || gs->own || gs->entered)
+		return;
+	emit(s, r, GT_EV_GO_SYSCALL, gs->sys_ns, p, g, gs->sys_stk);
+	gs->entered = true;
+}
+
 /* A syscall that kept its thread off the CPU: its entry and its block at its start. */
 static void sys_blocked(struct events_v2 *s, const struct rec *r, uint64_t g, struct gstate *gs,
 			int64_t p)
@@ -385,12 +431,26 @@ static void sys_blocked(struct events_v2 *s, const struct rec *r, uint64_t g, st
 	gs->told = true;
 }
 
-/* A block's reason, the syscall's name, as the class 1.19's event says it (user/model/sched.c). */
+/* Whether the reason why begins with the class cls and ": ". */
+static bool classed(const char *why, const char *cls)
+{
+	size_t n = strlen(cls);
+
+	return !strncmp(why, cls, n) && !strncmp(why + n, ": ", 2);
+}
+
+/* A block's reason as 1.19's event: the class lxtrace writes before the syscall's name
+ * (format/v2/wire.h), or the syscall's own class (files written before it did). */
 static uint8_t block_type(const struct events_v2 *s, uint64_t reason)
 {
 	const char *why = gt_dict__string(s->d, reason);
-	int nr = why ? syscalls__nr(why) : -1;
+	int nr;
 
+	if (why && classed(why, GT2_REASON_SYNC))
+		return GT_EV_GO_BLOCK_SYNC;
+	if (why && classed(why, GT2_REASON_SELECT))
+		return GT_EV_GO_BLOCK_SELECT;
+	nr = why ? syscalls__nr(why) : -1;
 	if (nr < 0)
 		return GT_EV_GO_BLOCK;
 	switch (syscalls__class(nr)) {
@@ -436,6 +496,8 @@ static void status(struct events_v2 *s, const struct rec *r)
 	if (r->args[2] == GT2_G_SYSCALL && !gs->insys) {
 		gs->insys = true;
 		gs->told = gs->own;
+		/* Entered before the file says: its length is not known. */
+		gs->entered = true;
 		gs->sys_ticks = r->ticks;
 		gs->sys_ns = r->ns;
 	} else if (r->args[2] == GT2_G_RUNNING && fresh) {
@@ -452,10 +514,47 @@ static void steal(struct events_v2 *s, const struct rec *r)
 	if (!from)
 		return;
 	gs = from->g ? g_of(s, from->g, NULL) : NULL;
-	if (gs && gs->insys && !gs->told)
+	if (gs && gs->insys && !gs->told) {
+		entered(s, r, from->g, gs, from->p);
 		sys_blocked(s, r, from->g, gs, from->p);
+	}
 	if (from->p == (int64_t)r->args[0])
 		from->p = -1;
+}
+
+/* The syscall that ends at r (a file of entries and returns) ends at a block or a yield of
+ * its thread, right after: the recorder ends it there so that the wait keeps its reason,
+ * and writes its return as a log when it comes (user/model/out_go123.c). */
+static bool ended_early(const struct events_v2 *s, const struct rec *r)
+{
+	for (size_t j = s->reci + 1; j < s->nrecs && s->recs[j].ticks - r->ticks <= 2; j++)
+		if (s->recs[j].m == r->m)
+			return s->recs[j].type == GT2_EV_GO_BLOCK || s->recs[j].type == GT2_EV_GO_STOP;
+	return false;
+}
+
+/* A call of a file of entries and returns ends: its entry told, then its return as a 1.19
+ * file has it, a log (LXTRACE_SYSRET_KEY). Its block, when its CPU was taken, was told then;
+ * one on a CPU left idle is not in the file. */
+static void call_end(struct events_v2 *s, const struct rec *r, struct mstate *m,
+		     struct gstate *gs)
+{
+	struct gt_event *e;
+
+	entered(s, r, m->g, gs, m->p);
+	if (ended_early(s, r))
+		return;
+	if (!s->key_sysret &&
+	    intern_string(s, LXTRACE_SYSRET_KEY, strlen(LXTRACE_SYSRET_KEY), &s->key_sysret)) {
+		s->failed = true;
+		return;
+	}
+	e = emit(s, r, GT_EV_USER_LOG, r->ns, m->p, m->g, gs->sys_stk);
+	if (e) {
+		e->args[1] = s->key_sysret;
+		e->nargs = 2;
+		e->msg = "";
+	}
 }
 
 static void sys_end(struct events_v2 *s, const struct rec *r, struct mstate *m, bool blocked)
@@ -465,6 +564,10 @@ static void sys_end(struct events_v2 *s, const struct rec *r, struct mstate *m, 
 	if (!gs || !gs->insys)
 		return;
 	gs->insys = false;
+	if (!gs->own && s->calls) {
+		call_end(s, r, m, gs);
+		return;
+	}
 	if (gs->own || gs->told)
 		return;
 	/* Kept its CPU throughout: an entry of no length is an entry (a stream without returns);
@@ -486,6 +589,7 @@ static void translate(struct events_v2 *s, const struct rec *r)
 	struct gt_event *e;
 	uint64_t g = m ? m->g : 0;
 	int64_t p = m ? m->p : -1;
+	const char *key;
 	bool fresh;
 
 	switch (r->type) {
@@ -574,6 +678,7 @@ static void translate(struct events_v2 *s, const struct rec *r)
 			break;
 		gs->insys = true;
 		gs->told = gs->own;
+		gs->entered = false;
 		gs->sys_ticks = r->ticks;
 		gs->sys_ns = r->ns;
 		gs->sys_stk = r->args[1];
@@ -589,6 +694,8 @@ static void translate(struct events_v2 *s, const struct rec *r)
 		emit(s, r, GT_EV_CPU_SAMPLE, r->ns, (int64_t)r->args[2], r->args[3], r->args[4]);
 		break;
 	case GT2_EV_USER_LOG:
+		key = gt_dict__string(s->d, r->args[1]);
+		s->calls |= key && !strcmp(key, LXTRACE_SYSCALLS_KEY);
 		e = emit(s, r, GT_EV_USER_LOG, r->ns, p, g, r->args[3]);
 		if (e) {
 			e->args[0] = r->args[0];
@@ -603,14 +710,31 @@ static void translate(struct events_v2 *s, const struct rec *r)
 	}
 }
 
+/* The Ps the generation in memory names: one past the highest. */
+static uint64_t procs_named(const struct events_v2 *s)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->nrecs; i++) {
+		const struct rec *r = &s->recs[i];
+
+		if ((r->type == GT2_EV_PROC_STATUS || r->type == GT2_EV_PROC_START) &&
+		    r->args[0] < INT32_MAX && r->args[0] + 1 > n)
+			n = r->args[0] + 1;
+	}
+	return n;
+}
+
 /* Where the first look at the threads ends, Gomaxprocs: the CPUs are the Ps below the
- * housekeeping one, which lxtrace's goroutine holds. */
+ * housekeeping one, which lxtrace's goroutine holds. A trace Go's runtime wrote has no such
+ * goroutine: its Ps are all its own, each named by its status in the first generation (a P's
+ * may come after another's first events). */
 static void gomaxprocs(struct events_v2 *s, const struct rec *r)
 {
 	struct gt_event *e = emit(s, r, GT_EV_GOMAXPROCS, r->ns, s->hk, 0, 0);
 
 	if (e) {
-		e->args[0] = s->hk > 0 ? (uint64_t)s->hk : 0;
+		e->args[0] = s->hk > 0 ? (uint64_t)s->hk : s->hk < 0 ? procs_named(s) : 0;
 		e->nargs = 1;
 	}
 }

@@ -54,11 +54,12 @@ const char *fmt__cut(char *buf, size_t width, const char *s)
 	return buf;
 }
 
-void fmt__log2(FILE *out, const struct hist *h)
+void fmt__log2(FILE *out, const char *what, const struct hist *h)
 {
 	uint64_t b[HIST_LOG2], most = 0;
 	int lo = HIST_LOG2, hi = -1;
 
+	fprintf(out, "    %s, by length:\n", what);
 	hist__log2(h, b);
 	for (int k = 0; k < HIST_LOG2; k++)
 		if (b[k]) {

@@ -18,8 +18,9 @@ const char *fmt__dur(char *buf, uint64_t ns);
  * width characters (the last a '~' when cut): into buf of at least width + 1 bytes. */
 const char *fmt__cut(char *buf, size_t width, const char *s);
 
-/* h's log2 buckets from its first to its last used, as lines "    FROM .. TO  COUNT |***|". */
-void fmt__log2(FILE *out, const struct hist *h);
+/* h's log2 buckets from its first to its last used, under a line "    WHAT, by length:", as
+ * lines "    FROM .. TO  COUNT |***|". */
+void fmt__log2(FILE *out, const char *what, const struct hist *h);
 
 /* A stack's frames, leaf first, one a line indented: at most `max` frames of code, then the
  * thread's process and program frames on one line. */

@@ -3,9 +3,16 @@
 #include <string.h>
 
 #include "user/report/ident.h"
+#include "user/stacks/idents.h"
 
+/* A name as the thread has it: without the '_' the recorder puts before one the 1.23 viewer
+ * would hide (user/stacks/idents.h). */
 static void copy_name(char *dst, const char *src, size_t len)
 {
+	if (len && src != idents__unguard(src)) {
+		src++;
+		len--;
+	}
 	if (len > IDENT_NAME_MAX)
 		len = IDENT_NAME_MAX;
 	memcpy(dst, src, len);

@@ -107,7 +107,7 @@ void offcpu__print(const struct offcpu *o, bool hist, size_t depth, FILE *out)
 			fmt__dur(b, hist__quantile(h, 0.5)), fmt__dur(c, hist__quantile(h, 0.99)),
 			fmt__dur(d, h->max));
 		if (hist)
-			fmt__log2(out, h);
+			fmt__log2(out, explained[k], h);
 	}
 	if (!n) {
 		fprintf(out, "no time off the CPU\n");

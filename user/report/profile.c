@@ -125,6 +125,9 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 		ret = -ENOMEM;
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 	}
+	/* An empty profile would say the threads asked for never waited. */
+	if (!ret && walk__none_kept(f, &st, err, errlen))
+		ret = -ENOENT;
 	if (ret) {
 		profile__free(p);
 		return ret;

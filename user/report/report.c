@@ -30,9 +30,10 @@ static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
 		syslat__offcpu(r->sys, t, why, stk, sys, ns, at);
 }
 
-static void on_syscall(void *ctx, const struct walk_thread *t, const char *sys, uint64_t at)
+static void on_syscall(void *ctx, const struct walk_thread *t, const char *sys, uint64_t ns,
+		       uint64_t at)
 {
-	syslat__entry(((struct report *)ctx)->sys, t, sys, at);
+	syslat__call(((struct report *)ctx)->sys, t, sys, ns, at);
 }
 
 static void on_sample(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
@@ -123,13 +124,26 @@ static void print_filter(const struct walk_filter *f, FILE *out)
 void report__print(const struct report *r, const char *name, const struct report_opts *o,
 		   FILE *out)
 {
+	char none[128];
+
 	fprintf(out, "lxtrace report: ");
 	escape__print(out, name, strlen(name));
-	fprintf(out, ": %.6f s, %llu events,\n%llu threads (once per program run), %lld CPUs",
-		r->st.span_ns / 1e9, (unsigned long long)r->st.events,
-		(unsigned long long)r->st.threads, (long long)r->st.cpus);
+	if (r->st.go_runtime)
+		fprintf(out, ": %.6f s, %llu events,\n%llu goroutines, %lld Ps (a trace Go's runtime "
+			     "wrote: CPU below means P)", r->st.span_ns / 1e9,
+			(unsigned long long)r->st.events, (unsigned long long)r->st.threads,
+			(long long)r->st.cpus);
+	else
+		fprintf(out, ": %.6f s, %llu events,\n%llu threads (once per program run), %lld CPUs",
+			r->st.span_ns / 1e9, (unsigned long long)r->st.events,
+			(unsigned long long)r->st.threads, (long long)r->st.cpus);
 	print_filter(&o->filter, out);
 	fprintf(out, "\n");
+	/* Each section would say it has nothing, as if the trace had none of it. */
+	if (walk__none_kept(&o->filter, &r->st, none, sizeof(none))) {
+		fprintf(out, "\n%s\n", none);
+		return;
+	}
 	if (r->sched)
 		sched_report__print(r->sched, o->hist, out);
 	if (r->off)

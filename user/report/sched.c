@@ -117,8 +117,9 @@ static void who_ran(struct sched_report *s, const struct walk *w, struct sched_w
 			if (walk__thread(w, s->runs[best].g))
 				x->runs[k].who = *walk__thread(w, s->runs[best].g);
 			else
-				x->runs[k].who = (struct walk_thread){ .g = s->runs[best].g,
-								       .tid = (uint32_t)s->runs[best].g };
+				x->runs[k].who = (struct walk_thread){
+					.g = s->runs[best].g, .tid = (uint32_t)s->runs[best].g,
+					.go_runtime = x->who.go_runtime };
 			x->nruns++;
 			s->runs[best] = s->runs[k];
 			sum[best] = sum[k];
@@ -300,8 +301,13 @@ void sched_report__print(const struct sched_report *s, bool hist, FILE *out)
 			snprintf(label, sizeof(label), "(no pid known)");
 		}
 		print_row(out, label, p);
-		if (hist)
-			fmt__log2(out, p->h[WALK_WAKEUP].count ? &p->h[WALK_WAKEUP] : &p->h[WALK_PREEMPT]);
+		for (int k = 0; hist && k < WALK_WAITS; k++) {
+			char what[32];
+
+			snprintf(what, sizeof(what), "waits after %s", kind_after[k]);
+			if (p->h[k].count)
+				fmt__log2(out, what, &p->h[k]);
+		}
 		for (size_t j = 0; j < nt && nthreads > 1 && shown < s->top; j++) {
 			if (threads[j]->who.id.pid != p->who.id.pid)
 				continue;

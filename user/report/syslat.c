@@ -1,4 +1,4 @@
-/* syslat.c - blocking syscalls' time off the CPU, and syscall entries, per syscall (syslat.h). */
+/* syslat.c - syscalls' lengths per call, and the times they blocked, per syscall (syslat.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,8 @@
 struct sysrow {
 	char name[NAME_MAX_LEN + 1];
 	uint64_t entries;
-	struct hist h;
+	struct hist h;		/* its blocks */
+	struct hist calls;	/* its calls' lengths, where known */
 };
 
 struct syslat {
@@ -80,12 +81,16 @@ void syslat__offcpu(struct syslat *s, const struct walk_thread *t, enum walk_off
 		s->oom = true;
 }
 
-void syslat__entry(struct syslat *s, const struct walk_thread *t, const char *sys, uint64_t at)
+void syslat__call(struct syslat *s, const struct walk_thread *t, const char *sys, uint64_t ns,
+		  uint64_t at)
 {
 	struct sysrow *r = sys ? row_of(s, sys) : NULL;
 
-	if (r)
-		r->entries++;
+	if (!r)
+		return;
+	r->entries++;
+	if (ns != WALK_NO_LENGTH && hist__add(&r->calls, ns, at))
+		s->oom = true;
 }
 
 bool syslat__ok(const struct syslat *s)
@@ -104,10 +109,21 @@ const struct hist *syslat__hist(const struct syslat *s, const char *name, uint64
 	return NULL;
 }
 
+const struct hist *syslat__calls(const struct syslat *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i].name, name))
+			return s->v[i].calls.count ? &s->v[i].calls : NULL;
+	return NULL;
+}
+
+/* By the calls' total when known, then by the blocks'. */
 static int by_total(const void *a, const void *b)
 {
 	const struct sysrow *x = a, *y = b;
 
+	if (x->calls.sum != y->calls.sum)
+		return x->calls.sum < y->calls.sum ? 1 : -1;
 	if (x->h.sum != y->h.sum)
 		return x->h.sum < y->h.sum ? 1 : -1;
 	if (x->entries != y->entries)
@@ -115,20 +131,43 @@ static int by_total(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-void syslat__print(const struct syslat *s, bool hist, FILE *out)
+/* Each call's length with the blocks apart: the file has returns. */
+static void print_calls(const struct syslat *s, bool hist, FILE *out)
+{
+	char name[24], a[FMT_DUR], b[FMT_DUR], c[FMT_DUR], d[FMT_DUR], e[FMT_DUR];
+	uint64_t unknown = 0;
+
+	fprintf(out, "%-16s %8s %7s %7s %7s %7s %8s %8s\n", "SYSCALL", "CALLS", "TOTAL", "P50",
+		"P99", "MAX", "BLOCKED", "OFF-CPU");
+	for (size_t i = 0; i < s->n && i < s->top; i++) {
+		const struct sysrow *r = &s->v[i];
+
+		fprintf(out, "%-16s %8llu %7s %7s %7s %7s %8llu %8s\n", fmt__cut(name, 16, r->name),
+			(unsigned long long)r->entries, fmt__dur(a, r->calls.sum),
+			fmt__dur(b, hist__quantile(&r->calls, 0.5)),
+			fmt__dur(c, hist__quantile(&r->calls, 0.99)), fmt__dur(d, r->calls.max),
+			(unsigned long long)r->h.count, fmt__dur(e, r->h.sum));
+		if (hist && r->calls.count)
+			fmt__log2(out, "calls", &r->calls);
+		if (hist && r->h.count)
+			fmt__log2(out, "times blocked, each off the CPU", &r->h);
+	}
+	for (size_t i = 0; i < s->n; i++)
+		unknown += s->v[i].entries - s->v[i].calls.count;
+	if (unknown)
+		fprintf(out, "(%llu calls with no return in the file, counted in CALLS alone: exit, "
+			     "execve,\n those still in their syscall at the end, returns lost)\n",
+			(unsigned long long)unknown);
+}
+
+/* The blocks alone: the file has no returns. */
+static void print_blocks(const struct syslat *s, bool hist, FILE *out)
 {
 	char name[24], a[FMT_DUR], b[FMT_DUR], c[FMT_DUR], d[FMT_DUR];
 	bool entries = false;
 
 	for (size_t i = 0; i < s->n; i++)
 		entries |= s->v[i].entries > 0;
-	fprintf(out, "\n== Syscalls: the time those that blocked kept their thread off the CPU ==\n"
-		     "(those that did not block are seen only as entries, with --syscalls=all)\n\n");
-	if (!s->n) {
-		fprintf(out, "no syscalls\n");
-		return;
-	}
-	qsort(s->v, s->n, sizeof(*s->v), by_total);
 	fprintf(out, "%-20s %9s %9s %7s %7s %7s %7s\n", "SYSCALL", entries ? "ENTERED" : "",
 		"BLOCKED", "TOTAL", "P50", "P99", "MAX");
 	for (size_t i = 0; i < s->n && i < s->top; i++) {
@@ -142,8 +181,33 @@ void syslat__print(const struct syslat *s, bool hist, FILE *out)
 			fmt__dur(b, hist__quantile(&r->h, 0.5)),
 			fmt__dur(c, hist__quantile(&r->h, 0.99)), fmt__dur(d, r->h.max));
 		if (hist && r->h.count)
-			fmt__log2(out, &r->h);
+			fmt__log2(out, "times blocked, each off the CPU", &r->h);
 	}
+}
+
+void syslat__print(const struct syslat *s, bool hist, FILE *out)
+{
+	bool lengths = false;
+
+	for (size_t i = 0; i < s->n; i++)
+		lengths |= s->v[i].calls.count > 0;
+	if (lengths)
+		fprintf(out, "\n== Syscalls: each call from its entry to its return ==\n"
+			     "(and apart, the times calls blocked: BLOCKED of them, OFF-CPU in all, "
+			     "each\n until the thread ran again; a call may block several times)\n\n");
+	else
+		fprintf(out, "\n== Syscalls: the times calls blocked, each until the thread ran again "
+			     "==\n(a call may block several times; calls that did not block are seen "
+			     "only\n as entries, and each call's length, with --syscalls=all)\n\n");
+	if (!s->n) {
+		fprintf(out, "no syscalls\n");
+		return;
+	}
+	qsort(s->v, s->n, sizeof(*s->v), by_total);
+	if (lengths)
+		print_calls(s, hist, out);
+	else
+		print_blocks(s, hist, out);
 	if (s->n > s->top)
 		fprintf(out, "(%zu syscalls more: --top N)\n", s->n - s->top);
 }
@@ -152,8 +216,10 @@ void syslat__free(struct syslat *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		hist__free(&s->v[i].h);
+		hist__free(&s->v[i].calls);
+	}
 	free(s->v);
 	u64map__free(s->byname);
 	free(s);

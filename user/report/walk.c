@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "format/v1/order.h"
 #include "format/v1/reader.h"
 #include "format/v1/state.h"
 #include "format/v2/reader.h"
@@ -22,12 +23,15 @@ struct tstate {
 	bool live;
 	bool runnable;		/* since runnable_at, for runnable_kind */
 	bool off;		/* off the CPU since left_at, for left_why */
-	bool exec_start;	/* created by its own exec: its first start is no wait */
+	/* Created by its own exec, or found by a Go 1.22+ file's status (no creator, no P):
+	 * its first start is no wait. */
+	bool exec_start;
 	/* Made runnable by a repair (a wakeup the kernel's records lost, written on the
 	 * housekeeping P or with the "[lxtrace repair]" stack): its wait is not known. Stopped by
 	 * one: its time off the CPU is not known (nor a wait, when the stop was a preemption). */
 	bool invented_wake, invented_stop;
 	bool own;		/* lxtrace's goroutine (creation stack "lxtrace"), which writes logs */
+	bool matched;		/* counted in walk_stats.matched */
 	uint8_t runnable_kind;	/* enum walk_wait */
 	uint8_t left_why;	/* enum walk_off */
 	uint64_t runnable_at, left_at;	/* ticks */
@@ -38,6 +42,10 @@ struct tstate {
 	 * at the same time for an uninterruptible sleep, with or without entries recorded. */
 	bool entry_pending;
 	uint64_t entry_ts;
+	/* An entry whose return (a LXTRACE_SYSRET_KEY log) has not come yet, at call_ts. */
+	bool call_open;
+	uint64_t call_ts;
+	const struct gt_stack *call_stk;
 	/* A wait that ended before any stack named the thread's process (a new thread's first
 	 * start), told once one does. */
 	bool wait_pending;
@@ -55,10 +63,14 @@ struct pstate {
 };
 
 struct walk {
-	/* The file's events: read as they are (Go 1.19), checked as `lxtrace dump` checks them
-	 * (state), or told as 1.19's (Go 1.22+, whose reader checks them). */
+	/* The file's events, checked as `lxtrace dump` checks them: read as they are (Go 1.19,
+	 * state), or loaded whole and put in order (a Go 1.19 file Go's runtime wrote,
+	 * format/v1/order.h), or told as 1.19's (Go 1.22+, whose reader checks them). */
 	struct gt_reader *r;
 	struct gt_state *state;
+	struct gt_trace *tr;
+	struct gt_event *ordered;
+	size_t nordered, next;
 	struct events_v2 *v2;
 	const struct gt_dict *dict;
 	const struct walk_filter *f;
@@ -71,6 +83,7 @@ struct walk {
 	size_t nthreads, cap, *free_slots, nfree, free_cap;
 	struct pstate **procs;
 	size_t nprocs;
+	bool lxtrace;		/* lxtrace's goroutine was created: lxtrace wrote the file */
 	bool oom;		/* a thread or P could not be kept */
 };
 
@@ -101,6 +114,8 @@ void walk__name(const struct walk_thread *t, char *buf, size_t len)
 	} else if (t->id.pid) {
 		escape__print(f, t->id.comm, strlen(t->id.comm));
 		fprintf(f, " (tid %u, pid %u)", t->tid, t->id.pid);
+	} else if (t->go_runtime) {
+		fprintf(f, "goroutine %u", t->tid);
 	} else {
 		fprintf(f, "tid %u", t->tid);
 	}
@@ -144,6 +159,8 @@ static struct tstate *thread_of(struct walk *w, uint64_t g, bool create)
 	memset(t, 0, sizeof(*t));
 	t->pub.g = g;
 	t->pub.tid = (uint32_t)g;
+	/* lxtrace's goroutine is created first in lxtrace's files. */
+	t->pub.go_runtime = !w->lxtrace;
 	t->live = true;
 	if (!model__standin(g))
 		w->st->threads++;
@@ -189,12 +206,8 @@ static struct pstate *proc_of(struct walk *w, int64_t p)
 	return w->procs[p];
 }
 
-static bool keeps(const struct walk *w, const struct walk_thread *t, uint64_t at)
+static bool matches(const struct walk_filter *f, const struct walk_thread *t)
 {
-	const struct walk_filter *f = w->f;
-
-	if (at < f->from_ns || at >= f->to_ns)
-		return false;
 	if (f->pid && t->id.pid != f->pid)
 		return false;
 	if (f->comm && strcmp(t->id.comm, f->comm) && strcmp(t->id.prog, f->comm))
@@ -202,13 +215,56 @@ static bool keeps(const struct walk *w, const struct walk_thread *t, uint64_t at
 	return true;
 }
 
+static bool keeps(const struct walk *w, const struct walk_thread *t, uint64_t at)
+{
+	const struct walk_filter *f = w->f;
+
+	if (at < f->from_ns || at >= f->to_ns)
+		return false;
+	return matches(f, t);
+}
+
+/* Its identity changed: the filter may keep it now. */
+static void named(struct walk *w, struct tstate *t)
+{
+	if (!t->matched && !model__standin(t->pub.g) && (t->pub.id.pid || t->pub.id.prog[0]) &&
+	    matches(w->f, &t->pub)) {
+		t->matched = true;
+		w->st->matched++;
+	}
+}
+
+bool walk__none_kept(const struct walk_filter *f, const struct walk_stats *st, char *buf,
+		     size_t len)
+{
+	FILE *out;
+
+	if (st->matched || (!f->pid && !f->comm) || !(out = fmemopen(buf, len, "w")))
+		return false;
+	fputs("no thread", out);
+	if (f->pid)
+		fprintf(out, " of pid %u", f->pid);
+	if (f->pid && f->comm)
+		fputs(" and", out);
+	if (f->comm) {
+		fputs(" named ", out);
+		escape__quoted(out, f->comm, strlen(f->comm));
+	}
+	fputs(" in this trace", out);
+	fclose(out);
+	buf[len - 1] = '\0';
+	return true;
+}
+
 /* A stack of the thread's own names its process (and its current comm). */
-static void learn(struct tstate *t, const struct gt_stack *s)
+static void learn(struct walk *w, struct tstate *t, const struct gt_stack *s)
 {
 	struct ident id;
 
-	if (ident__of_stack(s, &id))
+	if (ident__of_stack(s, &id)) {
 		t->pub.id = id;
+		named(w, t);
+	}
 }
 
 size_t walk__runs(const struct walk *w, int64_t p, uint64_t from, uint64_t to,
@@ -283,12 +339,28 @@ static void tell_wait(struct walk *w, struct tstate *t)
 			   t->pend_at, t->pend_p);
 }
 
+/* The open call ends at ts (its return), or with no length known (ts 0). */
+static void tell_call(struct walk *w, struct tstate *t, uint64_t ts)
+{
+	uint64_t at = ns_of(w, ts ? ts : t->call_ts);
+
+	t->call_open = false;
+	if (w->s->syscall && keeps(w, &t->pub, at))
+		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(t->call_stk),
+			      ts ? at - ns_of(w, t->call_ts) : WALK_NO_LENGTH, at);
+}
+
+/* The GoSysCall was an entry: a call opens, which its return will end. */
 static void tell_entry(struct walk *w, struct tstate *t)
 {
 	t->entry_pending = false;
-	if (w->s->syscall && w->init_end && keeps(w, &t->pub, ns_of(w, t->entry_ts)))
-		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(t->sys_stk),
-			      ns_of(w, t->entry_ts));
+	if (!w->init_end)
+		return;
+	if (t->call_open)
+		tell_call(w, t, 0);
+	t->call_open = true;
+	t->call_ts = t->entry_ts;
+	t->call_stk = t->sys_stk;
 }
 
 static void on_start(struct walk *w, const struct gt_event *e)
@@ -364,10 +436,13 @@ static void on_create(struct walk *w, const struct gt_event *e)
 
 	if (!t)
 		return;
-	ident__program(created, &t->pub.id);
+	if (ident__program(created, &t->pub.id))
+		named(w, t);
 	t->own = special && !strcmp(special, "lxtrace");
+	w->lxtrace |= t->own;
+	t->pub.go_runtime &= !t->own;
 	/* An exec: the thread's next goroutine, started at once where the old one ran. */
-	t->exec_start = e->g && (uint32_t)e->g == t->pub.tid;
+	t->exec_start = (e->g && (uint32_t)e->g == t->pub.tid) || (!e->g && e->p < 0);
 	becomes_runnable(t, WALK_WAKEUP, e->ts);
 }
 
@@ -377,6 +452,13 @@ static void on_log(struct walk *w, const struct gt_event *e)
 	const char *key = gt_dict__string(w->dict, e->args[1]);
 	uint64_t at = ns_of(w, e->ts);
 
+	/* A syscall's return (Go 1.19 files, docs/format.md §10.3): one with no entry open
+	 * (before the start, or in the image an exec left) has no length. */
+	if (t && key && !strcmp(key, LXTRACE_SYSRET_KEY)) {
+		if (t->call_open)
+			tell_call(w, t, e->ts);
+		return;
+	}
 	if (!t || !w->s->log || at < w->f->from_ns || at >= w->f->to_ns)
 		return;
 	w->s->log(w->s->ctx, &t->pub, key ? key : "", e->msg, e->msg_len, at);
@@ -414,7 +496,7 @@ static int event(struct walk *w, const struct gt_event *e)
 	if (e->g) {
 		t = thread_of(w, e->g, true);
 		if (t)
-			learn(t, e->stack);
+			learn(w, t, e->stack);
 		if (t && t->wait_pending && t->pub.id.pid)
 			tell_wait(w, t);
 		if (t && t->entry_pending && (e->type != GT_EV_GO_SYSBLOCK || e->ts != t->entry_ts))
@@ -430,6 +512,7 @@ static int event(struct walk *w, const struct gt_event *e)
 		if (!w->init_end) {
 			w->init_end = e->ts;
 			w->st->cpus = (int64_t)e->args[0];
+			w->st->go_runtime = !w->lxtrace;
 		}
 		break;
 	case GT_EV_GO_CREATE:
@@ -442,6 +525,8 @@ static int event(struct walk *w, const struct gt_event *e)
 		run_ends(w, e->p, e->ts, false);
 		if (t && t->wait_pending)
 			tell_wait(w, t);
+		if (t && t->call_open)
+			tell_call(w, t, 0);
 		if (t && drop_thread(w, t))
 			return -ENOMEM;
 		break;
@@ -510,7 +595,32 @@ static void free_walk(struct walk *w)
 	u64map__free(w->byg);
 	gt_reader__free(w->r);
 	gt_state__free(w->state);
+	gt_trace__free(w->tr);
+	free(w->ordered);
 	events_v2__free(w->v2);
+}
+
+/* A Go 1.19 file Go's runtime wrote, read whole and put in Go's order: 0, or a negative errno
+ * with the message in err. */
+static int open_ordered(struct walk *w, int fd, char *err, size_t errlen)
+{
+	int ret;
+
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -errno;
+	}
+	ret = gt_trace__read(fd, &w->tr, err, errlen);
+	if (!ret)
+		ret = gt_order__events(gt_trace__events(w->tr), gt_trace__nevents(w->tr), &w->ordered,
+				       err, errlen);
+	if (!ret)
+		ret = gt_state__check(w->ordered, gt_trace__nevents(w->tr), err, errlen);
+	if (ret)
+		return ret;
+	w->nordered = gt_trace__nevents(w->tr);
+	w->dict = gt_trace__dict(w->tr);
+	return 0;
 }
 
 /* The file's header read, the reader of its format made: 0, or a negative errno with the
@@ -535,6 +645,9 @@ static int open_source(struct walk *w, int fd, char *err, size_t errlen)
 	if (got == sizeof(hdr) && gt2_reader__is_header(hdr, got)) {
 		w->v2 = events_v2__new(fd);
 		w->dict = w->v2 ? events_v2__dict(w->v2) : NULL;
+	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN) &&
+		   gt_order__needed(fd)) {
+		return open_ordered(w, fd, err, errlen);
 	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN)) {
 		w->r = gt_reader__new(&ro);
 		w->state = gt_state__new();
@@ -555,6 +668,12 @@ static int next_event(struct walk *w, struct gt_event *e, char *err, size_t errl
 {
 	int ret;
 
+	if (w->tr) {
+		if (w->next == w->nordered)
+			return 0;
+		*e = w->ordered[w->next++];
+		return 1;
+	}
 	if (!w->v2)
 		return gt_state__next(w->state, w->r, e, err, errlen);
 	ret = events_v2__next(w->v2, e);
@@ -567,6 +686,8 @@ static int next_event(struct walk *w, struct gt_event *e, char *err, size_t errl
 static uint64_t frequency(const struct walk *w)
 {
 	/* Go 1.22+ times are told in ns. */
+	if (w->tr)
+		return gt_trace__frequency(w->tr);
 	return w->v2 ? 1000000000u : gt_reader__frequency(w->r);
 }
 
@@ -576,7 +697,7 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 	struct walk w = { .f = f, .s = s, .st = st };
 	struct gt_event e;
 	uint64_t last = 0;
-	bool first = true;
+	bool first = true, freq_read = false;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
@@ -593,14 +714,21 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 	while ((ret = next_event(&w, &e, err, errlen)) > 0) {
 		if (first) {
 			w.base = e.ts;
-			w.freq = frequency(&w);
 			first = false;
 		}
-		/* The Frequency may come after the first event of the first batch. */
-		if (!w.freq)
+		/* Go's runtime wrote it (format/v1/order.h): from a pipe, not read whole. */
+		if (w.r && !freq_read && !gt_reader__frequency(w.r)) {
+			snprintf(err, errlen, "a trace Go's runtime wrote is read whole, to be put "
+				 "in Go's order: give it as a file, not a pipe");
+			ret = -EINVAL;
+			break;
+		}
+		/* Known before the first event: in the first batch's header of lxtrace's files, and
+		 * read whole with those Go's runtime wrote, which have it at the end. */
+		if (!freq_read) {
 			w.freq = frequency(&w);
-		if (!w.freq)
-			w.freq = 1000000000u;
+			freq_read = true;
+		}
 		st->events++;
 		if (e.ts > last)
 			last = e.ts;
@@ -618,6 +746,8 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 			tell_wait(&w, &w.threads[i]);
 		if (w.threads[i].live && w.threads[i].entry_pending)
 			tell_entry(&w, &w.threads[i]);
+		if (w.threads[i].live && w.threads[i].call_open)
+			tell_call(&w, &w.threads[i], 0);
 	}
 	st->span_ns = ns_of(&w, last);
 	free_walk(&w);

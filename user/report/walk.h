@@ -5,7 +5,8 @@
  * in the window it keeps.
  *
  * It streams the file through format/v1/reader.h: memory follows the threads alive (a small
- * state each) and the CPUs (the latest runs of each, for walk__runs), never the events. It
+ * state each) and the CPUs (the latest runs of each, for walk__runs), never the events; but a
+ * Go 1.19 file Go's runtime wrote is read whole and put in Go's order (format/v1/order.h). It
  * keeps its own small state per thread rather than format/v1/state.h's, which forgets at a
  * wakeup why and when the thread left the CPU, and at a GoSysBlock the stack of its syscall.
  *
@@ -42,8 +43,9 @@ enum walk_off {
 
 struct walk_thread {
 	uint64_t g;		/* its goroutine: (generation << 32) | tid */
-	uint32_t tid;
+	uint32_t tid;		/* of a trace Go wrote (go_runtime), the goroutine's id */
 	struct ident id;	/* pid 0 until a stack of its own has named it */
+	bool go_runtime;	/* a goroutine of a trace Go's runtime wrote, not a thread */
 };
 
 struct walk_run {
@@ -56,6 +58,8 @@ struct walk_run {
 
 struct walk;
 
+#define WALK_NO_LENGTH UINT64_MAX
+
 struct walk_sink {
 	void *ctx;
 	/* The thread starts on P p at `at` after waiting ns for a CPU; stk is the stack it left
@@ -67,8 +71,12 @@ struct walk_sink {
 	 * stk (NULL when none), in syscall `sys` (NULL when in none). */
 	void (*offcpu)(void *ctx, const struct walk_thread *t, enum walk_off why,
 		       const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at);
-	/* A syscall entry (recorded with --syscalls=all). */
-	void (*syscall)(void *ctx, const struct walk_thread *t, const char *sys, uint64_t at);
+	/* A syscall call (recorded with --syscalls=all): it ended at `at` after ns, its whole
+	 * length from its entry to its return; WALK_NO_LENGTH when the file has no return for it
+	 * (recorded without returns, lost, or never made: exit), `at` then its entry. Its blocks
+	 * come apart, each through offcpu. */
+	void (*syscall)(void *ctx, const struct walk_thread *t, const char *sys, uint64_t ns,
+			uint64_t at);
 	/* A CPU sample of t (NULL: of no thread the trace knows) on P p. */
 	void (*sample)(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
 		       int64_t p, uint64_t at);
@@ -90,6 +98,10 @@ struct walk_stats {
 	uint64_t span_ns;	/* from the first event to the last */
 	uint64_t threads;	/* goroutines seen (a thread once per program it ran) */
 	int64_t cpus;		/* the Gomaxprocs value: Ps 0..cpus-1 are CPUs */
+	uint64_t matched;	/* threads the filter's pid and name keep, at any time */
+	/* Go's runtime wrote the file (no goroutine of lxtrace's in it): its threads are
+	 * goroutines, its "CPUs" its Ps. */
+	bool go_runtime;
 	uint64_t runs_missed;	/* walk__runs asked further back than it keeps */
 };
 
@@ -107,6 +119,12 @@ size_t walk__runs(const struct walk *w, int64_t p, uint64_t from, uint64_t to,
 
 /* Inside a sink's call: goroutine g, NULL once it has ended. */
 const struct walk_thread *walk__thread(const struct walk *w, uint64_t g);
+
+/* After a walk that kept no thread by the filter's pid or name: "no thread of pid PID in
+ * this trace" (or "named NAME", escaped) into buf, and true; false when it kept one or has
+ * neither. */
+bool walk__none_kept(const struct walk_filter *f, const struct walk_stats *st, char *buf,
+		     size_t len);
 
 /* "COMM (tid TID, pid PID)" into buf, escaped for a terminal; "tid TID" when no stack named
  * its process. */

@@ -110,10 +110,20 @@ struct idents *idents__new(const struct gt_tables *w)
 	return s;
 }
 
-/* The 1.23 viewer hides goroutines whose name starts with "runtime.": such a name gets a '_'. */
-static const char *guard(const char *name)
+/* Whether name, after its '_'s, starts with "runtime.". */
+static bool hidden(const char *name)
 {
-	return strncmp(name, "runtime.", 8) ? "" : "_";
+	return !strncmp(name + strspn(name, "_"), "runtime.", 8);
+}
+
+const char *idents__guard(const char *name)
+{
+	return hidden(name) ? "_" : "";
+}
+
+const char *idents__unguard(const char *name)
+{
+	return name[0] == '_' && hidden(name) ? name + 1 : name;
 }
 
 /* Files the entry *out, just added as the last of *count, under key in map; takes it back
@@ -173,7 +183,7 @@ static int get_prog(struct idents *s, const char *name, uint32_t *out)
 	uint64_t h = hash_bytes(HASH_BYTES_INIT, name, LX_COMM_LEN);
 	char func[FUNC_LEN];
 
-	snprintf(func, sizeof(func), "%s%s", guard(name), name[0] ? name : "?");
+	snprintf(func, sizeof(func), "%s%s", idents__guard(name), name[0] ? name : "?");
 
 	for (;; h = hash_bytes(h, "salt", 4)) {
 		uint64_t key = h | 1, *slot;
@@ -229,7 +239,7 @@ static int add_ident(struct idents *s, uint64_t key, uint32_t pid, const char *c
 		snprintf(id->func, sizeof(id->func), "[unknown thread]");
 		snprintf(id->file, sizeof(id->file), "unknown");
 	} else {
-		snprintf(id->func, sizeof(id->func), "%s%s (pid %u)", guard(comm), comm[0] ? comm : "?", pid);
+		snprintf(id->func, sizeof(id->func), "%s%s (pid %u)", idents__guard(comm), comm[0] ? comm : "?", pid);
 		snprintf(id->file, sizeof(id->file), "pid %u", pid);
 	}
 	err = new_pc(s, id->func, &id->pc);

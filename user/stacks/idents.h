@@ -89,6 +89,12 @@ uint64_t idents__create_stack(struct idents *s, uint32_t p, uint32_t ident);
 
 uint64_t idents__special(struct idents *s, uint32_t p, enum ident_special k);
 
+/* The 1.23 viewer hides goroutines whose name starts with "runtime.": a comm or program name
+ * that would, after any '_'s, is written with one '_' more ("runtime.x" as "_runtime.x",
+ * "_runtime.x" as "__runtime.x"), which idents__unguard takes off again. */
+const char *idents__guard(const char *name);
+const char *idents__unguard(const char *name);
+
 /* Frames for stacks built elsewhere (callstacks.c); strings live as long as s, but for the
  * syscall and trim frames, whose func is written into the caller's buffer. The int ones
  * return 0 or -errno. */
