@@ -35,6 +35,7 @@
 #include "lib/sudo_user.h"
 #include "user/capture/capture.h"
 #include "user/capture/features.h"
+#include "user/capture/startstate.h"
 #include "user/cli/cmd.h"
 #include "user/cli/output_file.h"
 #include "user/cli/record_args.h"
@@ -620,6 +621,7 @@ struct recording {
 	struct gt_writer *writer;	/* --format=go1.19 */
 	struct gt2_writer *writer2;	/* --format=go1.23 */
 	struct model *model;
+	struct startstate *start_state;	/* the stacks of the threads asleep at the start */
 	struct record_flight *flight;
 	struct sink sink;
 	struct disk_cache *row_cache;	/* NULL: none */
@@ -821,6 +823,39 @@ static int print_check(struct recording *r)
 	return err ? 1 : 0;
 }
 
+static const struct lx_stack *start_stack(void *ctx, uint32_t tid, size_t *size)
+{
+	return startstate__stack(ctx, tid, size);
+}
+
+/* Once attached, with stacks: the stacks of the threads asleep, for the init phase to block
+ * them at (startstate.h). Without them the recording goes on, their blocks naming the syscall
+ * alone, said in one line. */
+static void read_start_state(struct recording *r)
+{
+	char why[160];
+	uint32_t *tids = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!r->stack_kern && !r->stack_user)
+		return;
+	err = model__sleepers(r->model, &tids, &n);
+	if (!err) {
+		r->start_state = startstate__read(capture__features(r->cap), tids, n, r->stack_kern,
+						  r->stack_user, why, sizeof(why));
+		err = r->start_state ? 0 : -errno;
+	} else {
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	}
+	free(tids);
+	if (why[0])
+		fprintf(stderr, PREFIX "the stacks of the threads asleep at the start%s: %s\n",
+			err ? " are not read" : "", why);
+	if (r->start_state)
+		model__start_stacks(r->model, start_stack, r->start_state);
+}
+
 /* Read ahead, attach, write the initial state, publish the file, release the command. */
 static int start_recording(struct recording *r)
 {
@@ -846,7 +881,10 @@ static int start_recording(struct recording *r)
 		err = attach_usdt(r->cap, r->usdt, r->target, r->cmd);
 	if (err)
 		return err;
+	read_start_state(r);
 	err = model__start(r->model, r->start);
+	startstate__free(r->start_state);
+	r->start_state = NULL;
 	if (err) {
 		report_model_error(&r->out, "writing the initial state", err);
 		return err;

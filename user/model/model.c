@@ -121,6 +121,44 @@ struct model *model__new(const struct model_opts *opts)
 	return m;
 }
 
+/* Thread tid's stack at the start (model__start_stacks), or NULL. */
+static const struct lx_stack *start_stack(const struct model *m, uint32_t tid)
+{
+	size_t size;
+
+	return m->start_stack && m->cs ? m->start_stack(m->start_ctx, tid, &size) : NULL;
+}
+
+/* Whether pt is a thread the init phase leaves out: exited (nothing of it can be shown), the
+ * recorder's own or its helper's (whose records the BPF side leaves out too). */
+static bool left_out(const struct model *m, const struct procscan_thread *pt)
+{
+	return pt->state == 'Z' || pt->state == 'X' || pt->pid == (uint32_t)getpid() ||
+	       (m->helper_pid && pt->pid == m->helper_pid);
+}
+
+/* How long the init phase waits for the unwind rows of the stacks read at the start. */
+#define START_ROWS_NS (1000 * 1000 * 1000ull)
+
+/* Waits, for at most START_ROWS_NS in all, until each stack read at the start can be walked
+ * (callstacks__ready: the rows of its binaries loaded), so that a thread asleep through the
+ * recording is not shown cut at a binary whose rows were a moment late. */
+static void wait_start_rows(struct model *m, const struct procscan_thread *live, size_t n)
+{
+	uint64_t until = now_ns() + START_ROWS_NS;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct lx_stack *st = live[i].state == 'R' || left_out(m, &live[i]) ? NULL :
+					    start_stack(m, live[i].tid);
+
+		if (!st)
+			continue;
+		callstacks__note(m->cs, live[i].pid);
+		while (!callstacks__ready(m->cs, live[i].pid, st) && now_ns() < until)
+			usleep(2000);
+	}
+}
+
 /* One thread alive at start: created runnable, then run and blocked on the housekeeping P
  * unless it is running (on a CPU the model learns from its first record). */
 static int init_thread(struct model *m, const struct procscan_thread *pt)
@@ -129,10 +167,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	uint64_t new_stk;
 	int err = 0;
 
-	/* Zombies have exited: nothing of theirs can be shown. The recorder's own threads and
-	 * its helper's are left out as the BPF side leaves out their records. */
-	if (pt->state == 'Z' || pt->state == 'X' || pt->pid == (uint32_t)getpid() ||
-	    (m->helper_pid && pt->pid == m->helper_pid) || threads__find(m->threads, pt->tid))
+	if (left_out(m, pt) || threads__find(m->threads, pt->tid))
 		return 0;
 	/* Unreadable memory counts 0 until the process's first rss record corrects it. */
 	if (m->rss && pt->tid == pt->pid) {
@@ -166,8 +201,11 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	 * counted nowhere, as the time before the recording is unknown; a GoInSyscall would make
 	 * Go 1.23 draw the thread as running a syscall on the housekeeping P (its view=proc) or on
 	 * its thread (view=thread) from the start until it wakes (docs/viewing.md). The Go
-	 * 1.22+ format states it waiting, with the stack it waits at. */
+	 * 1.22+ format states it waiting, with the stack it waits at: the one read when the
+	 * recording started (model__start_stacks), or its syscall alone. */
+	m->rs = start_stack(m, pt->tid);
 	err = m->out->found(m, t, new_stk, true, pt->syscall);
+	m->rs = NULL;
 	t->seq++;
 	t->state = THREAD_WAITING;
 	return err;
@@ -186,6 +224,29 @@ static int kept_threads(const struct model *m, struct procscan_thread **out, siz
 			(*out)[kept++] = (*out)[i];
 	*n = kept;
 	return 0;
+}
+
+int model__sleepers(struct model *m, uint32_t **tids, size_t *n)
+{
+	struct procscan_thread *live = NULL;
+	size_t nlive = 0;
+	int err = kept_threads(m, &live, &nlive);
+
+	*tids = NULL;
+	*n = 0;
+	if (!err && nlive && !(*tids = calloc(nlive, sizeof(**tids))))
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < nlive; i++)
+		if (live[i].state != 'R' && !left_out(m, &live[i]))
+			(*tids)[(*n)++] = live[i].tid;
+	free(live);
+	return err;
+}
+
+void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx)
+{
+	m->start_stack = fn;
+	m->start_ctx = ctx;
 }
 
 int model__prepare(struct model *m, bool kernel, bool user)
@@ -230,6 +291,8 @@ int model__start(struct model *m, uint64_t ts)
 	err = kept_threads(m, &live_threads, &n);
 	if (err)
 		goto out;
+	if (m->cs && m->start_stack)
+		wait_start_rows(m, live_threads, n);
 	m->scan_ts = now_ns();
 	n_init = 4;
 	for (size_t i = 0; i < n; i++)
@@ -259,6 +322,7 @@ int model__start(struct model *m, uint64_t ts)
 	if (!err && m->rss)
 		err = m->out->heap(m, m->hk, m->rss_total * m->page_size);
 	m->started = true;
+	m->start_stack = NULL;
 	model_remove_reaped(m);
 out:
 	free(live_threads);
