@@ -40,7 +40,8 @@ static struct sleepers *load(bool copy, bool kern, size_t n, char *why, size_t w
 	if (!err)
 		err = sleepers__load(skel);
 	if (err) {
-		snprintf(why, why_size, "%s", strerror(-err));
+		snprintf(why, why_size, "%s: %s", copy ? "start_copy" : "start_kern",
+			 strerror(-err));
 		sleepers__destroy(skel);
 		errno = -err;
 		return NULL;
@@ -124,6 +125,7 @@ struct startstate *startstate__read(const struct features *f, const uint32_t *ti
 	bool copy = user && f->have[FEAT_TASK_COPY] && features__cfi_stacks(f);
 	struct startstate *s = calloc(1, sizeof(*s));
 	struct sleepers *skel = NULL;
+	char refused[128];
 	uint8_t one = 1;
 	int err = 0;
 
@@ -136,18 +138,15 @@ struct startstate *startstate__read(const struct features *f, const uint32_t *ti
 	/* Without a copy a user stack would be nothing: then nothing is read. */
 	if (!copy && !kern)
 		return s;
-	skel = load(copy, kern, n, why, why_size);
-	if (!skel && copy) {
-		char first[128];
-
-		snprintf(first, sizeof(first), "%s", why);
-		skel = load(false, kern, n, why, why_size);
-		if (skel)
-			snprintf(why, why_size, "user stacks: the copying program was refused: %s",
-				 first);
+	skel = load(copy, kern, n, refused, sizeof(refused));
+	if (!skel && copy && kern) {
+		snprintf(why, why_size, "kernel frames only, refused: %s", refused);
+		skel = load(false, kern, n, refused, sizeof(refused));
 	}
-	if (!skel)
+	if (!skel) {
 		err = -errno;
+		snprintf(why, why_size, "no stacks but their syscall, refused: %s", refused);
+	}
 	for (size_t i = 0; !err && i < n; i++)
 		if (bpf_map__update_elem(skel->maps.start_tids, &tids[i], sizeof(tids[i]), &one,
 					 sizeof(one), BPF_ANY))
@@ -161,7 +160,7 @@ struct startstate *startstate__read(const struct features *f, const uint32_t *ti
 		sleepers__destroy(skel);
 	if (err) {
 		if (!why[0])
-			snprintf(why, why_size, "%s", strerror(-err));
+			snprintf(why, why_size, "no stacks but their syscall: %s", strerror(-err));
 		startstate__free(s);
 		errno = -err;
 		return NULL;

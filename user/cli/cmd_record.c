@@ -801,6 +801,7 @@ static int print_check(struct recording *r)
 {
 	const struct record_args *a = &r->args;
 	struct capture_opts o;
+	char start_why[160] = "";
 	int err = check_kernel(&r->feat);
 
 	if (err == -ENOENT)
@@ -814,12 +815,19 @@ static int print_check(struct recording *r)
 		if (r->cap)
 			r->feat = *capture__features(r->cap);
 	}
+	/* The start's program is loaded too: its refusal is a loss of its own. */
+	if (!err && (r->stack_kern || r->stack_user))
+		startstate__free(startstate__read(&r->feat, NULL, 0, r->stack_kern, r->stack_user,
+						  start_why, sizeof(start_why)));
 	features__print_table(&r->feat, stdout);
 	printf("\nA recording with these options, here:\n");
 	if (err)
 		printf("  cannot run\n");
-	else if (!features__print_missing(&r->feat, feature_uses(a), "  ", stdout))
+	else if (!features__print_missing(&r->feat, feature_uses(a), "  ", stdout) &&
+		 !start_why[0])
 		printf("  misses nothing\n");
+	if (!err && start_why[0])
+		printf("  threads asleep at the start: %s\n", start_why);
 	return err ? 1 : 0;
 }
 
@@ -850,8 +858,7 @@ static void read_start_state(struct recording *r)
 	}
 	free(tids);
 	if (why[0])
-		fprintf(stderr, PREFIX "the stacks of the threads asleep at the start%s: %s\n",
-			err ? " are not read" : "", why);
+		fprintf(stderr, PREFIX "threads asleep at the start: %s\n", why);
 	if (r->start_state)
 		model__start_stacks(r->model, start_stack, r->start_state);
 }

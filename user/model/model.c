@@ -197,8 +197,9 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	/* Started and blocked there, not GoWaiting: Go 1.19's goroutine tables take a goroutine's
 	 * name from its first GoStart and count it waiting for a CPU from its creation to that
 	 * start, so a thread that sleeps through the recording would be a nameless one waiting
-	 * for a CPU all along. GoBlock, whatever it sleeps in: its time until the first wakeup is
-	 * counted nowhere, as the time before the recording is unknown; a GoInSyscall would make
+	 * for a CPU all along. Blocked as a switch out of its syscall would block it (the report
+	 * counts its time off the CPU from the recording's start, as the time before is
+	 * unknown); a GoInSyscall would make
 	 * Go 1.23 draw the thread as running a syscall on the housekeeping P (its view=proc) or on
 	 * its thread (view=thread) from the start until it wakes (docs/viewing.md). The Go
 	 * 1.22+ format states it waiting, with the stack it waits at: the one read when the

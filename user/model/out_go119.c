@@ -48,7 +48,7 @@ static int found(struct model *m, struct thread *t, uint64_t new_stk, bool waiti
 	if (!err)
 		err = model_thread_stack(m, m->hk, t, nr, &stk);
 	m->now++;
-	return err ? err : emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
+	return err ? err : emit(m, m->hk, model_wait_event(nr), stk, 0, 0);
 }
 
 static int gomaxprocs(struct model *m)

@@ -287,6 +287,23 @@ static void tell_entry(struct walk *w, struct tstate *t)
 			      ns_of(w, t->entry_ts));
 }
 
+/* t's stretch off the CPU, which ends at ts (a run, or the end of the file), told to the sink.
+ * One begun in the init phase (a thread asleep when the recording started) counts from the
+ * recording's start: the time before it is unknown. */
+static void tell_off(struct walk *w, struct tstate *t, uint64_t ts)
+{
+	uint64_t from = t->left_at > w->init_end ? t->left_at : w->init_end;
+	uint64_t at = ns_of(w, ts);
+	const struct gt_stack *s;
+
+	if (!t->off || t->invented_stop || t->own || model__standin(t->pub.g) || !w->s->offcpu ||
+	    !keeps(w, &t->pub, at))
+		return;
+	s = stack_id(w, t->left_stk);
+	w->s->offcpu(w->s->ctx, &t->pub, t->left_why, s, ident__syscall(s), at - ns_of(w, from),
+		     at);
+}
+
 static void on_start(struct walk *w, const struct gt_event *e)
 {
 	struct tstate *t = thread_of(w, e->g, true);
@@ -315,13 +332,7 @@ static void on_start(struct walk *w, const struct gt_event *e)
 			if (t->pub.id.pid)
 				tell_wait(w, t);
 		}
-		if (t->off && !t->invented_stop && t->left_at > w->init_end && w->s->offcpu &&
-		    keeps(w, &t->pub, at)) {
-			const struct gt_stack *s = stack_id(w, t->left_stk);
-
-			w->s->offcpu(w->s->ctx, &t->pub, t->left_why, s, ident__syscall(s),
-				     ns_of(w, e->ts) - ns_of(w, t->left_at), at);
-		}
+		tell_off(w, t, e->ts);
 	}
 	t->runnable = t->off = t->exec_start = t->invented_wake = t->invented_stop = false;
 }
@@ -607,6 +618,9 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 			tell_wait(&w, &w.threads[i]);
 		if (w.threads[i].live && w.threads[i].entry_pending)
 			tell_entry(&w, &w.threads[i]);
+		/* Still off the CPU: asleep until the end, maybe the whole recording. */
+		if (w.threads[i].live && w.init_end)
+			tell_off(&w, &w.threads[i], last);
 	}
 	if (ret < 0 && !*err)
 		snprintf(err, errlen, "%s", *source_error(&w) ? source_error(&w) : strerror(-ret));
