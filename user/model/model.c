@@ -165,6 +165,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 {
 	struct thread *t;
 	uint64_t new_stk;
+	enum gt_type wait;
 	int err = 0;
 
 	if (left_out(m, pt) || threads__find(m->threads, pt->tid))
@@ -192,7 +193,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	t->scanned = 1;
 	if (pt->state == 'R') {
 		t->unplaced = 1;
-		return m->out->found(m, t, new_stk, false, -1);
+		return m->out->found(m, t, new_stk, GT_EV_NONE, -1);
 	}
 	/* Started and blocked there, not GoWaiting: Go 1.19's goroutine tables take a goroutine's
 	 * name from its first GoStart and count it waiting for a CPU from its creation to that
@@ -205,7 +206,10 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	 * 1.22+ format states it waiting, with the stack it waits at: the one read when the
 	 * recording started (model__start_stacks), or its syscall alone. */
 	m->rs = start_stack(m, pt->tid);
-	err = m->out->found(m, t, new_stk, true, pt->syscall);
+	/* Uninterruptible: the kernel doing the syscall's work, which no block of a thread
+	 * found asleep can say (a switch says it with GoSysBlock). */
+	wait = pt->state == 'D' ? GT_EV_GO_BLOCK : model_wait_event(pt->syscall);
+	err = m->out->found(m, t, new_stk, wait, pt->syscall);
 	m->rs = NULL;
 	t->seq++;
 	t->state = THREAD_WAITING;

@@ -42,17 +42,18 @@ static int lx_found(struct model *m, uint64_t stk)
 }
 
 /* lxtrace's thread holds the housekeeping P again, in its syscall: runs there, returns and
- * enters it anew (the P then in the syscall, for the next thread there to take). */
-static int lx_hold(struct model *m)
+ * enters it anew (the P then in the syscall, for the next thread there to take). With
+ * always, also when it holds it already: it returns and enters anew. */
+static int lx_hold_now(struct model *m, bool always)
 {
 	struct gt2_stack s;
 	uint64_t stk;
 	int err;
 
-	if (!m->lx_off)
+	if (!m->lx_off && !always)
 		return 0;
 	if ((err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk)) ||
-	    (err = gt2_writer__run(m->w2, m->now, m->hk, LXTRACE_GOID)) ||
+	    (m->lx_off && (err = gt2_writer__run(m->w2, m->now, m->hk, LXTRACE_GOID))) ||
 	    (err = gt2_writer__syscall_end(m->w2, m->now, LXTRACE_GOID)))
 		return err;
 	s = stack_of(m, stk);
@@ -61,17 +62,22 @@ static int lx_hold(struct model *m)
 	return err;
 }
 
+static int lx_hold(struct model *m)
+{
+	return lx_hold_now(m, false);
+}
+
 /* Found runnable at its program's frame; a waiting one then runs on the housekeeping P for
  * an instant and blocks there at the stack it waits at, as in the 1.19 format: Go 1.23's
  * goroutine table names a goroutine by the root frame of its first transition with a stack,
  * which a GoStatusStack is not, so a thread asleep throughout would have no name there. */
-static int found(struct model *m, struct thread *t, uint64_t new_stk, bool waiting, int nr)
+static int found(struct model *m, struct thread *t, uint64_t new_stk, enum gt_type wait, int nr)
 {
 	struct gt2_stack s = stack_of(m, new_stk);
 	uint64_t stk;
 	int err = gt2_writer__thread_found(m->w2, m->now, t->tid, GT2_G_RUNNABLE, -1, NULL, &s);
 
-	if (err || !waiting)
+	if (err || wait == GT_EV_NONE)
 		return err;
 	m->lx_off = true;
 	if ((err = gt2_writer__run(m->w2, m->now, m->hk, t->tid)) ||
@@ -88,12 +94,12 @@ static int gomaxprocs(struct model *m)
 	return 0;
 }
 
+/* A P is taken by the thread that runs on it; but the recording's end is an event, as the
+ * 1.19 format's ProcStops are, so that a reader knows until when a thread still asleep then
+ * was off the CPU: lxtrace's thread, which stops the recording, returns from its syscall. */
 static int proc(struct model *m, uint32_t p, bool start)
 {
-	(void)m;
-	(void)p;
-	(void)start;
-	return 0;
+	return start || p != m->hk ? 0 : lx_hold_now(m, true);
 }
 
 static int create(struct model *m, uint32_t p, struct thread *t, uint64_t new_stk,

@@ -676,6 +676,11 @@ const struct gt_dict *events_v2__dict(const struct events_v2 *s)
 	return s->d;
 }
 
+uint64_t events_v2__last_ns(const struct events_v2 *s)
+{
+	return s->last_ns;
+}
+
 const char *events_v2__error(const struct events_v2 *s)
 {
 	return s->err;
