@@ -34,8 +34,11 @@ struct {
 	__type(value, __u8);
 } start_tids SEC(".maps");
 
+/* A power of two above LX_START_MAX and the copy's furthest offset (1023 + the copy). */
+#define START_BUF 16384
+
 struct start_buf {
-	__u8 b[LX_START_MAX + 4096];
+	__u8 b[START_BUF];
 };
 
 struct {
@@ -115,6 +118,10 @@ static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 	n = got > 0 ? (__u64)got / 8 : 0;
 	if (n > LX_STACK_KERN_MAX)
 		n = LX_STACK_KERN_MAX;
+	/* The compiler moves such bounds onto copies 5.10's verifier does not relate: masks it
+	 * sees on the values themselves (no-ops here). */
+	asm volatile("" : "+r"(n));
+	n &= LX_STACK_KERN_MAX * 2 - 1;
 	st->nkern = n;
 	size = sizeof(*h) + sizeof(*st) + n * 8;
 	if (copy && !(t->flags & PF_KTHREAD)) {
@@ -133,7 +140,8 @@ static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 	if (size > LX_START_MAX)
 		return 0;
 	h->size = size;
-	bpf_seq_write(ctx->meta->seq, buf, size);
+	asm volatile("" : "+r"(size));
+	bpf_seq_write(ctx->meta->seq, buf, size & (START_BUF - 1));
 	return 0;
 }
 
