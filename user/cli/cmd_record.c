@@ -836,18 +836,16 @@ static const struct lx_stack *start_stack(void *ctx, uint32_t tid, size_t *size)
 	return startstate__stack(ctx, tid, size);
 }
 
-/* Once attached, with stacks: the stacks of the threads asleep, for the init phase to block
- * them at (startstate.h). Without them the recording goes on, their blocks naming the syscall
- * alone, said in one line. */
-static void read_start_state(struct recording *r)
+/* With stacks: the stacks of the threads asleep now, for the init phase to block them at
+ * (startstate.h). Without them the recording goes on, their blocks naming the syscall alone,
+ * said in one line with say. */
+static void read_start_state(struct recording *r, bool say)
 {
 	char why[160];
 	uint32_t *tids = NULL;
 	size_t n = 0;
 	int err;
 
-	if (!r->stack_kern && !r->stack_user)
-		return;
 	err = model__sleepers(r->model, &tids, &n);
 	if (!err) {
 		r->start_state = startstate__read(capture__features(r->cap), tids, n, r->stack_kern,
@@ -857,10 +855,26 @@ static void read_start_state(struct recording *r)
 		snprintf(why, sizeof(why), "%s", strerror(-err));
 	}
 	free(tids);
-	if (why[0])
+	if (why[0] && say)
 		fprintf(stderr, PREFIX "threads asleep at the start: %s\n", why);
-	if (r->start_state)
-		model__start_stacks(r->model, start_stack, r->start_state);
+	model__start_stacks(r->model, r->start_state ? start_stack : NULL, r->start_state);
+}
+
+/* How long the start waits for the unwind rows of the stacks of the threads asleep: before
+ * the programs attach, as long as a large library's rows take on a busy machine (the stacks
+ * are read again once attached, those of threads that slept on then walked with these rows);
+ * after, briefly, as the rings fill meanwhile. */
+#define START_ROWS_BEFORE_NS (3000 * 1000 * 1000ull)
+#define START_ROWS_AFTER_NS (300 * 1000 * 1000ull)
+
+/* The stacks of the threads asleep before the attach, for their rows to load meanwhile. */
+static void prefetch_start_rows(struct recording *r)
+{
+	read_start_state(r, true);
+	model__await_start_rows(r->model, START_ROWS_BEFORE_NS);
+	model__start_stacks(r->model, NULL, NULL);
+	startstate__free(r->start_state);
+	r->start_state = NULL;
 }
 
 /* Read ahead, attach, write the initial state, publish the file, release the command. */
@@ -877,6 +891,8 @@ static int start_recording(struct recording *r)
 		report_model_error(&r->out, "reading ahead for the call stacks", err);
 		return err;
 	}
+	if (r->stack_kern || r->stack_user)
+		prefetch_start_rows(r);
 	/* Attach. The trace starts just before, so that no record predates it; threads that the
 	 * /proc scan of model__start finds were either there at the start or are also seen being
 	 * created, which the model reconciles. */
@@ -888,7 +904,9 @@ static int start_recording(struct recording *r)
 		err = attach_usdt(r->cap, r->usdt, r->target, r->cmd);
 	if (err)
 		return err;
-	read_start_state(r);
+	if (r->stack_kern || r->stack_user)
+		read_start_state(r, false);
+	model__await_start_rows(r->model, START_ROWS_AFTER_NS);
 	err = model__start(r->model, r->start);
 	startstate__free(r->start_state);
 	r->start_state = NULL;

@@ -137,15 +137,12 @@ static bool left_out(const struct model *m, const struct procscan_thread *pt)
 	       (m->helper_pid && pt->pid == m->helper_pid);
 }
 
-/* How long the init phase waits for the unwind rows of the stacks read at the start. */
-#define START_ROWS_NS (1000 * 1000 * 1000ull)
-
-/* Waits, for at most START_ROWS_NS in all, until each stack read at the start can be walked
- * (callstacks__ready: the rows of its binaries loaded), so that a thread asleep through the
- * recording is not shown cut at a binary whose rows were a moment late. */
-static void wait_start_rows(struct model *m, const struct procscan_thread *live, size_t n)
+/* Waits, for at most limit_ns in all, until each stack of a thread in live read at the start
+ * (model__start_stacks) can be walked: the rows of its binaries loaded (callstacks__ready). */
+static void wait_start_rows(struct model *m, const struct procscan_thread *live, size_t n,
+			    uint64_t limit_ns)
 {
-	uint64_t until = now_ns() + START_ROWS_NS;
+	uint64_t until = now_ns() + limit_ns;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct lx_stack *st = live[i].state == 'R' || left_out(m, &live[i]) ? NULL :
@@ -154,7 +151,8 @@ static void wait_start_rows(struct model *m, const struct procscan_thread *live,
 		if (!st)
 			continue;
 		callstacks__note(m->cs, live[i].pid);
-		while (!callstacks__ready(m->cs, live[i].pid, st) && now_ns() < until)
+		while (now_ns() < until &&
+		       !callstacks__ready_within(m->cs, live[i].pid, st, limit_ns))
 			usleep(2000);
 	}
 }
@@ -254,6 +252,16 @@ void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx)
 	m->start_ctx = ctx;
 }
 
+void model__await_start_rows(struct model *m, uint64_t limit_ns)
+{
+	struct procscan_thread *live = NULL;
+	size_t n = 0;
+
+	if (m->cs && m->start_stack && !kept_threads(m, &live, &n))
+		wait_start_rows(m, live, n, limit_ns);
+	free(live);
+}
+
 int model__prepare(struct model *m, bool kernel, bool user)
 {
 	struct procscan_thread *live = NULL;
@@ -296,8 +304,6 @@ int model__start(struct model *m, uint64_t ts)
 	err = kept_threads(m, &live_threads, &n);
 	if (err)
 		goto out;
-	if (m->cs && m->start_stack)
-		wait_start_rows(m, live_threads, n);
 	m->scan_ts = now_ns();
 	n_init = 4;
 	for (size_t i = 0; i < n; i++)

@@ -188,8 +188,13 @@ int model__sleepers(struct model *m, uint32_t **tids, size_t *n);
 typedef const struct lx_stack *(*model_start_stack_fn)(void *ctx, uint32_t tid, size_t *size);
 
 /* Before model__start: the init phase blocks each thread found asleep at the stack fn gives
- * (its syscall alone without one); fn's stacks are read during model__start only. */
+ * (its syscall alone without one); fn's stacks are read until model__start returns or the
+ * next call. */
 void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx);
+
+/* Waits, at most limit_ns, until the stacks fn gives can be walked whole: the unwind rows of
+ * their binaries loaded (asked for now if they were not). */
+void model__await_start_rows(struct model *m, uint64_t limit_ns);
 
 /* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,
  * then the CPUs started. Must precede every record. -EINVAL for a ts past 2^63. */
