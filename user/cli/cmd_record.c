@@ -867,6 +867,14 @@ static void read_start_state(struct recording *r, bool say)
 #define START_ROWS_BEFORE_NS (3000 * 1000 * 1000ull)
 #define START_ROWS_AFTER_NS (300 * 1000 * 1000ull)
 
+/* Whether the stacks of the threads asleep are read: with stacks, in a target mode. Not for
+ * the whole machine, whose hundreds of sleepers' walks and symbols at the start would hold the
+ * rings unread long enough to lose records. */
+static bool start_stacks_wanted(const struct recording *r)
+{
+	return (r->stack_kern || r->stack_user) && r->target;
+}
+
 /* The stacks of the threads asleep before the attach, for their rows to load meanwhile. */
 static void prefetch_start_rows(struct recording *r)
 {
@@ -891,7 +899,7 @@ static int start_recording(struct recording *r)
 		report_model_error(&r->out, "reading ahead for the call stacks", err);
 		return err;
 	}
-	if (r->stack_kern || r->stack_user)
+	if (start_stacks_wanted(r))
 		prefetch_start_rows(r);
 	/* Attach. The trace starts just before, so that no record predates it; threads that the
 	 * /proc scan of model__start finds were either there at the start or are also seen being
@@ -904,7 +912,7 @@ static int start_recording(struct recording *r)
 		err = attach_usdt(r->cap, r->usdt, r->target, r->cmd);
 	if (err)
 		return err;
-	if (r->stack_kern || r->stack_user)
+	if (start_stacks_wanted(r))
 		read_start_state(r, false);
 	model__await_start_rows(r->model, START_ROWS_AFTER_NS);
 	err = model__start(r->model, r->start);
