@@ -216,7 +216,7 @@ static struct thread *off_cpu(struct model *m, uint32_t p, enum gt_type ev, enum
 	return t;
 }
 
-enum gt_type model_wait_event(int nr)
+enum gt_type model__wait_event(int nr)
 {
 	if (nr < 0)
 		return GT_EV_GO_BLOCK;

@@ -128,10 +128,6 @@ int model_go_create(struct model *m, uint32_t p, struct thread *t, uint64_t crea
 /* Runnable t starts on idle P p. */
 int model_go_start(struct model *m, uint32_t p, struct thread *t);
 
-/* The event a thread sleeping (interruptibly) in syscall nr (-1: none) blocks with, for the
- * kind of wait the syscall is (syscalls__class). */
-enum gt_type model_wait_event(int nr);
-
 /* The G running on p leaves it with event type ev (stack stk when ev has one; in syscall nr,
  * -1 for none, MODEL_NR_UNSEEN) into state. */
 int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, int nr,

@@ -206,7 +206,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	m->rs = start_stack(m, pt->tid);
 	/* Uninterruptible: the kernel doing the syscall's work, which no block of a thread
 	 * found asleep can say (a switch says it with GoSysBlock). */
-	wait = pt->state == 'D' ? GT_EV_GO_BLOCK : model_wait_event(pt->syscall);
+	wait = pt->state == 'D' ? GT_EV_GO_BLOCK : model__wait_event(pt->syscall);
 	err = m->out->found(m, t, new_stk, wait, pt->syscall);
 	m->rs = NULL;
 	t->seq++;

@@ -179,6 +179,11 @@ struct model *model__new(const struct model_opts *opts);
  * user. 0 or -errno (proc_root unreadable, out of memory). */
 int model__prepare(struct model *m, bool kernel, bool user);
 
+/* The event a thread sleeping (interruptibly) in syscall nr (-1: none) blocks with, for the
+ * kind of wait the syscall is (syscalls__class): what a reader of a Go 1.22+ file, whose
+ * blocks give the syscall's name, tells as 1.19's event too. */
+enum gt_type model__wait_event(int nr);
+
 /* The threads the init phase will write as asleep (those opts.keep keeps, not the recorder's),
  * in *tids (malloc'd) and *n: whose stacks the caller may read for model__start_stacks. */
 int model__sleepers(struct model *m, uint32_t **tids, size_t *n);

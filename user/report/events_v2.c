@@ -8,6 +8,7 @@
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/u64map.h"
+#include "user/model/model.h"
 #include "user/proc/syscalls.h"
 #include "user/report/events_v2.h"
 #include "user/report/ident.h"
@@ -385,24 +386,12 @@ static void sys_blocked(struct events_v2 *s, const struct rec *r, uint64_t g, st
 	gs->told = true;
 }
 
-/* A block's reason, the syscall's name, as the class 1.19's event says it (user/model/sched.c). */
+/* A block's reason, the syscall's name, as the class 1.19's event says it. */
 static uint8_t block_type(const struct events_v2 *s, uint64_t reason)
 {
 	const char *why = gt_dict__string(s->d, reason);
-	int nr = why ? syscalls__nr(why) : -1;
 
-	if (nr < 0)
-		return GT_EV_GO_BLOCK;
-	switch (syscalls__class(nr)) {
-	case SYSCALL_CLASS_SYNC:
-		return GT_EV_GO_BLOCK_SYNC;
-	case SYSCALL_CLASS_FD:
-		return GT_EV_GO_BLOCK_SELECT;
-	case SYSCALL_CLASS_SLEEP:
-		return GT_EV_GO_SLEEP;
-	default:
-		return GT_EV_GO_BLOCK;
-	}
+	return (uint8_t)model__wait_event(why ? syscalls__nr(why) : -1);
 }
 
 /* A goroutine the file names first by its status: created where the recording begins, at
