@@ -583,21 +583,28 @@ int gt_writer__restack(struct gt_writer *w, uint32_t p, uint64_t id, const struc
 	    id > gt_dedup__max_id(w->stacks))
 		return -EINVAL;
 	err = slot(w, p, &a);
-	if (!err)
+	if (err)
+		goto out;
+	/* On every P: Go 1.23 reads each P's batches in file order but the Ps in an order of
+	 * its own (by time, ties at random), so the definition it keeps last is this one only
+	 * where it follows, on the same P, the one it replaces, wherever that was. Each after
+	 * the definition it replaces and the strings it names, which may still be in another
+	 * P's open batch. */
+	for (a = 0; a < w->nslots; a++) {
 		err = frame_values(w, a, frames, n, vals);
-	/* After the definition it replaces, which may still be in another P's open batch. */
-	if (!err)
-		err = use_stack(w, a, id);
-	if (err)
-		goto out;
-	body = gt_stack_body_len(id, vals, n);
-	if (body > GT_MAX_LONG_BODY)
-		return -E2BIG;
-	err = reserve(w, a, 1 + GT_MAX_VARINT_LEN + body);
-	if (err)
-		goto out;
-	pr = w->procs[a];
-	pr->len = (size_t)(gt_encode_stack(pr->buf + pr->len, id, vals, n, body) - pr->buf);
+		if (!err)
+			err = use_stack(w, a, id);
+		if (err)
+			goto out;
+		body = gt_stack_body_len(id, vals, n);
+		if (body > GT_MAX_LONG_BODY)
+			return -E2BIG;
+		err = reserve(w, a, 1 + GT_MAX_VARINT_LEN + body);
+		if (err)
+			goto out;
+		pr = w->procs[a];
+		pr->len = (size_t)(gt_encode_stack(pr->buf + pr->len, id, vals, n, body) - pr->buf);
+	}
 	w->stats.restacked++;
 	return 0;
 out:

@@ -110,8 +110,9 @@ uint64_t gt_writer__stack_find(struct gt_writer *w, const uint64_t *pcs, size_t 
  * errno set (EOVERFLOW: no id left below 2^32, as Go 1.23 reads them). */
 uint64_t gt_writer__stack(struct gt_writer *w, uint32_t p, const struct gt_frame *frames, size_t n);
 
-/* Defines stack id, handed out before, again as frames (same rules as gt_writer__stack), in P
- * p's batch after the definition it replaces: both Go parsers keep a stack id's last
+/* Defines stack id, handed out before, again as frames (same rules as gt_writer__stack), in
+ * every P's batch (P p's made if it has none) after the definition it replaces: both Go
+ * parsers keep a stack id's last
  * definition for the whole file, so every event naming id shows these frames, while a prefix
  * of the file ending before it still shows the old ones. For names found only at the end (JIT
  * code named by a map written when its process exited). The frames need PCs of their own

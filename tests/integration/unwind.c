@@ -4,12 +4,15 @@
  * main, short-lived processes fully named, wakeups from interrupts attributed to them, code
  * mapped anew where other code was named as it is now, and rows taken from the cache a
  * recording before filled. */
+#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 
 #include "tests/integration/itest.h"
 #include "tests/lib/tcgroup.h"
+#include "user/report/offcpu.h"
+#include "user/report/report.h"
 
 #define PYTHON "/usr/bin/python3"
 #define GDB "/usr/bin/gdb"
@@ -614,6 +617,172 @@ Test(unwind, attached_python_is_whole_from_the_first_sleep)
 	cr_assert_geq(n, 20, "only %zu sleeps of python3 (pid %d) recorded", n, (int)pid);
 	cr_assert_eq(ok, n, "%zu of %zu sleeps lack frames gdb shows", n - ok, n);
 	free(bt);
+}
+
+/* ---- the state at the start: threads asleep throughout ---- */
+
+/* The events a thread blocks with. */
+#define START_BLOCKS (TQ_BIT(GT_EV_GO_BLOCK) | TQ_BIT(GT_EV_GO_BLOCK_SYNC) |                    \
+		      TQ_BIT(GT_EV_GO_BLOCK_SELECT) | TQ_BIT(GT_EV_GO_SLEEP) |                      \
+		      TQ_BIT(GT_EV_GO_BLOCK_COND) | TQ_BIT(GT_EV_GO_SYSBLOCK))
+
+/* Waits up to 10 s until each of pid's n threads sleeps (state S), their tids in tids; false
+ * if they never do. */
+static bool all_asleep(pid_t pid, size_t n, pid_t *tids)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		char path[64], line[512];
+		size_t asleep = 0, seen = 0;
+		struct dirent *d;
+		DIR *dir;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		dir = opendir(path);
+		while (dir && (d = readdir(dir))) {
+			const char *paren;
+			FILE *f;
+
+			if (d->d_name[0] == '.')
+				continue;
+			if (seen < n)
+				tids[seen] = atoi(d->d_name);
+			seen++;
+			snprintf(path, sizeof(path), "/proc/%d/task/%.20s/stat", (int)pid, d->d_name);
+			f = fopen(path, "r");
+			if (f && fgets(line, sizeof(line), f) && (paren = strrchr(line, ')')) &&
+			    paren[1] == ' ' && paren[2] == 'S')
+				asleep++;
+			if (f)
+				fclose(f);
+		}
+		if (dir)
+			closedir(dir);
+		if (seen == n && asleep == n)
+			return true;
+		usleep(10 * 1000);
+	}
+	return false;
+}
+
+/* The pcs gdb shows for thread tid in the output of `thread apply all` GDB_FRAMES. */
+static size_t gdb_thread_pcs(const char *out, pid_t tid, uint64_t *pcs, size_t max)
+{
+	char lwp[32], *section;
+	const char *at, *end;
+	size_t n;
+
+	snprintf(lwp, sizeof(lwp), "(LWP %d)", (int)tid);
+	at = strstr(out, lwp);
+	if (!at)
+		return 0;
+	end = strstr(at, "\nThread ");
+	section = strndup(at, end ? (size_t)(end - at) : strlen(at));
+	cr_assert(section);
+	n = gdb_pcs(section, pcs, max);
+	free(section);
+	return n;
+}
+
+/* A process whose n threads already sleep when `lxtrace record -p` attaches, for 2 s, and
+ * sleep on after it: each thread's block at the start has every frame gdb shows for it
+ * afterwards, in order; and `report --offcpu` counts each the whole recording, one stretch
+ * each, for the reasons in whys (n counts, indexed by enum walk_off). Before: the block at
+ * the start named the syscall alone, and no time off the CPU was counted. */
+static void asleep_throughout(struct workload *w, size_t n, const size_t *whys)
+{
+	pid_t pid = workload__pid(w), tids[16];
+	char pidarg[32], *bt = NULL;
+	struct report s;
+	int rc;
+
+	cr_assert(n <= 16 && all_asleep(pid, n, tids),
+		  "the %zu threads of pid %d did not all fall asleep", n, (int)pid);
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	itest_start((const char *[]){ "-p", pidarg, "-d", "2", NULL });
+	itest_stop(0, 0);
+	rc = run_capture((const char *[]){ GDB, "-batch", "-nx", "-p", pidarg, "-ex",
+					   "thread apply all " GDB_FRAMES, NULL }, 60, &bt, NULL);
+	cr_assert(rc == 0 && bt, "gdb failed (%d)", rc);
+	cr_log_info("gdb's backtraces:\n%s", bt);
+	itest_load();
+	{
+		struct report_opts o = { .sections = REPORT_OFFCPU, .top = 10,
+					 .filter = { .pid = (uint32_t)pid, .to_ns = UINT64_MAX } };
+		char err[512];
+		int fd = open(recorder__path(it.rec), O_RDONLY);
+
+		cr_assert_geq(fd, 0);
+		cr_assert_eq(report__read(fd, &o, &s, err, sizeof(err)), 0, "%s", err);
+		close(fd);
+	}
+	for (size_t k = 0; k < n; k++) {
+		const struct gt_event *e;
+		uint64_t pcs[128];
+		size_t i = 0, npcs = gdb_thread_pcs(bt, tids[k], pcs, 128);
+
+		cr_assert_geq(npcs, 3, "gdb showed %zu frames of thread %d", npcs, (int)tids[k]);
+		e = tq_next(it.trace, &i, START_BLOCKS, (uint32_t)tids[k]);
+		itest_expect(e && e->stack, (uint32_t)tids[k], "no block of thread %d", (int)tids[k]);
+		if (!has_pcs_in_order(e->stack, pcs, npcs))
+			print_stack(e->stack);
+		cr_assert(has_pcs_in_order(e->stack, pcs, npcs),
+			  "thread %d's block at the start lacks frames gdb shows", (int)tids[k]);
+		i++;
+		cr_assert_null(tq_next(it.trace, &i, TQ_WAKEUPS, (uint32_t)tids[k]),
+			       "thread %d woke during the recording", (int)tids[k]);
+	}
+	for (int why = 0; why < WALK_OFFS; why++) {
+		const struct hist *h = offcpu__hist(s.off, why);
+
+		cr_assert_eq(h ? h->count : 0, whys[why], "%zu stretches off the CPU for %s, not %zu",
+			     h ? (size_t)h->count : 0, offcpu__reason(why), whys[why]);
+		if (!h || !h->count)
+			continue;
+		/* From the recording's start to its end: the span but the init phase's ticks. */
+		cr_assert_geq(h->min * 100, s.st.span_ns * 99, "%s: %llu ns of %llu",
+			      offcpu__reason(why), (unsigned long long)h->min,
+			      (unsigned long long)s.st.span_ns);
+	}
+	report__free(&s);
+	free(bt);
+}
+
+/* A stuck pool built without frame pointers: five threads in read() of a pipe nobody writes
+ * (pool_wait <- pool_worker), main in pthread_join. */
+Test(unwind, attached_stuck_pool_has_gdbs_stacks_for_the_whole_recording)
+{
+	size_t whys[WALK_OFFS] = { [WALK_OFF_FD] = 5, [WALK_OFF_LOCK] = 1 };
+	struct workload *w;
+
+	if (access(GDB, X_OK))
+		cr_skip_test("needs %s (scripts/deps.sh installs it)", GDB);
+	itest_require_root();
+	w = workload__start("frameless", (const char *[]){ "pool", "5", NULL });
+	cr_assert(w, "cannot start frameless: %s", strerror(errno));
+	asleep_throughout(w, 6, whys);
+	workload__free(w);
+}
+
+/* python3's threads asleep in a lock and in a read of a pipe, main in join. */
+Test(unwind, attached_python_threads_have_gdbs_stacks_for_the_whole_recording)
+{
+	static const char code[] = "import os, threading\n"
+				   "r, w = os.pipe()\n"
+				   "lock = threading.Lock()\nlock.acquire()\n"
+				   "ts = [threading.Thread(target=lock.acquire) for _ in range(2)]\n"
+				   "ts += [threading.Thread(target=os.read, args=(r, 1)) for _ in range(2)]\n"
+				   "for t in ts: t.start()\n"
+				   "for t in ts: t.join()\n";
+	size_t whys[WALK_OFFS] = { [WALK_OFF_FD] = 2, [WALK_OFF_LOCK] = 3 };
+	struct workload *w;
+
+	if (access(GDB, X_OK) || access(PYTHON, X_OK))
+		cr_skip_test("needs %s and %s (scripts/deps.sh installs them)", GDB, PYTHON);
+	itest_require_root();
+	w = workload__start(PYTHON, (const char *[]){ "-c", code, NULL });
+	cr_assert(w, "cannot start python3: %s", strerror(errno));
+	asleep_throughout(w, 5, whys);
+	workload__free(w);
 }
 
 /* ---- samples of Debian's programs reach main ---- */

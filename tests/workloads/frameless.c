@@ -13,6 +13,8 @@
  *                          same CPU, for MS ms: the sleeper's wakeups come from the timer
  *   frameless signal N     main -> spin_outer spinning, interrupted N times by SIGALRM, whose
  *                          handler sleeps 2 ms: a stack through the signal trampoline
+ *   frameless pool N       a stuck pool: N threads pool_worker -> pool_wait -> read() of a
+ *                          pipe nobody writes, main in pthread_join, until killed
  *
  * It reports the lines of the calls for the tests to check the frames' lines (stat *_line:
  * each is set on the line before its call). */
@@ -188,6 +190,38 @@ static void signal_spin(long n)
 	ualarm(0, 0);
 }
 
+NOINLINE static long pool_wait(char *buf)
+{
+	long n = read(fds[0], buf, 1);
+
+	KEEP(n);
+	return n;
+}
+
+static void *pool_worker(void *arg)
+{
+	char buf[4];
+	long n;
+
+	wl_tid("worker");
+	n = pool_wait(buf);
+	KEEP(n);
+	return arg;
+}
+
+static void pool(long n)
+{
+	pthread_t t;
+
+	if (pipe(fds))
+		wl_die("pipe");
+	for (long i = 0; i < n; i++)
+		if (pthread_create(&t, NULL, pool_worker, NULL))
+			wl_die("start a worker");
+	wl_tid("main");
+	pthread_join(t, NULL);
+}
+
 static void *sleeper(void *arg)
 {
 	wl_tid("sleeper");
@@ -232,8 +266,10 @@ int main(int argc, char **argv)
 		wl_tid("spinner");
 		signal_spin(wl_arg(argc, argv, 2, 100, 1, 100000));
 		wl_stat("handler_line", handler_line);
+	} else if (!strcmp(mode, "pool")) {
+		pool(wl_arg(argc, argv, 2, 5, 1, 1000));
 	} else {
-		fprintf(stderr, "usage: frameless read|callers|leaf|irq|signal N\n");
+		fprintf(stderr, "usage: frameless read|callers|leaf|irq|signal|pool N\n");
 		return 2;
 	}
 	return 0;

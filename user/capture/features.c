@@ -62,6 +62,9 @@ static const struct row rows[FEAT_COUNT] = {
 			      "annotations: only of the processes -p names, as they run at the "
 			      "start (libbpf attaches a file's USDT probes for every process only "
 			      "with cookies)", USE_ANNOTATIONS },
+	[FEAT_TASK_COPY] = { "task_copy", "another task's memory from a task iterator",
+			     "kernel 5.18+", "threads asleep at the start: their kernel stack and "
+			     "syscall, no user frames, until they wake", USE_USER_STACKS },
 };
 
 const char *features__name(enum feature which)
@@ -127,6 +130,20 @@ static int tp_args(const struct btf *vmlinux, const char *name)
 static bool helper(enum bpf_func_id id)
 {
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, id, NULL) == 1;
+}
+
+/* Whether the kernel knows helper name: an enumerator of its enum bpf_func_id. (Probing a
+ * tracing program's helper needs a function to attach to, which libbpf's probes lack.) */
+static bool btf_helper(const struct btf *vmlinux, const char *name)
+{
+	int id = btf__find_by_name_kind(vmlinux, "bpf_func_id", BTF_KIND_ENUM);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(vmlinux, id) : NULL;
+	const struct btf_enum *e = t ? btf_enum(t) : NULL;
+
+	for (int i = 0; e && i < btf_vlen(t); i++, e++)
+		if (!strcmp(btf__name_by_offset(vmlinux, e->name_off), name))
+			return true;
+	return false;
 }
 
 /* The verifier refuses a sleepable program of a type that cannot sleep; kprobe programs can
@@ -197,6 +214,7 @@ int features__probe(struct features *f)
 	f->have[FEAT_SWITCH_STATE] = tp_args(vmlinux, "sched_switch") >= 4;
 	f->have[FEAT_EXIT_GROUP] = tp_args(vmlinux, "sched_process_exit") >= 2;
 	f->have[FEAT_RSS_TP] = tp_args(vmlinux, "rss_stat") >= 2;
+	f->have[FEAT_TASK_COPY] = btf_helper(vmlinux, "BPF_FUNC_copy_from_user_task");
 	f->have[FEAT_MM_SEQ] = mm_seqcount(vmlinux) && tp_args(vmlinux, "vm_unmapped_area") >= 2 &&
 			       tp_args(vmlinux, "mmap_lock_acquire_returned") >= 3;
 	/* KASAN doubles the kernel stack (KASAN_STACK_ORDER). */

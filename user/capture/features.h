@@ -27,6 +27,8 @@ enum feature {
 	FEAT_RSS_TP,		/* the rss_stat tracepoint */
 	FEAT_SLEEPABLE_UPROBE,	/* sleepable uprobes, for annotation strings not yet paged in */
 	FEAT_BPF_COOKIE,	/* BPF cookies on uprobes: USDT probes of a file for every process */
+	FEAT_TASK_COPY,		/* bpf_copy_from_user_task in sleepable task iterators: the user
+				 * stacks of the threads asleep at the start (startstate.h) */
 	FEAT_COUNT
 };
 

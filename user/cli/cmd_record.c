@@ -35,6 +35,7 @@
 #include "lib/sudo_user.h"
 #include "user/capture/capture.h"
 #include "user/capture/features.h"
+#include "user/capture/startstate.h"
 #include "user/cli/cmd.h"
 #include "user/cli/output_file.h"
 #include "user/cli/record_args.h"
@@ -625,6 +626,7 @@ struct recording {
 	struct gt_writer *writer;	/* --format=go1.19 */
 	struct gt2_writer *writer2;	/* --format=go1.23 */
 	struct model *model;
+	struct startstate *start_state;	/* the stacks of the threads asleep at the start */
 	struct record_flight *flight;
 	struct sink sink;
 	struct disk_cache *row_cache;	/* NULL: none */
@@ -804,6 +806,7 @@ static int print_check(struct recording *r)
 {
 	const struct record_args *a = &r->args;
 	struct capture_opts o;
+	char start_why[160] = "";
 	int err = check_kernel(&r->feat);
 
 	if (err == -ENOENT)
@@ -817,13 +820,74 @@ static int print_check(struct recording *r)
 		if (r->cap)
 			r->feat = *capture__features(r->cap);
 	}
+	/* The start's program is loaded too: its refusal is a loss of its own. */
+	if (!err && (r->stack_kern || r->stack_user))
+		startstate__free(startstate__read(&r->feat, NULL, 0, r->stack_kern, r->stack_user,
+						  start_why, sizeof(start_why)));
 	features__print_table(&r->feat, stdout);
 	printf("\nA recording with these options, here:\n");
 	if (err)
 		printf("  cannot run\n");
-	else if (!features__print_missing(&r->feat, feature_uses(a), "  ", stdout))
+	else if (!features__print_missing(&r->feat, feature_uses(a), "  ", stdout) &&
+		 !start_why[0])
 		printf("  misses nothing\n");
+	if (!err && start_why[0])
+		printf("  threads asleep at the start: %s\n", start_why);
 	return err ? 1 : 0;
+}
+
+static const struct lx_stack *start_stack(void *ctx, uint32_t tid, size_t *size)
+{
+	return startstate__stack(ctx, tid, size);
+}
+
+/* With stacks: the stacks of the threads asleep now, for the init phase to block them at
+ * (startstate.h). Without them the recording goes on, their blocks naming the syscall alone,
+ * said in one line with say. */
+static void read_start_state(struct recording *r, bool say)
+{
+	char why[160];
+	uint32_t *tids = NULL;
+	size_t n = 0;
+	int err;
+
+	err = model__sleepers(r->model, &tids, &n);
+	if (!err) {
+		r->start_state = startstate__read(capture__features(r->cap), tids, n, r->stack_kern,
+						  r->stack_user, why, sizeof(why));
+		err = r->start_state ? 0 : -errno;
+	} else {
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	}
+	free(tids);
+	if (why[0] && say)
+		fprintf(stderr, PREFIX "threads asleep at the start: %s\n", why);
+	model__start_stacks(r->model, r->start_state ? start_stack : NULL, r->start_state);
+}
+
+/* How long the start waits for the unwind rows of the stacks of the threads asleep: before
+ * the programs attach, as long as a large library's rows take on a busy machine (the stacks
+ * are read again once attached, those of threads that slept on then walked with these rows);
+ * after, briefly, as the rings fill meanwhile. */
+#define START_ROWS_BEFORE_NS (3000 * 1000 * 1000ull)
+#define START_ROWS_AFTER_NS (300 * 1000 * 1000ull)
+
+/* Whether the stacks of the threads asleep are read: with stacks, in a target mode. Not for
+ * the whole machine, whose hundreds of sleepers' walks and symbols at the start would hold the
+ * rings unread long enough to lose records. */
+static bool start_stacks_wanted(const struct recording *r)
+{
+	return (r->stack_kern || r->stack_user) && r->target;
+}
+
+/* The stacks of the threads asleep before the attach, for their rows to load meanwhile. */
+static void prefetch_start_rows(struct recording *r)
+{
+	read_start_state(r, true);
+	model__await_start_rows(r->model, START_ROWS_BEFORE_NS);
+	model__start_stacks(r->model, NULL, NULL);
+	startstate__free(r->start_state);
+	r->start_state = NULL;
 }
 
 /* Read ahead, attach, write the initial state, publish the file, release the command. */
@@ -840,6 +904,8 @@ static int start_recording(struct recording *r)
 		report_model_error(&r->out, "reading ahead for the call stacks", err);
 		return err;
 	}
+	if (start_stacks_wanted(r))
+		prefetch_start_rows(r);
 	/* Attach. The trace starts just before, so that no record predates it; threads that the
 	 * /proc scan of model__start finds were either there at the start or are also seen being
 	 * created, which the model reconciles. */
@@ -851,7 +917,12 @@ static int start_recording(struct recording *r)
 		err = attach_usdt(r->cap, r->usdt, r->target, r->cmd);
 	if (err)
 		return err;
+	if (start_stacks_wanted(r))
+		read_start_state(r, false);
+	model__await_start_rows(r->model, START_ROWS_AFTER_NS);
 	err = model__start(r->model, r->start);
+	startstate__free(r->start_state);
+	r->start_state = NULL;
 	if (err) {
 		report_model_error(&r->out, "writing the initial state", err);
 		return err;

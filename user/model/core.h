@@ -58,6 +58,8 @@ struct model {
 	char *proc_root;
 	bool (*keep)(void *ctx, const struct procscan_thread *t);
 	void *keep_ctx;
+	model_start_stack_fn start_stack;	/* model__start_stacks */
+	void *start_ctx;
 	uint32_t helper_pid;		/* opts.helper_pid */
 	bool rss;
 	struct u64map *rss_pages;	/* pid -> resident pages, for the processes that have some */

@@ -121,18 +121,52 @@ struct model *model__new(const struct model_opts *opts)
 	return m;
 }
 
+/* Thread tid's stack at the start (model__start_stacks), or NULL. */
+static const struct lx_stack *start_stack(const struct model *m, uint32_t tid)
+{
+	size_t size;
+
+	return m->start_stack && m->cs ? m->start_stack(m->start_ctx, tid, &size) : NULL;
+}
+
+/* Whether pt is a thread the init phase leaves out: exited (nothing of it can be shown), the
+ * recorder's own or its helper's (whose records the BPF side leaves out too). */
+static bool left_out(const struct model *m, const struct procscan_thread *pt)
+{
+	return pt->state == 'Z' || pt->state == 'X' || pt->pid == (uint32_t)getpid() ||
+	       (m->helper_pid && pt->pid == m->helper_pid);
+}
+
+/* Waits, for at most limit_ns in all, until each stack of a thread in live read at the start
+ * (model__start_stacks) can be walked: the rows of its binaries loaded (callstacks__ready). */
+static void wait_start_rows(struct model *m, const struct procscan_thread *live, size_t n,
+			    uint64_t limit_ns)
+{
+	uint64_t until = now_ns() + limit_ns;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct lx_stack *st = live[i].state == 'R' || left_out(m, &live[i]) ? NULL :
+					    start_stack(m, live[i].tid);
+
+		if (!st)
+			continue;
+		callstacks__note(m->cs, live[i].pid);
+		while (now_ns() < until &&
+		       !callstacks__ready_within(m->cs, live[i].pid, st, limit_ns))
+			usleep(2000);
+	}
+}
+
 /* One thread alive at start: created runnable, then run and blocked on the housekeeping P
  * unless it is running (on a CPU the model learns from its first record). */
 static int init_thread(struct model *m, const struct procscan_thread *pt)
 {
 	struct thread *t;
 	uint64_t new_stk;
+	enum gt_type wait;
 	int err = 0;
 
-	/* Zombies have exited: nothing of theirs can be shown. The recorder's own threads and
-	 * its helper's are left out as the BPF side leaves out their records. */
-	if (pt->state == 'Z' || pt->state == 'X' || pt->pid == (uint32_t)getpid() ||
-	    (m->helper_pid && pt->pid == m->helper_pid) || threads__find(m->threads, pt->tid))
+	if (left_out(m, pt) || threads__find(m->threads, pt->tid))
 		return 0;
 	/* Unreadable memory counts 0 until the process's first rss record corrects it. */
 	if (m->rss && pt->tid == pt->pid) {
@@ -157,17 +191,24 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	t->scanned = 1;
 	if (pt->state == 'R') {
 		t->unplaced = 1;
-		return m->out->found(m, t, new_stk, false, -1);
+		return m->out->found(m, t, new_stk, GT_EV_NONE, -1);
 	}
 	/* Started and blocked there, not GoWaiting: Go 1.19's goroutine tables take a goroutine's
 	 * name from its first GoStart and count it waiting for a CPU from its creation to that
 	 * start, so a thread that sleeps through the recording would be a nameless one waiting
-	 * for a CPU all along. GoBlock, whatever it sleeps in: its time until the first wakeup is
-	 * counted nowhere, as the time before the recording is unknown; a GoInSyscall would make
+	 * for a CPU all along. Blocked as a switch out of its syscall would block it (the report
+	 * counts its time off the CPU from the recording's start, as the time before is
+	 * unknown); a GoInSyscall would make
 	 * Go 1.23 draw the thread as running a syscall on the housekeeping P (its view=proc) or on
 	 * its thread (view=thread) from the start until it wakes (docs/viewing.md). The Go
-	 * 1.22+ format states it waiting, with the stack it waits at. */
-	err = m->out->found(m, t, new_stk, true, pt->syscall);
+	 * 1.22+ format states it waiting, with the stack it waits at: the one read when the
+	 * recording started (model__start_stacks), or its syscall alone. */
+	m->rs = start_stack(m, pt->tid);
+	/* Uninterruptible: the kernel doing the syscall's work, which no block of a thread
+	 * found asleep can say (a switch says it with GoSysBlock). */
+	wait = pt->state == 'D' ? GT_EV_GO_BLOCK : model__wait_event(pt->syscall);
+	err = m->out->found(m, t, new_stk, wait, pt->syscall);
+	m->rs = NULL;
 	t->seq++;
 	t->state = THREAD_WAITING;
 	return err;
@@ -186,6 +227,39 @@ static int kept_threads(const struct model *m, struct procscan_thread **out, siz
 			(*out)[kept++] = (*out)[i];
 	*n = kept;
 	return 0;
+}
+
+int model__sleepers(struct model *m, uint32_t **tids, size_t *n)
+{
+	struct procscan_thread *live = NULL;
+	size_t nlive = 0;
+	int err = kept_threads(m, &live, &nlive);
+
+	*tids = NULL;
+	*n = 0;
+	if (!err && nlive && !(*tids = calloc(nlive, sizeof(**tids))))
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < nlive; i++)
+		if (live[i].state != 'R' && !left_out(m, &live[i]))
+			(*tids)[(*n)++] = live[i].tid;
+	free(live);
+	return err;
+}
+
+void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx)
+{
+	m->start_stack = fn;
+	m->start_ctx = ctx;
+}
+
+void model__await_start_rows(struct model *m, uint64_t limit_ns)
+{
+	struct procscan_thread *live = NULL;
+	size_t n = 0;
+
+	if (m->cs && m->start_stack && !kept_threads(m, &live, &n))
+		wait_start_rows(m, live, n, limit_ns);
+	free(live);
 }
 
 int model__prepare(struct model *m, bool kernel, bool user)
@@ -269,6 +343,7 @@ int model__start(struct model *m, uint64_t ts)
 	if (!err && m->sysrets)
 		err = says_sysrets(m);
 	m->started = true;
+	m->start_stack = NULL;
 	model_remove_reaped(m);
 out:
 	free(live_threads);

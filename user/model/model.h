@@ -192,6 +192,28 @@ struct model *model__new(const struct model_opts *opts);
  * user. 0 or -errno (proc_root unreadable, out of memory). */
 int model__prepare(struct model *m, bool kernel, bool user);
 
+/* The event a thread sleeping (interruptibly) in syscall nr (-1: none) blocks with, for the
+ * kind of wait the syscall is (syscalls__class): what a reader of a Go 1.22+ file, whose
+ * blocks give the syscall's name, tells as 1.19's event too. */
+enum gt_type model__wait_event(int nr);
+
+/* The threads the init phase will write as asleep (those opts.keep keeps, not the recorder's),
+ * in *tids (malloc'd) and *n: whose stacks the caller may read for model__start_stacks. */
+int model__sleepers(struct model *m, uint32_t **tids, size_t *n);
+
+/* Thread tid's call stack when the recording started and its size in bytes (a struct lx_stack
+ * and its copy of the user stack, as records carry them), or NULL. */
+typedef const struct lx_stack *(*model_start_stack_fn)(void *ctx, uint32_t tid, size_t *size);
+
+/* Before model__start: the init phase blocks each thread found asleep at the stack fn gives
+ * (its syscall alone without one); fn's stacks are read until model__start returns or the
+ * next call. */
+void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx);
+
+/* Waits, at most limit_ns, until the stacks fn gives can be walked whole: the unwind rows of
+ * their binaries loaded (asked for now if they were not). */
+void model__await_start_rows(struct model *m, uint64_t limit_ns);
+
 /* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,
  * then the CPUs started. Must precede every record. -EINVAL for a ts past 2^63. */
 int model__start(struct model *m, uint64_t ts);

@@ -36,19 +36,19 @@ static int lx_found(struct model *m, uint64_t stk)
 
 /* Created on the housekeeping P; a waiting one started and blocked there, a tick apart
  * (model.c, init_thread, says why). */
-static int found(struct model *m, struct thread *t, uint64_t new_stk, bool waiting, int nr)
+static int found(struct model *m, struct thread *t, uint64_t new_stk, enum gt_type wait, int nr)
 {
 	uint64_t stk;
 	int err = emit(m, m->hk, GT_EV_GO_CREATE, t->goid, new_stk, 0);
 
-	if (err || !waiting)
+	if (err || wait == GT_EV_NONE)
 		return err;
 	m->now++;
 	err = emit(m, m->hk, GT_EV_GO_START, t->goid, t->seq, 0);
 	if (!err)
 		err = model_thread_stack(m, m->hk, t, nr, &stk);
 	m->now++;
-	return err ? err : emit(m, m->hk, GT_EV_GO_BLOCK, stk, 0, 0);
+	return err ? err : emit(m, m->hk, wait, stk, 0, 0);
 }
 
 static int gomaxprocs(struct model *m)

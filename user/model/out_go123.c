@@ -43,17 +43,18 @@ static int lx_found(struct model *m, uint64_t stk)
 }
 
 /* lxtrace's thread holds the housekeeping P again, in its syscall: runs there, returns and
- * enters it anew (the P then in the syscall, for the next thread there to take). */
-static int lx_hold(struct model *m)
+ * enters it anew (the P then in the syscall, for the next thread there to take). With
+ * always, also when it holds it already: it returns and enters anew. */
+static int lx_hold_now(struct model *m, bool always)
 {
 	struct gt2_stack s;
 	uint64_t stk;
 	int err;
 
-	if (!m->lx_off)
+	if (!m->lx_off && !always)
 		return 0;
 	if ((err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk)) ||
-	    (err = gt2_writer__run(m->w2, m->now, m->hk, LXTRACE_GOID)) ||
+	    (m->lx_off && (err = gt2_writer__run(m->w2, m->now, m->hk, LXTRACE_GOID))) ||
 	    (err = gt2_writer__syscall_end(m->w2, m->now, LXTRACE_GOID)))
 		return err;
 	s = stack_of(m, stk);
@@ -62,23 +63,44 @@ static int lx_hold(struct model *m)
 	return err;
 }
 
+static int lx_hold(struct model *m)
+{
+	return lx_hold_now(m, false);
+}
+
+/* A wait on a lock or on descriptors, which 1.19 writes as GoBlockSync or GoBlockSelect: its
+ * reason says so first ("sync: futex", "select: read"). Go 1.23's block profile (-pprof=sync,
+ * the viewer's /block) takes only waits whose reason holds "chan", "sync" or "select", as it
+ * reads those 1.19 events ("sync", "select"): with the syscall's name alone it was empty. */
+static int block_classed(struct model *m, struct thread *t, enum gt_type ev, int nr,
+			 const struct gt2_stack *s)
+{
+	char why[64];
+
+	snprintf(why, sizeof(why), "%s: %s", ev == GT_EV_GO_BLOCK_SYNC ? GT2_REASON_SYNC :
+		 GT2_REASON_SELECT, reason(nr));
+	return gt2_writer__leave(m->w2, m->now, t->tid, GT2_BLOCKED, why, s);
+}
+
 /* Found runnable at its program's frame; a waiting one then runs on the housekeeping P for
  * an instant and blocks there at the stack it waits at, as in the 1.19 format: Go 1.23's
  * goroutine table names a goroutine by the root frame of its first transition with a stack,
  * which a GoStatusStack is not, so a thread asleep throughout would have no name there. */
-static int found(struct model *m, struct thread *t, uint64_t new_stk, bool waiting, int nr)
+static int found(struct model *m, struct thread *t, uint64_t new_stk, enum gt_type wait, int nr)
 {
 	struct gt2_stack s = stack_of(m, new_stk);
 	uint64_t stk;
 	int err = gt2_writer__thread_found(m->w2, m->now, t->tid, GT2_G_RUNNABLE, -1, NULL, &s);
 
-	if (err || !waiting)
+	if (err || wait == GT_EV_NONE)
 		return err;
 	m->lx_off = true;
 	if ((err = gt2_writer__run(m->w2, m->now, m->hk, t->tid)) ||
 	    (err = model_thread_stack(m, m->hk, t, nr, &stk)))
 		return err;
 	s = stack_of(m, stk);
+	if (wait == GT_EV_GO_BLOCK_SYNC || wait == GT_EV_GO_BLOCK_SELECT)
+		return block_classed(m, t, wait, nr, &s);
 	return gt2_writer__leave(m->w2, m->now, t->tid, GT2_BLOCKED, reason(nr), &s);
 }
 
@@ -89,12 +111,12 @@ static int gomaxprocs(struct model *m)
 	return 0;
 }
 
+/* A P is taken by the thread that runs on it; but the recording's end is an event, as the
+ * 1.19 format's ProcStops are, so that a reader knows until when a thread still asleep then
+ * was off the CPU: lxtrace's thread, which stops the recording, returns from its syscall. */
 static int proc(struct model *m, uint32_t p, bool start)
 {
-	(void)m;
-	(void)p;
-	(void)start;
-	return 0;
+	return start || p != m->hk ? 0 : lx_hold_now(m, true);
 }
 
 static int create(struct model *m, uint32_t p, struct thread *t, uint64_t new_stk,
@@ -125,20 +147,6 @@ static int run(struct model *m, uint32_t p, struct thread *t)
 		err = gt2_writer__syscall_end(m->w2, m->now, t->tid);
 	}
 	return err;
-}
-
-/* A wait on a lock or on descriptors, which 1.19 writes as GoBlockSync or GoBlockSelect: its
- * reason says so first ("sync: futex", "select: read"). Go 1.23's block profile (-pprof=sync,
- * the viewer's /block) takes only waits whose reason holds "chan", "sync" or "select", as it
- * reads those 1.19 events ("sync", "select"): with the syscall's name alone it was empty. */
-static int block_classed(struct model *m, struct thread *t, enum gt_type ev, int nr,
-			 const struct gt2_stack *s)
-{
-	char why[64];
-
-	snprintf(why, sizeof(why), "%s: %s", ev == GT_EV_GO_BLOCK_SYNC ? GT2_REASON_SYNC :
-		 GT2_REASON_SELECT, reason(nr));
-	return gt2_writer__leave(m->w2, m->now, t->tid, GT2_BLOCKED, why, s);
 }
 
 static int stop(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, uint64_t stk,

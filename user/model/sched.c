@@ -42,26 +42,8 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 	if (state == LX_PREV_DISK && nr >= 0 && m->syscalls != MODEL_SYSCALLS_NONE) {
 		/* Uninterruptible inside a syscall: the kernel is doing the syscall's work. */
 		ev = GT_EV_GO_SYSBLOCK;
-	} else if (nr < 0) {
-		ev = GT_EV_GO_BLOCK;
 	} else {
-		/* Waiting for another thread or an event. Not GoBlockNet: both parsers put its
-		 * unblock on a fake P with no thread, which 1.23's thread view draws as a thread
-		 * 18446744073709551615 (docs/viewing.md). */
-		switch (cls) {
-		case SYSCALL_CLASS_SYNC:
-			ev = GT_EV_GO_BLOCK_SYNC;
-			break;
-		case SYSCALL_CLASS_FD:
-			ev = GT_EV_GO_BLOCK_SELECT;
-			break;
-		case SYSCALL_CLASS_SLEEP:
-			ev = GT_EV_GO_SLEEP;
-			break;
-		default:
-			ev = GT_EV_GO_BLOCK;
-			break;
-		}
+		ev = model__wait_event(nr);
 	}
 	if (ev == GT_EV_GO_SYSBLOCK) {
 		/* In --syscalls=all the entry's GoSysCall may already be its latest event; then the

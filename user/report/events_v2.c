@@ -444,25 +444,12 @@ static bool classed(const char *why, const char *cls)
 static uint8_t block_type(const struct events_v2 *s, uint64_t reason)
 {
 	const char *why = gt_dict__string(s->d, reason);
-	int nr;
 
 	if (why && classed(why, GT2_REASON_SYNC))
 		return GT_EV_GO_BLOCK_SYNC;
 	if (why && classed(why, GT2_REASON_SELECT))
 		return GT_EV_GO_BLOCK_SELECT;
-	nr = why ? syscalls__nr(why) : -1;
-	if (nr < 0)
-		return GT_EV_GO_BLOCK;
-	switch (syscalls__class(nr)) {
-	case SYSCALL_CLASS_SYNC:
-		return GT_EV_GO_BLOCK_SYNC;
-	case SYSCALL_CLASS_FD:
-		return GT_EV_GO_BLOCK_SELECT;
-	case SYSCALL_CLASS_SLEEP:
-		return GT_EV_GO_SLEEP;
-	default:
-		return GT_EV_GO_BLOCK;
-	}
+	return (uint8_t)model__wait_event(why ? syscalls__nr(why) : -1);
 }
 
 /* A goroutine the file names first by its status: created where the recording begins, at
@@ -798,6 +785,11 @@ struct events_v2 *events_v2__new(int fd)
 const struct gt_dict *events_v2__dict(const struct events_v2 *s)
 {
 	return s->d;
+}
+
+uint64_t events_v2__last_ns(const struct events_v2 *s)
+{
+	return s->last_ns;
 }
 
 const char *events_v2__error(const struct events_v2 *s)

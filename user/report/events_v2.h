@@ -28,6 +28,9 @@ struct events_v2 *events_v2__new(int fd);
 int events_v2__next(struct events_v2 *s, struct gt_event *e);
 
 const struct gt_dict *events_v2__dict(const struct events_v2 *s);
+/* The time of the latest record read, told as an event or not (the recording's end is one
+ * of lxtrace's goroutine, which no 1.19 event tells). */
+uint64_t events_v2__last_ns(const struct events_v2 *s);
 const char *events_v2__error(const struct events_v2 *s);
 
 /* Accepts NULL. */

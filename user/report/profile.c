@@ -120,6 +120,9 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 		sink.wait = on_wait;
 	else
 		sink.offcpu = on_offcpu;
+	/* A wait the recording cut is time off the CPU, not a syscall's latency. */
+	if (kind == PROFILE_OFFCPU)
+		sink.offcpu_cut = on_offcpu;
 	ret = walk__file(fd, f, &sink, &st, err, errlen);
 	if (!ret && p->oom) {
 		ret = -ENOMEM;

@@ -30,6 +30,12 @@ static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
 		syslat__offcpu(r->sys, t, why, stk, sys, ns, at);
 }
 
+static void on_offcpu_cut(void *ctx, const struct walk_thread *t, enum walk_off why,
+			  const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at)
+{
+	offcpu__add(((struct report *)ctx)->off, t, why, stk, sys, ns, at);
+}
+
 static void on_syscall(void *ctx, const struct walk_thread *t, const char *sys, uint64_t ns,
 		       uint64_t at)
 {
@@ -80,6 +86,8 @@ int report__read(int fd, const struct report_opts *o, struct report *r, char *er
 		sink.wait = on_wait;
 	if (r->off || r->sys)
 		sink.offcpu = on_offcpu;
+	if (r->off)
+		sink.offcpu_cut = on_offcpu_cut;
 	if (r->sys)
 		sink.syscall = on_syscall;
 	if (r->cpu)

@@ -363,6 +363,26 @@ static void tell_entry(struct walk *w, struct tstate *t)
 	t->call_stk = t->sys_stk;
 }
 
+/* t's stretch off the CPU, which ends at ts (a run, or with end the end of the file), told to
+ * the sink. One begun in the init phase (a thread asleep when the recording started) counts
+ * from the recording's start: the time before it is unknown. */
+static void tell_off(struct walk *w, struct tstate *t, uint64_t ts, bool end)
+{
+	bool cut = end || t->left_at <= w->init_end;
+	uint64_t from = cut && t->left_at < w->init_end ? w->init_end : t->left_at;
+	uint64_t at = ns_of(w, ts);
+	const struct gt_stack *s;
+	void (*tell)(void *ctx, const struct walk_thread *t, enum walk_off why,
+		     const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at) =
+		cut ? w->s->offcpu_cut : w->s->offcpu;
+
+	if (!t->off || t->invented_stop || t->own || model__standin(t->pub.g) || !tell ||
+	    !keeps(w, &t->pub, at))
+		return;
+	s = t->left_stk;
+	tell(w->s->ctx, &t->pub, t->left_why, s, ident__syscall(s), at - ns_of(w, from), at);
+}
+
 static void on_start(struct walk *w, const struct gt_event *e)
 {
 	struct tstate *t = thread_of(w, e->g, true);
@@ -391,13 +411,7 @@ static void on_start(struct walk *w, const struct gt_event *e)
 			if (t->pub.id.pid)
 				tell_wait(w, t);
 		}
-		if (t->off && !t->invented_stop && t->left_at > w->init_end && w->s->offcpu &&
-		    keeps(w, &t->pub, at)) {
-			const struct gt_stack *s = t->left_stk;
-
-			w->s->offcpu(w->s->ctx, &t->pub, t->left_why, s, ident__syscall(s),
-				     ns_of(w, e->ts) - ns_of(w, t->left_at), at);
-		}
+		tell_off(w, t, e->ts, false);
 	}
 	t->runnable = t->off = t->exec_start = t->invented_wake = t->invented_stop = false;
 }
@@ -740,6 +754,8 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 			break;
 		}
 	}
+	if (w.v2 && !first && events_v2__last_ns(w.v2) > last)
+		last = events_v2__last_ns(w.v2);
 	/* What the threads alive at the end still hold. */
 	for (size_t i = 0; !ret && i < w.nthreads; i++) {
 		if (w.threads[i].live && w.threads[i].wait_pending)
@@ -748,6 +764,9 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 			tell_entry(&w, &w.threads[i]);
 		if (w.threads[i].live && w.threads[i].call_open)
 			tell_call(&w, &w.threads[i], 0);
+		/* Still off the CPU: asleep until the end, maybe the whole recording. */
+		if (w.threads[i].live && w.init_end)
+			tell_off(&w, &w.threads[i], last, true);
 	}
 	st->span_ns = ns_of(&w, last);
 	free_walk(&w);

@@ -71,6 +71,11 @@ struct walk_sink {
 	 * stk (NULL when none), in syscall `sys` (NULL when in none). */
 	void (*offcpu)(void *ctx, const struct walk_thread *t, enum walk_off why,
 		       const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at);
+	/* The same for a stretch the recording cut: begun before it started (counted from its
+	 * start) or not over when it ended (at its end). Time off the CPU, never a syscall's
+	 * whole latency. NULL: not told. */
+	void (*offcpu_cut)(void *ctx, const struct walk_thread *t, enum walk_off why,
+			   const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at);
 	/* A syscall call (recorded with --syscalls=all): it ended at `at` after ns, its whole
 	 * length from its entry to its return; WALK_NO_LENGTH when the file has no return for it
 	 * (recorded without returns, lost, or never made: exit), `at` then its entry. Its blocks

@@ -597,6 +597,12 @@ static bool awaits_file(struct callstacks *cs, uint32_t pid, const struct lx_sta
 
 bool callstacks__ready(struct callstacks *cs, uint32_t pid, const struct lx_stack *st)
 {
+	return callstacks__ready_within(cs, pid, st, LATE_WAIT_NS);
+}
+
+bool callstacks__ready_within(struct callstacks *cs, uint32_t pid, const struct lx_stack *st,
+			      uint64_t limit_ns)
+{
 	const struct late_walk lw = { cs->sym, cs->cfi, proc_of(cs, pid) };
 	enum late_walk_end end;
 	unsigned n = st->nuser;
@@ -619,7 +625,7 @@ held:
 		cs->held_since = now;
 		cs->st.late_held++;
 	}
-	if (now - cs->held_since < LATE_WAIT_NS && !cs->no_wait)
+	if (now - cs->held_since < limit_ns && !cs->no_wait)
 		return false;
 	cs->held_since = 0;
 	return true;

@@ -122,6 +122,9 @@ void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi);
  * lack of rows (LX_USTACK_COPY) waits for them, for at most a second from the first false;
  * the stream holds its records meanwhile (merge.h). */
 bool callstacks__ready(struct callstacks *cs, uint32_t pid, const struct lx_stack *st);
+/* The same, waiting at most limit_ns from the first false. */
+bool callstacks__ready_within(struct callstacks *cs, uint32_t pid, const struct lx_stack *st,
+			      uint64_t limit_ns);
 
 /* From now on no late walk waits for rows (callstacks__ready is true at once): the walks
  * whose rows are not loaded end at that file, marked and counted (late_no_rows), as those

@@ -1,0 +1,23 @@
+/* sleepers.h - the threads asleep when a recording starts, as sleepers.bpf.c writes them
+ * to its task iterator's output and user/capture/startstate.c reads them: one record per
+ * thread, each a struct lx_start and the thread's struct lx_stack (lxtrace.h). The stack has
+ * the kernel frames; where the kernel lets BPF read another task's memory (5.18+) no user
+ * frames but LX_USTACK_COPY and the copy of the user stack from the registers the thread
+ * entered the kernel with, walked by the daemon as a walk BPF stopped at first sight. */
+#ifndef LXTRACE_BPF_SLEEPERS_H
+#define LXTRACE_BPF_SLEEPERS_H
+
+#include "lxtrace.h"
+
+struct lx_start {
+	__u32 tid;
+	__u32 pid;
+	__u32 state;	/* the task's state (TASK_INTERRUPTIBLE, ...) when it was read */
+	__u32 size;	/* of the record, this header and its stack */
+};
+
+/* The largest record: no user frames, the copy at its longest. */
+#define LX_START_MAX (sizeof(struct lx_start) + sizeof(struct lx_stack) + \
+		      LX_STACK_KERN_MAX * 8 + sizeof(struct lx_ucopy) + LX_UCOPY_MAX)
+
+#endif

@@ -1,0 +1,41 @@
+/* startstate.h - the stacks of the threads asleep when a recording starts, read once by the
+ * task iterator of bpf/sleepers.bpf.c (its records: bpf/sleepers.h). A thread asleep
+ * through the whole recording sends no record, so this is the only stack it gets.
+ *
+ * Per kernel (features.h): with FEAT_TASK_COPY (5.18+) each stack is the kernel's frames and
+ * a copy of the top of the user stack with the registers the thread entered the kernel with,
+ * which the daemon walks as a walk BPF stopped at first sight (LX_USTACK_COPY,
+ * user/stacks/late_walk.h); without it, or where the kernel refuses that program, the kernel
+ * frames alone.
+ */
+#ifndef LXTRACE_USER_CAPTURE_STARTSTATE_H
+#define LXTRACE_USER_CAPTURE_STARTSTATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/lxtrace.h"
+#include "user/capture/features.h"
+
+struct startstate;
+
+/* Reads the stacks of the threads tids (those the recording keeps) that sleep now: their
+ * kernel frames with kern, a copy of their user stacks with user where f allows. NULL with errno set when no program loads, with the
+ * kernel's refusal in why; a refusal of the copying program alone is in why too, with a
+ * result. */
+struct startstate *startstate__read(const struct features *f, const uint32_t *tids, size_t n,
+				    bool kern, bool user, char *why, size_t why_size);
+
+/* Thread tid's stack and its size in bytes (a struct lx_stack and what follows it), or NULL
+ * when it was not asleep when read. */
+const struct lx_stack *startstate__stack(const struct startstate *s, uint32_t tid,
+					 size_t *size);
+
+/* The stacks read; of which with a copy of the user stack. */
+size_t startstate__count(const struct startstate *s, size_t *with_user);
+
+/* Accepts NULL. */
+void startstate__free(struct startstate *s);
+
+#endif
