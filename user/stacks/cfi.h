@@ -1,5 +1,5 @@
 /* cfi.h - a binary's call-frame information compiled into the rows the BPF unwinder searches
- * (bpf/unwind.h, struct lx_cfi_row).
+ * (bpf/unwind.h, struct lx_cfi_row); a Go program's from its pc tables instead (gopclntab.h).
  *
  * libdw reads the CFI (.eh_frame, or .debug_frame when a file has no .eh_frame) and evaluates
  * each FDE's program; this module walks every FDE's rows and keeps, for each, the few rules
@@ -66,10 +66,6 @@ struct cfi_limits {
  * nothing after an error. */
 int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 		 struct cfi_stats *st);
-
-/* Whether elf is a program whose code keeps frame pointers throughout (Go), which unwind it as
- * exactly as its CFI, at no cost in rows. */
-bool cfi__keeps_frame_pointers(Elf *elf);
 
 /* The row of rows[0..n) covering file offset off, or NULL: a binary search, as the BPF side
  * does it. */

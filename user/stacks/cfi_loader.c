@@ -211,12 +211,7 @@ static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, b
 		err = t.n ? 0 : -ENOENT;
 	} else {
 		elf = elf_begin(q->fd, ELF_C_READ_MMAP, NULL);
-		/* Go keeps frame pointers, which unwind its code exactly; its CFI would only cost
-		 * rows. */
-		if (elf && cfi__keeps_frame_pointers(elf))
-			err = -ENOENT;
-		else
-			err = elf ? cfi__compile(elf, &lim, &t, NULL) : -EINVAL;
+		err = elf ? cfi__compile(elf, &lim, &t, NULL) : -EINVAL;
 		if (elf)
 			elf_end(elf);
 	}
