@@ -192,6 +192,90 @@ Test(stacks, go_samples_in_the_vdso_keep_their_callers)
 	go_spin("tests/symfix/spin-go1.19", "now", through_spin_now, "reach main.spinNow");
 }
 
+/* The Go fixture's frameless leaf: main.leaf has no frame (a nosplit function without locals,
+ * `go tool objdump -s main.leaf`), so a frame-pointer step from it skips its caller. Frames
+ * are told by name, or in a stripped build (no symbols: "[unknown] FILE+0xADDR") by address,
+ * against where the program said its functions begin (leaf, cpuLoop, then main). */
+static unsigned long long go_leaf, go_loop, go_main;
+static size_t leaf_samples;
+
+static bool go_frame_in(const struct gt_rframe *f, const char *name, unsigned long long lo,
+			unsigned long long hi)
+{
+	const char *plus = strstr(f->func, "+0x");
+	unsigned long long a;
+
+	if (!strcmp(f->func, name))
+		return true;
+	if (strncmp(f->func, "[unknown] ", 10) || !plus)
+		return false;
+	a = strtoull(plus + 1, NULL, 16);
+	return a >= lo && a < hi;
+}
+
+static bool leaf_under_cpu_loop(const struct gt_stack *s)
+{
+	for (size_t i = 0; s && i < s->n; i++) {
+		if (!go_frame_in(&s->frames[i], "main.leaf", go_leaf, go_loop))
+			continue;
+		leaf_samples++;
+		return i + 1 < s->n &&
+		       go_frame_in(&s->frames[i + 1], "main.cpuLoop", go_loop, go_main);
+	}
+	return false;
+}
+
+/* At least 90% of the samples in main.leaf name main.cpuLoop as its caller, unwound from the
+ * program's pc tables (user/stacks/gopclntab.c). Before: none of them (76 of 76 samples of
+ * the 1.23 build went main.leaf <- main.main). */
+static void go_frameless_leaf(const char *name)
+{
+	char ident[64];
+	size_t n, named;
+	char *out = NULL;
+	int rc;
+
+	/* 999 Hz: a shared machine may give the loop a tenth of a CPU. The thread's name is its
+	 * program's, cut to 15 bytes as the kernel keeps it. */
+	itest_start((const char *[]){ "-F", "999", NULL });
+	snprintf(ident, sizeof(ident), "%.15s (pid ", strrchr(name, '/') + 1);
+	rc = run_capture((const char *[]){ record__build_path(name), "cpu", NULL }, 2, &out, NULL);
+	cr_assert(rc == 128 + SIGKILL, "%s: status %d (expected to be killed after 2 s)", name, rc);
+	cr_assert(out && sscanf(out, "leaf=%llx cpuLoop=%llx main=%llx", &go_leaf, &go_loop,
+				&go_main) == 3 && go_leaf < go_loop && go_loop < go_main,
+		  "%s did not start: %s", name, out ? out : "");
+	free(out);
+	itest_stop(SIGINT, 0);
+	itest_load();
+	leaf_samples = 0;
+	n = samples_of(ident, leaf_under_cpu_loop, &named);
+	cr_log_info("%s: %zu samples, %zu in main.leaf, %zu of them under main.cpuLoop", name, n,
+		    leaf_samples, named);
+	if (leaf_samples < 30 || named * 10 < leaf_samples * 9)
+		dump_samples(ident, 5);
+	cr_assert_geq(leaf_samples, 30, "%zu samples in main.leaf in 2 s at 999 Hz", leaf_samples);
+	cr_assert_geq(named * 10, leaf_samples * 9, "only %zu of %zu samples in main.leaf name "
+		      "main.cpuLoop", named, leaf_samples);
+	cr_assert_eq(marked_at_go_top(ident), 0, "stacks of %s that reach the top of a Go stack are "
+		     "marked [truncated]", name);
+}
+
+Test(stacks, go119_frameless_leaf_keeps_its_caller)
+{
+	go_frameless_leaf("tests/symfix/gostacks-go1.19");
+}
+
+Test(stacks, go123_frameless_leaf_keeps_its_caller)
+{
+	go_frameless_leaf("tests/symfix/gostacks-go1.23");
+}
+
+/* Stripped (-ldflags='-s -w'): no symbols, no DWARF, the pc tables still there. */
+Test(stacks, go123_stripped_frameless_leaf_keeps_its_caller)
+{
+	go_frameless_leaf("tests/symfix/gostacks-go1.23-stripped");
+}
+
 /* Whether frame i exists and is a user frame: neither kernel, nor lxtrace's syscall frame, nor
  * the identity (outermost). */
 static bool user_frame_at(const struct gt_stack *s, int i)
