@@ -457,6 +457,18 @@ out:
 	return err;
 }
 
+uint64_t cfi__work_bytes(int fd, uint64_t size)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Data *pclntab = elf ? gopclntab__find(elf) : NULL;
+
+	if (pclntab && pclntab->d_size < size)
+		size = pclntab->d_size;
+	if (elf)
+		elf_end(elf);
+	return size;
+}
+
 const struct lx_cfi_row *cfi_rows__find(const struct lx_cfi_row *rows, size_t n, uint32_t off)
 {
 	size_t lo = 0, hi = n;

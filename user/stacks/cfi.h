@@ -67,6 +67,11 @@ struct cfi_limits {
 int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 		 struct cfi_stats *st);
 
+/* What compiling the file open as fd (size bytes) reads, for the loader to choose who compiles
+ * it and when: a Go program's pc tables, a third of the file and read ten times faster a byte
+ * than CFI (2,582 functions of a 3 MiB program in 5 ms), else the whole size. */
+uint64_t cfi__work_bytes(int fd, uint64_t size);
+
 /* The row of rows[0..n) covering file offset off, or NULL: a binary search, as the BPF side
  * does it. */
 const struct lx_cfi_row *cfi_rows__find(const struct lx_cfi_row *rows, size_t n, uint32_t off);

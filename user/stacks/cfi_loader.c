@@ -25,9 +25,9 @@
 #include "user/stacks/cfi_loader.h"
 #include "user/stacks/vdso.h"
 
-/* A file this small is compiled at once by the reader (well under a millisecond): a new
- * program's own binary gets its rows before its first stacks are many, whatever the worker is
- * busy with. */
+/* A file this small is compiled at once by the reader (well under a millisecond; a Go program
+ * whose pc tables are this small, a few milliseconds): a new program's own binary gets its rows
+ * before its first stacks are many, whatever the worker is busy with. */
 #define NOW_BYTES (1ull << 20)
 
 /* The CPU time the reader gives such a compile: a real one takes 60-80 ms a MiB of CFI, so a
@@ -60,7 +60,7 @@ enum file_state {
 /* A file opened while its process ran, to be compiled when the reader has time. */
 struct queued {
 	struct lx_file_key key;
-	uint64_t size;		/* smaller files first: a new program's own binary is small */
+	uint64_t size;		/* cfi__work_bytes: smaller first, a new program's own binary is small */
 	int fd;
 	bool urgent;		/* before any other: a stack waits for it (cfi_loader__rows) */
 };
@@ -149,7 +149,7 @@ static int open_mapped(const struct cfi_loader *l, const struct lx_cfi_want *w, 
 		return vdso__open();
 	fd = mapped_file__open(&f, NULL);
 	if (fd >= 0 && !fstat(fd, &st))
-		*size = (uint64_t)st.st_size;
+		*size = cfi__work_bytes(fd, (uint64_t)st.st_size);
 	return fd;
 }
 
