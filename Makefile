@@ -218,7 +218,7 @@ LIBS += -lstdc++
 GO119 ?= /usr/bin/go
 GO123 ?= /usr/lib/go-1.23/bin/go
 SYMFIX := $(addprefix $(OUT)/tests/symfix/,hot cxx throw spin-go1.19 spin-go1.23 libversioned.so \
-	gostacks-go1.19 gostacks-go1.23 gostacks-go1.23-stripped)
+	gostacks-go1.19 gostacks-go1.23 gostacks-stripped-go1.23)
 
 $(UNIT_TESTS): | $(SYMFIX)
 # tests/integration/stacks.c samples the Go fixtures as they spin.
@@ -269,7 +269,7 @@ $(OUT)/tests/symfix/gostacks-go1.23: tests/symfix/gostacks.go
 	@mkdir -p $(@D)
 	$(Q)GOTOOLCHAIN=local $(GO123) build -o $@ $<
 
-$(OUT)/tests/symfix/gostacks-go1.23-stripped: tests/symfix/gostacks.go
+$(OUT)/tests/symfix/gostacks-stripped-go1.23: tests/symfix/gostacks.go
 	$(call say,GO,$@)
 	@mkdir -p $(@D)
 	$(Q)GOTOOLCHAIN=local $(GO123) build -ldflags='-s -w' -o $@ $<

@@ -299,7 +299,7 @@ Test(stacks, go123_frameless_leaf_keeps_its_caller)
 /* Stripped (-ldflags='-s -w'): no symbols, no DWARF, the pc tables still there. */
 Test(stacks, go123_stripped_frameless_leaf_keeps_its_caller)
 {
-	go_frameless_leaf("tests/symfix/gostacks-go1.23-stripped");
+	go_frameless_leaf("tests/symfix/gostacks-stripped-go1.23");
 }
 
 /* Whether frame i exists and is a user frame: neither kernel, nor lxtrace's syscall frame, nor

@@ -156,7 +156,7 @@ Test(gopclntab, a_stripped_build_has_the_same_rows)
 	struct bin full, stripped;
 
 	open_bin("gostacks-go1.23", &full);
-	open_bin("gostacks-go1.23-stripped", &stripped);
+	open_bin("gostacks-stripped-go1.23", &stripped);
 	cr_assert_eq(stripped.t.n, full.t.n);
 	cr_assert_eq(memcmp(stripped.t.rows, full.t.rows, full.t.n * sizeof(*full.t.rows)), 0);
 	close_bin(&stripped);
