@@ -60,7 +60,7 @@ enum file_state {
 /* A file opened while its process ran, to be compiled when the reader has time. */
 struct queued {
 	struct lx_file_key key;
-	uint64_t size;		/* cfi__work_bytes: smaller first, a new program's own binary is small */
+	uint64_t size;		/* smaller files first: a new program's own binary is small */
 	int fd;
 	bool urgent;		/* before any other: a stack waits for it (cfi_loader__rows) */
 };
@@ -149,7 +149,7 @@ static int open_mapped(const struct cfi_loader *l, const struct lx_cfi_want *w, 
 		return vdso__open();
 	fd = mapped_file__open(&f, NULL);
 	if (fd >= 0 && !fstat(fd, &st))
-		*size = cfi__work_bytes(fd, (uint64_t)st.st_size);
+		*size = (uint64_t)st.st_size;
 	return fd;
 }
 
@@ -361,7 +361,7 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 	struct lx_file_key key = { .ino = w->ino, .dev = w->dev };
 	struct queued q = { .key = key };
 	uint64_t *state;
-	bool added;
+	bool added, at_once;
 	int err;
 
 	uint64_t *late, now = now_ns(), ask_at = 0;
@@ -379,7 +379,10 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 	if (now < ask_at)
 		return -ETIMEDOUT;
 	q.fd = open_mapped(l, w, path, &q.size);
-	if (q.fd >= 0 && small_only && q.size > NOW_BYTES) {
+	/* Counted by what its compile reads (a Go program's pc tables), but queued for the worker
+	 * by its size: a toolchain's large Go programs, whose compiles are cheap, after libc. */
+	at_once = q.fd >= 0 && cfi__work_bytes(q.fd, q.size) <= NOW_BYTES;
+	if (q.fd >= 0 && small_only && !at_once) {
 		close(q.fd);
 		return 0;
 	}
@@ -410,7 +413,7 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 		return -ENOMEM;
 	}
 	*state = FILE_QUEUED;
-	if (q.size <= NOW_BYTES) {
+	if (at_once) {
 		pthread_mutex_unlock(&l->lock);
 		err = load(l, &q, READER_NS, true);
 		if (err != -ETIME)
