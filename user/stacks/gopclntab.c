@@ -174,7 +174,9 @@ static uint64_t rbp_saved_from(const uint8_t *file, size_t fsize, const struct c
 		return UINT64_MAX;
 	if (frame == 8 && c[0] == 0x55 && !memcmp(c + 1, mov_sp_bp, 3))
 		return pc;
-	/* mov %rbp,disp8(%rsp) / mov %rbp,disp32(%rsp) */
+	/* mov %rbp,(%rsp) / mov %rbp,disp8(%rsp) / mov %rbp,disp32(%rsp) */
+	if (c[1] == 0x48 && c[2] == 0x89 && c[3] == 0x2c && c[4] == 0x24 && !disp)
+		return pc + 4;
 	if (c[1] == 0x48 && c[2] == 0x89 && c[3] == 0x6c && c[4] == 0x24 && disp < 0x80 &&
 	    c[5] == disp)
 		return pc + 5;
