@@ -35,7 +35,7 @@ struct cfi_span {
 
 struct cfi_spans {
 	struct cfi_span *v;
-	size_t n, cap, max;	/* max: past it, span_add fails with -EFBIG */
+	size_t n, cap, max;	/* past max spans, cfi_spans__add fails with -EFBIG */
 };
 
 /* Appends [lo, hi) with rule: 0, -EFBIG or -ENOMEM. */
