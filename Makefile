@@ -226,7 +226,8 @@ $(FUZZ_MERGE): tests/fuzz/fuzz_merge.c user/capture/merge.c | user/capture/merge
 LIBS += -lstdc++
 GO119 ?= /usr/bin/go
 GO123 ?= /usr/lib/go-1.23/bin/go
-SYMFIX := $(addprefix $(OUT)/tests/symfix/,hot cxx throw spin-go1.19 spin-go1.23 libversioned.so)
+SYMFIX := $(addprefix $(OUT)/tests/symfix/,hot cxx throw spin-go1.19 spin-go1.23 libversioned.so \
+	gostacks-go1.19 gostacks-go1.23 gostacks-stripped-go1.23)
 
 $(UNIT_TESTS): | $(SYMFIX)
 # tests/integration/stacks.c samples the Go fixtures as they spin.
@@ -264,6 +265,23 @@ $(OUT)/tests/symfix/spin-go1.23: tests/symfix/spin.go
 	$(call say,GO,$@)
 	@mkdir -p $(@D)
 	$(Q)GOTOOLCHAIN=local $(GO123) build -o $@ $<
+
+# Go code a frame-pointer walk loses frames of (tests/integration/stacks.c, unwind.c), also
+# stripped as release builds are: only its pc tables are left to unwind it.
+$(OUT)/tests/symfix/gostacks-go1.19: tests/symfix/gostacks.go
+	$(call say,GO,$@)
+	@mkdir -p $(@D)
+	$(Q)GOTOOLCHAIN=local $(GO119) build -o $@ $<
+
+$(OUT)/tests/symfix/gostacks-go1.23: tests/symfix/gostacks.go
+	$(call say,GO,$@)
+	@mkdir -p $(@D)
+	$(Q)GOTOOLCHAIN=local $(GO123) build -o $@ $<
+
+$(OUT)/tests/symfix/gostacks-stripped-go1.23: tests/symfix/gostacks.go
+	$(call say,GO,$@)
+	@mkdir -p $(@D)
+	$(Q)GOTOOLCHAIN=local $(GO123) build -ldflags='-s -w' -o $@ $<
 
 # The whole suite: the layout's rules, the README's --help, unit tests (parallel), the fuzz
 # corpus replayed, then the root-only integration tests one at a time, since they record the

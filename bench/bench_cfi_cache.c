@@ -50,8 +50,7 @@ static void one(struct disk_cache *c, const char *path, struct totals *t)
 	t->files++;
 	c0 = cpu_ns();
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	err = !elf ? -EINVAL : cfi__keeps_frame_pointers(elf) ? -ENOENT :
-							    cfi__compile(elf, NULL, &rows, NULL);
+	err = !elf ? -EINVAL : cfi__compile(elf, NULL, &rows, NULL);
 	if (elf)
 		elf_end(elf);
 	cpu = cpu_ns() - c0;

@@ -5,11 +5,13 @@
 # carries the machine's noise of a few percent; this is the programs' own time, so two builds
 # or two modes compare to a few ns.
 #
-# Usage: bench/programs.sh [--runs N] [--mode "OPTIONS"] [--mask FEATURES] [--old LXTRACE]
+# Usage: bench/programs.sh [--runs N] [--mode "OPTIONS"] [--mask FEATURES] [--old LXTRACE] [--go]
 # --mode: lxtrace record's options (default: "-F 99", the defaults); --mask: features taken for
 # missing (LXTRACE_MASK_FEATURES, docs/testing.md), to measure an older kernel's programs here;
-# --old: another build, whose runs alternate with this one's. Prints the median (min..max)
-# ns per run of each program that ran over 1,000 times. Run as root; needs bpftool, perf.
+# --old: another build, whose runs alternate with this one's; --go: the ping-pong is a Go
+# program's (build/tests/symfix/gostacks-go1.23 pingpong: two locked threads, blocking pipe
+# reads), recorded alone, whose stacks are walked through Go code. Prints the median (min..max) ns per run of
+# each program that ran over 1,000 times. Run as root; needs bpftool, perf.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +20,9 @@ RUNS=6
 MODE="-F 99"
 MASK=
 OLD=
+GO=
 PIPE_N=100000
+GOSTACKS=$ROOT/build/tests/symfix/gostacks-go1.23
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -26,7 +30,8 @@ while [ $# -gt 0 ]; do
 	--mode) MODE=$2; shift ;;
 	--mask) MASK=$2; shift ;;
 	--old) OLD=$2; shift ;;
-	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--go) GO=1 ;;
+	-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "programs.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -37,6 +42,7 @@ die() { echo "programs.sh: $*" >&2; exit 1; }
 [ -x "$LXTRACE" ] || die "$LXTRACE not built (make)"
 [ -z "$OLD" ] || [ -x "$OLD" ] || die "--old $OLD: not an executable"
 command -v bpftool >/dev/null && command -v perf >/dev/null || die "needs bpftool and perf"
+[ -z "$GO" ] || [ -x "$GOSTACKS" ] || die "$GOSTACKS not built (make)"
 
 TMP=$(mktemp -d /tmp/lxtrace-programs.XXXXXX)
 # lxtrace writes a line here once it records (--ready-fd 3 3>FIFO; docs/record.md).
@@ -54,21 +60,34 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# The busy programs of bpftool's JSON on stdin: "LABEL PROGRAM NS" each.
+busy() {
+	python3 -c '
+import json, sys
+for p in json.load(sys.stdin):
+    if p.get("run_cnt", 0) > 1000:
+        print(sys.argv[1], p.get("name", "?"), p["run_time_ns"] / p["run_cnt"])' "$1"
+}
+
 # One recording by $2 (label $1) of the pipe ping-pong: "LABEL PROGRAM NS" per busy program.
+# The Go one is recorded alone (the command), which reads the counters before it exits.
 measure() {
 	local label=$1 lx=$2
 	: >"$TMP/log"
+	if [ -n "$GO" ]; then
+		LXTRACE_MASK_FEATURES=$MASK "$lx" record -o "$TMP/out" $MODE -- sh -c \
+			"taskset -c 1 $GOSTACKS pingpong $PIPE_N && bpftool prog show -j >$TMP/progs" \
+			2>"$TMP/log" || die "$label: lxtrace failed: $(tail -n 3 "$TMP/log")"
+		busy "$label" <"$TMP/progs"
+		return
+	fi
 	LXTRACE_MASK_FEATURES=$MASK "$lx" record -o "$TMP/out" --ready-fd 3 $MODE 3>"$TMP/ready" \
 		2>"$TMP/log" &
 	TRACER_PID=$!
 	read -r -t 30 _ <"$TMP/ready" || die "$label: lxtrace did not start: $(tail -n 3 "$TMP/log")"
 	taskset -c 1 perf bench sched pipe -l "$PIPE_N" >/dev/null
 	# The counters live with the programs: read them before the recorder lets go.
-	bpftool prog show -j | python3 -c '
-import json, sys
-for p in json.load(sys.stdin):
-    if p.get("run_cnt", 0) > 1000:
-        print(sys.argv[1], p.get("name", "?"), p["run_time_ns"] / p["run_cnt"])' "$label"
+	bpftool prog show -j | busy "$label"
 	kill -INT "$TRACER_PID"
 	wait "$TRACER_PID" || die "$label: lxtrace failed: $(tail -n 3 "$TMP/log")"
 	TRACER_PID=
@@ -86,7 +105,7 @@ for i in $(seq "$RUNS"); do
 	fi
 done >"$TMP/ns"
 
-echo "## ns per program run (kernel.bpf_stats_enabled), pinned pipe -l $PIPE_N, lxtrace record" \
+echo "## ns per program run (kernel.bpf_stats_enabled), pinned ${GO:+Go }pipe -l $PIPE_N, lxtrace record" \
 	"$MODE${MASK:+, LXTRACE_MASK_FEATURES=$MASK}: median (min..max) of $RUNS"
 python3 - "$TMP/ns" <<'EOF'
 import statistics as st, sys

@@ -2,27 +2,30 @@
 # stacks.sh - what CPU sampling and call stacks cost: lxtrace record -F HZ against perf record
 # -g -F HZ on a CPU-bound workload; stacks on scheduler events on pinned pipe ping-pong, lxtrace
 # in its modes beside perf and bpftrace taking a stack at every switch and wakeup; and the
-# daemon's time spent symbolizing.
+# daemon's time spent symbolizing; a Go program's blocking stacks (part go: Go 1.23 ping-pong
+# through pipes, its code unwound from its pc tables).
 #
 # Method (docs/bench.md): alternate untraced and traced runs (A B B A ...), medians with
 # min..max. The CPU-bound workload (tests/workloads/hotspin chain, pinned to CPU 1) runs for a
 # fixed time and counts its rounds, so the slowdown is untraced rounds / traced rounds.
 #
-# Usage: bench/stacks.sh [--pairs N] [--part "sampling stacks symbolize"] [--old LXTRACE]
+# Usage: bench/stacks.sh [--pairs N] [--part "sampling stacks symbolize go"] [--old LXTRACE]
 # --old: another build of lxtrace (before a change), whose runs alternate with this one's as
 # old-NAME. Every run also has lxcompat and lxproc: this build on what kernels 5.10 and 6.1
 # give it (LXTRACE_MASK_FEATURES, docs/testing.md).
-# Run as root; needs build/lxtrace and build/tests/workloads/hotspin (make), perf, bpftrace,
-# taskset.
+# Run as root; needs build/lxtrace, build/tests/workloads/hotspin and
+# build/tests/symfix/gostacks-go1.23 (make), perf, bpftrace, taskset.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LXTRACE=${LXTRACE:-$ROOT/build/lxtrace}
 HOTSPIN=$ROOT/build/tests/workloads/hotspin
+GOSTACKS=$ROOT/build/tests/symfix/gostacks-go1.23
 PAIRS=5
-PARTS="sampling stacks symbolize"
+PARTS="sampling stacks symbolize go"
 SPIN_MS=3000
 PIPE_N=100000
+GO_N=100000
 OLD=
 
 while [ $# -gt 0 ]; do
@@ -30,7 +33,7 @@ while [ $# -gt 0 ]; do
 	--pairs) PAIRS=$2; shift ;;
 	--part) PARTS=$2; shift ;;
 	--old) OLD=$2; shift ;;
-	-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "stacks.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -113,6 +116,15 @@ pipe_run() {
 	local t0 t1
 	t0=$(date +%s.%N)
 	taskset -c 1 perf bench sched pipe -l "$PIPE_N" >/dev/null
+	t1=$(date +%s.%N)
+	echo "$t1 - $t0" | bc -l
+}
+
+# One pinned Go ping-pong (two locked threads, blocking pipe reads): prints its wall time in s.
+go_run() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	taskset -c 1 "$GOSTACKS" pingpong "$GO_N"
 	t1=$(date +%s.%N)
 	echo "$t1 - $t0" | bc -l
 }
@@ -208,4 +220,23 @@ if [[ " $PARTS " == *" symbolize "* ]]; then
 	"$HOTSPIN" chain 1000 >/dev/null
 	stop_tracer
 	grep -h "call stacks\|user stacks\|unwind rows\|daemon CPU\|by kind" "$TMP/tracer.log"
+fi
+
+if [[ " $PARTS " == *" go "* ]]; then
+	[ -x "$GOSTACKS" ] || die "build first (make): no $GOSTACKS"
+	GOPEERS=$(with_old lxnone lxdefault | tr '\n' ' ')
+	compare go_run "$GOPEERS"
+	echo "## taskset -c 1 gostacks-go1.23 pingpong $GO_N: wall s, median (min..max) of $PAIRS"
+	echo "| tracer | wall s | slowdown |"
+	echo "|---|---|---|"
+	for t in none $GOPEERS; do
+		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/$t.vals" "$TMP/none.vals") |"
+	done
+	spread_note "$TMP/none.vals"
+	for t in $GOPEERS; do
+		case $t in *lxnone) continue ;; esac
+		echo "$t:"
+		grep -h "call stacks\|user stacks\|unwind rows\|daemon CPU" "$TMP/$t.log" | tr -s ' '
+	done
+	echo
 fi

@@ -5,8 +5,8 @@
  *
  * Per frame: the mapping of the address (a frame outside every executable mapping ends the walk
  * as truncated), its row (a binary search), then the CFA, the return address at CFA - 8, and
- * rbp if the row says it was saved. No row (no table loaded yet, JIT or Go code, a rule the
- * table cannot hold): one frame-pointer step, flagged. The CFA must rise, so no walk can loop.
+ * rbp if the row says it was saved. No row (no table loaded yet, JIT code, a rule the table
+ * cannot hold, Go code that switches stacks): one frame-pointer step, flagged. The CFA must rise, so no walk can loop.
  * Each walk logs the words it read into a cache slot, for the next to be proven unchanged.
  */
 #ifndef LXTRACE_BPF_UNWIND_BPF_H
@@ -262,7 +262,8 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 		w->ip = w->di;
 		return 0;
 	default:
-		err = fp_step(w, log, &ra, !row && !w->nrows && w->want != mi);
+		err = fp_step(w, log, &ra, row ? LX_CFI_KIND(row->kind) == LX_CFA_SWITCH :
+						 !w->nrows && w->want != mi);
 		/* rbp 0 ends a frame-pointer chain, but code under a rule the rows cannot hold
 		 * or whose rows are not loaded yet need not keep rbp at all. */
 		if (err == 1 && (w->want == mi || (row && LX_CFI_KIND(row->kind) == LX_CFA_NONE)))

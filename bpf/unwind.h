@@ -30,6 +30,9 @@ enum lx_cfa_kind {
 	LX_CFA_RA_RDI,		/* CFA = rsp + cfa_off * 8, the return address in rdi (glibc's
 				 * __vfork around its syscall): known only where the kernel
 				 * saved rdi, at an interrupted leaf */
+	LX_CFA_SWITCH,		/* code that moves rsp to another stack (Go's systemstack, mcall,
+				 * vDSO calls): one frame-pointer step, which may go to another
+				 * stack once, as in code without rows */
 };
 
 /* Where the caller's rbp is (high nibble of lx_cfi_row.kind). */

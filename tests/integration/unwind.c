@@ -406,6 +406,156 @@ Test(unwind, python_join_has_every_frame_gdb_shows)
 			TQ_BIT(GT_EV_GO_BLOCK_COND) | TQ_BIT(GT_EV_GO_SYSCALL));
 }
 
+/* ---- Go against gdb ---- */
+
+/* What gdb's Python prints for each frame of every thread, leaf first: the thread, the frame's
+ * type, pc and function. */
+#define GDB_THREADS_FRAMES "python exec(\"for t in gdb.selected_inferior().threads():\\n" \
+	"    t.switch()\\n" \
+	"    f = gdb.newest_frame()\\n" \
+	"    while f is not None:\\n" \
+	"        print('FRAME %d %d %#x %s' % (t.ptid[1], f.type(), f.pc(), f.name()))\\n" \
+	"        f = f.older()\\n\")"
+
+/* Where Go's own traceback ends a stack (user/stacks/callstacks.c, go_top_frame): past it gdb
+ * reads the words of another stack or of the thread's creator as frames. */
+static bool go_top(const char *func)
+{
+	static const char *const tops[] = { "runtime.mstart", "runtime.mcall", "runtime.morestack",
+					    "runtime.goexit", "runtime.rt0_go" };
+
+	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
+		if (!strcmp(func, tops[i]))
+			return true;
+	return false;
+}
+
+/* gdb's real frames of thread tid (as gdb_pcs: leaf pc, then return addresses one byte back),
+ * the Go part: up to the first frame where Go's traceback ends. *has_func: whether one of
+ * them is func. 0 when the thread's frames never reach such a frame. */
+static size_t gdb_go_pcs(const char *out, int tid, uint64_t *pcs, size_t max, const char *func,
+			 bool *has_func)
+{
+	size_t n = 0;
+
+	*has_func = false;
+	for (const char *l = strstr(out, "FRAME "); l && n < max; l = strstr(l + 1, "FRAME ")) {
+		unsigned long long pc;
+		char name[256];
+		int t, type;
+
+		if (sscanf(l, "FRAME %d %d %llx %255s", &t, &type, &pc, name) != 4 || t != tid ||
+		    (type != 0 && type != 4))
+			continue;
+		pcs[n] = n ? pc - 1 : pc;
+		n++;
+		*has_func |= !strcmp(name, func);
+		if (go_top(name))
+			return n;
+	}
+	return 0;
+}
+
+/* Runs the Go fixture blocked (gostacks block: the main goroutine in Accept, so one thread in
+ * epoll_wait, the other threads idle in futex waits), takes gdb's backtrace of every thread,
+ * and checks that each thread's last blocking stack before gdb attached has every frame gdb
+ * shows in its Go part, in order. At least one thread waits in futexsleep, one in epoll_func.
+ * Before: runtime.futexsleep and the epoll wrapper were missing from all of them (runtime.futex
+ * and the syscall stubs keep no frame). */
+static void go_blocked_like_gdb(const char *name, const char *epoll_func)
+{
+	const uint64_t mask = TQ_BIT(GT_EV_GO_BLOCK) | TQ_BIT(GT_EV_GO_BLOCK_SYNC) |
+			      TQ_BIT(GT_EV_GO_BLOCK_COND) | TQ_BIT(GT_EV_GO_BLOCK_SELECT) |
+			      TQ_BIT(GT_EV_GO_BLOCK_NET) | TQ_BIT(GT_EV_GO_SLEEP) |
+			      TQ_BIT(GT_EV_GO_SYSCALL);
+	size_t futexes = 0, epolls = 0, compared = 0, failed = 0;
+	uint64_t pcs[128];
+	char pidarg[32], addrs[64], *bt = NULL;
+	struct workload *w;
+	int tids[64], ntids = 0, rc;
+	pid_t pid;
+
+	if (access(GDB, X_OK))
+		cr_skip_test("needs %s (scripts/deps.sh installs it)", GDB);
+	itest_start(NULL);
+	/* Most threads block once, at the start, and stay: a first short run of the same file has
+	 * its rows loaded by then, so those stacks do not depend on how fast a loaded machine's
+	 * recorder finishes first-sight walks (docs/stacks.md, "First sight"). */
+	snprintf(addrs, sizeof(addrs), "/tmp/lxtrace-test-goaddrs-%d", (int)getpid());
+	rc = run_capture((const char *[]){ record__build_path(name), "cpu", "200", addrs, NULL },
+			 30, &bt, NULL);
+	unlink(addrs);
+	free(bt);
+	bt = NULL;
+	cr_assert_eq(rc, 0, "%s cpu: status %d", name, rc);
+	usleep(500 * 1000);
+	w = workload__start(record__build_path(name), (const char *[]){ "block", NULL });
+	cr_assert(w, "cannot start %s: %s", name, strerror(errno));
+	pid = workload__pid(w);
+	usleep(1500 * 1000);	/* started, blocked, its stacks recorded */
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	rc = run_capture((const char *[]){ GDB, "-batch", "-nx", "-p", pidarg, "-ex",
+					   GDB_THREADS_FRAMES, NULL }, 60, &bt, NULL);
+	kill(pid, SIGKILL);
+	workload__finish(w, 10);
+	workload__free(w);
+	itest_stop(SIGINT, 0);
+	itest_load();
+	cr_assert(rc == 0 && bt, "gdb failed (%d)", rc);
+	cr_log_info("gdb's frames:\n%s", bt);
+	for (const char *l = strstr(bt, "FRAME "); l && ntids < 64; l = strstr(l + 1, "FRAME ")) {
+		int t, k = 0;
+
+		if (sscanf(l, "FRAME %d", &t) != 1)
+			continue;
+		while (k < ntids && tids[k] != t)
+			k++;
+		if (k == ntids)
+			tids[ntids++] = t;
+	}
+	for (int k = 0; k < ntids; k++) {
+		const struct gt_event *e, *last = NULL;
+		bool futex, epoll;
+		size_t n = gdb_go_pcs(bt, tids[k], pcs, 128, "runtime.futexsleep", &futex), i = 0;
+
+		gdb_go_pcs(bt, tids[k], pcs, 128, epoll_func, &epoll);
+		if (n < 2)
+			continue;	/* no Go frames */
+		/* The blocking event that was the thread's last before gdb stopped it. */
+		while ((e = tq_next(it.trace, &i, mask, (uint32_t)tids[k]))) {
+			i++;
+			if (e->stack && tq_leaf(e->stack) && !strncmp(tq_leaf(e->stack), "syscall ", 8) &&
+			    has_pcs_in_order(e->stack, pcs, 1))
+				last = e;
+		}
+		if (!last)
+			continue;	/* blocked before the recording (none is) or not in a syscall */
+		compared++;
+		futexes += futex;
+		epolls += epoll;
+		if (!has_pcs_in_order(last->stack, pcs, n)) {
+			fprintf(stderr, "thread %d lacks frames gdb shows:\n", tids[k]);
+			print_stack(last->stack);
+			failed++;
+		}
+	}
+	cr_log_info("%s: %d threads, %zu compared with gdb (%zu in futexsleep, %zu in %s), %zu "
+		    "lacking frames", name, ntids, compared, futexes, epolls, epoll_func, failed);
+	cr_assert_eq(failed, 0, "%zu of %zu threads' stacks lack frames gdb shows", failed, compared);
+	cr_assert_geq(futexes, 1, "no thread waiting in runtime.futexsleep compared");
+	cr_assert_geq(epolls, 1, "no thread waiting in %s compared", epoll_func);
+}
+
+Test(unwind, go119_blocked_threads_have_every_frame_gdb_shows)
+{
+	go_blocked_like_gdb("tests/symfix/gostacks-go1.19", "runtime.netpoll");
+}
+
+Test(unwind, go123_blocked_threads_have_every_frame_gdb_shows)
+{
+	go_blocked_like_gdb("tests/symfix/gostacks-go1.23", "internal/runtime/syscall.EpollWait");
+}
+
 /* ---- first sight: whole from the first event ---- */
 
 /* read <- inner_b <- outer_a <- main, by name: the lines are the workload's report, which a

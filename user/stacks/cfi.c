@@ -5,62 +5,17 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "lib/grow.h"
 #include "user/stacks/cfi.h"
+#include "user/stacks/cfi_spans.h"
 #include "user/stacks/elf_section.h"
+#include "user/stacks/gopclntab.h"
 
 /* DWARF register numbers of x86_64 (System V psABI). */
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RDI 5
 #define REG_RIP 16
-
-/* Gaps between FDEs up to this long are padding (functions are 16-byte aligned). */
-#define PAD_MAX 15
-
-/* One row before merging: [lo, hi) in file offsets. */
-struct span {
-	uint64_t lo, hi;
-	struct lx_cfi_row rule;	/* off unused */
-};
-
-struct spans {
-	struct span *v;
-	size_t n, cap, max;
-};
-
-/* The executable PT_LOAD segments: ELF address -> file offset. */
-struct segs {
-	GElf_Phdr p[16];
-	size_t n;
-};
-
-static int read_segs(Elf *elf, struct segs *s)
-{
-	size_t n;
-
-	if (elf_getphdrnum(elf, &n))
-		return -EINVAL;
-	s->n = 0;
-	for (size_t i = 0; i < n && s->n < sizeof(s->p) / sizeof(s->p[0]); i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
-			s->p[s->n++] = ph;
-	}
-	return 0;
-}
-
-/* The segment holding ELF address a, or NULL. */
-static const GElf_Phdr *seg_of(const struct segs *s, uint64_t a)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (a >= s->p[i].p_vaddr && a < s->p[i].p_vaddr + s->p[i].p_filesz)
-			return &s->p[i];
-	return NULL;
-}
 
 /* ---- FDE ranges: libdw decodes the rows, but hands out an FDE's initial location and
  * length still in the pointer encoding its CIE's augmentation names ---- */
@@ -253,16 +208,6 @@ static bool plt_rule(const Dwarf_Op *o, size_t n, int64_t *base, uint8_t *cut)
 	return true;
 }
 
-static struct lx_cfi_row none_rule(void)
-{
-	return (struct lx_cfi_row){ .kind = LX_CFI_MAKE_KIND(LX_CFA_NONE, LX_RBP_UNKNOWN) };
-}
-
-static struct lx_cfi_row gap_rule(void)
-{
-	return (struct lx_cfi_row){ .kind = LX_CFI_MAKE_KIND(LX_CFA_GAP, LX_RBP_UNKNOWN) };
-}
-
 /* Whether the return address is held in rdi (rule "register(rdi)"): glibc's __vfork pops it
  * there around its syscall, which the child shares the stack for. */
 static bool ra_in_rdi(Dwarf_Frame *f)
@@ -277,7 +222,7 @@ static bool ra_in_rdi(Dwarf_Frame *f)
 /* The row of frame f, as the unwinder can hold it. */
 static struct lx_cfi_row rule_of(Dwarf_Frame *f, bool signal, struct cfi_stats *st)
 {
-	struct lx_cfi_row r = none_rule();
+	struct lx_cfi_row r = cfi_rule(LX_CFA_NONE);
 	bool same, undef;
 	Dwarf_Op *cfa;
 	size_t ncfa;
@@ -331,50 +276,11 @@ static struct lx_cfi_row rule_of(Dwarf_Frame *f, bool signal, struct cfi_stats *
 	return r;
 }
 
-static int span_add(struct spans *sp, uint64_t lo, uint64_t hi, struct lx_cfi_row rule)
-{
-	if (sp->n >= sp->max)
-		return -EFBIG;
-	if (grow_array((void **)&sp->v, &sp->cap, sp->n + 1, sizeof(*sp->v), 1024))
-		return -ENOMEM;
-	sp->v[sp->n++] = (struct span){ lo, hi, rule };
-	return 0;
-}
-
-/* What is left of a compile's limits (struct cfi_limits): its cancel flag and the thread CPU
- * time it must end by, read every CHECK_EVERY steps (an FDE, a row; a clock read is a system
- * call). */
-struct budget {
-	const atomic_bool *cancel;
-	uint64_t cpu_end;
-	unsigned steps;
-};
-
-#define CHECK_EVERY 64
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* 0, or why the compile must stop now. */
-static int budget_spent(struct budget *b)
-{
-	if (b->steps++ % CHECK_EVERY)
-		return 0;
-	if (b->cancel && atomic_load_explicit(b->cancel, memory_order_relaxed))
-		return -ECANCELED;
-	return thread_cpu_ns() > b->cpu_end ? -ETIME : 0;
-}
-
 /* Every row of the FDE covering ELF addresses [lo, hi). */
-static int fde_rows(Dwarf_CFI *cfi, const struct segs *segs, uint64_t lo, uint64_t hi,
-		    struct spans *sp, struct cfi_stats *st, struct budget *b)
+static int fde_rows(Dwarf_CFI *cfi, const struct cfi_segs *segs, uint64_t lo, uint64_t hi,
+		    struct cfi_spans *sp, struct cfi_stats *st, struct cfi_budget *b)
 {
-	const GElf_Phdr *seg = seg_of(segs, lo);
+	const GElf_Phdr *seg = cfi_segs__of(segs, lo);
 	uint64_t pc = lo;
 
 	if (!seg || hi > seg->p_vaddr + seg->p_filesz)
@@ -384,7 +290,7 @@ static int fde_rows(Dwarf_CFI *cfi, const struct segs *segs, uint64_t lo, uint64
 		Dwarf_Frame *f;
 		bool signal;
 		struct lx_cfi_row rule;
-		int err = budget_spent(b);
+		int err = cfi_budget__spent(b);
 
 		if (err)
 			return err;
@@ -400,7 +306,7 @@ static int fde_rows(Dwarf_CFI *cfi, const struct segs *segs, uint64_t lo, uint64
 		free(f);
 		st->rows_in++;
 		st->rows_none += LX_CFI_KIND(rule.kind) == LX_CFA_NONE;
-		err = span_add(sp, pc - seg->p_vaddr + seg->p_offset,
+		err = cfi_spans__add(sp, pc - seg->p_vaddr + seg->p_offset,
 			       end - seg->p_vaddr + seg->p_offset, rule);
 		if (err)
 			return err;
@@ -421,59 +327,27 @@ static Elf_Scn *cfi_section(Elf *elf, bool *eh_frame, GElf_Shdr *sh)
 	return scn && sh->sh_type != SHT_NOBITS ? scn : NULL;
 }
 
-static int cmp_span(const void *a, const void *b)
+/* The rows of a Go program, from its pc tables: a compile's budget and limits, as for CFI. */
+static int compile_go(Elf *elf, Elf_Data *pclntab, const struct cfi_segs *segs,
+		      const struct cfi_limits *lim, struct cfi_table *t, struct cfi_stats *st_out)
 {
-	const struct span *x = a, *y = b;
+	uint64_t ns = CFI_NS_BASE + (uint64_t)((double)pclntab->d_size / (1 << 20) * CFI_NS_PER_MIB);
+	struct cfi_budget b = cfi_budget__start(lim, ns);
+	struct cfi_spans sp = { .max = SIZE_MAX };
+	struct cfi_stats st = { 0 };
+	int err;
 
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-static bool same_rule(const struct lx_cfi_row *a, const struct lx_cfi_row *b)
-{
-	return a->kind == b->kind && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
-}
-
-/* Sorted spans to rows: a GAP row in each gap, equal neighbours merged. */
-static int spans_to_rows(struct spans *sp, struct cfi_table *t)
-{
-	size_t cap = 0;
-	uint64_t prev_hi = 0;
-
-	qsort(sp->v, sp->n, sizeof(*sp->v), cmp_span);
-	t->rows = NULL;
-	t->n = 0;
-	for (size_t i = 0; i < sp->n; i++) {
-		const struct span *s = &sp->v[i];
-		struct lx_cfi_row r = s->rule;
-
-		if (s->hi > UINT32_MAX)
-			break;	/* past what a row's offset holds: left uncovered */
-		if (grow_array((void **)&t->rows, &cap, t->n + 2, sizeof(*t->rows), 1024))
-			return -ENOMEM;
-		/* Alignment padding between two functions is no code: the row before covers it. */
-		if (t->n && s->lo > prev_hi + PAD_MAX) {
-			struct lx_cfi_row gap = gap_rule();
-
-			gap.off = (uint32_t)prev_hi;
-			if (!same_rule(&t->rows[t->n - 1], &gap))
-				t->rows[t->n++] = gap;
-		}
-		r.off = (uint32_t)s->lo;
-		if (!t->n || !same_rule(&t->rows[t->n - 1], &r))
-			t->rows[t->n++] = r;
-		if (s->hi > prev_hi)
-			prev_hi = s->hi;
-	}
-	if (t->n) {
-		/* Past the last FDE: no CFI. */
-		struct lx_cfi_row end = gap_rule();
-
-		end.off = (uint32_t)prev_hi;
-		if (grow_array((void **)&t->rows, &cap, t->n + 1, sizeof(*t->rows), 1024))
-			return -ENOMEM;
-		t->rows[t->n++] = end;
-	}
-	return 0;
+	if (lim && lim->max_rows <= SIZE_MAX / 2)
+		sp.max = 2 * lim->max_rows;
+	err = gopclntab__spans(elf, pclntab, segs, &sp, &st, &b);
+	if (!err)
+		err = sp.n ? cfi_spans__to_rows(&sp, t) : -ENOENT;
+	free(sp.v);
+	if (err)
+		cfi_table__release(t);
+	if (st_out)
+		*st_out = st;
+	return err;
 }
 
 int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
@@ -481,24 +355,32 @@ int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 {
 	const struct cfi_limits none = { .max_rows = SIZE_MAX };
 	struct cfi_stats st = { 0 };
-	struct spans sp = { 0 };
-	struct budget b = { 0 };
+	struct cfi_spans sp = { 0 };
+	struct cfi_budget b;
 	uint64_t ns;
-	struct segs segs;
+	struct cfi_segs segs;
 	Dwarf_CFI *cfi = NULL;
 	Dwarf *dw = NULL;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	Elf_Data *data;
+	Elf_Data *pclntab;
 	Dwarf_Off off = 0, next;
 	bool eh_frame;
 	int err = 0;
 
 	memset(t, 0, sizeof(*t));
 	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || read_segs(elf, &segs))
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || cfi_segs__read(elf, &segs))
 		return -EINVAL;
+	pclntab = gopclntab__find(elf);
+	if (pclntab)
+		return compile_go(elf, pclntab, &segs, lim, t, st_out);
+	/* A Go program of a layout gopclntab does not read: frame pointers, as Go keeps them
+	 * (its .debug_frame says no more than its pc tables, and only when not stripped). */
+	if (elf_section__named(elf, ".go.buildinfo", NULL))
+		return -ENOENT;
 	scn = cfi_section(elf, &eh_frame, &sh);
 	data = scn ? elf_getdata(scn, NULL) : NULL;
 	if (!data || !data->d_size)
@@ -507,9 +389,7 @@ int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 		lim = &none;
 	sp.max = lim->max_rows > SIZE_MAX / 2 ? SIZE_MAX : 2 * lim->max_rows;
 	ns = CFI_NS_BASE + (uint64_t)((double)data->d_size / (1 << 20) * CFI_NS_PER_MIB);
-	if (lim->max_ns && lim->max_ns < ns)
-		ns = lim->max_ns;
-	b = (struct budget){ .cancel = lim->cancel, .cpu_end = thread_cpu_ns() + ns };
+	b = cfi_budget__start(lim, ns);
 	if (eh_frame) {
 		cfi = dwarf_getcfi_elf(elf);
 	} else {
@@ -532,7 +412,7 @@ int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 		uint8_t enc;
 		int r;
 
-		err = budget_spent(&b);
+		err = cfi_budget__spent(&b);
 		if (err)
 			goto out;
 		r = dwarf_next_cfi(eh.e_ident, data, eh_frame, off, &next, &e);
@@ -563,7 +443,7 @@ int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 		if (err)
 			goto out;
 	}
-	err = spans_to_rows(&sp, t);
+	err = cfi_spans__to_rows(&sp, t);
 out:
 	free(sp.v);
 	if (dw)
@@ -577,10 +457,16 @@ out:
 	return err;
 }
 
-bool cfi__keeps_frame_pointers(Elf *elf)
+uint64_t cfi__work_bytes(int fd, uint64_t size)
 {
-	/* Go's linker writes its build information in a section of its own. */
-	return elf_section__named(elf, ".go.buildinfo", NULL) != NULL;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Data *pclntab = elf ? gopclntab__find(elf) : NULL;
+
+	if (pclntab && pclntab->d_size < size)
+		size = pclntab->d_size;
+	if (elf)
+		elf_end(elf);
+	return size;
 }
 
 const struct lx_cfi_row *cfi_rows__find(const struct lx_cfi_row *rows, size_t n, uint32_t off)

@@ -1,5 +1,5 @@
 /* cfi.h - a binary's call-frame information compiled into the rows the BPF unwinder searches
- * (bpf/unwind.h, struct lx_cfi_row).
+ * (bpf/unwind.h, struct lx_cfi_row); a Go program's from its pc tables instead (gopclntab.h).
  *
  * libdw reads the CFI (.eh_frame, or .debug_frame when a file has no .eh_frame) and evaluates
  * each FDE's program; this module walks every FDE's rows and keeps, for each, the few rules
@@ -67,9 +67,10 @@ struct cfi_limits {
 int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 		 struct cfi_stats *st);
 
-/* Whether elf is a program whose code keeps frame pointers throughout (Go), which unwind it as
- * exactly as its CFI, at no cost in rows. */
-bool cfi__keeps_frame_pointers(Elf *elf);
+/* What compiling the file open as fd (size bytes) reads, for the loader to choose who compiles
+ * it and when: a Go program's pc tables, a third of the file and read ten times faster a byte
+ * than CFI (2,582 functions of a 3 MiB program in 5 ms), else the whole size. */
+uint64_t cfi__work_bytes(int fd, uint64_t size);
 
 /* The row of rows[0..n) covering file offset off, or NULL: a binary search, as the BPF side
  * does it. */

@@ -25,9 +25,9 @@
 #include "user/stacks/cfi_loader.h"
 #include "user/stacks/vdso.h"
 
-/* A file this small is compiled at once by the reader (well under a millisecond): a new
- * program's own binary gets its rows before its first stacks are many, whatever the worker is
- * busy with. */
+/* A file this small is compiled at once by the reader (well under a millisecond; a Go program
+ * whose pc tables are this small, a few milliseconds): a new program's own binary gets its rows
+ * before its first stacks are many, whatever the worker is busy with. */
 #define NOW_BYTES (1ull << 20)
 
 /* The CPU time the reader gives such a compile: a real one takes 60-80 ms a MiB of CFI, so a
@@ -211,12 +211,7 @@ static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, b
 		err = t.n ? 0 : -ENOENT;
 	} else {
 		elf = elf_begin(q->fd, ELF_C_READ_MMAP, NULL);
-		/* Go keeps frame pointers, which unwind its code exactly; its CFI would only cost
-		 * rows. */
-		if (elf && cfi__keeps_frame_pointers(elf))
-			err = -ENOENT;
-		else
-			err = elf ? cfi__compile(elf, &lim, &t, NULL) : -EINVAL;
+		err = elf ? cfi__compile(elf, &lim, &t, NULL) : -EINVAL;
 		if (elf)
 			elf_end(elf);
 	}
@@ -366,7 +361,7 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 	struct lx_file_key key = { .ino = w->ino, .dev = w->dev };
 	struct queued q = { .key = key };
 	uint64_t *state;
-	bool added;
+	bool added, at_once;
 	int err;
 
 	uint64_t *late, now = now_ns(), ask_at = 0;
@@ -384,7 +379,10 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 	if (now < ask_at)
 		return -ETIMEDOUT;
 	q.fd = open_mapped(l, w, path, &q.size);
-	if (q.fd >= 0 && small_only && q.size > NOW_BYTES) {
+	/* Counted by what its compile reads (a Go program's pc tables), but queued for the worker
+	 * by its size: a toolchain's large Go programs, whose compiles are cheap, after libc. */
+	at_once = q.fd >= 0 && cfi__work_bytes(q.fd, q.size) <= NOW_BYTES;
+	if (q.fd >= 0 && small_only && !at_once) {
 		close(q.fd);
 		return 0;
 	}
@@ -415,7 +413,7 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 		return -ENOMEM;
 	}
 	*state = FILE_QUEUED;
-	if (q.size <= NOW_BYTES) {
+	if (at_once) {
 		pthread_mutex_unlock(&l->lock);
 		err = load(l, &q, READER_NS, true);
 		if (err != -ETIME)

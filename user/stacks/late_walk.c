@@ -181,10 +181,11 @@ int late_walk__finish(const struct late_walk *lw, const struct lx_ucopy *c, uint
 		row = nrows ? cfi_rows__find(rows, nrows, (uint32_t)(look - code.start + code.pgoff))
 			    : NULL;
 		kind = row ? LX_CFI_KIND(row->kind) : LX_CFA_GAP;
-		if (kind != LX_CFA_NONE && kind != LX_CFA_GAP)
-			ok = row_step(c, row, &r, exact && *n == 1, end);
+		/* Code that switched stacks is followed as far as the copy goes: its own stack. */
+		if (kind == LX_CFA_NONE || kind == LX_CFA_GAP || kind == LX_CFA_SWITCH)
+			ok = fp_step(c, &r, kind != LX_CFA_NONE, end);
 		else
-			ok = fp_step(c, &r, kind == LX_CFA_GAP, end);
+			ok = row_step(c, row, &r, exact && *n == 1, end);
 		if (!ok)
 			return 0;
 		/* Every step rises, so no walk loops; the leaf whose return address is in rdi
