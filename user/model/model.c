@@ -206,7 +206,7 @@ int model__prepare(struct model *m, bool kernel, bool user)
 		    live[i].pid != m->helper_pid)
 			pids[np++] = live[i].pid;
 	if (!err)
-		callstacks__prepare(m->cs, pids, np, kernel, MODEL_PREPARE_NS);
+		callstacks__prepare(m->cs, pids, np, kernel, m->keep != NULL, MODEL_PREPARE_NS);
 	free(pids);
 	free(live);
 	return err;
@@ -348,6 +348,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->late_held = cs.late_held;
 	out->late_copy_short = cs.late_ends[LATE_WALK_COPY_SHORT];
 	out->late_no_rows = cs.late_ends[LATE_WALK_NO_ROWS];
+	out->copies_refused = cs.copies_refused;
 }
 
 void model__use_rows(struct model *m, struct cfi_loader *cfi)

@@ -167,6 +167,7 @@ struct model_stats {
 	 * rows, and those cut short all the same by the copy's end or by rows that did not come
 	 * in time. */
 	uint64_t late_walks, late_frames, late_held, late_copy_short, late_no_rows;
+	uint64_t copies_refused;	/* callstacks_stats.copies_refused */
 	bool prepared_kernel;			/* kallsyms read ahead too */
 };
 

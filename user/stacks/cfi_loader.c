@@ -20,6 +20,7 @@
 #include "user/proc/kdev.h"
 #include "user/proc/mapped_file.h"
 #include "user/proc/mmap_path.h"
+#include "user/proc/procmaps.h"
 #include "user/stacks/cfi.h"
 #include "user/stacks/cfi_cache.h"
 #include "user/stacks/cfi_loader.h"
@@ -471,6 +472,35 @@ int cfi_loader__rows(struct cfi_loader *l, uint32_t dev, uint64_t ino,
 	}
 	pthread_mutex_unlock(&l->lock);
 	return ret;
+}
+
+int cfi_loader__want_process(struct cfi_loader *l, pid_t pid)
+{
+	const struct lx_cfi_row *rows;
+	struct procmaps_entry e;
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	uint32_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		struct lx_cfi_want w;
+
+		if (!procmaps__parse_exec(line, &e) || !e.ino || e.name[0] != '/')
+			continue;
+		w = (struct lx_cfi_want){ .start = e.start, .end = e.end, .ino = e.ino,
+					  .pid = (uint32_t)pid, .dev = kdev__from_dev(e.dev) };
+		/* Queued (or compiled at once when small), then marked urgent. */
+		if (!cfi_loader__want_file(l, &w, e.name))
+			(void)cfi_loader__rows(l, w.dev, w.ino, &rows, &n);
+	}
+	free(line);
+	fclose(f);
+	return 0;
 }
 
 void cfi_loader__stats(struct cfi_loader *l, struct cfi_loader_stats *out)
