@@ -262,8 +262,9 @@ struct lx_stack {
 	__u64 pc[];		/* nkern kernel addresses, then nuser user addresses */
 };
 
-/* uslot of a stack that ends where its walk needed a copy of the stack (LX_USTACK_COPY) that
- * the ring had no room for: LX_USTACK_TRUNCATED, never stored or a hit. */
+/* uslot of a stack whose walk would have stopped for a copy of the stack (LX_USTACK_COPY)
+ * that the ring had no room for, and went on by frame pointers there (as through code without
+ * rows), which may cut it (LX_USTACK_TRUNCATED); never stored or a hit. */
 #define LX_USLOT_NO_ROOM 0x80
 
 /* Where a walk stopped (LX_USTACK_COPY) and the user stack above it: the registers of the

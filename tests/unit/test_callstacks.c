@@ -463,8 +463,9 @@ Test(callstacks, go_stacks_end_at_mstart)
 	cr_expect_str_eq(s->frames[3].func, "runtime.mstart.abi0");
 }
 
-/* A walk BPF stopped where the ring had no room for its copy of the stack ends in a mark of its
- * own, counted, and is another stack than the same frames cut at a frame that is no code. */
+/* A walk BPF went on with by frame pointers where the ring had no room for its copy of the
+ * stack is counted, and where it was cut ends in a mark of its own: another stack than the
+ * same frames cut at a frame that is no code. */
 Test(callstacks, walk_cut_for_want_of_a_copy_is_marked_and_counted)
 {
 	struct callstacks_stats st;
@@ -480,6 +481,9 @@ Test(callstacks, walk_cut_for_want_of_a_copy_is_marked_and_counted)
 	s = decoded(no_room);
 	cr_assert_geq(s->n, 5);
 	cr_expect_str_eq(s->frames[s->n - 3].func, "[truncated: no room for a copy]");
+	raw.h.uflags = 0;
+	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h));
+	cr_expect_str_neq(s->frames[s->n - 3].func, "[truncated: no room for a copy]", "not cut");
 	callstacks__stats(cs, &st);
-	cr_expect_eq(st.copies_refused, 1);
+	cr_expect_eq(st.copies_refused, 2);
 }

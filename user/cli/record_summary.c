@@ -238,11 +238,12 @@ void record_summary__print(const struct record_summary *s)
 		fprintf(stderr, "  not recorded:  CPUs held %.3f s by lxtrace itself, %.3f s by "
 			"untraced programs (shown as [lxtrace] and [untraced])\n",
 			ms.held_self_ns / 1e9, ms.held_untraced_ns / 1e9);
-	/* A stack cut for want of room for its copy (docs/stacks.md, "First sight"). */
+	/* Walks that went on without the copy they wanted (docs/stacks.md, "First sight"). */
 	if (ms.copies_refused)
-		fprintf(stderr, "  stacks cut:    %llu user stacks where the ring had no room for a "
-			"copy of the stack (ending \"[truncated: no room for a copy]\"; a larger "
-			"--buffer-size keeps them)\n", (unsigned long long)ms.copies_refused);
+		fprintf(stderr, "  stacks cut:    %llu user stacks walked on by frame pointers where "
+			"the ring had no room for a copy of the stack (those cut short end "
+			"\"[truncated: no room for a copy]\"; a larger --buffer-size keeps them)\n",
+			(unsigned long long)ms.copies_refused);
 	features__print_missing(capture__features(cap), s->uses, "  without:      ", stderr);
 	print_files(model__refused(m), "  refused files: %llu that other users control (not read, "
 		    "or only in part):\n");

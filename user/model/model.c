@@ -188,7 +188,7 @@ static int kept_threads(const struct model *m, struct procscan_thread **out, siz
 	return 0;
 }
 
-int model__prepare(struct model *m, bool kernel, bool user)
+int model__prepare(struct model *m, bool kernel, bool user, bool rows)
 {
 	struct procscan_thread *live = NULL;
 	uint32_t *pids = NULL;
@@ -206,7 +206,7 @@ int model__prepare(struct model *m, bool kernel, bool user)
 		    live[i].pid != m->helper_pid)
 			pids[np++] = live[i].pid;
 	if (!err)
-		callstacks__prepare(m->cs, pids, np, kernel, m->keep != NULL, MODEL_PREPARE_NS);
+		callstacks__prepare(m->cs, pids, np, kernel, user && rows, MODEL_PREPARE_NS);
 	free(pids);
 	free(live);
 	return err;

@@ -177,8 +177,9 @@ struct model *model__new(const struct model_opts *opts);
 /* Before the programs attach: reads ahead what the first call stacks will need, so that the
  * recording does not pay for it (callstacks__prepare; at most MODEL_PREPARE_NS): kernel
  * symbols when kernel, the binaries of the processes alive now (those opts.keep keeps) when
- * user. 0 or -errno (proc_root unreadable, out of memory). */
-int model__prepare(struct model *m, bool kernel, bool user);
+ * user, and with rows (chosen processes that already run: -p, --cgroup) their unwind rows
+ * first. 0 or -errno (proc_root unreadable, out of memory). */
+int model__prepare(struct model *m, bool kernel, bool user, bool rows);
 
 /* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,
  * then the CPUs started. Must precede every record. -EINVAL for a ts past 2^63. */

@@ -83,6 +83,7 @@ struct cfi_loader {
 	pid_t worker_tid;		/* set by the worker as it starts; 0 before */
 	bool started, stop;
 	bool hurried;			/* the worker runs at a waiter's nice value (hurry) */
+	bool urgent_now;		/* the worker compiles an urgent file */
 	atomic_bool cancel;		/* stop the compile under way: the recording is over */
 	pthread_mutex_t lock;
 	pthread_cond_t more;		/* the queue got a file, or stop was set */
@@ -334,9 +335,11 @@ static void *work(void *arg)
 				best = i;
 		q = l->queue[best];
 		l->queue[best] = l->queue[--l->nqueue];
+		l->urgent_now = q.urgent;
 		pthread_mutex_unlock(&l->lock);
 		err = load(l, &q, 0, false);
 		pthread_mutex_lock(&l->lock);
+		l->urgent_now = false;
 		l->st.files_failed += !!err;
 		relax(l);
 	}
@@ -501,6 +504,30 @@ int cfi_loader__want_process(struct cfi_loader *l, pid_t pid)
 	free(line);
 	fclose(f);
 	return 0;
+}
+
+/* Whether an urgent file is queued or being compiled. With l->lock held. */
+static bool urgent_left(const struct cfi_loader *l)
+{
+	for (size_t i = 0; i < l->nqueue; i++)
+		if (l->queue[i].urgent)
+			return true;
+	return l->urgent_now;
+}
+
+bool cfi_loader__wait_urgent(struct cfi_loader *l, uint64_t timeout_ns)
+{
+	uint64_t end = now_ns() + timeout_ns;
+	bool left;
+
+	for (;;) {
+		pthread_mutex_lock(&l->lock);
+		left = urgent_left(l);
+		pthread_mutex_unlock(&l->lock);
+		if (!left || now_ns() >= end)
+			return !left;
+		usleep(2000);
+	}
 }
 
 void cfi_loader__stats(struct cfi_loader *l, struct cfi_loader_stats *out)
