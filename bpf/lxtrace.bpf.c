@@ -277,7 +277,8 @@ static __always_inline __u32 copy_user_stack(__u8 *dst, __u64 sp)
 }
 
 /* Whether a copy of the user stack may be sent now: the ring is no more than a quarter
- * full, so that the copies of a burst of first stacks cannot crowd out other records. */
+ * full (wakeup_bytes is half of it: one query, not two), so that the copies of a burst of
+ * first stacks cannot crowd out other records. */
 static __always_inline bool copy_room(void *ring)
 {
 	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) < wakeup_bytes / 2;
