@@ -64,7 +64,7 @@ named_share() {
 	       k = split($0, f, ";"); leaf = f[k]
 	       bad = leaf ~ /\[unknown\]|\+0x[0-9a-f]+$|^0x[0-9a-f]+$/
 	       if (whole != "")
-		       bad = $0 ~ /\[unknown\]|\[truncated\]|\+0x[0-9a-f]+(;|$)|(^|;)0x[0-9a-f]+(;|$)/
+		       bad = $0 ~ /\[unknown\]|\[truncated(\]|:)|\+0x[0-9a-f]+(;|$)|(^|;)0x[0-9a-f]+(;|$)/
 	       if (!bad) ok += n }
 	     END { printf "%.1f\n", all ? 100 * ok / all : 0 }' "$1"
 }

@@ -277,11 +277,11 @@ static __always_inline __u32 copy_user_stack(__u8 *dst, __u64 sp)
 }
 
 /* Whether a copy of the user stack may be sent now: the ring is no more than a quarter
- * full, so that the copies of a burst of first stacks cannot crowd out other records. */
+ * full (wakeup_bytes is half of it: one query, not two), so that the copies of a burst of
+ * first stacks cannot crowd out other records. */
 static __always_inline bool copy_room(void *ring)
 {
-	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) <
-	       bpf_ringbuf_query(ring, BPF_RB_RING_SIZE) / 4;
+	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) < wakeup_bytes / 2;
 }
 
 /* A record that carries a stack, with no frames: a user stack proven unchanged (LX_USTACK_HIT)
@@ -378,8 +378,12 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 		if (sc0)
 			copy = ex_copy(ex);
 	} else if (modern && user && !hit) {
-		if (sc0 && copy_room(ring))
+		/* Whether the ring has room for a copy is kept in the copy's len until the copy
+		 * is made, off the program's stack (unwind_user). */
+		if (sc0) {
 			copy = &sc0->hdr;
+			copy->len = copy_room(ring) ? 0 : UCOPY_NO_ROOM;
+		}
 		nu = unwind_user(u->ip, u->sp, u->bp, u->di, &us, (struct walk_out *)&st->pc[nk],
 				 &uflags, &uslot, copy);
 	} else if (!modern && user) {
@@ -387,6 +391,12 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	}
 	if (nu > LX_STACK_USER_MAX)
 		nu = LX_STACK_USER_MAX;
+	/* A walk that went on by frame pointers for want of room for its copy: marked so for
+	 * the daemon to count, and to show where that cut the stack short. */
+	if (copy && (uflags & LX_USTACK_COPY) && copy->len == UCOPY_NO_ROOM) {
+		uflags &= ~LX_USTACK_COPY;
+		uslot = LX_USLOT_NO_ROOM;
+	}
 	/* A kept exec walk to finish, in a nested program: no room for its copy. */
 	if ((uflags & LX_USTACK_COPY) && !copy)
 		uflags = (uflags & ~LX_USTACK_COPY) | LX_USTACK_TRUNCATED;

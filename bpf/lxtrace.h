@@ -257,9 +257,15 @@ struct lx_stack {
 	__u8 nkern;
 	__u8 nuser;
 	__u8 uflags;		/* enum lx_ustack_flags */
-	__u8 uslot;
+	__u8 uslot;		/* the cache slot (LX_USTACK_STORE, LX_USTACK_HIT), or
+				 * LX_USLOT_NO_ROOM */
 	__u64 pc[];		/* nkern kernel addresses, then nuser user addresses */
 };
+
+/* uslot of a stack whose walk would have stopped for a copy of the stack (LX_USTACK_COPY)
+ * that the ring had no room for, and went on by frame pointers there (as through code without
+ * rows), which may cut it (LX_USTACK_TRUNCATED); never stored or a hit. */
+#define LX_USLOT_NO_ROOM 0x80
 
 /* Where a walk stopped (LX_USTACK_COPY) and the user stack above it: the registers of the
  * frame it did not take (the next frame to emit) and len bytes of stack from sp up, as far as

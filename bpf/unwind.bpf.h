@@ -21,6 +21,11 @@
 
 #define USER_ADDR_MAX (1ull << 47)
 #define USER_ADDR_MIN 4096
+/* A copy's len while the ring has no room for it (unwind_user): more than any copy holds. */
+#define UCOPY_NO_ROOM 0xffff
+/* walk_io.may_copy */
+#define COPY_STOP 1
+#define COPY_NO_ROOM 2
 
 /* Set by user space before load. */
 const volatile bool unwind_cfi = true;	/* false: frame pointers only */
@@ -40,7 +45,10 @@ struct walk_io {
 	__u8 flags;		/* enum lx_ustack_flags */
 	bool cache;		/* in: log the words read; out: they were all logged */
 	bool bp_used;		/* the walk depended on the initial bp */
-	bool may_copy;		/* in: stop at a file without rows yet (LX_USTACK_COPY) */
+	__u8 may_copy;		/* in: COPY_STOP: stop at a file without rows yet
+				 * (LX_USTACK_COPY); COPY_NO_ROOM: no room for that copy: go on
+				 * by frame pointers there, uncached, with LX_USTACK_COPY all
+				 * the same */
 	bool stale;		/* in: the table lags the process's mappings (an answer from
 				 * user space under way): an address in none may be new code */
 	__u8 copy_flags;	/* out with LX_USTACK_COPY: enum lx_ucopy_flags */
@@ -61,7 +69,7 @@ struct walk {
 	bool bp_from_mem;	/* bp was read from the stack, not from the registers */
 	bool logging;		/* the words read go into the cache slot */
 	bool fault;		/* a read failed */
-	bool may_copy;		/* walk_io.may_copy */
+	__u8 may_copy;		/* walk_io.may_copy */
 	bool stale;		/* walk_io.stale */
 	bool switched;		/* a frame-pointer step went to another stack (fp_step) */
 };
@@ -169,14 +177,19 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 	/* A return address is looked up inside its call instruction. */
 	look = w->exact ? ip : ip - 1;
 	mi = pmaps_find(t, look);
-	if (mi < 0 && !t->overflow && w->may_copy && w->stale) {
+	if (mi < 0 && !t->overflow && w->may_copy == COPY_STOP && w->stale) {
 		/* Maybe code the table does not have yet: the daemon knows the mappings. */
 		w->flags |= LX_USTACK_COPY;
 		w->logging = false;
 		return 1;
 	}
 	if (mi < 0 && !t->overflow) {
-		/* Not in any executable mapping: not code. */
+		/* Not in any executable mapping: not code, or new code a copy would have shown
+		 * had the ring had room for it. */
+		if (w->may_copy == COPY_NO_ROOM && w->stale) {
+			w->flags |= LX_USTACK_COPY;
+			w->logging = false;
+		}
 		w->flags |= LX_USTACK_TRUNCATED;
 		return 1;
 	}
@@ -197,7 +210,7 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 			} else if (m->ino) {
 				unwind_count(LX_UNWIND_NO_TABLE);
 				w->want = mi;
-				if (w->may_copy) {
+				if (w->may_copy == COPY_STOP) {
 					/* Not a guess from rbp: the daemon takes this frame
 					 * on from a copy of the stack, with the rows. */
 					w->n = n;
@@ -205,6 +218,12 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 					w->flags |= LX_USTACK_COPY;
 					w->logging = false;
 					return 1;
+				}
+				/* No room for the copy: a guess from rbp, said and not
+				 * cached, so that the next walk asks for a copy again. */
+				if (w->may_copy == COPY_NO_ROOM) {
+					w->flags |= LX_USTACK_COPY;
+					w->logging = false;
 				}
 			}
 		}
@@ -346,12 +365,16 @@ __noinline int unwind_walk(struct walk_io *io, struct lx_pmaps *t, struct uc_slo
  * reports a stored walk that it failed to send with unwind_unstore(). With copy, the walk
  * stops where it has no rows to go on with (no mapping table, a file whose rows are not
  * loaded yet) and says there (LX_USTACK_COPY) the frame it stopped at; the caller copies the
- * stack above it. */
+ * stack above it. A copy whose len is UCOPY_NO_ROOM has no room in the ring: the walk goes on
+ * there as without copy, uncached, and says so with LX_USTACK_COPY all the same, which the
+ * caller takes off. */
 static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
 					 const struct uc_lookup *us, struct walk_out *out,
 					 __u8 *flags, __u8 *slot, struct lx_ucopy *copy)
 {
-	struct walk_io io = { .ip = ip, .sp = sp, .bp = bp, .di = di, .may_copy = copy != NULL };
+	struct walk_io io = { .ip = ip, .sp = sp, .bp = bp, .di = di,
+			      .may_copy = !copy ? 0 : copy->len == UCOPY_NO_ROOM ? COPY_NO_ROOM :
+								      COPY_STOP };
 	struct ucache *uc = us->uc;
 	__u32 tgid = us->tgid, i = 0, zero = 0;
 	struct uc_slot *s = NULL;
@@ -363,7 +386,7 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
 	t = bpf_map_lookup_elem(&proc_maps, &tgid);
 	if (!t) {
 		unwind_count(LX_UNWIND_NO_MAPS);
-		if (copy) {
+		if (io.may_copy == COPY_STOP) {
 			copy->ip = ip;
 			copy->sp = sp;
 			copy->bp = bp;
@@ -374,7 +397,7 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
 		}
 		/* The leaf at least: its address is known. */
 		out->pc[0] = ip | LX_PC_EXACT;
-		*flags |= LX_USTACK_TRUNCATED;
+		*flags |= LX_USTACK_TRUNCATED | (io.may_copy ? LX_USTACK_COPY : 0);
 		return 1;
 	}
 	if (uc && !uc->busy) {

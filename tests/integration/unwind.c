@@ -1303,7 +1303,7 @@ Test(unwind, every_user_stack_is_whole_or_marked)
 		if (!strcmp(f->file, "kernel") || f->pc >= 0xffff800000000000ull)
 			continue;
 		n++;
-		if (!strcmp(f->func, "[truncated]") || !strncmp(f->func, "[trimmed ", 9))
+		if (!strncmp(f->func, "[truncated", 10) || !strncmp(f->func, "[trimmed ", 9))
 			marked++;
 		else if (user_stack_whole(s, last))
 			whole++;

@@ -462,3 +462,28 @@ Test(callstacks, go_stacks_end_at_mstart)
 		     (size_t)s->n);
 	cr_expect_str_eq(s->frames[3].func, "runtime.mstart.abi0");
 }
+
+/* A walk BPF went on with by frame pointers where the ring had no room for its copy of the
+ * stack is counted, and where it was cut ends in a mark of its own: another stack than the
+ * same frames cut at a frame that is no code. */
+Test(callstacks, walk_cut_for_want_of_a_copy_is_marked_and_counted)
+{
+	struct callstacks_stats st;
+	const struct gt_stack *s;
+	uint64_t cut, no_room;
+
+	make_raw(0, 2);
+	raw.h.uflags = LX_USTACK_TRUNCATED;
+	cut = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h);
+	raw.h.uslot = LX_USLOT_NO_ROOM;
+	no_room = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h);
+	cr_assert_neq(no_room, cut);
+	s = decoded(no_room);
+	cr_assert_geq(s->n, 5);
+	cr_expect_str_eq(s->frames[s->n - 3].func, "[truncated: no room for a copy]");
+	raw.h.uflags = 0;
+	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h));
+	cr_expect_str_neq(s->frames[s->n - 3].func, "[truncated: no room for a copy]", "not cut");
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.copies_refused, 2);
+}

@@ -898,8 +898,11 @@ static int start_recording(struct recording *r)
 	int err;
 
 	/* Read ahead (kernel symbols, the binaries of the processes alive now) before the
-	 * recording, which would otherwise pay for it in its first moments. */
-	err = model__prepare(r->model, a->sample_hz || r->stack_kern, a->sample_hz || r->stack_user);
+	 * recording, which would otherwise pay for it in its first moments; and the unwind rows
+	 * of the target's binaries (not of a command's, which has not exec'ed yet; not of the
+	 * whole machine's, 2-3 s of CPU), whose first stacks would need copies until then. */
+	err = model__prepare(r->model, a->sample_hz || r->stack_kern, a->sample_hz || r->stack_user,
+			     r->target && !r->cmd);
 	if (err) {
 		report_model_error(&r->out, "reading ahead for the call stacks", err);
 		return err;

@@ -137,12 +137,13 @@ static void print_details(const struct model_stats *ms, const struct gt_writer_s
 			ms->stacks_distinct ? ms->symbolize_ns / 1e3 / ms->stacks_distinct : 0.0,
 			(unsigned long long)ms->binaries, (unsigned long long)ms->binaries_closed,
 			(unsigned long long)ms->binaries_reread);
-	if (ms->late_walks)
+	if (ms->late_walks || ms->copies_refused)
 		fprintf(stderr, "  first sight:   %llu user stacks finished from a copy of the stack "
 			"(%llu frames), %llu held for their rows; cut short: %llu at the copy's end, "
-			"%llu without rows in time\n", (unsigned long long)ms->late_walks,
-			(unsigned long long)ms->late_frames, (unsigned long long)ms->late_held,
-			(unsigned long long)ms->late_copy_short, (unsigned long long)ms->late_no_rows);
+			"%llu without rows in time, %llu with no room in the ring for the copy\n",
+			(unsigned long long)ms->late_walks, (unsigned long long)ms->late_frames,
+			(unsigned long long)ms->late_held, (unsigned long long)ms->late_copy_short,
+			(unsigned long long)ms->late_no_rows, (unsigned long long)ms->copies_refused);
 	if (ms->prepare_ns)
 		fprintf(stderr, "  read ahead:    %llu binaries (%llu with DWARF)%s before the start, "
 			"in %.3f s\n", (unsigned long long)ms->prepared,
@@ -295,6 +296,12 @@ void record_summary__print(const struct record_summary *s)
 		fprintf(stderr, "  not recorded:  CPUs held %.3f s by lxtrace itself, %.3f s by "
 			"untraced programs (shown as [lxtrace] and [untraced])\n",
 			ms.held_self_ns / 1e9, ms.held_untraced_ns / 1e9);
+	/* Walks that went on without the copy they wanted (docs/stacks.md, "First sight"). */
+	if (ms.copies_refused)
+		fprintf(stderr, "  stacks cut:    %llu user stacks walked on by frame pointers where "
+			"the ring had no room for a copy of the stack (those cut short end "
+			"\"[truncated: no room for a copy]\"; a larger --buffer-size keeps them)\n",
+			(unsigned long long)ms.copies_refused);
 	features__print_missing(capture__features(cap), s->uses, "  without:      ", stderr);
 	print_jit(&ms);
 	print_files(model__refused(m), "  refused files: %llu that other users control (not read, "

@@ -262,7 +262,7 @@ void model__await_start_rows(struct model *m, uint64_t limit_ns)
 	free(live);
 }
 
-int model__prepare(struct model *m, bool kernel, bool user)
+int model__prepare(struct model *m, bool kernel, bool user, bool rows)
 {
 	struct procscan_thread *live = NULL;
 	uint32_t *pids = NULL;
@@ -280,7 +280,7 @@ int model__prepare(struct model *m, bool kernel, bool user)
 		    live[i].pid != m->helper_pid)
 			pids[np++] = live[i].pid;
 	if (!err)
-		callstacks__prepare(m->cs, pids, np, kernel, MODEL_PREPARE_NS);
+		callstacks__prepare(m->cs, pids, np, kernel, user && rows, MODEL_PREPARE_NS);
 	free(pids);
 	free(live);
 	return err;
@@ -439,6 +439,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->jit_frames = cs.late_jit_frames;
 	out->jit_ns = cs.late_jit_ns;
 	out->jit_err = cs.late_jit_err;
+	out->copies_refused = cs.copies_refused;
 }
 
 void model__use_rows(struct model *m, struct cfi_loader *cfi)

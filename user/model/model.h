@@ -180,6 +180,7 @@ struct model_stats {
 	 * and why the last stack was not defined again (callstacks_stats). */
 	uint64_t jit_kept, jit_unkept, jit_named, jit_frames, jit_ns;
 	int jit_err;
+	uint64_t copies_refused;	/* callstacks_stats.copies_refused */
 	bool prepared_kernel;			/* kallsyms read ahead too */
 };
 
@@ -189,8 +190,9 @@ struct model *model__new(const struct model_opts *opts);
 /* Before the programs attach: reads ahead what the first call stacks will need, so that the
  * recording does not pay for it (callstacks__prepare; at most MODEL_PREPARE_NS): kernel
  * symbols when kernel, the binaries of the processes alive now (those opts.keep keeps) when
- * user. 0 or -errno (proc_root unreadable, out of memory). */
-int model__prepare(struct model *m, bool kernel, bool user);
+ * user, and with rows (chosen processes that already run: -p, --cgroup) their unwind rows
+ * first. 0 or -errno (proc_root unreadable, out of memory). */
+int model__prepare(struct model *m, bool kernel, bool user, bool rows);
 
 /* The event a thread sleeping (interruptibly) in syscall nr (-1: none) blocks with, for the
  * kind of wait the syscall is (syscalls__class): what a reader of a Go 1.22+ file, whose

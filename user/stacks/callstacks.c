@@ -17,6 +17,7 @@
 #include "user/proc/kdev.h"
 #include "user/proc/mmap_path.h"
 #include "user/stacks/callstacks.h"
+#include "user/stacks/cfi_loader.h"
 #include "user/stacks/late_walk.h"
 #include "user/stacks/symbolize.h"
 
@@ -30,6 +31,11 @@
 #define MIN_USER_ADDR 4096
 /* A body's id and frame count. */
 #define BODY_HEAD_BYTES 12
+/* How long callstacks__prepare waits for the rows it asked for. */
+#define ROWS_WAIT_NS (5 * 1000 * 1000 * 1000ull)
+/* A stack's flags here are enum lx_ustack_flags and this: BPF walked it on by frame pointers
+ * where the ring had no room for its copy (LX_USLOT_NO_ROOM): a cut there is marked so. */
+#define USTACK_NO_ROOM (1u << 8)
 /* Key words the memory of distinct stacks holds at most (4 MiB). Its keys name process
  * images, which exit for good, so it is kept in two generations of half that each: lookups
  * try the young one, then the old one, whose hits move to the young one; when the young one
@@ -312,7 +318,8 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		}
 	}
 	if ((uflags & LX_USTACK_TRUNCATED) && n < GATHER_MAX) {
-		err = idents__special_frame(cs->ids, IDENT_SPECIAL_TRUNCATED, &cs->frames[n]);
+		err = idents__special_frame(cs->ids, uflags & USTACK_NO_ROOM ? IDENT_SPECIAL_NO_ROOM :
+						     IDENT_SPECIAL_TRUNCATED, &cs->frames[n]);
 		if (err)
 			return err;
 		n++;
@@ -703,6 +710,10 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 		nuser = finish_late(cs, proc_of(cs, pid), st, &uflags);
 		upc = cs->late;
 	}
+	if (!(st->uflags & (LX_USTACK_HIT | LX_USTACK_STORE)) && st->uslot == LX_USLOT_NO_ROOM) {
+		uflags |= USTACK_NO_ROOM;
+		cs->st.copies_refused++;
+	}
 	/* A walk cut at its most frames is as incomplete as one cut at a frame that is no code. */
 	if (uflags & LX_USTACK_DEEP)
 		uflags |= LX_USTACK_TRUNCATED;
@@ -719,8 +730,8 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 		return sv->hit_stk;
 	cs->key[nkey++] = (uint64_t)ident << 32 | (uint64_t)(nr + 1);
 	cs->key[nkey++] = proc;
-	cs->key[nkey++] = (uint64_t)st->nkern << 16 | nuser << 8 |
-			  (uflags & (LX_USTACK_TRUNCATED | LX_USTACK_IRQ));
+	cs->key[nkey++] = (uint64_t)st->nkern << 24 | nuser << 16 |
+			  (uflags & (LX_USTACK_TRUNCATED | LX_USTACK_IRQ | USTACK_NO_ROOM));
 	memcpy(&cs->key[nkey], st->pc, st->nkern * sizeof(uint64_t));
 	nkey += st->nkern;
 	memcpy(&cs->key[nkey], upc, nuser * sizeof(uint64_t));
@@ -756,8 +767,15 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 }
 
 void callstacks__prepare(struct callstacks *cs, const uint32_t *pids, size_t n, bool kernel,
-			 uint64_t budget_ns)
+			 bool rows, uint64_t budget_ns)
 {
+	/* Their rows first, within a bound: under load (the worker's 0.3-1 s of CPU took 1-3 s
+	 * beside CPU hogs) the first stacks would otherwise need copies, more than the rings
+	 * have room for. Then the symbols, which compiling beside would leave no time. */
+	for (size_t i = 0; rows && cs->cfi && i < n; i++)
+		(void)cfi_loader__want_process(cs->cfi, (pid_t)pids[i]);	/* gone: none */
+	if (rows && cs->cfi)
+		(void)cfi_loader__wait_urgent(cs->cfi, ROWS_WAIT_NS);
 	for (size_t i = 0; i < n; i++)
 		(void)symbolizer__note_process(cs->sym, pids[i]);	/* gone: nothing to read */
 	symbolizer__prepare(cs->sym, kernel, budget_ns);

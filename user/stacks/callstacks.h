@@ -57,6 +57,8 @@ struct callstacks_stats {
 	uint64_t late_frames;	/* the frames they gained */
 	uint64_t late_ends[LATE_WALK_DEEP + 1];	/* how they ended (enum late_walk_end) */
 	uint64_t late_held;	/* records the stream held until their rows were loaded */
+	uint64_t copies_refused;	/* stacks BPF walked on by frame pointers where the
+					 * ring had no room for their copy (LX_USLOT_NO_ROOM) */
 	uint64_t walks;		/* walks of live threads' BPF caches held now */
 	uint64_t prepared;	/* binaries read ahead by callstacks__prepare */
 	uint64_t prepared_dwarf;	/* of which with their DWARF */
@@ -82,9 +84,11 @@ struct callstacks *callstacks__new(const struct gt_tables *w, struct idents *ids
 				   const char *proc_root, uid_t trusted_uid);
 
 /* Before the recording starts: reads ahead, for the processes pids, what their first stacks
- * would read (symbolizer__prepare), for at most budget_ns; kallsyms too when kernel. */
+ * would read (symbolizer__prepare), for at most budget_ns; kallsyms too when kernel. With
+ * rows, the unwind rows of their binaries are wanted first (cfi_loader__want_process) and
+ * waited for, at most 5 s. */
 void callstacks__prepare(struct callstacks *cs, const uint32_t *pids, size_t n, bool kernel,
-			 uint64_t budget_ns);
+			 bool rows, uint64_t budget_ns);
 
 /* A process alive when the recording starts. */
 void callstacks__note(struct callstacks *cs, uint32_t pid);

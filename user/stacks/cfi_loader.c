@@ -20,6 +20,7 @@
 #include "user/proc/kdev.h"
 #include "user/proc/mapped_file.h"
 #include "user/proc/mmap_path.h"
+#include "user/proc/procmaps.h"
 #include "user/stacks/cfi.h"
 #include "user/stacks/cfi_cache.h"
 #include "user/stacks/cfi_loader.h"
@@ -82,6 +83,7 @@ struct cfi_loader {
 	pid_t worker_tid;		/* set by the worker as it starts; 0 before */
 	bool started, stop;
 	bool hurried;			/* the worker runs at a waiter's nice value (hurry) */
+	bool urgent_now;		/* the worker compiles an urgent file */
 	atomic_bool cancel;		/* stop the compile under way: the recording is over */
 	pthread_mutex_t lock;
 	pthread_cond_t more;		/* the queue got a file, or stop was set */
@@ -328,9 +330,11 @@ static void *work(void *arg)
 				best = i;
 		q = l->queue[best];
 		l->queue[best] = l->queue[--l->nqueue];
+		l->urgent_now = q.urgent;
 		pthread_mutex_unlock(&l->lock);
 		err = load(l, &q, 0, false);
 		pthread_mutex_lock(&l->lock);
+		l->urgent_now = false;
 		l->st.files_failed += !!err;
 		relax(l);
 	}
@@ -469,6 +473,59 @@ int cfi_loader__rows(struct cfi_loader *l, uint32_t dev, uint64_t ino,
 	}
 	pthread_mutex_unlock(&l->lock);
 	return ret;
+}
+
+int cfi_loader__want_process(struct cfi_loader *l, pid_t pid)
+{
+	const struct lx_cfi_row *rows;
+	struct procmaps_entry e;
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	uint32_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		struct lx_cfi_want w;
+
+		if (!procmaps__parse_exec(line, &e) || !e.ino || e.name[0] != '/')
+			continue;
+		w = (struct lx_cfi_want){ .start = e.start, .end = e.end, .ino = e.ino,
+					  .pid = (uint32_t)pid, .dev = kdev__from_dev(e.dev) };
+		/* Queued (or compiled at once when small), then marked urgent. */
+		if (!cfi_loader__want_file(l, &w, e.name))
+			(void)cfi_loader__rows(l, w.dev, w.ino, &rows, &n);
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* Whether an urgent file is queued or being compiled. With l->lock held. */
+static bool urgent_left(const struct cfi_loader *l)
+{
+	for (size_t i = 0; i < l->nqueue; i++)
+		if (l->queue[i].urgent)
+			return true;
+	return l->urgent_now;
+}
+
+bool cfi_loader__wait_urgent(struct cfi_loader *l, uint64_t timeout_ns)
+{
+	uint64_t end = now_ns() + timeout_ns;
+	bool left;
+
+	for (;;) {
+		pthread_mutex_lock(&l->lock);
+		left = urgent_left(l);
+		pthread_mutex_unlock(&l->lock);
+		if (!left || now_ns() >= end)
+			return !left;
+		usleep(2000);
+	}
 }
 
 void cfi_loader__stats(struct cfi_loader *l, struct cfi_loader_stats *out)

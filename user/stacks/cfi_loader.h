@@ -71,6 +71,17 @@ int cfi_loader__want_file(struct cfi_loader *l, const struct lx_cfi_want *w, con
 /* A process mapped a file (LX_REC_MMAP): the same, before a stack needs the rows. */
 int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m);
 
+/* Before a recording of chosen processes starts: the rows of every file process pid runs code
+ * from (its /proc/PID/maps) are wanted now and compiled ahead of other files, the worker at the
+ * caller's nice value as for a stack that waits (cfi_loader__rows), so that the process's
+ * first walks find them instead of sending copies of the stack (docs/stacks.md, "First
+ * sight"). 0, or -errno when its maps cannot be read (the process is gone). */
+int cfi_loader__want_process(struct cfi_loader *l, pid_t pid);
+
+/* Waits until no urgent file is queued or being compiled, at most timeout_ns; true when none
+ * is. */
+bool cfi_loader__wait_urgent(struct cfi_loader *l, uint64_t timeout_ns);
+
 /* The rows of file (dev, ino) (the kernel's encoding) for a walk the daemon finishes
  * (late_walk.h): 1 with *rows and *n once published (n 0: none, frame pointers there); 0 while
  * they are compiled or queued, the file then going first to the worker; -ENOENT when nothing

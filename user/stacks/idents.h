@@ -32,6 +32,9 @@ enum ident_special {
 	IDENT_SPECIAL_IDLE,	/* "[idle]": the identity of CPU samples of the idle task */
 	IDENT_SPECIAL_TRUNCATED, /* "[truncated]": where a user stack walk stopped at a frame that
 				  * cannot be code (docs/stacks.md) */
+	IDENT_SPECIAL_NO_ROOM,	/* "[truncated: no room for a copy]": the same, in a walk that
+				 * went on by frame pointers where the ring had no room for
+				 * the copy of the stack it wanted */
 	IDENT_SPECIAL_COUNT,
 };
 
