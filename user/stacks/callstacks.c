@@ -76,7 +76,7 @@ struct late_stack {
 		uint32_t idx;	/* in frames */
 		uint64_t addr;	/* the address looked up */
 	} *jit;			/* after frames, in the same allocation */
-	struct gt_frame frames[];
+	struct gt_frame frames[];	/* their names copied after jit, in the same allocation */
 };
 
 /* A distinct raw stack: its key words live in the pool at off. */
@@ -353,6 +353,11 @@ static size_t fit(const struct gt_frame *frames, size_t n, const struct gt_frame
 	return keep;
 }
 
+static const char *name_of(const char *s)
+{
+	return s ? s : "";
+}
+
 /* Keeps stack stk, cs->frames[0, len) for P p, whose gather left JIT frames of process pid
  * unnamed (cs->jit), those among its first keep frames, to be named at the end. */
 static void keep_late(struct callstacks *cs, uint64_t stk, uint32_t p, pid_t pid, size_t len,
@@ -361,14 +366,19 @@ static void keep_late(struct callstacks *cs, uint64_t stk, uint32_t p, pid_t pid
 	struct late_stack *ls;
 	uint32_t njit = 0;
 	uint64_t *slot;
-	size_t bytes;
+	size_t bytes, names = 0;
 	bool added;
+	char *at;
 
 	for (uint32_t i = 0; i < cs->njit; i++)
 		njit += cs->jit[i].idx < keep;
 	if (!njit || u64map__get(cs->jit_ids, stk))
 		return;
-	bytes = sizeof(*ls) + len * sizeof(ls->frames[0]) + njit * sizeof(ls->jit[0]);
+	/* The frames' names are copied: they point into tables (the process's identity, a
+	 * binary's symbols) that may free and reuse them before the end, when a process exits. */
+	for (size_t i = 0; i < len; i++)
+		names += strlen(name_of(cs->frames[i].func)) + strlen(name_of(cs->frames[i].file)) + 2;
+	bytes = sizeof(*ls) + len * sizeof(ls->frames[0]) + njit * sizeof(ls->jit[0]) + names;
 	if (cs->jit_bytes + bytes > LATE_JIT_BYTES ||
 	    grow_array((void **)&cs->jit_stacks, &cs->jit_stacks_cap, cs->njit_stacks + 1,
 		       sizeof(*cs->jit_stacks), 64) ||
@@ -388,6 +398,13 @@ static void keep_late(struct callstacks *cs, uint64_t stk, uint32_t p, pid_t pid
 	for (uint32_t i = 0; i < cs->njit; i++)
 		if (cs->jit[i].idx < keep)
 			ls->jit[ls->njit++] = cs->jit[i];
+	at = (char *)&ls->jit[njit];
+	for (size_t i = 0; i < len; i++) {
+		ls->frames[i].func = strcpy(at, name_of(cs->frames[i].func));
+		at += strlen(at) + 1;
+		ls->frames[i].file = strcpy(at, name_of(cs->frames[i].file));
+		at += strlen(at) + 1;
+	}
 	cs->jit_stacks[cs->njit_stacks++] = ls;
 	cs->jit_bytes += bytes;
 	cs->st.late_jit_kept++;
