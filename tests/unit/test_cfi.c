@@ -230,6 +230,7 @@ Test(cfi, rows_agree_with_libdw)
 			free(f);
 		}
 	}
+	dwarf_cfi_end(cfi);
 	cr_log_info("%zu addresses checked against libdw", checked);
 	cr_assert_gt(checked, 10000);
 }
