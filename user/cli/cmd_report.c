@@ -52,6 +52,19 @@ static void usage(FILE *f)
 		   "perf's.\n");
 }
 
+/* optarg as the count of option opt (1 to 100000) in *out: 0, or -1 after saying why. */
+static int count_arg(const char *opt, size_t *out)
+{
+	unsigned long long v;
+
+	if (filter_args__count(optarg, 100000, &v)) {
+		fprintf(stderr, PREFIX "bad %s '%s': 1 to 100000 " SEE_HELP "\n", opt, optarg);
+		return -1;
+	}
+	*out = (size_t)v;
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	enum { OPT_SCHED = 256, OPT_OFFCPU, OPT_SYSCALLS, OPT_CPU, OPT_TRIGGERS, OPT_HIST,
@@ -70,7 +83,6 @@ int cmd_report(int argc, char **argv)
 		{ 0 },
 	};
 	struct report_opts o = { .top = 10, .filter = { .to_ns = UINT64_MAX } };
-	unsigned long long v;
 	const char *path;
 	char err[512];
 	int c, fd, ret;
@@ -101,20 +113,12 @@ int cmd_report(int argc, char **argv)
 			o.hist = true;
 			break;
 		case 'n':
-			if (filter_args__count(optarg, 100000, &v)) {
-				fprintf(stderr, PREFIX "bad --top '%s': 1 to 100000 " SEE_HELP "\n",
-					optarg);
+			if (count_arg("--top", &o.top))
 				return 2;
-			}
-			o.top = (size_t)v;
 			break;
 		case OPT_DEPTH:
-			if (filter_args__count(optarg, 100000, &v)) {
-				fprintf(stderr, PREFIX "bad --depth '%s': 1 to 100000 " SEE_HELP "\n",
-					optarg);
+			if (count_arg("--depth", &o.depth))
 				return 2;
-			}
-			o.depth = (size_t)v;
 			break;
 		default:
 			ret = filter_args__apply("report", c, optarg, &o.filter);
