@@ -106,8 +106,75 @@ static void compile(void)
 		     0, "javac %s failed", src);
 }
 
+/* The output of `lxtrace ARGS... FILE` (the recording), which must succeed; the caller frees. */
+static char *tool(const char *const *args)
+{
+	const char *argv[8] = { record__build_path("lxtrace") };
+	char *out = NULL, *err = NULL;
+	size_t n = 1;
+	int rc;
+
+	for (; *args && n < 6; args++)
+		argv[n++] = *args;
+	argv[n] = recorder__path(it.rec);
+	rc = run_capture(argv, 120, &out, &err);
+	cr_assert_eq(rc, 0, "lxtrace %s failed (%d): %s", argv[1], rc, err ? err : "");
+	free(err);
+	cr_assert_not_null(out);
+	return out;
+}
+
+/* The offline tools, which read the file in one pass, show the names the map gave at the
+ * stop for every sample, as the viewers do: `pprof --folded` and `dump` count as many samples
+ * in hotLeaf and main as the whole file's definitions give (hot, in_main), and `report --cpu`
+ * names them. */
+static void expect_tools_name(size_t hot, size_t in_main)
+{
+	size_t f_hot = 0, f_main = 0, d_hot = 0, d_main = 0;
+	char *text = tool((const char *[]){ "pprof", "--cpu", "--folded", NULL }), *line, *save;
+	bool sample = false;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *leaf = strrchr(line, ';'), *value = strrchr(line, ' ');
+
+		if (!leaf || !value || value < leaf)
+			continue;
+		*value = '\0';
+		f_hot += !strcmp(leaf + 1, HOT) ? strtoul(value + 1, NULL, 10) : 0;
+		f_main += !strcmp(leaf + 1, MAIN) ? strtoul(value + 1, NULL, 10) : 0;
+	}
+	free(text);
+	text = tool((const char *[]){ "dump", NULL });
+	/* An event's line, then its frames indented, the leaf first: "    FUNC FILE:LINE pc=". */
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		bool frame = !strncmp(line, "    ", 4);
+
+		if (frame && sample) {
+			d_hot += !strncmp(line + 4, HOT " /tmp/perf-", strlen(HOT) + 11);
+			d_main += !strncmp(line + 4, MAIN " /tmp/perf-", strlen(MAIN) + 11);
+		}
+		sample = !frame && strstr(line, " CPUSample ");
+	}
+	free(text);
+	cr_log_info("jit: pprof --folded: %zu in %s, %zu in %s; dump: %zu and %zu (the whole "
+		    "file's definitions: %zu and %zu)", f_hot, HOT, f_main, MAIN, d_hot, d_main, hot,
+		    in_main);
+	cr_expect_eq(f_hot, hot, "pprof --folded: %zu samples in %s, the file's stacks %zu", f_hot,
+		     HOT, hot);
+	cr_expect_eq(f_main, in_main, "pprof --folded: %zu samples in %s, the file's stacks %zu",
+		     f_main, MAIN, in_main);
+	cr_expect_eq(d_hot, hot, "dump: %zu samples in %s, the file's stacks %zu", d_hot, HOT, hot);
+	cr_expect_eq(d_main, in_main, "dump: %zu samples in %s, the file's stacks %zu", d_main,
+		     MAIN, in_main);
+	text = tool((const char *[]){ "report", "--cpu", NULL });
+	cr_expect(strstr(text, "HotJit.hotLeaf") || strstr(text, "HotJit.main"), "report --cpu "
+		  "names neither hotLeaf nor main:\n%s", text);
+	free(text);
+}
+
 /* The JVM's samples whose leaf its map holds (those perf names from it): at least 95% named
- * from it, most in hotLeaf or in main, where it is inlined. Removes the map. */
+ * from it, most in hotLeaf or in main, where it is inlined; the offline tools show them named
+ * too. Removes the map. */
 static void expect_named(void)
 {
 	size_t samples = 0, named = 0, unnamed = 0, hot = 0, in_main = 0;
@@ -150,6 +217,7 @@ static void expect_named(void)
 		      hot + in_main, named, HOT, MAIN);
 	cr_assert(strstr(recorder__stderr(it.rec), "JIT code:"), "the summary does not count "
 		  "the stacks named at the end:\n%s", recorder__stderr(it.rec));
+	expect_tools_name(hot, in_main);
 }
 
 Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
