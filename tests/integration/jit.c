@@ -230,6 +230,57 @@ Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
 	expect_named();
 }
 
+/* A go1.23 file, whose generations' stack tables are in the file for good before the map is
+ * written: the recorder copies the file with the stacks named at the end (format/v2/restack.h),
+ * which Go 1.23's parser accepts (itest_stop), and the tools name at least 95% of the JVM's
+ * samples whose leaf the map holds, by `pprof --folded` (every sample's stack, leaf last). */
+Test(jit, jvm_code_named_in_a_go123_file_from_the_map_it_writes_at_exit)
+{
+	size_t named = 0, unnamed = 0;
+	char *text, *line, *save, map[64];
+	struct goparse_result go;
+	int pid = 0;
+
+	compile();
+	itest_start((const char *[]){ "--format=go1.23", "-F", "999", "--", JAVA,
+				      "-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
+				      "-cp", dir, "HotJit", "2000000", NULL });
+	itest_stop(0, 0);
+	cr_assert_eq(goparse_123(recorder__path(it.rec), &go), 0, "go 1.23 could not run");
+	cr_assert(go.ok, "go 1.23 trace -d=1 refuses the copy: %s", go.error);
+	text = tool((const char *[]){ "pprof", "--cpu", "--folded", NULL });
+	cr_assert(strstr(recorder__stderr(it.rec), "written by a copy of the go1.23 file"),
+		  "the summary does not say the file was copied with the names:\n%s",
+		  recorder__stderr(it.rec));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *leaf = strrchr(line, ';'), *value = strrchr(line, ' ');
+		unsigned long addr;
+		int p;
+
+		if (!leaf || !value || value < leaf || sscanf(line, "java;java (pid %d)", &p) != 1)
+			continue;
+		if (!pid) {
+			pid = p;
+			snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
+			read_map(map);
+			unlink(map);
+		}
+		*value = '\0';
+		if (!strcmp(leaf + 1, HOT) || !strcmp(leaf + 1, MAIN))
+			named += strtoul(value + 1, NULL, 10);
+		else if (sscanf(leaf + 1, "[unknown] 0x%lx", &addr) == 1 && in_map(addr))
+			unnamed += strtoul(value + 1, NULL, 10);
+	}
+	free(text);
+	cr_log_info("jit: go1.23: %zu samples in %s or %s, %zu in the map unnamed", named, HOT,
+		    MAIN, unnamed);
+	cr_assert_gt(pid, 0, "no sample of the JVM");
+	cr_assert_geq(named + unnamed, 100, "only %zu samples in the JVM's JIT code",
+		      named + unnamed);
+	cr_expect_geq(named * 100, (named + unnamed) * 95, "%zu of the %zu samples in the map are "
+		      "named", named, named + unnamed);
+}
+
 /* The pid of the JVM whose command line holds the argument arg (not the recorder's, which holds
  * it too), 0 when none. */
 static pid_t jvm_with_arg(const char *arg)
