@@ -1046,10 +1046,13 @@ static int copy_named(void *ctx, int in, int out, char *why, size_t whylen)
 static void name_jit_in_copy(struct recording *r)
 {
 	struct model_stats ms;
+	struct stat st;
 	char why[512];
 
 	model__stats(r->model, &ms);
-	if (!r->file || !r->writer2 || r->flight || !ms.jit_named || ms.jit_err != -ENOTSUP)
+	/* A device (-o /dev/null) keeps nothing to copy. */
+	if (!r->file || !r->writer2 || r->flight || !ms.jit_named || ms.jit_err != -ENOTSUP ||
+	    fstat(output_file__fd(r->file), &st) || !S_ISREG(st.st_mode))
 		return;
 	r->restack_tried = true;
 	if (output_file__rewrite(r->file, copy_named, r, why, sizeof(why)))

@@ -410,8 +410,10 @@ int output_file__rewrite(struct output_file *f,
 	char tmp[sizeof(f->tmp)], how[256] = "";
 	int in, out, err;
 
-	if (fstat(f->fd, &ours) || !S_ISREG(ours.st_mode) || f->stand_in || f->tmp[0])
+	if (fstat(f->fd, &ours) || !S_ISREG(ours.st_mode) || f->stand_in || f->tmp[0]) {
+		snprintf(why, whylen, "%s: not a recording's regular file", f->base);
 		return -EINVAL;
+	}
 	/* Read through the path, checked to be still this file (which holds the lock). */
 	in = open_nolinks(f->dirfd, f->base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (in >= 0 && (fstat(in, &at) || !same_file(&at, &ours))) {
