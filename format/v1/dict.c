@@ -336,7 +336,8 @@ int gt_dict__refine_from(struct gt_dict *d, const struct gt_dict *whole)
 			f[n++] = (struct final){ s->pub.id, s->nth, last };
 		}
 	}
-	qsort(f, n, sizeof(*f), final_cmp);
+	if (n)
+		qsort(f, n, sizeof(*f), final_cmp);
 	free(d->finals);
 	d->finals = f;
 	d->nfinals = n;
