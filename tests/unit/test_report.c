@@ -767,6 +767,82 @@ Test(report, syscalls_per_call_with_their_blocks_apart)
 	mt_close(&t, false);
 }
 
+/* pprof's -raw of the profile at path: each sample's four values summed, those labelled
+ * `label` apart. */
+static void pprof_sum4(const char *path, const char *label, uint64_t sum[4], uint64_t lsum[4])
+{
+	const char *argv[] = { "/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof", "-raw", path, NULL };
+	char *out = NULL, *errs = NULL, *line, *save;
+	unsigned long long v[4], last[4] = { 0 };
+	bool samples = false;
+	int rc = run_capture(argv, 60, &out, &errs);
+
+	cr_assert_eq(rc, 0, "pprof -raw: %s", errs);
+	memset(sum, 0, 4 * sizeof(*sum));
+	memset(lsum, 0, 4 * sizeof(*lsum));
+	cr_expect(strstr(out, "calls/count syscall/nanoseconds[dflt] blocks/count "
+			      "off-cpu/nanoseconds"), "%s", out);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "Samples:", 8))
+			samples = true;
+		else if (!strncmp(line, "Locations", 9))
+			break;
+		else if (samples && sscanf(line, " %llu %llu %llu %llu:", &v[0], &v[1], &v[2],
+					   &v[3]) == 4)
+			for (int i = 0; i < 4; i++)
+				sum[i] += last[i] = v[i];
+		else if (samples && strstr(line, label))
+			for (int i = 0; i < 4; i++)
+				lsum[i] += last[i];
+	}
+	free(out);
+	free(errs);
+}
+
+/* pprof --syscall counts calls and their whole lengths, the blocks apart, in both formats:
+ * syncer's 10 fdatasync calls of 2.5 ms (20 blocks of 1 ms) and 10 getppid of 20 us (before:
+ * 20 samples, the blocks alone, 20 ms). Folded, each stack's calls' lengths. */
+Test(report, pprof_syscall_counts_calls_and_their_lengths)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	char out_path[64], err[256], *text = NULL;
+	uint64_t sum[4], fd_sum[4];
+	struct profile *p;
+	size_t len = 0;
+	struct mt t;
+
+	for (int v2 = 0; v2 < 2; v2++) {
+		int fd, ofd = mkstemp(strcpy(out_path, "/tmp/lxtrace-test-pprof-XXXXXX"));
+		FILE *f = open_memstream(&text, &len);
+
+		syncer_in(&t, v2);
+		fd = open(t.path, O_RDONLY);
+		cr_assert(fd >= 0 && ofd >= 0 && f);
+		cr_assert_eq(profile__read(fd, PROFILE_SYSCALL, &all, &p, err, sizeof(err)), 0, "%s",
+			     err);
+		cr_assert_eq(profile__write_pprof(p, ofd, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(profile__write_folded(p, f), 0);
+		fclose(f);
+		close(fd);
+		close(ofd);
+		profile__free(p);
+		pprof_sum4(out_path, "syscall:[fdatasync]", sum, fd_sum);
+		unlink(out_path);
+		cr_expect_eq(sum[0], 2 * ROUNDS, "format %d", v2);
+		cr_expect_eq(sum[1], ROUNDS * (2500 + 20) * US, "format %d", v2);
+		cr_expect_eq(fd_sum[0], ROUNDS, "format %d", v2);
+		cr_expect_eq(fd_sum[1], ROUNDS * 2500 * US, "format %d", v2);
+		/* The Go 1.22+ file has no block where the CPU stayed idle (as the report). */
+		cr_expect_eq(fd_sum[2], v2 ? 0 : 2 * ROUNDS, "format %d", v2);
+		cr_expect_eq(fd_sum[3], v2 ? 0 : 2 * ROUNDS * MS, "format %d", v2);
+		cr_expect(strstr(text, "syscall fdatasync 25000000\n"), "format %d:\n%s", v2, text);
+		cr_expect(strstr(text, "syscall getppid 200000\n"), "format %d:\n%s", v2, text);
+		free(text);
+		text = NULL;
+		mt_close(&t, false);
+	}
+}
+
 /* A futex wait inside a call (--syscalls=all, both formats): the call lasts from its entry to
  * its return, the wait in it keeps its reason, and the Go 1.22+ file, which ends the syscall
  * at the block, has the return as a log (user/model/out_go123.c). */

@@ -20,6 +20,12 @@ struct profile {
 	bool oom;
 	uint64_t span_ns;
 	struct stacktab *stacks;	/* label: an index in labels */
+	/* PROFILE_SYSCALL: stacks holds the calls (count, whole length), blocks the times they
+	 * blocked (count, time off the CPU), by the same stacks and labels (interned in
+	 * stacks). */
+	struct stacktab *blocks;
+	bool calls;			/* a call was told: the file has entries */
+	bool lengths;			/* one of them with its length: the file has returns */
 	const char **labels;		/* interned in stacks */
 	size_t nlabels, labels_cap;
 	struct u64map *label_ids;	/* an interned label's address -> index + 1 in labels */
@@ -32,6 +38,14 @@ static const struct {
 	[PROFILE_OFFCPU] = { "off-cpu", "nanoseconds", "reason" },
 	[PROFILE_SCHED] = { "delay", "nanoseconds", "after" },
 	[PROFILE_SYSCALL] = { "syscall", "nanoseconds", "syscall" },
+};
+
+/* PROFILE_SYSCALL's values when the file has calls: each call, then apart its blocks. */
+static const struct {
+	const char *type, *unit;
+} syscall_values[] = {
+	{ "calls", "count" }, { "syscall", "nanoseconds" }, { "blocks", "count" },
+	{ "off-cpu", "nanoseconds" },
 };
 
 /* The index of a label's value, added when new. A crafted file can name a syscall a
@@ -56,8 +70,8 @@ static uint32_t label_of(struct profile *p, const char *s)
 
 /* The thread's stack, or for none (a new thread's first wait) its process and program
  * frames alone, so every sample has its process. */
-static void add(struct profile *p, const struct walk_thread *t, const struct gt_stack *stk,
-		const char *label, uint64_t count, uint64_t value)
+static void add(struct profile *p, struct stacktab *tab, const struct walk_thread *t,
+		const struct gt_stack *stk, const char *label, uint64_t count, uint64_t value)
 {
 	struct gt_rframe frames[2];
 	struct gt_stack own = { .n = 2, .frames = frames };
@@ -71,7 +85,7 @@ static void add(struct profile *p, const struct walk_thread *t, const struct gt_
 		frames[1] = (struct gt_rframe){ .func = t->id.prog, .file = "program" };
 		stk = &own;
 	}
-	if (stacktab__add(p->stacks, l, stk, SIZE_MAX, count, value))
+	if (stacktab__add(tab, l, stk, SIZE_MAX, count, value))
 		p->oom = true;
 }
 
@@ -79,7 +93,9 @@ static void on_wait(void *ctx, const struct walk *w, const struct walk_thread *t
 		    enum walk_wait kind, const struct gt_stack *stk, uint64_t ns, uint64_t at,
 		    int64_t cpu)
 {
-	add(ctx, t, stk, kind == WALK_WAKEUP ? "wakeup" : "preemption", 1, ns);
+	struct profile *p = ctx;
+
+	add(p, p->stacks, t, stk, kind == WALK_WAKEUP ? "wakeup" : "preemption", 1, ns);
 }
 
 static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
@@ -88,15 +104,30 @@ static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
 	struct profile *p = ctx;
 
 	if (p->kind == PROFILE_OFFCPU)
-		add(p, t, stk, offcpu__reason(why), 1, ns);
+		add(p, p->stacks, t, stk, offcpu__reason(why), 1, ns);
 	else if (sys && why != WALK_OFF_RUNQ)
-		add(p, t, stk, sys, 1, ns);
+		add(p, p->blocks, t, stk, sys, 1, ns);
+}
+
+/* A call whose return the file lacks counts with no time: its length is not known. */
+static void on_syscall(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
+		       const char *sys, uint64_t ns, uint64_t at)
+{
+	struct profile *p = ctx;
+
+	if (!sys)
+		return;
+	p->calls = true;
+	p->lengths |= ns != WALK_NO_LENGTH;
+	add(p, p->stacks, t, stk, sys, 1, ns == WALK_NO_LENGTH ? 0 : ns);
 }
 
 static void on_sample(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
 		      int64_t cpu, uint64_t at)
 {
-	add(ctx, t, stk, NULL, 1, 1);
+	struct profile *p = ctx;
+
+	add(p, p->stacks, t, stk, NULL, 1, 1);
 }
 
 int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
@@ -108,7 +139,8 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 	int ret;
 
 	*out = NULL;
-	if (!p || !(p->stacks = stacktab__new(true)) || !(p->label_ids = u64map__new())) {
+	if (!p || !(p->stacks = stacktab__new(true)) || !(p->label_ids = u64map__new()) ||
+	    (kind == PROFILE_SYSCALL && !(p->blocks = stacktab__new(true)))) {
 		profile__free(p);
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		return -ENOMEM;
@@ -120,6 +152,8 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 		sink.wait = on_wait;
 	else
 		sink.offcpu = on_offcpu;
+	if (kind == PROFILE_SYSCALL)
+		sink.syscall = on_syscall;
 	/* A wait the recording cut is time off the CPU, not a syscall's latency. */
 	if (kind == PROFILE_OFFCPU)
 		sink.offcpu_cut = on_offcpu;
@@ -146,7 +180,7 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 enum {
 	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE, PROFILE_MAPPING, PROFILE_LOCATION,
 	PROFILE_FUNCTION, PROFILE_STRING_TABLE, PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE,
-	PROFILE_PERIOD,
+	PROFILE_PERIOD, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE, SAMPLE_LABEL,
 	LABEL_KEY = 1, LABEL_STR,
@@ -272,40 +306,64 @@ static void value_type(struct pbuf *out, unsigned field, struct encoder *x, cons
 	out->oom |= tmp->oom;
 }
 
-/* The profile message, uncompressed, into out. */
-static void encode(const struct profile *p, struct encoder *x, struct pbuf *out)
+/* The samples of tab, each with its count and value at vals[at], vals[at + 1] of nvals, the
+ * others 0 (a syscall's blocks come after its calls), and its label. */
+static void samples(const struct profile *p, const struct stacktab *tab, size_t at, size_t nvals,
+		    struct encoder *x, struct pbuf *out, struct pbuf *tmp, struct pbuf *sub)
 {
-	const struct st_entry *e = stacktab__entries(p->stacks);
-	struct pbuf tmp = { 0 }, sub = { 0 };
-	uint64_t *ids = NULL, vals[2];
+	const struct st_entry *e = stacktab__entries(tab);
+	uint64_t *ids = NULL, vals[4] = { 0 };
 	size_t ids_cap = 0;
-	bool two = p->kind != PROFILE_CPU;
 
-	str_id(x, "");
-	value_type(out, PROFILE_SAMPLE_TYPE, x, two ? "count" : "samples", "count", &tmp);
-	if (two)
-		value_type(out, PROFILE_SAMPLE_TYPE, x, kinds[p->kind].type, kinds[p->kind].unit, &tmp);
-	for (size_t i = 0; i < stacktab__count(p->stacks); i++) {
+	for (size_t i = 0; i < stacktab__count(tab); i++) {
 		if (grow_array((void **)&ids, &ids_cap, e[i].n + 1, sizeof(*ids), 64)) {
 			x->oom = true;
 			break;
 		}
 		for (size_t k = 0; k < e[i].n; k++)
 			ids[k] = loc_id(x, &e[i].frames[k]);
-		vals[0] = e[i].count;
-		vals[1] = e[i].value;
-		pbuf__reset(&tmp);
-		pbuf__packed(&tmp, SAMPLE_LOCATION_ID, ids, e[i].n);
-		pbuf__packed(&tmp, SAMPLE_VALUE, vals, two ? 2 : 1);
+		vals[at] = e[i].count;
+		vals[at + 1] = e[i].value;
+		pbuf__reset(tmp);
+		pbuf__packed(tmp, SAMPLE_LOCATION_ID, ids, e[i].n);
+		pbuf__packed(tmp, SAMPLE_VALUE, vals, nvals);
 		if (kinds[p->kind].label) {
-			pbuf__reset(&sub);
-			pbuf__uint(&sub, LABEL_KEY, str_id(x, kinds[p->kind].label));
-			pbuf__uint(&sub, LABEL_STR, str_id(x, p->labels[e[i].label]));
-			pbuf__bytes(&tmp, SAMPLE_LABEL, sub.p, sub.n);
+			pbuf__reset(sub);
+			pbuf__uint(sub, LABEL_KEY, str_id(x, kinds[p->kind].label));
+			pbuf__uint(sub, LABEL_STR, str_id(x, p->labels[e[i].label]));
+			pbuf__bytes(tmp, SAMPLE_LABEL, sub->p, sub->n);
 		}
-		pbuf__bytes(out, PROFILE_SAMPLE, tmp.p, tmp.n);
-		out->oom |= tmp.oom || sub.oom;
+		pbuf__bytes(out, PROFILE_SAMPLE, tmp->p, tmp->n);
+		out->oom |= tmp->oom || sub->oom;
 	}
+	free(ids);
+}
+
+/* The profile message, uncompressed, into out. A syscall profile of a file with calls has
+ * four values, each call's count and whole length, then its blocks' count and time off the
+ * CPU; `go tool pprof` shows the lengths unless asked for another (-sample_index=off-cpu). */
+static void encode(const struct profile *p, struct encoder *x, struct pbuf *out)
+{
+	struct pbuf tmp = { 0 }, sub = { 0 };
+	bool two = p->kind != PROFILE_CPU, four = p->blocks && p->calls;
+
+	str_id(x, "");
+	if (four) {
+		for (size_t i = 0; i < 4; i++)
+			value_type(out, PROFILE_SAMPLE_TYPE, x, syscall_values[i].type,
+				   syscall_values[i].unit, &tmp);
+	} else {
+		value_type(out, PROFILE_SAMPLE_TYPE, x, two ? "count" : "samples", "count", &tmp);
+		if (two)
+			value_type(out, PROFILE_SAMPLE_TYPE, x, kinds[p->kind].type,
+				   kinds[p->kind].unit, &tmp);
+	}
+	/* A file with no entries (recorded without --syscalls=all) has the blocks alone: a
+	 * count and a time, as every other kind. */
+	samples(p, p->blocks && !p->calls ? p->blocks : p->stacks, 0, four ? 4 : two ? 2 : 1, x,
+		out, &tmp, &sub);
+	if (four)
+		samples(p, p->blocks, 2, 4, x, out, &tmp, &sub);
 	/* One mapping that says the functions are known: nothing for pprof to symbolize. */
 	pbuf__reset(&tmp);
 	pbuf__uint(&tmp, MAPPING_ID, 1);
@@ -337,13 +395,14 @@ static void encode(const struct profile *p, struct encoder *x, struct pbuf *out)
 	pbuf__uint(out, PROFILE_DURATION_NANOS, p->span_ns);
 	value_type(out, PROFILE_PERIOD_TYPE, x, kinds[p->kind].type, kinds[p->kind].unit, &tmp);
 	pbuf__uint(out, PROFILE_PERIOD, 1);
+	if (four)
+		pbuf__uint(out, PROFILE_DEFAULT_SAMPLE_TYPE, str_id(x, syscall_values[1].type));
 	/* Last: every string is known once the rest is encoded. */
 	for (size_t i = 0; i < x->nstrs; i++)
 		put_string(out, x->strs[i]);
 	out->oom |= tmp.oom || sub.oom || x->oom;
 	pbuf__free(&tmp);
 	pbuf__free(&sub);
-	free(ids);
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -429,11 +488,13 @@ static void folded_name(FILE *out, const char *s)
 	escape__print(out, buf, n);
 }
 
+/* A syscall profile's calls when the file has their lengths, else their blocks. */
 int profile__write_folded(const struct profile *p, FILE *out)
 {
-	const struct st_entry *e = stacktab__entries(p->stacks);
+	const struct stacktab *tab = p->blocks && !p->lengths ? p->blocks : p->stacks;
+	const struct st_entry *e = stacktab__entries(tab);
 
-	for (size_t i = 0; i < stacktab__count(p->stacks); i++) {
+	for (size_t i = 0; i < stacktab__count(tab); i++) {
 		if (!e[i].n)
 			continue;
 		for (size_t k = e[i].n; k-- > 0;) {
@@ -453,6 +514,7 @@ void profile__free(struct profile *p)
 	if (!p)
 		return;
 	stacktab__free(p->stacks);
+	stacktab__free(p->blocks);
 	free(p->labels);
 	u64map__free(p->label_ids);
 	free(p);

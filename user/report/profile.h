@@ -21,7 +21,10 @@ enum profile_kind {
 	PROFILE_CPU,		/* CPU samples by the stack sampled */
 	PROFILE_OFFCPU,		/* time off the CPU by the stack it left with, label "reason" */
 	PROFILE_SCHED,		/* waits for a CPU by the stack the thread stopped at, label "after" */
-	PROFILE_SYSCALL,	/* blocking syscalls' time off the CPU by stack, label "syscall" */
+	/* syscalls by the stack they were entered with, label "syscall": each call's count
+	 * and whole length (recorded with --syscalls=all), apart the times they blocked and
+	 * their time off the CPU; a file without entries has the blocks alone */
+	PROFILE_SYSCALL,
 };
 
 struct profile;
@@ -35,7 +38,7 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 int profile__write_pprof(const struct profile *p, int fd, char *err, size_t errlen);
 
 /* One line per stack, root first: "PROGRAM;COMM (pid PID);...;LEAF VALUE" (VALUE: samples, or
- * ns), names escaped (lib/escape.h) and a ';' in a name written ':'. 0 or -EIO. */
+ * ns: a syscall profile's calls' lengths, or their blocks' when the file has no returns), names escaped (lib/escape.h) and a ';' in a name written ':'. 0 or -EIO. */
 int profile__write_folded(const struct profile *p, FILE *out);
 
 /* Accepts NULL. */

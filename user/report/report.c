@@ -36,8 +36,8 @@ static void on_offcpu_cut(void *ctx, const struct walk_thread *t, enum walk_off 
 	offcpu__add(((struct report *)ctx)->off, t, why, stk, sys, ns, at);
 }
 
-static void on_syscall(void *ctx, const struct walk_thread *t, const char *sys, uint64_t ns,
-		       uint64_t at)
+static void on_syscall(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
+		       const char *sys, uint64_t ns, uint64_t at)
 {
 	syslat__call(((struct report *)ctx)->sys, t, sys, ns, at);
 }

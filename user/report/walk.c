@@ -346,7 +346,7 @@ static void tell_call(struct walk *w, struct tstate *t, uint64_t ts)
 
 	t->call_open = false;
 	if (w->s->syscall && keeps(w, &t->pub, at))
-		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(t->call_stk),
+		w->s->syscall(w->s->ctx, &t->pub, t->call_stk, ident__syscall(t->call_stk),
 			      ts ? at - ns_of(w, t->call_ts) : WALK_NO_LENGTH, at);
 }
 

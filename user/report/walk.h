@@ -76,12 +76,12 @@ struct walk_sink {
 	 * whole latency. NULL: not told. */
 	void (*offcpu_cut)(void *ctx, const struct walk_thread *t, enum walk_off why,
 			   const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at);
-	/* A syscall call (recorded with --syscalls=all): it ended at `at` after ns, its whole
-	 * length from its entry to its return; WALK_NO_LENGTH when the file has no return for it
-	 * (recorded without returns, lost, or never made: exit), `at` then its entry. Its blocks
-	 * come apart, each through offcpu. */
-	void (*syscall)(void *ctx, const struct walk_thread *t, const char *sys, uint64_t ns,
-			uint64_t at);
+	/* A syscall call (recorded with --syscalls=all), entered with stack stk: it ended at `at`
+	 * after ns, its whole length from its entry to its return; WALK_NO_LENGTH when the file
+	 * has no return for it (recorded without returns, lost, or never made: exit), `at` then
+	 * its entry. Its blocks come apart, each through offcpu. */
+	void (*syscall)(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
+			const char *sys, uint64_t ns, uint64_t at);
 	/* A CPU sample of t (NULL: of no thread the trace knows) on P p. */
 	void (*sample)(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
 		       int64_t p, uint64_t at);
