@@ -26,7 +26,7 @@ static void one_line(int ret, const char *err)
 }
 
 /* The profile of kind, written both ways; its verdict (0 or a negative errno). */
-static int profile(int fd, enum profile_kind kind, int out, FILE *sink)
+static int profile(int fd, enum profile_kind kind, unsigned flags, int out, FILE *sink)
 {
 	const struct walk_filter all = { .to_ns = UINT64_MAX };
 	struct profile *p;
@@ -35,7 +35,7 @@ static int profile(int fd, enum profile_kind kind, int out, FILE *sink)
 
 	if (lseek(fd, 0, SEEK_SET) || ftruncate(out, 0) || lseek(out, 0, SEEK_SET))
 		abort();
-	ret = profile__read(fd, kind, &all, &p, err, sizeof(err));
+	ret = profile__read(fd, kind, &all, flags, &p, err, sizeof(err));
 	one_line(ret, err);
 	if (ret)
 		return ret;
@@ -109,8 +109,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (report__file(fd, "fuzz", &some, sink, err, sizeof(err)) != ret)
 		abort();
+	/* Every other kind with its processes merged. */
 	for (enum profile_kind k = PROFILE_CPU; k <= PROFILE_SYSCALL; k++)
-		if (profile(fd, k, out, sink) != ret)
+		if (profile(fd, k, k & 1 ? PROFILE_MERGE_PIDS : 0, out, sink) != ret)
 			abort();
 	return 0;
 }

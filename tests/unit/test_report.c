@@ -440,7 +440,7 @@ static void pprof_raw(const char *path, enum profile_kind kind, const char *labe
 	int fd = open(path, O_RDONLY), ofd = mkstemp(out_path);
 
 	cr_assert(fd >= 0 && ofd >= 0);
-	cr_assert_eq(profile__read(fd, kind, &all, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(profile__read(fd, kind, &all, 0, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(profile__write_pprof(p, ofd, err, sizeof(err)), 0, "%s", err);
 	close(fd);
 	close(ofd);
@@ -507,7 +507,7 @@ Test(report, folded_stacks_root_first_with_their_process)
 	int fd = victim_and_hog_fd(&t);
 
 	cr_assert(out);
-	cr_assert_eq(profile__read(fd, PROFILE_OFFCPU, &all, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(profile__read(fd, PROFILE_OFFCPU, &all, 0, &p, err, sizeof(err)), 0, "%s", err);
 	close(fd);
 	cr_assert_eq(profile__write_folded(p, out), 0);
 	fclose(out);
@@ -818,7 +818,7 @@ Test(report, pprof_syscall_counts_calls_and_their_lengths)
 		syncer_in(&t, v2);
 		fd = open(t.path, O_RDONLY);
 		cr_assert(fd >= 0 && ofd >= 0 && f);
-		cr_assert_eq(profile__read(fd, PROFILE_SYSCALL, &all, &p, err, sizeof(err)), 0, "%s",
+		cr_assert_eq(profile__read(fd, PROFILE_SYSCALL, &all, 0, &p, err, sizeof(err)), 0, "%s",
 			     err);
 		cr_assert_eq(profile__write_pprof(p, ofd, err, sizeof(err)), 0, "%s", err);
 		cr_assert_eq(profile__write_folded(p, f), 0);
@@ -947,7 +947,7 @@ Test(report, a_filter_that_keeps_no_thread_says_so)
 	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
 	o.filter.pid = 0;
 	o.filter.comm = "nobody";
-	cr_expect_eq(profile__read(fd, PROFILE_SCHED, &o.filter, &p, err, sizeof(err)), -ENOENT);
+	cr_expect_eq(profile__read(fd, PROFILE_SCHED, &o.filter, 0, &p, err, sizeof(err)), -ENOENT);
 	cr_expect_str_eq(err, "no thread named \"nobody\" in this trace");
 	close(fd);
 	mt_close(&t, false);

@@ -20,7 +20,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: lxtrace pprof FILE --cpu|--offcpu|--sched|--syscall [-o OUT] [--folded]\n"
-		   "                          [-p PID] [--comm NAME] [--from T] [--to T]\n\n"
+		   "                          [--merge-pids] [-p PID] [--comm NAME] [--from T] [--to T]\n\n"
 		   "Writes a profile of the trace by call stack, each stack ending in its thread's\n"
 		   "process and program, for pprof (`go tool pprof -top OUT`; a flame graph with\n"
 		   "`-http=127.0.0.1:8080 OUT`; `-diff_base OLD NEW`) or, with --folded, as folded\n"
@@ -40,19 +40,23 @@ static void usage(FILE *f)
 		   "                      text (without -o: on stdout)\n"
 		   "      --folded        folded stacks, one line each: ROOT;...;LEAF VALUE, VALUE\n"
 		   "                      in samples (--cpu) or nanoseconds\n"
+		   "      --merge-pids    leave out each stack's process frame COMM (pid PID): the\n"
+		   "                      processes of one program (a build's compilers, a\n"
+		   "                      server's workers) add up under its program frame\n"
 		   FILTER_ARGS_HELP
 		   "  -h, --help          show this help\n");
 }
 
 int cmd_pprof(int argc, char **argv)
 {
-	enum { OPT_CPU = 256, OPT_OFFCPU, OPT_SCHED, OPT_SYSCALL, OPT_FOLDED };
+	enum { OPT_CPU = 256, OPT_OFFCPU, OPT_SCHED, OPT_SYSCALL, OPT_FOLDED, OPT_MERGE_PIDS };
 	static const struct option opts[] = {
 		{ "cpu", no_argument, NULL, OPT_CPU },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 		{ "sched", no_argument, NULL, OPT_SCHED },
 		{ "syscall", no_argument, NULL, OPT_SYSCALL },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "merge-pids", no_argument, NULL, OPT_MERGE_PIDS },
 		{ "output", required_argument, NULL, 'o' },
 		FILTER_ARGS_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
@@ -64,6 +68,7 @@ int cmd_pprof(int argc, char **argv)
 	struct profile *p = NULL;
 	const char *path, *out = NULL;
 	bool folded = false;
+	unsigned flags = 0;
 	char err[512];
 
 	opterr = 0;
@@ -86,6 +91,9 @@ int cmd_pprof(int argc, char **argv)
 			break;
 		case OPT_FOLDED:
 			folded = true;
+			break;
+		case OPT_MERGE_PIDS:
+			flags |= PROFILE_MERGE_PIDS;
 			break;
 		case 'o':
 			out = optarg;
@@ -121,7 +129,7 @@ int cmd_pprof(int argc, char **argv)
 	}
 	if (out && !(of = file_cmd__create("pprof", out, fd)))
 		goto done;
-	ret = profile__read(fd, (enum profile_kind)kind, &filter, &p, err, sizeof(err));
+	ret = profile__read(fd, (enum profile_kind)kind, &filter, flags, &p, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, PREFIX "%s: %s\n", path, err);
 		goto done;

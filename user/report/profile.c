@@ -10,6 +10,7 @@
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/u64map.h"
+#include "user/report/ident.h"
 #include "user/report/offcpu.h"
 #include "user/report/pbuf.h"
 #include "user/report/profile.h"
@@ -26,6 +27,9 @@ struct profile {
 	struct stacktab *blocks;
 	bool calls;			/* a call was told: the file has entries */
 	bool lengths;			/* one of them with its length: the file has returns */
+	bool merge_pids;		/* PROFILE_MERGE_PIDS */
+	struct gt_rframe *merged;	/* a stack without its process frame, for merge_pids */
+	size_t merged_cap;
 	const char **labels;		/* interned in stacks */
 	size_t nlabels, labels_cap;
 	struct u64map *label_ids;	/* an interned label's address -> index + 1 in labels */
@@ -68,13 +72,30 @@ static uint32_t label_of(struct profile *p, const char *s)
 	return (uint32_t)(p->nlabels - 1);
 }
 
+/* stk without its process frame (the one before the program frame) into *out, a stack of
+ * id 0, so the table reads its frames rather than its id. false when out of memory. */
+static bool without_pid(struct profile *p, const struct gt_stack *stk, struct gt_stack *out)
+{
+	struct ident id;
+
+	*out = *stk;
+	if (!ident__of_stack(stk, &id))
+		return true;
+	if (grow_array((void **)&p->merged, &p->merged_cap, stk->n, sizeof(*p->merged), 64))
+		return false;
+	memcpy(p->merged, stk->frames, (stk->n - 2) * sizeof(*p->merged));
+	p->merged[stk->n - 2] = stk->frames[stk->n - 1];
+	*out = (struct gt_stack){ .n = stk->n - 1, .frames = p->merged };
+	return true;
+}
+
 /* The thread's stack, or for none (a new thread's first wait) its process and program
- * frames alone, so every sample has its process. */
+ * frames alone, so every sample has its process; with merge_pids, its program's. */
 static void add(struct profile *p, struct stacktab *tab, const struct walk_thread *t,
 		const struct gt_stack *stk, const char *label, uint64_t count, uint64_t value)
 {
 	struct gt_rframe frames[2];
-	struct gt_stack own = { .n = 2, .frames = frames };
+	struct gt_stack own = { .n = 2, .frames = frames }, merged;
 	char name[96], file[24];
 	uint32_t l = label ? label_of(p, label) : 0;
 
@@ -84,6 +105,13 @@ static void add(struct profile *p, struct stacktab *tab, const struct walk_threa
 		frames[0] = (struct gt_rframe){ .func = name, .file = file };
 		frames[1] = (struct gt_rframe){ .func = t->id.prog, .file = "program" };
 		stk = &own;
+	}
+	if (stk && p->merge_pids) {
+		if (!without_pid(p, stk, &merged)) {
+			p->oom = true;
+			return;
+		}
+		stk = &merged;
 	}
 	if (stacktab__add(tab, l, stk, SIZE_MAX, count, value))
 		p->oom = true;
@@ -130,7 +158,7 @@ static void on_sample(void *ctx, const struct walk_thread *t, const struct gt_st
 	add(p, p->stacks, t, stk, NULL, 1, 1);
 }
 
-int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
+int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f, unsigned flags,
 		  struct profile **out, char *err, size_t errlen)
 {
 	struct profile *p = calloc(1, sizeof(*p));
@@ -146,6 +174,7 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 		return -ENOMEM;
 	}
 	p->kind = kind;
+	p->merge_pids = flags & PROFILE_MERGE_PIDS;
 	if (kind == PROFILE_CPU)
 		sink.sample = on_sample;
 	else if (kind == PROFILE_SCHED)
@@ -515,6 +544,7 @@ void profile__free(struct profile *p)
 		return;
 	stacktab__free(p->stacks);
 	stacktab__free(p->blocks);
+	free(p->merged);
 	free(p->labels);
 	u64map__free(p->label_ids);
 	free(p);

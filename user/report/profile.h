@@ -29,9 +29,17 @@ enum profile_kind {
 
 struct profile;
 
+/* Flags of profile__read. */
+enum {
+	/* Stacks without their process frame "COMM (pid PID)": the processes of one program
+	 * (a build's compilers, a server's workers) add up on one stack each, under the
+	 * program frame. */
+	PROFILE_MERGE_PIDS = 1,
+};
+
 /* Reads the trace open on fd into a profile of `kind` of the threads and window f keeps. 0,
  * or a negative errno with a one-line message in err. */
-int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
+int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f, unsigned flags,
 		  struct profile **out, char *err, size_t errlen);
 
 /* pprof's format, gzip'd, written to fd. 0, or a negative errno with a message in err. */
