@@ -84,10 +84,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int fd = -1, out = -1;
 	static FILE *sink;
-	/* Histograms too, and a window and a filter that keep part of the file. */
+	/* Histograms too, and a window and a filter that keep part of the file, as JSON. */
 	struct report_opts all = { .sections = REPORT_ALL, .hist = true, .top = 5,
 				   .filter = { .to_ns = UINT64_MAX } };
-	struct report_opts some = { .sections = REPORT_ALL, .top = 3,
+	struct report_opts some = { .sections = REPORT_ALL, .top = 3, .json = true,
 				    .filter = { .comm = "pingpong", .from_ns = 1000,
 						.to_ns = 50000000 } };
 	char err[256] = "";

@@ -843,6 +843,101 @@ Test(report, pprof_syscall_counts_calls_and_their_lengths)
 	}
 }
 
+/* A thread whose name has a quote, a backslash, a newline and a byte that is no UTF-8 runs,
+ * sleeps 3 ms and runs again. */
+static void odd_name_in(struct mt *t, bool v2)
+{
+	char *proc = mt_proc_new();
+
+	mt_proc_thread(proc, 900, 900, "q\"b\\s\n\xff", 'R', -1);
+	mt_open_in(t, 2, MODEL_SYSCALLS_BLOCKING, proc, v2);
+	mt_switch(t, T0 + MS, 0, 0, 900, LX_PREV_RUNNABLE, -1);
+	mt_switch(t, T0 + 2 * MS, 0, 900, 0, LX_PREV_SLEEP, __NR_clock_nanosleep);
+	mt_wakeup(t, T0 + 5 * MS, 1, 900);
+	mt_switch(t, T0 + 6 * MS, 0, 0, 900, LX_PREV_RUNNABLE, -1);
+	mt_finish(t, T0 + 10 * MS);
+	mt_proc_free(proc);
+}
+
+/* `report --json` of stream's trace, every section and histograms, read back by Python's json
+ * module, which prints what `query` (Python, on the object d) says. */
+static char *json_query(void (*stream)(struct mt *, bool), bool v2, const char *query)
+{
+	struct report_opts o = { .sections = REPORT_ALL, .top = 10, .hist = true, .json = true,
+				 .filter = { .to_ns = UINT64_MAX } };
+	char path[] = "/tmp/lxtrace-test-json-XXXXXX", err[256], *script, *out = NULL,
+	     *errs = NULL;
+	const char *argv[] = { "/usr/bin/python3", "-c", NULL, path, NULL };
+	int ofd = mkstemp(path), fd, rc;
+	FILE *f = fdopen(ofd, "w");
+	struct mt t;
+
+	cr_assert(f);
+	stream(&t, v2);
+	fd = open(t.path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(report__file(fd, "a \"b\"\\.trace", &o, f, err, sizeof(err)), 0, "%s", err);
+	close(fd);
+	fclose(f);
+	mt_close(&t, false);
+	/* json.tool's reading: valid JSON, one object. */
+	rc = run_capture((const char *[]){ "/usr/bin/python3", "-m", "json.tool", path, NULL }, 60, NULL,
+			 &errs);
+	cr_assert_eq(rc, 0, "not JSON: %s", errs);
+	free(errs);
+	cr_assert(asprintf(&script, "import json, sys\nd = json.load(open(sys.argv[1]))\n%s",
+			   query) > 0);
+	argv[2] = script;
+	rc = run_capture(argv, 60, &out, &errs);
+	cr_assert_eq(rc, 0, "%s: %s", query, errs);
+	unlink(path);
+	free(script);
+	free(errs);
+	return out;
+}
+
+/* report --json holds the text's figures under stable names, in both formats: the victim's
+ * waits, the hog's futex waits, the stacks; names escaped as lxtrace prints them, then as JSON
+ * asks (before: no --json). */
+Test(report, json_has_every_sections_figures)
+{
+	static const char query[] =
+		"p = [x for x in d['sched']['processes'] if x['pid'] == 100][0]\n"
+		"w = p['waits']['wakeup']\n"
+		"o = {r['reason']: r['time'] for r in d['offcpu']['reasons']}\n"
+		"s = {r['name']: r for r in d['syscalls']['rows']}\n"
+		"print(d['schema'], d['file'], d['cpus'], w['count'], w['max_ns'], p['program'],\n"
+		"      o['lock']['count'], o['lock']['sum_ns'] // 1000, s['futex']['blocked']['count'],\n"
+		"      len(d['sched']['worst']), d['sched']['worst'][0]['ran'][0]['pid'],\n"
+		"      d['offcpu']['stacks'][0]['frames'][-1]['file'], d['cpu']['samples'],\n"
+		"      d['recording']['records_lost'], sum(len(w['log2']) > 0 for w in [w]))\n";
+	static const char odd[] =
+		"names = set()\n"
+		"def walk(x):\n"
+		"    if isinstance(x, dict): [walk(v) for v in x.values()]\n"
+		"    elif isinstance(x, list): [walk(v) for v in x]\n"
+		"    elif isinstance(x, str): names.add(x)\n"
+		"walk(d)\n"
+		"print('q\"b\\\\\\\\s\\\\x0a\\\\xff' in names, all(n.isascii() for n in names))\n";
+	char want[256];
+
+	for (int v2 = 0; v2 < 2; v2++) {
+		char *out = json_query(victim_and_hog_in, v2, query);
+
+		/* 10 wakeups, the longest 1 ms; 11 futex waits (2 cut, whose time in µs) of which 9
+		 * whole are blocking syscalls; the 10 worst waits, the first with the hog on the
+		 * CPU; no sample, nothing lost. */
+		snprintf(want, sizeof(want), "lxtrace-report/1 a \"b\"\\\\.trace 2 10 %llu victim 11 "
+			 "%llu 9 10 200 program 0 0 1\n", (unsigned long long)(ROUNDS * 100 * US),
+			 (unsigned long long)(((ROUNDS - 1) * MS + HOG_CUT) / US));
+		cr_expect_str_eq(out, want, "format %d: %s", v2, out);
+		free(out);
+		out = json_query(odd_name_in, v2, odd);
+		cr_expect_str_eq(out, "True True\n", "format %d", v2);
+		free(out);
+	}
+}
+
 /* A futex wait inside a call (--syscalls=all, both formats): the call lasts from its entry to
  * its return, the wait in it keeps its reason, and the Go 1.22+ file, which ends the syscall
  * at the block, has the return as a log (user/model/out_go123.c). */

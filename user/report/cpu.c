@@ -8,6 +8,7 @@
 #include "user/report/cpu.h"
 #include "user/report/fmt.h"
 #include "user/report/ident.h"
+#include "user/report/json.h"
 #include "user/report/stacktab.h"
 
 struct func {
@@ -165,9 +166,33 @@ static void print_funcs(const struct cpu_report *c, const struct func *funcs, FI
 	}
 }
 
+/* Copies of the functions and the stacks, the most samples as the leaf first and the most
+ * sampled first, into *funcs and *v (freed by the caller); false when out of memory. The name
+ * map holds indexes into c->funcs, so c's own stay in their order. */
+static bool sorted(const struct cpu_report *c, struct func **funcs, const struct st_entry ***v)
+{
+	const struct st_entry *e = stacktab__entries(c->stacks);
+	size_t n = stacktab__count(c->stacks);
+
+	*funcs = malloc((c->nfuncs ? c->nfuncs : 1) * sizeof(**funcs));
+	*v = malloc((n ? n : 1) * sizeof(**v));
+	if (!*funcs || !*v) {
+		free(*funcs);
+		free(*v);
+		return false;
+	}
+	if (c->nfuncs)
+		memcpy(*funcs, c->funcs, c->nfuncs * sizeof(**funcs));
+	qsort(*funcs, c->nfuncs, sizeof(**funcs), by_self);
+	for (size_t i = 0; i < n; i++)
+		(*v)[i] = &e[i];
+	qsort(*v, n, sizeof(**v), by_count);
+	return true;
+}
+
 void cpu_report__print(const struct cpu_report *c, size_t depth, FILE *out)
 {
-	const struct st_entry *e = stacktab__entries(c->stacks), **v;
+	const struct st_entry **v;
 	size_t n = stacktab__count(c->stacks);
 	struct func *funcs;
 
@@ -177,24 +202,12 @@ void cpu_report__print(const struct cpu_report *c, size_t depth, FILE *out)
 		fprintf(out, "no samples (lxtrace record -F HZ takes them)\n");
 		return;
 	}
-	/* Sorted copies: the name map holds indexes into c->funcs. */
-	funcs = malloc((c->nfuncs ? c->nfuncs : 1) * sizeof(*funcs));
-	v = malloc((n ? n : 1) * sizeof(*v));
-	if (!funcs || !v) {
-		free(funcs);
-		free(v);
+	if (!sorted(c, &funcs, &v))
 		return;
-	}
-	if (c->nfuncs)
-		memcpy(funcs, c->funcs, c->nfuncs * sizeof(*funcs));
-	qsort(funcs, c->nfuncs, sizeof(*funcs), by_self);
 	print_funcs(c, funcs, out, "By function, the most samples as the leaf first:");
 	qsort(funcs, c->nfuncs, sizeof(*funcs), by_total);
 	print_funcs(c, funcs, out, "By function, the most samples anywhere on the stack first:");
 	free(funcs);
-	for (size_t i = 0; i < n; i++)
-		v[i] = &e[i];
-	qsort(v, n, sizeof(*v), by_count);
 	fprintf(out, "\nThe stacks sampled most (leaf first):\n");
 	for (size_t i = 0; i < n && i < c->top; i++) {
 		fprintf(out, "%2zu. %llu samples, %.1f%%\n", i + 1, (unsigned long long)v[i]->count,
@@ -203,6 +216,43 @@ void cpu_report__print(const struct cpu_report *c, size_t depth, FILE *out)
 	}
 	if (n > c->top)
 		fprintf(out, "(%zu stacks more: --top N)\n", n - c->top);
+	free(v);
+}
+
+void cpu_report__json(const struct cpu_report *c, struct json *j)
+{
+	size_t n = stacktab__count(c->stacks);
+	const struct st_entry **v;
+	struct func *funcs;
+
+	if (!sorted(c, &funcs, &v)) {
+		j->oom = true;
+		return;
+	}
+	json__object(j, "cpu");
+	json__uint(j, "samples", c->samples);
+	json__uint(j, "idle", c->idle);
+	json__array(j, "functions");
+	for (size_t i = 0; i < c->nfuncs && i < c->top; i++) {
+		json__object(j, NULL);
+		json__str(j, "name", funcs[i].name);
+		json__uint(j, "self", funcs[i].self);
+		json__uint(j, "total", funcs[i].total);
+		json__end(j);
+	}
+	json__end(j);
+	json__uint(j, "functions_more", c->nfuncs > c->top ? c->nfuncs - c->top : 0);
+	json__array(j, "stacks");
+	for (size_t i = 0; i < n && i < c->top; i++) {
+		json__object(j, NULL);
+		json__uint(j, "count", v[i]->count);
+		json__stack(j, "frames", v[i]);
+		json__end(j);
+	}
+	json__end(j);
+	json__uint(j, "stacks_more", n > c->top ? n - c->top : 0);
+	json__end(j);
+	free(funcs);
 	free(v);
 }
 

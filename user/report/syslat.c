@@ -7,6 +7,7 @@
 #include "lib/hash.h"
 #include "lib/u64map.h"
 #include "user/report/fmt.h"
+#include "user/report/json.h"
 #include "user/report/syslat.h"
 
 /* Longer names are cut: the kernel's longest is 22 bytes. */
@@ -210,6 +211,33 @@ void syslat__print(const struct syslat *s, bool hist, FILE *out)
 		print_blocks(s, hist, out);
 	if (s->n > s->top)
 		fprintf(out, "(%zu syscalls more: --top N)\n", s->n - s->top);
+}
+
+void syslat__json(const struct syslat *s, bool hist, struct json *j)
+{
+	uint64_t unknown = 0;
+	bool lengths = false;
+
+	for (size_t i = 0; i < s->n; i++) {
+		lengths |= s->v[i].calls.count > 0;
+		unknown += s->v[i].entries - s->v[i].calls.count;
+	}
+	qsort(s->v, s->n, sizeof(*s->v), by_total);
+	json__object(j, "syscalls");
+	json__bool(j, "lengths", lengths);
+	json__array(j, "rows");
+	for (size_t i = 0; i < s->n && i < s->top; i++) {
+		json__object(j, NULL);
+		json__str(j, "name", s->v[i].name);
+		json__uint(j, "calls", s->v[i].entries);
+		json__hist(j, "length", &s->v[i].calls, hist);
+		json__hist(j, "blocked", &s->v[i].h, hist);
+		json__end(j);
+	}
+	json__end(j);
+	json__uint(j, "rows_more", s->n > s->top ? s->n - s->top : 0);
+	json__uint(j, "calls_without_length", unknown);
+	json__end(j);
 }
 
 void syslat__free(struct syslat *s)
