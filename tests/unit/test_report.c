@@ -18,6 +18,7 @@
 #include "tests/unit/test_model_util.h"
 #include "user/report/fmt.h"
 #include "user/report/hist.h"
+#include "user/report/intern.h"
 #include "user/report/notes.h"
 #include "user/report/offcpu.h"
 #include "user/report/pbuf.h"
@@ -517,6 +518,36 @@ Test(report, folded_stacks_root_first_with_their_process)
 	profile__free(p);
 	free(text);
 	mt_close(&t, false);
+}
+
+/* The one interning table: handles in the order first met, equal keys one handle, keys of
+ * any bytes (a NUL inside, none at all) kept whole at addresses that stay put as it grows. */
+Test(report, intern_hands_out_one_handle_a_key)
+{
+	struct intern *t = intern__new();
+	const char *first;
+	char key[32];
+	bool added;
+
+	cr_assert(t);
+	first = intern__str(t, "futex");
+	cr_assert_eq(intern__put(t, "", 0, &added), 1);
+	cr_expect(added);
+	cr_assert_eq(intern__put(t, "a\0b", 3, &added), 2);
+	cr_assert_eq(intern__put(t, "a\0c", 3, &added), 3);
+	for (int i = 0; i < 100000; i++) {
+		snprintf(key, sizeof(key), "name %d", i);
+		cr_assert_eq(intern__put(t, key, strlen(key), &added), 4 + i);
+	}
+	cr_expect_eq(intern__put(t, "a\0b", 3, &added), 2);
+	cr_expect_not(added);
+	cr_expect_eq(intern__str(t, "futex"), first);
+	cr_expect_str_eq(first, "futex");
+	cr_expect_eq(intern__get(t, "name 99999", 10), 100003);
+	cr_expect_eq(intern__get(t, "name 100000", 11), -1);
+	cr_expect_eq(memcmp(intern__key(t, 3), "a\0c", 4), 0);
+	cr_expect_eq(intern__count(t), 100004);
+	intern__free(t);
 }
 
 /* protobuf's own examples: 150 in field 1 is 08 96 01; "testing" in field 2 is 12 07 ...;

@@ -4,15 +4,15 @@
 #include <string.h>
 
 #include "lib/grow.h"
-#include "lib/u64map.h"
 #include "user/report/cpu.h"
 #include "user/report/fmt.h"
 #include "user/report/ident.h"
+#include "user/report/intern.h"
 #include "user/report/json.h"
 #include "user/report/stacktab.h"
 
 struct func {
-	const char *name;	/* interned in stacks */
+	const char *name;	/* its key in names */
 	uint64_t self, total;
 	uint64_t seen;		/* the sample it was last counted in, to count it once */
 };
@@ -22,7 +22,7 @@ struct cpu_report {
 	bool oom;
 	uint64_t samples, idle;
 	struct stacktab *stacks;
-	struct u64map *byname;	/* interned name pointer -> index + 1 in funcs */
+	struct intern *names;	/* a function's index in funcs: its name's handle */
 	struct func *funcs;
 	size_t nfuncs, cap;
 };
@@ -35,8 +35,8 @@ struct cpu_report *cpu_report__new(size_t top)
 		return NULL;
 	c->top = top;
 	c->stacks = stacktab__new(false);
-	c->byname = u64map__new();
-	if (!c->stacks || !c->byname) {
+	c->names = intern__new();
+	if (!c->stacks || !c->names) {
 		cpu_report__free(c);
 		errno = ENOMEM;
 		return NULL;
@@ -46,23 +46,18 @@ struct cpu_report *cpu_report__new(size_t top)
 
 static struct func *func_of(struct cpu_report *c, const char *name)
 {
-	const char *in = stacktab__intern(c->stacks, name);
-	uint64_t *slot;
 	bool added;
+	long h = intern__put(c->names, name, strlen(name), &added);
 
-	if (!in)
+	/* The functions are the names' first nfuncs: a name whose row could not be made has
+	 * none. */
+	if (h >= 0 && (size_t)h < c->nfuncs)
+		return &c->funcs[h];
+	if (h < 0 || (size_t)h != c->nfuncs ||
+	    grow_array((void **)&c->funcs, &c->cap, c->nfuncs + 1, sizeof(*c->funcs), 64))
 		return NULL;
-	slot = u64map__get(c->byname, (uintptr_t)in);
-	if (slot)
-		return &c->funcs[*slot - 1];
-	if (grow_array((void **)&c->funcs, &c->cap, c->nfuncs + 1, sizeof(*c->funcs), 64))
-		return NULL;
-	slot = u64map__put(c->byname, (uintptr_t)in, &added);
-	if (!slot)
-		return NULL;
-	*slot = ++c->nfuncs;
-	c->funcs[c->nfuncs - 1] = (struct func){ .name = in };
-	return &c->funcs[c->nfuncs - 1];
+	c->funcs[c->nfuncs] = (struct func){ .name = intern__key(c->names, (size_t)h) };
+	return &c->funcs[c->nfuncs++];
 }
 
 void cpu_report__sample(struct cpu_report *c, const struct walk_thread *t,
@@ -113,12 +108,13 @@ uint64_t cpu_report__samples(const struct cpu_report *c, uint64_t *idle)
 void cpu_report__function(const struct cpu_report *c, const char *func, uint64_t *self,
 			  uint64_t *total)
 {
+	long h = intern__get(c->names, func, strlen(func));
+
 	*self = *total = 0;
-	for (size_t i = 0; i < c->nfuncs; i++)
-		if (!strcmp(c->funcs[i].name, func)) {
-			*self = c->funcs[i].self;
-			*total = c->funcs[i].total;
-		}
+	if (h >= 0 && (size_t)h < c->nfuncs) {
+		*self = c->funcs[h].self;
+		*total = c->funcs[h].total;
+	}
 }
 
 static int by_self(const void *a, const void *b)
@@ -261,7 +257,7 @@ void cpu_report__free(struct cpu_report *c)
 	if (!c)
 		return;
 	stacktab__free(c->stacks);
-	u64map__free(c->byname);
+	intern__free(c->names);
 	free(c->funcs);
 	free(c);
 }

@@ -8,9 +8,8 @@
 
 #include "lib/escape.h"
 #include "lib/grow.h"
-#include "lib/hash.h"
-#include "lib/u64map.h"
 #include "user/report/ident.h"
+#include "user/report/intern.h"
 #include "user/report/offcpu.h"
 #include "user/report/pbuf.h"
 #include "user/report/profile.h"
@@ -30,9 +29,7 @@ struct profile {
 	bool merge_pids;		/* PROFILE_MERGE_PIDS */
 	struct gt_rframe *merged;	/* a stack without its process frame, for merge_pids */
 	size_t merged_cap;
-	const char **labels;		/* interned in stacks */
-	size_t nlabels, labels_cap;
-	struct u64map *label_ids;	/* an interned label's address -> index + 1 in labels */
+	struct intern *labels;		/* a label's index: its handle */
 };
 
 static const struct {
@@ -52,24 +49,14 @@ static const struct {
 	{ "off-cpu", "nanoseconds" },
 };
 
-/* The index of a label's value, added when new. A crafted file can name a syscall a
- * sample, so labels are looked up by their interned address, never searched. */
+/* The index of a label's value, added when new. */
 static uint32_t label_of(struct profile *p, const char *s)
 {
-	const char *in = stacktab__intern(p->stacks, s);
-	uint64_t *slot = in ? u64map__put(p->label_ids, (uint64_t)(uintptr_t)in, &(bool){ 0 }) :
-			      NULL;
+	long h = intern__put(p->labels, s, strlen(s), &(bool){ 0 });
 
-	if (slot && *slot)
-		return (uint32_t)(*slot - 1);
-	if (!slot || grow_array((void **)&p->labels, &p->labels_cap, p->nlabels + 1,
-				sizeof(*p->labels), 16)) {
+	if (h < 0)
 		p->oom = true;
-		return 0;
-	}
-	p->labels[p->nlabels] = in;
-	*slot = ++p->nlabels;
-	return (uint32_t)(p->nlabels - 1);
+	return h < 0 ? 0 : (uint32_t)h;
 }
 
 /* stk without its process frame (the one before the program frame) into *out, a stack of
@@ -167,7 +154,7 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f, u
 	int ret;
 
 	*out = NULL;
-	if (!p || !(p->stacks = stacktab__new(true)) || !(p->label_ids = u64map__new()) ||
+	if (!p || !(p->stacks = stacktab__new(true)) || !(p->labels = intern__new()) ||
 	    (kind == PROFILE_SYSCALL && !(p->blocks = stacktab__new(true)))) {
 		profile__free(p);
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
@@ -220,41 +207,39 @@ enum {
 	FUNCTION_ID = 1, FUNCTION_NAME, FUNCTION_SYSTEM_NAME, FUNCTION_FILENAME,
 };
 
-/* The string table, functions and locations, each numbered in the order first met. */
+/* The string table, functions and locations, each numbered in the order first met: a
+ * string's index is its handle, a function's and a location's id their handle + 1. */
 struct encoder {
-	struct stacktab *names;	/* interns: a name's pointer keys the maps */
-	struct u64map *str_index;	/* interned pointer -> index in strs */
-	const char **strs;
-	size_t nstrs, strs_cap;
-	struct u64map *funcs;	/* hash of (name, file) -> id; probing past collisions */
-	struct u64map *locs;	/* hash of (function id, line, pc) -> id */
-	struct loc { uint64_t func, line, pc; } *locv;
-	struct fn { uint64_t name, file; } *fnv;
-	size_t nlocs, locs_cap, nfns, fns_cap;
+	struct intern *strs;
+	struct intern *funcs;	/* of struct fn */
+	struct intern *locs;	/* of struct loc */
 	bool oom;
 };
 
+struct fn {
+	uint64_t name, file;
+};
+
+struct loc {
+	uint64_t func, line, pc;
+};
+
+/* key's handle in t, plus one for an id (functions and locations count from 1). */
+static uint64_t handle(struct encoder *x, struct intern *t, const void *key, size_t len,
+		       uint64_t plus)
+{
+	long h = intern__put(t, key, len, &(bool){ 0 });
+
+	if (h < 0) {
+		x->oom = true;
+		return 0;
+	}
+	return (uint64_t)h + plus;
+}
+
 static uint64_t str_id(struct encoder *x, const char *s)
 {
-	const char *in = stacktab__intern(x->names, s);
-	uint64_t *slot;
-	bool added;
-
-	if (!in)
-		goto oom;
-	slot = u64map__put(x->str_index, (uintptr_t)in, &added);
-	if (!slot)
-		goto oom;
-	if (added) {
-		if (grow_array((void **)&x->strs, &x->strs_cap, x->nstrs + 1, sizeof(*x->strs), 64))
-			goto oom;
-		x->strs[x->nstrs] = in;
-		*slot = x->nstrs++;
-	}
-	return *slot;
-oom:
-	x->oom = true;
-	return 0;
+	return handle(x, x->strs, s, strlen(s), 0);
 }
 
 /* A name as the string table holds it: escaped as lxtrace prints names (lib/escape.h), so
@@ -278,51 +263,12 @@ static void put_string(struct pbuf *out, const char *s)
 	out->oom = true;
 }
 
-static uint64_t func_id(struct encoder *x, const struct st_frame *f)
-{
-	uint64_t name = str_id(x, f->func), file = str_id(x, f->file);
-	uint64_t h = hash_mix(name * 0x9e3779b97f4a7c15ull ^ file), *slot;
-	bool added;
-
-	for (;; h++) {
-		slot = u64map__get(x->funcs, h);
-		if (!slot)
-			break;
-		if (x->fnv[*slot - 1].name == name && x->fnv[*slot - 1].file == file)
-			return *slot;
-	}
-	if (grow_array((void **)&x->fnv, &x->fns_cap, x->nfns + 1, sizeof(*x->fnv), 64) ||
-	    !(slot = u64map__put(x->funcs, h, &added))) {
-		x->oom = true;
-		return 0;
-	}
-	x->fnv[x->nfns] = (struct fn){ name, file };
-	*slot = ++x->nfns;
-	return *slot;
-}
-
 static uint64_t loc_id(struct encoder *x, const struct st_frame *f)
 {
-	uint64_t fn = func_id(x, f), *slot;
-	uint64_t h = hash_mix(hash_mix(fn ^ f->line << 20) ^ f->pc);
-	bool added;
+	struct fn fn = { str_id(x, f->func), str_id(x, f->file) };
+	struct loc loc = { handle(x, x->funcs, &fn, sizeof(fn), 1), f->line, f->pc };
 
-	for (;; h++) {
-		slot = u64map__get(x->locs, h);
-		if (!slot)
-			break;
-		if (x->locv[*slot - 1].func == fn && x->locv[*slot - 1].line == f->line &&
-		    x->locv[*slot - 1].pc == f->pc)
-			return *slot;
-	}
-	if (grow_array((void **)&x->locv, &x->locs_cap, x->nlocs + 1, sizeof(*x->locv), 64) ||
-	    !(slot = u64map__put(x->locs, h, &added))) {
-		x->oom = true;
-		return 0;
-	}
-	x->locv[x->nlocs] = (struct loc){ fn, f->line, f->pc };
-	*slot = ++x->nlocs;
-	return *slot;
+	return handle(x, x->locs, &loc, sizeof(loc), 1);
 }
 
 static void value_type(struct pbuf *out, unsigned field, struct encoder *x, const char *type,
@@ -359,7 +305,7 @@ static void samples(const struct profile *p, const struct stacktab *tab, size_t 
 		if (kinds[p->kind].label) {
 			pbuf__reset(sub);
 			pbuf__uint(sub, LABEL_KEY, str_id(x, kinds[p->kind].label));
-			pbuf__uint(sub, LABEL_STR, str_id(x, p->labels[e[i].label]));
+			pbuf__uint(sub, LABEL_STR, str_id(x, intern__key(p->labels, e[i].label)));
 			pbuf__bytes(tmp, SAMPLE_LABEL, sub->p, sub->n);
 		}
 		pbuf__bytes(out, PROFILE_SAMPLE, tmp->p, tmp->n);
@@ -402,23 +348,27 @@ static void encode(const struct profile *p, struct encoder *x, struct pbuf *out)
 	pbuf__uint(&tmp, MAPPING_HAS_FILENAMES, 1);
 	pbuf__uint(&tmp, MAPPING_HAS_LINE_NUMBERS, 1);
 	pbuf__bytes(out, PROFILE_MAPPING, tmp.p, tmp.n);
-	for (size_t i = 0; i < x->nlocs; i++) {
+	for (size_t i = 0; i < intern__count(x->locs); i++) {
+		const struct loc *loc = intern__key(x->locs, i);
+
 		pbuf__reset(&sub);
-		pbuf__uint(&sub, LINE_FUNCTION_ID, x->locv[i].func);
-		pbuf__uint(&sub, LINE_LINE, x->locv[i].line);
+		pbuf__uint(&sub, LINE_FUNCTION_ID, loc->func);
+		pbuf__uint(&sub, LINE_LINE, loc->line);
 		pbuf__reset(&tmp);
 		pbuf__uint(&tmp, LOCATION_ID, i + 1);
 		pbuf__uint(&tmp, LOCATION_MAPPING_ID, 1);
-		pbuf__uint(&tmp, LOCATION_ADDRESS, x->locv[i].pc);
+		pbuf__uint(&tmp, LOCATION_ADDRESS, loc->pc);
 		pbuf__bytes(&tmp, LOCATION_LINE, sub.p, sub.n);
 		pbuf__bytes(out, PROFILE_LOCATION, tmp.p, tmp.n);
 	}
-	for (size_t i = 0; i < x->nfns; i++) {
+	for (size_t i = 0; i < intern__count(x->funcs); i++) {
+		const struct fn *fn = intern__key(x->funcs, i);
+
 		pbuf__reset(&tmp);
 		pbuf__uint(&tmp, FUNCTION_ID, i + 1);
-		pbuf__uint(&tmp, FUNCTION_NAME, x->fnv[i].name);
-		pbuf__uint(&tmp, FUNCTION_SYSTEM_NAME, x->fnv[i].name);
-		pbuf__uint(&tmp, FUNCTION_FILENAME, x->fnv[i].file);
+		pbuf__uint(&tmp, FUNCTION_NAME, fn->name);
+		pbuf__uint(&tmp, FUNCTION_SYSTEM_NAME, fn->name);
+		pbuf__uint(&tmp, FUNCTION_FILENAME, fn->file);
 		pbuf__bytes(out, PROFILE_FUNCTION, tmp.p, tmp.n);
 	}
 	pbuf__uint(out, PROFILE_DURATION_NANOS, p->span_ns);
@@ -427,8 +377,8 @@ static void encode(const struct profile *p, struct encoder *x, struct pbuf *out)
 	if (four)
 		pbuf__uint(out, PROFILE_DEFAULT_SAMPLE_TYPE, str_id(x, syscall_values[1].type));
 	/* Last: every string is known once the rest is encoded. */
-	for (size_t i = 0; i < x->nstrs; i++)
-		put_string(out, x->strs[i]);
+	for (size_t i = 0; i < intern__count(x->strs); i++)
+		put_string(out, intern__key(x->strs, i));
 	out->oom |= tmp.oom || sub.oom || x->oom;
 	pbuf__free(&tmp);
 	pbuf__free(&sub);
@@ -481,11 +431,10 @@ int profile__write_pprof(const struct profile *p, int fd, char *err, size_t errl
 	int ret = -ENOMEM;
 
 	/* One message of at most 4 GiB: zlib's avail_in is 32 bits. */
-	x.names = stacktab__new(false);
-	x.str_index = u64map__new();
-	x.funcs = u64map__new();
-	x.locs = u64map__new();
-	if (x.names && x.str_index && x.funcs && x.locs) {
+	x.strs = intern__new();
+	x.funcs = intern__new();
+	x.locs = intern__new();
+	if (x.strs && x.funcs && x.locs) {
 		encode(p, &x, &out);
 		if (!out.oom)
 			ret = out.n > UINT32_MAX ? -EFBIG : gzip_to(fd, out.p, out.n);
@@ -493,13 +442,9 @@ int profile__write_pprof(const struct profile *p, int fd, char *err, size_t errl
 	if (ret)
 		snprintf(err, errlen, "writing the profile: %s", strerror(-ret));
 	pbuf__free(&out);
-	stacktab__free(x.names);
-	u64map__free(x.str_index);
-	u64map__free(x.funcs);
-	u64map__free(x.locs);
-	free(x.strs);
-	free(x.locv);
-	free(x.fnv);
+	intern__free(x.strs);
+	intern__free(x.funcs);
+	intern__free(x.locs);
 	return ret;
 }
 
@@ -545,7 +490,6 @@ void profile__free(struct profile *p)
 	stacktab__free(p->stacks);
 	stacktab__free(p->blocks);
 	free(p->merged);
-	free(p->labels);
-	u64map__free(p->label_ids);
+	intern__free(p->labels);
 	free(p);
 }
