@@ -4,9 +4,10 @@
  * and the events lxtrace invented to keep the trace valid; each of the threads a filter keeps,
  * in the window it keeps.
  *
- * It streams the file through format/v1/reader.h: memory follows the threads alive (a small
- * state each) and the CPUs (the latest runs of each, for walk__runs), never the events; but a
- * Go 1.19 file Go's runtime wrote is read whole and put in Go's order (format/v1/order.h). It
+ * It streams the file through the one event stream (events.h), either format alike: memory
+ * follows the threads alive (a small state each) and the CPUs (the latest runs of each, for
+ * walk__runs), never the events; but a Go 1.19 file Go's runtime wrote is read whole and put
+ * in Go's order (format/v1/order.h). It
  * keeps its own small state per thread rather than format/v1/state.h's, which forgets at a
  * wakeup why and when the thread left the CPU, and at a GoSysBlock the stack of its syscall.
  *
