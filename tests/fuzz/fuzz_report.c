@@ -14,6 +14,8 @@
 
 #include "format/v1/state.h"
 #include "format/v2/reader.h"
+#include "user/report/folded.h"
+#include "user/report/pprof.h"
 #include "user/report/profile.h"
 #include "user/report/report.h"
 
@@ -39,7 +41,7 @@ static int profile(int fd, enum profile_kind kind, unsigned flags, int out, FILE
 	one_line(ret, err);
 	if (ret)
 		return ret;
-	if (profile__write_pprof(p, out, err, sizeof(err)) || profile__write_folded(p, sink))
+	if (pprof__write(p, out, err, sizeof(err)) || folded__write(p, sink))
 		abort();
 	profile__free(p);
 	return 0;

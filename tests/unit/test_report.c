@@ -22,6 +22,8 @@
 #include "user/report/notes.h"
 #include "user/report/offcpu.h"
 #include "user/report/pbuf.h"
+#include "user/report/folded.h"
+#include "user/report/pprof.h"
 #include "user/report/profile.h"
 #include "user/report/report.h"
 #include "user/report/sched.h"
@@ -442,7 +444,7 @@ static void pprof_raw(const char *path, enum profile_kind kind, const char *labe
 
 	cr_assert(fd >= 0 && ofd >= 0);
 	cr_assert_eq(profile__read(fd, kind, &all, 0, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(profile__write_pprof(p, ofd, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pprof__write(p, ofd, err, sizeof(err)), 0, "%s", err);
 	close(fd);
 	close(ofd);
 	profile__free(p);
@@ -510,7 +512,7 @@ Test(report, folded_stacks_root_first_with_their_process)
 	cr_assert(out);
 	cr_assert_eq(profile__read(fd, PROFILE_OFFCPU, &all, 0, &p, err, sizeof(err)), 0, "%s", err);
 	close(fd);
-	cr_assert_eq(profile__write_folded(p, out), 0);
+	cr_assert_eq(folded__write(p, out), 0);
 	fclose(out);
 	cr_expect(strstr(text, "victim;victim (pid 100);syscall clock_nanosleep 195000002\n") !=
 		  NULL, "%s", text);
@@ -851,8 +853,8 @@ Test(report, pprof_syscall_counts_calls_and_their_lengths)
 		cr_assert(fd >= 0 && ofd >= 0 && f);
 		cr_assert_eq(profile__read(fd, PROFILE_SYSCALL, &all, 0, &p, err, sizeof(err)), 0, "%s",
 			     err);
-		cr_assert_eq(profile__write_pprof(p, ofd, err, sizeof(err)), 0, "%s", err);
-		cr_assert_eq(profile__write_folded(p, f), 0);
+		cr_assert_eq(pprof__write(p, ofd, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(folded__write(p, f), 0);
 		fclose(f);
 		close(fd);
 		close(ofd);

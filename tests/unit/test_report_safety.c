@@ -10,6 +10,8 @@
 #include <zlib.h>
 
 #include "tests/lib/v1bytes.h"
+#include "user/report/folded.h"
+#include "user/report/pprof.h"
 #include "user/report/profile.h"
 #include "user/report/report.h"
 
@@ -33,7 +35,7 @@ static char *folded(const struct v1bytes *b, enum profile_kind kind, char *err, 
 	}
 	out = open_memstream(&text, &len);
 	cr_assert(out);
-	cr_assert_eq(profile__write_folded(p, out), 0);
+	cr_assert_eq(folded__write(p, out), 0);
 	fclose(out);
 	profile__free(p);
 	close(fd);
@@ -227,7 +229,7 @@ Test(report_safety, pprof_names_are_utf8_whatever_the_trace_names)
 	fd = v1b_memfd(&b);
 	cr_assert(fd >= 0 && out >= 0);
 	cr_assert_eq(profile__read(fd, PROFILE_CPU, &everything, 0, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(profile__write_pprof(p, out, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pprof__write(p, out, err, sizeof(err)), 0, "%s", err);
 	profile__free(p);
 	close(fd);
 	close(out);

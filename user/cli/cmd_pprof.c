@@ -12,6 +12,8 @@
 #include "user/cli/file_cmd.h"
 #include "user/cli/filter_args.h"
 #include "user/cli/output_file.h"
+#include "user/report/folded.h"
+#include "user/report/pprof.h"
 #include "user/report/profile.h"
 
 #define PREFIX "lxtrace pprof: "
@@ -137,14 +139,14 @@ int cmd_pprof(int argc, char **argv)
 	if (folded) {
 		FILE *f = of ? fdopen(dup(output_file__fd(of)), "w") : stdout;
 
-		ret = f ? profile__write_folded(p, f) : -errno;
+		ret = f ? folded__write(p, f) : -errno;
 		if (f && f != stdout && fclose(f) && !ret)
 			ret = -errno;
 		if (ret) {
 			fprintf(stderr, PREFIX "writing the folded stacks: %s\n", strerror(-ret));
 			goto done;
 		}
-	} else if (profile__write_pprof(p, output_file__fd(of), err, sizeof(err))) {
+	} else if (pprof__write(p, output_file__fd(of), err, sizeof(err))) {
 		fprintf(stderr, PREFIX "%s\n", err);
 		goto done;
 	}
