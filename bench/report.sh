@@ -73,8 +73,8 @@ record() {
 	if ! [ -d /sys/kernel/tracing/events ]; then
 		mount -t tracefs nodev /sys/kernel/tracing && MOUNTED=1
 	fi
-	"$LXTRACE" record -d "$SECONDS_REC" --format="$FORMAT" -o "$TMP/messaging.trace" --ready-fd 3 3>"$TMP/ready" \
-		2>"$TMP/record.log" &
+	"$LXTRACE" record -d "$SECONDS_REC" --format="$FORMAT" -o "$TMP/messaging.trace" \
+		--ready-fd 3 3>"$TMP/ready" 2>"$TMP/record.log" &
 	PIDS+=($!)
 	local rec=$!
 	read -r -t 30 _ <"$TMP/ready" || die "lxtrace record did not start: $(cat "$TMP/record.log")"

@@ -208,7 +208,8 @@ static void encode(const struct profile *p, struct encoder *x, struct pbuf *out)
 		pbuf__bytes(out, PROFILE_FUNCTION, tmp.p, tmp.n);
 	}
 	pbuf__uint(out, PROFILE_DURATION_NANOS, profile__span_ns(p));
-	value_type(out, PROFILE_PERIOD_TYPE, x, kinds[profile__kind(p)].type, kinds[profile__kind(p)].unit, &tmp);
+	value_type(out, PROFILE_PERIOD_TYPE, x, kinds[profile__kind(p)].type,
+		   kinds[profile__kind(p)].unit, &tmp);
 	pbuf__uint(out, PROFILE_PERIOD, 1);
 	if (four)
 		pbuf__uint(out, PROFILE_DEFAULT_SAMPLE_TYPE, str_id(x, syscall_values[1].type));
