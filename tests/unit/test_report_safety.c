@@ -10,6 +10,8 @@
 #include <zlib.h>
 
 #include "tests/lib/v1bytes.h"
+#include "user/report/folded.h"
+#include "user/report/pprof.h"
 #include "user/report/profile.h"
 #include "user/report/report.h"
 
@@ -27,13 +29,13 @@ static char *folded(const struct v1bytes *b, enum profile_kind kind, char *err, 
 	int fd = v1b_memfd(b);
 
 	cr_assert(fd >= 0);
-	if (profile__read(fd, kind, &everything, &p, err, errlen)) {
+	if (profile__read(fd, kind, &everything, 0, &p, err, errlen)) {
 		close(fd);
 		return NULL;
 	}
 	out = open_memstream(&text, &len);
 	cr_assert(out);
-	cr_assert_eq(profile__write_folded(p, out), 0);
+	cr_assert_eq(folded__write(p, out), 0);
 	fclose(out);
 	profile__free(p);
 	close(fd);
@@ -166,7 +168,7 @@ static void refused_as_dump_refuses(const struct v1bytes *b, const char *want)
 
 		err[0] = '\0';
 		cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
-		cr_expect_lt(profile__read(fd, k, &everything, &p, err, sizeof(err)), 0);
+		cr_expect_lt(profile__read(fd, k, &everything, 0, &p, err, sizeof(err)), 0);
 		cr_expect(strstr(err, want), "pprof: '%s', want '%s'", err, want);
 	}
 	close(fd);
@@ -258,8 +260,8 @@ Test(report_safety, pprof_names_are_utf8_whatever_the_trace_names)
 	V1B(&b, GT_EV_HEAP_ALLOC, 3, 5);
 	fd = v1b_memfd(&b);
 	cr_assert(fd >= 0 && out >= 0);
-	cr_assert_eq(profile__read(fd, PROFILE_CPU, &everything, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(profile__write_pprof(p, out, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(profile__read(fd, PROFILE_CPU, &everything, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pprof__write(p, out, err, sizeof(err)), 0, "%s", err);
 	profile__free(p);
 	close(fd);
 	close(out);
