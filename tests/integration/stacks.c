@@ -83,8 +83,9 @@ static void inlined_chain(void)
 	const char *ident;
 
 	/* The workload exits before the recorder stops: its last stacks are symbolized after it
-	 * is gone, from the snapshot taken when it exec'ed. */
-	itest_record(NULL, "hotspin", (const char *[]){ "chain", "1500", NULL }, 60);
+	 * is gone, from the snapshot taken when it exec'ed. 1.5 s of its own CPU time: as many
+	 * samples on a busy machine. */
+	itest_record(NULL, "hotspin", (const char *[]){ "chain", "1500", "cpu", NULL }, 60);
 	inner_lo = itest_stat("inner_lo");
 	inner_hi = itest_stat("inner_hi");
 	middle_call = itest_stat("middle_call");
@@ -94,7 +95,7 @@ static void inlined_chain(void)
 	cr_log_info("hotspin: %zu samples, %zu with the inlined chain", n, chained);
 	if (n < 50 || chained * 10 < n * 8)
 		dump_samples(ident, 5);
-	cr_assert_geq(n, 50, "%zu samples of a 1.5 s spin at 99 Hz", n);
+	cr_assert_geq(n, 50, "%zu samples of a spin of 1.5 s of CPU at 99 Hz", n);
 	cr_assert_geq(chained * 10, n * 8, "only %zu of %zu samples carry hot_inner:%lld-%lld <- "
 		      "hot_middle:%lld <- hot_outer:%lld <- main", chained, n, inner_lo, inner_hi,
 		      middle_call, outer_call);
@@ -146,29 +147,58 @@ static bool through_spin_now(const struct gt_stack *s)
 	return s && tq_stack_has(s, "main.spinNow");
 }
 
-/* The Go fixture spins in main.spin (or with "now" in main.spinNow) until killed; at least 80%
- * of its samples match. */
+/* The CPU time process pid has had, in ms (its utime and stime); -1 once it is gone. */
+static long long cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* After the name: state, then fields 4-13, then utime and stime. */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &st) != 2)
+		return -1;
+	return (long long)((ut + st) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+/* The Go fixture spins in main.spin (or with "now" in main.spinNow) until killed, once it has
+ * had 2 s of CPU time (however long a busy machine takes to give it that, a minute at most);
+ * at least 80% of its samples match. */
 static void go_spin(const char *name, const char *mode, bool (*match)(const struct gt_stack *),
 		    const char *what)
 {
+	struct workload *w;
 	char ident[64];
 	size_t n, named;
-	char *out = NULL;
-	int rc;
+	const char *out;
 
 	itest_start(NULL);
 	snprintf(ident, sizeof(ident), "%s (pid ", strrchr(name, '/') + 1);
-	rc = run_capture((const char *[]){ record__build_path(name), mode, NULL }, 2, &out, NULL);
-	cr_assert(rc == 128 + SIGKILL, "%s: status %d (expected to be killed after 2 s)", name, rc);
+	w = workload__start(record__build_path(name), (const char *[]){ mode, NULL });
+	cr_assert(w, "cannot start %s: %s", name, strerror(errno));
+	for (int i = 0; i < 600 && cpu_ms(workload__pid(w)) >= 0 &&
+			cpu_ms(workload__pid(w)) < 2000; i++)
+		usleep(100 * 1000);
+	kill(workload__pid(w), SIGKILL);
+	workload__finish(w, 10);
+	cr_assert_eq(workload__status(w), 128 + SIGKILL, "%s: status %d (expected to be killed)",
+		     name, workload__status(w));
+	out = workload__stdout(w);
 	cr_assert(out && strstr(out, "spin="), "%s printed no address: %s", name, out ? out : "");
-	free(out);
+	workload__free(w);
 	itest_stop(SIGINT, 0);
 	itest_load();
 	n = samples_of(ident, match, &named);
 	cr_log_info("%s %s: %zu samples, %zu %s", name, mode ? mode : "", n, named, what);
 	if (n < 50 || named * 10 < n * 8)
 		dump_samples(ident, 5);
-	cr_assert_geq(n, 50, "%zu samples of a 2 s Go spin at 99 Hz", n);
+	cr_assert_geq(n, 50, "%zu samples of a Go spin of 2 s of CPU at 99 Hz", n);
 	cr_assert_geq(named * 10, n * 8, "only %zu of %zu samples %s", named, n, what);
 	cr_assert_eq(marked_at_go_top(ident), 0, "stacks of %s that reach the top of a Go stack are "
 		     "marked [truncated]", name);
@@ -368,13 +398,14 @@ Test(stacks, top_function_share_agrees_with_perf)
 	int rc, pid = 0;
 
 	cr_assert_eq(record__tmpfile(data, sizeof(data), ".perf"), 0);
-	/* Each share is a sampling estimate: with work_a at 90% and ~1,000 samples each, the two
-	 * differ by 1.3 points (one standard deviation), so 5 points is a real disagreement. */
-	itest_start(NULL);
-	/* The same run seen by both: perf samples its child, lxtrace the whole machine. */
-	rc = run_capture((const char *[]){ PERF, "record", "-q", "-e", "cpu-clock", "-F", "99", "-g",
+	/* Each share is a sampling estimate: with work_a at 90% and ~2,000 samples each, the two
+	 * differ by 0.9 points (one standard deviation), so 5 points is a real disagreement. */
+	itest_start((const char *[]){ "-F", "999", NULL });
+	/* The same run seen by both: perf samples its child, lxtrace the whole machine. 2 s of
+	 * the workload's own CPU time, however long a busy machine takes to give it. */
+	rc = run_capture((const char *[]){ PERF, "record", "-q", "-e", "cpu-clock", "-F", "999", "-g",
 					   "-o", data, "--", record__build_path("tests/workloads/hotspin"),
-					   "split", "10000", NULL }, 90, &out, NULL);
+					   "split", "2000", "cpu", NULL }, 240, &out, NULL);
 	itest_stop(SIGINT, 0);
 	if (rc) {
 		unlink(data);
@@ -391,7 +422,7 @@ Test(stacks, top_function_share_agrees_with_perf)
 		snprintf(ident, sizeof(ident), "hotspin (pid %d)", pid);
 		n = samples_of(ident, leaf_work_a, &in_a);
 	}
-	cr_assert_geq(n, 500, "%zu samples of a 10 s spin at 99 Hz", n);
+	cr_assert_geq(n, 1000, "%zu samples of a spin of 2 s of CPU at 999 Hz", n);
 	ours = 100.0 * in_a / n;
 	cr_log_info("work_a: lxtrace %.1f%% of %zu samples, perf %.1f%%", ours, n, theirs);
 	cr_assert_geq(theirs, 0, "perf report shows no work_a");
