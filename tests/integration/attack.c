@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 
 #include "tests/integration/itest.h"
+#include "tests/lib/schedstat.h"
 #include "tests/lib/tfile.h"
 
 #define ATTACKER_UID 61234
@@ -163,17 +164,30 @@ static bool file_contains(const char *path, const char *s)
 	return found;
 }
 
-/* Records with ropts, which hold "-d 3", beside the attack: the recorder must end by itself
- * and exit 0. A stall shows as its stop timing out (60 s); how soon it ends, and whether the
- * attack cost records, is bench/hostile.sh's and bench/load.sh's to measure: a busy machine
- * makes any bound here a guess, and loses records of its own (the callers ask that they are
- * counted). Returns its stderr. */
-static const char *record_to_its_end(const char *const *ropts)
+/* Records with ropts beside the attack, stopped (SIGINT) once 3 s have passed and each of the
+ * first n attackers has had 100 ms of CPU in it (a busy machine may give them none in 3 s, and
+ * an attacker never sampled attacks nothing): the recorder must end and exit 0. A stall shows
+ * as its stop timing out (60 s); how soon it ends, and whether the attack cost records, is
+ * bench/hostile.sh's and bench/load.sh's to measure: a busy machine makes any bound here a
+ * guess, and loses records of its own (the callers ask that they are counted). Returns its
+ * stderr. */
+static const char *record_while_attacked(const char *const *ropts, int n)
 {
+	long long base[NATTACKERS];
 	const char *err;
+	int ran = 0;
 
 	itest_start(ropts);
-	cr_assert_eq(recorder__stop(it.rec, 0, 60), 0, "the recorder did not end in 60 s");
+	for (int i = 0; i < n; i++)
+		base[i] = schedstat__cpu_ms(attackers[i]);
+	for (int w = 0; w < 600 && (w < 30 || ran < n); w++) {
+		usleep(100 * 1000);
+		ran = 0;
+		for (int i = 0; i < n; i++)
+			ran += schedstat__cpu_ms(attackers[i]) >= base[i] + 100;
+	}
+	cr_assert_eq(ran, n, "%d of %d attackers had 100 ms of CPU in a minute", ran, n);
+	cr_assert_eq(recorder__stop(it.rec, SIGINT, 60), 0, "the recorder did not end in 60 s");
 	err = recorder__stderr(it.rec);
 	cr_assert_eq(recorder__status(it.rec), 0, "status %d:\n%s", recorder__status(it.rec), err);
 	return err;
@@ -188,7 +202,7 @@ Test(attack, hostile_perf_maps_neither_stall_nor_grow_nor_leak)
 	int fd, i = 0;
 
 	itest_require_root();
-	record_to_its_end((const char *[]){ "-d", "3", NULL });
+	record_while_attacked(NULL, 0);
 	base_kb = recorder__maxrss_kb(it.rec);
 	itest_fini();
 	make_dir();
@@ -210,7 +224,7 @@ Test(attack, hostile_perf_maps_neither_stall_nor_grow_nor_leak)
 	attackers[i++] = start_jit_attacker("sparse", NULL, 8000);
 	usleep(300 * 1000);
 
-	err = record_to_its_end((const char *[]){ "-d", "3", NULL });
+	err = record_while_attacked(NULL, NATTACKERS);
 	cr_expect_lt(recorder__maxrss_kb(it.rec), base_kb + MAX_RSS_GROWTH_KB,
 		     "peak RSS %ld KiB, %ld KiB without the attack:\n%s", recorder__maxrss_kb(it.rec),
 		     base_kb, err);
@@ -249,7 +263,7 @@ Test(attack, costly_unwind_tables_do_not_stall_the_recording)
 	usleep(300 * 1000);
 
 	/* -v: the unwind rows' line counts the file. */
-	err = record_to_its_end((const char *[]){ "-F", "999", "-d", "3", "-v", NULL });
+	err = record_while_attacked((const char *[]){ "-F", "999", "-v", NULL }, 1);
 	cr_expect(strstr(err, " 1 too costly,"), "the summary does not count the file:\n%s", err);
 	itest_load();
 	itest_expect_losses_counted();

@@ -3,6 +3,7 @@
  * user frames), a process that exited before the recording ended still resolves, the shares
  * agree with perf's, and --stacks / -F / --sample-idle choose what is recorded. */
 #include "tests/integration/itest.h"
+#include "tests/lib/schedstat.h"
 
 /* perf(1), run by path: run_capture does not search PATH. */
 #define PERF "/usr/bin/perf"
@@ -147,26 +148,6 @@ static bool through_spin_now(const struct gt_stack *s)
 	return s && tq_stack_has(s, "main.spinNow");
 }
 
-/* The CPU time process pid has had, in ms (its utime and stime); -1 once it is gone. */
-static long long cpu_ms(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut, st;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	/* After the name: state, then fields 4-13, then utime and stime. */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-			 &st) != 2)
-		return -1;
-	return (long long)((ut + st) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
-}
-
 /* The Go fixture spins in main.spin (or with "now" in main.spinNow) until killed, once it has
  * had 2 s of CPU time (however long a busy machine takes to give it that, a minute at most);
  * at least 80% of its samples match. */
@@ -182,8 +163,8 @@ static void go_spin(const char *name, const char *mode, bool (*match)(const stru
 	snprintf(ident, sizeof(ident), "%s (pid ", strrchr(name, '/') + 1);
 	w = workload__start(record__build_path(name), (const char *[]){ mode, NULL });
 	cr_assert(w, "cannot start %s: %s", name, strerror(errno));
-	for (int i = 0; i < 600 && cpu_ms(workload__pid(w)) >= 0 &&
-			cpu_ms(workload__pid(w)) < 2000; i++)
+	for (int i = 0; i < 600 && schedstat__cpu_ms(workload__pid(w)) >= 0 &&
+			schedstat__cpu_ms(workload__pid(w)) < 2000; i++)
 		usleep(100 * 1000);
 	kill(workload__pid(w), SIGKILL);
 	workload__finish(w, 10);
