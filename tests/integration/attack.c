@@ -447,7 +447,9 @@ Test(attack, a_hostile_program_name_reaches_no_terminal_raw)
 				 NULL), 0);
 	cr_assert_eq(chown(path, ATTACKER_UID, ATTACKER_UID), 0);
 	itest_start(NULL);
-	cr_assert_eq(as_attacker(run_evil, path), 0);
+	/* Three times: a reader starved on a busy machine loses records, an exec among them. */
+	for (int k = 0; k < 3; k++)
+		cr_assert_eq(as_attacker(run_evil, path), 0);
 	itest_stop(SIGINT, 0);
 	err = recorder__stderr(it.rec);
 	cr_expect(!strchr(err, '\033') && !strstr(err, "\nrecords lost:  0 (ring"),
@@ -458,8 +460,8 @@ Test(attack, a_hostile_program_name_reaches_no_terminal_raw)
 	cr_assert(out);
 	cr_expect(!strchr(out, '\033') && !strstr(out, "\nrecords lost:  0 (ring"),
 		  "dump prints the name raw");
-	cr_expect(strstr(out, "x\\x1b[2J\\x0arecords lost:"), "dump does not show the name "
-		  "escaped");
+	/* The exec's path, or where its record was lost the 15 bytes of the thread's name. */
+	cr_expect(strstr(out, "x\\x1b[2J\\x0arecords"), "dump does not show the name escaped");
 	free(out);
 }
 
