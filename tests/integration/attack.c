@@ -217,11 +217,12 @@ Test(attack, hostile_perf_maps_neither_stall_nor_grow_nor_leak)
 	cr_assert_eq(ftruncate(fd, 1ll << 30), 0);
 	close(fd);
 
-	attackers[i++] = start_jit_attacker("fifo", NULL, 8000);
-	attackers[i++] = start_jit_attacker("symlink", "/dev/zero", 8000);
-	attackers[i++] = start_jit_attacker("symlink", secret, 8000);
-	attackers[i++] = start_jit_attacker("symlink", sparse, 8000);
-	attackers[i++] = start_jit_attacker("sparse", NULL, 8000);
+	/* Spinning until the teardown kills them: a busy machine's start alone may take seconds. */
+	attackers[i++] = start_jit_attacker("fifo", NULL, 600000);
+	attackers[i++] = start_jit_attacker("symlink", "/dev/zero", 600000);
+	attackers[i++] = start_jit_attacker("symlink", secret, 600000);
+	attackers[i++] = start_jit_attacker("symlink", sparse, 600000);
+	attackers[i++] = start_jit_attacker("sparse", NULL, 600000);
 	usleep(300 * 1000);
 
 	err = record_while_attacked(NULL, NATTACKERS);
