@@ -149,8 +149,9 @@ static bool through_spin_now(const struct gt_stack *s)
 }
 
 /* The Go fixture spins in main.spin (or with "now" in main.spinNow) until killed, once it has
- * had 1 s of CPU time (however long a busy machine takes to give it that, a minute at most:
- * about 100 samples at 99 Hz); at least 80% of its samples match. */
+ * had 1.5 s of CPU time (however long a busy machine takes to give it that, a minute at most:
+ * about 150 samples at 99 Hz, fewer where the reader shed samples); at least 80% of its
+ * samples match. */
 static void go_spin(const char *name, const char *mode, bool (*match)(const struct gt_stack *),
 		    const char *what)
 {
@@ -164,7 +165,7 @@ static void go_spin(const char *name, const char *mode, bool (*match)(const stru
 	w = workload__start(record__build_path(name), (const char *[]){ mode, NULL });
 	cr_assert(w, "cannot start %s: %s", name, strerror(errno));
 	for (int i = 0; i < 600 && schedstat__cpu_ms(workload__pid(w)) >= 0 &&
-			schedstat__cpu_ms(workload__pid(w)) < 1000; i++)
+			schedstat__cpu_ms(workload__pid(w)) < 1500; i++)
 		usleep(100 * 1000);
 	kill(workload__pid(w), SIGKILL);
 	workload__finish(w, 10);
@@ -179,7 +180,8 @@ static void go_spin(const char *name, const char *mode, bool (*match)(const stru
 	cr_log_info("%s %s: %zu samples, %zu %s", name, mode ? mode : "", n, named, what);
 	if (n < 50 || named * 10 < n * 8)
 		dump_samples(ident, 5);
-	cr_assert_geq(n, 50, "%zu samples of a Go spin of 1 s of CPU at 99 Hz", n);
+	cr_assert_geq(n, itest_summary_shed_samples() ? 20 : 50, "%zu samples of a Go spin of "
+		      "1.5 s of CPU at 99 Hz, %lld shed", n, itest_summary_shed_samples());
 	cr_assert_geq(named * 10, n * 8, "only %zu of %zu samples %s", named, n, what);
 	cr_assert_eq(marked_at_go_top(ident), 0, "stacks of %s that reach the top of a Go stack are "
 		     "marked [truncated]", name);
