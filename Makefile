@@ -323,7 +323,8 @@ integration-test: $(INTEG_TESTS) $(LXTRACE) $(WORKLOADS) $(CAPTURE_STREAM)
 
 # The integration tests again beside a busy machine (scripts/load.sh: CPU hogs beyond the
 # cores, exec churn, direct-IO reads, the page cache dropped): what they assert must hold there.
-# Not yet a stage of `make test`: docs/testing.md, "The load stage", says what fails there.
+# Not yet a stage of `make test`: docs/testing.md, "The load stage", says what still fails
+# there (truths lxtrace loses when its reader falls behind, not the tests' assumptions).
 test-load: $(INTEG_TESTS) $(LXTRACE) $(WORKLOADS) $(CAPTURE_STREAM)
 	bash scripts/load.sh -- scripts/run-tests.sh $(INTEG_TESTS) --short-filename --jobs 1
 

@@ -93,9 +93,11 @@ one_perf() {
 		-- sleep "$D" 2>"$TMP/perf.log" || die "perf record failed: $(tail -n 3 "$TMP/perf.log")"
 	tend=$(now_ms)
 	# Folded as lxtrace's: the callchain's frames leaf first, each sample one line of weight 1.
-	perf script -i "$TMP/perf.data" -F sym 2>/dev/null | awk '
+	# perf 6.1 prints nothing for -F sym alone: each frame is "ADDRESS SYMBOL", the symbol
+	# "[unknown]" where it has none.
+	perf script -i "$TMP/perf.data" -F ip,sym 2>/dev/null | awk '
 		/^$/ { if (n) { line = ""; for (i = n; i >= 1; i--) line = line (line == "" ? "" : ";") fr[i]; print line " 1" } n = 0; next }
-		{ fr[++n] = $1 }' >"$TMP/perf.folded"
+		{ sub(/^[ \t]*[0-9a-f]+ /, ""); fr[++n] = $0 }' >"$TMP/perf.folded"
 	echo "$((tend - t0 - D * 1000)) $(named_share "$TMP/perf.folded")" \
 		"$(($(peak_kb "$TMP/perf.time") / 1024))"
 }

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "tests/integration/itest.h"
 #include "tests/lib/schedstat.h"
@@ -344,15 +345,26 @@ Test(flight, lxtraces_own_helper_fires_no_trigger_and_a_stall_after_gets_its_fil
 		  (int)mark(0)->msg_len, mark(0)->msg);
 }
 
-/* A recording with args, sent SIGUSR1 three times 0.4 s apart: three files. */
+/* When each of three_sigusr1's signals was sent, in ns of CLOCK_MONOTONIC. */
+static uint64_t sent_ns[3];
+
+/* A recording with args, sent SIGUSR1 three times, each 0.4 s after the last one's file was
+ * written: three files. A signal while the last file is still pending is in that file (docs/
+ * flight.md); how soon a file is written is the reader's lag, seconds on a loaded machine. */
 static void three_sigusr1(const char **args)
 {
+	struct timespec t;
+
 	itest_start(args);
-	for (int k = 0; k < 3; k++) {
+	for (unsigned k = 0; k < 3; k++) {
 		usleep(400 * 1000);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		sent_ns[k] = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 		cr_assert_eq(kill(recorder__pid(it.rec), SIGUSR1), 0);
+		for (int w = 0; w < 600 && count_files() < k + 1; w++)
+			usleep(100 * 1000);
+		cr_assert_eq(count_files(), k + 1, "no file for SIGUSR1 number %u in 60 s", k + 1);
 	}
-	usleep(300 * 1000);
 	itest_stop(SIGINT, 0);
 	cr_assert_eq(count_files(), 3, "%s", recorder__stderr(it.rec));
 }
@@ -479,11 +491,14 @@ Test(flight, program_asks_with_lxtrace_trigger)
 
 Test(flight, storm_stops_at_max_files_with_a_summary)
 {
-	/* A 70 ms stall every 100 ms for 3 s; a file at most every 0.2 s, 3 at most. */
+	/* A 70 ms stall every 100 ms, for as long as it takes; a file at most every 0.2 s, 3 at
+	 * most. Triggers while a file is pending are in it (docs/flight.md): a reader seconds
+	 * behind on a loaded machine makes its three files of more of the storm's stalls. */
 	itest_start((const char *[]){ "--flight-recorder=1", "--min-gap", "0.2", "--max-files", "3",
 				      "--trigger", "sched-latency>50ms,comm=stall", NULL });
-	itest_run("stall", (const char *[]){ "200", "70", "30", "100", NULL }, 60);
-	/* It stopped by itself after the third file. */
+	it.wl = workload__start("stall", (const char *[]){ "200", "70", "600", "100", NULL });
+	cr_assert(it.wl, "cannot start stall: %s", strerror(errno));
+	/* It stops by itself after the third file. */
 	itest_stop(0, 0);
 	cr_assert_eq(count_files(), 3, "%s", recorder__stderr(it.rec));
 	cr_expect(strstr(recorder__stderr(it.rec), "--max-files 3 reached"), "%s",
@@ -493,18 +508,26 @@ Test(flight, storm_stops_at_max_files_with_a_summary)
 }
 
 /* Triggers that --min-gap keeps from a file are named, grouped: one line for the sleeper's
- * nine, not nine lines. */
+ * ten, not ten lines. */
 Test(flight, triggers_within_min_gap_are_named_in_one_line)
 {
 	unsigned long long fired, files, after, gap;
+	struct workload *first;
 	const char *err, *s;
 	double ms, from, to;
 	int n, pid, tid;
 
-	itest_start((const char *[]){ "--flight-recorder=1", "--min-gap", "10", "--trigger",
+	itest_start((const char *[]){ "--flight-recorder=1", "--min-gap", "60", "--trigger",
 				      "sched-latency>50ms,comm=stall", NULL });
-	/* A 70 ms stall every 100 ms, ten times: the first makes a file, the others come too
-	 * soon after it. */
+	/* One stall makes the file. Once it is written, a 70 ms stall every 100 ms, ten times:
+	 * all too soon after it. (Before the file is written they would be in it: docs/flight.md;
+	 * a reader seconds behind on a loaded machine writes it seconds late.) */
+	first = workload__run("stall", (const char *[]){ "300", "70", "1", NULL }, 60);
+	cr_assert(first && workload__status(first) == 0, "the first stall failed");
+	workload__free(first);
+	for (int w = 0; w < 600 && !count_files(); w++)
+		usleep(100 * 1000);
+	cr_assert_eq(count_files(), 1, "no file for the first stall in 60 s");
 	itest_run("stall", (const char *[]){ "300", "70", "10", "100", NULL }, 60);
 	itest_stop(SIGINT, 0);
 	err = recorder__stderr(it.rec);
@@ -524,8 +547,8 @@ Test(flight, triggers_within_min_gap_are_named_in_one_line)
 	cr_expect_eq(pid, workload__pid(it.wl));
 	cr_expect_eq(tid, itest_tid("sleeper"));
 	cr_expect(ms >= 60 && ms <= 200, "%.1f ms for stalls of 70 ms", ms);
-	/* Stalls 2 to 10 are 0.8 s apart. */
-	cr_expect(to - from >= 0.6 && to - from <= 1.0, "from %.1f to %.1f s", from, to);
+	/* The first and the tenth stall are 0.9 s apart. */
+	cr_expect(to - from >= 0.7 && to - from <= 1.1, "from %.1f to %.1f s", from, to);
 	s = strchr(s, '\n');
 	cr_expect(s && !strncmp(s + 1, "  window:", 9), "more than one line for one thread:\n%s",
 		  err);
@@ -667,7 +690,8 @@ static unsigned marks123(const char *text, const char *what)
 }
 
 /* Go 1.22+ files from memory: file n, written 100 ms after the n-th SIGUSR1, holds that one
- * and the ones before it (a window of 2 s holds them all), never a later one. */
+ * and the ones before it sent within a second of it (a window of 2 s holds them; on a quiet
+ * machine all of them), never a later one. */
 Test(flight, go123_sigusr1_files_hold_their_trigger)
 {
 	three_sigusr1((const char *[]){ "--format=go1.23", "--flight-recorder=2", "--min-gap",
@@ -678,8 +702,12 @@ Test(flight, go123_sigusr1_files_hold_their_trigger)
 		char *text = load_file123(n);
 		struct file_line l = file_line(n);
 
-		cr_expect_eq(marks123(text, "SIGUSR1"), n, "%s: %u marks of SIGUSR1", file_name(n),
-			     marks123(text, "SIGUSR1"));
+		unsigned near = 1, marks = marks123(text, "SIGUSR1");
+
+		for (unsigned j = 0; j + 1 < n; j++)
+			near += sent_ns[n - 1] - sent_ns[j] <= 1000 * MS;
+		cr_expect(marks >= near && marks <= n, "%s: %u marks of SIGUSR1, %u of them sent "
+			  "within 1 s, %u in all", file_name(n), marks, near, n);
 		cr_expect(!strncmp(l.rest, ", for SIGUSR1 at ", 17), "%s", l.rest);
 		free(text);
 	}

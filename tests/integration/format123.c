@@ -153,7 +153,8 @@ Test(format123, blocked_read_since_before_the_start_shows_its_stack)
 	long long p;
 	bool found = false;
 
-	w = workload__start("slowread", (const char *[]){ "1", "3000", NULL });
+	/* Blocked 10 s (slowread's longest): a start beside a busy machine takes seconds. */
+	w = workload__start("slowread", (const char *[]){ "1", "10000", NULL });
 	cr_assert_not_null(w, "cannot start slowread: %s", strerror(errno));
 	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
 	itest_start(v2);

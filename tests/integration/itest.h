@@ -90,10 +90,10 @@ static inline void itest_run(const char *name, const char *const *wargs, int tim
 }
 
 /* Sends sig (0: none, it stops by itself) and asserts the recorder exits with want_status
- * and leaves none of its BPF programs behind. */
-static inline void itest_stop(int sig, int want_status)
+ * within timeout_s and leaves none of its BPF programs behind. */
+static inline void itest_stop_within(int sig, int want_status, int timeout_s)
 {
-	int rc = recorder__stop(it.rec, sig, ITEST_STOP_TIMEOUT);
+	int rc = recorder__stop(it.rec, sig, timeout_s);
 
 	cr_assert_eq(rc, 0, "cannot stop the recorder: %s", strerror(-rc));
 	cr_assert_eq(recorder__status(it.rec), want_status,
@@ -101,6 +101,11 @@ static inline void itest_stop(int sig, int want_status)
 		     recorder__status(it.rec), want_status, recorder__stderr(it.rec));
 	cr_assert_gt(recorder__nprogs(it.rec), 0, "no BPF program found in the recorder's fds");
 	cr_assert_eq(recorder__leftover_progs(it.rec), 0, "BPF programs outlived the recorder");
+}
+
+static inline void itest_stop(int sig, int want_status)
+{
+	itest_stop_within(sig, want_status, ITEST_STOP_TIMEOUT);
 }
 
 /* Asserts that our decoder and both Go parsers accept the trace at path; loads it into
@@ -237,6 +242,55 @@ static inline long long itest_summary_lost(void)
 	long long v;
 
 	return p && sscanf(p + strlen("records lost:"), "%lld", &v) == 1 ? v : -1;
+}
+
+/* CPU samples the recorder read but shed because it fell behind, as the summary counts them
+ * ("(N CPU samples, dropped first"); 0 when it shed none. */
+static inline long long itest_summary_shed_samples(void)
+{
+	const char *p = strstr(recorder__stderr(it.rec), " CPU samples, dropped first");
+	const char *q = p;
+	long long v;
+
+	while (q && q > recorder__stderr(it.rec) && q[-1] != '(')
+		q--;
+	return p && q && sscanf(q, "%lld", &v) == 1 ? v : 0;
+}
+
+/* Sum of N over it.trace's "N records lost on CPU C" UserLogs (key lxtrace.lost). */
+static inline long long itest_lost_in_trace(size_t *nlogs)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+	size_t n = gt_trace__nevents(it.trace);
+	long long sum = 0;
+
+	*nlogs = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *key;
+		char msg[128];
+
+		if (ev[i].type != GT_EV_USER_LOG || ev[i].nargs < 2 || !ev[i].msg)
+			continue;
+		key = gt_trace__string(it.trace, ev[i].args[1]);
+		if (!key || strcmp(key, "lxtrace.lost"))
+			continue;
+		snprintf(msg, sizeof(msg), "%.*s", (int)ev[i].msg_len, ev[i].msg);
+		sum += strtoll(msg, NULL, 10);
+		++*nlogs;
+	}
+	return sum;
+}
+
+/* Nothing lost silently: the records the summary counts lost are those the trace's lxtrace.lost
+ * UserLogs count (it.trace loaded). On a loaded machine a reader can fall behind whatever the
+ * test does, so a test that is not about the load asks this, not that nothing was lost. */
+static inline void itest_expect_losses_counted(void)
+{
+	size_t logs;
+	long long lost = itest_summary_lost(), logged = itest_lost_in_trace(&logs);
+
+	cr_expect_eq(logged, lost, "the trace's %zu lxtrace.lost UserLogs count %lld records, the "
+		     "summary %lld:\n%s", logs, logged, lost, recorder__stderr(it.rec));
 }
 
 #endif

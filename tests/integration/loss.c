@@ -9,30 +9,6 @@
  * smallest ring, one page per CPU. */
 #define LOSS_BUFFER_SIZE "0.001"
 
-/* Sum of N over the trace's "N records lost on CPU C" UserLogs (key lxtrace.lost). */
-static long long lost_in_trace(size_t *nlogs)
-{
-	const struct gt_event *ev = gt_trace__events(it.trace);
-	size_t n = gt_trace__nevents(it.trace);
-	long long sum = 0;
-
-	*nlogs = 0;
-	for (size_t i = 0; i < n; i++) {
-		const char *key;
-		char msg[128];
-
-		if (ev[i].type != GT_EV_USER_LOG || ev[i].nargs < 2 || !ev[i].msg)
-			continue;
-		key = gt_trace__string(it.trace, ev[i].args[1]);
-		if (!key || strcmp(key, "lxtrace.lost"))
-			continue;
-		snprintf(msg, sizeof(msg), "%.*s", (int)ev[i].msg_len, ev[i].msg);
-		sum += strtoll(msg, NULL, 10);
-		++*nlogs;
-	}
-	return sum;
-}
-
 TestSuite(loss, .fini = itest_fini, .timeout = 180);
 
 Test(loss, starved_reader_reports_lost_records)
@@ -57,7 +33,7 @@ Test(loss, starved_reader_reports_lost_records)
 	itest_stop(SIGINT, 0);
 	itest_load();
 	lost = itest_summary_lost();
-	logged = lost_in_trace(&logs);
+	logged = itest_lost_in_trace(&logs);
 	cr_log_info("stress: %lld messages, %lld threads churned; %lld records lost, %lld in %zu UserLogs",
 		    itest_stat("messages"), itest_stat("threads_churned"), lost, logged, logs);
 	cr_assert_gt(lost, 0, "the summary reports no lost records:\n%s", recorder__stderr(it.rec));

@@ -94,7 +94,7 @@ Test(report, a_fifo_hog_steals_the_cpu_after_each_wakeup_and_is_named)
 	pid_t pid, hog, victim;
 	long long wl_max_us, blocked;
 	size_t stolen = 0, named = 0;
-	uint64_t nearest = UINT64_MAX, lost, triggers, repaired;
+	uint64_t longest = 0, lost, triggers, repaired;
 	char pidbuf[16];
 
 	itest_record(NULL, "steal", args, 60);
@@ -112,11 +112,11 @@ Test(report, a_fifo_hog_steals_the_cpu_after_each_wakeup_and_is_named)
 	 * hog; a switch the kernel did not report (this machine's init hides its threads'
 	 * switch-outs, docs/model.md) leaves who ran unknown. */
 	for (size_t i = 0; sched_report__worst(s.sched, i, &x); i++) {
-		uint64_t off = x.ns > (uint64_t)wl_max_us * 1000 ? x.ns - (uint64_t)wl_max_us * 1000 :
-			       (uint64_t)wl_max_us * 1000 - x.ns;
-
-		if (off < nearest)
-			nearest = off;
+		/* A round's: the hog ran first (the creation's wait, long on a loaded machine, is
+		 * no round the workload measured). */
+		if (x.kind == WALK_WAKEUP && x.nruns && x.runs[0].who.tid == (uint32_t)hog &&
+		    x.ns > longest)
+			longest = x.ns;
 		if (x.ns < HOLD_MS * 1000000ull * 9 / 10)
 			continue;
 		stolen++;
@@ -137,11 +137,14 @@ Test(report, a_fifo_hog_steals_the_cpu_after_each_wakeup_and_is_named)
 		  HOLD_MS, (unsigned long long)repaired, blocked);
 	cr_expect_geq(named + 2, stolen, "the hog held the CPU through %zu of the %zu waits", named,
 		      stolen);
-	/* The workload's own longest wait is one of the trace's: from before the hog's write to
-	 * after the read in the workload, from sched_waking to the switch in the trace. */
+	/* The workload's own measure holds the trace's wait: from before the hog's write to after
+	 * the read in the workload, from sched_waking to the switch in the trace. On a quiet
+	 * machine the longest of each are the same wait; on a busy one the victim may also be
+	 * preempted after its read, a wait of another kind that the workload's measure adds. */
 	if (!repaired)
-		cr_expect_leq(nearest, 200000, "no wait in the trace within 0.2 ms of the workload's "
-			      "longest, %.3f ms", wl_max_us / 1e3);
+		cr_expect_leq(longest, (uint64_t)wl_max_us * 1000 + 200000, "the trace's longest "
+			      "wait of a round, %.3f ms, is longer than the workload's, %.3f ms",
+			      longest / 1e6, wl_max_us / 1e3);
 	/* Its wakeups: the rounds, and its creation. */
 	cr_assert(sched_report__hist(s.sched, (uint32_t)pid, (uint32_t)victim, WALK_WAKEUP));
 	cr_expect_geq(sched_report__hist(s.sched, (uint32_t)pid, (uint32_t)victim,
@@ -334,7 +337,7 @@ Test(report, syscalls_per_call_are_what_the_program_measures)
 	const struct hist *calls, *blocks;
 	struct report s;
 	uint64_t entries;
-	long long measured;
+	long long measured, delay;
 	pid_t pid;
 
 	itest_record((const char *[]){ "--syscalls=all", NULL }, "syncer",
@@ -353,10 +356,15 @@ Test(report, syscalls_per_call_are_what_the_program_measures)
 		cr_expect_eq(calls->count, 200);
 		cr_expect_eq(entries, 200);
 	}
-	cr_expect((long long)calls->sum * 10 >= measured * 9 * (long long)calls->count / 200 &&
+	/* The program's clock reads hold each call, and on a busy machine also the waits for a
+	 * CPU between a read and the call, which the kernel's run delay over the loop holds. */
+	delay = itest_stat("run_delay_ns");
+	cr_expect((long long)calls->sum * 10 >= (measured - delay) * 9 *
+			  (long long)calls->count / 200 &&
 		  (long long)calls->sum * 10 <= measured * 11,
-		  "the calls last %llu ns in the report, %lld ns as the program measured",
-		  (unsigned long long)calls->sum, measured);
+		  "the calls last %llu ns in the report, %lld ns as the program measured, %lld ns "
+		  "of it or around it waiting for a CPU", (unsigned long long)calls->sum, measured,
+		  delay);
 	cr_expect_leq(calls->max, (uint64_t)itest_stat("sync_max_ns") * 11 / 10);
 	report__free(&s);
 }
@@ -459,7 +467,7 @@ static void expect_pprof_top(pid_t pid, const char *func, uint64_t flat)
 Test(report, cpu_samples_of_a_known_loop_by_function)
 {
 	const char *ropts[] = { "-F", "999", NULL };
-	const char *args[] = { "chain", "500", NULL };
+	const char *args[] = { "chain", "500", "cpu", NULL };
 	uint64_t samples, idle, self, total;
 	struct report s;
 	pid_t pid;
@@ -468,9 +476,12 @@ Test(report, cpu_samples_of_a_known_loop_by_function)
 	pid = workload__pid(it.wl);
 	read_threads((uint32_t)pid, NULL, 10, &s);
 	samples = cpu_report__samples(s.cpu, &idle);
-	/* 0.5 s of spinning at 999 Hz: 500 samples of the thread on a quiet machine, fewer when
-	 * other work shares its CPU; the shares below are what the loop fixes. */
-	cr_expect(samples > 20 && samples < 600, "%llu samples", (unsigned long long)samples);
+	/* 0.5 s of its own CPU time at 999 Hz: about 500 samples of the thread however busy the
+	 * machine, less those a reader far behind sheds (counted, the machine's together); the
+	 * shares below are what the loop fixes. */
+	cr_expect(samples > (itest_summary_shed_samples() ? 20 : 250) && samples < 600,
+		  "%llu samples, %lld shed", (unsigned long long)samples,
+		  itest_summary_shed_samples());
 	cr_expect_eq(idle, 0, "the idle task is no thread of the process");
 	/* hot_inner is inlined into hot_middle: the symbolizer gives both frames. */
 	cpu_report__function(s.cpu, "hot_inner", &self, &total);
@@ -489,7 +500,7 @@ Test(report, cpu_samples_of_a_known_loop_by_function)
 /* The loop's samples from a Go 1.22+ file, each with its thread: the same shares, and pprof. */
 Test(report, go123_cpu_samples_of_a_known_loop_by_function)
 {
-	const char *args[] = { "chain", "500", NULL };
+	const char *args[] = { "chain", "500", "cpu", NULL };
 	uint64_t samples, idle, self, total;
 	struct report s;
 	pid_t pid;
@@ -498,7 +509,9 @@ Test(report, go123_cpu_samples_of_a_known_loop_by_function)
 	pid = workload__pid(it.wl);
 	read_threads((uint32_t)pid, NULL, 10, &s);
 	samples = cpu_report__samples(s.cpu, &idle);
-	cr_expect(samples > 20 && samples < 600, "%llu samples", (unsigned long long)samples);
+	cr_expect(samples > (itest_summary_shed_samples() ? 20 : 250) && samples < 600,
+		  "%llu samples, %lld shed", (unsigned long long)samples,
+		  itest_summary_shed_samples());
 	cr_expect_eq(idle, 0, "the idle task is no thread of the process");
 	cpu_report__function(s.cpu, "hot_inner", &self, &total);
 	cr_expect_geq(self * 100, samples * 85, "hot_inner the leaf of %llu of %llu samples",

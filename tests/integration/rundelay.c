@@ -155,7 +155,7 @@ Test(rundelay, a_thread_woken_from_the_other_cpu_waits_from_its_enqueue)
 	static struct schedstat a[MAX_THREADS], b[MAX_THREADS];
 	const char *spin[] = { "chain", "4000", NULL };
 	struct workload *w[APART_HOGS + 1];
-	size_t na, nb, compared = 0, off = 0;
+	size_t na, nb, compared = 0, off = 0, unknown = 0;
 	pid_t pp;
 
 	itest_start(NULL);
@@ -183,6 +183,15 @@ Test(rundelay, a_thread_woken_from_the_other_cpu_waits_from_its_enqueue)
 			continue;
 		kernel = (double)(s1->delay_ns - s0->delay_ns);
 		tq_sched(it.trace, (uint32_t)s1->tid, s0->at, s1->at, &q);
+		/* Records lost in the window (a reader starved on a busy machine): the model's
+		 * repairs stand for what they held, or nothing of the thread is left in it, so the
+		 * waits are not known (docs/model.md). */
+		if ((q.repaired || !q.starts) && itest_summary_lost() > 0) {
+			unknown++;
+			cr_log_info("tid %d: %zu events repaired, %zu runs, after lost records: not "
+				    "compared", s1->tid, q.repaired, q.starts);
+			continue;
+		}
 		diff = q.runnable_ns - kernel;
 		allowed = APART_SLACK_NS + kernel * APART_PERCENT / 100;
 		compared++;
@@ -199,7 +208,9 @@ Test(rundelay, a_thread_woken_from_the_other_cpu_waits_from_its_enqueue)
 			tq_dump(it.trace, (uint32_t)s1->tid, 30, stderr);
 		}
 	}
-	cr_assert_eq(compared, 2, "%zu of the ping-pong's two threads compared", compared);
+	itest_expect_losses_counted();
+	cr_assert_eq(compared + unknown, 2, "%zu of the ping-pong's two threads compared, %zu "
+		     "after lost records", compared, unknown);
 	cr_assert_eq(off, 0, "%zu of its 2 threads wait for a CPU in the trace more or less than "
 		     "the kernel counted (3%% + 1 ms)", off);
 }

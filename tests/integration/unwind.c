@@ -1499,7 +1499,7 @@ static void code_moved(void)
 	}
 	cr_log_info("moved code: %zu samples in the reused page, %zu name spin_b and reach main, "
 		    "after %zu before the first that did", n, ok, before);
-	cr_assert_geq(n, 200, "only %zu samples in the reused page in 3 s at 999 Hz", n);
+	cr_assert_geq(n, 200, "only %zu samples in the reused page in 3 s of CPU at 999 Hz", n);
 	cr_assert_leq(before, 100, "%zu samples before the first that names spin_b", before);
 	cr_assert_geq(ok * 100, n * 95, "only %zu of %zu samples in the reused page name spin_b "
 		      "and reach main", ok, n);

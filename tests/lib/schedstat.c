@@ -2,6 +2,8 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "lib/clock.h"
 #include "tests/lib/schedstat.h"
@@ -51,4 +53,23 @@ const struct schedstat *schedstat__find(const struct schedstat *s, size_t n, pid
 		if (s[i].tid == tid)
 			return &s[i];
 	return NULL;
+}
+
+long long schedstat__cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* After the name: state, then fields 4-13, then utime and stime. */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &st) != 2)
+		return -1;
+	return (long long)((ut + st) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
 }

@@ -21,4 +21,9 @@ size_t schedstat__snapshot(struct schedstat *out, size_t max);
 /* Thread tid's among the n of s, or NULL. */
 const struct schedstat *schedstat__find(const struct schedstat *s, size_t n, pid_t tid);
 
+/* The CPU time process pid has had so far (all its threads: utime and stime of
+ * /proc/PID/stat), in ms; -1 once it is gone. What a test waits for to know a workload got the
+ * CPU, however busy the machine. */
+long long schedstat__cpu_ms(pid_t pid);
+
 #endif

@@ -188,6 +188,8 @@ void tq_sched(const struct gt_trace *t, uint32_t tid, uint64_t from, uint64_t to
 		}
 
 		i++;
+		out->repaired += in && e->stack && e->stack->n &&
+				 !strcmp(e->stack->frames[0].func, "[lxtrace repair]");
 		switch (e->type) {
 		case GT_EV_GO_CREATE:
 		case GT_EV_GO_UNBLOCK:

@@ -73,14 +73,15 @@ void tq_free_lines(char **lines, size_t n);
  * GoSysExit, GoPreempt or GoSched to the next GoStart) in the waits that ended in the window,
  * each whole (the kernel adds a wait to the run delay when it ends), the runs begun, those
  * that ended a wakeup's wait, and the stops the model had to invent because the kernel
- * reported no switch-out (a GoBlock by the "[lxtrace repair]" frame).
+ * reported no switch-out (a GoBlock by the "[lxtrace repair]" frame); repaired, every event
+ * of the window the model invented (by that frame: after lost records, a wakeup or a stop).
  * The kernel also adds a wait so far when it moves the waiting thread to another CPU, so at
  * each edge of the window part of a wait may be counted on the other side: before_ns is the
  * part before `from` of the wait that ended in the window, open_ns the part within it of a
  * wait not ended by `to`. */
 struct tq_sched {
 	double runnable_ns, before_ns, open_ns;
-	size_t starts, woken, unseen;
+	size_t starts, woken, unseen, repaired;
 };
 
 void tq_sched(const struct gt_trace *t, uint32_t tid, uint64_t from, uint64_t to,

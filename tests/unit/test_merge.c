@@ -361,3 +361,24 @@ Test(merge, a_queue_too_far_behind_drops_samples_first_then_everything)
 	cr_expect_eq(stats().dropped, 2);
 	cr_expect_eq(stats().dropped_samples, 1);
 }
+
+/* A trigger is not shed however far behind its CPU's queue is (a SIGUSR1 under load made no
+ * file): it is staged and delivered in its place. */
+Test(merge, a_trigger_is_kept_however_far_behind)
+{
+	struct lx_user_log trig = { .u = { .h = { .ts = 500, .tid = 0, .cpu = 0,
+						 .type = LX_REC_TRIGGER } } };
+
+	merge__free(mg);
+	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = NCPU,
+					      .max_behind_ns = 100, .on_record = on_record,
+					      .on_lost = on_lost });
+	cr_assert_not_null(mg);
+	add(0, 10, 10);
+	cr_assert_eq(merge__add(mg, 0, &trig, sizeof(trig)), 0);	/* 490 behind: kept */
+	add(0, 520, 520);						/* shed */
+	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
+	cr_assert_eq(ngot, 3);
+	cr_expect_eq(got[1].size, sizeof(trig));
+	cr_expect_eq(stats().dropped, 1);
+}

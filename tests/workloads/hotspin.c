@@ -4,6 +4,9 @@
  *   hotspin chain MS   spins for MS ms in main -> hot_outer -> hot_middle -> hot_inner, the
  *                      last one inlined into hot_middle: nearly every sample is that chain
  *   hotspin split MS   spins for MS ms, 90% of the time in work_a and 10% in work_b
+ *   ... MS cpu         MS ms of its own CPU time, not of the clock: as many samples however
+ *                      busy the machine (a test's count of them), where the clock's MS give
+ *                      fewer the more other work shares the CPU (a benchmark's rounds)
  *
  * Reports the source lines a correct symbolization gives: inner_lo..inner_hi (hot_inner's
  * loop), middle_call (hot_middle's call of hot_inner), outer_call (hot_outer's call of
@@ -75,11 +78,11 @@ __attribute__((noinline)) static unsigned long work_b(unsigned long acc, unsigne
 	return acc;
 }
 
-static double now_ms(void)
+static double now_ms(clockid_t clock)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(clock, &t);
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
@@ -87,17 +90,19 @@ int main(int argc, char **argv)
 {
 	bool split = argc > 1 && !strcmp(argv[1], "split");
 	long ms = wl_arg(argc, argv, 2, 1000, 1, 600000);
+	clockid_t clock = argc > 3 && !strcmp(argv[3], "cpu") ? CLOCK_THREAD_CPUTIME_ID :
+								 CLOCK_MONOTONIC;
 	double end;
 	unsigned long acc = 1, len = 1;
 
 	if (argc < 2 || (!split && strcmp(argv[1], "chain"))) {
-		fprintf(stderr, "usage: hotspin chain|split [MS]\n");
+		fprintf(stderr, "usage: hotspin chain|split [MS [cpu]]\n");
 		return 2;
 	}
 	wl_pid();
 	wl_tid("spinner");
-	end = now_ms() + ms;
-	while (now_ms() < end) {
+	end = now_ms(clock) + ms;
+	while (now_ms(clock) < end) {
 		/* Rounds of random length, so that no sampling period locks onto their phase. */
 		len = STEP(len);
 		acc = split ? work_b(work_a(acc, len >> 60), len >> 60) : hot_outer(acc);

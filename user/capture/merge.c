@@ -258,7 +258,10 @@ static bool too_far_behind(const struct merge *mg, const struct stage *s, uint8_
 {
 	uint64_t behind = mg->opts.max_behind_ns, oldest;
 
-	if (!behind || !s->len)
+	/* A trigger (a SIGUSR1, a program's lxtrace_trigger()) is what the flight recorder is
+	 * for, and few: shed, it would make no file, and the reader is behind exactly when a
+	 * machine is in the trouble that is asked about. */
+	if (!behind || !s->len || type == LX_REC_TRIGGER)
 		return false;
 	oldest = s->slots[s->head].rec.h.ts;
 	return ts > oldest && ts - oldest >= (type == LX_REC_SAMPLE ? behind / 2 : behind);

@@ -1068,6 +1068,9 @@ static int stop_recording(struct recording *r, int run_err)
 	char why[PATH_MAX + 256];
 	int err = run_err;
 
+	/* A SIGUSR1 the last round did not take: before the end, so within the trace. */
+	if (r->flight && !err)
+		err = record_flight__take_signals(r->cap);
 	r->end = now_ns();
 	r->sink.stop_at = r->end;
 	r->sink.progress_at = r->end + STOP_PROGRESS_NS;

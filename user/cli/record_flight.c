@@ -26,7 +26,10 @@
  * file where one is to go, few enough that a directory gone costs a few lines, not one a poll. */
 #define FILE_NAMES 3
 
-static volatile sig_atomic_t usr1;
+/* SIGUSR1s caught and not yet made triggers: counted, not a flag, so that signals that come
+ * faster than a busy reader's rounds are each a trigger. Lock-free atomics, as a handler
+ * may use. */
+static unsigned usr1;
 
 struct record_flight {
 	struct flight *flight;
@@ -47,7 +50,7 @@ struct record_flight {
 
 static void on_usr1(int sig)
 {
-	usr1 = 1;
+	__atomic_fetch_add(&usr1, 1, __ATOMIC_RELAXED);
 }
 
 void record_flight__catch_signals(void)
@@ -240,23 +243,31 @@ static void end_file(struct record_flight *rf, bool wait)
 	fprintf(stderr, " at %.1f s\n", into(rf, st.last_trigger.ts));
 }
 
+int record_flight__take_signals(struct capture *cap)
+{
+	for (unsigned n = __atomic_exchange_n(&usr1, 0, __ATOMIC_RELAXED); n; n--) {
+		/* The reader's own trigger record, in time order among the kernel's (tid 0: marked
+		 * on lxtrace's goroutine). */
+		struct lx_user_log r = { .u.h = { .ts = now_ns(), .type = LX_REC_TRIGGER } };
+		int err;
+
+		snprintf(r.msg, sizeof(r.msg), "SIGUSR1");
+		err = capture__inject(cap, &r.u.h, sizeof(r));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt_writer *w,
 			struct gt2_writer *w2, uint64_t now)
 {
 	bool due;
 	int err;
 
-	if (usr1) {
-		/* The reader's own trigger record, in time order among the kernel's (tid 0: marked
-		 * on lxtrace's goroutine). */
-		struct lx_user_log r = { .u.h = { .ts = now_ns(), .type = LX_REC_TRIGGER } };
-
-		usr1 = 0;
-		snprintf(r.msg, sizeof(r.msg), "SIGUSR1");
-		err = capture__inject(cap, &r.u.h, sizeof(r));
-		if (err)
-			return err;
-	}
+	err = record_flight__take_signals(cap);
+	if (err)
+		return err;
 	if (flight__writing(rf->flight))
 		end_file(rf, false);
 	due = !flight__writing(rf->flight) && flight__due(rf->flight, now - DELIVERY_LAG_NS);

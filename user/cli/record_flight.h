@@ -40,7 +40,11 @@ void record_flight__started(struct record_flight *rf, uint64_t start);
 /* Catches SIGUSR1, a person's or a script's trigger. */
 void record_flight__catch_signals(void);
 
-/* Once per poll round at now: a SIGUSR1 becomes a trigger at now; the writer's open batches
+/* Each SIGUSR1 caught since the last call becomes a trigger now; also called as the recording
+ * stops, so that a signal just before the stop is not lost. 0, or a negative errno. */
+int record_flight__take_signals(struct capture *cap);
+
+/* Once per poll round at now: record_flight__take_signals; the writer's open batches
  * (or generation) go to the window now and then, so they can be evicted in time; a file whose
  * --after has passed is written. The writer is w, or w2 for go1.23. Returns 1 once every file
  * --max-files allows is written (the recording stops), else 0, or a negative errno. */
