@@ -865,29 +865,12 @@ static void read_start_state(struct recording *r, bool say)
 	model__start_stacks(r->model, r->start_state ? start_stack : NULL, r->start_state);
 }
 
-/* How long the start waits for the unwind rows of the stacks of the threads asleep: before
- * the programs attach, as long as a large library's rows take on a busy machine (the stacks
- * are read again once attached, those of threads that slept on then walked with these rows);
- * after, briefly, as the rings fill meanwhile. */
-#define START_ROWS_BEFORE_NS (3000 * 1000 * 1000ull)
-#define START_ROWS_AFTER_NS (300 * 1000 * 1000ull)
-
 /* Whether the stacks of the threads asleep are read: with stacks, in a target mode. Not for
  * the whole machine, whose hundreds of sleepers' walks and symbols at the start would hold the
  * rings unread long enough to lose records. */
 static bool start_stacks_wanted(const struct recording *r)
 {
 	return (r->stack_kern || r->stack_user) && r->target;
-}
-
-/* The stacks of the threads asleep before the attach, for their rows to load meanwhile. */
-static void prefetch_start_rows(struct recording *r)
-{
-	read_start_state(r, true);
-	model__await_start_rows(r->model, START_ROWS_BEFORE_NS);
-	model__start_stacks(r->model, NULL, NULL);
-	startstate__free(r->start_state);
-	r->start_state = NULL;
 }
 
 /* Read ahead, attach, write the initial state, publish the file, release the command. */
@@ -900,15 +883,20 @@ static int start_recording(struct recording *r)
 	/* Read ahead (kernel symbols, the binaries of the processes alive now) before the
 	 * recording, which would otherwise pay for it in its first moments; and the unwind rows
 	 * of the target's binaries (not of a command's, which has not exec'ed yet; not of the
-	 * whole machine's, 2-3 s of CPU), whose first stacks would need copies until then. */
+	 * whole machine's, 2-3 s of CPU), whose first stacks would need copies until then, in
+	 * one wait with those of the stacks of the threads asleep, read now for it (they are read
+	 * again once attached, and walked with these rows). */
+	if (start_stacks_wanted(r))
+		read_start_state(r, true);
 	err = model__prepare(r->model, a->sample_hz || r->stack_kern, a->sample_hz || r->stack_user,
 			     r->target && !r->cmd);
+	model__start_stacks(r->model, NULL, NULL);
+	startstate__free(r->start_state);
+	r->start_state = NULL;
 	if (err) {
 		report_model_error(&r->out, "reading ahead for the call stacks", err);
 		return err;
 	}
-	if (start_stacks_wanted(r))
-		prefetch_start_rows(r);
 	/* Attach. The trace starts just before, so that no record predates it; threads that the
 	 * /proc scan of model__start finds were either there at the start or are also seen being
 	 * created, which the model reconciles. */
@@ -922,7 +910,6 @@ static int start_recording(struct recording *r)
 		return err;
 	if (start_stacks_wanted(r))
 		read_start_state(r, false);
-	model__await_start_rows(r->model, START_ROWS_AFTER_NS);
 	err = model__start(r->model, r->start);
 	startstate__free(r->start_state);
 	r->start_state = NULL;

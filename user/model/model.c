@@ -121,13 +121,6 @@ struct model *model__new(const struct model_opts *opts)
 	return m;
 }
 
-/* Thread tid's stack at the start (model__start_stacks), or NULL. */
-static const struct lx_stack *start_stack(const struct model *m, uint32_t tid)
-{
-	size_t size;
-
-	return m->start_stack && m->cs ? m->start_stack(m->start_ctx, tid, &size) : NULL;
-}
 
 /* Whether pt is a thread the init phase leaves out: exited (nothing of it can be shown), the
  * recorder's own or its helper's (whose records the BPF side leaves out too). */
@@ -137,24 +130,14 @@ static bool left_out(const struct model *m, const struct procscan_thread *pt)
 	       (m->helper_pid && pt->pid == m->helper_pid);
 }
 
-/* Waits, for at most limit_ns in all, until each stack of a thread in live read at the start
- * (model__start_stacks) can be walked: the rows of its binaries loaded (callstacks__ready). */
-static void wait_start_rows(struct model *m, const struct procscan_thread *live, size_t n,
-			    uint64_t limit_ns)
+/* The stack read at the start (model__start_stacks) of pt, found asleep and kept, or NULL. */
+static const struct lx_stack *start_stack(const struct model *m, const struct procscan_thread *pt)
 {
-	uint64_t until = now_ns() + limit_ns;
+	size_t size;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct lx_stack *st = live[i].state == 'R' || left_out(m, &live[i]) ? NULL :
-					    start_stack(m, live[i].tid);
-
-		if (!st)
-			continue;
-		callstacks__note(m->cs, live[i].pid);
-		while (now_ns() < until &&
-		       !callstacks__ready_within(m->cs, live[i].pid, st, limit_ns))
-			usleep(2000);
-	}
+	if (!m->start_stack || !m->cs || pt->state == 'R' || left_out(m, pt))
+		return NULL;
+	return m->start_stack(m->start_ctx, pt->tid, &size);
 }
 
 /* One thread alive at start: created runnable, then run and blocked on the housekeeping P
@@ -203,7 +186,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	 * its thread (view=thread) from the start until it wakes (docs/viewing.md). The Go
 	 * 1.22+ format states it waiting, with the stack it waits at: the one read when the
 	 * recording started (model__start_stacks), or its syscall alone. */
-	m->rs = start_stack(m, pt->tid);
+	m->rs = start_stack(m, pt);
 	/* Uninterruptible: the kernel doing the syscall's work, which no block of a thread
 	 * found asleep can say (a switch says it with GoSysBlock). */
 	wait = pt->state == 'D' ? GT_EV_GO_BLOCK : model__wait_event(pt->syscall);
@@ -252,14 +235,28 @@ void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx)
 	m->start_ctx = ctx;
 }
 
-void model__await_start_rows(struct model *m, uint64_t limit_ns)
+/* Waits, for at most limit_ns in all, until the rows wanted for the targets' binaries are
+ * loaded (with targets) and each stack of a thread in live read at the start
+ * (model__start_stacks) can be walked (callstacks__ready_within, whose first try asks for the
+ * rows it lacks): one wait for both, as both are the unwind worker's. */
+static void await_rows(struct model *m, const struct procscan_thread *live, size_t n,
+		       bool targets, uint64_t limit_ns)
 {
-	struct procscan_thread *live = NULL;
-	size_t n = 0;
+	uint64_t until = now_ns() + limit_ns;
+	size_t i = 0;
 
-	if (m->cs && m->start_stack && !kept_threads(m, &live, &n))
-		wait_start_rows(m, live, n, limit_ns);
-	free(live);
+	for (size_t k = 0; k < n; k++)
+		if (start_stack(m, &live[k]))
+			callstacks__note(m->cs, live[k].pid);
+	for (;;) {
+		for (const struct lx_stack *st; i < n; i++)
+			if ((st = start_stack(m, &live[i])) &&
+			    !callstacks__ready_within(m->cs, live[i].pid, st, limit_ns))
+				break;
+		if ((i == n && (!targets || callstacks__rows_loaded(m->cs))) || now_ns() >= until)
+			return;
+		usleep(2000);
+	}
 }
 
 int model__prepare(struct model *m, bool kernel, bool user, bool rows)
@@ -271,7 +268,7 @@ int model__prepare(struct model *m, bool kernel, bool user, bool rows)
 
 	if (!m->cs)
 		return 0;
-	if (user)
+	if (user || m->start_stack)
 		err = kept_threads(m, &live, &n);
 	if (!err && n && !(pids = calloc(n, sizeof(*pids))))
 		err = -ENOMEM;
@@ -279,8 +276,15 @@ int model__prepare(struct model *m, bool kernel, bool user, bool rows)
 		if (live[i].tid == live[i].pid && live[i].pid != (uint32_t)getpid() &&
 		    live[i].pid != m->helper_pid)
 			pids[np++] = live[i].pid;
+	/* The rows first, within a bound: under load (the worker's 0.3-1 s of CPU took 1-3 s
+	 * beside CPU hogs) the first stacks would otherwise need copies, more than the rings have
+	 * room for. Then the symbols, which compiling beside would leave no time. */
+	if (!err && user && rows)
+		callstacks__want_rows(m->cs, pids, np);
 	if (!err)
-		callstacks__prepare(m->cs, pids, np, kernel, user && rows, MODEL_PREPARE_NS);
+		await_rows(m, live, n, user && rows, MODEL_ROWS_NS);
+	if (!err)
+		callstacks__prepare(m->cs, pids, user ? np : 0, kernel, MODEL_PREPARE_NS);
 	free(pids);
 	free(live);
 	return err;

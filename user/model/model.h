@@ -52,6 +52,8 @@ static inline bool model__standin_self(uint64_t goid)
  * at its entry and one that begins where the thread blocked in it look the same. */
 #define LXTRACE_SYSCALLS_KEY "lxtrace.syscalls"
 
+/* How long model__prepare waits for unwind rows: a large library's on a busy machine. */
+#define MODEL_ROWS_NS (5000 * 1000 * 1000ull)
 /* How long model__prepare may read ahead: a delay of the start a person does not mind. */
 #define MODEL_PREPARE_NS 500000000ull
 
@@ -190,8 +192,10 @@ struct model *model__new(const struct model_opts *opts);
 /* Before the programs attach: reads ahead what the first call stacks will need, so that the
  * recording does not pay for it (callstacks__prepare; at most MODEL_PREPARE_NS): kernel
  * symbols when kernel, the binaries of the processes alive now (those opts.keep keeps) when
- * user, and with rows (chosen processes that already run: -p, --cgroup) their unwind rows
- * first. 0 or -errno (proc_root unreadable, out of memory). */
+ * user. First, in one wait of at most MODEL_ROWS_NS, the unwind rows: with rows (chosen
+ * processes that already run: -p, --cgroup) those of the processes' binaries, and those the
+ * stacks given by model__start_stacks need to be walked whole. 0 or -errno (proc_root
+ * unreadable, out of memory). */
 int model__prepare(struct model *m, bool kernel, bool user, bool rows);
 
 /* The event a thread sleeping (interruptibly) in syscall nr (-1: none) blocks with, for the
@@ -211,10 +215,6 @@ typedef const struct lx_stack *(*model_start_stack_fn)(void *ctx, uint32_t tid, 
  * (its syscall alone without one); fn's stacks are read until model__start returns or the
  * next call. */
 void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx);
-
-/* Waits, at most limit_ns, until the stacks fn gives can be walked whole: the unwind rows of
- * their binaries loaded (asked for now if they were not). */
-void model__await_start_rows(struct model *m, uint64_t limit_ns);
 
 /* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,
  * then the CPUs started. Must precede every record. -EINVAL for a ts past 2^63. */

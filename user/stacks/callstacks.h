@@ -83,12 +83,18 @@ struct callstacks_stats {
 struct callstacks *callstacks__new(const struct gt_tables *w, struct idents *ids,
 				   const char *proc_root, uid_t trusted_uid);
 
+/* Before the recording starts: the unwind rows of the binaries of the processes pids are
+ * wanted now, ahead of other files (cfi_loader__want_process); callstacks__rows_loaded says
+ * when they are. */
+void callstacks__want_rows(struct callstacks *cs, const uint32_t *pids, size_t n);
+
+/* Whether no urgent file's rows are queued or being compiled (true without a loader). */
+bool callstacks__rows_loaded(struct callstacks *cs);
+
 /* Before the recording starts: reads ahead, for the processes pids, what their first stacks
- * would read (symbolizer__prepare), for at most budget_ns; kallsyms too when kernel. With
- * rows, the unwind rows of their binaries are wanted first (cfi_loader__want_process) and
- * waited for, at most 5 s. */
+ * would read (symbolizer__prepare), for at most budget_ns; kallsyms too when kernel. */
 void callstacks__prepare(struct callstacks *cs, const uint32_t *pids, size_t n, bool kernel,
-			 bool rows, uint64_t budget_ns);
+			 uint64_t budget_ns);
 
 /* A process alive when the recording starts. */
 void callstacks__note(struct callstacks *cs, uint32_t pid);
