@@ -822,8 +822,8 @@ static int print_check(struct recording *r)
 	}
 	/* The start's program is loaded too: its refusal is a loss of its own. */
 	if (!err && (r->stack_kern || r->stack_user))
-		startstate__free(startstate__read(&r->feat, NULL, 0, r->stack_kern, r->stack_user,
-						  start_why, sizeof(start_why)));
+		startstate__free(startstate__read(&r->feat, (uint32_t[]){ 0 }, 0, r->stack_kern,
+						  r->stack_user, start_why, sizeof(start_why)));
 	features__print_table(&r->feat, stdout);
 	printf("\nA recording with these options, here:\n");
 	if (err)
@@ -836,14 +836,15 @@ static int print_check(struct recording *r)
 	return err ? 1 : 0;
 }
 
-static const struct lx_stack *start_stack(void *ctx, uint32_t tid, size_t *size)
+static const struct lx_stack *start_stack(void *ctx, uint32_t tid, bool *runnable,
+					  size_t *size)
 {
-	return startstate__stack(ctx, tid, size);
+	return startstate__stack(ctx, tid, runnable, size);
 }
 
-/* With stacks: the stacks of the threads asleep now, for the init phase to block them at
- * (startstate.h). Without them the recording goes on, their blocks naming the syscall alone,
- * said in one line with say. */
+/* With stacks: the stacks of the threads asleep or waiting for a CPU now, for the init phase
+ * to block them at, or show them waiting at (startstate.h). Without them the recording goes
+ * on, their blocks naming the syscall alone, said in one line with say. */
 static void read_start_state(struct recording *r, bool say)
 {
 	char why[160];
@@ -851,7 +852,10 @@ static void read_start_state(struct recording *r, bool say)
 	size_t n = 0;
 	int err;
 
-	err = model__sleepers(r->model, &tids, &n);
+	/* The whole machine's: every thread, read without a scan of /proc. */
+	err = r->target ? model__start_threads(r->model, &tids, &n) : 0;
+	if (!err && r->target && !n)
+		return;
 	if (!err) {
 		r->start_state = startstate__read(capture__features(r->cap), tids, n, r->stack_kern,
 						  r->stack_user, why, sizeof(why));
@@ -865,12 +869,10 @@ static void read_start_state(struct recording *r, bool say)
 	model__start_stacks(r->model, r->start_state ? start_stack : NULL, r->start_state);
 }
 
-/* Whether the stacks of the threads asleep are read: with stacks, in a target mode. Not for
- * the whole machine, whose hundreds of sleepers' walks and symbols at the start would hold the
- * rings unread long enough to lose records. */
+/* Whether the stacks of the threads off the CPU at the start are read: with stacks. */
 static bool start_stacks_wanted(const struct recording *r)
 {
-	return (r->stack_kern || r->stack_user) && r->target;
+	return r->stack_kern || r->stack_user;
 }
 
 /* Read ahead, attach, write the initial state, publish the file, release the command. */

@@ -130,18 +130,24 @@ static bool left_out(const struct model *m, const struct procscan_thread *pt)
 	       (m->helper_pid && pt->pid == m->helper_pid);
 }
 
-/* The stack read at the start (model__start_stacks) of pt, found asleep and kept, or NULL. */
+/* The stack read at the start (model__start_stacks) of pt, kept, or NULL: one read while
+ * the thread was as the scan found it, asleep or waiting for a CPU ('R' is both running and
+ * waiting; a running thread has none). */
 static const struct lx_stack *start_stack(const struct model *m, const struct procscan_thread *pt)
 {
+	const struct lx_stack *st;
+	bool runnable;
 	size_t size;
 
-	if (!m->start_stack || !m->cs || pt->state == 'R' || left_out(m, pt))
+	if (!m->start_stack || !m->cs || left_out(m, pt))
 		return NULL;
-	return m->start_stack(m->start_ctx, pt->tid, &size);
+	st = m->start_stack(m->start_ctx, pt->tid, &runnable, &size);
+	return st && runnable == (pt->state == 'R') ? st : NULL;
 }
 
 /* One thread alive at start: created runnable, then run and blocked on the housekeeping P
- * unless it is running (on a CPU the model learns from its first record). */
+ * if it sleeps, or preempted there if it waits for a CPU, unless it is running (on a CPU the
+ * model learns from its first record). */
 static int init_thread(struct model *m, const struct procscan_thread *pt)
 {
 	struct thread *t;
@@ -172,9 +178,16 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	model_born(m, t);
 	m->st.threads++;
 	t->scanned = 1;
+	m->rs = start_stack(m, pt);
 	if (pt->state == 'R') {
+		/* Waiting for a CPU, with the stack it was preempted at: run on the housekeeping P
+		 * for an instant and preempted there, as in Go's own traces a goroutine waits for a
+		 * P with its stack. Running, or not read: created runnable. */
 		t->unplaced = 1;
-		return m->out->found(m, t, new_stk, GT_EV_NONE, -1);
+		err = m->out->found(m, t, new_stk, m->rs ? GT_EV_GO_PREEMPT : GT_EV_NONE, -1);
+		t->seq += m->rs != NULL;
+		m->rs = NULL;
+		return err;
 	}
 	/* Started and blocked there, not GoWaiting: Go 1.19's goroutine tables take a goroutine's
 	 * name from its first GoStart and count it waiting for a CPU from its creation to that
@@ -186,7 +199,6 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	 * its thread (view=thread) from the start until it wakes (docs/viewing.md). The Go
 	 * 1.22+ format states it waiting, with the stack it waits at: the one read when the
 	 * recording started (model__start_stacks), or its syscall alone. */
-	m->rs = start_stack(m, pt);
 	/* Uninterruptible: the kernel doing the syscall's work, which no block of a thread
 	 * found asleep can say (a switch says it with GoSysBlock). */
 	wait = pt->state == 'D' ? GT_EV_GO_BLOCK : model__wait_event(pt->syscall);
@@ -212,7 +224,7 @@ static int kept_threads(const struct model *m, struct procscan_thread **out, siz
 	return 0;
 }
 
-int model__sleepers(struct model *m, uint32_t **tids, size_t *n)
+int model__start_threads(struct model *m, uint32_t **tids, size_t *n)
 {
 	struct procscan_thread *live = NULL;
 	size_t nlive = 0;
@@ -223,7 +235,7 @@ int model__sleepers(struct model *m, uint32_t **tids, size_t *n)
 	if (!err && nlive && !(*tids = calloc(nlive, sizeof(**tids))))
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < nlive; i++)
-		if (live[i].state != 'R' && !left_out(m, &live[i]))
+		if (!left_out(m, &live[i]))
 			(*tids)[(*n)++] = live[i].tid;
 	free(live);
 	return err;
@@ -238,24 +250,36 @@ void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx)
 /* Waits, for at most limit_ns in all, until the rows wanted for the targets' binaries are
  * loaded (with targets) and each stack of a thread in live read at the start
  * (model__start_stacks) can be walked (callstacks__ready_within, whose first try asks for the
- * rows it lacks): one wait for both, as both are the unwind worker's. */
+ * rows it lacks): one wait for both, as both are the unwind worker's. Then those stacks are
+ * walked and named ahead (callstacks__warm): the init phase writes them once the programs
+ * are attached, while the rings fill. */
 static void await_rows(struct model *m, const struct procscan_thread *live, size_t n,
 		       bool targets, uint64_t limit_ns)
 {
 	uint64_t until = now_ns() + limit_ns;
+	struct u64map *noted = u64map__new();
+	bool added = false;
 	size_t i = 0;
 
-	for (size_t k = 0; k < n; k++)
-		if (start_stack(m, &live[k]))
+	/* Each process once: its maps are read (a map of thousands of threads' stacks). */
+	for (size_t k = 0; noted && k < n; k++)
+		if (start_stack(m, &live[k]) && u64map__put(noted, live[k].pid, &added) && added)
 			callstacks__note(m->cs, live[k].pid);
+	u64map__free(noted);
 	for (;;) {
 		for (const struct lx_stack *st; i < n; i++)
 			if ((st = start_stack(m, &live[i])) &&
 			    !callstacks__ready_within(m->cs, live[i].pid, st, limit_ns))
 				break;
 		if ((i == n && (!targets || callstacks__rows_loaded(m->cs))) || now_ns() >= until)
-			return;
+			break;
 		usleep(2000);
+	}
+	for (size_t k = 0; k < n; k++) {
+		const struct lx_stack *st = start_stack(m, &live[k]);
+
+		if (st)
+			callstacks__warm(m->cs, live[k].pid, st);
 	}
 }
 
@@ -281,8 +305,10 @@ int model__prepare(struct model *m, bool kernel, bool user, bool rows)
 	 * room for. Then the symbols, which compiling beside would leave no time. */
 	if (!err && user && rows)
 		callstacks__want_rows(m->cs, pids, np);
+	/* The whole machine's: short, as its short-lived processes (a compiler's) would often
+	 * hold the start for the whole bound while their large binaries compile. */
 	if (!err)
-		await_rows(m, live, n, user && rows, MODEL_ROWS_NS);
+		await_rows(m, live, n, user && rows, m->keep ? MODEL_ROWS_NS : MODEL_MACHINE_ROWS_NS);
 	if (!err)
 		callstacks__prepare(m->cs, pids, user ? np : 0, kernel, MODEL_PREPARE_NS);
 	free(pids);

@@ -653,6 +653,24 @@ held:
 	return true;
 }
 
+void callstacks__warm(struct callstacks *cs, uint32_t pid, const struct lx_stack *st)
+{
+	const struct late_walk lw = { cs->sym, cs->cfi, proc_of(cs, pid) };
+	const uint64_t *upc = (const uint64_t *)&st->pc[st->nkern];
+	unsigned n = st->nuser, uflags = st->uflags;
+	enum late_walk_end end;
+
+	if (uflags & LX_USTACK_HIT)
+		return;
+	if (uflags & LX_USTACK_COPY) {
+		memcpy(cs->late, upc, n * sizeof(cs->late[0]));
+		late_walk__finish(&lw, ucopy_of(st), cs->late, &n, false, &end);
+		upc = cs->late;
+		uflags &= ~LX_USTACK_COPY;
+	}
+	(void)gather(cs, lw.proc, -1, st, upc, n, uflags);
+}
+
 void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi)
 {
 	cs->cfi = cfi;

@@ -125,6 +125,11 @@ uint64_t callstacks__image(const struct callstacks *cs, uint32_t pid);
  * map closed, and so is pid's current image if it is still that one. */
 void callstacks__exit(struct callstacks *cs, uint32_t pid, uint64_t image);
 
+/* Before the recording: what st, a stack of process pid, will need is made ready (its walk
+ * finished if it is a late one, its frames named), so that writing it later, while the
+ * rings fill, costs lookups. */
+void callstacks__warm(struct callstacks *cs, uint32_t pid, const struct lx_stack *st);
+
 /* Late walks (late_walk.h) take their rows from cfi (NULL: none loaded; frame pointers). */
 void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi);
 
