@@ -1158,6 +1158,66 @@ Test(unwind, stuck_pool_on_the_whole_machine_has_gdbs_stacks_at_the_start)
 	stuck_pool_like_gdb(false);
 }
 
+/* Four processes spinning in frameless's leaf (main -> spin_outer -> spin_middle ->
+ * spin_leaf), all pinned to CPU 0, so that at any moment three wait for it: attached with -p,
+ * those waiting when the recording starts are preempted in its init phase (on the
+ * housekeeping P, where lxtrace's own goroutine starts first) at the stack they wait at. At
+ * least two of the four: the one on the CPU has none, and one whose switch count moved while
+ * it was read is left out. Before: each was created runnable at its program's frame alone. */
+Test(unwind, threads_waiting_for_a_cpu_at_the_start_have_their_stacks)
+{
+	static const char *const chain[] = { "spin_middle", "spin_outer", "main" };
+	struct workload *w[4];
+	char pidlist[64] = "";
+	size_t found = 0, i = 0;
+	const struct gt_event *first;
+	int64_t hk;
+
+	itest_require_root();
+	for (int k = 0; k < 4; k++) {
+		w[k] = workload__start("/usr/bin/taskset",
+				       (const char *[]){ "-c", "0", record__workload_path("frameless"),
+							 "leaf", "30000", NULL });
+		cr_assert(w[k], "cannot start frameless: %s", strerror(errno));
+		snprintf(pidlist + strlen(pidlist), sizeof(pidlist) - strlen(pidlist), "%s%d",
+			 k ? "," : "", (int)workload__pid(w[k]));
+	}
+	usleep(500 * 1000);
+	itest_start((const char *[]){ "-p", pidlist, "-d", "1", NULL });
+	itest_stop(0, 0);
+	for (int k = 0; k < 4; k++) {
+		kill(workload__pid(w[k]), SIGKILL);
+		workload__finish(w[k], 10);
+	}
+	itest_load();
+	first = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_START), 0);
+	cr_assert(first, "no GoStart in the file");
+	hk = first->p;
+	for (int k = 0; k < 4; k++) {
+		uint32_t tid = (uint32_t)workload__pid(w[k]);
+		const struct gt_event *run, *next;
+		bool whole = true;
+
+		i = 0;
+		run = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_START), tid);
+		i++;
+		next = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_START) | TQ_BIT(GT_EV_GO_PREEMPT) |
+				   START_BLOCKS, tid);
+		workload__free(w[k]);
+		if (!run || run->p != hk || !next || next->type != GT_EV_GO_PREEMPT)
+			continue;
+		for (size_t f = 0; f < 3; f++)
+			whole &= next->stack && tq_stack_has(next->stack, chain[f]);
+		if (!whole && next->stack)
+			print_stack(next->stack);
+		cr_assert(whole, "thread %u preempted at the start without spin_middle <- spin_outer "
+			  "<- main", tid);
+		found++;
+	}
+	cr_log_info("%zu of 4 spinning threads waiting for a CPU at the start", found);
+	cr_assert_geq(found, 2, "only %zu of 4 threads sharing a CPU found waiting for it", found);
+}
+
 /* ---- samples of Debian's programs reach main ---- */
 
 /* main or _start by name, or, in a stripped program, the frame libc calls main from (the
