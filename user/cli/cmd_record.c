@@ -626,7 +626,7 @@ struct recording {
 	struct gt_writer *writer;	/* --format=go1.19 */
 	struct gt2_writer *writer2;	/* --format=go1.23 */
 	struct model *model;
-	struct startstate *start_state;	/* the stacks of the threads asleep at the start */
+	struct startstate *start_state;	/* the stacks of the threads off the CPU at the start */
 	struct record_flight *flight;
 	struct sink sink;
 	struct disk_cache *row_cache;	/* NULL: none */
