@@ -132,8 +132,9 @@ static bool left_out(const struct model *m, const struct procscan_thread *pt)
 
 /* The stack read at the start (model__start_stacks) of pt, kept, or NULL: one read while
  * the thread was as the scan found it, asleep or waiting for a CPU ('R' is both running and
- * waiting; a running thread has none). */
-static const struct lx_stack *start_stack(const struct model *m, const struct procscan_thread *pt)
+ * waiting; a running thread has none). *late: left out, as the budget ran out before it. */
+static const struct lx_stack *start_stack(const struct model *m, const struct procscan_thread *pt,
+					  bool *late)
 {
 	const struct lx_stack *st;
 	bool runnable;
@@ -142,7 +143,14 @@ static const struct lx_stack *start_stack(const struct model *m, const struct pr
 	if (!m->start_stack || !m->cs || left_out(m, pt))
 		return NULL;
 	st = m->start_stack(m->start_ctx, pt->tid, &runnable, &size);
-	return st && runnable == (pt->state == 'R') ? st : NULL;
+	if (!st || runnable != (pt->state == 'R'))
+		return NULL;
+	/* Past the budget of model__prepare: not named ahead, so left out. */
+	if (m->start_warmed && !u64map__get(m->start_warmed, pt->tid)) {
+		*late = true;
+		return NULL;
+	}
+	return st;
 }
 
 /* One thread alive at start: created runnable, then run and blocked on the housekeeping P
@@ -153,6 +161,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	struct thread *t;
 	uint64_t new_stk;
 	enum gt_type wait;
+	bool late = false;
 	int err = 0;
 
 	if (left_out(m, pt) || threads__find(m->threads, pt->tid))
@@ -178,7 +187,8 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	model_born(m, t);
 	m->st.threads++;
 	t->scanned = 1;
-	m->rs = start_stack(m, pt);
+	m->rs = start_stack(m, pt, &late);
+	m->st.start_stacks_late += late;
 	if (pt->state == 'R') {
 		/* Waiting for a CPU, with the stack it was preempted at: run on the housekeeping P
 		 * for an instant and preempted there, as in Go's own traces a goroutine waits for a
@@ -251,8 +261,8 @@ void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx)
  * loaded (with targets) and each stack of a thread in live read at the start
  * (model__start_stacks) can be walked (callstacks__ready_within, whose first try asks for the
  * rows it lacks): one wait for both, as both are the unwind worker's. Then those stacks are
- * walked and named ahead (callstacks__warm): the init phase writes them once the programs
- * are attached, while the rings fill. */
+ * walked and named ahead (callstacks__warm), for at most MODEL_PREPARE_NS of CPU: the init
+ * phase writes them once the programs are attached, while the rings fill. */
 static void await_rows(struct model *m, const struct procscan_thread *live, size_t n,
 		       bool targets, uint64_t limit_ns)
 {
@@ -263,24 +273,38 @@ static void await_rows(struct model *m, const struct procscan_thread *live, size
 
 	/* Each process once: its maps are read (a map of thousands of threads' stacks). */
 	for (size_t k = 0; noted && k < n; k++)
-		if (start_stack(m, &live[k]) && u64map__put(noted, live[k].pid, &added) && added)
+		if (start_stack(m, &live[k], &added) && u64map__put(noted, live[k].pid, &added) &&
+		    added)
 			callstacks__note(m->cs, live[k].pid);
 	u64map__free(noted);
 	for (;;) {
 		for (const struct lx_stack *st; i < n; i++)
-			if ((st = start_stack(m, &live[i])) &&
+			if ((st = start_stack(m, &live[i], &added)) &&
 			    !callstacks__ready_within(m->cs, live[i].pid, st, limit_ns))
 				break;
 		if ((i == n && (!targets || callstacks__rows_loaded(m->cs))) || now_ns() >= until)
 			break;
 		usleep(2000);
 	}
-	for (size_t k = 0; k < n; k++) {
-		const struct lx_stack *st = start_stack(m, &live[k]);
+	/* Within a budget of CPU time of its own: once it runs out, only the threads named by
+	 * then keep their stacks (the others' blocks name their syscall alone, counted), rather
+	 * than be named while the rings fill. */
+	noted = u64map__new();
+	until = thread_cpu_ns() + MODEL_PREPARE_NS;
+	for (size_t k = 0; noted && k < n; k++) {
+		const struct lx_stack *st = start_stack(m, &live[k], &added);
 
-		if (st)
-			callstacks__warm(m->cs, live[k].pid, st);
+		if (!st)
+			continue;
+		if (thread_cpu_ns() >= until) {
+			m->start_warmed = noted;
+			return;
+		}
+		callstacks__warm(m->cs, live[k].pid, st);
+		if (!u64map__put(noted, live[k].tid, &added))
+			break;
 	}
+	u64map__free(noted);
 }
 
 int model__prepare(struct model *m, bool kernel, bool user, bool rows)
@@ -374,6 +398,8 @@ int model__start(struct model *m, uint64_t ts)
 		err = says_sysrets(m);
 	m->started = true;
 	m->start_stack = NULL;
+	u64map__free(m->start_warmed);
+	m->start_warmed = NULL;
 	model_remove_reaped(m);
 out:
 	free(live_threads);
@@ -506,6 +532,7 @@ void model__free(struct model *m)
 	free(m->reaped);
 	free(m->exited);
 	u64map__free(m->rss_pages);
+	u64map__free(m->start_warmed);
 	annotations__free(m->ann);
 	callstacks__free(m->cs);
 	idents__free(m->idents);

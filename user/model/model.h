@@ -186,6 +186,9 @@ struct model_stats {
 	uint64_t jit_kept, jit_unkept, jit_named, jit_frames, jit_ns;
 	int jit_err;
 	uint64_t copies_refused;	/* callstacks_stats.copies_refused */
+	/* Threads off the CPU at the start whose stack was read but not walked and named within
+	 * the start's budget (model__prepare): their blocks name their syscall alone. */
+	uint64_t start_stacks_late;
 	bool prepared_kernel;			/* kallsyms read ahead too */
 };
 
