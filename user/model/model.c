@@ -121,7 +121,6 @@ struct model *model__new(const struct model_opts *opts)
 	return m;
 }
 
-
 /* Whether pt is a thread the init phase leaves out: exited (nothing of it can be shown), the
  * recorder's own or its helper's (whose records the BPF side leaves out too). */
 static bool left_out(const struct model *m, const struct procscan_thread *pt)
@@ -268,18 +267,18 @@ static void await_rows(struct model *m, const struct procscan_thread *live, size
 {
 	uint64_t until = now_ns() + limit_ns;
 	struct u64map *noted = u64map__new();
-	bool added = false;
+	bool added = false, late = false;
 	size_t i = 0;
 
 	/* Each process once: its maps are read (a map of thousands of threads' stacks). */
 	for (size_t k = 0; noted && k < n; k++)
-		if (start_stack(m, &live[k], &added) && u64map__put(noted, live[k].pid, &added) &&
+		if (start_stack(m, &live[k], &late) && u64map__put(noted, live[k].pid, &added) &&
 		    added)
 			callstacks__note(m->cs, live[k].pid);
 	u64map__free(noted);
 	for (;;) {
 		for (const struct lx_stack *st; i < n; i++)
-			if ((st = start_stack(m, &live[i], &added)) &&
+			if ((st = start_stack(m, &live[i], &late)) &&
 			    !callstacks__ready_within(m->cs, live[i].pid, st, limit_ns))
 				break;
 		if ((i == n && (!targets || callstacks__rows_loaded(m->cs))) || now_ns() >= until)
@@ -292,7 +291,7 @@ static void await_rows(struct model *m, const struct procscan_thread *live, size
 	noted = u64map__new();
 	until = thread_cpu_ns() + MODEL_PREPARE_NS;
 	for (size_t k = 0; noted && k < n; k++) {
-		const struct lx_stack *st = start_stack(m, &live[k], &added);
+		const struct lx_stack *st = start_stack(m, &live[k], &late);
 
 		if (!st)
 			continue;
