@@ -7,18 +7,21 @@
 #
 # Method (docs/bench.md): for each load, the tools' runs alternate; medians with min..max.
 # Loads: idle; hogs (2 busy loops per CPU at nice 0); forks (tests/workloads/stress: threads
-# and processes created and ended all the time, so the start's scan meets a changing machine).
+# and processes created and ended all the time, so the start's scan meets a changing machine);
+# sleepers (2,000 threads more, each asleep in read(): the stack of each is read at the start,
+# tests/workloads/frameless pool).
 #
 # lxtrace keeps the unwind rows it compiles in its cache (docs/record.md): by default the runs
 # use the machine's, filled by a recording first; --cold gives every lxtrace run an empty one.
 #
-# Usage: bench/startup.sh [--runs N] [--loads "idle hogs forks"] [--cold]
-# Run as root; needs build/lxtrace and build/tests/workloads/stress (make), perf.
+# Usage: bench/startup.sh [--runs N] [--loads "idle hogs forks sleepers"] [--cold]
+# Run as root; needs build/lxtrace, build/tests/workloads/{stress,frameless} (make), perf.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LXTRACE=${LXTRACE:-$ROOT/build/lxtrace}
 STRESS=$ROOT/build/tests/workloads/stress
+FRAMELESS=$ROOT/build/tests/workloads/frameless
 RUNS=5
 LOADS="idle hogs forks"
 COLD=
@@ -28,7 +31,7 @@ while [ $# -gt 0 ]; do
 	--runs) RUNS=$2; shift ;;
 	--loads) LOADS=$2; shift ;;
 	--cold) COLD=1 ;;
-	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "startup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -36,7 +39,7 @@ done
 
 die() { echo "startup.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root"
-[ -x "$LXTRACE" ] && [ -x "$STRESS" ] || die "build first (make)"
+[ -x "$LXTRACE" ] && [ -x "$STRESS" ] && [ -x "$FRAMELESS" ] || die "build first (make)"
 command -v perf >/dev/null || die "perf not found (make deps)"
 
 TMP=$(mktemp -d /tmp/lxtrace-startup.XXXXXX)
@@ -61,6 +64,9 @@ start_load() {
 	forks)
 		# Rounds of thread and process churn, again and again until stopped.
 		sh -c "while :; do '$STRESS' 3000 2 4 >/dev/null; done" &
+		LOAD_PIDS+=($!) ;;
+	sleepers)
+		"$FRAMELESS" pool 2000 >/dev/null &
 		LOAD_PIDS+=($!) ;;
 	*) die "unknown load '$1'" ;;
 	esac

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-/* sleepers.bpf.c - the stack of each thread asleep when a recording starts, read once by a
- * task iterator (sleepers.h has the records; user/capture/startstate.c runs it). A thread
+/* sleepers.bpf.c - the stack of each thread asleep or waiting for a CPU when a recording
+ * starts, read once by a task iterator (sleepers.h has the records; user/capture/startstate.c runs it). A thread
  * that sleeps through the recording sends no record at all, so without this its block at the
  * start would have no stack but its syscall.
  *
  * Two programs, user space loads one: start_copy (a sleepable iterator, 5.18+) takes the
  * kernel stack and copies the top of the user stack with bpf_copy_from_user_task, from the
  * registers the thread entered the kernel with; start_kern (5.9+) the kernel stack alone.
- * Only the threads user space names (start_tids) are read, and only while they sleep: the
- * saved registers of a thread running now would be stale. Kept apart from lxtrace.bpf.c so
+ * Only the threads user space names (start_tids, or every thread) are read, and only while they are off the
+ * CPU: the saved registers of a thread running now would be stale. Kept apart from lxtrace.bpf.c so
  * that a kernel refusing it costs the start's stacks, never the recording. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -25,6 +25,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Whether to take the kernel stack (--stacks with kernel frames); set before the load. */
 const volatile bool want_kern = true;
+
+/* Every thread (the whole machine's recording), not only those of start_tids. */
+const volatile bool every = false;
 
 /* The threads to read; user space sizes it to them before the load. */
 struct {
@@ -91,14 +94,17 @@ static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 	struct lx_stack *st;
 	struct pt_regs *regs;
 	__u32 zero = 0, tid, size;
+	__u64 n, switches;
 	__u8 *buf;
-	__u64 n;
 	long got;
 
 	if (!t)
 		return 0;
 	tid = t->pid;
-	if (!bpf_map_lookup_elem(&start_tids, &tid))
+	if (!every && !bpf_map_lookup_elem(&start_tids, &tid))
+		return 0;
+	/* A kernel thread has no user stack to copy. */
+	if (!want_kern && (t->flags & PF_KTHREAD))
 		return 0;
 	buf = bpf_map_lookup_elem(&start_scratch, &zero);
 	if (!buf)
@@ -107,7 +113,10 @@ static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 	h->tid = tid;
 	h->pid = t->tgid;
 	h->state = start_task_state(t);
-	if (!h->state)
+	/* Running now: its saved registers are stale. Runnable (waiting for a CPU) or asleep,
+	 * the thread keeps them until it runs again, which switches says below. */
+	switches = t->nvcsw + t->nivcsw;
+	if (t->on_cpu)
 		return 0;
 	st = (struct lx_stack *)(h + 1);
 	st->tid = tid;
@@ -137,7 +146,8 @@ static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 		st->uflags = LX_USTACK_COPY;
 		size += sizeof(*c) + c->len;
 	}
-	if (size > LX_START_MAX)
+	/* It ran while it was read: the stack may mix two moments. Left out. */
+	if (size > LX_START_MAX || t->on_cpu || t->nvcsw + t->nivcsw != switches)
 		return 0;
 	h->size = size;
 	asm volatile("" : "+r"(size));

@@ -1,4 +1,4 @@
-/* sleepers.h - the threads asleep when a recording starts, as sleepers.bpf.c writes them
+/* sleepers.h - the threads asleep or waiting for a CPU when a recording starts, as sleepers.bpf.c writes them
  * to its task iterator's output and user/capture/startstate.c reads them: one record per
  * thread, each a struct lx_start and the thread's struct lx_stack (lxtrace.h). The stack has
  * the kernel frames; where the kernel lets BPF read another task's memory (5.18+) no user
@@ -12,9 +12,13 @@
 struct lx_start {
 	__u32 tid;
 	__u32 pid;
-	__u32 state;	/* the task's state (TASK_INTERRUPTIBLE, ...) when it was read */
+	__u32 state;	/* the task's state (TASK_INTERRUPTIBLE, ...) when it was read;
+			 * LX_START_RUNNABLE: waiting for a CPU */
 	__u32 size;	/* of the record, this header and its stack */
 };
+
+/* TASK_RUNNING, of a thread not on a CPU. */
+#define LX_START_RUNNABLE 0
 
 /* The largest record: no user frames, the copy at its longest. */
 #define LX_START_MAX (sizeof(struct lx_start) + sizeof(struct lx_stack) + \

@@ -7,6 +7,7 @@
 # shows their timelines headless in the viewer tests and bench/view.sh. qemu-system-x86,
 # busybox-static and cpio boot Debian's own kernels for make kernel-test (tests/kernels/).
 # openjdk-17-jdk-headless: a JVM whose JIT code tests/integration/jit.c names from its perf map.
+# nginx-light: an idle nginx, whose stacks at the start tests/integration/unwind.c compares with gdb.
 #
 # bookworm-backports comes from wherever this machine already gets Debian bookworm (a mirror,
 # a proxy, a snapshot): its URI and Signed-By are read from apt's own sources, in either format
@@ -71,6 +72,6 @@ apt-get install -y -q --no-install-recommends \
 	libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
 	libcriterion-dev systemtap-sdt-dev fuse3 libfuse3-dev \
 	golang-go linux-perf trace-cmd strace python3 procps gdb libc6-dbg bpftrace time \
-	graphviz chromium curl openjdk-17-jdk-headless \
+	graphviz chromium curl openjdk-17-jdk-headless nginx-light \
 	qemu-system-x86 busybox-static cpio
 apt-get install -y -q --no-install-recommends -t bookworm-backports golang-1.23-go

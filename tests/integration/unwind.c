@@ -16,6 +16,7 @@
 
 #define PYTHON "/usr/bin/python3"
 #define GDB "/usr/bin/gdb"
+#define NGINX "/usr/sbin/nginx"
 
 TestSuite(unwind, .fini = itest_fini, .timeout = 240);
 
@@ -454,6 +455,14 @@ static size_t gdb_pcs_until(const char *out, int tid, uint64_t *pcs, size_t max,
 			return n;
 	}
 	return 0;
+}
+
+/* Where gdb ends a C program's stack: at main (its backtrace stops there by default), a
+ * thread's clone, or the entry. */
+static bool c_top(const char *func)
+{
+	return !strcmp(func, "main") || !strcmp(func, "clone3") || !strcmp(func, "clone") ||
+	       !strcmp(func, "_start");
 }
 
 /* The Go part of a thread's frames: up to the first frame where Go's traceback ends. */
@@ -1072,6 +1081,280 @@ Test(unwind, attached_python_threads_have_gdbs_stacks_for_the_whole_recording)
 	cr_assert(w, "cannot start python3: %s", strerror(errno));
 	asleep_throughout(w, 5, whys);
 	workload__free(w);
+}
+
+/* Processes pids (n), whose threads sleep already, recorded for 2 s with ropts (a target,
+ * or none for the whole machine, then "-d", "2"), then stopped by gdb (`thread apply all`):
+ * each thread asleep throughout has, in its block at the start, every frame gdb shows for
+ * it, in order, to main or the thread's clone (in a Go program, go, as far as Go's
+ * traceback goes). Threads that woke during the recording are left out (their later stacks
+ * are other tests'). Returns how many were compared; counts[k]: of which gdb shows funcs[k]
+ * for (nfuncs of them). */
+static size_t start_stacks_like_gdb(const pid_t *pids, size_t n, const char *const *ropts,
+				    bool go, const char *const *funcs, size_t *counts,
+				    size_t nfuncs)
+{
+	char *bt = NULL, *all = calloc(1, 1);
+	size_t compared = 0, failed = 0, len = 0;
+	int tids[256], ntids = 0, rc = 0;
+
+	itest_start(ropts);
+	itest_stop(0, 0);
+	for (size_t k = 0; k < n && rc == 0 && all; k++) {
+		char pidarg[32];
+
+		snprintf(pidarg, sizeof(pidarg), "%d", (int)pids[k]);
+		rc = run_capture((const char *[]){ GDB, "-batch", "-nx", "-p", pidarg, "-ex",
+						   GDB_THREADS_FRAMES, NULL }, 60, &bt, NULL);
+		if (rc == 0 && bt && (all = realloc(all, len + strlen(bt) + 1)))
+			len += (size_t)sprintf(all + len, "%s", bt);
+		free(bt);
+		bt = NULL;
+	}
+	cr_assert(rc == 0 && all, "gdb failed (%d)", rc);
+	cr_log_info("gdb's frames:\n%s", all);
+	itest_load();
+	for (const char *l = strstr(all, "FRAME "); l && ntids < 256; l = strstr(l + 1, "FRAME ")) {
+		int t, k = 0;
+
+		if (sscanf(l, "FRAME %d", &t) != 1)
+			continue;
+		while (k < ntids && tids[k] != t)
+			k++;
+		if (k == ntids)
+			tids[ntids++] = t;
+	}
+	for (int k = 0; k < ntids; k++) {
+		const struct gt_event *e;
+		uint64_t pcs[128];
+		size_t i = 0, npcs = 0;
+		bool has[8] = { false };
+
+		for (size_t f = 0; f < nfuncs && f < 8; f++)
+			npcs = gdb_pcs_until(all, tids[k], pcs, 128, go ? go_top : c_top, funcs[f],
+					     &has[f]);
+		if (!nfuncs)
+			npcs = gdb_pcs_until(all, tids[k], pcs, 128, go ? go_top : c_top, "",
+					     &has[0]);
+		if (npcs < 2)
+			continue;
+		e = tq_next(it.trace, &i, START_BLOCKS, (uint32_t)tids[k]);
+		i++;
+		if (e && tq_next(it.trace, &i, TQ_WAKEUPS, (uint32_t)tids[k]))
+			continue;	/* woke during the recording */
+		compared++;
+		for (size_t f = 0; f < nfuncs && f < 8; f++)
+			counts[f] += has[f];
+		if (!e || !e->stack || !has_pcs_in_order(e->stack, pcs, npcs)) {
+			fprintf(stderr, "thread %d's block at the start lacks frames gdb shows:\n",
+				tids[k]);
+			if (e && e->stack)
+				print_stack(e->stack);
+			failed++;
+		}
+	}
+	cr_log_info("%d threads, %zu asleep throughout compared with gdb, %zu lacking frames",
+		    ntids, compared, failed);
+	cr_assert_eq(failed, 0, "%zu of %zu threads' stacks at the start lack frames gdb shows",
+		     failed, compared);
+	free(all);
+	return compared;
+}
+
+/* An idle nginx, master and two workers, from its own configuration in a temporary
+ * directory: master in sigsuspend, workers in epoll_wait under
+ * ngx_process_events_and_timers, all under ngx_master_process_cycle, attached with -p, for 2 s: each process's stack at the
+ * start is gdb's. Before: the workers' blocks named `syscall epoll_wait` alone. */
+Test(unwind, attached_idle_nginx_has_gdbs_stacks_at_the_start)
+{
+	static const char *const funcs[] = { "ngx_process_events_and_timers",
+					     "ngx_master_process_cycle" };
+	char dir[] = "/tmp/lxtrace-test-nginx.XXXXXX", conf[256], pidlist[64], line[128];
+	size_t counts[2] = { 0 }, n;
+	pid_t pids[3] = { 0 };
+	struct workload *w;
+	FILE *f;
+
+	if (access(GDB, X_OK) || access(NGINX, X_OK))
+		cr_skip_test("needs %s and %s (scripts/deps.sh installs them)", GDB, NGINX);
+	itest_require_root();
+	cr_assert(mkdtemp(dir));
+	snprintf(conf, sizeof(conf), "%s/nginx.conf", dir);
+	f = fopen(conf, "w");
+	cr_assert(f);
+	/* Its own pid file, logs and temporary files; a port of the loopback alone. */
+	fprintf(f, "daemon off;\nworker_processes 2;\npid %s/nginx.pid;\nerror_log %s/error.log;\n"
+		"events { worker_connections 64; }\nhttp { access_log off; "
+		"client_body_temp_path %s; proxy_temp_path %s; fastcgi_temp_path %s;\n"
+		"  server { listen 127.0.0.1:%d; root %s; } }\n", dir, dir, dir, dir, dir,
+		20000 + (int)(getpid() % 20000), dir);
+	fclose(f);
+	w = workload__start(NGINX, (const char *[]){ "-p", dir, "-c", conf, "-e", "stderr", NULL });
+	cr_assert(w, "cannot start nginx: %s", strerror(errno));
+	pids[0] = workload__pid(w);
+	/* Its two workers, once forked and asleep in epoll_wait. */
+	for (int tries = 0; tries < 1000 && !pids[2]; tries++) {
+		snprintf(line, sizeof(line), "/proc/%d/task/%d/children", (int)pids[0], (int)pids[0]);
+		f = fopen(line, "r");
+		if (f && fscanf(f, "%d %d", &pids[1], &pids[2]) != 2)
+			pids[2] = 0;
+		if (f)
+			fclose(f);
+		usleep(10 * 1000);
+	}
+	cr_assert(pids[2], "nginx started no two workers");
+	for (int k = 0; k < 3; k++) {
+		pid_t tid;
+
+		cr_assert(all_asleep(pids[k], 1, &tid), "nginx process %d never slept", (int)pids[k]);
+	}
+	snprintf(pidlist, sizeof(pidlist), "%d,%d,%d", (int)pids[0], (int)pids[1], (int)pids[2]);
+	n = start_stacks_like_gdb(pids, 3, (const char *[]){ "-p", pidlist, "-d", "2", NULL },
+				  false, funcs, counts, 2);
+	kill(pids[0], SIGQUIT);
+	workload__finish(w, 10);
+	workload__free(w);
+	snprintf(line, sizeof(line), "rm -rf '%s'", dir);
+	(void)!system(line);
+	cr_assert_eq(n, 3, "%zu of nginx's 3 processes compared", n);
+	cr_assert_eq(counts[0], 2, "%zu workers in ngx_process_events_and_timers", counts[0]);
+	cr_assert_eq(counts[1], 3, "%zu of 3 under ngx_master_process_cycle", counts[1]);
+}
+
+/* A Go 1.23 program blocked (gostacks block: main in Accept, so one thread in epoll_wait,
+ * idle threads in futex waits) before `-p` attaches: each thread asleep throughout has, at
+ * the start, every Go frame gdb shows. */
+Test(unwind, attached_go_program_has_gdbs_stacks_at_the_start)
+{
+	static const char *const funcs[] = { "runtime.futexsleep",
+					     "internal/runtime/syscall.EpollWait" };
+	size_t counts[2] = { 0 }, n;
+	char pidarg[32];
+	struct workload *w;
+	pid_t pid;
+
+	if (access(GDB, X_OK))
+		cr_skip_test("needs %s (scripts/deps.sh installs it)", GDB);
+	itest_require_root();
+	w = workload__start(record__build_path("tests/symfix/gostacks-go1.23"),
+			    (const char *[]){ "block", NULL });
+	cr_assert(w, "cannot start gostacks: %s", strerror(errno));
+	pid = workload__pid(w);
+	usleep(1500 * 1000);	/* its threads started and blocked */
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	n = start_stacks_like_gdb(&pid, 1, (const char *[]){ "-p", pidarg, "-d", "2", NULL }, true,
+				  funcs, counts, 2);
+	kill(pid, SIGKILL);
+	workload__finish(w, 10);
+	workload__free(w);
+	cr_assert_geq(n, 2, "only %zu threads asleep throughout compared", n);
+	cr_assert_geq(counts[0], 1, "no thread in runtime.futexsleep compared");
+	cr_assert_geq(counts[1], 1, "no thread in EpollWait compared");
+}
+
+/* The stuck pool of frameless (5 threads in read(), main in join) recorded as a cgroup's and
+ * as part of the whole machine: each thread's stack at the start is gdb's. */
+static void stuck_pool_like_gdb(bool cgroup)
+{
+	char cg[640] = "";
+	struct workload *w;
+	pid_t pid, tids[6];
+	size_t n;
+	int err;
+
+	if (access(GDB, X_OK))
+		cr_skip_test("needs %s (scripts/deps.sh installs it)", GDB);
+	itest_require_root();
+	w = workload__start("frameless", (const char *[]){ "pool", "5", NULL });
+	cr_assert(w, "cannot start frameless: %s", strerror(errno));
+	pid = workload__pid(w);
+	if (cgroup) {
+		err = tcgroup_make(cg, sizeof(cg));
+		if (!err)
+			err = tcgroup_move(cg, pid);
+		cr_assert_eq(err, 0, "cannot put frameless in a cgroup: %s", strerror(-err));
+	}
+	cr_assert(all_asleep(pid, 6, tids), "the pool's 6 threads did not all fall asleep");
+	n = start_stacks_like_gdb(&pid, 1, cgroup ? (const char *[]){ "--cgroup", cg, "-d", "2",
+								     NULL } :
+						    (const char *[]){ "-d", "2", NULL },
+				  false, NULL, NULL, 0);
+	kill(pid, SIGKILL);
+	workload__finish(w, 10);
+	workload__free(w);
+	if (cgroup)
+		tcgroup_remove(cg);
+	cr_assert_eq(n, 6, "%zu of the pool's 6 threads compared", n);
+}
+
+Test(unwind, stuck_pool_of_a_cgroup_has_gdbs_stacks_at_the_start)
+{
+	stuck_pool_like_gdb(true);
+}
+
+Test(unwind, stuck_pool_on_the_whole_machine_has_gdbs_stacks_at_the_start)
+{
+	stuck_pool_like_gdb(false);
+}
+
+/* Four processes spinning in frameless's leaf (main -> spin_outer -> spin_middle ->
+ * spin_leaf), all pinned to CPU 0, so that at any moment three wait for it: attached with -p,
+ * those waiting when the recording starts are preempted in its init phase (on the
+ * housekeeping P, where lxtrace's own goroutine starts first) at the stack they wait at. At
+ * least two of the four: the one on the CPU has none, and one whose switch count moved while
+ * it was read is left out. Before: each was created runnable at its program's frame alone. */
+Test(unwind, threads_waiting_for_a_cpu_at_the_start_have_their_stacks)
+{
+	static const char *const chain[] = { "spin_middle", "spin_outer", "main" };
+	struct workload *w[4];
+	char pidlist[64] = "";
+	size_t found = 0, i = 0;
+	const struct gt_event *first;
+	int64_t hk;
+
+	itest_require_root();
+	for (int k = 0; k < 4; k++) {
+		w[k] = workload__start("/usr/bin/taskset",
+				       (const char *[]){ "-c", "0", record__workload_path("frameless"),
+							 "leaf", "30000", NULL });
+		cr_assert(w[k], "cannot start frameless: %s", strerror(errno));
+		snprintf(pidlist + strlen(pidlist), sizeof(pidlist) - strlen(pidlist), "%s%d",
+			 k ? "," : "", (int)workload__pid(w[k]));
+	}
+	usleep(500 * 1000);
+	itest_start((const char *[]){ "-p", pidlist, "-d", "1", NULL });
+	itest_stop(0, 0);
+	for (int k = 0; k < 4; k++) {
+		kill(workload__pid(w[k]), SIGKILL);
+		workload__finish(w[k], 10);
+	}
+	itest_load();
+	first = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_START), 0);
+	cr_assert(first, "no GoStart in the file");
+	hk = first->p;
+	for (int k = 0; k < 4; k++) {
+		uint32_t tid = (uint32_t)workload__pid(w[k]);
+		const struct gt_event *run, *next;
+		bool whole = true;
+
+		i = 0;
+		run = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_START), tid);
+		i++;
+		next = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_START) | TQ_BIT(GT_EV_GO_PREEMPT) |
+				   START_BLOCKS, tid);
+		workload__free(w[k]);
+		if (!run || run->p != hk || !next || next->type != GT_EV_GO_PREEMPT)
+			continue;
+		for (size_t f = 0; f < 3; f++)
+			whole &= next->stack && tq_stack_has(next->stack, chain[f]);
+		if (!whole && next->stack)
+			print_stack(next->stack);
+		cr_assert(whole, "thread %u preempted at the start without spin_middle <- spin_outer "
+			  "<- main", tid);
+		found++;
+	}
+	cr_log_info("%zu of 4 spinning threads waiting for a CPU at the start", found);
+	cr_assert_geq(found, 2, "only %zu of 4 threads sharing a CPU found waiting for it", found);
 }
 
 /* ---- samples of Debian's programs reach main ---- */

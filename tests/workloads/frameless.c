@@ -267,7 +267,7 @@ int main(int argc, char **argv)
 		signal_spin(wl_arg(argc, argv, 2, 100, 1, 100000));
 		wl_stat("handler_line", handler_line);
 	} else if (!strcmp(mode, "pool")) {
-		pool(wl_arg(argc, argv, 2, 5, 1, 1000));
+		pool(wl_arg(argc, argv, 2, 5, 1, 4000));
 	} else {
 		fprintf(stderr, "usage: frameless read|callers|leaf|irq|signal|pool N\n");
 		return 2;

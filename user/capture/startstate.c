@@ -24,7 +24,8 @@ struct startstate {
 
 /* Opens and loads the object with one of its programs; NULL with errno set and the libbpf
  * error in why. */
-static struct sleepers *load(bool copy, bool kern, size_t n, char *why, size_t why_size)
+static struct sleepers *load(bool copy, bool kern, bool every, size_t n, char *why,
+			     size_t why_size)
 {
 	struct sleepers *skel = sleepers__open();
 	int err;
@@ -34,6 +35,7 @@ static struct sleepers *load(bool copy, bool kern, size_t n, char *why, size_t w
 		return NULL;
 	}
 	skel->rodata->want_kern = kern;
+	skel->rodata->every = every;
 	bpf_program__set_autoload(skel->progs.start_copy, copy);
 	bpf_program__set_autoload(skel->progs.start_kern, !copy);
 	err = bpf_map__set_max_entries(skel->maps.start_tids, n ? (uint32_t)n : 1);
@@ -138,16 +140,16 @@ struct startstate *startstate__read(const struct features *f, const uint32_t *ti
 	/* Without a copy a user stack would be nothing: then nothing is read. */
 	if (!copy && !kern)
 		return s;
-	skel = load(copy, kern, n, refused, sizeof(refused));
+	skel = load(copy, kern, !tids, n, refused, sizeof(refused));
 	if (!skel && copy && kern) {
 		snprintf(why, why_size, "kernel frames only, refused: %s", refused);
-		skel = load(false, kern, n, refused, sizeof(refused));
+		skel = load(false, kern, !tids, n, refused, sizeof(refused));
 	}
 	if (!skel) {
 		err = -errno;
 		snprintf(why, why_size, "no stacks but their syscall, refused: %s", refused);
 	}
-	for (size_t i = 0; !err && i < n; i++)
+	for (size_t i = 0; !err && tids && i < n; i++)
 		if (bpf_map__update_elem(skel->maps.start_tids, &tids[i], sizeof(tids[i]), &one,
 					 sizeof(one), BPF_ANY))
 			err = -errno;
@@ -169,7 +171,7 @@ struct startstate *startstate__read(const struct features *f, const uint32_t *ti
 }
 
 const struct lx_stack *startstate__stack(const struct startstate *s, uint32_t tid,
-					 size_t *size)
+					 bool *runnable, size_t *size)
 {
 	const uint64_t *off = s ? u64map__get(s->by_tid, tid) : NULL;
 	const struct lx_start *h;
@@ -177,6 +179,7 @@ const struct lx_stack *startstate__stack(const struct startstate *s, uint32_t ti
 	if (!off)
 		return NULL;
 	h = (const void *)(s->bytes + *off);
+	*runnable = h->state == LX_START_RUNNABLE;
 	*size = h->size - sizeof(*h);
 	return (const struct lx_stack *)(h + 1);
 }

@@ -1,6 +1,7 @@
-/* startstate.h - the stacks of the threads asleep when a recording starts, read once by the
- * task iterator of bpf/sleepers.bpf.c (its records: bpf/sleepers.h). A thread asleep
- * through the whole recording sends no record, so this is the only stack it gets.
+/* startstate.h - the stacks of the threads asleep or waiting for a CPU when a recording
+ * starts, read once by the task iterator of bpf/sleepers.bpf.c (its records: bpf/sleepers.h).
+ * A thread asleep through the whole recording sends no record, so this is the only stack it
+ * gets; one waiting for a CPU is shown waiting at it.
  *
  * Per kernel (features.h): with FEAT_TASK_COPY (5.18+) each stack is the kernel's frames and
  * a copy of the top of the user stack with the registers the thread entered the kernel with,
@@ -20,7 +21,8 @@
 
 struct startstate;
 
-/* Reads the stacks of the threads tids (those the recording keeps) that sleep now: their
+/* Reads the stacks of the threads tids (those the recording keeps; NULL: every thread) not
+ * running now: their
  * kernel frames with kern, a copy of their user stacks with user where f allows. NULL with errno set when no program loads, with the
  * kernel's refusal in why; a refusal of the copying program alone is in why too, with a
  * result. */
@@ -28,9 +30,10 @@ struct startstate *startstate__read(const struct features *f, const uint32_t *ti
 				    bool kern, bool user, char *why, size_t why_size);
 
 /* Thread tid's stack and its size in bytes (a struct lx_stack and what follows it), or NULL
- * when it was not asleep when read. */
+ * when it was running when read (or exited); *runnable when it was waiting for a CPU, not
+ * asleep. */
 const struct lx_stack *startstate__stack(const struct startstate *s, uint32_t tid,
-					 size_t *size);
+					 bool *runnable, size_t *size);
 
 /* The stacks read; of which with a copy of the user stack. */
 size_t startstate__count(const struct startstate *s, size_t *with_user);

@@ -629,7 +629,7 @@ struct recording {
 	struct model *model;
 	struct gt2_restack_stats restacked;	/* the go1.23 file copied with JIT names */
 	bool restack_tried;
-	struct startstate *start_state;	/* the stacks of the threads asleep at the start */
+	struct startstate *start_state;	/* the stacks of the threads off the CPU at the start */
 	struct record_flight *flight;
 	struct sink sink;
 	struct disk_cache *row_cache;	/* NULL: none */
@@ -825,8 +825,8 @@ static int print_check(struct recording *r)
 	}
 	/* The start's program is loaded too: its refusal is a loss of its own. */
 	if (!err && (r->stack_kern || r->stack_user))
-		startstate__free(startstate__read(&r->feat, NULL, 0, r->stack_kern, r->stack_user,
-						  start_why, sizeof(start_why)));
+		startstate__free(startstate__read(&r->feat, (uint32_t[]){ 0 }, 0, r->stack_kern,
+						  r->stack_user, start_why, sizeof(start_why)));
 	features__print_table(&r->feat, stdout);
 	printf("\nA recording with these options, here:\n");
 	if (err)
@@ -839,14 +839,15 @@ static int print_check(struct recording *r)
 	return err ? 1 : 0;
 }
 
-static const struct lx_stack *start_stack(void *ctx, uint32_t tid, size_t *size)
+static const struct lx_stack *start_stack(void *ctx, uint32_t tid, bool *runnable,
+					  size_t *size)
 {
-	return startstate__stack(ctx, tid, size);
+	return startstate__stack(ctx, tid, runnable, size);
 }
 
-/* With stacks: the stacks of the threads asleep now, for the init phase to block them at
- * (startstate.h). Without them the recording goes on, their blocks naming the syscall alone,
- * said in one line with say. */
+/* With stacks: the stacks of the threads asleep or waiting for a CPU now, for the init phase
+ * to block them at, or show them waiting at (startstate.h). Without them the recording goes
+ * on, their blocks naming the syscall alone, said in one line with say. */
 static void read_start_state(struct recording *r, bool say)
 {
 	char why[160];
@@ -854,7 +855,10 @@ static void read_start_state(struct recording *r, bool say)
 	size_t n = 0;
 	int err;
 
-	err = model__sleepers(r->model, &tids, &n);
+	/* The whole machine's: every thread, read without a scan of /proc. */
+	err = r->target ? model__start_threads(r->model, &tids, &n) : 0;
+	if (!err && r->target && !n)
+		return;
 	if (!err) {
 		r->start_state = startstate__read(capture__features(r->cap), tids, n, r->stack_kern,
 						  r->stack_user, why, sizeof(why));
@@ -868,29 +872,10 @@ static void read_start_state(struct recording *r, bool say)
 	model__start_stacks(r->model, r->start_state ? start_stack : NULL, r->start_state);
 }
 
-/* How long the start waits for the unwind rows of the stacks of the threads asleep: before
- * the programs attach, as long as a large library's rows take on a busy machine (the stacks
- * are read again once attached, those of threads that slept on then walked with these rows);
- * after, briefly, as the rings fill meanwhile. */
-#define START_ROWS_BEFORE_NS (3000 * 1000 * 1000ull)
-#define START_ROWS_AFTER_NS (300 * 1000 * 1000ull)
-
-/* Whether the stacks of the threads asleep are read: with stacks, in a target mode. Not for
- * the whole machine, whose hundreds of sleepers' walks and symbols at the start would hold the
- * rings unread long enough to lose records. */
+/* Whether the stacks of the threads off the CPU at the start are read: with stacks. */
 static bool start_stacks_wanted(const struct recording *r)
 {
-	return (r->stack_kern || r->stack_user) && r->target;
-}
-
-/* The stacks of the threads asleep before the attach, for their rows to load meanwhile. */
-static void prefetch_start_rows(struct recording *r)
-{
-	read_start_state(r, true);
-	model__await_start_rows(r->model, START_ROWS_BEFORE_NS);
-	model__start_stacks(r->model, NULL, NULL);
-	startstate__free(r->start_state);
-	r->start_state = NULL;
+	return r->stack_kern || r->stack_user;
 }
 
 /* Read ahead, attach, write the initial state, publish the file, release the command. */
@@ -903,15 +888,20 @@ static int start_recording(struct recording *r)
 	/* Read ahead (kernel symbols, the binaries of the processes alive now) before the
 	 * recording, which would otherwise pay for it in its first moments; and the unwind rows
 	 * of the target's binaries (not of a command's, which has not exec'ed yet; not of the
-	 * whole machine's, 2-3 s of CPU), whose first stacks would need copies until then. */
+	 * whole machine's, 2-3 s of CPU), whose first stacks would need copies until then, in
+	 * one wait with those of the stacks of the threads asleep, read now for it (they are read
+	 * again once attached, and walked with these rows). */
+	if (start_stacks_wanted(r))
+		read_start_state(r, true);
 	err = model__prepare(r->model, a->sample_hz || r->stack_kern, a->sample_hz || r->stack_user,
 			     r->target && !r->cmd);
+	model__start_stacks(r->model, NULL, NULL);
+	startstate__free(r->start_state);
+	r->start_state = NULL;
 	if (err) {
 		report_model_error(&r->out, "reading ahead for the call stacks", err);
 		return err;
 	}
-	if (start_stacks_wanted(r))
-		prefetch_start_rows(r);
 	/* Attach. The trace starts just before, so that no record predates it; threads that the
 	 * /proc scan of model__start finds were either there at the start or are also seen being
 	 * created, which the model reconciles. */
@@ -925,7 +915,6 @@ static int start_recording(struct recording *r)
 		return err;
 	if (start_stacks_wanted(r))
 		read_start_state(r, false);
-	model__await_start_rows(r->model, START_ROWS_AFTER_NS);
 	err = model__start(r->model, r->start);
 	startstate__free(r->start_state);
 	r->start_state = NULL;

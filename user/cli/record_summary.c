@@ -306,6 +306,10 @@ void record_summary__print(const struct record_summary *s)
 			"the ring had no room for a copy of the stack (those cut short end "
 			"\"[truncated: no room for a copy]\"; a larger --buffer-size keeps them)\n",
 			(unsigned long long)ms.copies_refused);
+	if (ms.start_stacks_late)
+		fprintf(stderr, "  at the start:  %llu threads off the CPU shown without their stack "
+			"(their syscall alone): not walked and named within the start's budget\n",
+			(unsigned long long)ms.start_stacks_late);
 	features__print_missing(capture__features(cap), s->uses, "  without:      ", stderr);
 	print_jit(&ms, s->restacked);
 	print_files(model__refused(m), "  refused files: %llu that other users control (not read, "

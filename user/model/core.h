@@ -60,6 +60,9 @@ struct model {
 	void *keep_ctx;
 	model_start_stack_fn start_stack;	/* model__start_stacks */
 	void *start_ctx;
+	/* Threads whose stacks at the start were walked and named before the attach, within its
+	 * budget (model__prepare); NULL: every one is used. */
+	struct u64map *start_warmed;
 	uint32_t helper_pid;		/* opts.helper_pid */
 	bool rss;
 	struct u64map *rss_pages;	/* pid -> resident pages, for the processes that have some */

@@ -121,14 +121,6 @@ struct model *model__new(const struct model_opts *opts)
 	return m;
 }
 
-/* Thread tid's stack at the start (model__start_stacks), or NULL. */
-static const struct lx_stack *start_stack(const struct model *m, uint32_t tid)
-{
-	size_t size;
-
-	return m->start_stack && m->cs ? m->start_stack(m->start_ctx, tid, &size) : NULL;
-}
-
 /* Whether pt is a thread the init phase leaves out: exited (nothing of it can be shown), the
  * recorder's own or its helper's (whose records the BPF side leaves out too). */
 static bool left_out(const struct model *m, const struct procscan_thread *pt)
@@ -137,33 +129,38 @@ static bool left_out(const struct model *m, const struct procscan_thread *pt)
 	       (m->helper_pid && pt->pid == m->helper_pid);
 }
 
-/* Waits, for at most limit_ns in all, until each stack of a thread in live read at the start
- * (model__start_stacks) can be walked: the rows of its binaries loaded (callstacks__ready). */
-static void wait_start_rows(struct model *m, const struct procscan_thread *live, size_t n,
-			    uint64_t limit_ns)
+/* The stack read at the start (model__start_stacks) of pt, kept, or NULL: one read while
+ * the thread was as the scan found it, asleep or waiting for a CPU ('R' is both running and
+ * waiting; a running thread has none). *late: left out, as the budget ran out before it. */
+static const struct lx_stack *start_stack(const struct model *m, const struct procscan_thread *pt,
+					  bool *late)
 {
-	uint64_t until = now_ns() + limit_ns;
+	const struct lx_stack *st;
+	bool runnable;
+	size_t size;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct lx_stack *st = live[i].state == 'R' || left_out(m, &live[i]) ? NULL :
-					    start_stack(m, live[i].tid);
-
-		if (!st)
-			continue;
-		callstacks__note(m->cs, live[i].pid);
-		while (now_ns() < until &&
-		       !callstacks__ready_within(m->cs, live[i].pid, st, limit_ns))
-			usleep(2000);
+	if (!m->start_stack || !m->cs || left_out(m, pt))
+		return NULL;
+	st = m->start_stack(m->start_ctx, pt->tid, &runnable, &size);
+	if (!st || runnable != (pt->state == 'R'))
+		return NULL;
+	/* Past the budget of model__prepare: not named ahead, so left out. */
+	if (m->start_warmed && !u64map__get(m->start_warmed, pt->tid)) {
+		*late = true;
+		return NULL;
 	}
+	return st;
 }
 
 /* One thread alive at start: created runnable, then run and blocked on the housekeeping P
- * unless it is running (on a CPU the model learns from its first record). */
+ * if it sleeps, or preempted there if it waits for a CPU, unless it is running (on a CPU the
+ * model learns from its first record). */
 static int init_thread(struct model *m, const struct procscan_thread *pt)
 {
 	struct thread *t;
 	uint64_t new_stk;
 	enum gt_type wait;
+	bool late = false;
 	int err = 0;
 
 	if (left_out(m, pt) || threads__find(m->threads, pt->tid))
@@ -189,9 +186,17 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	model_born(m, t);
 	m->st.threads++;
 	t->scanned = 1;
+	m->rs = start_stack(m, pt, &late);
+	m->st.start_stacks_late += late;
 	if (pt->state == 'R') {
+		/* Waiting for a CPU, with the stack it was preempted at: run on the housekeeping P
+		 * for an instant and preempted there, as in Go's own traces a goroutine waits for a
+		 * P with its stack. Running, or not read: created runnable. */
 		t->unplaced = 1;
-		return m->out->found(m, t, new_stk, GT_EV_NONE, -1);
+		err = m->out->found(m, t, new_stk, m->rs ? GT_EV_GO_PREEMPT : GT_EV_NONE, -1);
+		t->seq += m->rs != NULL;
+		m->rs = NULL;
+		return err;
 	}
 	/* Started and blocked there, not GoWaiting: Go 1.19's goroutine tables take a goroutine's
 	 * name from its first GoStart and count it waiting for a CPU from its creation to that
@@ -203,7 +208,6 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	 * its thread (view=thread) from the start until it wakes (docs/viewing.md). The Go
 	 * 1.22+ format states it waiting, with the stack it waits at: the one read when the
 	 * recording started (model__start_stacks), or its syscall alone. */
-	m->rs = start_stack(m, pt->tid);
 	/* Uninterruptible: the kernel doing the syscall's work, which no block of a thread
 	 * found asleep can say (a switch says it with GoSysBlock). */
 	wait = pt->state == 'D' ? GT_EV_GO_BLOCK : model__wait_event(pt->syscall);
@@ -229,7 +233,7 @@ static int kept_threads(const struct model *m, struct procscan_thread **out, siz
 	return 0;
 }
 
-int model__sleepers(struct model *m, uint32_t **tids, size_t *n)
+int model__start_threads(struct model *m, uint32_t **tids, size_t *n)
 {
 	struct procscan_thread *live = NULL;
 	size_t nlive = 0;
@@ -240,7 +244,7 @@ int model__sleepers(struct model *m, uint32_t **tids, size_t *n)
 	if (!err && nlive && !(*tids = calloc(nlive, sizeof(**tids))))
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < nlive; i++)
-		if (live[i].state != 'R' && !left_out(m, &live[i]))
+		if (!left_out(m, &live[i]))
 			(*tids)[(*n)++] = live[i].tid;
 	free(live);
 	return err;
@@ -252,14 +256,54 @@ void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx)
 	m->start_ctx = ctx;
 }
 
-void model__await_start_rows(struct model *m, uint64_t limit_ns)
+/* Waits, for at most limit_ns in all, until the rows wanted for the targets' binaries are
+ * loaded (with targets) and each stack of a thread in live read at the start
+ * (model__start_stacks) can be walked (callstacks__ready_within, whose first try asks for the
+ * rows it lacks): one wait for both, as both are the unwind worker's. Then those stacks are
+ * walked and named ahead (callstacks__warm), for at most MODEL_PREPARE_NS of CPU: the init
+ * phase writes them once the programs are attached, while the rings fill. */
+static void await_rows(struct model *m, const struct procscan_thread *live, size_t n,
+		       bool targets, uint64_t limit_ns)
 {
-	struct procscan_thread *live = NULL;
-	size_t n = 0;
+	uint64_t until = now_ns() + limit_ns;
+	struct u64map *noted = u64map__new();
+	bool added = false, late = false;
+	size_t i = 0;
 
-	if (m->cs && m->start_stack && !kept_threads(m, &live, &n))
-		wait_start_rows(m, live, n, limit_ns);
-	free(live);
+	/* Each process once: its maps are read (a map of thousands of threads' stacks). */
+	for (size_t k = 0; noted && k < n; k++)
+		if (start_stack(m, &live[k], &late) && u64map__put(noted, live[k].pid, &added) &&
+		    added)
+			callstacks__note(m->cs, live[k].pid);
+	u64map__free(noted);
+	for (;;) {
+		for (const struct lx_stack *st; i < n; i++)
+			if ((st = start_stack(m, &live[i], &late)) &&
+			    !callstacks__ready_within(m->cs, live[i].pid, st, limit_ns))
+				break;
+		if ((i == n && (!targets || callstacks__rows_loaded(m->cs))) || now_ns() >= until)
+			break;
+		usleep(2000);
+	}
+	/* Within a budget of CPU time of its own: once it runs out, only the threads named by
+	 * then keep their stacks (the others' blocks name their syscall alone, counted), rather
+	 * than be named while the rings fill. */
+	noted = u64map__new();
+	until = thread_cpu_ns() + MODEL_PREPARE_NS;
+	for (size_t k = 0; noted && k < n; k++) {
+		const struct lx_stack *st = start_stack(m, &live[k], &late);
+
+		if (!st)
+			continue;
+		if (thread_cpu_ns() >= until) {
+			m->start_warmed = noted;
+			return;
+		}
+		callstacks__warm(m->cs, live[k].pid, st);
+		if (!u64map__put(noted, live[k].tid, &added))
+			break;
+	}
+	u64map__free(noted);
 }
 
 int model__prepare(struct model *m, bool kernel, bool user, bool rows)
@@ -271,7 +315,7 @@ int model__prepare(struct model *m, bool kernel, bool user, bool rows)
 
 	if (!m->cs)
 		return 0;
-	if (user)
+	if (user || m->start_stack)
 		err = kept_threads(m, &live, &n);
 	if (!err && n && !(pids = calloc(n, sizeof(*pids))))
 		err = -ENOMEM;
@@ -279,8 +323,17 @@ int model__prepare(struct model *m, bool kernel, bool user, bool rows)
 		if (live[i].tid == live[i].pid && live[i].pid != (uint32_t)getpid() &&
 		    live[i].pid != m->helper_pid)
 			pids[np++] = live[i].pid;
+	/* The rows first, within a bound: under load (the worker's 0.3-1 s of CPU took 1-3 s
+	 * beside CPU hogs) the first stacks would otherwise need copies, more than the rings have
+	 * room for. Then the symbols, which compiling beside would leave no time. */
+	if (!err && user && rows)
+		callstacks__want_rows(m->cs, pids, np);
+	/* The whole machine's: short, as its short-lived processes (a compiler's) would often
+	 * hold the start for the whole bound while their large binaries compile. */
 	if (!err)
-		callstacks__prepare(m->cs, pids, np, kernel, user && rows, MODEL_PREPARE_NS);
+		await_rows(m, live, n, user && rows, m->keep ? MODEL_ROWS_NS : MODEL_MACHINE_ROWS_NS);
+	if (!err)
+		callstacks__prepare(m->cs, pids, user ? np : 0, kernel, MODEL_PREPARE_NS);
 	free(pids);
 	free(live);
 	return err;
@@ -344,6 +397,8 @@ int model__start(struct model *m, uint64_t ts)
 		err = says_sysrets(m);
 	m->started = true;
 	m->start_stack = NULL;
+	u64map__free(m->start_warmed);
+	m->start_warmed = NULL;
 	model_remove_reaped(m);
 out:
 	free(live_threads);
@@ -483,6 +538,7 @@ void model__free(struct model *m)
 	free(m->reaped);
 	free(m->exited);
 	u64map__free(m->rss_pages);
+	u64map__free(m->start_warmed);
 	annotations__free(m->ann);
 	callstacks__free(m->cs);
 	idents__free(m->idents);

@@ -53,6 +53,11 @@ static inline bool model__standin_self(uint64_t goid)
  * at its entry and one that begins where the thread blocked in it look the same. */
 #define LXTRACE_SYSCALLS_KEY "lxtrace.syscalls"
 
+/* How long model__prepare waits for unwind rows: a large library's on a busy machine; for
+ * the stacks of the whole machine's threads, at most 1 s (those still without rows then end
+ * at that binary, marked, as a late walk does). */
+#define MODEL_ROWS_NS (5000 * 1000 * 1000ull)
+#define MODEL_MACHINE_ROWS_NS (1000 * 1000 * 1000ull)
 /* How long model__prepare may read ahead: a delay of the start a person does not mind. */
 #define MODEL_PREPARE_NS 500000000ull
 
@@ -182,6 +187,9 @@ struct model_stats {
 	uint64_t jit_kept, jit_unkept, jit_named, jit_frames, jit_ns;
 	int jit_err;
 	uint64_t copies_refused;	/* callstacks_stats.copies_refused */
+	/* Threads off the CPU at the start whose stack was read but not walked and named within
+	 * the start's budget (model__prepare): their blocks name their syscall alone. */
+	uint64_t start_stacks_late;
 	bool prepared_kernel;			/* kallsyms read ahead too */
 };
 
@@ -191,8 +199,11 @@ struct model *model__new(const struct model_opts *opts);
 /* Before the programs attach: reads ahead what the first call stacks will need, so that the
  * recording does not pay for it (callstacks__prepare; at most MODEL_PREPARE_NS): kernel
  * symbols when kernel, the binaries of the processes alive now (those opts.keep keeps) when
- * user, and with rows (chosen processes that already run: -p, --cgroup) their unwind rows
- * first. 0 or -errno (proc_root unreadable, out of memory). */
+ * user. First, in one wait of at most MODEL_ROWS_NS (MODEL_MACHINE_ROWS_NS without opts.keep),
+ * the unwind rows: with rows (chosen
+ * processes that already run: -p, --cgroup) those of the processes' binaries, and those the
+ * stacks given by model__start_stacks need to be walked whole. 0 or -errno (proc_root
+ * unreadable, out of memory). */
 int model__prepare(struct model *m, bool kernel, bool user, bool rows);
 
 /* The event a thread sleeping (interruptibly) in syscall nr (-1: none) blocks with, for the
@@ -218,22 +229,21 @@ static inline enum gt_type model__wait_event(int nr)
 	}
 }
 
-/* The threads the init phase will write as asleep (those opts.keep keeps, not the recorder's),
- * in *tids (malloc'd) and *n: whose stacks the caller may read for model__start_stacks. */
-int model__sleepers(struct model *m, uint32_t **tids, size_t *n);
+/* The threads the init phase will write (those opts.keep keeps, not the recorder's), in *tids
+ * (malloc'd) and *n: whose stacks the caller may read for model__start_stacks. */
+int model__start_threads(struct model *m, uint32_t **tids, size_t *n);
 
 /* Thread tid's call stack when the recording started and its size in bytes (a struct lx_stack
- * and its copy of the user stack, as records carry them), or NULL. */
-typedef const struct lx_stack *(*model_start_stack_fn)(void *ctx, uint32_t tid, size_t *size);
+ * and its copy of the user stack, as records carry them), or NULL; *runnable when the thread
+ * was waiting for a CPU then, not asleep. */
+typedef const struct lx_stack *(*model_start_stack_fn)(void *ctx, uint32_t tid, bool *runnable,
+							size_t *size);
 
 /* Before model__start: the init phase blocks each thread found asleep at the stack fn gives
- * (its syscall alone without one); fn's stacks are read until model__start returns or the
+ * (its syscall alone without one), and preempts there each found waiting for a CPU that fn
+ * gives a stack (created runnable without one); fn's stacks are read until model__start returns or the
  * next call. */
 void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx);
-
-/* Waits, at most limit_ns, until the stacks fn gives can be walked whole: the unwind rows of
- * their binaries loaded (asked for now if they were not). */
-void model__await_start_rows(struct model *m, uint64_t limit_ns);
 
 /* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,
  * then the CPUs started. Must precede every record. -EINVAL for a ts past 2^63. */

@@ -82,17 +82,26 @@ static int block_classed(struct model *m, struct thread *t, enum gt_type ev, int
 	return gt2_writer__leave(m->w2, m->now, t->tid, GT2_BLOCKED, why, s);
 }
 
-/* Found runnable at its program's frame; a waiting one then runs on the housekeeping P for
- * an instant and blocks there at the stack it waits at, as in the 1.19 format: Go 1.23's
+/* Found runnable at its program's frame (at its stack if it waits for a CPU); a waiting one
+ * then runs on the housekeeping P for an instant and blocks there at the stack it waits at,
+ * as in the 1.19 format: Go 1.23's
  * goroutine table names a goroutine by the root frame of its first transition with a stack,
  * which a GoStatusStack is not, so a thread asleep throughout would have no name there. */
 static int found(struct model *m, struct thread *t, uint64_t new_stk, enum gt_type wait, int nr)
 {
 	struct gt2_stack s = stack_of(m, new_stk);
 	uint64_t stk;
-	int err = gt2_writer__thread_found(m->w2, m->now, t->tid, GT2_G_RUNNABLE, -1, NULL, &s);
+	int err;
 
-	if (err || wait == GT_EV_NONE)
+	/* Waiting for a CPU: its status with the stack it was preempted at, as Go's tracer states
+	 * a runnable goroutine at a generation's start; its later transitions name it. */
+	if (wait == GT_EV_GO_PREEMPT) {
+		if ((err = model_thread_stack(m, m->hk, t, nr, &stk)))
+			return err;
+		s = stack_of(m, stk);
+	}
+	err = gt2_writer__thread_found(m->w2, m->now, t->tid, GT2_G_RUNNABLE, -1, NULL, &s);
+	if (err || wait == GT_EV_NONE || wait == GT_EV_GO_PREEMPT)
 		return err;
 	m->lx_off = true;
 	if ((err = gt2_writer__run(m->w2, m->now, m->hk, t->tid)) ||

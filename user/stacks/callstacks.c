@@ -31,8 +31,6 @@
 #define MIN_USER_ADDR 4096
 /* A body's id and frame count. */
 #define BODY_HEAD_BYTES 12
-/* How long callstacks__prepare waits for the rows it asked for. */
-#define ROWS_WAIT_NS (5 * 1000 * 1000 * 1000ull)
 /* A stack's flags here are enum lx_ustack_flags and this: BPF walked it on by frame pointers
  * where the ring had no room for its copy (LX_USLOT_NO_ROOM): a cut there is marked so. */
 #define USTACK_NO_ROOM (1u << 8)
@@ -661,6 +659,24 @@ held:
 	return true;
 }
 
+void callstacks__warm(struct callstacks *cs, uint32_t pid, const struct lx_stack *st)
+{
+	const struct late_walk lw = { cs->sym, cs->cfi, proc_of(cs, pid) };
+	const uint64_t *upc = (const uint64_t *)&st->pc[st->nkern];
+	unsigned n = st->nuser, uflags = st->uflags;
+	enum late_walk_end end;
+
+	if (uflags & LX_USTACK_HIT)
+		return;
+	if (uflags & LX_USTACK_COPY) {
+		memcpy(cs->late, upc, n * sizeof(cs->late[0]));
+		late_walk__finish(&lw, ucopy_of(st), cs->late, &n, false, &end);
+		upc = cs->late;
+		uflags &= ~LX_USTACK_COPY;
+	}
+	(void)gather(cs, lw.proc, -1, st, upc, n, uflags);
+}
+
 void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi)
 {
 	cs->cfi = cfi;
@@ -789,16 +805,20 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	return stk;
 }
 
-void callstacks__prepare(struct callstacks *cs, const uint32_t *pids, size_t n, bool kernel,
-			 bool rows, uint64_t budget_ns)
+void callstacks__want_rows(struct callstacks *cs, const uint32_t *pids, size_t n)
 {
-	/* Their rows first, within a bound: under load (the worker's 0.3-1 s of CPU took 1-3 s
-	 * beside CPU hogs) the first stacks would otherwise need copies, more than the rings
-	 * have room for. Then the symbols, which compiling beside would leave no time. */
-	for (size_t i = 0; rows && cs->cfi && i < n; i++)
+	for (size_t i = 0; cs->cfi && i < n; i++)
 		(void)cfi_loader__want_process(cs->cfi, (pid_t)pids[i]);	/* gone: none */
-	if (rows && cs->cfi)
-		(void)cfi_loader__wait_urgent(cs->cfi, ROWS_WAIT_NS);
+}
+
+bool callstacks__rows_loaded(struct callstacks *cs)
+{
+	return !cs->cfi || cfi_loader__wait_urgent(cs->cfi, 0);
+}
+
+void callstacks__prepare(struct callstacks *cs, const uint32_t *pids, size_t n, bool kernel,
+			 uint64_t budget_ns)
+{
 	for (size_t i = 0; i < n; i++)
 		(void)symbolizer__note_process(cs->sym, pids[i]);	/* gone: nothing to read */
 	symbolizer__prepare(cs->sym, kernel, budget_ns);

@@ -83,12 +83,18 @@ struct callstacks_stats {
 struct callstacks *callstacks__new(const struct gt_tables *w, struct idents *ids,
 				   const char *proc_root, uid_t trusted_uid);
 
+/* Before the recording starts: the unwind rows of the binaries of the processes pids are
+ * wanted now, ahead of other files (cfi_loader__want_process); callstacks__rows_loaded says
+ * when they are. */
+void callstacks__want_rows(struct callstacks *cs, const uint32_t *pids, size_t n);
+
+/* Whether no urgent file's rows are queued or being compiled (true without a loader). */
+bool callstacks__rows_loaded(struct callstacks *cs);
+
 /* Before the recording starts: reads ahead, for the processes pids, what their first stacks
- * would read (symbolizer__prepare), for at most budget_ns; kallsyms too when kernel. With
- * rows, the unwind rows of their binaries are wanted first (cfi_loader__want_process) and
- * waited for, at most 5 s. */
+ * would read (symbolizer__prepare), for at most budget_ns; kallsyms too when kernel. */
 void callstacks__prepare(struct callstacks *cs, const uint32_t *pids, size_t n, bool kernel,
-			 bool rows, uint64_t budget_ns);
+			 uint64_t budget_ns);
 
 /* A process alive when the recording starts. */
 void callstacks__note(struct callstacks *cs, uint32_t pid);
@@ -118,6 +124,11 @@ uint64_t callstacks__image(const struct callstacks *cs, uint32_t pid);
  * stack of it comes any more: the image is forgotten (symbolizer__forget_process) and its perf
  * map closed, and so is pid's current image if it is still that one. */
 void callstacks__exit(struct callstacks *cs, uint32_t pid, uint64_t image);
+
+/* Before the recording: what st, a stack of process pid, will need is made ready (its walk
+ * finished if it is a late one, its frames named), so that writing it later, while the
+ * rings fill, costs lookups. */
+void callstacks__warm(struct callstacks *cs, uint32_t pid, const struct lx_stack *st);
 
 /* Late walks (late_walk.h) take their rows from cfi (NULL: none loaded; frame pointers). */
 void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "lib/clock.h"
 #include "lib/grow.h"
 #include "user/stacks/cfi_spans.h"
 
@@ -104,14 +105,6 @@ int cfi_spans__to_rows(struct cfi_spans *sp, struct cfi_table *t)
 		t->rows[t->n++] = end;
 	}
 	return 0;
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 struct cfi_budget cfi_budget__start(const struct cfi_limits *lim, uint64_t ns)
