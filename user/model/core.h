@@ -70,6 +70,7 @@ struct model {
 	struct annotations *ann;
 	struct callstacks *cs;		/* NULL unless records carry call stacks */
 	const struct lx_stack *rs;	/* the call stack the current record carries, or NULL */
+	const struct lx_pystack *rpy;	/* its Python frames (LX_REC_PY), or NULL */
 	struct thread **cur;		/* per P: the G running there per the model, or NULL */
 	struct held *held;		/* per P: its stand-ins (none on the housekeeping P) */
 	struct thread **reaped;		/* reaped by the current record: removed after it */

@@ -102,13 +102,15 @@ static const struct kind *well_formed(const struct model *m, const struct lx_rec
 /* The call stack after a record of kind k, or NULL when there is none; *ok false when what
  * follows the record is not a whole stack, or a stack the kind cannot have. */
 static const struct lx_stack *trailing_stack(const struct kind *k, const struct lx_rec *r, size_t size,
-					     bool *ok)
+					     bool *ok, const struct lx_pystack **py)
 {
 	const struct lx_stack *st = (const void *)((const char *)r + k->size);
+	const struct lx_pystack *ps;
 	const struct lx_ucopy *c;
 	size_t frames;
 
 	*ok = true;
+	*py = NULL;
 	if (size == k->size && k->stack != STACK_ALWAYS)
 		return NULL;
 	*ok = k->stack != STACK_NONE && size >= k->size + sizeof(*st) &&
@@ -121,6 +123,15 @@ static const struct lx_stack *trailing_stack(const struct kind *k, const struct 
 	if (!*ok)
 		return NULL;
 	frames = k->size + sizeof(*st) + ((size_t)st->nkern + st->nuser) * sizeof(st->pc[0]);
+	/* Python frames come next, never with a copy (the BPF side sends one or the other). */
+	if (r->flags & LX_REC_PY) {
+		ps = (const void *)((const char *)r + frames);
+		*ok = !(st->uflags & (LX_USTACK_COPY | LX_USTACK_IRQ)) &&
+		      size >= frames + sizeof(*ps) && ps->n <= LX_PY_FRAMES_MAX &&
+		      size == frames + sizeof(*ps) + ps->n * sizeof(struct lx_pyframe);
+		*py = *ok ? ps : NULL;
+		return *ok ? st : NULL;
+	}
 	/* A walk to finish here brings the stack above where it stopped (LX_USTACK_COPY). */
 	c = (const void *)((const char *)r + frames);
 	if (st->uflags & LX_USTACK_COPY)
@@ -152,6 +163,7 @@ static bool stack_ready(const struct model *m, const struct lx_rec *r, const str
 int model__record(struct model *m, const struct lx_rec *r, size_t size)
 {
 	const struct lx_stack *rs = NULL;
+	const struct lx_pystack *rpy = NULL;
 	const struct kind *k;
 	bool ok = false;
 	int err;
@@ -162,15 +174,17 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 		return -EINVAL;
 	k = well_formed(m, r, size);
 	if (k)
-		rs = trailing_stack(k, r, size, &ok);
+		rs = trailing_stack(k, r, size, &ok, &rpy);
 	/* Nothing of the record is taken before: it comes again. */
 	if (ok && rs && m->cs && !stack_ready(m, r, rs))
 		return -EBUSY;
 	m->st.records++;
 	m->rs = rs;
+	m->rpy = rpy;
 	/* Stacks nobody asked for (opts.stacks off) are corrupt input too. */
 	if (!ok || (m->rs && !m->cs)) {
 		m->rs = NULL;
+		m->rpy = NULL;
 		model_repair(m, MODEL_REPAIR_BAD_RECORD);
 		return 0;
 	}
@@ -182,6 +196,7 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 	err = k->on(m, r);
 	model_remove_reaped(m);
 	m->rs = NULL;
+	m->rpy = NULL;
 	if (err)
 		m->err = err;
 	return err;

@@ -440,12 +440,22 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->jit_ns = cs.late_jit_ns;
 	out->jit_err = cs.late_jit_err;
 	out->copies_refused = cs.copies_refused;
+	out->py_stacks = cs.py_stacks;
+	out->py_frames = cs.py_frames;
+	out->py_unnamed = cs.py_unnamed;
+	out->py_no_eval = cs.py_no_eval;
 }
 
 void model__use_rows(struct model *m, struct cfi_loader *cfi)
 {
 	if (m->cs)
 		callstacks__use_rows(m->cs, cfi);
+}
+
+void model__use_python(struct model *m, struct python *py)
+{
+	if (m->cs)
+		callstacks__use_python(m->cs, py);
 }
 
 void model__stop_waiting(struct model *m)

@@ -18,6 +18,7 @@
 struct model;
 struct foreign_log;
 struct cfi_loader;
+struct python;
 struct trigger;
 struct trigger_fired;
 struct gt2_writer;
@@ -181,6 +182,9 @@ struct model_stats {
 	uint64_t jit_kept, jit_unkept, jit_named, jit_frames, jit_ns;
 	int jit_err;
 	uint64_t copies_refused;	/* callstacks_stats.copies_refused */
+	/* Python frames (callstacks_stats.py_*): stacks given them and the frames, stacks left
+	 * native because a frame could not be named or no evaluation loop was there to hold them. */
+	uint64_t py_stacks, py_frames, py_unnamed, py_no_eval;
 	bool prepared_kernel;			/* kallsyms read ahead too */
 };
 
@@ -231,6 +235,9 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size);
 
 /* The late walks of user stacks take their rows from cfi (NULL: none). */
 void model__use_rows(struct model *m, struct cfi_loader *cfi);
+
+/* Python frames are named by py (NULL: none; user/stacks/python.h). */
+void model__use_python(struct model *m, struct python *py);
 
 /* Stacks stop waiting for unwind rows (callstacks__stop_waiting): model__record no longer
  * returns -EBUSY. For the recording's end. */
