@@ -92,9 +92,7 @@ struct {
  * program that is building its record. */
 #define SCRATCH_LEVELS 4
 #define TP_SKIP_FRAMES 3
-/* The largest record (24) + struct lx_stack + 128 frames, then its Python frames. */
-#define FRAMES_END (24 + sizeof(struct lx_stack) + 8 * (LX_STACK_KERN_MAX + LX_STACK_USER_MAX))
-#define SCRATCH_BYTES (FRAMES_END + sizeof(struct py_out))
+#define SCRATCH_BYTES 1088	/* largest record (24) + struct lx_stack + 128 frames, rounded */
 
 struct scratch {
 	__u8 buf[SCRATCH_BYTES];
@@ -135,8 +133,8 @@ struct {
 	__type(value, __u32);
 } scratch_depth SEC(".maps");
 
-_Static_assert(FRAMES_END + sizeof(struct py_out) <= SCRATCH_BYTES,
-	       "scratch holds the largest record");
+_Static_assert(24 + sizeof(struct lx_stack) + 8 * (LX_STACK_KERN_MAX + LX_STACK_USER_MAX) <=
+	       SCRATCH_BYTES, "scratch holds the largest record");
 
 /* The current task, and a field of a task: read directly in modern programs (BTF-typed
  * pointers), with CO-RE probes in compat ones, whose task pointers are plain addresses. */
@@ -323,12 +321,14 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	if (!ring)
 		return;
 	flush_syscalls(ring);
+	/* A Python thread's frames go just before, in a record of their own (python.bpf.h). */
+	if (modern && user)
+		py_send(cpu, ((const struct lx_rec *)rec)->ts);
 	if (user)
 		ex = exec_ustack_of_current(modern);
 	if (modern && user && !ex)
 		hit = unwind_cached(u->ip, u->sp, u->bp, &us, &uflags, &uslot);
-	/* Python's frames change under an unchanged native stack: read at every stack. */
-	if (hit && !kern && !py_known()) {
+	if (hit && !kern) {
 		h = bpf_ringbuf_reserve(ring, sizeof(*h), 0);
 		if (!h) {
 			count_lost(1);
@@ -409,12 +409,6 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	st->uflags = uflags;
 	st->uslot = uslot;
 	n = 24 + sizeof(*st) + (nk + nu) * 8;
-	if (n > FRAMES_END)
-		goto out;
-	/* Python frames or a copy of the stack: a record carries one or the other. */
-	if (modern && user && !(copy && (uflags & LX_USTACK_COPY)))
-		n += py_append((struct lx_rec *)buf, (struct py_out *)(buf + n)) &
-		     (sizeof(struct py_out) * 2 - 1);
 	if (n > SCRATCH_BYTES)
 		goto out;
 	if (copy && (uflags & LX_USTACK_COPY)) {

@@ -12,6 +12,7 @@
 #define LXTRACE_BPF_PYTHON_BPF_H
 
 #include "python.h"
+#include "ring.bpf.h"
 
 /* Threads whose frames to read (user/stacks/python.c keeps it): tid -> struct lx_py_thread. */
 struct {
@@ -49,7 +50,14 @@ struct py_walk {
 	__u64 f;		/* the next frame to read, 0: the chain's end */
 	__u32 n;		/* frames written */
 	__u16 flags;		/* enum lx_pystack_flags */
-	__u16 layout;
+	__u16 pad;
+};
+
+/* The Python frames as sent. */
+struct py_out {
+	struct lx_rec h;	/* struct lx_pyrec, its frames at most */
+	struct lx_pystack ps;
+	struct lx_pyframe f[LX_PY_FRAMES_MAX];
 };
 
 /* A walk's state and one frame's bytes as read, off the program's stack (the 512 bytes of
@@ -59,6 +67,7 @@ struct py_walk {
 struct py_scratch {
 	struct py_walk w;
 	__u8 b[128];
+	struct py_out out;
 };
 
 #define PY_LEVELS 4
@@ -102,13 +111,6 @@ static __always_inline const struct lx_py_thread *py_thread_of_current(bool coun
 	return NULL;
 }
 
-/* Whether the current thread's Python frames are to be read: a global function, so that its
- * map key stays off the calling program's stack, the deepest part of the 512 bytes. */
-__noinline int py_known(void)
-{
-	return py_thread_of_current(false) != NULL;
-}
-
 static __always_inline __u64 py_word(const struct py_scratch *s, __u16 off)
 {
 	__u64 v;
@@ -117,28 +119,17 @@ static __always_inline __u64 py_word(const struct py_scratch *s, __u16 off)
 	return v;
 }
 
-/* A stack's Python part as sent (lxtrace.h: after the user addresses). */
-struct py_out {
-	struct lx_pystack h;
-	struct lx_pyframe f[LX_PY_FRAMES_MAX];
-};
-
 /* Reads frame w->f into out and steps to the one before it. 0: go on; 1: stop. A global
  * function: checked once, not per frame. */
-__noinline int py_step(struct py_scratch *s, struct py_out *out)
+__noinline int py_step(struct py_scratch *s, const struct lx_py_layout *l)
 {
-	const struct lx_py_layout *l;
 	struct py_walk *w;
-	__u32 key, n, i;
 	__u64 code, instr;
+	__u32 n, i;
 
-	if (!s || !out || !s->w.f)
+	if (!s || !l || !s->w.f)
 		return 1;
 	w = &s->w;
-	key = w->layout;
-	l = bpf_map_lookup_elem(&py_layouts, &key);
-	if (!l)
-		return 1;
 	if (bpf_probe_read_user(s->b, LX_PY_FRAME_READ, (void *)w->f)) {
 		w->flags |= LX_PYSTACK_FAULT;
 		return 1;
@@ -148,7 +139,7 @@ __noinline int py_step(struct py_scratch *s, struct py_out *out)
 	if (l->frame_owner != LX_PY_NONE && s->b[l->frame_owner & 127] == l->owner_shim) {
 		/* The frame before it was the first of an evaluation loop's run. */
 		if (n)
-			out->f[(n - 1) & (LX_PY_FRAMES_MAX - 1)].flags |= LX_PYF_ENTRY;
+			s->out.f[(n - 1) & (LX_PY_FRAMES_MAX - 1)].flags |= LX_PYF_ENTRY;
 		return 0;
 	}
 	if (n >= LX_PY_FRAMES_MAX) {
@@ -158,80 +149,86 @@ __noinline int py_step(struct py_scratch *s, struct py_out *out)
 	i = n & (LX_PY_FRAMES_MAX - 1);
 	code = py_word(s, l->frame_code);
 	instr = py_word(s, l->frame_instr);
-	out->f[i].code = code;
-	out->f[i].instr = instr >= code && instr - code < 0xffffffffull ? instr - code : ~0u;
-	out->f[i].flags = l->frame_entry != LX_PY_NONE && s->b[l->frame_entry & 127] ?
-			  LX_PYF_ENTRY : 0;
+	s->out.f[i].code = code;
+	s->out.f[i].instr = instr >= code && instr - code < 0xffffffffull ? instr - code : ~0u;
+	s->out.f[i].flags = l->frame_entry != LX_PY_NONE && s->b[l->frame_entry & 127] ?
+			    LX_PYF_ENTRY : 0;
 	w->n = n + 1;
 	return 0;
 }
 
-/* Reads the frames of thread t into out, walking from s. Returns the frames written. */
-static __always_inline __u32 py_walk(const struct lx_py_thread *t, struct py_scratch *s,
-				     struct py_out *out)
+/* Reads the frames of thread t into s->out. Returns how many. */
+static __always_inline __u32 py_walk(const struct lx_py_thread *t, struct py_scratch *s)
 {
 	const struct lx_py_layout *l;
-	struct py_walk *w;
-	__u32 key;
+	struct py_walk *w = &s->w;
+	__u32 key = t->layout, n;
 
-	key = t->layout;
 	l = bpf_map_lookup_elem(&py_layouts, &key);
 	if (!l)
 		return 0;
 	py_count(LX_PY_WALKS);
-	w = &s->w;
 	w->f = 0;
 	w->n = 0;
 	w->flags = 0;
-	w->layout = key;
 	if (bpf_probe_read_user(&w->f, sizeof(w->f), (void *)(t->tstate + l->tstate_frame)) ||
 	    (l->cframe_frame != LX_PY_NONE && w->f &&
 	     bpf_probe_read_user(&w->f, sizeof(w->f), (void *)(w->f + l->cframe_frame))))
 		w->flags |= LX_PYSTACK_FAULT;
 	else
 		for (int i = 0; i < 2 * LX_PY_FRAMES_MAX; i++)
-			if (py_step(s, out))
+			if (py_step(s, l))
 				break;
 	if (w->f && !(w->flags & LX_PYSTACK_FAULT))
 		w->flags |= LX_PYSTACK_DEEP;
 	if (w->flags & LX_PYSTACK_FAULT)
 		py_count(LX_PY_FAULTS);
-	key = w->n;
-	if (key > LX_PY_FRAMES_MAX)
-		key = LX_PY_FRAMES_MAX;
-	out->h.n = key;
-	out->h.flags = w->flags;
-	out->h.pad = 0;
-	return key;
+	n = w->n;
+	if (n > LX_PY_FRAMES_MAX)
+		n = LX_PY_FRAMES_MAX;
+	s->out.ps.n = n;
+	s->out.ps.flags = w->flags;
+	s->out.ps.pad = 0;
+	return n;
 }
 
-/* When the current thread is a Python thread user space told of: reads its frames into out,
- * leaf first, marks rec (LX_REC_PY) and returns the bytes of out written; else 0. A global
- * function, as py_step. */
-__noinline int py_append(struct lx_rec *rec, struct py_out *out)
+/* When the current thread is a Python thread user space told of: sends its frames as an
+ * LX_REC_PYSTACK record of time ts into CPU cpu's ring, for the record with a stack the
+ * caller sends next. A global function, as py_step, called where the caller has the fewest
+ * values to keep. */
+__noinline int py_send(__u32 cpu, __u64 ts)
 {
 	const struct lx_py_thread *t;
 	struct py_scratch *s;
-	__u32 zero = 0, level, n;
+	__u32 zero = 0, level, n, size;
 	__u32 *depth;
+	void *ring;
 
-	if (!rec || !out)
-		return 0;
 	t = py_thread_of_current(true);
 	depth = bpf_map_lookup_elem(&py_depth, &zero);
-	if (!t || !depth)
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!t || !depth || !ring)
 		return 0;
 	/* Interrupts nest strictly: a nested walk restores the depth before this one goes on. */
 	level = (*depth)++;
 	barrier();
 	s = level < PY_LEVELS ? bpf_map_lookup_elem(&py_scratch, &level) : NULL;
-	n = s ? py_walk(t, s, out) : 0;
+	if (s) {
+		n = py_walk(t, s);
+		s->out.h.ts = ts;
+		s->out.h.tid = (__u32)bpf_get_current_pid_tgid();
+		s->out.h.cpu = cpu;
+		s->out.h.type = LX_REC_PYSTACK;
+		s->out.h.flags = 0;
+		size = sizeof(struct lx_pyrec) + (n & (2 * LX_PY_FRAMES_MAX - 1)) * sizeof(s->out.f[0]);
+		if (size > sizeof(s->out))
+			size = sizeof(s->out);
+		if (bpf_ringbuf_output(ring, &s->out, size, wake_flags(ring, size)))
+			count_lost(1);
+	}
 	barrier();
 	(*depth)--;
-	if (!s)
-		return 0;
-	rec->flags |= LX_REC_PY;
-	return sizeof(out->h) + n * sizeof(out->f[0]);
+	return 0;
 }
 
 #endif

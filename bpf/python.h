@@ -13,6 +13,8 @@
 #include <linux/types.h>
 #endif
 
+#include "lxtrace.h"
+
 /* Python frames a stack carries at most; the walk steps over at most twice as many (shim
  * frames included) before it stops. */
 #define LX_PY_FRAMES_MAX 32
@@ -46,8 +48,7 @@ struct lx_py_thread {
 	__u32 layout;
 };
 
-/* After a stack's user addresses when the record's h.flags has LX_REC_PY: the thread's Python
- * frames, leaf first, then any struct lx_ucopy. */
+/* A thread's Python frames, leaf first (struct lx_pyrec). */
 enum lx_pystack_flags {
 	LX_PYSTACK_DEEP = 1 << 0,	/* more frames than LX_PY_FRAMES_MAX */
 	LX_PYSTACK_FAULT = 1 << 1,	/* a frame could not be read: the chain ends early */
@@ -71,6 +72,16 @@ struct lx_pyframe {
 	__u32 flags;		/* enum lx_pyframe_flags */
 };
 
+/* LX_REC_PYSTACK: sent just before a record with a stack, by the same program in the same
+ * ring, with the same h.ts, h.cpu and the thread in h.tid; the record is 24 + 16 * ps.n
+ * bytes. Its own record, not a part of the stack's: the programs' stack has no room left
+ * for the call that would build it there (the 512 bytes of the unwinder's deepest chain). */
+struct lx_pyrec {
+	struct lx_rec h;
+	struct lx_pystack ps;
+	struct lx_pyframe f[];
+};
+
 /* What the walk counts (py_stats, per CPU). */
 enum lx_py_stat {
 	LX_PY_WALKS = 0,	/* Python frame chains read */
@@ -84,5 +95,6 @@ _Static_assert(sizeof(struct lx_py_layout) == 16, "lx_py_layout layout");
 _Static_assert(sizeof(struct lx_py_thread) == 16, "lx_py_thread layout");
 _Static_assert(sizeof(struct lx_pystack) == 8, "lx_pystack layout");
 _Static_assert(sizeof(struct lx_pyframe) == 16, "lx_pyframe layout");
+_Static_assert(sizeof(struct lx_pyrec) == 24, "lx_pyrec layout");
 
 #endif

@@ -8,7 +8,8 @@
   pyspin.py forge SECS     overwrites its own frame's code pointer with ctypes, then spins: the
                            tracer must show native frames and count them, not crash
 
-Prints "LINE name=N" for the lines the test expects, and each thread's tid.
+Reports as tests/workloads/workload.h says: "stat KEY LINE" for the lines the test expects
+(inner_line, middle_line, ...), "tid ROLE TID" for each thread that matters.
 """
 import sys
 import threading
@@ -30,27 +31,35 @@ def lx_hidden_outer(until):
     return lx_hidden_middle(until)  # LX_OUTER_LINE
 
 
+def report_tid(role):
+    print("tid %s %d" % (role, threading.get_native_id()), flush=True)
+
+
 def lx_sleeper(secs):
+    report_tid("sleeper")
     time.sleep(secs)  # LX_SLEEP_LINE
 
 
 def lx_receiver(sock):
+    report_tid("receiver")
     sock.recv(1)  # LX_RECV_LINE
 
 
 def lx_locker(lock, secs):
+    report_tid("locker")
     lock.acquire(timeout=secs)  # LX_LOCK_LINE
 
 
-def print_lines():
+def report_lines():
     with open(__file__) as f:
         for i, line in enumerate(f, 1):
-            if "# LX_" in line and "print" not in line:
-                print("LINE %s=%d" % (line.split("# ")[-1].strip(), i), flush=True)
+            mark = line.rstrip().rsplit("# LX_", 1)
+            if len(mark) == 2 and mark[1].endswith("_LINE"):
+                print("stat %s %d" % (mark[1].lower(), i), flush=True)
 
 
 def spin(secs):
-    print("tid %d" % threading.get_native_id(), flush=True)
+    report_tid("spin")
     lx_hidden_outer(time.monotonic() + secs)
 
 
@@ -71,23 +80,29 @@ def block(secs):
         t.join()
 
 
-def forge(secs):
+def lx_forged(secs):
     import ctypes
-    # This frame's code object pointer (f_code, or f_executable in 3.13) points elsewhere:
-    # at an int object, which is no code object. The walk reads it; the daemon must refuse it.
-    frame = sys._getframe()
+    # The caller's frame, suspended while this one runs, gets a code object pointer
+    # (f_code, or f_executable in 3.13) that points at an int, which is no code object: the
+    # walk reads it, the tracer must refuse it. Put back before the caller runs again.
+    frame = sys._getframe(1)
     bogus = 12345678901234567
     iframe = ctypes.c_void_p.from_address(id(frame) + 24).value  # PyFrameObject.f_frame
     off = {(3, 11): 32, (3, 12): 0, (3, 13): 0}[sys.version_info[:2]]
-    saved = ctypes.c_void_p.from_address(iframe + off).value
-    ctypes.c_void_p.from_address(iframe + off).value = id(bogus)
-    print("forged", flush=True)
+    slot = ctypes.c_void_p.from_address(iframe + off)
+    saved = slot.value
+    slot.value = id(bogus)
+    report_tid("forge")
     until = time.monotonic() + secs
     while time.monotonic() < until:
         pass
-    ctypes.c_void_p.from_address(iframe + off).value = saved
+    slot.value = saved
+
+
+def forge(secs):
+    lx_forged(secs)
 
 
 if __name__ == "__main__":
-    print_lines()
+    report_lines()
     {"spin": spin, "block": block, "forge": forge}[sys.argv[1]](float(sys.argv[2]))

@@ -571,7 +571,6 @@ static int load_object(struct capture *c)
 
 	snprintf(failed_prog, sizeof(failed_prog), "?");
 	outer_print = libbpf_set_print(note_failure);
-	if (getenv("LXDBG")) bpf_program__set_log_level(c->skel->progs.btf_switch, 4);
 	err = lxtrace__load(c->skel);
 	libbpf_set_print(outer_print);
 	if (err && c->modern) {
@@ -581,7 +580,6 @@ static int load_object(struct capture *c)
 			"loading the compat ones\n", c->feat.modern_failed);
 		err = open_object(c, false);
 		if (!err)
-			if (getenv("LXDBG")) bpf_program__set_log_level(c->skel->progs.btf_switch, 4);
 	err = lxtrace__load(c->skel);
 	}
 	return err;

@@ -24,6 +24,7 @@ enum stack_rule {
 	STACK_NONE,	/* never followed by a stack */
 	STACK_MAY,	/* a stack when the record is longer than its struct (lxtrace.h) */
 	STACK_ALWAYS,	/* always followed by one */
+	STACK_PY,	/* followed by Python frames, never a stack (struct lx_pyrec) */
 };
 
 static const struct kind {
@@ -75,6 +76,8 @@ static const struct kind {
 	[LX_REC_OCCUPANT] = { sizeof(struct lx_occupant), STACK_NONE,
 			      { offsetof(struct lx_occupant, pid) }, MODEL_KIND_OCCUPANT,
 			      model_on_occupant },
+	[LX_REC_PYSTACK] = { sizeof(struct lx_pyrec), STACK_PY, { 0 }, MODEL_KIND_PYSTACK,
+			     model_on_pystack },
 };
 
 /* The kind of a record that can be trusted to be what its type says: a type the model takes
@@ -102,15 +105,19 @@ static const struct kind *well_formed(const struct model *m, const struct lx_rec
 /* The call stack after a record of kind k, or NULL when there is none; *ok false when what
  * follows the record is not a whole stack, or a stack the kind cannot have. */
 static const struct lx_stack *trailing_stack(const struct kind *k, const struct lx_rec *r, size_t size,
-					     bool *ok, const struct lx_pystack **py)
+					     bool *ok)
 {
 	const struct lx_stack *st = (const void *)((const char *)r + k->size);
-	const struct lx_pystack *ps;
+	const struct lx_pyrec *py = (const void *)r;
 	const struct lx_ucopy *c;
 	size_t frames;
 
 	*ok = true;
-	*py = NULL;
+	if (k->stack == STACK_PY) {
+		*ok = py->ps.n <= LX_PY_FRAMES_MAX &&
+		      size == sizeof(*py) + py->ps.n * sizeof(py->f[0]);
+		return NULL;
+	}
 	if (size == k->size && k->stack != STACK_ALWAYS)
 		return NULL;
 	*ok = k->stack != STACK_NONE && size >= k->size + sizeof(*st) &&
@@ -123,15 +130,6 @@ static const struct lx_stack *trailing_stack(const struct kind *k, const struct 
 	if (!*ok)
 		return NULL;
 	frames = k->size + sizeof(*st) + ((size_t)st->nkern + st->nuser) * sizeof(st->pc[0]);
-	/* Python frames come next, never with a copy (the BPF side sends one or the other). */
-	if (r->flags & LX_REC_PY) {
-		ps = (const void *)((const char *)r + frames);
-		*ok = !(st->uflags & (LX_USTACK_COPY | LX_USTACK_IRQ)) &&
-		      size >= frames + sizeof(*ps) && ps->n <= LX_PY_FRAMES_MAX &&
-		      size == frames + sizeof(*ps) + ps->n * sizeof(struct lx_pyframe);
-		*py = *ok ? ps : NULL;
-		return *ok ? st : NULL;
-	}
 	/* A walk to finish here brings the stack above where it stopped (LX_USTACK_COPY). */
 	c = (const void *)((const char *)r + frames);
 	if (st->uflags & LX_USTACK_COPY)
@@ -163,7 +161,6 @@ static bool stack_ready(const struct model *m, const struct lx_rec *r, const str
 int model__record(struct model *m, const struct lx_rec *r, size_t size)
 {
 	const struct lx_stack *rs = NULL;
-	const struct lx_pystack *rpy = NULL;
 	const struct kind *k;
 	bool ok = false;
 	int err;
@@ -174,13 +171,13 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 		return -EINVAL;
 	k = well_formed(m, r, size);
 	if (k)
-		rs = trailing_stack(k, r, size, &ok, &rpy);
+		rs = trailing_stack(k, r, size, &ok);
 	/* Nothing of the record is taken before: it comes again. */
 	if (ok && rs && m->cs && !stack_ready(m, r, rs))
 		return -EBUSY;
 	m->st.records++;
 	m->rs = rs;
-	m->rpy = rpy;
+	m->rpy = rs ? model_python_frames(m, r, rs) : NULL;
 	/* Stacks nobody asked for (opts.stacks off) are corrupt input too. */
 	if (!ok || (m->rs && !m->cs)) {
 		m->rs = NULL;

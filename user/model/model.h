@@ -142,6 +142,8 @@ enum model_kind {
 	MODEL_KIND_ENQUEUE,		/* "enqueues": woken threads put on a run queue */
 	MODEL_KIND_OCCUPANT,		/* "CPU holders": a CPU went to lxtrace, to an untraced
 					 * program or idle, with no switch record to say it */
+	MODEL_KIND_PYSTACK,		/* "Python stacks": a Python thread's frames, for the
+					 * record with a stack after them */
 	MODEL_KIND_COUNT,
 };
 

@@ -126,8 +126,7 @@ int model_on_switch(struct model *m, const struct lx_rec *r)
 
 	/* Not recorded: the CPU goes idle, or to what the flags say holds it. */
 	if (!s->next_tid)
-		return model_hold(m, c, (s->h.flags & ~LX_REC_PY) <= LX_OCC_UNTRACED ?
-				       s->h.flags & ~LX_REC_PY : LX_OCC_IDLE);
+		return model_hold(m, c, s->h.flags <= LX_OCC_UNTRACED ? s->h.flags : LX_OCC_IDLE);
 	t = model_live(m, s->next_tid, &err);
 	if (err || !t) {
 		if (!err)

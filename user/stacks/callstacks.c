@@ -200,6 +200,10 @@ void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size
 		symbolizer__file(cs->sym, &m);
 		python__mapped(cs->py, (const struct lx_mmap *)r);
 	}
+	if (r->type == LX_REC_PYSTACK && size >= sizeof(struct lx_pyrec) &&
+	    size == sizeof(struct lx_pyrec) +
+		    ((const struct lx_pyrec *)r)->ps.n * sizeof(struct lx_pyframe))
+		python__peek(cs->py, (const struct lx_pyrec *)r);
 }
 
 void callstacks__use_python(struct callstacks *cs, struct python *py)
@@ -275,9 +279,11 @@ static bool go_top_frame(const char *func)
 
 /* Puts the Python frames of ps (process pid) into cs->frames[from, *n) in place of the
  * evaluation loop's native frames, each run's frames where its loop is, as the walk marked
- * them (LX_PYF_ENTRY). A frame that cannot be named leaves the stack native, counted. */
+ * them (LX_PYF_ENTRY). A native walk cut short (truncated) before any loop gets them all at
+ * its root end, where the frames it could not take were. A frame that cannot be named leaves
+ * the stack native, counted. */
 static int splice_python(struct callstacks *cs, pid_t pid, const struct lx_pystack *ps,
-			 size_t from, size_t *n)
+			 size_t from, size_t *n, bool truncated)
 {
 	const struct lx_pyframe *pf = (const struct lx_pyframe *)(ps + 1);
 	struct sym_frame named[LX_PY_FRAMES_MAX];
@@ -287,7 +293,7 @@ static int splice_python(struct callstacks *cs, pid_t pid, const struct lx_pysta
 
 	for (size_t i = from; i < *n; i++)
 		eval += cs->frames[i].func && !strcmp(cs->frames[i].func, EVAL_FUNC);
-	if (!eval) {
+	if (!eval && !truncated) {
 		cs->st.py_no_eval++;
 		return 0;
 	}
@@ -318,6 +324,9 @@ static int splice_python(struct callstacks *cs, pid_t pid, const struct lx_pysta
 									named[next].file, named[next].line };
 		} while (!(pf[next++].flags & LX_PYF_ENTRY) && next < ps->n);
 	}
+	for (; !eval && next < ps->n && out < GATHER_MAX; next++)
+		cs->spliced[out++] = (struct gt_frame){ named[next].pc, named[next].func,
+							named[next].file, named[next].line };
 	if (from + out > GATHER_MAX)
 		out = GATHER_MAX - from;
 	memcpy(&cs->frames[from], cs->spliced, out * sizeof(cs->spliced[0]));
@@ -386,7 +395,8 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 			break;
 		}
 	}
-	if (ps && ps->n && cs->py && (err = splice_python(cs, pid, ps, ufrom, &n)) < 0)
+	if (ps && ps->n && cs->py &&
+	    (err = splice_python(cs, pid, ps, ufrom, &n, uflags & LX_USTACK_TRUNCATED)) < 0)
 		return err;
 	if ((uflags & LX_USTACK_TRUNCATED) && n < GATHER_MAX) {
 		err = idents__special_frame(cs->ids, uflags & USTACK_NO_ROOM ? IDENT_SPECIAL_NO_ROOM :

@@ -59,6 +59,7 @@ struct code_ident {
 struct pycode {
 	pid_t pid;
 	uint64_t addr;
+	uint16_t adaptive;	/* its version's co_code_adaptive */
 	struct code_ident id;
 	char func[2 * MAX_STR + 2];
 	char file[MAX_STR + 1];
@@ -485,6 +486,7 @@ static struct pycode *read_code(struct python *py, const struct pyproc *p, uint6
 		return NULL;
 	c->pid = p->pid;
 	c->addr = addr;
+	c->adaptive = p->l->code_adaptive;
 	c->id = *id;
 	if (!read_str(p->pid, p->l, id->fname, c->file, sizeof(c->file)) ||
 	    !read_str(p->pid, p->l, id->qname, qual, sizeof(qual))) {
@@ -540,41 +542,65 @@ static uint64_t code_key(pid_t pid, uint64_t addr)
 	return hash_mix(addr ^ hash_mix((uint64_t)(uint32_t)pid + 1));
 }
 
-bool python__name(struct python *py, pid_t pid, const struct lx_pyframe *f,
-		  struct python_name *out)
+/* The name of frame f of process pid into *out: from the process when it runs (the code
+ * object checked to be the one cached, read again when not), else as cached. */
+static bool name_frame(struct python *py, pid_t pid, const struct lx_pyframe *f,
+		       struct python_name *out, bool recheck)
 {
-	const struct pyproc *p = py ? proc_find(py, pid) : NULL;
+	const struct pyproc *p = proc_find(py, pid);
 	struct code_ident id;
 	struct pycode *c;
 	uint64_t key, *v;
 	int64_t index;
 
-	if (!p || !p->found)
-		return false;
 	memset(&id, 0, sizeof(id));	/* compared whole, padding too */
 	key = code_key(pid, f->code);
 	v = u64map__get(py->codes, key);
 	c = v ? (struct pycode *)(uintptr_t)*v : NULL;
 	if (c && (c->pid != pid || c->addr != f->code))
 		c = NULL;
-	/* The process gone, what was read of it stands; else it is checked to be the same. */
-	if (!code_header(p, f->code, &id)) {
-		if (!c || kill(pid, 0) == 0 || errno != ESRCH) {
-			py->st.bad_codes++;
-			return false;
-		}
-	} else if (!c || memcmp(&c->id, &id, sizeof(id))) {
-		c = read_code(py, p, f->code, &id);
-		if (!c || !code_keep(py, key, c)) {
-			py->st.bad_codes++;
-			return false;
+	if (p && p->found && (recheck || !c)) {
+		if (!code_header(p, f->code, &id)) {
+			/* Gone since: what was read of it stands. */
+			if (!c || kill(pid, 0) == 0 || errno != ESRCH)
+				return false;
+		} else if (!c || memcmp(&c->id, &id, sizeof(id))) {
+			c = read_code(py, p, f->code, &id);
+			if (!c || !code_keep(py, key, c))
+				return false;
 		}
 	}
+	if (!c)
+		return false;
 	out->func = c->func;
 	out->file = c->file;
-	index = f->instr == ~0u ? -1 : ((int64_t)f->instr - p->l->code_adaptive) / 2;
+	index = f->instr == ~0u ? -1 : ((int64_t)f->instr - c->adaptive) / 2;
 	out->line = py_lines__line(c->linetable, c->linetable_len, c->id.first, index);
 	return true;
+}
+
+bool python__name(struct python *py, pid_t pid, const struct lx_pyframe *f,
+		  struct python_name *out)
+{
+	if (!py)
+		return false;
+	if (name_frame(py, pid, f, out, true))
+		return true;
+	py->st.bad_codes++;
+	return false;
+}
+
+void python__peek(struct python *py, const struct lx_pyrec *r)
+{
+	struct python_name nm;
+	pid_t pid = 0;
+
+	for (size_t i = 0; py && i < py->nprocs && !pid; i++)
+		for (size_t j = 0; j < py->procs[i]->nthreads && !pid; j++)
+			if (py->procs[i]->threads[j].tid == r->h.tid && !py->procs[i]->dead)
+				pid = py->procs[i]->pid;
+	for (unsigned i = 0; pid && i < r->ps.n && i < LX_PY_FRAMES_MAX; i++)
+		(void)name_frame(py, pid, &r->f[i], &nm, false);
 }
 
 void python__stats(const struct python *py, struct python_stats *out)

@@ -60,8 +60,13 @@ void python__mapped(struct python *py, const struct lx_mmap *m);
  * at most every few tens of milliseconds), processes gone forgotten. */
 void python__refresh(struct python *py, uint64_t now_ns);
 
-/* Frame f of a stack of process pid, named into *out. False when it cannot be (not a code
- * object, memory unreadable, a process not known to run Python). */
+/* A thread's Python frames as soon as the record is read, in any order: its code objects are
+ * named now, while the process runs, and kept for python__name. */
+void python__peek(struct python *py, const struct lx_pyrec *r);
+
+/* Frame f of a stack of process pid, named into *out: read again when the process still runs,
+ * else as python__peek read it. False when it cannot be (not a code object, memory
+ * unreadable, a process not known to run Python). */
 bool python__name(struct python *py, pid_t pid, const struct lx_pyframe *f,
 		  struct python_name *out);
 
