@@ -29,11 +29,11 @@ static void dump_stack(const struct gt_stack *s)
 			(unsigned long long)s->frames[j].line);
 }
 
-/* Runs pyspin.py MODE SECS under python while the recorder runs (-F 299: the whole machine
- * is recorded, and it may be busy). */
+/* Runs pyspin.py MODE SECS under python, recorded with -p (-F 999): the script waits for the
+ * recorder to start. */
 static void record_py(const char *python, const char *mode, const char *secs)
 {
-	static char script[PATH_MAX];
+	static char script[PATH_MAX], pid[16];
 	struct stat sb;
 
 	if (stat(python, &sb)) {
@@ -41,9 +41,15 @@ static void record_py(const char *python, const char *mode, const char *secs)
 		return;
 	}
 	snprintf(script, sizeof(script), "%s", record__workload_path("pyspin.py"));
-	itest_start((const char *[]){ "-F", "299", NULL });
-	itest_run(python, (const char *[]){ script, mode, secs, NULL }, 120);
-	itest_stop(SIGINT, 0);
+	it.wl = workload__start(python, (const char *[]){ script, mode, secs, "wait", NULL });
+	cr_assert(it.wl, "cannot start %s: %s", python, strerror(errno));
+	snprintf(pid, sizeof(pid), "%d", (int)workload__pid(it.wl));
+	itest_start((const char *[]){ "-F", "999", "-p", pid, NULL });
+	cr_assert_eq(workload__send(it.wl, "go\n"), 0);
+	cr_assert_eq(workload__finish(it.wl, 120), 0);
+	cr_assert_eq(workload__status(it.wl), 0, "%s exited with %d", python,
+		     workload__status(it.wl));
+	itest_stop(0, 0);
 	itest_load();
 }
 
@@ -93,7 +99,7 @@ static void spin_named(const char *python)
 	cr_log_info("%s: %zu samples of the spin, %zu name the chain", python, n, chained);
 	if (n < 100 || chained * 100 < n * 95)
 		fprintf(stderr, "recorder:\n%s", recorder__stderr(it.rec));
-	cr_assert_geq(n, 100, "%zu samples of a 3 s spin at 299 Hz", n);
+	cr_assert_geq(n, 100, "%zu samples of a 3 s spin at 999 Hz", n);
 	cr_assert_geq(chained * 100, n * 95, "only %zu of %zu samples name lx_hidden_inner:%lld <- "
 		      "lx_hidden_middle:%lld <- lx_hidden_outer:%lld <- spin", chained, n,
 		      inner_line, middle_line, outer_line);
@@ -190,6 +196,8 @@ Test(python, forged_code_pointer_gives_native_frames_and_a_count)
 	if (p)
 		unnamed = atoll(p);
 	cr_assert_gt(n, 50, "%zu samples of the forging thread", n);
-	cr_assert_eq(named, 0, "%zu samples name Python frames of a forged chain", named);
+	/* Before the forgery (the function's first lines) its frames are real. */
+	cr_assert_leq(named * 10, n, "%zu of %zu samples name Python frames of a forged chain",
+		      named, n);
 	cr_assert_gt(unnamed, 0, "the summary does not count the stacks left native:\n%s", err);
 }

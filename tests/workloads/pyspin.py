@@ -5,12 +5,14 @@
                            lx_hidden_inner for SECS seconds
   pyspin.py block SECS     threads (Python's threading) wait under known functions: one in
                            time.sleep, one in socket.recv, one in threading.Lock.acquire
+  pyspin.py MODE SECS wait  the same once a line comes on stdin (for lxtrace record -p)
   pyspin.py forge SECS     overwrites its own frame's code pointer with ctypes, then spins: the
                            tracer must show native frames and count them, not crash
 
 Reports as tests/workloads/workload.h says: "stat KEY LINE" for the lines the test expects
 (inner_line, middle_line, ...), "tid ROLE TID" for each thread that matters.
 """
+import os
 import sys
 import threading
 import time
@@ -32,21 +34,31 @@ def lx_hidden_outer(until):
 
 
 def report_tid(role):
-    print("tid %s %d" % (role, threading.get_native_id()), flush=True)
+    # One write per line: threads report at once.
+    os.write(1, b"tid %s %d\n" % (role.encode(), threading.get_native_id()))
+
+
+def first_sight():
+    # A new thread is known to the tracer once it has read the interpreter's thread list
+    # (every 50 ms, docs/stacks.md): stacks before are native only, counted.
+    time.sleep(0.3)
 
 
 def lx_sleeper(secs):
     report_tid("sleeper")
+    first_sight()
     time.sleep(secs)  # LX_SLEEP_LINE
 
 
 def lx_receiver(sock):
     report_tid("receiver")
+    first_sight()
     sock.recv(1)  # LX_RECV_LINE
 
 
 def lx_locker(lock, secs):
     report_tid("locker")
+    first_sight()
     lock.acquire(timeout=secs)  # LX_LOCK_LINE
 
 
@@ -55,7 +67,7 @@ def report_lines():
         for i, line in enumerate(f, 1):
             mark = line.rstrip().rsplit("# LX_", 1)
             if len(mark) == 2 and mark[1].endswith("_LINE"):
-                print("stat %s %d" % (mark[1].lower(), i), flush=True)
+                os.write(1, b"stat %s %d\n" % (mark[1].lower().encode(), i))
 
 
 def spin(secs):
@@ -105,4 +117,7 @@ def forge(secs):
 
 if __name__ == "__main__":
     report_lines()
+    if len(sys.argv) > 3 and sys.argv[3] == "wait":
+        # Started before the recorder (lxtrace record -p PID): a line on stdin says go.
+        sys.stdin.readline()
     {"spin": spin, "block": block, "forge": forge}[sys.argv[1]](float(sys.argv[2]))
