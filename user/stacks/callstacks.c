@@ -277,9 +277,9 @@ static bool go_top_frame(const char *func)
 /* The native frame each run of CPython's evaluation loop shows as: its Python frames go there. */
 #define EVAL_FUNC "_PyEval_EvalFrameDefault"
 
-/* Puts the Python frames of ps (process pid) into cs->frames[from, *n) in place of the
- * evaluation loop's native frames, each run's frames where its loop is, as the walk marked
- * them (LX_PYF_ENTRY). A native walk cut short (truncated) before any loop gets them all at
+/* Puts the Python frames of ps (process pid) into cs->frames[from, *n), each run of the
+ * evaluation loop's frames (as the walk marked them, LX_PYF_ENTRY) just leafward of the
+ * loop's native frame, which stays: the native stack is kept whole, as a debugger shows it. A native walk cut short (truncated) before any loop gets them all at
  * its root end, where the frames it could not take were. A frame that cannot be named leaves
  * the stack native, counted. */
 static int splice_python(struct callstacks *cs, pid_t pid, const struct lx_pystack *ps,
@@ -310,19 +310,18 @@ static int splice_python(struct callstacks *cs, pid_t pid, const struct lx_pysta
 	for (size_t i = from; i < *n; i++) {
 		bool is_eval = cs->frames[i].func && !strcmp(cs->frames[i].func, EVAL_FUNC);
 
-		for (uint32_t j = 0; j < cs->njit; j++)
-			if (cs->jit[j].idx == i)
-				cs->jit[j].idx = (uint32_t)(from + out);
-		if (!is_eval || next >= ps->n) {
-			if (out < GATHER_MAX)
-				cs->spliced[out++] = cs->frames[i];
-			continue;
-		}
-		do {
+		while (is_eval && next < ps->n) {
 			if (out < GATHER_MAX)
 				cs->spliced[out++] = (struct gt_frame){ named[next].pc, named[next].func,
 									named[next].file, named[next].line };
-		} while (!(pf[next++].flags & LX_PYF_ENTRY) && next < ps->n);
+			if (pf[next++].flags & LX_PYF_ENTRY)
+				break;
+		}
+		for (uint32_t j = 0; j < cs->njit; j++)
+			if (cs->jit[j].idx == i)
+				cs->jit[j].idx = (uint32_t)(from + out);
+		if (out < GATHER_MAX)
+			cs->spliced[out++] = cs->frames[i];
 	}
 	for (; !eval && next < ps->n && out < GATHER_MAX; next++)
 		cs->spliced[out++] = (struct gt_frame){ named[next].pc, named[next].func,
