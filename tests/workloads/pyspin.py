@@ -5,6 +5,7 @@
                            lx_hidden_inner for SECS seconds
   pyspin.py block SECS     threads (Python's threading) wait under known functions: one in
                            time.sleep, one in socket.recv, one in threading.Lock.acquire
+  pyspin.py pingpong N     two threads hand a token N times (bench/python.sh)
   pyspin.py MODE SECS wait  the same once a line comes on stdin (for lxtrace record -p)
   pyspin.py forge SECS     overwrites its own frame's code pointer with ctypes, then spins: the
                            tracer must show native frames and count them, not crash
@@ -92,6 +93,24 @@ def block(secs):
         t.join()
 
 
+def pingpong(rounds):
+    # Two threads hand a token back and forth: a switch and a wakeup per hand, each with the
+    # thread's stack (bench/python.sh).
+    import queue
+    a, b = queue.Queue(), queue.Queue()
+
+    def lx_pong():
+        for _ in range(int(rounds)):
+            b.put(a.get())
+
+    t = threading.Thread(target=lx_pong)
+    t.start()
+    for i in range(int(rounds)):
+        a.put(i)
+        b.get()
+    t.join()
+
+
 def lx_forged(secs):
     import ctypes
     # The caller's frame, suspended while this one runs, gets a code object pointer
@@ -120,4 +139,4 @@ if __name__ == "__main__":
     if len(sys.argv) > 3 and sys.argv[3] == "wait":
         # Started before the recorder (lxtrace record -p PID): a line on stdin says go.
         sys.stdin.readline()
-    {"spin": spin, "block": block, "forge": forge}[sys.argv[1]](float(sys.argv[2]))
+    {"spin": spin, "block": block, "forge": forge, "pingpong": pingpong}[sys.argv[1]](float(sys.argv[2]))
