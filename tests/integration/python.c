@@ -31,7 +31,8 @@ static void dump_stack(const struct gt_stack *s)
 
 /* Runs pyspin.py MODE SECS under python, recorded with -p (-F 999): the script waits for the
  * recorder to start. */
-static void record_py(const char *python, const char *mode, const char *secs)
+static void record_py(const char *python, const char *mode, const char *secs,
+		      const char *format)
 {
 	static char script[PATH_MAX], pid[16];
 	struct stat sb;
@@ -44,7 +45,7 @@ static void record_py(const char *python, const char *mode, const char *secs)
 	it.wl = workload__start(python, (const char *[]){ script, mode, secs, "wait", NULL });
 	cr_assert(it.wl, "cannot start %s: %s", python, strerror(errno));
 	snprintf(pid, sizeof(pid), "%d", (int)workload__pid(it.wl));
-	itest_start((const char *[]){ "-F", "999", "-p", pid, NULL });
+	itest_start((const char *[]){ "-F", "999", "-p", pid, "--format", format, NULL });
 	cr_assert_eq(workload__send(it.wl, "go\n"), 0);
 	cr_assert_eq(workload__finish(it.wl, 120), 0);
 	cr_assert_eq(workload__status(it.wl), 0, "%s exited with %d", python,
@@ -73,14 +74,14 @@ static bool spin_chain(const struct gt_stack *s)
 
 /* Of the spinning thread's samples from its first in pyspin.spin on (before it the interpreter
  * starts, before lxtrace has seen the thread), at least 95% name the chain. */
-static void spin_named(const char *python)
+static void spin_named(const char *python, const char *format)
 {
 	const struct gt_event *ev;
 	size_t n = 0, chained = 0, i = 0;
 	bool started = false;
 	pid_t tid;
 
-	record_py(python, "spin", "3");
+	record_py(python, "spin", "3", format);
 	inner_line = itest_stat("inner_line");
 	middle_line = itest_stat("middle_line");
 	outer_line = itest_stat("outer_line");
@@ -107,17 +108,18 @@ static void spin_named(const char *python)
 
 Test(python, debian_311_samples_name_the_chain)
 {
-	spin_named(DEBIAN_PY);
+	spin_named(DEBIAN_PY, "go1.19");
 }
+
 
 Test(python, pyenv_312_samples_name_the_chain)
 {
-	spin_named(PYENV_PY("3.12.1"));
+	spin_named(PYENV_PY("3.12.1"), "go1.19");
 }
 
 Test(python, pyenv_313_samples_name_the_chain)
 {
-	spin_named(PYENV_PY("3.13.0"));
+	spin_named(PYENV_PY("3.13.0"), "go1.19");
 }
 
 /* The events that carry a thread's stack where it blocks. */
@@ -154,7 +156,7 @@ static void blocked_in(const char *role, const char *func, const char *line_key)
 
 static void blocking_named(const char *python)
 {
-	record_py(python, "block", "1.5");
+	record_py(python, "block", "1.5", "go1.19");
 	blocked_in("sleeper", "pyspin.lx_sleeper", "sleep_line");
 	blocked_in("receiver", "pyspin.lx_receiver", "recv_line");
 	blocked_in("locker", "pyspin.lx_locker", "lock_line");
@@ -179,7 +181,7 @@ Test(python, forged_code_pointer_gives_native_frames_and_a_count)
 	long long unnamed = -1;
 	pid_t tid;
 
-	record_py(DEBIAN_PY, "forge", "2");
+	record_py(DEBIAN_PY, "forge", "2", "go1.19");
 	tid = itest_tid("forge");
 	while ((ev = tq_next(it.trace, &i, TQ_BIT(GT_EV_CPU_SAMPLE), tid))) {
 		i++;
