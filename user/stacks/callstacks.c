@@ -838,9 +838,14 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	nkey += nuser;
 	if (ps) {
 		cs->key[nkey++] = (uint64_t)ps->n << 16 | ps->flags | 1ull << 63;
+		/* By line where the frame was named when read: a loop's instructions on one line
+		 * make one stack, not one each (every new stack is symbolized whole). */
 		for (unsigned i = 0; i < ps->n; i++) {
+			int line = python__line(cs->py, (pid_t)pid, &pf[i]);
+
 			cs->key[nkey++] = pf[i].code;
-			cs->key[nkey++] = (uint64_t)pf[i].instr << 32 | pf[i].flags;
+			cs->key[nkey++] = (line >= 0 ? (uint64_t)line : 1ull << 31 | pf[i].instr) << 32 |
+					  pf[i].flags;
 		}
 	}
 	h = key_hash(cs->key, nkey);

@@ -590,6 +590,13 @@ bool python__name(struct python *py, pid_t pid, const struct lx_pyframe *f,
 	return false;
 }
 
+int python__line(struct python *py, pid_t pid, const struct lx_pyframe *f)
+{
+	struct python_name nm;
+
+	return py && name_frame(py, pid, f, &nm, false) ? nm.line : -1;
+}
+
 void python__peek(struct python *py, const struct lx_pyrec *r)
 {
 	struct python_name nm;

@@ -70,6 +70,10 @@ void python__peek(struct python *py, const struct lx_pyrec *r);
 bool python__name(struct python *py, pid_t pid, const struct lx_pyframe *f,
 		  struct python_name *out);
 
+/* The line of frame f of process pid as named before (python__peek), not read again; -1 when
+ * it was not. For keys: one stack per line, not per instruction. */
+int python__line(struct python *py, pid_t pid, const struct lx_pyframe *f);
+
 void python__stats(const struct python *py, struct python_stats *out);
 
 /* Accepts NULL. */
