@@ -322,7 +322,7 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 		return;
 	flush_syscalls(ring);
 	/* A Python thread's frames go just before, in a record of their own (python.bpf.h). */
-	if (modern && user && python_frames)
+	if (modern && user)
 		py_send(cpu, ((const struct lx_rec *)rec)->ts);
 	if (user)
 		ex = exec_ustack_of_current(modern);

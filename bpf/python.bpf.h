@@ -14,10 +14,6 @@
 #include "python.h"
 #include "ring.bpf.h"
 
-/* Set by user space before load: false where the programs do not fit with the walk (a
- * kernel whose verifier counts the 512 bytes of stack more coarsely, Debian's 6.1). */
-const volatile bool python_frames = true;
-
 /* Threads whose frames to read (user/stacks/python.c keeps it): tid -> struct lx_py_thread. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -81,7 +81,6 @@ struct capture {
 	struct capture_opts opts;
 	struct features feat;
 	bool modern;			/* the modern program of each pair, not the compat one */
-	bool no_python;			/* they walk no Python frames (they did not fit) */
 	struct lxtrace *skel;
 	struct annotate *ann;		/* NULL unless opts.annotations */
 	struct bpf_link **usdt_links;
@@ -573,15 +572,6 @@ static int load_object(struct capture *c)
 	snprintf(failed_prog, sizeof(failed_prog), "?");
 	outer_print = libbpf_set_print(note_failure);
 	err = lxtrace__load(c->skel);
-	/* The Python walk takes the programs' stack the closest to its 512 bytes: where the
-	 * verifier counts more coarsely, the programs load without it, and say so. */
-	if (err && c->modern && !open_object(c, true)) {
-		fprintf(stderr, "lxtrace: capture: the typed programs failed to load (%s: %s); "
-			"loading them without Python frames\n", failed_prog, strerror(-err));
-		c->no_python = true;
-		c->skel->rodata->python_frames = false;
-		err = lxtrace__load(c->skel);
-	}
 	libbpf_set_print(outer_print);
 	if (err && c->modern) {
 		snprintf(c->feat.modern_failed, sizeof(c->feat.modern_failed), "%s: %s",
@@ -1122,7 +1112,7 @@ int capture__unwind_stats(const struct capture *c, uint64_t out[LX_UNWIND_NSTATS
 
 int capture__python_maps(struct capture *c, int *threads_fd, int *procs_fd, int *layouts_fd)
 {
-	if (!bpf_walker(c) || c->no_python)
+	if (!bpf_walker(c))
 		return -ENOENT;
 	*threads_fd = bpf_map__fd(c->skel->maps.py_threads);
 	*procs_fd = bpf_map__fd(c->skel->maps.py_procs);
@@ -1132,7 +1122,7 @@ int capture__python_maps(struct capture *c, int *threads_fd, int *procs_fd, int 
 
 int capture__python_stats(const struct capture *c, uint64_t out[LX_PY_NSTATS])
 {
-	if (!bpf_walker(c) || c->no_python)
+	if (!bpf_walker(c))
 		return -ENOENT;
 	return sum_percpu(c, bpf_map__fd(c->skel->maps.py_stats), LX_PY_NSTATS, out);
 }
