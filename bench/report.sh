@@ -6,8 +6,9 @@
 # section), `lxtrace report FILE --sched`, `lxtrace pprof FILE --offcpu` and
 # `perf sched latency`.
 #
-# Usage: bench/report.sh [--seconds N] [--trace FILE --perf-data FILE] [--keep DIR]
+# Usage: bench/report.sh [--seconds N] [--format F] [--trace FILE --perf-data FILE] [--keep DIR]
 #   --seconds N        length of the recording (default 30)
+#   --format F         the recording's format (lxtrace record --format: go1.19, go1.23)
 #   --trace FILE       measure FILE (and --perf-data's perf.data) instead of recording
 #   --perf-data FILE
 #   --keep DIR         keep the recordings in DIR
@@ -19,6 +20,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LXTRACE=${LXTRACE:-$ROOT/build/lxtrace}
 SECONDS_REC=30
+FORMAT=go1.19
 TRACE=
 PERF_DATA=
 KEEP=
@@ -26,10 +28,11 @@ KEEP=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--seconds) SECONDS_REC=$2; shift ;;
+	--format) FORMAT=$2; shift ;;
 	--trace) TRACE=$2; shift ;;
 	--perf-data) PERF_DATA=$2; shift ;;
 	--keep) KEEP=$2; shift ;;
-	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "report.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -70,8 +73,8 @@ record() {
 	if ! [ -d /sys/kernel/tracing/events ]; then
 		mount -t tracefs nodev /sys/kernel/tracing && MOUNTED=1
 	fi
-	"$LXTRACE" record -d "$SECONDS_REC" -o "$TMP/messaging.trace" --ready-fd 3 3>"$TMP/ready" \
-		2>"$TMP/record.log" &
+	"$LXTRACE" record -d "$SECONDS_REC" --format="$FORMAT" -o "$TMP/messaging.trace" \
+		--ready-fd 3 3>"$TMP/ready" 2>"$TMP/record.log" &
 	PIDS+=($!)
 	local rec=$!
 	read -r -t 30 _ <"$TMP/ready" || die "lxtrace record did not start: $(cat "$TMP/record.log")"

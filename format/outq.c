@@ -215,11 +215,6 @@ int gt_outq__flush(struct gt_outq *q)
 	return write_all(q, &iov, 1);
 }
 
-int gt_outq__error(const struct gt_outq *q)
-{
-	return q->err;
-}
-
 uint64_t gt_outq__written(const struct gt_outq *q)
 {
 	return q->written;

@@ -33,9 +33,6 @@ int gt_outq__batch(struct gt_outq *q, const struct gt_batch_info *b, const uint8
 		   size_t hlen, const uint8_t *body, size_t blen);
 /* Writes whatever is staged. */
 int gt_outq__flush(struct gt_outq *q);
-/* The first write error (negative errno), or 0. After one, the file is cut back to the last
- * batch boundary when the fd allows it (a regular file; not a pipe or socket). */
-int gt_outq__error(const struct gt_outq *q);
 /* Bytes written whole: the file holds exactly these after the offset the fd had at first (for
  * a sink: the batch bytes it took). */
 uint64_t gt_outq__written(const struct gt_outq *q);

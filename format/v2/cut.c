@@ -1,97 +1,11 @@
-/* cut.c - repair and cut of Go 1.22+ traces by whole generations, copying bytes (cut.h). */
+/* cut.c - cut of a Go 1.22+ trace by whole generations, copying bytes (cut.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/v2/cut.h"
-#include "format/v2/reader.h"
-
-/* Copies [from, to) of in to out's current offset. */
-static int copy(int in, int out, uint64_t from, uint64_t to, char *err, size_t errlen)
-{
-	char buf[64 << 10];
-
-	while (from < to) {
-		size_t want = to - from < sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
-		ssize_t n = pread(in, buf, want, (off_t)from), w;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(err, errlen, "reading: %s", n ? strerror(errno) : "file shrank");
-			return n ? -errno : -EIO;
-		}
-		for (ssize_t done = 0; done < n; done += w) {
-			w = write(out, buf + done, (size_t)(n - done));
-			if (w < 0 && errno == EINTR)
-				w = 0;
-			else if (w < 0) {
-				snprintf(err, errlen, "writing: %s", strerror(errno));
-				return -errno;
-			}
-		}
-		from += (uint64_t)n;
-	}
-	return 0;
-}
-
-static struct gt2_reader *open_reader(int fd, char *err, size_t errlen)
-{
-	struct gt2_reader *r;
-
-	if (lseek(fd, 0, SEEK_SET)) {
-		snprintf(err, errlen, "not a file that can be read again: %s", strerror(errno));
-		return NULL;
-	}
-	r = gt2_reader__new(&(struct gt2_reader_opts){ .sz = sizeof(struct gt2_reader_opts),
-			    .fd = fd });
-	if (!r)
-		snprintf(err, errlen, "%s", strerror(errno));
-	return r;
-}
-
-int gt2_repair(int fd, int out_fd, struct gt2_repair_report *rep, char *err, size_t errlen)
-{
-	struct gt2_reader *r = open_reader(fd, err, errlen);
-	struct stat st;
-	int ret;
-
-	memset(rep, 0, sizeof(*rep));
-	if (!r)
-		return -EIO;
-	if (fstat(fd, &st)) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		gt2_reader__free(r);
-		return -EIO;
-	}
-	rep->size = (uint64_t)st.st_size;
-	while ((ret = gt2_reader__next_generation(r)) == 1) {
-		rep->kept = gt2_reader__gen_end(r);
-		rep->generations++;
-		rep->events += gt2_reader__gen_events(r);
-	}
-	if (ret < 0)
-		snprintf(rep->why, sizeof(rep->why), "%s", gt2_reader__error(r));
-	gt2_reader__free(r);
-	if (ret < 0 && ret != -EINVAL && ret != -EFBIG) {
-		snprintf(err, errlen, "%s", rep->why);
-		return ret;
-	}
-	if (!rep->generations) {
-		snprintf(err, errlen, "no whole generation to keep: %s", rep->why);
-		return -ENODATA;
-	}
-	if (out_fd >= 0)
-		return copy(fd, out_fd, 0, rep->kept, err, errlen);
-	if (rep->kept < rep->size && ftruncate(fd, (off_t)rep->kept)) {
-		snprintf(err, errlen, "cutting the file to %llu bytes: %s",
-			 (unsigned long long)rep->kept, strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
+#include "format/v2/gens.h"
 
 /* The generations in [first, end) read as a trace of their own, as Go 1.23 will read the cut:
  * its first generation's statuses are all it knows (state.h). 0, or an error with err. */
@@ -122,7 +36,7 @@ static int check_run(int fd, uint64_t first, uint64_t end, char *err, size_t err
 int gt2_cut(int fd, int out_fd, uint64_t from_ns, uint64_t to_ns, struct gt2_cut_report *rep,
 	    char *err, size_t errlen)
 {
-	struct gt2_reader *r = open_reader(fd, err, errlen);
+	struct gt2_reader *r = gt2_gens__reader(fd, err, errlen);
 	uint64_t first = 0, end = 0;
 	int64_t t0 = 0, lo, hi;
 	int ret;
@@ -161,7 +75,7 @@ int gt2_cut(int fd, int out_fd, uint64_t from_ns, uint64_t to_ns, struct gt2_cut
 	if ((ret = check_run(fd, first, end, err, errlen)))
 		return ret;
 	rep->bytes = GT2_HEADER_LEN + end - first;
-	if ((ret = copy(fd, out_fd, 0, GT2_HEADER_LEN, err, errlen)))
+	if ((ret = gt2_gens__copy(fd, out_fd, 0, GT2_HEADER_LEN, err, errlen)))
 		return ret;
-	return copy(fd, out_fd, first, end, err, errlen);
+	return gt2_gens__copy(fd, out_fd, first, end, err, errlen);
 }

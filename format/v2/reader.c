@@ -686,11 +686,6 @@ uint64_t gt2_reader__generation(const struct gt2_reader *r)
 	return r->gen;
 }
 
-uint64_t gt2_reader__frequency(const struct gt2_reader *r)
-{
-	return r->freq;
-}
-
 uint64_t gt2_reader__gen_start(const struct gt2_reader *r)
 {
 	return r->gen_start;

@@ -74,10 +74,9 @@ int gt2_reader__next(struct gt2_reader *r, struct gt2_event *e);
  * 1 when there is one, 0 at the end, or an error as gt2_reader__next. */
 int gt2_reader__next_generation(struct gt2_reader *r);
 
-/* The current generation: its number, Frequency (ticks per second), the offsets of its first
- * batch and of its end (the next one's first batch, or the end of the input). */
+/* The current generation: its number, the offsets of its first batch and of its end (the next
+ * one's first batch, or the end of the input). */
 uint64_t gt2_reader__generation(const struct gt2_reader *r);
-uint64_t gt2_reader__frequency(const struct gt2_reader *r);
 uint64_t gt2_reader__gen_start(const struct gt2_reader *r);
 uint64_t gt2_reader__gen_end(const struct gt2_reader *r);
 /* The current generation's events and samples, and the times of its earliest and latest (ns:

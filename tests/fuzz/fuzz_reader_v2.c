@@ -1,8 +1,8 @@
 /* fuzz_reader_v2.c - libFuzzer target: the Go 1.22+ reader (format/v2/reader.h, what `lxtrace
  * dump` reads those files with) must survive any input without a crash, a leak, a loop or an
  * out-of-bounds access, in the memory of its budget, and explain every refusal in one line;
- * repair and cut by whole generations (format/v2/cut.h) write only files the reader then takes
- * whole. */
+ * repair and cut by whole generations (format/v2/repair.h, cut.h) write only files the reader
+ * then takes whole. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "format/v2/cut.h"
 #include "format/v2/print.h"
 #include "format/v2/reader.h"
+#include "format/v2/repair.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

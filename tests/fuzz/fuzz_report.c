@@ -14,6 +14,8 @@
 
 #include "format/v1/state.h"
 #include "format/v2/reader.h"
+#include "user/report/folded.h"
+#include "user/report/pprof.h"
 #include "user/report/profile.h"
 #include "user/report/report.h"
 
@@ -26,7 +28,7 @@ static void one_line(int ret, const char *err)
 }
 
 /* The profile of kind, written both ways; its verdict (0 or a negative errno). */
-static int profile(int fd, enum profile_kind kind, int out, FILE *sink)
+static int profile(int fd, enum profile_kind kind, unsigned flags, int out, FILE *sink)
 {
 	const struct walk_filter all = { .to_ns = UINT64_MAX };
 	struct profile *p;
@@ -35,11 +37,11 @@ static int profile(int fd, enum profile_kind kind, int out, FILE *sink)
 
 	if (lseek(fd, 0, SEEK_SET) || ftruncate(out, 0) || lseek(out, 0, SEEK_SET))
 		abort();
-	ret = profile__read(fd, kind, &all, &p, err, sizeof(err));
+	ret = profile__read(fd, kind, &all, flags, &p, err, sizeof(err));
 	one_line(ret, err);
 	if (ret)
 		return ret;
-	if (profile__write_pprof(p, out, err, sizeof(err)) || profile__write_folded(p, sink))
+	if (pprof__write(p, out, err, sizeof(err)) || folded__write(p, sink))
 		abort();
 	profile__free(p);
 	return 0;
@@ -84,10 +86,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int fd = -1, out = -1;
 	static FILE *sink;
-	/* Histograms too, and a window and a filter that keep part of the file. */
+	/* Histograms too, and a window and a filter that keep part of the file, as JSON. */
 	struct report_opts all = { .sections = REPORT_ALL, .hist = true, .top = 5,
 				   .filter = { .to_ns = UINT64_MAX } };
-	struct report_opts some = { .sections = REPORT_ALL, .top = 3,
+	struct report_opts some = { .sections = REPORT_ALL, .top = 3, .json = true,
 				    .filter = { .comm = "pingpong", .from_ns = 1000,
 						.to_ns = 50000000 } };
 	char err[256] = "";
@@ -109,8 +111,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (report__file(fd, "fuzz", &some, sink, err, sizeof(err)) != ret)
 		abort();
+	/* Every other kind with its processes merged. */
 	for (enum profile_kind k = PROFILE_CPU; k <= PROFILE_SYSCALL; k++)
-		if (profile(fd, k, out, sink) != ret)
+		if (profile(fd, k, k & 1 ? PROFILE_MERGE_PIDS : 0, out, sink) != ret)
 			abort();
 	return 0;
 }

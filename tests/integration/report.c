@@ -669,6 +669,53 @@ Test(report, perf_sched_agrees_on_wakeups_and_the_longest_wait)
 	report__free(&s);
 }
 
+/* `lxtrace pprof FILE --offcpu --folded --comm vforker` (and extra, unless NULL): of its lines
+ * naming nanosleep, how many, their values' sum and how many name a process frame. */
+static void folded_nanosleeps(const char *extra, unsigned *lines, uint64_t *sum, unsigned *pids)
+{
+	const char *argv[] = { record__build_path("lxtrace"), "pprof", recorder__path(it.rec),
+			       "--offcpu", "--folded", "--comm", "vforker", extra, NULL };
+	char *out = NULL, *err = NULL, *line, *save;
+	int rc = run_capture(argv, 60, &out, &err);
+
+	cr_assert_eq(rc, 0, "lxtrace pprof exited %d: %s", rc, err);
+	*lines = *pids = 0;
+	*sum = 0;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *value = strrchr(line, ' ');
+
+		if (!strstr(line, "nanosleep") || !value)
+			continue;
+		(*lines)++;
+		*sum += strtoull(value + 1, NULL, 10);
+		*pids += strstr(line, " (pid ") != NULL;
+	}
+	free(out);
+	free(err);
+}
+
+/* pprof --merge-pids: vforker's children, each a process of its own sleeping in nanosleep, are
+ * a stack each by their process frames, and merged the same time on fewer stacks, none naming
+ * a process (before: an unknown option). */
+Test(report, merge_pids_adds_up_the_processes_of_one_program)
+{
+	unsigned lines, pids, mlines, mpids;
+	uint64_t sum, msum;
+
+	itest_record(NULL, "vforker", (const char *[]){ "5", NULL }, 60);
+	folded_nanosleeps(NULL, &lines, &sum, &pids);
+	folded_nanosleeps("--merge-pids", &mlines, &msum, &mpids);
+	cr_log_info("%u stacks of %u processes, %llu ns; merged %u stacks", lines, pids,
+		    (unsigned long long)sum, mlines);
+	cr_expect_geq(pids, 5, "%u stacks name a process", pids);
+	cr_expect_eq(mpids, 0, "%u merged stacks name a process", mpids);
+	cr_expect_gt(mlines, 0);
+	cr_expect_lt(mlines, lines);
+	cr_expect_eq(msum, sum);
+	/* Five sleeps of 20 ms at least. */
+	cr_expect_geq(sum, 5 * 20000000ull);
+}
+
 /* `report --depth N` shows N frames of code of each stack, the rest counted: the sleeper's
  * stack (clock_nanosleep <- nanosleep <- main <- libc's start, and the kernel's frames) cut at
  * one, and whole at 100. */

@@ -1,7 +1,7 @@
 /* test_format_v2_reader.c - the Go 1.22+ decoder (format/v2/reader.h) reads back what the
- * encoder wrote, event for event; and repair and cut by whole generations (format/v2/cut.h)
- * write only files Go 1.23's reader takes: a file cut at every byte, repaired, and every run
- * of consecutive generations, cut. */
+ * encoder wrote, event for event; and repair and cut by whole generations
+ * (format/v2/repair.h, cut.h) write only files Go 1.23's reader takes: a file cut at every
+ * byte, repaired, and every run of consecutive generations, cut. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include "format/v2/cut.h"
 #include "format/v2/print.h"
 #include "format/v2/reader.h"
+#include "format/v2/repair.h"
 #include "format/v2/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/lib/v2story.h"

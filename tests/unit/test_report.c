@@ -18,9 +18,12 @@
 #include "tests/unit/test_model_util.h"
 #include "user/report/fmt.h"
 #include "user/report/hist.h"
+#include "user/report/intern.h"
 #include "user/report/notes.h"
 #include "user/report/offcpu.h"
 #include "user/report/pbuf.h"
+#include "user/report/folded.h"
+#include "user/report/pprof.h"
 #include "user/report/profile.h"
 #include "user/report/report.h"
 #include "user/report/sched.h"
@@ -440,8 +443,8 @@ static void pprof_raw(const char *path, enum profile_kind kind, const char *labe
 	int fd = open(path, O_RDONLY), ofd = mkstemp(out_path);
 
 	cr_assert(fd >= 0 && ofd >= 0);
-	cr_assert_eq(profile__read(fd, kind, &all, &p, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(profile__write_pprof(p, ofd, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(profile__read(fd, kind, &all, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pprof__write(p, ofd, err, sizeof(err)), 0, "%s", err);
 	close(fd);
 	close(ofd);
 	profile__free(p);
@@ -507,9 +510,9 @@ Test(report, folded_stacks_root_first_with_their_process)
 	int fd = victim_and_hog_fd(&t);
 
 	cr_assert(out);
-	cr_assert_eq(profile__read(fd, PROFILE_OFFCPU, &all, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(profile__read(fd, PROFILE_OFFCPU, &all, 0, &p, err, sizeof(err)), 0, "%s", err);
 	close(fd);
-	cr_assert_eq(profile__write_folded(p, out), 0);
+	cr_assert_eq(folded__write(p, out), 0);
 	fclose(out);
 	cr_expect(strstr(text, "victim;victim (pid 100);syscall clock_nanosleep 195000002\n") !=
 		  NULL, "%s", text);
@@ -517,6 +520,36 @@ Test(report, folded_stacks_root_first_with_their_process)
 	profile__free(p);
 	free(text);
 	mt_close(&t, false);
+}
+
+/* The one interning table: handles in the order first met, equal keys one handle, keys of
+ * any bytes (a NUL inside, none at all) kept whole at addresses that stay put as it grows. */
+Test(report, intern_hands_out_one_handle_a_key)
+{
+	struct intern *t = intern__new();
+	const char *first;
+	char key[32];
+	bool added;
+
+	cr_assert(t);
+	first = intern__str(t, "futex");
+	cr_assert_eq(intern__put(t, "", 0, &added), 1);
+	cr_expect(added);
+	cr_assert_eq(intern__put(t, "a\0b", 3, &added), 2);
+	cr_assert_eq(intern__put(t, "a\0c", 3, &added), 3);
+	for (int i = 0; i < 100000; i++) {
+		snprintf(key, sizeof(key), "name %d", i);
+		cr_assert_eq(intern__put(t, key, strlen(key), &added), 4 + i);
+	}
+	cr_expect_eq(intern__put(t, "a\0b", 3, &added), 2);
+	cr_expect_not(added);
+	cr_expect_eq(intern__str(t, "futex"), first);
+	cr_expect_str_eq(first, "futex");
+	cr_expect_eq(intern__get(t, "name 99999", 10), 100003);
+	cr_expect_eq(intern__get(t, "name 100000", 11), -1);
+	cr_expect_eq(memcmp(intern__key(t, 3), "a\0c", 4), 0);
+	cr_expect_eq(intern__count(t), 100004);
+	intern__free(t);
 }
 
 /* protobuf's own examples: 150 in field 1 is 08 96 01; "testing" in field 2 is 12 07 ...;
@@ -767,6 +800,177 @@ Test(report, syscalls_per_call_with_their_blocks_apart)
 	mt_close(&t, false);
 }
 
+/* pprof's -raw of the profile at path: each sample's four values summed, those labelled
+ * `label` apart. */
+static void pprof_sum4(const char *path, const char *label, uint64_t sum[4], uint64_t lsum[4])
+{
+	const char *argv[] = { "/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof", "-raw", path, NULL };
+	char *out = NULL, *errs = NULL, *line, *save;
+	unsigned long long v[4], last[4] = { 0 };
+	bool samples = false;
+	int rc = run_capture(argv, 60, &out, &errs);
+
+	cr_assert_eq(rc, 0, "pprof -raw: %s", errs);
+	memset(sum, 0, 4 * sizeof(*sum));
+	memset(lsum, 0, 4 * sizeof(*lsum));
+	cr_expect(strstr(out, "calls/count syscall/nanoseconds[dflt] blocks/count "
+			      "off-cpu/nanoseconds"), "%s", out);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "Samples:", 8))
+			samples = true;
+		else if (!strncmp(line, "Locations", 9))
+			break;
+		else if (samples && sscanf(line, " %llu %llu %llu %llu:", &v[0], &v[1], &v[2],
+					   &v[3]) == 4)
+			for (int i = 0; i < 4; i++)
+				sum[i] += last[i] = v[i];
+		else if (samples && strstr(line, label))
+			for (int i = 0; i < 4; i++)
+				lsum[i] += last[i];
+	}
+	free(out);
+	free(errs);
+}
+
+/* pprof --syscall counts calls and their whole lengths, the blocks apart, in both formats:
+ * syncer's 10 fdatasync calls of 2.5 ms (20 blocks of 1 ms) and 10 getppid of 20 us (before:
+ * 20 samples, the blocks alone, 20 ms). Folded, each stack's calls' lengths. */
+Test(report, pprof_syscall_counts_calls_and_their_lengths)
+{
+	struct walk_filter all = { .to_ns = UINT64_MAX };
+	char out_path[64], err[256], *text = NULL;
+	uint64_t sum[4], fd_sum[4];
+	struct profile *p;
+	size_t len = 0;
+	struct mt t;
+
+	for (int v2 = 0; v2 < 2; v2++) {
+		int fd, ofd = mkstemp(strcpy(out_path, "/tmp/lxtrace-test-pprof-XXXXXX"));
+		FILE *f = open_memstream(&text, &len);
+
+		syncer_in(&t, v2);
+		fd = open(t.path, O_RDONLY);
+		cr_assert(fd >= 0 && ofd >= 0 && f);
+		cr_assert_eq(profile__read(fd, PROFILE_SYSCALL, &all, 0, &p, err, sizeof(err)), 0, "%s",
+			     err);
+		cr_assert_eq(pprof__write(p, ofd, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(folded__write(p, f), 0);
+		fclose(f);
+		close(fd);
+		close(ofd);
+		profile__free(p);
+		pprof_sum4(out_path, "syscall:[fdatasync]", sum, fd_sum);
+		unlink(out_path);
+		cr_expect_eq(sum[0], 2 * ROUNDS, "format %d", v2);
+		cr_expect_eq(sum[1], ROUNDS * (2500 + 20) * US, "format %d", v2);
+		cr_expect_eq(fd_sum[0], ROUNDS, "format %d", v2);
+		cr_expect_eq(fd_sum[1], ROUNDS * 2500 * US, "format %d", v2);
+		/* The Go 1.22+ file has no block where the CPU stayed idle (as the report). */
+		cr_expect_eq(fd_sum[2], v2 ? 0 : 2 * ROUNDS, "format %d", v2);
+		cr_expect_eq(fd_sum[3], v2 ? 0 : 2 * ROUNDS * MS, "format %d", v2);
+		cr_expect(strstr(text, "syscall fdatasync 25000000\n"), "format %d:\n%s", v2, text);
+		cr_expect(strstr(text, "syscall getppid 200000\n"), "format %d:\n%s", v2, text);
+		free(text);
+		text = NULL;
+		mt_close(&t, false);
+	}
+}
+
+/* A thread whose name has a quote, a backslash, a newline and a byte that is no UTF-8 runs,
+ * sleeps 3 ms and runs again. */
+static void odd_name_in(struct mt *t, bool v2)
+{
+	char *proc = mt_proc_new();
+
+	mt_proc_thread(proc, 900, 900, "q\"b\\s\n\xff", 'R', -1);
+	mt_open_in(t, 2, MODEL_SYSCALLS_BLOCKING, proc, v2);
+	mt_switch(t, T0 + MS, 0, 0, 900, LX_PREV_RUNNABLE, -1);
+	mt_switch(t, T0 + 2 * MS, 0, 900, 0, LX_PREV_SLEEP, __NR_clock_nanosleep);
+	mt_wakeup(t, T0 + 5 * MS, 1, 900);
+	mt_switch(t, T0 + 6 * MS, 0, 0, 900, LX_PREV_RUNNABLE, -1);
+	mt_finish(t, T0 + 10 * MS);
+	mt_proc_free(proc);
+}
+
+/* `report --json` of stream's trace, every section and histograms, read back by Python's json
+ * module, which prints what `query` (Python, on the object d) says. */
+static char *json_query(void (*stream)(struct mt *, bool), bool v2, const char *query)
+{
+	struct report_opts o = { .sections = REPORT_ALL, .top = 10, .hist = true, .json = true,
+				 .filter = { .to_ns = UINT64_MAX } };
+	char path[] = "/tmp/lxtrace-test-json-XXXXXX", err[256], *script, *out = NULL,
+	     *errs = NULL;
+	const char *argv[] = { "/usr/bin/python3", "-c", NULL, path, NULL };
+	int ofd = mkstemp(path), fd, rc;
+	FILE *f = fdopen(ofd, "w");
+	struct mt t;
+
+	cr_assert(f);
+	stream(&t, v2);
+	fd = open(t.path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(report__file(fd, "a \"b\"\\.trace", &o, f, err, sizeof(err)), 0, "%s", err);
+	close(fd);
+	fclose(f);
+	mt_close(&t, false);
+	/* json.tool's reading: valid JSON, one object. */
+	rc = run_capture((const char *[]){ "/usr/bin/python3", "-m", "json.tool", path, NULL }, 60, NULL,
+			 &errs);
+	cr_assert_eq(rc, 0, "not JSON: %s", errs);
+	free(errs);
+	cr_assert(asprintf(&script, "import json, sys\nd = json.load(open(sys.argv[1]))\n%s",
+			   query) > 0);
+	argv[2] = script;
+	rc = run_capture(argv, 60, &out, &errs);
+	cr_assert_eq(rc, 0, "%s: %s", query, errs);
+	unlink(path);
+	free(script);
+	free(errs);
+	return out;
+}
+
+/* report --json holds the text's figures under stable names, in both formats: the victim's
+ * waits, the hog's futex waits, the stacks; names escaped as lxtrace prints them, then as JSON
+ * asks (before: no --json). */
+Test(report, json_has_every_sections_figures)
+{
+	static const char query[] =
+		"p = [x for x in d['sched']['processes'] if x['pid'] == 100][0]\n"
+		"w = p['waits']['wakeup']\n"
+		"o = {r['reason']: r['time'] for r in d['offcpu']['reasons']}\n"
+		"s = {r['name']: r for r in d['syscalls']['rows']}\n"
+		"print(d['schema'], d['file'], d['cpus'], w['count'], w['max_ns'], p['program'],\n"
+		"      o['lock']['count'], o['lock']['sum_ns'] // 1000, s['futex']['blocked']['count'],\n"
+		"      len(d['sched']['worst']), d['sched']['worst'][0]['ran'][0]['pid'],\n"
+		"      d['offcpu']['stacks'][0]['frames'][-1]['file'], d['cpu']['samples'],\n"
+		"      d['recording']['records_lost'], sum(len(w['log2']) > 0 for w in [w]))\n";
+	static const char odd[] =
+		"names = set()\n"
+		"def walk(x):\n"
+		"    if isinstance(x, dict): [walk(v) for v in x.values()]\n"
+		"    elif isinstance(x, list): [walk(v) for v in x]\n"
+		"    elif isinstance(x, str): names.add(x)\n"
+		"walk(d)\n"
+		"print('q\"b\\\\\\\\s\\\\x0a\\\\xff' in names, all(n.isascii() for n in names))\n";
+	char want[256];
+
+	for (int v2 = 0; v2 < 2; v2++) {
+		char *out = json_query(victim_and_hog_in, v2, query);
+
+		/* 10 wakeups, the longest 1 ms; 11 futex waits (2 cut, whose time in µs) of which 9
+		 * whole are blocking syscalls; the 10 worst waits, the first with the hog on the
+		 * CPU; no sample, nothing lost. */
+		snprintf(want, sizeof(want), "lxtrace-report/1 a \"b\"\\\\.trace 2 10 %llu victim 11 "
+			 "%llu 9 10 200 program 0 0 1\n", (unsigned long long)(ROUNDS * 100 * US),
+			 (unsigned long long)(((ROUNDS - 1) * MS + HOG_CUT) / US));
+		cr_expect_str_eq(out, want, "format %d: %s", v2, out);
+		free(out);
+		out = json_query(odd_name_in, v2, odd);
+		cr_expect_str_eq(out, "True True\n", "format %d", v2);
+		free(out);
+	}
+}
+
 /* A futex wait inside a call (--syscalls=all, both formats): the call lasts from its entry to
  * its return, the wait in it keeps its reason, and the Go 1.22+ file, which ends the syscall
  * at the block, has the return as a log (user/model/out_go123.c). */
@@ -871,7 +1075,7 @@ Test(report, a_filter_that_keeps_no_thread_says_so)
 	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
 	o.filter.pid = 0;
 	o.filter.comm = "nobody";
-	cr_expect_eq(profile__read(fd, PROFILE_SCHED, &o.filter, &p, err, sizeof(err)), -ENOENT);
+	cr_expect_eq(profile__read(fd, PROFILE_SCHED, &o.filter, 0, &p, err, sizeof(err)), -ENOENT);
 	cr_expect_str_eq(err, "no thread named \"nobody\" in this trace");
 	close(fd);
 	mt_close(&t, false);

@@ -1061,11 +1061,6 @@ const struct features *capture__features(const struct capture *c)
 	return &c->feat;
 }
 
-bool capture__cfi_stacks(const struct capture *c)
-{
-	return bpf_walker(c);
-}
-
 bool capture__annotations(const struct capture *c)
 {
 	return c->ann != NULL;

@@ -124,9 +124,6 @@ int capture__python_stats(const struct capture *c, uint64_t out[LX_PY_NSTATS]);
 /* What the kernel offers, as the load found it (a variant refused is noted there). */
 const struct features *capture__features(const struct capture *c);
 
-/* Whether the user stacks are walked from CFI (unwind rows are of use), after load. */
-bool capture__cfi_stacks(const struct capture *c);
-
 /* Whether the annotation programs are loaded (asked for, and not refused by the kernel). */
 bool capture__annotations(const struct capture *c);
 

@@ -12,6 +12,8 @@
 #include "user/cli/file_cmd.h"
 #include "user/cli/filter_args.h"
 #include "user/cli/output_file.h"
+#include "user/report/folded.h"
+#include "user/report/pprof.h"
 #include "user/report/profile.h"
 
 #define PREFIX "lxtrace pprof: "
@@ -20,7 +22,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: lxtrace pprof FILE --cpu|--offcpu|--sched|--syscall [-o OUT] [--folded]\n"
-		   "                          [-p PID] [--comm NAME] [--from T] [--to T]\n\n"
+		   "                          [--merge-pids] [-p PID] [--comm NAME] [--from T] [--to T]\n\n"
 		   "Writes a profile of the trace by call stack, each stack ending in its thread's\n"
 		   "process and program, for pprof (`go tool pprof -top OUT`; a flame graph with\n"
 		   "`-http=127.0.0.1:8080 OUT`; `-diff_base OLD NEW`) or, with --folded, as folded\n"
@@ -31,25 +33,32 @@ static void usage(FILE *f)
 		   "                      labelled with the reason (io, lock, sleep, fd-wait, ...)\n"
 		   "  --sched             waits for a CPU by the stack the thread stopped at,\n"
 		   "                      labelled after=wakeup or after=preemption\n"
-		   "  --syscall           blocking syscalls' time off the CPU by stack, labelled\n"
-		   "                      with the syscall\n\n"
+		   "  --syscall           syscalls by stack, labelled with the syscall: each\n"
+		   "                      call's count and length from entry to return (record\n"
+		   "                      --syscalls=all), apart the times calls blocked and\n"
+		   "                      their time off the CPU (-sample_index=off-cpu); the\n"
+		   "                      blocks alone when the file has no entries\n\n"
 		   "  -o, --output OUT    write it to OUT (mode 0600): gzip'd protobuf, or folded\n"
 		   "                      text (without -o: on stdout)\n"
 		   "      --folded        folded stacks, one line each: ROOT;...;LEAF VALUE, VALUE\n"
 		   "                      in samples (--cpu) or nanoseconds\n"
+		   "      --merge-pids    leave out each stack's process frame COMM (pid PID): the\n"
+		   "                      processes of one program (a build's compilers, a\n"
+		   "                      server's workers) add up under its program frame\n"
 		   FILTER_ARGS_HELP
 		   "  -h, --help          show this help\n");
 }
 
 int cmd_pprof(int argc, char **argv)
 {
-	enum { OPT_CPU = 256, OPT_OFFCPU, OPT_SCHED, OPT_SYSCALL, OPT_FOLDED };
+	enum { OPT_CPU = 256, OPT_OFFCPU, OPT_SCHED, OPT_SYSCALL, OPT_FOLDED, OPT_MERGE_PIDS };
 	static const struct option opts[] = {
 		{ "cpu", no_argument, NULL, OPT_CPU },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 		{ "sched", no_argument, NULL, OPT_SCHED },
 		{ "syscall", no_argument, NULL, OPT_SYSCALL },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "merge-pids", no_argument, NULL, OPT_MERGE_PIDS },
 		{ "output", required_argument, NULL, 'o' },
 		FILTER_ARGS_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
@@ -61,6 +70,7 @@ int cmd_pprof(int argc, char **argv)
 	struct profile *p = NULL;
 	const char *path, *out = NULL;
 	bool folded = false;
+	unsigned flags = 0;
 	char err[512];
 
 	opterr = 0;
@@ -83,6 +93,9 @@ int cmd_pprof(int argc, char **argv)
 			break;
 		case OPT_FOLDED:
 			folded = true;
+			break;
+		case OPT_MERGE_PIDS:
+			flags |= PROFILE_MERGE_PIDS;
 			break;
 		case 'o':
 			out = optarg;
@@ -118,7 +131,7 @@ int cmd_pprof(int argc, char **argv)
 	}
 	if (out && !(of = file_cmd__create("pprof", out, fd)))
 		goto done;
-	ret = profile__read(fd, (enum profile_kind)kind, &filter, &p, err, sizeof(err));
+	ret = profile__read(fd, (enum profile_kind)kind, &filter, flags, &p, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, PREFIX "%s: %s\n", path, err);
 		goto done;
@@ -126,14 +139,14 @@ int cmd_pprof(int argc, char **argv)
 	if (folded) {
 		FILE *f = of ? fdopen(dup(output_file__fd(of)), "w") : stdout;
 
-		ret = f ? profile__write_folded(p, f) : -errno;
+		ret = f ? folded__write(p, f) : -errno;
 		if (f && f != stdout && fclose(f) && !ret)
 			ret = -errno;
 		if (ret) {
 			fprintf(stderr, PREFIX "writing the folded stacks: %s\n", strerror(-ret));
 			goto done;
 		}
-	} else if (profile__write_pprof(p, output_file__fd(of), err, sizeof(err))) {
+	} else if (pprof__write(p, output_file__fd(of), err, sizeof(err))) {
 		fprintf(stderr, PREFIX "%s\n", err);
 		goto done;
 	}

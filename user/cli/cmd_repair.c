@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "format/v1/repair.h"
-#include "format/v2/cut.h"
+#include "format/v2/repair.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
 #include "user/cli/output_file.h"
@@ -54,7 +54,7 @@ static void print_report(const char *path, const char *out, const struct gt_repa
 	       (unsigned long long)r->appended);
 }
 
-/* A Go 1.22+ trace: its whole generations kept (format/v2/cut.h). 0, or 1 after saying why;
+/* A Go 1.22+ trace: its whole generations kept (format/v2/repair.h). 0, or 1 after saying why;
  * of is closed either way. */
 static int repair_v2(const char *path, int fd, struct output_file *of, const char *out)
 {

@@ -20,7 +20,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: lxtrace report FILE [SECTIONS] [-p PID] [--comm NAME] [--from T] [--to T]\n"
-		   "                           [--top N] [--depth N] [--hist]\n\n"
+		   "                           [--top N] [--depth N] [--hist] [--json]\n\n"
 		   "Prints what a trace lxtrace recorded says, in 80 columns, reading it once as a\n"
 		   "stream (memory follows the threads, not the file's length). Sections (all when\n"
 		   "none is given):\n\n"
@@ -44,6 +44,8 @@ static void usage(FILE *f)
 		   "                      rest are counted)\n"
 		   "      --hist          log2 histograms of the latencies, as runqlat prints them,\n"
 		   "                      each named\n"
+		   "      --json          one JSON object of the same figures, whole stacks,\n"
+		   "                      times in ns (its schema: docs/report.md, \"JSON\")\n"
 		   "  -h, --help          show this help\n\n"
 		   "A wait, a time off the CPU or a syscall counts in the window it ends in, whole.\n"
 		   "Percentiles are within 3%%; counts, totals and maxima are exact. FILE - reads\n"
@@ -68,7 +70,7 @@ static int count_arg(const char *opt, size_t *out)
 int cmd_report(int argc, char **argv)
 {
 	enum { OPT_SCHED = 256, OPT_OFFCPU, OPT_SYSCALLS, OPT_CPU, OPT_TRIGGERS, OPT_HIST,
-	       OPT_DEPTH };
+	       OPT_DEPTH, OPT_JSON };
 	static const struct option opts[] = {
 		{ "sched", no_argument, NULL, OPT_SCHED },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
@@ -76,6 +78,7 @@ int cmd_report(int argc, char **argv)
 		{ "cpu", no_argument, NULL, OPT_CPU },
 		{ "triggers", no_argument, NULL, OPT_TRIGGERS },
 		{ "hist", no_argument, NULL, OPT_HIST },
+		{ "json", no_argument, NULL, OPT_JSON },
 		FILTER_ARGS_OPTIONS,
 		{ "top", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
@@ -111,6 +114,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_HIST:
 			o.hist = true;
+			break;
+		case OPT_JSON:
+			o.json = true;
 			break;
 		case 'n':
 			if (count_arg("--top", &o.top))

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "format/v2/restack.h"
 #include "format/v2/writer.h"
 #include "format/v1/writer.h"
 #include "lib/disk_cache.h"
@@ -28,6 +29,8 @@ struct record_summary {
 	const struct python *py;	/* NULL: no Python frames walked */
 	unsigned uses;			/* what the recording used of the kernel (enum feature_use) */
 	bool verbose;			/* -v: the internals too */
+	/* A go1.23 file copied to hold the JIT frames named at the end; NULL: none tried. */
+	const struct gt2_restack_stats *restacked;
 };
 
 /* What a person reads after a recording: what was recorded, what was lost, what this kernel

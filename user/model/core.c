@@ -217,25 +217,6 @@ static struct thread *off_cpu(struct model *m, uint32_t p, enum gt_type ev, enum
 	return t;
 }
 
-enum gt_type model__wait_event(int nr)
-{
-	if (nr < 0)
-		return GT_EV_GO_BLOCK;
-	/* Waiting for another thread or an event. Not GoBlockNet: both parsers put its unblock
-	 * on a fake P with no thread, which 1.23's thread view draws as a thread
-	 * 18446744073709551615 (docs/viewing.md). */
-	switch (syscalls__class(nr)) {
-	case SYSCALL_CLASS_SYNC:
-		return GT_EV_GO_BLOCK_SYNC;
-	case SYSCALL_CLASS_FD:
-		return GT_EV_GO_BLOCK_SELECT;
-	case SYSCALL_CLASS_SLEEP:
-		return GT_EV_GO_SLEEP;
-	default:
-		return GT_EV_GO_BLOCK;
-	}
-}
-
 int model_go_stop(struct model *m, uint32_t p, enum gt_type ev, uint64_t stk, int nr,
 		  enum thread_state state)
 {

@@ -14,6 +14,7 @@
 #include "bpf/lxtrace.h"
 #include "format/v1/writer.h"
 #include "user/proc/procscan.h"
+#include "user/proc/syscalls.h"
 
 struct model;
 struct foreign_log;
@@ -202,8 +203,26 @@ int model__prepare(struct model *m, bool kernel, bool user, bool rows);
 
 /* The event a thread sleeping (interruptibly) in syscall nr (-1: none) blocks with, for the
  * kind of wait the syscall is (syscalls__class): what a reader of a Go 1.22+ file, whose
- * blocks give the syscall's name, tells as 1.19's event too. */
-enum gt_type model__wait_event(int nr);
+ * blocks give the syscall's name, tells as 1.19's event too. Here, not in core.c, so that the
+ * offline tools, which need this one rule of the recorder's, link none of its model. */
+static inline enum gt_type model__wait_event(int nr)
+{
+	if (nr < 0)
+		return GT_EV_GO_BLOCK;
+	/* Waiting for another thread or an event. Not GoBlockNet: both parsers put its unblock
+	 * on a fake P with no thread, which 1.23's thread view draws as a thread
+	 * 18446744073709551615 (docs/viewing.md). */
+	switch (syscalls__class(nr)) {
+	case SYSCALL_CLASS_SYNC:
+		return GT_EV_GO_BLOCK_SYNC;
+	case SYSCALL_CLASS_FD:
+		return GT_EV_GO_BLOCK_SELECT;
+	case SYSCALL_CLASS_SLEEP:
+		return GT_EV_GO_SLEEP;
+	default:
+		return GT_EV_GO_BLOCK;
+	}
+}
 
 /* The threads the init phase will write as asleep (those opts.keep keeps, not the recorder's),
  * in *tids (malloc'd) and *n: whose stacks the caller may read for model__start_stacks. */
@@ -261,6 +280,11 @@ const struct foreign_log *model__refused(const struct model *m);
  * named once; empty before model__finish, NULL when records carry no stacks. Valid for the
  * model's life. */
 const struct foreign_log *model__unread(const struct model *m);
+
+/* After model__finish, for a file whose encoder could not define its stacks again (Go 1.22+,
+ * jit_err -ENOTSUP): the frames, named at the end, of the stack written with PCs pcs[0, n),
+ * or NULL (callstacks__late_named). A gt2_restack_fn for format/v2/restack.h. */
+const struct gt_frame *model__late_named(void *m, const uint64_t *pcs, size_t n);
 
 const char *model__repair_name(enum model_repair r);
 const char *model__kind_name(enum model_kind k);

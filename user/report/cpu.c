@@ -4,14 +4,15 @@
 #include <string.h>
 
 #include "lib/grow.h"
-#include "lib/u64map.h"
 #include "user/report/cpu.h"
 #include "user/report/fmt.h"
 #include "user/report/ident.h"
+#include "user/report/intern.h"
+#include "user/report/json.h"
 #include "user/report/stacktab.h"
 
 struct func {
-	const char *name;	/* interned in stacks */
+	const char *name;	/* its key in names */
 	uint64_t self, total;
 	uint64_t seen;		/* the sample it was last counted in, to count it once */
 };
@@ -21,7 +22,7 @@ struct cpu_report {
 	bool oom;
 	uint64_t samples, idle;
 	struct stacktab *stacks;
-	struct u64map *byname;	/* interned name pointer -> index + 1 in funcs */
+	struct intern *names;	/* a function's index in funcs: its name's handle */
 	struct func *funcs;
 	size_t nfuncs, cap;
 };
@@ -34,8 +35,8 @@ struct cpu_report *cpu_report__new(size_t top)
 		return NULL;
 	c->top = top;
 	c->stacks = stacktab__new(false);
-	c->byname = u64map__new();
-	if (!c->stacks || !c->byname) {
+	c->names = intern__new();
+	if (!c->stacks || !c->names) {
 		cpu_report__free(c);
 		errno = ENOMEM;
 		return NULL;
@@ -45,23 +46,18 @@ struct cpu_report *cpu_report__new(size_t top)
 
 static struct func *func_of(struct cpu_report *c, const char *name)
 {
-	const char *in = stacktab__intern(c->stacks, name);
-	uint64_t *slot;
 	bool added;
+	long h = intern__put(c->names, name, strlen(name), &added);
 
-	if (!in)
+	/* The functions are the names' first nfuncs: a name whose row could not be made has
+	 * none. */
+	if (h >= 0 && (size_t)h < c->nfuncs)
+		return &c->funcs[h];
+	if (h < 0 || (size_t)h != c->nfuncs ||
+	    grow_array((void **)&c->funcs, &c->cap, c->nfuncs + 1, sizeof(*c->funcs), 64))
 		return NULL;
-	slot = u64map__get(c->byname, (uintptr_t)in);
-	if (slot)
-		return &c->funcs[*slot - 1];
-	if (grow_array((void **)&c->funcs, &c->cap, c->nfuncs + 1, sizeof(*c->funcs), 64))
-		return NULL;
-	slot = u64map__put(c->byname, (uintptr_t)in, &added);
-	if (!slot)
-		return NULL;
-	*slot = ++c->nfuncs;
-	c->funcs[c->nfuncs - 1] = (struct func){ .name = in };
-	return &c->funcs[c->nfuncs - 1];
+	c->funcs[c->nfuncs] = (struct func){ .name = intern__key(c->names, (size_t)h) };
+	return &c->funcs[c->nfuncs++];
 }
 
 void cpu_report__sample(struct cpu_report *c, const struct walk_thread *t,
@@ -112,12 +108,13 @@ uint64_t cpu_report__samples(const struct cpu_report *c, uint64_t *idle)
 void cpu_report__function(const struct cpu_report *c, const char *func, uint64_t *self,
 			  uint64_t *total)
 {
+	long h = intern__get(c->names, func, strlen(func));
+
 	*self = *total = 0;
-	for (size_t i = 0; i < c->nfuncs; i++)
-		if (!strcmp(c->funcs[i].name, func)) {
-			*self = c->funcs[i].self;
-			*total = c->funcs[i].total;
-		}
+	if (h >= 0 && (size_t)h < c->nfuncs) {
+		*self = c->funcs[h].self;
+		*total = c->funcs[h].total;
+	}
 }
 
 static int by_self(const void *a, const void *b)
@@ -165,9 +162,33 @@ static void print_funcs(const struct cpu_report *c, const struct func *funcs, FI
 	}
 }
 
+/* Copies of the functions and the stacks, the most samples as the leaf first and the most
+ * sampled first, into *funcs and *v (freed by the caller); false when out of memory. The name
+ * map holds indexes into c->funcs, so c's own stay in their order. */
+static bool sorted(const struct cpu_report *c, struct func **funcs, const struct st_entry ***v)
+{
+	const struct st_entry *e = stacktab__entries(c->stacks);
+	size_t n = stacktab__count(c->stacks);
+
+	*funcs = malloc((c->nfuncs ? c->nfuncs : 1) * sizeof(**funcs));
+	*v = malloc((n ? n : 1) * sizeof(**v));
+	if (!*funcs || !*v) {
+		free(*funcs);
+		free(*v);
+		return false;
+	}
+	if (c->nfuncs)
+		memcpy(*funcs, c->funcs, c->nfuncs * sizeof(**funcs));
+	qsort(*funcs, c->nfuncs, sizeof(**funcs), by_self);
+	for (size_t i = 0; i < n; i++)
+		(*v)[i] = &e[i];
+	qsort(*v, n, sizeof(**v), by_count);
+	return true;
+}
+
 void cpu_report__print(const struct cpu_report *c, size_t depth, FILE *out)
 {
-	const struct st_entry *e = stacktab__entries(c->stacks), **v;
+	const struct st_entry **v;
 	size_t n = stacktab__count(c->stacks);
 	struct func *funcs;
 
@@ -177,24 +198,12 @@ void cpu_report__print(const struct cpu_report *c, size_t depth, FILE *out)
 		fprintf(out, "no samples (lxtrace record -F HZ takes them)\n");
 		return;
 	}
-	/* Sorted copies: the name map holds indexes into c->funcs. */
-	funcs = malloc((c->nfuncs ? c->nfuncs : 1) * sizeof(*funcs));
-	v = malloc((n ? n : 1) * sizeof(*v));
-	if (!funcs || !v) {
-		free(funcs);
-		free(v);
+	if (!sorted(c, &funcs, &v))
 		return;
-	}
-	if (c->nfuncs)
-		memcpy(funcs, c->funcs, c->nfuncs * sizeof(*funcs));
-	qsort(funcs, c->nfuncs, sizeof(*funcs), by_self);
 	print_funcs(c, funcs, out, "By function, the most samples as the leaf first:");
 	qsort(funcs, c->nfuncs, sizeof(*funcs), by_total);
 	print_funcs(c, funcs, out, "By function, the most samples anywhere on the stack first:");
 	free(funcs);
-	for (size_t i = 0; i < n; i++)
-		v[i] = &e[i];
-	qsort(v, n, sizeof(*v), by_count);
 	fprintf(out, "\nThe stacks sampled most (leaf first):\n");
 	for (size_t i = 0; i < n && i < c->top; i++) {
 		fprintf(out, "%2zu. %llu samples, %.1f%%\n", i + 1, (unsigned long long)v[i]->count,
@@ -206,12 +215,49 @@ void cpu_report__print(const struct cpu_report *c, size_t depth, FILE *out)
 	free(v);
 }
 
+void cpu_report__json(const struct cpu_report *c, struct json *j)
+{
+	size_t n = stacktab__count(c->stacks);
+	const struct st_entry **v;
+	struct func *funcs;
+
+	if (!sorted(c, &funcs, &v)) {
+		j->oom = true;
+		return;
+	}
+	json__object(j, "cpu");
+	json__uint(j, "samples", c->samples);
+	json__uint(j, "idle", c->idle);
+	json__array(j, "functions");
+	for (size_t i = 0; i < c->nfuncs && i < c->top; i++) {
+		json__object(j, NULL);
+		json__str(j, "name", funcs[i].name);
+		json__uint(j, "self", funcs[i].self);
+		json__uint(j, "total", funcs[i].total);
+		json__end(j);
+	}
+	json__end(j);
+	json__uint(j, "functions_more", c->nfuncs > c->top ? c->nfuncs - c->top : 0);
+	json__array(j, "stacks");
+	for (size_t i = 0; i < n && i < c->top; i++) {
+		json__object(j, NULL);
+		json__uint(j, "count", v[i]->count);
+		json__stack(j, "frames", v[i]);
+		json__end(j);
+	}
+	json__end(j);
+	json__uint(j, "stacks_more", n > c->top ? n - c->top : 0);
+	json__end(j);
+	free(funcs);
+	free(v);
+}
+
 void cpu_report__free(struct cpu_report *c)
 {
 	if (!c)
 		return;
 	stacktab__free(c->stacks);
-	u64map__free(c->byname);
+	intern__free(c->names);
 	free(c->funcs);
 	free(c);
 }

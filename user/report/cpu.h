@@ -31,6 +31,10 @@ void cpu_report__function(const struct cpu_report *c, const char *func, uint64_t
 
 void cpu_report__print(const struct cpu_report *c, size_t depth, FILE *out);
 
+/* The same figures as JSON, the key "cpu" (docs/report.md, "JSON"). */
+struct json;
+void cpu_report__json(const struct cpu_report *c, struct json *j);
+
 /* Accepts NULL. */
 void cpu_report__free(struct cpu_report *c);
 

@@ -5,6 +5,7 @@
 
 #include "lib/escape.h"
 #include "lib/grow.h"
+#include "user/report/json.h"
 #include "user/report/notes.h"
 
 /* A listed message is cut here: the report stays a few lines a note. */
@@ -152,6 +153,39 @@ void notes__print(const struct notes *n, FILE *out)
 			n->repairs[i].last / 1e9);
 	fprintf(out, "triggers fired: %llu\n", (unsigned long long)n->triggers.count);
 	print_list(n, &n->triggers, out);
+}
+
+static void json_list(struct json *j, const char *key, const struct list *l)
+{
+	json__array(j, key);
+	for (size_t i = 0; i < l->n; i++) {
+		json__object(j, NULL);
+		json__uint(j, "at_ns", l->v[i].at);
+		json__strn(j, "message", l->v[i].msg, l->v[i].len);
+		json__end(j);
+	}
+	json__end(j);
+}
+
+void notes__json(const struct notes *n, struct json *j)
+{
+	json__object(j, "recording");
+	json__uint(j, "records_lost", n->lost);
+	json__uint(j, "loss_reports", n->losses.count);
+	json_list(j, "losses", &n->losses);
+	json__array(j, "repairs");
+	for (size_t i = 0; i < n->nrepairs; i++) {
+		json__object(j, NULL);
+		json__str(j, "event", n->repairs[i].event);
+		json__uint(j, "count", n->repairs[i].count);
+		json__uint(j, "first_ns", n->repairs[i].first);
+		json__uint(j, "last_ns", n->repairs[i].last);
+		json__end(j);
+	}
+	json__end(j);
+	json__uint(j, "triggers_fired", n->triggers.count);
+	json_list(j, "triggers", &n->triggers);
+	json__end(j);
 }
 
 void notes__free(struct notes *n)

@@ -29,6 +29,10 @@ void notes__counts(const struct notes *n, uint64_t *lost, uint64_t *triggers, ui
 
 void notes__print(const struct notes *n, FILE *out);
 
+/* The same figures as JSON, the key "recording" (docs/report.md, "JSON"). */
+struct json;
+void notes__json(const struct notes *n, struct json *j);
+
 /* Accepts NULL. */
 void notes__free(struct notes *n);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "user/report/fmt.h"
+#include "user/report/json.h"
 #include "user/report/offcpu.h"
 #include "user/report/stacktab.h"
 
@@ -89,9 +90,25 @@ static int by_value(const void *a, const void *b)
 	return x->value < y->value ? 1 : x->value > y->value ? -1 : 0;
 }
 
+/* The stacks, the most time first, into *v (freed by the caller); their count, 0 when out of
+ * memory. */
+static size_t by_time(const struct offcpu *o, const struct st_entry ***v)
+{
+	const struct st_entry *e = stacktab__entries(o->stacks);
+	size_t n = stacktab__count(o->stacks);
+
+	*v = malloc((n ? n : 1) * sizeof(**v));
+	if (!*v)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		(*v)[i] = &e[i];
+	qsort(*v, n, sizeof(**v), by_value);
+	return n;
+}
+
 void offcpu__print(const struct offcpu *o, bool hist, size_t depth, FILE *out)
 {
-	const struct st_entry *e = stacktab__entries(o->stacks), **v;
+	const struct st_entry **v;
 	size_t n = stacktab__count(o->stacks);
 	char a[FMT_DUR], b[FMT_DUR], c[FMT_DUR], d[FMT_DUR];
 
@@ -113,12 +130,9 @@ void offcpu__print(const struct offcpu *o, bool hist, size_t depth, FILE *out)
 		fprintf(out, "no time off the CPU\n");
 		return;
 	}
-	v = malloc((n ? n : 1) * sizeof(*v));
+	n = by_time(o, &v);
 	if (!v)
 		return;
-	for (size_t i = 0; i < n; i++)
-		v[i] = &e[i];
-	qsort(v, n, sizeof(*v), by_value);
 	fprintf(out, "\nThe stacks with the most time off the CPU (leaf first):\n");
 	for (size_t i = 0; i < n && i < o->top; i++) {
 		fprintf(out, "%2zu. %s in %llu, %s\n", i + 1, fmt__dur(a, v[i]->value),
@@ -127,6 +141,39 @@ void offcpu__print(const struct offcpu *o, bool hist, size_t depth, FILE *out)
 	}
 	if (n > o->top)
 		fprintf(out, "(%zu stacks more: --top N)\n", n - o->top);
+	free(v);
+}
+
+void offcpu__json(const struct offcpu *o, bool hist, struct json *j)
+{
+	const struct st_entry **v;
+	size_t n = by_time(o, &v);
+
+	json__object(j, "offcpu");
+	json__array(j, "reasons");
+	for (int k = 0; k < WALK_OFFS; k++) {
+		if (!o->h[k].count)
+			continue;
+		json__object(j, NULL);
+		json__str(j, "reason", reasons[k]);
+		json__hist(j, "time", &o->h[k], hist);
+		json__end(j);
+	}
+	json__end(j);
+	json__array(j, "stacks");
+	for (size_t i = 0; v && i < n && i < o->top; i++) {
+		json__object(j, NULL);
+		json__str(j, "reason", reasons[v[i]->label]);
+		json__uint(j, "count", v[i]->count);
+		json__uint(j, "ns", v[i]->value);
+		json__stack(j, "frames", v[i]);
+		json__end(j);
+	}
+	json__end(j);
+	json__uint(j, "stacks_more", n > o->top ? n - o->top : 0);
+	json__end(j);
+	if (!v)
+		j->oom = true;
 	free(v);
 }
 

@@ -34,6 +34,10 @@ const char *offcpu__reason(enum walk_off why);
 
 void offcpu__print(const struct offcpu *o, bool hist, size_t depth, FILE *out);
 
+/* The same figures as JSON, the key "offcpu" (docs/report.md, "JSON"). */
+struct json;
+void offcpu__json(const struct offcpu *o, bool hist, struct json *j);
+
 /* Accepts NULL. */
 void offcpu__free(struct offcpu *o);
 

@@ -1,17 +1,12 @@
-/* profile.c - a trace's profiles by call stack, as pprof's protobuf or folded stacks
- * (profile.h). */
+/* profile.c - a trace's profiles by call stack, read in one pass (profile.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <zlib.h>
 
-#include "lib/escape.h"
 #include "lib/grow.h"
-#include "lib/hash.h"
-#include "lib/u64map.h"
+#include "user/report/ident.h"
+#include "user/report/intern.h"
 #include "user/report/offcpu.h"
-#include "user/report/pbuf.h"
 #include "user/report/profile.h"
 #include "user/report/stacktab.h"
 
@@ -20,47 +15,52 @@ struct profile {
 	bool oom;
 	uint64_t span_ns;
 	struct stacktab *stacks;	/* label: an index in labels */
-	const char **labels;		/* interned in stacks */
-	size_t nlabels, labels_cap;
-	struct u64map *label_ids;	/* an interned label's address -> index + 1 in labels */
+	/* PROFILE_SYSCALL: stacks holds the calls (count, whole length), blocks the times they
+	 * blocked (count, time off the CPU), by the same stacks and labels (interned in
+	 * stacks). */
+	struct stacktab *blocks;
+	bool calls;			/* a call was told: the file has entries */
+	bool lengths;			/* one of them with its length: the file has returns */
+	bool merge_pids;		/* PROFILE_MERGE_PIDS */
+	struct gt_rframe *merged;	/* a stack without its process frame, for merge_pids */
+	size_t merged_cap;
+	struct intern *labels;		/* a label's index: its handle */
 };
 
-static const struct {
-	const char *type, *unit, *label;
-} kinds[] = {
-	[PROFILE_CPU] = { "cpu", "count", NULL },
-	[PROFILE_OFFCPU] = { "off-cpu", "nanoseconds", "reason" },
-	[PROFILE_SCHED] = { "delay", "nanoseconds", "after" },
-	[PROFILE_SYSCALL] = { "syscall", "nanoseconds", "syscall" },
-};
-
-/* The index of a label's value, added when new. A crafted file can name a syscall a
- * sample, so labels are looked up by their interned address, never searched. */
+/* The index of a label's value, added when new. */
 static uint32_t label_of(struct profile *p, const char *s)
 {
-	const char *in = stacktab__intern(p->stacks, s);
-	uint64_t *slot = in ? u64map__put(p->label_ids, (uint64_t)(uintptr_t)in, &(bool){ 0 }) :
-			      NULL;
+	long h = intern__put(p->labels, s, strlen(s), &(bool){ 0 });
 
-	if (slot && *slot)
-		return (uint32_t)(*slot - 1);
-	if (!slot || grow_array((void **)&p->labels, &p->labels_cap, p->nlabels + 1,
-				sizeof(*p->labels), 16)) {
+	if (h < 0)
 		p->oom = true;
-		return 0;
-	}
-	p->labels[p->nlabels] = in;
-	*slot = ++p->nlabels;
-	return (uint32_t)(p->nlabels - 1);
+	return h < 0 ? 0 : (uint32_t)h;
+}
+
+/* stk without its process frame (the one before the program frame) into *out, a stack of
+ * id 0, so the table reads its frames rather than its id. false when out of memory. */
+static bool without_pid(struct profile *p, const struct gt_stack *stk, struct gt_stack *out)
+{
+	struct ident id;
+
+	*out = *stk;
+	if (!ident__of_stack(stk, &id))
+		return true;
+	if (grow_array((void **)&p->merged, &p->merged_cap, stk->n, sizeof(*p->merged), 64))
+		return false;
+	memcpy(p->merged, stk->frames, (stk->n - 2) * sizeof(*p->merged));
+	p->merged[stk->n - 2] = stk->frames[stk->n - 1];
+	*out = (struct gt_stack){ .n = stk->n - 1, .frames = p->merged };
+	return true;
 }
 
 /* The thread's stack, or for none (a new thread's first wait) its process and program
- * frames alone, so every sample has its process. */
-static void add(struct profile *p, const struct walk_thread *t, const struct gt_stack *stk,
-		const char *label, uint64_t count, uint64_t value)
+ * frames alone, so every sample has its process; with merge_pids, its program's. */
+static void add(struct profile *p, struct stacktab *tab, const struct walk_thread *t,
+		const struct gt_stack *stk, const char *label, uint64_t count, uint64_t value)
 {
 	struct gt_rframe frames[2];
-	struct gt_stack own = { .n = 2, .frames = frames };
+	struct gt_stack own = { .n = 2, .frames = frames }, merged;
 	char name[96], file[24];
 	uint32_t l = label ? label_of(p, label) : 0;
 
@@ -71,7 +71,14 @@ static void add(struct profile *p, const struct walk_thread *t, const struct gt_
 		frames[1] = (struct gt_rframe){ .func = t->id.prog, .file = "program" };
 		stk = &own;
 	}
-	if (stacktab__add(p->stacks, l, stk, SIZE_MAX, count, value))
+	if (stk && p->merge_pids) {
+		if (!without_pid(p, stk, &merged)) {
+			p->oom = true;
+			return;
+		}
+		stk = &merged;
+	}
+	if (stacktab__add(tab, l, stk, SIZE_MAX, count, value))
 		p->oom = true;
 }
 
@@ -79,7 +86,9 @@ static void on_wait(void *ctx, const struct walk *w, const struct walk_thread *t
 		    enum walk_wait kind, const struct gt_stack *stk, uint64_t ns, uint64_t at,
 		    int64_t cpu)
 {
-	add(ctx, t, stk, kind == WALK_WAKEUP ? "wakeup" : "preemption", 1, ns);
+	struct profile *p = ctx;
+
+	add(p, p->stacks, t, stk, kind == WALK_WAKEUP ? "wakeup" : "preemption", 1, ns);
 }
 
 static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
@@ -88,18 +97,33 @@ static void on_offcpu(void *ctx, const struct walk_thread *t, enum walk_off why,
 	struct profile *p = ctx;
 
 	if (p->kind == PROFILE_OFFCPU)
-		add(p, t, stk, offcpu__reason(why), 1, ns);
+		add(p, p->stacks, t, stk, offcpu__reason(why), 1, ns);
 	else if (sys && why != WALK_OFF_RUNQ)
-		add(p, t, stk, sys, 1, ns);
+		add(p, p->blocks, t, stk, sys, 1, ns);
+}
+
+/* A call whose return the file lacks counts with no time: its length is not known. */
+static void on_syscall(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
+		       const char *sys, uint64_t ns, uint64_t at)
+{
+	struct profile *p = ctx;
+
+	if (!sys)
+		return;
+	p->calls = true;
+	p->lengths |= ns != WALK_NO_LENGTH;
+	add(p, p->stacks, t, stk, sys, 1, ns == WALK_NO_LENGTH ? 0 : ns);
 }
 
 static void on_sample(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
 		      int64_t cpu, uint64_t at)
 {
-	add(ctx, t, stk, NULL, 1, 1);
+	struct profile *p = ctx;
+
+	add(p, p->stacks, t, stk, NULL, 1, 1);
 }
 
-int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
+int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f, unsigned flags,
 		  struct profile **out, char *err, size_t errlen)
 {
 	struct profile *p = calloc(1, sizeof(*p));
@@ -108,18 +132,22 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 	int ret;
 
 	*out = NULL;
-	if (!p || !(p->stacks = stacktab__new(true)) || !(p->label_ids = u64map__new())) {
+	if (!p || !(p->stacks = stacktab__new(true)) || !(p->labels = intern__new()) ||
+	    (kind == PROFILE_SYSCALL && !(p->blocks = stacktab__new(true)))) {
 		profile__free(p);
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	p->kind = kind;
+	p->merge_pids = flags & PROFILE_MERGE_PIDS;
 	if (kind == PROFILE_CPU)
 		sink.sample = on_sample;
 	else if (kind == PROFILE_SCHED)
 		sink.wait = on_wait;
 	else
 		sink.offcpu = on_offcpu;
+	if (kind == PROFILE_SYSCALL)
+		sink.syscall = on_syscall;
 	/* A wait the recording cut is time off the CPU, not a syscall's latency. */
 	if (kind == PROFILE_OFFCPU)
 		sink.offcpu_cut = on_offcpu;
@@ -140,312 +168,31 @@ int profile__read(int fd, enum profile_kind kind, const struct walk_filter *f,
 	return 0;
 }
 
-/* ---- pprof ---------------------------------------------------------------------------- */
-
-/* profile.proto's field numbers. */
-enum {
-	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE, PROFILE_MAPPING, PROFILE_LOCATION,
-	PROFILE_FUNCTION, PROFILE_STRING_TABLE, PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE,
-	PROFILE_PERIOD,
-	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT,
-	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE, SAMPLE_LABEL,
-	LABEL_KEY = 1, LABEL_STR,
-	MAPPING_ID = 1, MAPPING_MEMORY_LIMIT = 3, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
-	MAPPING_HAS_FILENAMES, MAPPING_HAS_LINE_NUMBERS,
-	LOCATION_ID = 1, LOCATION_MAPPING_ID, LOCATION_ADDRESS, LOCATION_LINE,
-	LINE_FUNCTION_ID = 1, LINE_LINE,
-	FUNCTION_ID = 1, FUNCTION_NAME, FUNCTION_SYSTEM_NAME, FUNCTION_FILENAME,
-};
-
-/* The string table, functions and locations, each numbered in the order first met. */
-struct encoder {
-	struct stacktab *names;	/* interns: a name's pointer keys the maps */
-	struct u64map *str_index;	/* interned pointer -> index in strs */
-	const char **strs;
-	size_t nstrs, strs_cap;
-	struct u64map *funcs;	/* hash of (name, file) -> id; probing past collisions */
-	struct u64map *locs;	/* hash of (function id, line, pc) -> id */
-	struct loc { uint64_t func, line, pc; } *locv;
-	struct fn { uint64_t name, file; } *fnv;
-	size_t nlocs, locs_cap, nfns, fns_cap;
-	bool oom;
-};
-
-static uint64_t str_id(struct encoder *x, const char *s)
+enum profile_kind profile__kind(const struct profile *p)
 {
-	const char *in = stacktab__intern(x->names, s);
-	uint64_t *slot;
-	bool added;
-
-	if (!in)
-		goto oom;
-	slot = u64map__put(x->str_index, (uintptr_t)in, &added);
-	if (!slot)
-		goto oom;
-	if (added) {
-		if (grow_array((void **)&x->strs, &x->strs_cap, x->nstrs + 1, sizeof(*x->strs), 64))
-			goto oom;
-		x->strs[x->nstrs] = in;
-		*slot = x->nstrs++;
-	}
-	return *slot;
-oom:
-	x->oom = true;
-	return 0;
+	return p->kind;
 }
 
-/* A name as the string table holds it: escaped as lxtrace prints names (lib/escape.h), so
- * whatever bytes a trace names, the table holds UTF-8 (a string field must, as protobuf
- * has it) and `pprof -top` sends a terminal no escape sequence. */
-static void put_string(struct pbuf *out, const char *s)
+uint64_t profile__span_ns(const struct profile *p)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (f) {
-		escape__print(f, s, strlen(s));
-		if (!fclose(f)) {
-			pbuf__bytes(out, PROFILE_STRING_TABLE, text, len);
-			free(text);
-			return;
-		}
-	}
-	free(text);
-	out->oom = true;
+	return p->span_ns;
 }
 
-static uint64_t func_id(struct encoder *x, const struct st_frame *f)
+const struct stacktab *profile__samples(const struct profile *p, const struct stacktab **blocks)
 {
-	uint64_t name = str_id(x, f->func), file = str_id(x, f->file);
-	uint64_t h = hash_mix(name * 0x9e3779b97f4a7c15ull ^ file), *slot;
-	bool added;
-
-	for (;; h++) {
-		slot = u64map__get(x->funcs, h);
-		if (!slot)
-			break;
-		if (x->fnv[*slot - 1].name == name && x->fnv[*slot - 1].file == file)
-			return *slot;
-	}
-	if (grow_array((void **)&x->fnv, &x->fns_cap, x->nfns + 1, sizeof(*x->fnv), 64) ||
-	    !(slot = u64map__put(x->funcs, h, &added))) {
-		x->oom = true;
-		return 0;
-	}
-	x->fnv[x->nfns] = (struct fn){ name, file };
-	*slot = ++x->nfns;
-	return *slot;
+	*blocks = p->blocks && p->calls ? p->blocks : NULL;
+	/* A file with no entries (recorded without --syscalls=all) has the blocks alone. */
+	return p->blocks && !p->calls ? p->blocks : p->stacks;
 }
 
-static uint64_t loc_id(struct encoder *x, const struct st_frame *f)
+const struct stacktab *profile__folded(const struct profile *p)
 {
-	uint64_t fn = func_id(x, f), *slot;
-	uint64_t h = hash_mix(hash_mix(fn ^ f->line << 20) ^ f->pc);
-	bool added;
-
-	for (;; h++) {
-		slot = u64map__get(x->locs, h);
-		if (!slot)
-			break;
-		if (x->locv[*slot - 1].func == fn && x->locv[*slot - 1].line == f->line &&
-		    x->locv[*slot - 1].pc == f->pc)
-			return *slot;
-	}
-	if (grow_array((void **)&x->locv, &x->locs_cap, x->nlocs + 1, sizeof(*x->locv), 64) ||
-	    !(slot = u64map__put(x->locs, h, &added))) {
-		x->oom = true;
-		return 0;
-	}
-	x->locv[x->nlocs] = (struct loc){ fn, f->line, f->pc };
-	*slot = ++x->nlocs;
-	return *slot;
+	return p->blocks && !p->lengths ? p->blocks : p->stacks;
 }
 
-static void value_type(struct pbuf *out, unsigned field, struct encoder *x, const char *type,
-		       const char *unit, struct pbuf *tmp)
+const char *profile__label(const struct profile *p, uint32_t label)
 {
-	pbuf__reset(tmp);
-	pbuf__uint(tmp, VALUE_TYPE_TYPE, str_id(x, type));
-	pbuf__uint(tmp, VALUE_TYPE_UNIT, str_id(x, unit));
-	pbuf__bytes(out, field, tmp->p, tmp->n);
-	out->oom |= tmp->oom;
-}
-
-/* The profile message, uncompressed, into out. */
-static void encode(const struct profile *p, struct encoder *x, struct pbuf *out)
-{
-	const struct st_entry *e = stacktab__entries(p->stacks);
-	struct pbuf tmp = { 0 }, sub = { 0 };
-	uint64_t *ids = NULL, vals[2];
-	size_t ids_cap = 0;
-	bool two = p->kind != PROFILE_CPU;
-
-	str_id(x, "");
-	value_type(out, PROFILE_SAMPLE_TYPE, x, two ? "count" : "samples", "count", &tmp);
-	if (two)
-		value_type(out, PROFILE_SAMPLE_TYPE, x, kinds[p->kind].type, kinds[p->kind].unit, &tmp);
-	for (size_t i = 0; i < stacktab__count(p->stacks); i++) {
-		if (grow_array((void **)&ids, &ids_cap, e[i].n + 1, sizeof(*ids), 64)) {
-			x->oom = true;
-			break;
-		}
-		for (size_t k = 0; k < e[i].n; k++)
-			ids[k] = loc_id(x, &e[i].frames[k]);
-		vals[0] = e[i].count;
-		vals[1] = e[i].value;
-		pbuf__reset(&tmp);
-		pbuf__packed(&tmp, SAMPLE_LOCATION_ID, ids, e[i].n);
-		pbuf__packed(&tmp, SAMPLE_VALUE, vals, two ? 2 : 1);
-		if (kinds[p->kind].label) {
-			pbuf__reset(&sub);
-			pbuf__uint(&sub, LABEL_KEY, str_id(x, kinds[p->kind].label));
-			pbuf__uint(&sub, LABEL_STR, str_id(x, p->labels[e[i].label]));
-			pbuf__bytes(&tmp, SAMPLE_LABEL, sub.p, sub.n);
-		}
-		pbuf__bytes(out, PROFILE_SAMPLE, tmp.p, tmp.n);
-		out->oom |= tmp.oom || sub.oom;
-	}
-	/* One mapping that says the functions are known: nothing for pprof to symbolize. */
-	pbuf__reset(&tmp);
-	pbuf__uint(&tmp, MAPPING_ID, 1);
-	pbuf__uint(&tmp, MAPPING_MEMORY_LIMIT, UINT64_MAX);
-	pbuf__uint(&tmp, MAPPING_FILENAME, str_id(x, "lxtrace"));
-	pbuf__uint(&tmp, MAPPING_HAS_FUNCTIONS, 1);
-	pbuf__uint(&tmp, MAPPING_HAS_FILENAMES, 1);
-	pbuf__uint(&tmp, MAPPING_HAS_LINE_NUMBERS, 1);
-	pbuf__bytes(out, PROFILE_MAPPING, tmp.p, tmp.n);
-	for (size_t i = 0; i < x->nlocs; i++) {
-		pbuf__reset(&sub);
-		pbuf__uint(&sub, LINE_FUNCTION_ID, x->locv[i].func);
-		pbuf__uint(&sub, LINE_LINE, x->locv[i].line);
-		pbuf__reset(&tmp);
-		pbuf__uint(&tmp, LOCATION_ID, i + 1);
-		pbuf__uint(&tmp, LOCATION_MAPPING_ID, 1);
-		pbuf__uint(&tmp, LOCATION_ADDRESS, x->locv[i].pc);
-		pbuf__bytes(&tmp, LOCATION_LINE, sub.p, sub.n);
-		pbuf__bytes(out, PROFILE_LOCATION, tmp.p, tmp.n);
-	}
-	for (size_t i = 0; i < x->nfns; i++) {
-		pbuf__reset(&tmp);
-		pbuf__uint(&tmp, FUNCTION_ID, i + 1);
-		pbuf__uint(&tmp, FUNCTION_NAME, x->fnv[i].name);
-		pbuf__uint(&tmp, FUNCTION_SYSTEM_NAME, x->fnv[i].name);
-		pbuf__uint(&tmp, FUNCTION_FILENAME, x->fnv[i].file);
-		pbuf__bytes(out, PROFILE_FUNCTION, tmp.p, tmp.n);
-	}
-	pbuf__uint(out, PROFILE_DURATION_NANOS, p->span_ns);
-	value_type(out, PROFILE_PERIOD_TYPE, x, kinds[p->kind].type, kinds[p->kind].unit, &tmp);
-	pbuf__uint(out, PROFILE_PERIOD, 1);
-	/* Last: every string is known once the rest is encoded. */
-	for (size_t i = 0; i < x->nstrs; i++)
-		put_string(out, x->strs[i]);
-	out->oom |= tmp.oom || sub.oom || x->oom;
-	pbuf__free(&tmp);
-	pbuf__free(&sub);
-	free(ids);
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* data, gzip'd, to fd. */
-static int gzip_to(int fd, const uint8_t *data, size_t len)
-{
-	uint8_t chunk[65536];
-	z_stream z = { 0 };
-	int ret = 0, zr;
-
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	z.next_in = (uint8_t *)data;
-	z.avail_in = (uInt)len;
-	do {
-		z.next_out = chunk;
-		z.avail_out = sizeof(chunk);
-		zr = deflate(&z, Z_FINISH);
-		if (zr == Z_STREAM_ERROR) {
-			ret = -EIO;
-			break;
-		}
-		ret = write_all(fd, chunk, sizeof(chunk) - z.avail_out);
-	} while (!ret && zr != Z_STREAM_END);
-	deflateEnd(&z);
-	return ret;
-}
-
-int profile__write_pprof(const struct profile *p, int fd, char *err, size_t errlen)
-{
-	struct encoder x = { 0 };
-	struct pbuf out = { 0 };
-	int ret = -ENOMEM;
-
-	/* One message of at most 4 GiB: zlib's avail_in is 32 bits. */
-	x.names = stacktab__new(false);
-	x.str_index = u64map__new();
-	x.funcs = u64map__new();
-	x.locs = u64map__new();
-	if (x.names && x.str_index && x.funcs && x.locs) {
-		encode(p, &x, &out);
-		if (!out.oom)
-			ret = out.n > UINT32_MAX ? -EFBIG : gzip_to(fd, out.p, out.n);
-	}
-	if (ret)
-		snprintf(err, errlen, "writing the profile: %s", strerror(-ret));
-	pbuf__free(&out);
-	stacktab__free(x.names);
-	u64map__free(x.str_index);
-	u64map__free(x.funcs);
-	u64map__free(x.locs);
-	free(x.strs);
-	free(x.locv);
-	free(x.fnv);
-	return ret;
-}
-
-/* ---- folded ----------------------------------------------------------------------------- */
-
-static void folded_name(FILE *out, const char *s)
-{
-	char buf[512];
-	size_t n = strlen(s) < sizeof(buf) ? strlen(s) : sizeof(buf) - 1;
-
-	memcpy(buf, s, n);
-	for (size_t i = 0; i < n; i++)
-		if (buf[i] == ';')
-			buf[i] = ':';
-	escape__print(out, buf, n);
-}
-
-int profile__write_folded(const struct profile *p, FILE *out)
-{
-	const struct st_entry *e = stacktab__entries(p->stacks);
-
-	for (size_t i = 0; i < stacktab__count(p->stacks); i++) {
-		if (!e[i].n)
-			continue;
-		for (size_t k = e[i].n; k-- > 0;) {
-			folded_name(out, e[i].frames[k].func);
-			fputc(k ? ';' : ' ', out);
-		}
-		fprintf(out, "%llu\n", (unsigned long long)e[i].value);
-	}
-	/* The buffered lines go out here, so fflush meets the write error and names it. */
-	if (fflush(out))
-		return -errno;
-	return ferror(out) ? -EIO : 0;
+	return intern__key(p->labels, label);
 }
 
 void profile__free(struct profile *p)
@@ -453,7 +200,8 @@ void profile__free(struct profile *p)
 	if (!p)
 		return;
 	stacktab__free(p->stacks);
-	free(p->labels);
-	u64map__free(p->label_ids);
+	stacktab__free(p->blocks);
+	free(p->merged);
+	intern__free(p->labels);
 	free(p);
 }

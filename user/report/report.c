@@ -6,6 +6,7 @@
 
 #include "lib/escape.h"
 #include "user/report/cpu.h"
+#include "user/report/json.h"
 #include "user/report/notes.h"
 #include "user/report/offcpu.h"
 #include "user/report/report.h"
@@ -36,8 +37,8 @@ static void on_offcpu_cut(void *ctx, const struct walk_thread *t, enum walk_off 
 	offcpu__add(((struct report *)ctx)->off, t, why, stk, sys, ns, at);
 }
 
-static void on_syscall(void *ctx, const struct walk_thread *t, const char *sys, uint64_t ns,
-		       uint64_t at)
+static void on_syscall(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
+		       const char *sys, uint64_t ns, uint64_t at)
 {
 	syslat__call(((struct report *)ctx)->sys, t, sys, ns, at);
 }
@@ -164,6 +165,57 @@ void report__print(const struct report *r, const char *name, const struct report
 		notes__print(r->notes, out);
 }
 
+/* The filter as given: "pid" 0 and "comm" null when none, "to_ns" null for the end. */
+static void json_filter(struct json *j, const struct walk_filter *f)
+{
+	json__object(j, "filter");
+	json__uint(j, "pid", f->pid);
+	if (f->comm)
+		json__str(j, "comm", f->comm);
+	else
+		json__null(j, "comm");
+	json__uint(j, "from_ns", f->from_ns);
+	if (f->to_ns != UINT64_MAX)
+		json__uint(j, "to_ns", f->to_ns);
+	else
+		json__null(j, "to_ns");
+	json__end(j);
+}
+
+int report__json(const struct report *r, const char *name, const struct report_opts *o,
+		 FILE *out)
+{
+	struct json j = { .out = out };
+	char none[128];
+
+	json__object(&j, NULL);
+	json__str(&j, "schema", "lxtrace-report/1");
+	json__str(&j, "file", name);
+	json__uint(&j, "span_ns", r->st.span_ns);
+	json__uint(&j, "events", r->st.events);
+	json__uint(&j, "threads", r->st.threads);
+	json__int(&j, "cpus", r->st.cpus);
+	json__bool(&j, "go_runtime", r->st.go_runtime);
+	json_filter(&j, &o->filter);
+	/* The sections would say the trace had none of their figures. */
+	if (walk__none_kept(&o->filter, &r->st, none, sizeof(none))) {
+		json__str(&j, "none_kept", none);
+	} else {
+		if (r->sched)
+			sched_report__json(r->sched, o->hist, &j);
+		if (r->off)
+			offcpu__json(r->off, o->hist, &j);
+		if (r->sys)
+			syslat__json(r->sys, o->hist, &j);
+		if (r->cpu)
+			cpu_report__json(r->cpu, &j);
+		if (r->notes)
+			notes__json(r->notes, &j);
+	}
+	json__end(&j);
+	return j.oom ? -ENOMEM : 0;
+}
+
 void report__free(struct report *r)
 {
 	sched_report__free(r->sched);
@@ -182,7 +234,12 @@ int report__file(int fd, const char *name, const struct report_opts *o, FILE *ou
 
 	if (ret)
 		return ret;
-	report__print(&r, name, o, out);
+	if (o->json)
+		ret = report__json(&r, name, o, out);
+	else
+		report__print(&r, name, o, out);
 	report__free(&r);
-	return 0;
+	if (ret)
+		snprintf(err, errlen, "%s", strerror(-ret));
+	return ret;
 }

@@ -25,6 +25,7 @@ enum report_section {
 struct report_opts {
 	unsigned sections;	/* enum report_section */
 	bool hist;		/* log2 histograms under the rows */
+	bool json;		/* JSON (docs/report.md, "JSON") rather than text */
 	size_t top;		/* rows of each table */
 	size_t depth;		/* frames of code shown of each stack; 0: REPORT_DEPTH */
 	struct walk_filter filter;
@@ -49,11 +50,16 @@ int report__read(int fd, const struct report_opts *o, struct report *r, char *er
 void report__print(const struct report *r, const char *name, const struct report_opts *o,
 		   FILE *out);
 
+/* r as one JSON object (docs/report.md, "JSON"). 0, or -ENOMEM when a string could not be
+ * escaped (the output then not whole). */
+int report__json(const struct report *r, const char *name, const struct report_opts *o,
+		 FILE *out);
+
 /* Empties r. */
 void report__free(struct report *r);
 
-/* Reads the trace open on fd and prints the report on out. 0, or a negative errno with a
- * one-line message in err (nothing printed then). */
+/* Reads the trace open on fd and prints the report on out, as text or (o->json) JSON. 0, or a
+ * negative errno with a one-line message in err (nothing printed then). */
 int report__file(int fd, const char *name, const struct report_opts *o, FILE *out, char *err,
 		 size_t errlen);
 

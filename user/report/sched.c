@@ -7,6 +7,7 @@
 #include "lib/grow.h"
 #include "lib/u64map.h"
 #include "user/report/fmt.h"
+#include "user/report/json.h"
 #include "user/report/sched.h"
 
 struct row {
@@ -326,6 +327,92 @@ void sched_report__print(const struct sched_report *s, bool hist, FILE *out)
 		fprintf(out, "(%zu processes more: --top N, -p PID)\n", np - s->top);
 	print_worst(s, out);
 done:
+	free(procs);
+	free(threads);
+}
+
+/* A thread's or a process's identity: who.id as the stacks named it. */
+static void json_who(struct json *j, const struct walk_thread *who)
+{
+	json__uint(j, "tid", who->tid);
+	json__uint(j, "pid", who->id.pid);
+	json__str(j, "comm", who->id.comm);
+	json__str(j, "program", who->id.prog);
+}
+
+static void json_waits(struct json *j, const struct row *r, bool hist)
+{
+	json__object(j, "waits");
+	for (int k = 0; k < WALK_WAITS; k++)
+		if (r->h[k].count)
+			json__hist(j, kind_names[k], &r->h[k], hist);
+	json__end(j);
+}
+
+static void json_worst(const struct sched_report *s, struct json *j)
+{
+	json__array(j, "worst");
+	for (size_t i = 0; i < s->nworst; i++) {
+		const struct sched_worst *x = &s->worst[i];
+
+		json__object(j, NULL);
+		json_who(j, &x->who);
+		json__str(j, "after", kind_names[x->kind]);
+		json__uint(j, "ns", x->ns);
+		json__uint(j, "at_ns", x->at);
+		json__int(j, "cpu", x->p);
+		json__array(j, "ran");
+		for (size_t k = 0; k < x->nruns; k++) {
+			json__object(j, NULL);
+			json_who(j, &x->runs[k].who);
+			json__uint(j, "ns", x->runs[k].ns);
+			json__end(j);
+		}
+		json__end(j);
+		json__uint(j, "others_ns", x->others_ns);
+		json__uint(j, "unsure_ns", x->unsure_ns);
+		json__uint(j, "idle_ns", x->idle_ns);
+		json__bool(j, "complete", x->complete);
+		json__end(j);
+	}
+	json__end(j);
+}
+
+void sched_report__json(const struct sched_report *s, bool hist, struct json *j)
+{
+	const struct row **procs, **threads;
+	size_t np = sorted(&s->procs, &procs), nt = sorted(&s->threads, &threads);
+
+	json__object(j, "sched");
+	json__array(j, "processes");
+	for (size_t i = 0; i < np && i < s->top; i++) {
+		size_t shown = 0, nthreads = 0;
+
+		json__object(j, NULL);
+		json__uint(j, "pid", procs[i]->who.id.pid);
+		json__str(j, "program", procs[i]->who.id.prog);
+		json_waits(j, procs[i], hist);
+		json__array(j, "threads");
+		for (size_t k = 0; k < nt; k++) {
+			if (threads[k]->who.id.pid != procs[i]->who.id.pid)
+				continue;
+			nthreads++;
+			if (shown >= s->top)
+				continue;
+			shown++;
+			json__object(j, NULL);
+			json_who(j, &threads[k]->who);
+			json_waits(j, threads[k], hist);
+			json__end(j);
+		}
+		json__end(j);
+		json__uint(j, "threads_more", nthreads - shown);
+		json__end(j);
+	}
+	json__end(j);
+	json__uint(j, "processes_more", np > s->top ? np - s->top : 0);
+	json_worst(s, j);
+	json__end(j);
 	free(procs);
 	free(threads);
 }

@@ -54,6 +54,10 @@ bool sched_report__worst(const struct sched_report *s, size_t i, struct sched_wo
 /* Waits for a CPU after a wakeup, per process then per thread, log2 histograms of them. */
 void sched_report__print(const struct sched_report *s, bool hist, FILE *out);
 
+/* The same figures as JSON, the key "sched" (docs/report.md, "JSON"). */
+struct json;
+void sched_report__json(const struct sched_report *s, bool hist, struct json *j);
+
 /* Accepts NULL. */
 void sched_report__free(struct sched_report *s);
 

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "lib/grow.h"
-#include "lib/hash.h"
-#include "lib/u64map.h"
 #include "user/report/fmt.h"
+#include "user/report/intern.h"
+#include "user/report/json.h"
 #include "user/report/syslat.h"
 
 /* Longer names are cut: the kernel's longest is 22 bytes. */
@@ -22,11 +22,9 @@ struct sysrow {
 struct syslat {
 	size_t top;
 	bool oom;
-	struct sysrow *v;
+	struct sysrow *v;	/* by the handle of its name in names */
 	size_t n, cap;
-	/* A name's hash -> index + 1 in v, probing past collisions: a crafted file can name
-	 * any number of syscalls, so rows are never searched in order. */
-	struct u64map *byname;
+	struct intern *names;
 };
 
 struct syslat *syslat__new(size_t top)
@@ -36,8 +34,8 @@ struct syslat *syslat__new(size_t top)
 	if (!s)
 		return NULL;
 	s->top = top;
-	s->byname = u64map__new();
-	if (!s->byname) {
+	s->names = intern__new();
+	if (!s->names) {
 		free(s);
 		return NULL;
 	}
@@ -46,27 +44,30 @@ struct syslat *syslat__new(size_t top)
 
 static struct sysrow *row_of(struct syslat *s, const char *name)
 {
-	uint64_t h = hash_bytes(HASH_BYTES_INIT, name, strnlen(name, NAME_MAX_LEN)), *slot;
-	struct sysrow *r;
 	bool added;
+	long h = intern__put(s->names, name, strnlen(name, NAME_MAX_LEN), &added);
+	struct sysrow *r;
 
-	for (;; h++) {
-		slot = u64map__get(s->byname, h);
-		if (!slot)
-			break;
-		if (!strncmp(s->v[*slot - 1].name, name, NAME_MAX_LEN))
-			return &s->v[*slot - 1];
-	}
-	if (grow_array((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 32) ||
-	    !(slot = u64map__put(s->byname, h, &added))) {
+	/* The rows are the names' first s->n: a name whose row could not be made has none. */
+	if (h >= 0 && (size_t)h < s->n)
+		return &s->v[h];
+	if (h < 0 || (size_t)h != s->n ||
+	    grow_array((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 32)) {
 		s->oom = true;
 		return NULL;
 	}
-	*slot = s->n + 1;
 	r = &s->v[s->n++];
 	memset(r, 0, sizeof(*r));
 	strncpy(r->name, name, NAME_MAX_LEN);
 	return r;
+}
+
+/* The row of name, NULL when none. */
+static const struct sysrow *row_named(const struct syslat *s, const char *name)
+{
+	long h = intern__get(s->names, name, strnlen(name, NAME_MAX_LEN));
+
+	return h >= 0 && (size_t)h < s->n ? &s->v[h] : NULL;
 }
 
 void syslat__offcpu(struct syslat *s, const struct walk_thread *t, enum walk_off why,
@@ -100,27 +101,24 @@ bool syslat__ok(const struct syslat *s)
 
 const struct hist *syslat__hist(const struct syslat *s, const char *name, uint64_t *entries)
 {
-	*entries = 0;
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->v[i].name, name)) {
-			*entries = s->v[i].entries;
-			return s->v[i].h.count ? &s->v[i].h : NULL;
-		}
-	return NULL;
+	const struct sysrow *r = row_named(s, name);
+
+	*entries = r ? r->entries : 0;
+	return r && r->h.count ? &r->h : NULL;
 }
 
 const struct hist *syslat__calls(const struct syslat *s, const char *name)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->v[i].name, name))
-			return s->v[i].calls.count ? &s->v[i].calls : NULL;
-	return NULL;
+	const struct sysrow *r = row_named(s, name);
+
+	return r && r->calls.count ? &r->calls : NULL;
 }
 
 /* By the calls' total when known, then by the blocks'. */
 static int by_total(const void *a, const void *b)
 {
-	const struct sysrow *x = a, *y = b;
+	const struct sysrow *x = *(const struct sysrow *const *)a;
+	const struct sysrow *y = *(const struct sysrow *const *)b;
 
 	if (x->calls.sum != y->calls.sum)
 		return x->calls.sum < y->calls.sum ? 1 : -1;
@@ -132,7 +130,7 @@ static int by_total(const void *a, const void *b)
 }
 
 /* Each call's length with the blocks apart: the file has returns. */
-static void print_calls(const struct syslat *s, bool hist, FILE *out)
+static void print_calls(const struct syslat *s, const struct sysrow **v, bool hist, FILE *out)
 {
 	char name[24], a[FMT_DUR], b[FMT_DUR], c[FMT_DUR], d[FMT_DUR], e[FMT_DUR];
 	uint64_t unknown = 0;
@@ -140,7 +138,7 @@ static void print_calls(const struct syslat *s, bool hist, FILE *out)
 	fprintf(out, "%-16s %8s %7s %7s %7s %7s %8s %8s\n", "SYSCALL", "CALLS", "TOTAL", "P50",
 		"P99", "MAX", "BLOCKED", "OFF-CPU");
 	for (size_t i = 0; i < s->n && i < s->top; i++) {
-		const struct sysrow *r = &s->v[i];
+		const struct sysrow *r = v[i];
 
 		fprintf(out, "%-16s %8llu %7s %7s %7s %7s %8llu %8s\n", fmt__cut(name, 16, r->name),
 			(unsigned long long)r->entries, fmt__dur(a, r->calls.sum),
@@ -161,7 +159,7 @@ static void print_calls(const struct syslat *s, bool hist, FILE *out)
 }
 
 /* The blocks alone: the file has no returns. */
-static void print_blocks(const struct syslat *s, bool hist, FILE *out)
+static void print_blocks(const struct syslat *s, const struct sysrow **v, bool hist, FILE *out)
 {
 	char name[24], a[FMT_DUR], b[FMT_DUR], c[FMT_DUR], d[FMT_DUR];
 	bool entries = false;
@@ -171,7 +169,7 @@ static void print_blocks(const struct syslat *s, bool hist, FILE *out)
 	fprintf(out, "%-20s %9s %9s %7s %7s %7s %7s\n", "SYSCALL", entries ? "ENTERED" : "",
 		"BLOCKED", "TOTAL", "P50", "P99", "MAX");
 	for (size_t i = 0; i < s->n && i < s->top; i++) {
-		const struct sysrow *r = &s->v[i];
+		const struct sysrow *r = v[i];
 		char ent[24] = "";
 
 		if (entries)
@@ -185,8 +183,23 @@ static void print_blocks(const struct syslat *s, bool hist, FILE *out)
 	}
 }
 
+/* The rows, the most time first, into a new array; NULL when out of memory. The names' map
+ * holds indexes in s->v, so s's own stay in their order. */
+static const struct sysrow **sorted(const struct syslat *s)
+{
+	const struct sysrow **v = malloc((s->n ? s->n : 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < s->n; i++)
+		v[i] = &s->v[i];
+	qsort(v, s->n, sizeof(*v), by_total);
+	return v;
+}
+
 void syslat__print(const struct syslat *s, bool hist, FILE *out)
 {
+	const struct sysrow **v;
 	bool lengths = false;
 
 	for (size_t i = 0; i < s->n; i++)
@@ -203,13 +216,48 @@ void syslat__print(const struct syslat *s, bool hist, FILE *out)
 		fprintf(out, "no syscalls\n");
 		return;
 	}
-	qsort(s->v, s->n, sizeof(*s->v), by_total);
+	v = sorted(s);
+	if (!v)
+		return;
 	if (lengths)
-		print_calls(s, hist, out);
+		print_calls(s, v, hist, out);
 	else
-		print_blocks(s, hist, out);
+		print_blocks(s, v, hist, out);
+	free(v);
 	if (s->n > s->top)
 		fprintf(out, "(%zu syscalls more: --top N)\n", s->n - s->top);
+}
+
+void syslat__json(const struct syslat *s, bool hist, struct json *j)
+{
+	const struct sysrow **v = sorted(s);
+	uint64_t unknown = 0;
+	bool lengths = false;
+
+	if (!v) {
+		j->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		lengths |= s->v[i].calls.count > 0;
+		unknown += s->v[i].entries - s->v[i].calls.count;
+	}
+	json__object(j, "syscalls");
+	json__bool(j, "lengths", lengths);
+	json__array(j, "rows");
+	for (size_t i = 0; i < s->n && i < s->top; i++) {
+		json__object(j, NULL);
+		json__str(j, "name", v[i]->name);
+		json__uint(j, "calls", v[i]->entries);
+		json__hist(j, "length", &v[i]->calls, hist);
+		json__hist(j, "blocked", &v[i]->h, hist);
+		json__end(j);
+	}
+	json__end(j);
+	json__uint(j, "rows_more", s->n > s->top ? s->n - s->top : 0);
+	json__uint(j, "calls_without_length", unknown);
+	json__end(j);
+	free(v);
 }
 
 void syslat__free(struct syslat *s)
@@ -221,6 +269,6 @@ void syslat__free(struct syslat *s)
 		hist__free(&s->v[i].calls);
 	}
 	free(s->v);
-	u64map__free(s->byname);
+	intern__free(s->names);
 	free(s);
 }

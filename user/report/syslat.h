@@ -36,6 +36,10 @@ const struct hist *syslat__calls(const struct syslat *s, const char *name);
 
 void syslat__print(const struct syslat *s, bool hist, FILE *out);
 
+/* The same figures as JSON, the key "syscalls" (docs/report.md, "JSON"); sorts as print. */
+struct json;
+void syslat__json(const struct syslat *s, bool hist, struct json *j);
+
 /* Accepts NULL. */
 void syslat__free(struct syslat *s);
 

@@ -7,15 +7,11 @@
 
 #include <unistd.h>
 
-#include "format/v1/order.h"
-#include "format/v1/reader.h"
-#include "format/v1/state.h"
-#include "format/v2/reader.h"
 #include "lib/escape.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"
 #include "user/model/model.h"
-#include "user/report/events_v2.h"
+#include "user/report/events.h"
 #include "user/report/walk.h"
 
 struct tstate {
@@ -63,15 +59,8 @@ struct pstate {
 };
 
 struct walk {
-	/* The file's events, checked as `lxtrace dump` checks them: read as they are (Go 1.19,
-	 * state), or loaded whole and put in order (a Go 1.19 file Go's runtime wrote,
-	 * format/v1/order.h), or told as 1.19's (Go 1.22+, whose reader checks them). */
-	struct gt_reader *r;
-	struct gt_state *state;
-	struct gt_trace *tr;
-	struct gt_event *ordered;
-	size_t nordered, next;
-	struct events_v2 *v2;
+	/* The file's events, checked as `lxtrace dump` checks them (events.h). */
+	struct events *src;
 	const struct gt_dict *dict;
 	const struct walk_filter *f;
 	const struct walk_sink *s;
@@ -346,7 +335,7 @@ static void tell_call(struct walk *w, struct tstate *t, uint64_t ts)
 
 	t->call_open = false;
 	if (w->s->syscall && keeps(w, &t->pub, at))
-		w->s->syscall(w->s->ctx, &t->pub, ident__syscall(t->call_stk),
+		w->s->syscall(w->s->ctx, &t->pub, t->call_stk, ident__syscall(t->call_stk),
 			      ts ? at - ns_of(w, t->call_ts) : WALK_NO_LENGTH, at);
 }
 
@@ -607,102 +596,7 @@ static void free_walk(struct walk *w)
 	free(w->threads);
 	free(w->free_slots);
 	u64map__free(w->byg);
-	gt_reader__free(w->r);
-	gt_state__free(w->state);
-	gt_trace__free(w->tr);
-	free(w->ordered);
-	events_v2__free(w->v2);
-}
-
-/* A Go 1.19 file Go's runtime wrote, read whole and put in Go's order: 0, or a negative errno
- * with the message in err. */
-static int open_ordered(struct walk *w, int fd, char *err, size_t errlen)
-{
-	int ret;
-
-	if (lseek(fd, 0, SEEK_SET) != 0) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		return -errno;
-	}
-	ret = gt_trace__read(fd, &w->tr, err, errlen);
-	if (!ret)
-		ret = gt_order__events(gt_trace__events(w->tr), gt_trace__nevents(w->tr), &w->ordered,
-				       err, errlen);
-	if (!ret)
-		ret = gt_state__check(w->ordered, gt_trace__nevents(w->tr), err, errlen);
-	if (ret)
-		return ret;
-	w->nordered = gt_trace__nevents(w->tr);
-	w->dict = gt_trace__dict(w->tr);
-	return 0;
-}
-
-/* The file's header read, the reader of its format made: 0, or a negative errno with the
- * message in err. */
-static int open_source(struct walk *w, int fd, char *err, size_t errlen)
-{
-	struct gt_reader_opts ro = { .sz = sizeof(ro), .fd = fd, .headerless = true,
-				     .offset = GT_HEADER_LEN };
-	uint8_t hdr[GT_HEADER_LEN];
-	size_t got = 0;
-	ssize_t n;
-
-	while (got < sizeof(hdr) && (n = read(fd, hdr + got, sizeof(hdr) - got)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			snprintf(err, errlen, "%s", strerror(errno));
-			return -errno;
-		}
-		got += (size_t)n;
-	}
-	if (got == sizeof(hdr) && gt2_reader__is_header(hdr, got)) {
-		w->v2 = events_v2__new(fd);
-		w->dict = w->v2 ? events_v2__dict(w->v2) : NULL;
-	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN) &&
-		   gt_order__needed(fd)) {
-		return open_ordered(w, fd, err, errlen);
-	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN)) {
-		w->r = gt_reader__new(&ro);
-		w->state = gt_state__new();
-		w->dict = w->r && w->state ? gt_reader__dict(w->r) : NULL;
-	} else {
-		snprintf(err, errlen, "offset 0: not a Go 1.19 or Go 1.22+ trace (bad header)");
-		return -EINVAL;
-	}
-	if (!w->dict) {
-		snprintf(err, errlen, "%s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* 1 with the next event, 0 at the end of a good file, or a negative errno with why in err. */
-static int next_event(struct walk *w, struct gt_event *e, char *err, size_t errlen)
-{
-	int ret;
-
-	if (w->tr) {
-		if (w->next == w->nordered)
-			return 0;
-		*e = w->ordered[w->next++];
-		return 1;
-	}
-	if (!w->v2)
-		return gt_state__next(w->state, w->r, e, err, errlen);
-	ret = events_v2__next(w->v2, e);
-	if (ret < 0)
-		snprintf(err, errlen, "%s", *events_v2__error(w->v2) ? events_v2__error(w->v2) :
-					    strerror(-ret));
-	return ret;
-}
-
-static uint64_t frequency(const struct walk *w)
-{
-	/* Go 1.22+ times are told in ns. */
-	if (w->tr)
-		return gt_trace__frequency(w->tr);
-	return w->v2 ? 1000000000u : gt_reader__frequency(w->r);
+	events__free(w->src);
 }
 
 int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
@@ -721,17 +615,18 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	if ((ret = open_source(&w, fd, err, errlen))) {
+	if ((ret = events__open(fd, &w.src, err, errlen))) {
 		free_walk(&w);
 		return ret;
 	}
-	while ((ret = next_event(&w, &e, err, errlen)) > 0) {
+	w.dict = events__dict(w.src);
+	while ((ret = events__next(w.src, &e, err, errlen)) > 0) {
 		if (first) {
 			w.base = e.ts;
 			first = false;
 		}
 		/* Go's runtime wrote it (format/v1/order.h): from a pipe, not read whole. */
-		if (w.r && !freq_read && !gt_reader__frequency(w.r)) {
+		if (!freq_read && !events__frequency(w.src)) {
 			snprintf(err, errlen, "a trace Go's runtime wrote is read whole, to be put "
 				 "in Go's order: give it as a file, not a pipe");
 			ret = -EINVAL;
@@ -740,7 +635,7 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 		/* Known before the first event: in the first batch's header of lxtrace's files, and
 		 * read whole with those Go's runtime wrote, which have it at the end. */
 		if (!freq_read) {
-			w.freq = frequency(&w);
+			w.freq = events__frequency(w.src);
 			freq_read = true;
 		}
 		st->events++;
@@ -754,8 +649,8 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 			break;
 		}
 	}
-	if (w.v2 && !first && events_v2__last_ns(w.v2) > last)
-		last = events_v2__last_ns(w.v2);
+	if (!first && events__last(w.src) > last)
+		last = events__last(w.src);
 	/* What the threads alive at the end still hold. */
 	for (size_t i = 0; !ret && i < w.nthreads; i++) {
 		if (w.threads[i].live && w.threads[i].wait_pending)

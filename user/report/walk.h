@@ -4,9 +4,10 @@
  * and the events lxtrace invented to keep the trace valid; each of the threads a filter keeps,
  * in the window it keeps.
  *
- * It streams the file through format/v1/reader.h: memory follows the threads alive (a small
- * state each) and the CPUs (the latest runs of each, for walk__runs), never the events; but a
- * Go 1.19 file Go's runtime wrote is read whole and put in Go's order (format/v1/order.h). It
+ * It streams the file through the one event stream (events.h), either format alike: memory
+ * follows the threads alive (a small state each) and the CPUs (the latest runs of each, for
+ * walk__runs), never the events; but a Go 1.19 file Go's runtime wrote is read whole and put
+ * in Go's order (format/v1/order.h). It
  * keeps its own small state per thread rather than format/v1/state.h's, which forgets at a
  * wakeup why and when the thread left the CPU, and at a GoSysBlock the stack of its syscall.
  *
@@ -76,12 +77,12 @@ struct walk_sink {
 	 * whole latency. NULL: not told. */
 	void (*offcpu_cut)(void *ctx, const struct walk_thread *t, enum walk_off why,
 			   const struct gt_stack *stk, const char *sys, uint64_t ns, uint64_t at);
-	/* A syscall call (recorded with --syscalls=all): it ended at `at` after ns, its whole
-	 * length from its entry to its return; WALK_NO_LENGTH when the file has no return for it
-	 * (recorded without returns, lost, or never made: exit), `at` then its entry. Its blocks
-	 * come apart, each through offcpu. */
-	void (*syscall)(void *ctx, const struct walk_thread *t, const char *sys, uint64_t ns,
-			uint64_t at);
+	/* A syscall call (recorded with --syscalls=all), entered with stack stk: it ended at `at`
+	 * after ns, its whole length from its entry to its return; WALK_NO_LENGTH when the file
+	 * has no return for it (recorded without returns, lost, or never made: exit), `at` then
+	 * its entry. Its blocks come apart, each through offcpu. */
+	void (*syscall)(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
+			const char *sys, uint64_t ns, uint64_t at);
 	/* A CPU sample of t (NULL: of no thread the trace knows) on P p. */
 	void (*sample)(void *ctx, const struct walk_thread *t, const struct gt_stack *stk,
 		       int64_t p, uint64_t at);

@@ -111,22 +111,6 @@ struct idents *idents__new(const struct gt_tables *w)
 	return s;
 }
 
-/* Whether name, after its '_'s, starts with "runtime.". */
-static bool hidden(const char *name)
-{
-	return !strncmp(name + strspn(name, "_"), "runtime.", 8);
-}
-
-const char *idents__guard(const char *name)
-{
-	return hidden(name) ? "_" : "";
-}
-
-const char *idents__unguard(const char *name)
-{
-	return name[0] == '_' && hidden(name) ? name + 1 : name;
-}
-
 /* Files the entry *out, just added as the last of *count, under key in map; takes it back
  * when the map cannot grow. */
 static int index_put(struct u64map *map, uint64_t key, const uint32_t *out, uint32_t *count)

@@ -17,8 +17,10 @@
 #ifndef LXTRACE_USER_STACKS_IDENTS_H
 #define LXTRACE_USER_STACKS_IDENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "format/pcs.h"
 #include "format/tables.h"
@@ -94,9 +96,23 @@ uint64_t idents__special(struct idents *s, uint32_t p, enum ident_special k);
 
 /* The 1.23 viewer hides goroutines whose name starts with "runtime.": a comm or program name
  * that would, after any '_'s, is written with one '_' more ("runtime.x" as "_runtime.x",
- * "_runtime.x" as "__runtime.x"), which idents__unguard takes off again. */
-const char *idents__guard(const char *name);
-const char *idents__unguard(const char *name);
+ * "_runtime.x" as "__runtime.x"), which idents__unguard takes off again. Here, not in
+ * idents.c, so that the offline tools, which read names back, link nothing of the stack
+ * makers. */
+static inline bool idents__hidden(const char *name)
+{
+	return !strncmp(name + strspn(name, "_"), "runtime.", 8);
+}
+
+static inline const char *idents__guard(const char *name)
+{
+	return idents__hidden(name) ? "_" : "";
+}
+
+static inline const char *idents__unguard(const char *name)
+{
+	return name[0] == '_' && idents__hidden(name) ? name + 1 : name;
+}
 
 /* Frames for stacks built elsewhere (callstacks.c); strings live as long as s, but for the
  * syscall and trim frames, whose func is written into the caller's buffer. The int ones
