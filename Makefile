@@ -49,7 +49,9 @@ USER_OBJS := $(USER_SRCS:%.c=$(OUT)/%.o)
 USER_LIB_OBJS := $(filter-out $(OUT)/user/cli/main.o,$(USER_OBJS))
 TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(OUT)/%.o)
 SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(OUT)/%.skel.h)
-WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(OUT)/tests/workloads/%)
+# Script workloads (Python's) are copied beside the built ones, which is where tests look.
+WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(OUT)/tests/workloads/%) \
+	     $(patsubst tests/workloads/%,$(OUT)/tests/workloads/%,$(wildcard tests/workloads/*.py))
 BENCHES := $(BENCH_SRCS:bench/%.c=$(OUT)/bench/%)
 
 LIBFORMAT := $(OUT)/libgtformat.a
@@ -142,6 +144,10 @@ $(OUT)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -O1 -g -fno-omit-frame-pointer $(WARNINGS) -MMD -MP -MF $@.d $< \
 		-lpthread -o $@
+
+$(OUT)/tests/workloads/%.py: tests/workloads/%.py
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
 
 # The unwinder's tests need code built as distributions build it: without frame pointers.
 $(OUT)/tests/workloads/frameless: tests/workloads/frameless.c

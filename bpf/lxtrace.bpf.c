@@ -32,6 +32,7 @@
 #include "ring.bpf.h"
 #include "target.bpf.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 #include "pmaps_range.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -320,6 +321,9 @@ static __always_inline void send_stacked(void *ctx, __u32 cpu, const void *rec, 
 	if (!ring)
 		return;
 	flush_syscalls(ring);
+	/* A Python thread's frames go just before, in a record of their own (python.bpf.h). */
+	if (modern && user)
+		py_send(cpu, ((const struct lx_rec *)rec)->ts);
 	if (user)
 		ex = exec_ustack_of_current(modern);
 	if (modern && user && !ex)

@@ -49,6 +49,8 @@ enum lx_rec_type {
 				 * found still on one); cpu = where the tracepoint ran */
 	LX_REC_OCCUPANT,	/* struct lx_occupant: a CPU's holder that no other record
 				 * follows changed, or got another name */
+	LX_REC_PYSTACK,		/* struct lx_pyrec (bpf/python.h): the Python frames of the
+				 * stack the next record of its CPU and thread carries */
 };
 
 /* What holds a CPU when no recorded thread does: an LX_REC_SWITCH's h.flags for a next that
@@ -223,7 +225,8 @@ struct lx_sample {
  * struct carries one (switch: prev's; wakeup: the waker's; fork: the parent's; sample: the
  * sampled thread's; exec: the exec'ing thread's user stack). kernel frames first, then user
  * frames, each leaf first; the record is sizeof(type) + 8 + 8 * (nkern + nuser) bytes, plus
- * struct lx_ucopy and its bytes with LX_USTACK_COPY. */
+ * struct lx_ucopy and its bytes with LX_USTACK_COPY. A Python thread's stack has its Python
+ * frames in an LX_REC_PYSTACK record just before, in the same ring. */
 #define LX_STACK_KERN_MAX 64
 #define LX_STACK_USER_MAX 64	/* a power of two */
 /* A user frame whose address is an interrupted instruction (the leaf, or the frame a signal

@@ -99,7 +99,7 @@ static const struct gt_stack *decoded(uint64_t stk)
 
 Test(callstacks, kernel_then_syscall_then_user_then_identity)
 {
-	uint64_t stk = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(3, 2));
+	uint64_t stk = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(3, 2), NULL);
 	const struct gt_stack *s;
 	const char *name = idents__name(ids, ident);
 
@@ -122,7 +122,7 @@ Test(callstacks, kernel_then_syscall_then_user_then_identity)
 Test(callstacks, syscall_is_the_leaf_without_kernel_frames)
 {
 	const struct gt_stack *s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID,
-							   make_raw(0, 2)));
+							   make_raw(0, 2), NULL));
 
 	cr_expect_str_eq(s->frames[0].func, "syscall getppid");
 	cr_expect(strstr(s->frames[1].file, "hot.c"), "user frames follow: %s", s->frames[1].file);
@@ -135,7 +135,7 @@ Test(callstacks, deep_stacks_lose_root_frames_keep_leaf_and_identity)
 	uint64_t stk;
 
 	stk = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID,
-			      make_raw(LX_STACK_KERN_MAX, LX_STACK_USER_MAX));
+			      make_raw(LX_STACK_KERN_MAX, LX_STACK_USER_MAX), NULL);
 	cr_assert_neq(stk, 0, "the writer refused the stack: %s", strerror(errno));
 	s = decoded(stk);
 	cr_expect_leq(s->n, CALLSTACKS_MAX_FRAMES);
@@ -153,9 +153,9 @@ Test(callstacks, one_symbolization_per_distinct_stack)
 	struct callstacks_stats st;
 	uint64_t a, b, c;
 
-	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
-	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
-	c = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(2, 2));
+	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2), NULL);
+	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2), NULL);
+	c = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(2, 2), NULL);
 	cr_assert(a && b && c);
 	cr_expect_eq(a, b);
 	cr_expect_neq(a, c, "the syscall is part of the stack");
@@ -166,7 +166,7 @@ Test(callstacks, one_symbolization_per_distinct_stack)
 
 Test(callstacks, idle_stacks_end_in_idle)
 {
-	const struct gt_stack *s = decoded(callstacks__get(cs, 0, CALLSTACKS_IDLE, 0, -1, make_raw(2, 0)));
+	const struct gt_stack *s = decoded(callstacks__get(cs, 0, CALLSTACKS_IDLE, 0, -1, make_raw(2, 0), NULL));
 
 	cr_expect_eq(s->n, 3);
 	cr_expect_str_eq(s->frames[2].func, "[idle]");
@@ -178,14 +178,14 @@ Test(callstacks, an_exited_process_is_forgotten)
 	uint64_t a, b;
 
 	callstacks__note(cs, (uint32_t)fix.pid);
-	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(0, 2));
+	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(0, 2), NULL);
 	callstacks__stats(cs, &st);
 	cr_expect_eq(st.live_images, 1);
 	callstacks__exit(cs, (uint32_t)fix.pid, callstacks__image(cs, (uint32_t)fix.pid));
 	callstacks__stats(cs, &st);
 	cr_expect_eq(st.live_images, 0, "the image outlived its process");
 	/* A record that still comes (late) notes the pid anew; here it is still there. */
-	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(0, 2));
+	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(0, 2), NULL);
 	cr_expect_neq(b, 0);
 	cr_expect_neq(a, 0);
 }
@@ -200,9 +200,9 @@ static unsigned fill_memory(uint64_t gens, uint64_t hot)
 	do {
 		make_raw(1, 60);
 		raw.pc[0] = 0xffffffff82000000ull + n++ * 0x10;
-		cr_assert_neq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h), 0);
+		cr_assert_neq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL), 0);
 		if (hot)
-			cr_assert_eq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2)), hot);
+			cr_assert_eq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2), NULL), hot);
 		callstacks__stats(cs, &st);
 	} while (st.cache_clears < gens && n < 100000);
 	cr_assert_eq(st.cache_clears, gens, "memory never emptied after %u stacks", n);
@@ -214,11 +214,11 @@ Test(callstacks, the_memory_of_stacks_is_bounded_and_keeps_ids)
 	struct callstacks_stats before, after;
 	uint64_t first, again;
 
-	first = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
+	first = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2), NULL);
 	cr_expect_gt(fill_memory(2, 0), 1000);
 	/* Two generations later it is forgotten: built again, with the id it had. */
 	callstacks__stats(cs, &before);
-	again = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
+	again = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2), NULL);
 	callstacks__stats(cs, &after);
 	cr_expect_eq(after.distinct, before.distinct + 1, "not built again");
 	cr_expect_eq(again, first, "a stack built again after it was forgotten got a new id");
@@ -227,7 +227,7 @@ Test(callstacks, the_memory_of_stacks_is_bounded_and_keeps_ids)
 Test(callstacks, a_stack_in_use_stays_in_the_memory)
 {
 	struct callstacks_stats st;
-	uint64_t hot = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2));
+	uint64_t hot = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(2, 2), NULL);
 	unsigned n = fill_memory(3, hot);
 
 	callstacks__stats(cs, &st);
@@ -244,11 +244,11 @@ Test(callstacks, cache_hit_repeats_the_stored_walk)
 	raw.h.uflags = LX_USTACK_STORE;
 	raw.h.uslot = 2;
 	callstacks__see(cs, st);
-	stored = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, st);
+	stored = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, st, NULL);
 	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_HIT,
 				   .uslot = 2 };
 	callstacks__see(cs, &raw.h);
-	hit = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h);
+	hit = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL);
 	cr_assert_neq(stored, 0);
 	cr_expect_eq(hit, stored, "a hit must repeat the stored walk's stack");
 }
@@ -270,7 +270,7 @@ static const struct lx_stack *stored_then_hit(void)
 	raw.h.uflags = LX_USTACK_STORE;
 	raw.h.uslot = 3;
 	callstacks__see(cs, st);
-	cr_assert_neq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, st), 0);
+	cr_assert_neq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, st, NULL), 0);
 	return hit_record();
 }
 
@@ -281,14 +281,14 @@ Test(callstacks, repeated_hits_answer_per_identity_syscall_and_kernel_frames)
 	const struct lx_stack *hit = stored_then_hit();
 	uint64_t a, b, c, d, e;
 
-	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit);
-	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, hit);
-	c = callstacks__get(cs, 0, CALLSTACKS_IDLE, (uint32_t)fix.pid, -1, hit);
+	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit, NULL);
+	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, hit, NULL);
+	c = callstacks__get(cs, 0, CALLSTACKS_IDLE, (uint32_t)fix.pid, -1, hit, NULL);
 	raw.h.nkern = 1;
 	raw.pc[0] = 0xffffffff81000000ull;
-	d = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit);
+	d = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit, NULL);
 	raw.h.nkern = 0;
-	e = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit);
+	e = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit, NULL);
 	cr_assert(a && b && c && d);
 	cr_expect(a != b && a != c && a != d && b != c && b != d && c != d);
 	cr_expect_eq(e, a);
@@ -302,15 +302,15 @@ Test(callstacks, repeated_hits_follow_the_memory_of_stacks)
 	struct callstacks_stats before, after;
 	uint64_t a, b;
 
-	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit);
+	a = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit, NULL);
 	fill_memory(1, 0);
 	callstacks__stats(cs, &before);
-	cr_assert_eq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit_record()), a);
+	cr_assert_eq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit_record(), NULL), a);
 	callstacks__stats(cs, &after);
 	cr_expect_eq(after.distinct, before.distinct, "an older stack was built again");
 	fill_memory(3, 0);
 	callstacks__stats(cs, &before);
-	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit_record());
+	b = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, hit_record(), NULL);
 	callstacks__stats(cs, &after);
 	cr_expect_eq(after.distinct, before.distinct + 1, "a forgotten stack was answered");
 	cr_expect_eq(b, a);
@@ -335,7 +335,7 @@ Test(callstacks, hit_without_its_walk_is_truncated)
 	callstacks__stats(cs, &st);
 	cr_assert_eq(st.walks, 0, "a dead thread's walks are not kept");
 	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .uflags = LX_USTACK_HIT, .uslot = 1 };
-	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h));
+	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL));
 	cr_assert_eq(s->n, 3, "the mark, the process and the program");
 	cr_expect_str_eq(s->frames[0].func, "[truncated]");
 }
@@ -348,12 +348,12 @@ Test(callstacks, truncation_mark_and_interrupt_identity)
 
 	make_raw(0, 2);
 	raw.h.uflags = LX_USTACK_TRUNCATED;
-	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h));
+	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL));
 	cr_assert_geq(s->n, 5);
 	cr_expect_str_eq(s->frames[s->n - 3].func, "[truncated]", "above the process and program");
 	make_raw(2, 0);
 	raw.h.uflags = LX_USTACK_IRQ;
-	s = decoded(callstacks__get(cs, 0, 0, 0, -1, &raw.h));
+	s = decoded(callstacks__get(cs, 0, 0, 0, -1, &raw.h, NULL));
 	cr_assert_eq(s->n, 3);
 	cr_expect_str_eq(s->frames[0].file, "[kernel]");
 	cr_expect_str_eq(s->frames[2].func, "[irq]");
@@ -369,7 +369,7 @@ Test(callstacks, exact_pcs_are_not_return_addresses)
 	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .nuser = 2 };
 	raw.pc[0] = a | LX_PC_EXACT;
 	raw.pc[1] = a | LX_PC_EXACT;
-	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h));
+	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL));
 	cr_assert_geq(s->n, 2);
 	cr_expect_eq(s->frames[0].pc, a, "an exact pc is looked up as is, not one byte back");
 }
@@ -456,7 +456,7 @@ Test(callstacks, go_stacks_end_at_mstart)
 				   .uflags = LX_USTACK_TRUNCATED };
 	for (unsigned i = 0; i < raw.h.nuser; i++)
 		raw.pc[i] = elf_symbol(bin, walk[i]) + 5;
-	s = decoded(callstacks__get(cs, 0, goid, (uint32_t)go.pid, -1, &raw.h));
+	s = decoded(callstacks__get(cs, 0, goid, (uint32_t)go.pid, -1, &raw.h, NULL));
 	symfix__stop(&go);
 	cr_assert_eq(s->n, 4 + 2, "the four frames to mstart and the identity, not %zu frames",
 		     (size_t)s->n);
@@ -474,15 +474,15 @@ Test(callstacks, walk_cut_for_want_of_a_copy_is_marked_and_counted)
 
 	make_raw(0, 2);
 	raw.h.uflags = LX_USTACK_TRUNCATED;
-	cut = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h);
+	cut = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL);
 	raw.h.uslot = LX_USLOT_NO_ROOM;
-	no_room = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h);
+	no_room = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL);
 	cr_assert_neq(no_room, cut);
 	s = decoded(no_room);
 	cr_assert_geq(s->n, 5);
 	cr_expect_str_eq(s->frames[s->n - 3].func, "[truncated: no room for a copy]");
 	raw.h.uflags = 0;
-	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h));
+	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL));
 	cr_expect_str_neq(s->frames[s->n - 3].func, "[truncated: no room for a copy]", "not cut");
 	callstacks__stats(cs, &st);
 	cr_expect_eq(st.copies_refused, 2);

@@ -580,7 +580,7 @@ static int load_object(struct capture *c)
 			"loading the compat ones\n", c->feat.modern_failed);
 		err = open_object(c, false);
 		if (!err)
-			err = lxtrace__load(c->skel);
+	err = lxtrace__load(c->skel);
 	}
 	return err;
 }
@@ -1079,16 +1079,17 @@ void capture__maps_stats(const struct capture *c, struct capture_maps_stats *out
 					    st.tables_full, u[LX_UNWIND_ASKS_LOST] };
 }
 
-int capture__unwind_stats(const struct capture *c, uint64_t out[LX_UNWIND_NSTATS])
+/* Counters of a per-CPU array map of n entries, each summed over the CPUs into out. */
+static int sum_percpu(const struct capture *c, int fd, uint32_t n, uint64_t *out)
 {
 	uint64_t *vals = calloc(c->ncpus, sizeof(*vals));
 	int err = 0;
 
 	if (!vals)
 		return -ENOMEM;
-	for (uint32_t k = 0; k < LX_UNWIND_NSTATS; k++) {
+	for (uint32_t k = 0; k < n; k++) {
 		out[k] = 0;
-		if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.unwind_stats), &k, vals)) {
+		if (bpf_map_lookup_elem(fd, &k, vals)) {
 			err = -errno;
 			break;
 		}
@@ -1097,6 +1098,28 @@ int capture__unwind_stats(const struct capture *c, uint64_t out[LX_UNWIND_NSTATS
 	}
 	free(vals);
 	return err;
+}
+
+int capture__unwind_stats(const struct capture *c, uint64_t out[LX_UNWIND_NSTATS])
+{
+	return sum_percpu(c, bpf_map__fd(c->skel->maps.unwind_stats), LX_UNWIND_NSTATS, out);
+}
+
+int capture__python_maps(struct capture *c, int *threads_fd, int *procs_fd, int *layouts_fd)
+{
+	if (!bpf_walker(c))
+		return -ENOENT;
+	*threads_fd = bpf_map__fd(c->skel->maps.py_threads);
+	*procs_fd = bpf_map__fd(c->skel->maps.py_procs);
+	*layouts_fd = bpf_map__fd(c->skel->maps.py_layouts);
+	return 0;
+}
+
+int capture__python_stats(const struct capture *c, uint64_t out[LX_PY_NSTATS])
+{
+	if (!bpf_walker(c))
+		return -ENOENT;
+	return sum_percpu(c, bpf_map__fd(c->skel->maps.py_stats), LX_PY_NSTATS, out);
 }
 
 void capture__free(struct capture *c)

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "bpf/lxtrace.h"
+#include "bpf/python.h"
 #include "bpf/unwind.h"
 #include "user/capture/features.h"
 #include "user/capture/merge.h"
@@ -111,6 +112,14 @@ void capture__stats(const struct capture *c, struct capture_stats *out);
 /* The user-stack unwinder's maps, for loading binaries' unwind rows (user/stacks/cfi_loader.h).
  * After load; -ENOENT when no user stacks are taken. */
 int capture__unwind_maps(struct capture *c, struct lx_unwind_maps *out);
+
+/* The Python walk's maps (bpf/python.h: py_threads, py_procs, py_layouts). After load;
+ * -ENOENT when the programs do not walk Python frames (no user stacks, or the compat programs
+ * of kernels without BTF, whose user stacks are the kernel's walk). */
+int capture__python_maps(struct capture *c, int *threads_fd, int *procs_fd, int *layouts_fd);
+
+/* The Python walk's counters summed over the CPUs (enum lx_py_stat); -ENOENT as above. */
+int capture__python_stats(const struct capture *c, uint64_t out[LX_PY_NSTATS]);
 
 /* What the kernel offers, as the load found it (a variant refused is noted there). */
 const struct features *capture__features(const struct capture *c);

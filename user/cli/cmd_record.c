@@ -44,6 +44,7 @@
 #include "user/cli/record_summary.h"
 #include "user/model/model.h"
 #include "user/stacks/cfi_loader.h"
+#include "user/stacks/python.h"
 #include "user/target/launch.h"
 #include "user/target/target.h"
 #include "user/target/usdt_files.h"
@@ -633,6 +634,7 @@ struct recording {
 	struct record_flight *flight;
 	struct sink sink;
 	struct disk_cache *row_cache;	/* NULL: none */
+	struct python *py;		/* Python processes for the BPF walk; NULL: none */
 	struct output out;
 	bool stack_kern, stack_user;
 	uint64_t start, end;	/* the trace's */
@@ -729,6 +731,23 @@ static int open_capture(struct recording *r)
 }
 
 /* The writer and the model; they write nothing but the header before the start. */
+/* Python frames: where the BPF side walks them, the processes running Python are found for it
+ * and their code objects named for the model. */
+static int use_python(struct recording *r)
+{
+	struct python_maps pm;
+
+	if (capture__python_maps(r->cap, &pm.threads_fd, &pm.procs_fd, &pm.layouts_fd))
+		return 0;
+	r->py = python__new(NULL, &pm);
+	if (!r->py) {
+		fprintf(stderr, PREFIX "python frames: %s\n", strerror(errno));
+		return -errno;
+	}
+	model__use_python(r->model, r->py);
+	return 0;
+}
+
 static int open_trace(struct recording *r)
 {
 	const struct record_args *a = &r->args;
@@ -797,7 +816,7 @@ static int open_trace(struct recording *r)
 	}
 	r->sink.model = r->model;
 	model__use_rows(r->model, r->sink.cfi);
-	return 0;
+	return use_python(r);
 }
 
 /* --check: the feature table, then what these options would do without. The programs a
@@ -971,6 +990,7 @@ static int run_recording(struct recording *r)
 		err = capture__poll(r->cap);
 		if (err)
 			break;
+		python__refresh(r->py, now_ns());
 		/* Its triggers' files; the last one --max-files allows ends the recording. */
 		if (r->flight &&
 		    (err = record_flight__poll(r->flight, r->cap, r->writer, r->writer2,
@@ -1105,6 +1125,7 @@ static int end_recording(struct recording *r)
 			.cap = r->cap,
 			.cfi = r->sink.cfi,
 			.row_cache = r->row_cache,
+			.py = r->py,
 			.uses = feature_uses(&r->args),
 			.verbose = verbose,
 			.restacked = r->restack_tried ? &r->restacked : NULL,
@@ -1152,6 +1173,7 @@ static int recording__close(struct recording *r)
 	int err;
 
 	model__free(r->model);
+	python__free(r->py);
 	cfi_loader__free(r->sink.cfi);
 	disk_cache__free(r->row_cache);
 	gt_writer__free(r->writer);

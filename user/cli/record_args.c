@@ -105,7 +105,9 @@ static const struct record_opt options[] = {
 	  "stack would cost each several times what it costs now.\n"
 	  "User stacks are unwound from the binaries' CFI, and a stack\n"
 	  "unchanged since the thread's last is proven so, not walked\n"
-	  "again; kernel stacks cost each switch and wakeup a walk" },
+	  "again; kernel stacks cost each switch and wakeup a walk.\n"
+	  "CPython 3.11-3.13 programs' user stacks name their Python\n"
+	  "functions too (module.qualname, file, line)" },
 	{ "check", OPT_CHECK, NULL,
 	  "print what this kernel offers lxtrace's programs, load the\n"
 	  "programs a recording with the other options given would (its\n"

@@ -254,6 +254,27 @@ static void print_jit(const struct model_stats *ms, const struct gt2_restack_sta
 	fputc('\n', stderr);
 }
 
+/* Python frames: the processes found, the stacks that got them, and what was left native. */
+static void print_python(const struct record_summary *s, const struct model_stats *ms)
+{
+	struct python_stats ps;
+	uint64_t b[LX_PY_NSTATS] = { 0 };
+
+	python__stats(s->py, &ps);
+	if (!s->py || (!ps.processes && !ps.unknown_version && !ps.not_found))
+		return;
+	(void)capture__python_stats(s->cap, b);
+	fprintf(stderr, "  python:        %llu processes (%llu of a version not known, %llu not "
+		"found), %llu threads; %llu stacks with %llu Python frames; native frames only: "
+		"%llu stacks of threads not seen yet, %llu with a frame not named, %llu without "
+		"the evaluation loop\n",
+		(unsigned long long)ps.processes, (unsigned long long)ps.unknown_version,
+		(unsigned long long)ps.not_found, (unsigned long long)ps.threads,
+		(unsigned long long)ms->py_stacks, (unsigned long long)ms->py_frames,
+		(unsigned long long)b[LX_PY_UNKNOWN_THREAD], (unsigned long long)ms->py_unnamed,
+		(unsigned long long)ms->py_no_eval);
+}
+
 void record_summary__print(const struct record_summary *s)
 {
 	const char *path = s->path;
@@ -312,6 +333,7 @@ void record_summary__print(const struct record_summary *s)
 			(unsigned long long)ms.start_stacks_late);
 	features__print_missing(capture__features(cap), s->uses, "  without:      ", stderr);
 	print_jit(&ms, s->restacked);
+	print_python(s, &ms);
 	print_files(model__refused(m), "  refused files: %llu that other users control (not read, "
 		    "or only in part):\n");
 	print_files(model__unread(m), "  unread files:  %llu binaries not read by the end, their "

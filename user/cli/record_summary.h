@@ -13,6 +13,7 @@
 #include "user/capture/capture.h"
 #include "user/model/model.h"
 #include "user/stacks/cfi_loader.h"
+#include "user/stacks/python.h"
 
 struct record_summary {
 	size_t sz;
@@ -25,6 +26,7 @@ struct record_summary {
 	const struct capture *cap;
 	struct cfi_loader *cfi;		/* NULL without user stacks */
 	struct disk_cache *row_cache;	/* the cfi loader's; NULL: none */
+	const struct python *py;	/* NULL: no Python frames walked */
 	unsigned uses;			/* what the recording used of the kernel (enum feature_use) */
 	bool verbose;			/* -v: the internals too */
 	/* A go1.23 file copied to hold the JIT frames named at the end; NULL: none tried. */

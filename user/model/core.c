@@ -70,7 +70,8 @@ int model_thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, ui
 {
 	if (!m->rs || m->rs->tid != t->tid)
 		return ident_stack(m, p, t, nr, stk);
-	*stk = callstacks__get(m->cs, p, t->ident, idents__pid(m->idents, t->ident), nr, m->rs);
+	*stk = callstacks__get(m->cs, p, t->ident, idents__pid(m->idents, t->ident), nr, m->rs,
+			       m->rpy);
 	return *stk ? 0 : -errno;
 }
 
@@ -84,7 +85,7 @@ int model_waker_stack(struct model *m, uint32_t p, struct thread *cur, uint64_t 
 {
 	/* Never the interrupted thread's user stack: the interrupt is not its doing. */
 	if (m->rs && (m->rs->uflags & LX_USTACK_IRQ)) {
-		*stk = callstacks__get(m->cs, p, 0, 0, -1, m->rs);
+		*stk = callstacks__get(m->cs, p, 0, 0, -1, m->rs, NULL);
 		return *stk ? 0 : -errno;
 	}
 	if (!cur)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "bpf/lxtrace.h"
+#include "bpf/python.h"
 #include "format/tables.h"
 #include "format/v1/writer.h"
 #include "user/flight/trigger.h"
@@ -73,6 +74,15 @@ struct model {
 	struct annotations *ann;
 	struct callstacks *cs;		/* NULL unless records carry call stacks */
 	const struct lx_stack *rs;	/* the call stack the current record carries, or NULL */
+	const struct lx_pystack *rpy;	/* its Python frames (model_python_frames), or NULL */
+	/* By CPU: the Python frames its last LX_REC_PYSTACK sent, for the next record of that
+	 * thread and time; tid 0: none. */
+	struct py_pending {
+		uint64_t ts;
+		uint32_t tid, pad;
+		struct lx_pystack ps;	/* its frames right after it, as callstacks__get reads */
+		struct lx_pyframe f[LX_PY_FRAMES_MAX];
+	} *py;
 	struct thread **cur;		/* per P: the G running there per the model, or NULL */
 	struct held *held;		/* per P: its stand-ins (none on the housekeeping P) */
 	struct thread **reaped;		/* reaped by the current record: removed after it */
@@ -111,6 +121,11 @@ void model_advance(struct model *m, uint64_t ts);
 
 /* The stack of t in syscall nr (-1: none) for an event on P p: the call stack the current
  * record took of t when it has one, else its identity's (with the syscall's frame). */
+/* The Python frames of r, whose stack is rs: those the last LX_REC_PYSTACK of its CPU sent
+ * for its thread and time, or NULL. */
+const struct lx_pystack *model_python_frames(struct model *m, const struct lx_rec *r,
+					     const struct lx_stack *rs);
+
 int model_thread_stack(struct model *m, uint32_t p, struct thread *t, int nr, uint64_t *stk);
 
 /* The one-frame stack k (idents.h) for an event on P p. */

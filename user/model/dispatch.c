@@ -24,6 +24,7 @@ enum stack_rule {
 	STACK_NONE,	/* never followed by a stack */
 	STACK_MAY,	/* a stack when the record is longer than its struct (lxtrace.h) */
 	STACK_ALWAYS,	/* always followed by one */
+	STACK_PY,	/* followed by Python frames, never a stack (struct lx_pyrec) */
 };
 
 static const struct kind {
@@ -75,6 +76,8 @@ static const struct kind {
 	[LX_REC_OCCUPANT] = { sizeof(struct lx_occupant), STACK_NONE,
 			      { offsetof(struct lx_occupant, pid) }, MODEL_KIND_OCCUPANT,
 			      model_on_occupant },
+	[LX_REC_PYSTACK] = { sizeof(struct lx_pyrec), STACK_PY, { 0 }, MODEL_KIND_PYSTACK,
+			     model_on_pystack },
 };
 
 /* The kind of a record that can be trusted to be what its type says: a type the model takes
@@ -105,10 +108,16 @@ static const struct lx_stack *trailing_stack(const struct kind *k, const struct 
 					     bool *ok)
 {
 	const struct lx_stack *st = (const void *)((const char *)r + k->size);
+	const struct lx_pyrec *py = (const void *)r;
 	const struct lx_ucopy *c;
 	size_t frames;
 
 	*ok = true;
+	if (k->stack == STACK_PY) {
+		*ok = py->ps.n <= LX_PY_FRAMES_MAX &&
+		      size == sizeof(*py) + py->ps.n * sizeof(py->f[0]);
+		return NULL;
+	}
 	if (size == k->size && k->stack != STACK_ALWAYS)
 		return NULL;
 	*ok = k->stack != STACK_NONE && size >= k->size + sizeof(*st) &&
@@ -168,9 +177,11 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 		return -EBUSY;
 	m->st.records++;
 	m->rs = rs;
+	m->rpy = rs ? model_python_frames(m, r, rs) : NULL;
 	/* Stacks nobody asked for (opts.stacks off) are corrupt input too. */
 	if (!ok || (m->rs && !m->cs)) {
 		m->rs = NULL;
+		m->rpy = NULL;
 		model_repair(m, MODEL_REPAIR_BAD_RECORD);
 		return 0;
 	}
@@ -182,6 +193,7 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 	err = k->on(m, r);
 	model_remove_reaped(m);
 	m->rs = NULL;
+	m->rpy = NULL;
 	if (err)
 		m->err = err;
 	return err;

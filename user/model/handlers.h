@@ -40,4 +40,7 @@ int model_on_trigger(struct model *m, const struct lx_rec *r);
 /* sample.c */
 int model_on_sample(struct model *m, const struct lx_rec *r);
 
+/* pystack.c: a Python thread's frames (LX_REC_PYSTACK), kept for the record after them. */
+int model_on_pystack(struct model *m, const struct lx_rec *r);
+
 #endif

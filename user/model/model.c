@@ -57,6 +57,7 @@ static const char *const kind_names[MODEL_KIND_COUNT] = {
 	[MODEL_KIND_RENAME] = "renames",
 	[MODEL_KIND_ENQUEUE] = "enqueues",
 	[MODEL_KIND_OCCUPANT] = "CPU holders",
+	[MODEL_KIND_PYSTACK] = "Python stacks",
 };
 
 const char *model__kind_name(enum model_kind k)
@@ -108,11 +109,12 @@ struct model *model__new(const struct model_opts *opts)
 	m->ann = annotations__new();
 	m->cur = calloc(opts->ncpus + 1, sizeof(*m->cur));
 	m->held = calloc(opts->ncpus + 1, sizeof(*m->held));
+	m->py = calloc(opts->ncpus + 1, sizeof(*m->py));
 	m->helper_pid = opts->helper_pid;
 	if (opts->stacks && m->idents)
 		m->cs = callstacks__new(&m->tables, m->idents, m->proc_root, opts->trusted_uid);
 	if ((!m->w && !m->t2) || !m->proc_root || !m->rss_pages || !m->threads || !m->idents || !m->ann || !m->cur ||
-	    !m->held ||
+	    !m->held || !m->py ||
 	    (opts->stacks && !m->cs)) {
 		model__free(m);
 		errno = ENOMEM;
@@ -495,12 +497,22 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->jit_ns = cs.late_jit_ns;
 	out->jit_err = cs.late_jit_err;
 	out->copies_refused = cs.copies_refused;
+	out->py_stacks = cs.py_stacks;
+	out->py_frames = cs.py_frames;
+	out->py_unnamed = cs.py_unnamed;
+	out->py_no_eval = cs.py_no_eval;
 }
 
 void model__use_rows(struct model *m, struct cfi_loader *cfi)
 {
 	if (m->cs)
 		callstacks__use_rows(m->cs, cfi);
+}
+
+void model__use_python(struct model *m, struct python *py)
+{
+	if (m->cs)
+		callstacks__use_python(m->cs, py);
 }
 
 void model__stop_waiting(struct model *m)
@@ -535,6 +547,7 @@ void model__free(struct model *m)
 		for (int k = 0; k < 2; k++)
 			free(m->held[p].s[k]);
 	free(m->held);
+	free(m->py);
 	free(m->reaped);
 	free(m->exited);
 	u64map__free(m->rss_pages);

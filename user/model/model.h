@@ -19,6 +19,7 @@
 struct model;
 struct foreign_log;
 struct cfi_loader;
+struct python;
 struct trigger;
 struct trigger_fired;
 struct gt2_writer;
@@ -147,6 +148,8 @@ enum model_kind {
 	MODEL_KIND_ENQUEUE,		/* "enqueues": woken threads put on a run queue */
 	MODEL_KIND_OCCUPANT,		/* "CPU holders": a CPU went to lxtrace, to an untraced
 					 * program or idle, with no switch record to say it */
+	MODEL_KIND_PYSTACK,		/* "Python stacks": a Python thread's frames, for the
+					 * record with a stack after them */
 	MODEL_KIND_COUNT,
 };
 
@@ -190,6 +193,9 @@ struct model_stats {
 	/* Threads off the CPU at the start whose stack was read but not walked and named within
 	 * the start's budget (model__prepare): their blocks name their syscall alone. */
 	uint64_t start_stacks_late;
+	/* Python frames (callstacks_stats.py_*): stacks given them and the frames, stacks left
+	 * native because a frame could not be named or no evaluation loop was there to hold them. */
+	uint64_t py_stacks, py_frames, py_unnamed, py_no_eval;
 	bool prepared_kernel;			/* kallsyms read ahead too */
 };
 
@@ -260,6 +266,9 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size);
 
 /* The late walks of user stacks take their rows from cfi (NULL: none). */
 void model__use_rows(struct model *m, struct cfi_loader *cfi);
+
+/* Python frames are named by py (NULL: none; user/stacks/python.h). */
+void model__use_python(struct model *m, struct python *py);
 
 /* Stacks stop waiting for unwind rows (callstacks__stop_waiting): model__record no longer
  * returns -EBUSY. For the recording's end. */

@@ -33,7 +33,8 @@ int model_on_sample(struct model *m, const struct lx_rec *r)
 		if (err)
 			return err;
 	}
-	stk = callstacks__get(m->cs, s->h.cpu, ident, s->pid, m->rs->nkern ? s->syscall : -1, m->rs);
+	stk = callstacks__get(m->cs, s->h.cpu, ident, s->pid, m->rs->nkern ? s->syscall : -1, m->rs,
+			      m->rpy);
 	if (!stk)
 		return -errno;
 	return m->out->sample(m, s->h.cpu, t, stk);

@@ -19,6 +19,7 @@
 #include "user/stacks/callstacks.h"
 #include "user/stacks/cfi_loader.h"
 #include "user/stacks/late_walk.h"
+#include "user/stacks/python.h"
 #include "user/stacks/symbolize.h"
 
 /* Frames gathered before trimming: every kernel frame, the syscall, user frames with their
@@ -110,8 +111,10 @@ struct callstacks {
 	struct u64map *slots;		/* tid << 8 | cache slot -> its struct stored */
 	struct stored *stored;		/* every one of them */
 	uint32_t next_gen;
-	uint64_t key[4 + LX_STACK_KERN_MAX + LX_STACK_USER_MAX];
+	uint64_t key[5 + LX_STACK_KERN_MAX + LX_STACK_USER_MAX + 2 * LX_PY_FRAMES_MAX];
 	struct gt_frame frames[GATHER_MAX + 1 + IDENT_FRAMES];
+	struct gt_frame spliced[GATHER_MAX];	/* frames as Python's are put in */
+	struct python *py;		/* names Python frames, or NULL */
 	struct sym_frame sf[GATHER_MAX];
 	struct late_jit jit[GATHER_MAX];	/* the unnamed JIT frames of the last gather */
 	uint32_t njit;
@@ -172,6 +175,7 @@ void callstacks__note(struct callstacks *cs, uint32_t pid)
 {
 	if (symbolizer__note_process(cs->sym, pid) == 0)
 		cs->st.images++;
+	python__note(cs->py, (pid_t)pid);
 }
 
 /* The mapping an LX_REC_MMAP record reports, its path rebuilt in path. */
@@ -197,7 +201,17 @@ void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size
 	if (r->type == LX_REC_MMAP && size >= sizeof(struct lx_mmap)) {
 		mapping_of((const struct lx_mmap *)r, path, sizeof(path), &m);
 		symbolizer__file(cs->sym, &m);
+		python__mapped(cs->py, (const struct lx_mmap *)r);
 	}
+	if (r->type == LX_REC_PYSTACK && size >= sizeof(struct lx_pyrec) &&
+	    size == sizeof(struct lx_pyrec) +
+		    ((const struct lx_pyrec *)r)->ps.n * sizeof(struct lx_pyframe))
+		python__peek(cs->py, (const struct lx_pyrec *)r);
+}
+
+void callstacks__use_python(struct callstacks *cs, struct python *py)
+{
+	cs->py = py;
 }
 
 /* Makes proc the image of pid from now on: every stack of the old image is older. */
@@ -263,12 +277,74 @@ static bool go_top_frame(const char *func)
 	return false;
 }
 
+/* The native frame each run of CPython's evaluation loop shows as: its Python frames go there. */
+#define EVAL_FUNC "_PyEval_EvalFrameDefault"
+
+/* Puts the Python frames of ps (process pid) into cs->frames[from, *n), each run of the
+ * evaluation loop's frames (as the walk marked them, LX_PYF_ENTRY) just leafward of the
+ * loop's native frame, which stays: the native stack is kept whole, as a debugger shows it. A native walk cut short (truncated) before any loop gets them all at
+ * its root end, where the frames it could not take were. A frame that cannot be named leaves
+ * the stack native, counted. */
+static int splice_python(struct callstacks *cs, pid_t pid, const struct lx_pystack *ps,
+			 size_t from, size_t *n, bool truncated)
+{
+	const struct lx_pyframe *pf = (const struct lx_pyframe *)(ps + 1);
+	struct sym_frame named[LX_PY_FRAMES_MAX];
+	size_t out = 0, next = 0, eval = 0;
+	struct python_name nm;
+	int err;
+
+	for (size_t i = from; i < *n; i++)
+		eval += cs->frames[i].func && !strcmp(cs->frames[i].func, EVAL_FUNC);
+	if (!eval && !truncated) {
+		cs->st.py_no_eval++;
+		return 0;
+	}
+	for (unsigned i = 0; i < ps->n; i++) {
+		if (!python__name(cs->py, pid, &pf[i], &nm)) {
+			cs->st.py_unnamed++;
+			return 0;
+		}
+		err = symbolizer__named(cs->sym, nm.func, nm.file, (uint64_t)(nm.line > 0 ? nm.line : 0),
+					&named[i]);
+		if (err < 0)
+			return err;
+	}
+	for (size_t i = from; i < *n; i++) {
+		bool is_eval = cs->frames[i].func && !strcmp(cs->frames[i].func, EVAL_FUNC);
+
+		while (is_eval && next < ps->n) {
+			if (out < GATHER_MAX)
+				cs->spliced[out++] = (struct gt_frame){ named[next].pc, named[next].func,
+									named[next].file, named[next].line };
+			if (pf[next++].flags & LX_PYF_ENTRY)
+				break;
+		}
+		for (uint32_t j = 0; j < cs->njit; j++)
+			if (cs->jit[j].idx == i)
+				cs->jit[j].idx = (uint32_t)(from + out);
+		if (out < GATHER_MAX)
+			cs->spliced[out++] = cs->frames[i];
+	}
+	for (; !eval && next < ps->n && out < GATHER_MAX; next++)
+		cs->spliced[out++] = (struct gt_frame){ named[next].pc, named[next].func,
+							named[next].file, named[next].line };
+	if (from + out > GATHER_MAX)
+		out = GATHER_MAX - from;
+	memcpy(&cs->frames[from], cs->spliced, out * sizeof(cs->spliced[0]));
+	*n = from + out;
+	cs->st.py_stacks++;
+	cs->st.py_frames += next;
+	return 0;
+}
+
 /* Frames leaf first into cs->frames: kernel, syscall, user (nuser addresses at upc), and a
  * mark where the user walk was cut; returns how many or -errno. */
 static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_stack *st,
-		  const uint64_t *upc, unsigned nuser, unsigned uflags)
+		  const uint64_t *upc, unsigned nuser, unsigned uflags, pid_t pid,
+		  const struct lx_pystack *ps)
 {
-	size_t n = 0;
+	size_t n = 0, ufrom;
 	int err;
 
 	cs->njit = 0;
@@ -288,6 +364,7 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		if (err)
 			return err;
 	}
+	ufrom = n;
 	for (unsigned i = 0; i < nuser && n < GATHER_MAX; i++) {
 		uint64_t a = upc[i] & ~LX_PC_EXACT;
 		int k;
@@ -321,6 +398,9 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 			break;
 		}
 	}
+	if (ps && ps->n && cs->py &&
+	    (err = splice_python(cs, pid, ps, ufrom, &n, uflags & LX_USTACK_TRUNCATED)) < 0)
+		return err;
 	if ((uflags & LX_USTACK_TRUNCATED) && n < GATHER_MAX) {
 		err = idents__special_frame(cs->ids, uflags & USTACK_NO_ROOM ? IDENT_SPECIAL_NO_ROOM :
 						     IDENT_SPECIAL_TRUNCATED, &cs->frames[n]);
@@ -416,7 +496,8 @@ static void keep_late(struct callstacks *cs, uint64_t stk, uint32_t p, pid_t pid
 
 /* Symbolizes, trims and writes the stack; 0 with errno set on failure. */
 static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_t proc, int nr,
-		      const struct lx_stack *st, const uint64_t *upc, unsigned nuser, unsigned uflags)
+		      const struct lx_stack *st, const uint64_t *upc, unsigned nuser, unsigned uflags,
+		      pid_t pid, const struct lx_pystack *ps)
 {
 	struct gt_frame ids[IDENT_FRAMES];
 	size_t keep, len, nid = 1;
@@ -429,7 +510,7 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 		err = idents__special_frame(cs->ids, IDENT_SPECIAL_IDLE, &ids[0]);
 	else
 		nid = idents__frames(cs->ids, ident, ids);
-	n = err ? err : gather(cs, proc, nr, st, upc, nuser, uflags);
+	n = err ? err : gather(cs, proc, nr, st, upc, nuser, uflags, pid, ps);
 	if (n < 0) {
 		errno = -n;
 		return 0;
@@ -719,8 +800,9 @@ static void memo_forget_late(struct callstacks *cs)
 }
 
 uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint32_t pid, int nr,
-			 const struct lx_stack *st)
+			 const struct lx_stack *st, const struct lx_pystack *ps)
 {
+	const struct lx_pyframe *pf = ps ? (const struct lx_pyframe *)(ps + 1) : NULL;
 	const uint64_t *upc = (const uint64_t *)&st->pc[st->nkern];
 	unsigned nuser = st->nuser, uflags = st->uflags & ~LX_USTACK_STORE;
 	uint64_t proc, h, t0, stk;
@@ -761,8 +843,9 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	proc = nuser ? proc_of(cs, pid) : 0;
 	if (nr > 0xfffd)
 		nr = -1;
-	/* With kernel frames the key is more than the walk's: only hits without are answered. */
-	if (st->nkern)
+	/* With kernel or Python frames the key is more than the walk's: only hits without are
+	 * answered. */
+	if (st->nkern || ps)
 		sv = NULL;
 	if (sv && sv->hit_gen == cs->memo_gen && sv->hit_ident == ident && sv->hit_nr == nr &&
 	    sv->hit_proc == proc && gt_tables__current(cs->w, true, sv->hit_stk))
@@ -775,6 +858,18 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	nkey += st->nkern;
 	memcpy(&cs->key[nkey], upc, nuser * sizeof(uint64_t));
 	nkey += nuser;
+	if (ps) {
+		cs->key[nkey++] = (uint64_t)ps->n << 16 | ps->flags | 1ull << 63;
+		/* By line where the frame was named when read: a loop's instructions on one line
+		 * make one stack, not one each (every new stack is symbolized whole). */
+		for (unsigned i = 0; i < ps->n; i++) {
+			int line = python__line(cs->py, (pid_t)pid, &pf[i]);
+
+			cs->key[nkey++] = pf[i].code;
+			cs->key[nkey++] = (line >= 0 ? (uint64_t)line : 1ull << 31 | pf[i].instr) << 32 |
+					  pf[i].flags;
+		}
+	}
 	h = key_hash(cs->key, nkey);
 	/* A stack not in the writer's current generation is built again (format/dedup.h): the
 	 * writer then keeps its id while it still knows it, or gives a new one. */
@@ -790,7 +885,7 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	}
 
 	t0 = now_ns();
-	stk = build(cs, p, ident, proc, nr, st, upc, nuser, uflags);
+	stk = build(cs, p, ident, proc, nr, st, upc, nuser, uflags, (pid_t)pid, ps);
 	cs->st.symbolize_ns += now_ns() - t0;
 	if (!stk)
 		return 0;

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "bpf/lxtrace.h"
+#include "bpf/python.h"
 #include "bpf/unwind.h"
 #include "format/tables.h"
 #include "user/stacks/idents.h"
@@ -42,6 +43,7 @@
 struct callstacks;
 struct cfi_loader;
 struct foreign_log;
+struct python;
 
 struct callstacks_stats {
 	uint64_t lookups;	/* stacks asked for */
@@ -74,6 +76,12 @@ struct callstacks_stats {
 	uint64_t late_jit_frames;	/* the frames that got their names then */
 	int late_jit_err;		/* why a stack was not defined again (-ENOTSUP: Go 1.22+) */
 	uint64_t late_jit_ns;		/* the time naming them at the end took */
+	uint64_t py_stacks;		/* stacks given Python frames */
+	uint64_t py_frames;		/* the Python frames they got */
+	uint64_t py_unnamed;		/* stacks whose Python frames could not all be named
+					 * (python_stats.bad_codes): native frames */
+	uint64_t py_no_eval;		/* stacks with Python frames but no evaluation loop in
+					 * their native frames to put them at: native frames */
 };
 
 /* Stacks get their ids from w (which must outlive cs), identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
@@ -130,6 +138,10 @@ void callstacks__exit(struct callstacks *cs, uint32_t pid, uint64_t image);
  * rings fill, costs lookups. */
 void callstacks__warm(struct callstacks *cs, uint32_t pid, const struct lx_stack *st);
 
+/* Python frames are named by py (NULL: none; python.h), which also hears of the processes
+ * noted and the mappings peeked at. */
+void callstacks__use_python(struct callstacks *cs, struct python *py);
+
 /* Late walks (late_walk.h) take their rows from cfi (NULL: none loaded; frame pointers). */
 void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi);
 
@@ -147,9 +159,11 @@ bool callstacks__ready_within(struct callstacks *cs, uint32_t pid, const struct 
 void callstacks__stop_waiting(struct callstacks *cs);
 
 /* The trace stack of st, taken from a thread of process pid with identity ident (or
- * CALLSTACKS_IDLE) while in syscall nr (-1: none), for an event on P p. 0 with errno set. */
+ * CALLSTACKS_IDLE) while in syscall nr (-1: none), for an event on P p, with the thread's
+ * Python frames ps (NULL: none; their count ps->n checked by the caller) where its native
+ * frames show the evaluation loop. 0 with errno set. */
 uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint32_t pid, int nr,
-			 const struct lx_stack *st);
+			 const struct lx_stack *st, const struct lx_pystack *ps);
 
 void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out);
 

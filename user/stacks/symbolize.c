@@ -11,6 +11,7 @@
 #include "format/tracemap.h"
 #include "lib/clock.h"
 #include "lib/foreign_file.h"
+#include "lib/hash.h"
 #include "lib/u64map.h"
 #include "user/stacks/pcclaims.h"
 #include "user/stacks/sym_core.h"
@@ -169,6 +170,17 @@ static void kernel_load(struct symbolizer *s)
 		sym_kernel__free(s->kernel);
 		s->kernel = k;
 	}
+}
+
+/* Named frames take the deepest inline depth, which no inlined caller reaches in practice, and
+ * a hash of their frame's id below it; a clash is moved like any other (pcclaims.h). */
+int symbolizer__named(struct symbolizer *s, const char *func, const char *file, uint64_t line,
+		      struct sym_frame *out)
+{
+	uint32_t id = sym_frame_id(s, func, file, line);
+
+	return sym_emit_one(s, SYM_PC_SYNTHETIC | 255ull << 47 | (hash_mix(id) & ((1ull << 47) - 1)),
+			    id, out);
 }
 
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,

@@ -167,6 +167,12 @@ void symbolizer__forget_process(struct symbolizer *s, uint64_t proc);
 int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is_return_addr,
 		     struct sym_frame *out, int max);
 
+/* A frame of code no address stands for (a Python function), named by the caller, at a PC of
+ * its own in the symbolizer's synthetic range, one-to-one with (func, file, line) like every
+ * other. 1, or -ENOMEM. */
+int symbolizer__named(struct symbolizer *s, const char *func, const char *file, uint64_t line,
+		      struct sym_frame *out);
+
 /* The same for a kernel address (one frame: func = function, file = "[kernel]" or the
  * module in brackets, e.g. "[bpf]", line 0). kallsyms is read on the first call. */
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,

@@ -1,0 +1,205 @@
+/* python.c - Python frames: a CPython program's samples and blocking stacks name its Python
+ * functions (module.qualname, file and line) where its evaluation loop runs them, for
+ * Debian's own python3 (3.11) and pyenv's 3.12 and 3.13 where installed; a program that forges
+ * its own frame gets native frames and a count. The workload is tests/workloads/pyspin.py. */
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "tests/integration/itest.h"
+
+TestSuite(python, .fini = itest_fini, .timeout = 240);
+
+#define DEBIAN_PY "/usr/bin/python3"
+#define PYENV_PY(v) "/root/.pyenv/versions/" v "/bin/python3"
+
+/* The index of the first frame of s whose func is func, or -1. */
+static int frame_at(const struct gt_stack *s, const char *func)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (!strcmp(s->frames[i].func, func))
+			return (int)i;
+	return -1;
+}
+
+static void dump_stack(const struct gt_stack *s)
+{
+	fprintf(stderr, "--- stack:\n");
+	for (size_t j = 0; s && j < s->n; j++)
+		fprintf(stderr, "    %s %s:%llu\n", s->frames[j].func, s->frames[j].file,
+			(unsigned long long)s->frames[j].line);
+}
+
+/* Runs pyspin.py MODE SECS under python, recorded with -p (-F 999): the script waits for the
+ * recorder to start. */
+static void record_py(const char *python, const char *mode, const char *secs,
+		      const char *format)
+{
+	static char script[PATH_MAX], pid[16];
+	struct stat sb;
+
+	if (stat(python, &sb)) {
+		cr_skip_test("%s is not installed", python);
+		return;
+	}
+	snprintf(script, sizeof(script), "%s", record__workload_path("pyspin.py"));
+	it.wl = workload__start(python, (const char *[]){ script, mode, secs, "wait", NULL });
+	cr_assert(it.wl, "cannot start %s: %s", python, strerror(errno));
+	snprintf(pid, sizeof(pid), "%d", (int)workload__pid(it.wl));
+	itest_start((const char *[]){ "-F", "999", "-p", pid, "--format", format, NULL });
+	cr_assert_eq(workload__send(it.wl, "go\n"), 0);
+	cr_assert_eq(workload__finish(it.wl, 120), 0);
+	cr_assert_eq(workload__status(it.wl), 0, "%s exited with %d", python,
+		     workload__status(it.wl));
+	itest_stop(0, 0);
+	itest_load();
+}
+
+static long long inner_line, middle_line, outer_line;
+
+/* lx_hidden_inner on its loop's line <- lx_hidden_middle at its call <- lx_hidden_outer at its
+ * call <- spin, each in pyspin.py. */
+static bool spin_chain(const struct gt_stack *s)
+{
+	int i = frame_at(s, "pyspin.lx_hidden_inner");
+
+	return i >= 0 && (size_t)i + 3 < s->n && strstr(s->frames[i].file, "pyspin.py") &&
+	       (long long)s->frames[i].line >= inner_line - 1 &&
+	       (long long)s->frames[i].line <= inner_line + 1 &&
+	       !strcmp(s->frames[i + 1].func, "pyspin.lx_hidden_middle") &&
+	       (long long)s->frames[i + 1].line == middle_line &&
+	       !strcmp(s->frames[i + 2].func, "pyspin.lx_hidden_outer") &&
+	       (long long)s->frames[i + 2].line == outer_line &&
+	       !strcmp(s->frames[i + 3].func, "pyspin.spin");
+}
+
+/* Of the spinning thread's samples from its first in pyspin.spin on (before it the interpreter
+ * starts, before lxtrace has seen the thread), at least 95% name the chain. */
+static void spin_named(const char *python, const char *format)
+{
+	const struct gt_event *ev;
+	size_t n = 0, chained = 0, i = 0;
+	bool started = false;
+	pid_t tid;
+
+	record_py(python, "spin", "3", format);
+	inner_line = itest_stat("inner_line");
+	middle_line = itest_stat("middle_line");
+	outer_line = itest_stat("outer_line");
+	tid = itest_tid("spin");
+	while ((ev = tq_next(it.trace, &i, TQ_BIT(GT_EV_CPU_SAMPLE), tid))) {
+		i++;
+		started = started || frame_at(ev->stack, "pyspin.spin") >= 0;
+		if (!started)
+			continue;
+		n++;
+		if (spin_chain(ev->stack))
+			chained++;
+		else if (n - chained <= 3)
+			dump_stack(ev->stack);
+	}
+	cr_log_info("%s: %zu samples of the spin, %zu name the chain", python, n, chained);
+	if (n < 100 || chained * 100 < n * 95)
+		fprintf(stderr, "recorder:\n%s", recorder__stderr(it.rec));
+	cr_assert_geq(n, 100, "%zu samples of a 3 s spin at 999 Hz", n);
+	cr_assert_geq(chained * 100, n * 95, "only %zu of %zu samples name lx_hidden_inner:%lld <- "
+		      "lx_hidden_middle:%lld <- lx_hidden_outer:%lld <- spin", chained, n,
+		      inner_line, middle_line, outer_line);
+}
+
+Test(python, debian_311_samples_name_the_chain)
+{
+	spin_named(DEBIAN_PY, "go1.19");
+}
+
+
+Test(python, pyenv_312_samples_name_the_chain)
+{
+	spin_named(PYENV_PY("3.12.1"), "go1.19");
+}
+
+Test(python, pyenv_313_samples_name_the_chain)
+{
+	spin_named(PYENV_PY("3.13.0"), "go1.19");
+}
+
+/* The events that carry a thread's stack where it blocks. */
+#define BLOCKS (TQ_BIT(GT_EV_GO_SLEEP) | TQ_BIT(GT_EV_GO_BLOCK) | TQ_BIT(GT_EV_GO_BLOCK_SEND) | \
+		TQ_BIT(GT_EV_GO_BLOCK_RECV) | TQ_BIT(GT_EV_GO_BLOCK_SELECT) |                 \
+		TQ_BIT(GT_EV_GO_BLOCK_SYNC) | TQ_BIT(GT_EV_GO_BLOCK_COND) |                   \
+		TQ_BIT(GT_EV_GO_BLOCK_NET) | TQ_BIT(GT_EV_GO_SYSCALL))
+
+/* Each thread's blocking event (its switch out) names func at line, under the native
+ * frames of the wait (the syscall, libc). */
+static void blocked_in(const char *role, const char *func, const char *line_key)
+{
+	pid_t tid = itest_tid(role);
+	long long line = itest_stat(line_key);
+	const struct gt_event *e;
+	size_t i = 0, n = 0, named = 0;
+
+	while ((e = tq_next(it.trace, &i, BLOCKS, tid))) {
+		int k = frame_at(e->stack, func);
+
+		i++;
+		n++;
+		if (k >= 0 && (long long)e->stack->frames[k].line == line &&
+		    strstr(e->stack->frames[k].file, "pyspin.py"))
+			named++;
+	}
+	if (!named) {
+		i = 0;
+		if ((e = tq_next(it.trace, &i, BLOCKS, tid)))
+			dump_stack(e->stack);
+	}
+	cr_assert_gt(named, 0, "%s: none of its %zu blocks names %s:%lld", role, n, func, line);
+}
+
+static void blocking_named(const char *python)
+{
+	record_py(python, "block", "1.5", "go1.19");
+	blocked_in("sleeper", "pyspin.lx_sleeper", "sleep_line");
+	blocked_in("receiver", "pyspin.lx_receiver", "recv_line");
+	blocked_in("locker", "pyspin.lx_locker", "lock_line");
+}
+
+Test(python, debian_311_blocking_stacks_name_the_function)
+{
+	blocking_named(DEBIAN_PY);
+}
+
+Test(python, pyenv_313_blocking_stacks_name_the_function)
+{
+	blocking_named(PYENV_PY("3.13.0"));
+}
+
+/* A process that points its own frame's code at an int: native frames, counted, no crash. */
+Test(python, forged_code_pointer_gives_native_frames_and_a_count)
+{
+	const char *err, *p;
+	const struct gt_event *ev;
+	size_t i = 0, n = 0, named = 0;
+	long long unnamed = -1;
+	pid_t tid;
+
+	record_py(DEBIAN_PY, "forge", "2", "go1.19");
+	tid = itest_tid("forge");
+	while ((ev = tq_next(it.trace, &i, TQ_BIT(GT_EV_CPU_SAMPLE), tid))) {
+		i++;
+		n++;
+		named += frame_at(ev->stack, "pyspin.lx_forged") >= 0;
+	}
+	err = recorder__stderr(it.rec);
+	p = strstr(err, "with a frame not named");
+	/* "..., N with a frame not named" */
+	while (p && p > err && p[-1] == ' ')
+		p--;
+	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p)
+		unnamed = atoll(p);
+	cr_assert_gt(n, 50, "%zu samples of the forging thread", n);
+	/* Before the forgery (the function's first lines) its frames are real. */
+	cr_assert_leq(named * 10, n, "%zu of %zu samples name Python frames of a forged chain",
+		      named, n);
+	cr_assert_gt(unnamed, 0, "the summary does not count the stacks left native:\n%s", err);
+}
