@@ -755,7 +755,7 @@ void callstacks__warm(struct callstacks *cs, uint32_t pid, const struct lx_stack
 		upc = cs->late;
 		uflags &= ~LX_USTACK_COPY;
 	}
-	(void)gather(cs, lw.proc, -1, st, upc, n, uflags);
+	(void)gather(cs, lw.proc, -1, st, upc, n, uflags, (pid_t)pid, NULL);
 }
 
 void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi)
