@@ -321,40 +321,69 @@ truncated:
 	return 1;
 }
 
-/* Walks the user stack from io's registers through process table t into out, logging the
- * words read into log when io->cache. A global function: the verifier checks it once, whichever
- * program calls it. */
-__noinline int unwind_walk(struct walk_io *io, struct lx_pmaps *t, struct uc_slot *log,
+/* A walk's state, kept off the stack: the verifier of kernels before 6.13 sums the frames of
+ * a program and the functions it calls, each rounded up (to 32 bytes before 6.2), against 512
+ * bytes, and a scheduler program's own frame, unwind_walk's, walk_step's and a leaf's were more
+ * than that on 6.1 with these on the stack. One per nesting level on a CPU: a sample or a
+ * wakeup in an interrupt can run inside a program that is walking. */
+struct walk_state {
+	struct walk_io io;
+	struct walk w;
+};
+
+/* The levels: send_stacked's, and a kept exec walk's (keep_exec_ustack) under them. */
+#define WALK_LEVELS 5
+
+struct walk_levels {
+	__u32 depth;
+	struct walk_state at[WALK_LEVELS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk_levels);
+} walk_levels SEC(".maps");
+
+/* Walks the user stack from ws->io's registers through process table t into out, logging the
+ * words read into log when ws->io.cache. A global function: the verifier checks it once,
+ * whichever program calls it. */
+__noinline int unwind_walk(struct walk_state *ws, struct lx_pmaps *t, struct uc_slot *log,
 			   struct walk_out *out)
 {
-	struct walk w = {};
+	struct walk_io *io;
+	struct walk *w;
 
-	if (!io || !t || !log || !out)
+	if (!ws || !t || !log || !out)
 		return -1;
-	w.logging = io->cache;
-	w.ip = io->ip;
-	w.sp = w.sp0 = io->sp;
-	w.bp = io->bp;
-	w.di = io->di;
-	w.bp_ok = true;
-	w.exact = true;
-	w.last_map = -1;
-	w.want = -1;
-	w.may_copy = io->may_copy;
-	w.stale = io->stale;
+	io = &ws->io;
+	w = &ws->w;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->logging = io->cache;
+	w->ip = io->ip;
+	w->sp = w->sp0 = io->sp;
+	w->bp = io->bp;
+	w->di = io->di;
+	w->bp_ok = true;
+	w->exact = true;
+	w->last_map = -1;
+	w->want = -1;
+	w->may_copy = io->may_copy;
+	w->stale = io->stale;
 	for (int i = 0; i < LX_STACK_USER_MAX + 1; i++)
-		if (walk_step(&w, t, log, out))
+		if (walk_step(w, t, log, out))
 			break;
-	io->n = w.n;
-	io->want = w.want;
-	io->flags = w.flags;
-	io->cache = w.logging;
-	io->bp_used = w.bp_used;
-	if (w.flags & LX_USTACK_COPY) {
-		io->ip = w.ip;
-		io->sp = w.sp;
-		io->bp = w.bp;
-		io->copy_flags = (w.exact ? LX_UCOPY_EXACT : 0) | (w.bp_ok ? LX_UCOPY_BP_OK : 0);
+	io->n = w->n;
+	io->want = w->want;
+	io->flags = w->flags;
+	io->cache = w->logging;
+	io->bp_used = w->bp_used;
+	if (w->flags & LX_USTACK_COPY) {
+		io->ip = w->ip;
+		io->sp = w->sp;
+		io->bp = w->bp;
+		io->copy_flags = (w->exact ? LX_UCOPY_EXACT : 0) | (w->bp_ok ? LX_UCOPY_BP_OK : 0);
 	}
 	return 0;
 }
@@ -368,13 +397,12 @@ __noinline int unwind_walk(struct walk_io *io, struct lx_pmaps *t, struct uc_slo
  * stack above it. A copy whose len is UCOPY_NO_ROOM has no room in the ring: the walk goes on
  * there as without copy, uncached, and says so with LX_USTACK_COPY all the same, which the
  * caller takes off. */
-static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
-					 const struct uc_lookup *us, struct walk_out *out,
-					 __u8 *flags, __u8 *slot, struct lx_ucopy *copy)
+static __always_inline __u32 unwind_user_with(struct walk_state *ws, __u64 ip, __u64 sp,
+					      __u64 bp, __u64 di, const struct uc_lookup *us,
+					      struct walk_out *out, __u8 *flags, __u8 *slot,
+					      struct lx_ucopy *copy)
 {
-	struct walk_io io = { .ip = ip, .sp = sp, .bp = bp, .di = di,
-			      .may_copy = !copy ? 0 : copy->len == UCOPY_NO_ROOM ? COPY_NO_ROOM :
-								      COPY_STOP };
+	struct walk_io *io = &ws->io;
 	struct ucache *uc = us->uc;
 	__u32 tgid = us->tgid, i = 0, zero = 0;
 	struct uc_slot *s = NULL;
@@ -382,11 +410,13 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
 	struct lx_pmaps *t;
 	struct lx_map *m;
 
-	*slot = 0;
+	*io = (struct walk_io){ .ip = ip, .sp = sp, .bp = bp, .di = di,
+				.may_copy = !copy ? 0 : copy->len == UCOPY_NO_ROOM ? COPY_NO_ROOM :
+									 COPY_STOP };
 	t = bpf_map_lookup_elem(&proc_maps, &tgid);
 	if (!t) {
 		unwind_count(LX_UNWIND_NO_MAPS);
-		if (io.may_copy == COPY_STOP) {
+		if (io->may_copy == COPY_STOP) {
 			copy->ip = ip;
 			copy->sp = sp;
 			copy->bp = bp;
@@ -397,7 +427,7 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
 		}
 		/* The leaf at least: its address is known. */
 		out->pc[0] = ip | LX_PC_EXACT;
-		*flags |= LX_USTACK_TRUNCATED | (io.may_copy ? LX_USTACK_COPY : 0);
+		*flags |= LX_USTACK_TRUNCATED | (io->may_copy ? LX_USTACK_COPY : 0);
 		return 1;
 	}
 	if (uc && !uc->busy) {
@@ -407,7 +437,7 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
 		s = &uc->s[i];
 		s->valid = 0;
 		s->nwords = 0;
-		io.cache = true;
+		io->cache = true;
 	} else {
 		uc = NULL;
 		s = bpf_map_lookup_elem(&uc_spare, &zero);
@@ -415,32 +445,32 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
 			return 0;
 	}
 	mm = bpf_get_current_task_btf()->mm;
-	io.stale = pmaps_lags(t, mm);
-	unwind_walk(&io, t, s, out);
-	m = io.want >= 0 ? pmaps_at(t, io.want) : NULL;
+	io->stale = pmaps_lags(t, mm);
+	unwind_walk(ws, t, s, out);
+	m = io->want >= 0 ? pmaps_at(t, io->want) : NULL;
 	if (m)
 		want_rows(m, tgid);
-	*flags |= io.flags;
-	if (copy && (io.flags & LX_USTACK_COPY)) {
-		copy->ip = io.ip;
-		copy->sp = io.sp;
-		copy->bp = io.bp;
+	*flags |= io->flags;
+	if (copy && (io->flags & LX_USTACK_COPY)) {
+		copy->ip = io->ip;
+		copy->sp = io->sp;
+		copy->bp = io->bp;
 		copy->di = di;
-		copy->flags = io.copy_flags;
+		copy->flags = io->copy_flags;
 	}
-	if (io.flags & LX_USTACK_TRUNCATED)
+	if (io->flags & LX_USTACK_TRUNCATED)
 		unwind_count(LX_UNWIND_TRUNCATED);
-	if (io.flags & LX_USTACK_FP)
+	if (io->flags & LX_USTACK_FP)
 		unwind_count(LX_UNWIND_FP);
 	if (uc) {
-		if (io.cache) {
+		if (io->cache) {
 			s->ip = ip;
 			s->sp = sp;
 			s->bp = bp;
-			s->bp_used = io.bp_used;
+			s->bp_used = io->bp_used;
 			s->maps_ver = us->ver;
 			s->cfi_gen = cfi_gen;
-			s->flags = io.flags;
+			s->flags = io->flags;
 			s->valid = 1;
 			*flags |= LX_USTACK_STORE;
 			*slot = i;
@@ -450,7 +480,32 @@ static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
 		uc->busy = 0;
 	}
 	unwind_count(LX_UNWIND_WALKS);
-	return io.n <= LX_STACK_USER_MAX ? io.n : LX_STACK_USER_MAX;
+	return io->n <= LX_STACK_USER_MAX ? io->n : LX_STACK_USER_MAX;
+}
+
+
+/* unwind_user_with() in this CPU's walk state of the next nesting level. */
+static __always_inline __u32 unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 di,
+					 const struct uc_lookup *us, struct walk_out *out,
+					 __u8 *flags, __u8 *slot, struct lx_ucopy *copy)
+{
+	struct walk_levels *wl;
+	__u32 zero = 0, level, n = 0;
+
+	*slot = 0;
+	wl = bpf_map_lookup_elem(&walk_levels, &zero);
+	if (!wl)
+		return 0;
+	/* Interrupts nest strictly: a nested walk restores the depth before this one goes on. */
+	level = wl->depth++;
+	barrier();
+	if (level < WALK_LEVELS)
+		n = unwind_user_with(&wl->at[level], ip, sp, bp, di, us, out, flags, slot, copy);
+	else
+		*flags |= LX_USTACK_TRUNCATED;
+	barrier();
+	wl->depth--;
+	return n;
 }
 
 #endif
