@@ -416,7 +416,8 @@ static __always_inline __u32 unwind_user_with(struct walk_state *ws, __u64 ip, _
 	t = bpf_map_lookup_elem(&proc_maps, &tgid);
 	if (!t) {
 		unwind_count(LX_UNWIND_NO_MAPS);
-		if (io->may_copy == COPY_STOP) {
+		/* copy, not io's may_copy, which the verifier reads back from a map unknown. */
+		if (copy && copy->len != UCOPY_NO_ROOM) {
 			copy->ip = ip;
 			copy->sp = sp;
 			copy->bp = bp;
@@ -427,7 +428,7 @@ static __always_inline __u32 unwind_user_with(struct walk_state *ws, __u64 ip, _
 		}
 		/* The leaf at least: its address is known. */
 		out->pc[0] = ip | LX_PC_EXACT;
-		*flags |= LX_USTACK_TRUNCATED | (io->may_copy ? LX_USTACK_COPY : 0);
+		*flags |= LX_USTACK_TRUNCATED | (copy ? LX_USTACK_COPY : 0);
 		return 1;
 	}
 	if (uc && !uc->busy) {
