@@ -515,10 +515,6 @@ static const struct {
 	const char *refused;	/* as the recorder says it: "PROGRAM: ERROR" */
 	const char *why;
 } known_refusals[] = {
-	{ 601, "btf_switch: Permission denied",
-	  "6.1's verifier sums the frames of the switch program and its walk (btf_switch, "
-	  "unwind_walk, walk_step, a leaf) to 544 bytes of stack, over its 512 (\"combined stack "
-	  "size of 4 calls is 544\"): the compat programs, frame-pointer stacks" },
 	{ 612, "maps_lock_got: Bad address", WHY_612 },
 	{ 612, "maps_exec: Bad address", WHY_612 },	/* --syscalls=all's set */
 };
