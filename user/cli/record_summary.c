@@ -130,12 +130,13 @@ static void print_details(const struct model_stats *ms, const struct gt_writer_s
 	if (ms->stack_lookups)
 		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed), %llu process images; "
 			"symbolizing took %.3f s (%.0f us per distinct stack); %llu binaries, "
-			"%llu closed unused, %llu read again\n",
+			"%llu closed unused or past the budget (%llu past it), %llu read again\n",
 			(unsigned long long)ms->stack_lookups, (unsigned long long)ms->stacks_distinct,
 			(unsigned long long)ms->stacks_trimmed, (unsigned long long)ms->images,
 			ms->symbolize_ns / 1e9,
 			ms->stacks_distinct ? ms->symbolize_ns / 1e3 / ms->stacks_distinct : 0.0,
 			(unsigned long long)ms->binaries, (unsigned long long)ms->binaries_closed,
+			(unsigned long long)ms->binaries_over_budget,
 			(unsigned long long)ms->binaries_reread);
 	if (ms->late_walks || ms->copies_refused)
 		fprintf(stderr, "  first sight:   %llu user stacks finished from a copy of the stack "

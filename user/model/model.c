@@ -423,6 +423,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->symbolize_ns = cs.symbolize_ns;
 	out->binaries = cs.binaries;
 	out->binaries_closed = cs.binaries_closed;
+	out->binaries_over_budget = cs.binaries_over_budget;
 	out->binaries_reread = cs.binaries_reread;
 	out->prepared = cs.prepared;
 	out->prepared_dwarf = cs.prepared_dwarf;

@@ -167,7 +167,8 @@ struct model_stats {
 	/* Call stacks (all 0 without opts.stacks): stacks looked up, distinct ones symbolized,
 	 * trimmed to fit, process images noted, time spent symbolizing. */
 	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;
-	uint64_t binaries, binaries_closed, binaries_reread;	/* callstacks_stats */
+	/* callstacks_stats */
+	uint64_t binaries, binaries_closed, binaries_over_budget, binaries_reread;
 	uint64_t prepared, prepared_dwarf, prepare_ns;	/* binaries read ahead before the start
 							 * (with DWARF), and the time */
 	/* User walks BPF stopped for lack of rows, finished from the copy of the stack their

@@ -811,6 +811,7 @@ void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out
 	out->prepare_ns = ss.prepare_ns;
 	out->binaries = ss.modules;
 	out->binaries_closed = ss.modules_closed;
+	out->binaries_over_budget = ss.modules_over_budget;
 	out->binaries_reread = ss.modules_reread;
 	out->walks = u64map__count(cs->slots);
 }

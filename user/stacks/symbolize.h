@@ -67,6 +67,9 @@ struct symbolizer_opts {
 	/* Besides root, the user whose binaries are read without a budget (the one who gets the
 	 * trace: SUDO_UID); 0 or (uid_t)-1 for none. */
 	uid_t trusted_uid;
+	/* What the open binaries (their symbols, and libdw's DWARF of the CUs lookups met) may
+	 * hold in all before the least recently used are closed; 0: 32 MiB. */
+	uint64_t elf_budget;
 };
 
 struct symbolizer_stats {
@@ -74,7 +77,9 @@ struct symbolizer_stats {
 	uint64_t modules;		/* distinct binaries opened */
 	uint64_t modules_failed;	/* binaries that could not be opened or parsed */
 	uint64_t modules_retried;	/* opens tried again after a failure */
-	uint64_t modules_closed;	/* ELFs closed, no lookup having asked for them for a while */
+	uint64_t modules_closed;	/* ELFs closed: no lookup having asked for them for a
+					 * while, or the least recently used past the budget */
+	uint64_t modules_over_budget;	/* of them, closed past the budget */
 	uint64_t modules_reread;	/* of them, read again when asked for */
 	uint64_t modules_read_late;	/* binaries read after their open was late: a stack
 					 * made before of their addresses reads otherwise now */
