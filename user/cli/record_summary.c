@@ -244,6 +244,9 @@ static void print_jit(const struct model_stats *ms)
 		(unsigned long long)ms->jit_frames, ms->jit_ns / 1e9);
 	if (ms->jit_unkept)
 		fprintf(stderr, ", %llu not kept for it (memory)", (unsigned long long)ms->jit_unkept);
+	if (ms->jit_dropped)
+		fprintf(stderr, ", %llu dropped when their process exited without a perf map",
+			(unsigned long long)ms->jit_dropped);
 	if (ms->jit_err == -ENOTSUP)
 		fputs("; a go1.23 file or a flight recording keeps them as written", stderr);
 	else if (ms->jit_err)

@@ -436,6 +436,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->late_no_rows = cs.late_ends[LATE_WALK_NO_ROWS];
 	out->jit_kept = cs.late_jit_kept;
 	out->jit_unkept = cs.late_jit_unkept;
+	out->jit_dropped = cs.late_jit_dropped;
 	out->jit_named = cs.late_jit_named;
 	out->jit_frames = cs.late_jit_frames;
 	out->jit_ns = cs.late_jit_ns;

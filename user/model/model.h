@@ -179,7 +179,7 @@ struct model_stats {
 	/* Stacks written with JIT frames their process's perf map did not name yet, kept to be
 	 * named at the end, not kept (memory), named then and their frames, the time that took,
 	 * and why the last stack was not defined again (callstacks_stats). */
-	uint64_t jit_kept, jit_unkept, jit_named, jit_frames, jit_ns;
+	uint64_t jit_kept, jit_unkept, jit_dropped, jit_named, jit_frames, jit_ns;
 	int jit_err;
 	uint64_t copies_refused;	/* callstacks_stats.copies_refused */
 	bool prepared_kernel;			/* kallsyms read ahead too */

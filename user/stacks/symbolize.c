@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/tracemap.h"
@@ -155,6 +156,16 @@ int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym
 	if (!name)
 		return 0;
 	return sym_emit_one(s, a, sym_frame_id(s, name, sym_perfmap__path(m), 0), out);
+}
+
+bool symbolizer__perf_map_absent(const struct symbolizer *s, pid_t pid)
+{
+	char name[32];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "perf-%d.map", (int)pid);
+	return s->perfmaps.dirfd >= 0 &&
+	       fstatat(s->perfmaps.dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && errno == ENOENT;
 }
 
 /* Reads kallsyms on first use, and again after a miss once KALLSYMS_RELOAD_NS have passed;

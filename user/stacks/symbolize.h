@@ -201,6 +201,10 @@ const struct foreign_log *symbolizer__refused(const struct symbolizer *s);
  * filled, 0 when the map does not name a (or there is none), or -errno. */
 int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym_frame *out);
 
+/* Whether process pid has no perf map at all now (no name perf-PID.map in the maps'
+ * directory, of any kind): once it has exited, symbolizer__late_jit can name nothing of it. */
+bool symbolizer__perf_map_absent(const struct symbolizer *s, pid_t pid);
+
 /* The recording has stopped: the binaries whose open is still late (lib/file_worker.h) are
  * named in symbolizer__unread. */
 void symbolizer__finish(struct symbolizer *s);
