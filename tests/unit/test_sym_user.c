@@ -284,6 +284,31 @@ Test(sym_user, a_binary_left_unused_is_closed_and_read_again)
 	cr_expect_eq(st.modules_reread, 1);
 }
 
+/* A process gone without an exit record (one lost in a full ring) has its snapshot forgotten
+ * once two sweeps, 10 s apart, found it gone: the stacks it made before it went come before. */
+Test(sym_user, a_process_gone_without_its_exit_is_forgotten, .timeout = 60)
+{
+	uint64_t self = (uint64_t)getpid(), libc;
+	struct symbolizer_stats st;
+	struct sym_frame f[16];
+
+	symfix__start(&fix, "hot");
+	cr_assert_eq(symbolizer__note_process(sym, fix.pid), 0);
+	libc = symfix__addr(&fix, "getppid") + 2;
+	resolve(fix.pid, symfix__addr(&fix, "probe_ret"), true, f, 16);
+	symfix__stop(&fix);
+	/* The first sweep comes with the 4,096th lookup, the next 10 s later. */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 4096; i++)
+			cr_assert_gt(symbolizer__user(sym, self, libc, false, f, 16), 0);
+		symbolizer__stats(sym, &st);
+		cr_expect_eq(st.processes_swept, (uint64_t)round, "after sweep %d", round + 1);
+		cr_expect_eq(st.processes, 2u - (unsigned)round, "this process and the fixture's");
+		if (!round)
+			sleep(10);
+	}
+}
+
 /* Past the budget of open binaries the least recently used is closed: its frames stay cached,
  * and a new address in it reads it again, named as before. */
 Test(sym_user, binaries_past_the_budget_close_the_least_recently_used)

@@ -66,6 +66,7 @@ struct process {
 	uint64_t read_at;		/* CLOCK_MONOTONIC ns of the last maps read */
 	uid_t uid;			/* its user: the owner its perf map may have, besides root */
 	struct sym_perfmap *perfmap;
+	bool gone;			/* found gone by the last sym_process_sweep */
 };
 
 struct frame {
@@ -187,6 +188,12 @@ struct process *sym_process_get(struct symbolizer *s, uint64_t proc);
 /* The mapping of a in p, re-reading the maps of a process still alive (and still the same
  * process) when a is in none and the snapshot is old enough; NULL when none holds it. */
 const struct mapping *sym_lookup_mapping(struct symbolizer *s, struct process *p, uint64_t a);
+/* Forgets the snapshots of processes found gone by two sweeps in a row (called every
+ * PAGE_OUT_NS): those whose exit record was lost (a busy ring) would otherwise stay until their
+ * pid comes back, up to pid_max of them. A process is gone when its /proc directory is, or when
+ * it was already gone when noted (its pid, alive now, is another process's); the sweep between
+ * leaves the stacks it made before its exit, which come within seconds, their snapshot. */
+void sym_process_sweep(struct symbolizer *s);
 /* Accepts NULL. */
 void sym_process_free(struct process *p);
 

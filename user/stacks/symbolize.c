@@ -85,8 +85,10 @@ int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is
 		return -EINVAL;
 	if (!(++s->st.lookups % SWEEP_LOOKUPS))
 		sym_module_sweep(s);
-	if (!(s->st.lookups % PAGE_OUT_LOOKUPS) && now_ns() - s->paged_out_at >= PAGE_OUT_NS)
+	if (!(s->st.lookups % PAGE_OUT_LOOKUPS) && now_ns() - s->paged_out_at >= PAGE_OUT_NS) {
 		sym_module_page_out(s);
+		sym_process_sweep(s);
+	}
 	p = sym_process_get(s, proc);
 	if (p)
 		mp = sym_lookup_mapping(s, p, a);

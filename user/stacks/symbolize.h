@@ -74,6 +74,7 @@ struct symbolizer_opts {
 
 struct symbolizer_stats {
 	uint64_t processes;		/* noted and not forgotten */
+	uint64_t processes_swept;	/* forgotten without an exit record: found gone */
 	uint64_t modules;		/* distinct binaries opened */
 	uint64_t modules_failed;	/* binaries that could not be opened or parsed */
 	uint64_t modules_retried;	/* opens tried again after a failure */
