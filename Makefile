@@ -227,7 +227,7 @@ LIBS += -lstdc++
 GO119 ?= /usr/bin/go
 GO123 ?= /usr/lib/go-1.23/bin/go
 SYMFIX := $(addprefix $(OUT)/tests/symfix/,hot cxx throw spin-go1.19 spin-go1.23 libversioned.so \
-	gostacks-go1.19 gostacks-go1.23 gostacks-stripped-go1.23)
+	gostacks-go1.19 gostacks-go1.23 gostacks-stripped-go1.23 cgostacks-go1.19 cgostacks-go1.23)
 
 $(UNIT_TESTS): | $(SYMFIX)
 # tests/integration/stacks.c samples the Go fixtures as they spin.
@@ -282,6 +282,17 @@ $(OUT)/tests/symfix/gostacks-stripped-go1.23: tests/symfix/gostacks.go
 	$(call say,GO,$@)
 	@mkdir -p $(@D)
 	$(Q)GOTOOLCHAIN=local $(GO123) build -ldflags='-s -w' -o $@ $<
+
+# A cgo call (tests/integration/unwind.c): C code without frame pointers, over Go frames.
+$(OUT)/tests/symfix/cgostacks-go1.19: tests/symfix/cgostacks.go
+	$(call say,GO,$@)
+	@mkdir -p $(@D)
+	$(Q)CGO_ENABLED=1 GOTOOLCHAIN=local $(GO119) build -o $@ $<
+
+$(OUT)/tests/symfix/cgostacks-go1.23: tests/symfix/cgostacks.go
+	$(call say,GO,$@)
+	@mkdir -p $(@D)
+	$(Q)CGO_ENABLED=1 GOTOOLCHAIN=local $(GO123) build -o $@ $<
 
 # The whole suite: the layout's rules, the README's --help, unit tests (parallel), the fuzz
 # corpus replayed, then the root-only integration tests one at a time, since they record the

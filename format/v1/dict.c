@@ -6,6 +6,12 @@
  * so what an event resolved stays what it was written under for as long as the dictionary. The
  * budget counts what a definition costs here (bytes, frames and the index entries), kept ones
  * included, so no input can make the dictionary grow past it.
+ *
+ * A definition that only names frames its predecessor left unnamed (the recorder's JIT frames
+ * named at the stop, docs/symbolize.md "Maps written after the stacks") refines it: a
+ * dictionary that read the file whole marks it so (`refined`), and one reading the file again
+ * takes, for each definition later refined, the names of its last refinement from the start
+ * (gt_dict__refine_from), as Go's parsers show them for every event.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,8 +27,18 @@
 
 struct dstack {
 	struct dstack *older;	/* the definition this one replaced, kept for its readers */
+	const struct dstack *final;	/* the refinement whose names it takes (another dict's) */
+	uint32_t nth;		/* definitions of its id before it */
+	bool refined;		/* the next definition of its id refines it */
 	struct gt_stack pub;
 	struct gt_rframe frames[];
+};
+
+/* A definition of a file read whole that a later one refines, and its last refinement. */
+struct final {
+	uint64_t id;
+	uint32_t nth;
+	const struct dstack *last;
 };
 
 struct dstring {
@@ -40,6 +56,8 @@ struct gt_dict {
 	struct dstack **stacks;
 	size_t nstacks, stacks_cap;
 	uint64_t max_string, max_stack;
+	struct final *finals;	/* by id, then nth (gt_dict__refine_from) */
+	size_t nfinals;
 };
 
 struct gt_dict *gt_dict__new(const struct gt_dict *parent, uint64_t budget)
@@ -106,9 +124,59 @@ static void name_frames(const struct gt_dict *d, struct dstack *s)
 		struct gt_rframe *f = &s->frames[i];
 		const char *fn = gt_dict__string(d, f->func_id), *file = gt_dict__string(d, f->file_id);
 
+		if (s->final) {
+			f->pc = s->final->frames[i].pc;
+			f->line = s->final->frames[i].line;
+			fn = s->final->frames[i].func;
+			file = s->final->frames[i].file;
+		}
 		f->func = fn ? fn : "";
 		f->file = file ? file : "";
 	}
+}
+
+/* What the recorder writes for a frame it could not name ("[unknown] 0x7f...", or "" for a
+ * string never defined). */
+static bool unnamed(const struct gt_rframe *f)
+{
+	return !*f->func || !strncmp(f->func, "[unknown]", 9);
+}
+
+/* Whether `to` only names frames `from` left unnamed, all else equal. */
+static bool refines(const struct dstack *from, const struct dstack *to)
+{
+	if (from->pub.n != to->pub.n)
+		return false;
+	for (size_t i = 0; i < from->pub.n; i++) {
+		const struct gt_rframe *a = &from->frames[i], *b = &to->frames[i];
+
+		if (!unnamed(a) && (a->pc != b->pc || a->line != b->line ||
+				    strcmp(a->func, b->func) || strcmp(a->file, b->file)))
+			return false;
+	}
+	return true;
+}
+
+static int final_cmp(const void *a, const void *b)
+{
+	const struct final *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->nth < y->nth ? -1 : x->nth > y->nth;
+}
+
+/* The last refinement of s, defined the nth time under its id, when the file read whole refines
+ * it (and refines it as s stands, should the file have changed since); else NULL. */
+static const struct dstack *final_of(const struct gt_dict *d, const struct dstack *s)
+{
+	struct final key = { .id = s->pub.id, .nth = s->nth };
+	const struct final *f;
+
+	if (!d->nfinals)
+		return NULL;
+	f = bsearch(&key, d->finals, d->nfinals, sizeof(*d->finals), final_cmp);
+	return f && refines(s, f->last) ? f->last : NULL;
 }
 
 int gt_dict__add_stack(struct gt_dict *d, uint64_t id, const uint64_t *vals, size_t n)
@@ -131,14 +199,18 @@ int gt_dict__add_stack(struct gt_dict *d, uint64_t id, const uint64_t *vals, siz
 	s = malloc(size);
 	if (!s)
 		return -ENOMEM;
-	s->older = NULL;
-	s->pub = (struct gt_stack){ id, n, s->frames };
+	*s = (struct dstack){ .nth = slot ? d->stacks[*slot]->nth + 1 : 0,
+			      .pub = (struct gt_stack){ id, n, s->frames } };
 	for (size_t i = 0; i < n; i++)
 		s->frames[i] = (struct gt_rframe){ .pc = vals[4 * i], .func_id = vals[4 * i + 1],
 						   .file_id = vals[4 * i + 2], .line = vals[4 * i + 3] };
 	name_frames(d, s);
+	s->final = final_of(d, s);
+	if (s->final)
+		name_frames(d, s);
 	if (slot) {
 		s->older = d->stacks[*slot];
+		s->older->refined = refines(s->older, s);
 		d->stacks[*slot] = s;
 	} else {
 		slot = u64map__put(d->stack_ids, id, &added);
@@ -243,6 +315,35 @@ void gt_dict__resolve(struct gt_dict *d)
 		name_frames(d, d->stacks[i]);
 }
 
+int gt_dict__refine_from(struct gt_dict *d, const struct gt_dict *whole)
+{
+	size_t n = 0, cap = 0;
+	struct final *f = NULL;
+
+	for (size_t i = 0; i < whole->nstacks; i++) {
+		const struct dstack *last = whole->stacks[i];
+
+		/* Newest first: each refined definition takes the last of the refinements after it. */
+		for (const struct dstack *s = last->older; s; s = s->older) {
+			if (!s->refined) {
+				last = s;
+				continue;
+			}
+			if (grow_array((void **)&f, &cap, n + 1, sizeof(*f), 64)) {
+				free(f);
+				return -ENOMEM;
+			}
+			f[n++] = (struct final){ s->pub.id, s->nth, last };
+		}
+	}
+	if (n)
+		qsort(f, n, sizeof(*f), final_cmp);
+	free(d->finals);
+	d->finals = f;
+	d->nfinals = n;
+	return 0;
+}
+
 uint64_t gt_dict__max_string_id(const struct gt_dict *d)
 {
 	uint64_t up = d->parent ? gt_dict__max_string_id(d->parent) : 0;
@@ -272,6 +373,7 @@ void gt_dict__free(struct gt_dict *d)
 		free_stack(d->stacks[i]);
 	free(d->strings);
 	free(d->stacks);
+	free(d->finals);
 	u64map__free(d->string_ids);
 	u64map__free(d->stack_ids);
 	free(d);

@@ -67,6 +67,14 @@ const struct gt_stack *gt_dict__stack_at(const struct gt_dict *d, size_t i);
  * that use them (the Go runtime writes its stacks at the end). */
 void gt_dict__resolve(struct gt_dict *d);
 
+/* For a file read a second time into d (before its first stack): each stack definition that
+ * `whole`, a dictionary of the same file read to its end, saw refined by later ones (each
+ * only naming frames the one before left "[unknown]" or undefined: the recorder's JIT frames
+ * named at the stop) is taken with the frames of its last refinement, so every event shows
+ * what Go's parsers show, which keep a stack id's last definition. Other redefinitions keep
+ * each event's stack as written. whole must outlive d. 0 or -ENOMEM. */
+int gt_dict__refine_from(struct gt_dict *d, const struct gt_dict *whole);
+
 /* The largest string and stack ids defined, here or in the parent: ids above them are free. */
 uint64_t gt_dict__max_string_id(const struct gt_dict *d);
 uint64_t gt_dict__max_stack_id(const struct gt_dict *d);

@@ -106,8 +106,75 @@ static void compile(void)
 		     0, "javac %s failed", src);
 }
 
+/* The output of `lxtrace ARGS... FILE` (the recording), which must succeed; the caller frees. */
+static char *tool(const char *const *args)
+{
+	const char *argv[8] = { record__build_path("lxtrace") };
+	char *out = NULL, *err = NULL;
+	size_t n = 1;
+	int rc;
+
+	for (; *args && n < 6; args++)
+		argv[n++] = *args;
+	argv[n] = recorder__path(it.rec);
+	rc = run_capture(argv, 120, &out, &err);
+	cr_assert_eq(rc, 0, "lxtrace %s failed (%d): %s", argv[1], rc, err ? err : "");
+	free(err);
+	cr_assert_not_null(out);
+	return out;
+}
+
+/* The offline tools, which read the file in one pass, show the names the map gave at the
+ * stop for every sample, as the viewers do: `pprof --folded` and `dump` count as many samples
+ * in hotLeaf and main as the whole file's definitions give (hot, in_main), and `report --cpu`
+ * names them. */
+static void expect_tools_name(size_t hot, size_t in_main)
+{
+	size_t f_hot = 0, f_main = 0, d_hot = 0, d_main = 0;
+	char *text = tool((const char *[]){ "pprof", "--cpu", "--folded", NULL }), *line, *save;
+	bool sample = false;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *leaf = strrchr(line, ';'), *value = strrchr(line, ' ');
+
+		if (!leaf || !value || value < leaf)
+			continue;
+		*value = '\0';
+		f_hot += !strcmp(leaf + 1, HOT) ? strtoul(value + 1, NULL, 10) : 0;
+		f_main += !strcmp(leaf + 1, MAIN) ? strtoul(value + 1, NULL, 10) : 0;
+	}
+	free(text);
+	text = tool((const char *[]){ "dump", NULL });
+	/* An event's line, then its frames indented, the leaf first: "    FUNC FILE:LINE pc=". */
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		bool frame = !strncmp(line, "    ", 4);
+
+		if (frame && sample) {
+			d_hot += !strncmp(line + 4, HOT " /tmp/perf-", strlen(HOT) + 11);
+			d_main += !strncmp(line + 4, MAIN " /tmp/perf-", strlen(MAIN) + 11);
+		}
+		sample = !frame && strstr(line, " CPUSample ");
+	}
+	free(text);
+	cr_log_info("jit: pprof --folded: %zu in %s, %zu in %s; dump: %zu and %zu (the whole "
+		    "file's definitions: %zu and %zu)", f_hot, HOT, f_main, MAIN, d_hot, d_main, hot,
+		    in_main);
+	cr_expect_eq(f_hot, hot, "pprof --folded: %zu samples in %s, the file's stacks %zu", f_hot,
+		     HOT, hot);
+	cr_expect_eq(f_main, in_main, "pprof --folded: %zu samples in %s, the file's stacks %zu",
+		     f_main, MAIN, in_main);
+	cr_expect_eq(d_hot, hot, "dump: %zu samples in %s, the file's stacks %zu", d_hot, HOT, hot);
+	cr_expect_eq(d_main, in_main, "dump: %zu samples in %s, the file's stacks %zu", d_main,
+		     MAIN, in_main);
+	text = tool((const char *[]){ "report", "--cpu", NULL });
+	cr_expect(strstr(text, "HotJit.hotLeaf") || strstr(text, "HotJit.main"), "report --cpu "
+		  "names neither hotLeaf nor main:\n%s", text);
+	free(text);
+}
+
 /* The JVM's samples whose leaf its map holds (those perf names from it): at least 95% named
- * from it, most in hotLeaf or in main, where it is inlined. Removes the map. */
+ * from it, most in hotLeaf or in main, where it is inlined; the offline tools show them named
+ * too. Removes the map. */
 static void expect_named(void)
 {
 	size_t samples = 0, named = 0, unnamed = 0, hot = 0, in_main = 0;
@@ -150,6 +217,7 @@ static void expect_named(void)
 		      hot + in_main, named, HOT, MAIN);
 	cr_assert(strstr(recorder__stderr(it.rec), "JIT code:"), "the summary does not count "
 		  "the stacks named at the end:\n%s", recorder__stderr(it.rec));
+	expect_tools_name(hot, in_main);
 }
 
 Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
@@ -160,6 +228,57 @@ Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
 	itest_stop(0, 0);
 	itest_load();
 	expect_named();
+}
+
+/* A go1.23 file, whose generations' stack tables are in the file for good before the map is
+ * written: the recorder copies the file with the stacks named at the end (format/v2/restack.h),
+ * which Go 1.23's parser accepts (itest_stop), and the tools name at least 95% of the JVM's
+ * samples whose leaf the map holds, by `pprof --folded` (every sample's stack, leaf last). */
+Test(jit, jvm_code_named_in_a_go123_file_from_the_map_it_writes_at_exit)
+{
+	size_t named = 0, unnamed = 0;
+	char *text, *line, *save, map[64];
+	struct goparse_result go;
+	int pid = 0;
+
+	compile();
+	itest_start((const char *[]){ "--format=go1.23", "-F", "999", "--", JAVA,
+				      "-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
+				      "-cp", dir, "HotJit", "2000000", NULL });
+	itest_stop(0, 0);
+	cr_assert_eq(goparse_123(recorder__path(it.rec), &go), 0, "go 1.23 could not run");
+	cr_assert(go.ok, "go 1.23 trace -d=1 refuses the copy: %s", go.error);
+	text = tool((const char *[]){ "pprof", "--cpu", "--folded", NULL });
+	cr_assert(strstr(recorder__stderr(it.rec), "written by a copy of the go1.23 file"),
+		  "the summary does not say the file was copied with the names:\n%s",
+		  recorder__stderr(it.rec));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *leaf = strrchr(line, ';'), *value = strrchr(line, ' ');
+		unsigned long addr;
+		int p;
+
+		if (!leaf || !value || value < leaf || sscanf(line, "java;java (pid %d)", &p) != 1)
+			continue;
+		if (!pid) {
+			pid = p;
+			snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
+			read_map(map);
+			unlink(map);
+		}
+		*value = '\0';
+		if (!strcmp(leaf + 1, HOT) || !strcmp(leaf + 1, MAIN))
+			named += strtoul(value + 1, NULL, 10);
+		else if (sscanf(leaf + 1, "[unknown] 0x%lx", &addr) == 1 && in_map(addr))
+			unnamed += strtoul(value + 1, NULL, 10);
+	}
+	free(text);
+	cr_log_info("jit: go1.23: %zu samples in %s or %s, %zu in the map unnamed", named, HOT,
+		    MAIN, unnamed);
+	cr_assert_gt(pid, 0, "no sample of the JVM");
+	cr_assert_geq(named + unnamed, 100, "only %zu samples in the JVM's JIT code",
+		      named + unnamed);
+	cr_expect_geq(named * 100, (named + unnamed) * 95, "%zu of the %zu samples in the map are "
+		      "named", named, named + unnamed);
 }
 
 /* The pid of the JVM whose command line holds the argument arg (not the recorder's, which holds

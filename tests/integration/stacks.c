@@ -194,8 +194,9 @@ Test(stacks, go_samples_in_the_vdso_keep_their_callers)
 
 /* The Go fixture's frameless leaf: main.leaf has no frame (a nosplit function without locals,
  * `go tool objdump -s main.leaf`), so a frame-pointer step from it skips its caller. Frames
- * are told by name, or in a stripped build (no symbols: "[unknown] FILE+0xADDR") by address,
- * against where the program said its functions begin (leaf, cpuLoop, then main). */
+ * are told by name, or where a frame has none ("[unknown] FILE+0xADDR", as a stripped build's
+ * had before its pc tables named them) by address, against where the program said its
+ * functions begin (leaf, cpuLoop, then main). */
 static unsigned long long go_leaf, go_loop, go_main;
 
 static bool go_frame_in(const struct gt_rframe *f, const char *name, unsigned long long lo,
@@ -212,14 +213,16 @@ static bool go_frame_in(const struct gt_rframe *f, const char *name, unsigned lo
 	return a >= lo && a < hi;
 }
 
-/* Whether s is in main.leaf (*in), and with main.cpuLoop as its caller. */
-static bool leaf_under_cpu_loop(const struct gt_stack *s, bool *in)
+/* Whether s is in main.leaf (*in; *by_name: that frame is named so), and with main.cpuLoop
+ * as its caller. */
+static bool leaf_under_cpu_loop(const struct gt_stack *s, bool *in, bool *by_name)
 {
-	*in = false;
+	*in = *by_name = false;
 	for (size_t i = 0; s && i < s->n; i++) {
 		if (!go_frame_in(&s->frames[i], "main.leaf", go_leaf, go_loop))
 			continue;
 		*in = true;
+		*by_name = !strcmp(s->frames[i].func, "main.leaf");
 		return i + 1 < s->n &&
 		       go_frame_in(&s->frames[i + 1], "main.cpuLoop", go_loop, go_main);
 	}
@@ -234,7 +237,7 @@ static bool leaf_under_cpu_loop(const struct gt_stack *s, bool *in)
 static void go_frameless_leaf(const char *name)
 {
 	const struct gt_event *ev;
-	size_t in_leaf = 0, named = 0, before = 0, shown = 0;
+	size_t in_leaf = 0, named = 0, before = 0, shown = 0, by_name = 0;
 	char ident[64], addrs[64], path[4096];
 	FILE *f;
 
@@ -256,13 +259,14 @@ static void go_frameless_leaf(const char *name)
 	ev = gt_trace__events(it.trace);
 	for (size_t i = 0; i < gt_trace__nevents(it.trace); i++) {
 		const char *proc = tq_process(ev[i].stack);
-		bool in, ok;
+		bool in, ok, has_name;
 
 		if (ev[i].type != GT_EV_CPU_SAMPLE || !proc || strncmp(proc, ident, strlen(ident)))
 			continue;
-		ok = leaf_under_cpu_loop(ev[i].stack, &in);
+		ok = leaf_under_cpu_loop(ev[i].stack, &in, &has_name);
 		if (!in)
 			continue;
+		by_name += has_name;
 		if (!ok && !named) {
 			before++;
 			continue;
@@ -282,6 +286,10 @@ static void go_frameless_leaf(const char *name)
 	cr_assert_gt(named, 0, "none of %zu samples in main.leaf names main.cpuLoop", before);
 	cr_assert_geq(named * 10, in_leaf * 9, "only %zu of %zu samples in main.leaf name "
 		      "main.cpuLoop", named, in_leaf);
+	/* A stripped build too: its pc tables name its functions (user/stacks/sym_elf.c). Before:
+	 * "[unknown] gostacks-stripped-go1.23+0x4dc5b9" for each of them. */
+	cr_assert_geq(by_name * 10, (before + in_leaf) * 9, "only %zu of %zu samples in main.leaf "
+		      "name it", by_name, before + in_leaf);
 	cr_assert_eq(marked_at_go_top(ident), 0, "stacks of %s that reach the top of a Go stack are "
 		     "marked [truncated]", name);
 }

@@ -431,10 +431,10 @@ static bool go_top(const char *func)
 }
 
 /* gdb's real frames of thread tid (as gdb_pcs: leaf pc, then return addresses one byte back),
- * the Go part: up to the first frame where Go's traceback ends. *has_func: whether one of
- * them is func. 0 when the thread's frames never reach such a frame. */
-static size_t gdb_go_pcs(const char *out, int tid, uint64_t *pcs, size_t max, const char *func,
-			 bool *has_func)
+ * up to the first frame whose function stop says to end at. *has_func: whether one of them is
+ * func. 0 when the thread's frames never reach such a frame. */
+static size_t gdb_pcs_until(const char *out, int tid, uint64_t *pcs, size_t max,
+			    bool (*stop)(const char *), const char *func, bool *has_func)
 {
 	size_t n = 0;
 
@@ -450,10 +450,17 @@ static size_t gdb_go_pcs(const char *out, int tid, uint64_t *pcs, size_t max, co
 		pcs[n] = n ? pc - 1 : pc;
 		n++;
 		*has_func |= !strcmp(name, func);
-		if (go_top(name))
+		if (stop(name))
 			return n;
 	}
 	return 0;
+}
+
+/* The Go part of a thread's frames: up to the first frame where Go's traceback ends. */
+static size_t gdb_go_pcs(const char *out, int tid, uint64_t *pcs, size_t max, const char *func,
+			 bool *has_func)
+{
+	return gdb_pcs_until(out, tid, pcs, max, go_top, func, has_func);
 }
 
 /* Runs the Go fixture blocked (gostacks block: the main goroutine in Accept, so one thread in
@@ -554,6 +561,134 @@ Test(unwind, go119_blocked_threads_have_every_frame_gdb_shows)
 Test(unwind, go123_blocked_threads_have_every_frame_gdb_shows)
 {
 	go_blocked_like_gdb("tests/symfix/gostacks-go1.23", "internal/runtime/syscall.EpollWait");
+}
+
+/* ---- cgo: C frames over Go frames ---- */
+
+/* The functions of goroutine 1 in Go's own traceback (runtime.Stack) in text, leaf first. */
+static size_t go_traceback_funcs(const char *text, char names[][128], size_t max)
+{
+	const char *l = strstr(text, "goroutine 1 [");
+	size_t n = 0;
+
+	for (l = l ? strchr(l, '\n') : NULL; l && l[1] && l[1] != '\n' && n < max;
+	     l = strchr(l + 1, '\n')) {
+		const char *open = strchr(l + 1, '(');
+
+		if (l[1] == '\t' || !open || open - l - 1 >= 128)
+			continue;
+		snprintf(names[n], 128, "%.*s", (int)(open - l - 1), l + 1);
+		n++;
+	}
+	return n;
+}
+
+/* Frame f's function is name, as Go names it (the recorder keeps an assembly function's
+ * ".abi0"). */
+static bool go_named(const char *func, const char *name)
+{
+	size_t len = strlen(name);
+
+	return !strncmp(func, name, len) && (!func[len] || !strcmp(func + len, ".abi0"));
+}
+
+/* Where gdb, reading words of the g0 stack past it, loses its way in a cgo call. */
+static bool is_asmcgocall(const char *func)
+{
+	return !strcmp(func, "runtime.asmcgocall");
+}
+
+/* A Go program blocked in C (a cgo call: C compiled by gcc without frame pointers, described by
+ * .eh_frame only) has, in the stack of its blocking read, every frame gdb shows from the leaf
+ * down to runtime.asmcgocall (where gdb, reading words of the g0 stack, loses its way), then
+ * the Go frames under the call as Go's own traceback names them (runtime frames hidden). Before:
+ * the walk stopped at the first C frame without a frame pointer ([truncated]). */
+static void cgo_blocked_like_gdb(const char *name)
+{
+	const uint64_t mask = TQ_BIT(GT_EV_GO_BLOCK) | TQ_BIT(GT_EV_GO_BLOCK_SYNC) |
+			      TQ_BIT(GT_EV_GO_BLOCK_COND) | TQ_BIT(GT_EV_GO_BLOCK_SELECT) |
+			      TQ_BIT(GT_EV_GO_BLOCK_NET) | TQ_BIT(GT_EV_GO_SLEEP) |
+			      TQ_BIT(GT_EV_GO_SYSCALL) | TQ_BIT(GT_EV_GO_SYSBLOCK);
+	char pidarg[32], *bt = NULL, go[16][128];
+	const struct gt_event *e, *last = NULL;
+	uint64_t pcs[64];
+	size_t n = 0, ngo, i = 0, j;
+	struct workload *w;
+	int tid = 0, rc;
+	bool in_c;
+	pid_t pid;
+
+	if (access(GDB, X_OK))
+		cr_skip_test("needs %s (scripts/deps.sh installs it)", GDB);
+	itest_start(NULL);
+	/* A first run of the same file: its rows are loaded when the second one blocks. */
+	rc = run_capture((const char *[]){ record__build_path(name), "cpu", "200", NULL }, 30,
+			 &bt, NULL);
+	free(bt);
+	bt = NULL;
+	cr_assert_eq(rc, 0, "%s cpu: status %d", name, rc);
+	usleep(500 * 1000);
+	w = workload__start(record__build_path(name), (const char *[]){ "block", NULL });
+	cr_assert(w, "cannot start %s: %s", name, strerror(errno));
+	pid = workload__pid(w);
+	usleep(1500 * 1000);	/* blocked in C, its traceback printed, its stacks recorded */
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	rc = run_capture((const char *[]){ GDB, "-batch", "-nx", "-p", pidarg, "-ex",
+					   GDB_THREADS_FRAMES, NULL }, 60, &bt, NULL);
+	kill(pid, SIGKILL);
+	workload__finish(w, 10);
+	itest_stop(SIGINT, 0);
+	itest_load();
+	cr_assert(rc == 0 && bt, "gdb failed (%d)", rc);
+	ngo = go_traceback_funcs(workload__stdout(w), go, 16);
+	cr_log_info("gdb's frames:\n%s\nGo's traceback:\n%s", bt, workload__stdout(w));
+	/* gdb's frames of the thread in c_block, down to runtime.asmcgocall. */
+	for (const char *l = strstr(bt, "FRAME "); l && !tid; l = strstr(l + 1, "FRAME ")) {
+		char func[256];
+		int t, type;
+
+		if (sscanf(l, "FRAME %d %d %*x %255s", &t, &type, func) == 3 && !strcmp(func, "c_block"))
+			tid = t;
+	}
+	n = tid ? gdb_pcs_until(bt, tid, pcs, 64, is_asmcgocall, "c_block", &in_c) : 0;
+	workload__free(w);
+	cr_assert_gt(tid, 0, "gdb shows no thread in c_block");
+	cr_assert(in_c && n >= 4, "gdb shows %zu frames down to runtime.asmcgocall", n);
+	cr_assert_geq(ngo, 3, "Go's traceback of goroutine 1 has %zu functions", ngo);
+	while ((e = tq_next(it.trace, &i, mask, (uint32_t)tid))) {
+		i++;
+		if (e->stack && has_pcs_in_order(e->stack, pcs, 1))
+			last = e;
+	}
+	if (!last) {
+		for (i = 0; (e = tq_next(it.trace, &i, ~0ull, (uint32_t)tid)); i++) {
+			fprintf(stderr, "event %u of thread %d:\n", e->type, tid);
+			print_stack(e->stack);
+		}
+	}
+	cr_assert_not_null(last, "no blocking stack of thread %d at gdb's leaf %#llx", tid,
+			   (unsigned long long)pcs[0]);
+	print_stack(last->stack);
+	cr_expect(has_pcs_in_order(last->stack, pcs, n), "the stack lacks C frames gdb shows");
+	/* Go's frames, in order, after the C ones. */
+	for (j = 0; j < last->stack->n && last->stack->frames[j].pc != pcs[n - 1]; j++)
+		;
+	for (size_t g = 0; g < ngo; g++) {
+		while (j < last->stack->n && !go_named(last->stack->frames[j].func, go[g]))
+			j++;
+		cr_expect_lt(j, last->stack->n, "the stack lacks %s, which Go's traceback shows",
+			     go[g]);
+	}
+}
+
+Test(unwind, go119_cgo_call_has_its_c_and_go_frames)
+{
+	cgo_blocked_like_gdb("tests/symfix/cgostacks-go1.19");
+}
+
+Test(unwind, go123_cgo_call_has_its_c_and_go_frames)
+{
+	cgo_blocked_like_gdb("tests/symfix/cgostacks-go1.23");
 }
 
 /* ---- first sight: whole from the first event ---- */

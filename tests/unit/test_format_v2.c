@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/v2/restack.h"
 #include "format/v2/writer.h"
 #include "format/varint.h"
 #include "tests/lib/goparse.h"
@@ -245,6 +246,56 @@ Test(format_v2, story_parses_and_says_what_was_written)
 	cr_assert(vr.ok, "go 1.23 viewer: %s", vr.error);
 	gt2_writer__free(w);
 	close(fd);
+}
+
+/* pipe_stk named again: its user frame now from a perf map, with a PC of its own. */
+static const struct gt_frame pipe_named[] = {
+	{ 0xffffffff81000100, "pipe_read", "[kernel]", 0 },
+	{ 0x1000000000401200, "long Hot.leaf(long)", "/tmp/perf-1.map", 0 },
+};
+
+static const struct gt_frame *name_pipe(void *ctx, const uint64_t *pcs, size_t n)
+{
+	(void)ctx;
+	return n == 2 && pcs[0] == pipe_frames[0].pc && pcs[1] == pipe_frames[1].pc ? pipe_named :
+		NULL;
+}
+
+/* The recorder's JIT frames named at its stop reach a go1.23 file by a copy of it: every
+ * generation's entry of the stack is written with the new frames and their new strings, which
+ * Go 1.23 reads for every event of the stack; the other stacks stay. */
+Test(format_v2, a_copy_names_a_stack_in_every_generation)
+{
+	struct gt2_restack_stats rs;
+	struct gt2_writer_stats st;
+	char *before, *after, err[256] = "";
+	int fd, out;
+	struct gt2_writer *w = open_writer(&fd, 2);
+
+	write_story(w);
+	gt2_writer__stats(w, &st);
+	gt2_writer__free(w);
+	before = parse(path, 1);
+	out = open(cut_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	cr_assert(out >= 0);
+	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	OK(gt2_restack__copy(fd, out, name_pipe, NULL, &rs, err, sizeof(err)));
+	close(out);
+	close(fd);
+	after = parse(cut_path, 1);
+	cr_expect_eq(rs.generations, st.generations);
+	cr_expect_gt(rs.stacks, 0);
+	cr_expect_eq(rs.strings, 2 * rs.stacks, "two new strings in each generation that names it");
+	cr_expect_gt(lines_with(before, "\treader_loop @ 0x401200", NULL), ROUNDS);
+	cr_expect_eq(lines_with(after, "\treader_loop @", NULL), 0);
+	cr_expect_eq(lines_with(after, "\tlong Hot.leaf(long) @ 0x1000000000401200", NULL),
+		     lines_with(before, "\treader_loop @ 0x401200", NULL));
+	cr_expect_eq(lines_with(after, "\t\t/tmp/perf-1.map:0", NULL),
+		     lines_with(before, "\treader_loop @ 0x401200", NULL));
+	cr_expect_eq(lines_with(after, "\tlock_wait @ 0x401300", NULL),
+		     lines_with(before, "\tlock_wait @ 0x401300", NULL));
+	free(before);
+	free(after);
 }
 
 /* Offsets in buf where a generation ends (its last batch's end), in file order. */

@@ -13,6 +13,7 @@
 
 #include "tests/unit/test_sym_fixture.h"
 #include "user/stacks/cfi.h"
+#include "user/stacks/gopclntab.h"
 
 struct bin {
 	int fd;
@@ -201,4 +202,43 @@ Test(gopclntab, go119_leaf_and_caller)
 Test(gopclntab, go123_leaf_and_caller)
 {
 	leaf_and_caller("gostacks-go1.23");
+}
+
+/* gopclntab__funcs's callback: checks each function against the unstripped build's symbol. */
+struct named {
+	const struct bin *full;
+	size_t n, checked;
+};
+
+static int check_func(void *ctx, uint64_t lo, uint64_t hi, const char *name)
+{
+	struct named *c = ctx;
+	uint64_t slo, shi;
+
+	c->n++;
+	if (strncmp(name, "main.", 5))
+		return 0;
+	symbol(c->full, name, &slo, &shi);
+	cr_expect_eq(lo, slo, "%s begins at %#llx, its symbol at %#llx", name,
+		     (unsigned long long)lo, (unsigned long long)slo);
+	cr_expect_geq(hi, shi, "%s ends at %#llx, before its symbol's end", name,
+		      (unsigned long long)hi);
+	c->checked++;
+	return 0;
+}
+
+/* A build stripped of its symbols (-ldflags=-s) names its functions from its pc tables: each
+ * main.* function where the unstripped build's symbol table puts it. */
+Test(gopclntab, a_stripped_build_names_its_functions)
+{
+	struct bin full, stripped;
+	struct named c = { &full, 0, 0 };
+
+	open_bin("gostacks-go1.23", &full);
+	open_bin("gostacks-stripped-go1.23", &stripped);
+	cr_assert_eq(gopclntab__funcs(stripped.elf, gopclntab__find(stripped.elf), check_func, &c), 0);
+	cr_expect_gt(c.n, 1000, "%zu functions", c.n);
+	cr_expect_geq(c.checked, 4, "%zu main.* functions", c.checked);
+	close_bin(&stripped);
+	close_bin(&full);
 }

@@ -85,6 +85,20 @@ static void expect_no_leftovers(void)
 	cr_expect_neq(system(cmd), 0, "a temp file was left in %s", dir);
 }
 
+/* p is 0600 and locked, as a recording's file is. */
+static void expect_0600_locked(const char *p)
+{
+	struct stat st;
+	int other;
+
+	cr_assert_eq(stat(p, &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0600);
+	other = open(p, O_RDONLY);
+	cr_assert_geq(other, 0);
+	cr_expect_neq(flock(other, LOCK_EX | LOCK_NB), 0, "%s is not locked", p);
+	close(other);
+}
+
 static void write_all(struct output_file *f, const char *text)
 {
 	cr_assert_eq(write(output_file__fd(f), text, strlen(text)), (ssize_t)strlen(text));
@@ -93,19 +107,12 @@ static void write_all(struct output_file *f, const char *text)
 Test(output_file, a_new_file_is_0600_locked_and_in_place_from_the_start)
 {
 	struct output_file *f = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
-	struct stat st;
-	int other;
 
 	cr_assert_not_null(f, "%s", why);
 	write_all(f, "trace");
 	/* Before close, as after kill -9: the bytes are at the path. */
 	expect_content(path, "trace");
-	cr_assert_eq(stat(path, &st), 0);
-	cr_expect_eq(st.st_mode & 07777, 0600);
-	other = open(path, O_RDONLY);
-	cr_assert_geq(other, 0);
-	cr_expect_neq(flock(other, LOCK_EX | LOCK_NB), 0, "the file is not locked");
-	close(other);
+	expect_0600_locked(path);
 	cr_expect_eq(output_file__close(f), 0);
 	expect_no_leftovers();
 }
@@ -333,5 +340,51 @@ Test(output_file, a_prepared_path_is_checked_before_and_when_published)
 	cr_expect(strstr(why, "symbolic link"), "why: %s", why);
 	output_file__close(f);
 	expect_untouched(target, "precious", 0, 0644);
+	expect_no_leftovers();
+}
+
+/* output_file__rewrite's copies: the file's bytes upper-cased, or a failure. */
+static int upper_copy(void *ctx, int in, int out, char *why_, size_t len)
+{
+	char buf[64];
+	ssize_t n = read(in, buf, sizeof(buf));
+
+	(void)ctx, (void)why_, (void)len;
+	for (ssize_t i = 0; i < n; i++)
+		buf[i] = (char)(buf[i] >= 'a' && buf[i] <= 'z' ? buf[i] - 32 : buf[i]);
+	return n > 0 && write(out, buf, (size_t)n) == n ? 0 : -EIO;
+}
+
+static int failed_copy(void *ctx, int in, int out, char *why_, size_t len)
+{
+	(void)ctx, (void)in;
+	cr_assert_eq(write(out, "half", 4), 4);
+	snprintf(why_, len, "the copy failed");
+	return -EIO;
+}
+
+/* A recording's file made anew (a go1.23 file with the JIT names found at the stop): the copy is
+ * at the path, 0600 and the same owner's, locked, and the file from then on; a copy that fails
+ * leaves the file as it was and nothing beside it. */
+Test(output_file, a_rewrite_puts_the_copy_at_the_path_or_leaves_the_file)
+{
+	struct output_file *f = output_file__open(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	struct stat st;
+
+	cr_assert_not_null(f, "%s", why);
+	write_all(f, "trace");
+	cr_assert_eq(output_file__publish(f, why, sizeof(why)), 0, "%s", why);
+	cr_expect_eq(output_file__rewrite(f, failed_copy, NULL, why, sizeof(why)), -EIO);
+	cr_expect(strstr(why, path + strlen(dir) + 1) && strstr(why, "the copy failed"), "%s", why);
+	expect_content(path, "trace");
+	expect_no_leftovers();
+	cr_assert_eq(output_file__rewrite(f, upper_copy, NULL, why, sizeof(why)), 0, "%s", why);
+	expect_content(path, "TRACE");
+	expect_0600_locked(path);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_uid, geteuid());
+	write_all(f, "!");	/* the copy is the file written from now on */
+	expect_content(path, "TRACE!");
+	cr_expect_eq(output_file__close(f), 0);
 	expect_no_leftovers();
 }

@@ -72,6 +72,38 @@ Test(report_safety, a_stack_id_defined_again_keeps_each_sample_where_it_was_take
 	free(text);
 }
 
+/* The recorder names JIT frames at its stop and defines their stacks again (docs/symbolize.md,
+ * "Maps written after the stacks"): a definition that only names what the one before left
+ * "[unknown]" names the samples taken before it too, as Go's parsers show them; one that
+ * changes a named frame does not reach back. */
+Test(report_safety, a_stack_defined_again_naming_its_unknown_frames_names_the_samples_before)
+{
+	struct v1bytes b;
+	char err[256] = "", *text;
+
+	v1b_init(&b);
+	v1b_batch(&b, 0, 100);
+	v1b_frequency(&b, 1000000000);
+	v1b_string(&b, 1, "[unknown] 0x10");
+	v1b_string(&b, 2, "[unknown]");
+	v1b_string(&b, 3, "funcC");
+	v1b_string(&b, 4, "f.go");
+	v1b_stack1(&b, 1, 0x10, 1, 2, 0);
+	sample(&b, 101, 1);
+	sample(&b, 102, 1);
+	v1b_string(&b, 5, "long Hot.leaf(long)");
+	v1b_string(&b, 6, "/tmp/perf-1.map");
+	v1b_stack1(&b, 1, 0x4010, 5, 6, 0);
+	sample(&b, 103, 1);
+	v1b_stack1(&b, 1, 0x30, 3, 4, 3);
+	sample(&b, 104, 1);
+	V1B(&b, GT_EV_HEAP_ALLOC, 3, 5);
+	text = folded(&b, PROFILE_CPU, err, sizeof(err));
+	cr_assert(text, "%s", err);
+	cr_expect_str_eq(text, "long Hot.leaf(long) 3\nfuncC 1\n");
+	free(text);
+}
+
 /* A thread that left the CPU under stack 1 keeps that stack for its time off the CPU, though
  * stack 1 is defined again before it comes back. */
 Test(report_safety, time_off_the_cpu_keeps_the_stack_the_thread_left_with)

@@ -33,21 +33,25 @@ static void usage(FILE *f)
 		   "CPU samples; strings resolved, stacks by id with their frames. Its generations\n"
 		   "are checked whole before any of their events is printed.\n\n"
 		   "The file is read as a stream, in constant memory; a file that can be read twice\n"
-		   "is checked whole before anything is printed. A malformed file, or one Go's\n"
-		   "parsers refuse (goroutine states, their order across Ps), is refused at its\n"
-		   "first bad record, with the byte offset (exit status 1). FILE - reads stdin.\n\n"
+		   "is checked whole before anything is printed, and a stack whose JIT frames the\n"
+		   "recorder named at its end is shown named for every event, as the viewers do.\n"
+		   "A malformed file, or one Go's parsers refuse (goroutine states, their order\n"
+		   "across Ps), is refused at its first bad record, with the byte offset (exit\n"
+		   "status 1). FILE - reads stdin.\n\n"
 		   "  -h, --help  show this help\n");
 }
 
 /* Whether fd's header has been read (from a stream that cannot be read twice). */
 static bool header_read;
 
-/* A reader of fd and a state tracker to check its events; 0, or 1 with the reason in err. */
-static int open_checked(int fd, struct gt_reader **r, struct gt_state **s, char *err,
-			size_t errlen)
+/* A reader of fd into dictionary d (a new one of the reader's own when NULL) and a state
+ * tracker to check its events; 0, or 1 with the reason in err. */
+static int open_checked(int fd, struct gt_dict *d, struct gt_reader **r, struct gt_state **s,
+			char *err, size_t errlen)
 {
 	*r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd,
-			    .headerless = header_read, .offset = header_read ? GT_HEADER_LEN : 0 });
+			    .headerless = header_read, .offset = header_read ? GT_HEADER_LEN : 0,
+			    .dict = d });
 	*s = *r ? gt_state__new() : NULL;
 	if (*s)
 		return 0;
@@ -56,16 +60,16 @@ static int open_checked(int fd, struct gt_reader **r, struct gt_state **s, char 
 	return 1;
 }
 
-/* The trace's first time (what the viewers count from), reading fd to its end: 0, or 1 on a
- * bad file with the reason in err. */
-static int scan(int fd, uint64_t *t0, char *err, size_t errlen)
+/* The trace's first time (what the viewers count from), reading fd to its end, its
+ * definitions into whole: 0, or 1 on a bad file with the reason in err. */
+static int scan(int fd, struct gt_dict *whole, uint64_t *t0, char *err, size_t errlen)
 {
 	struct gt_reader *r;
 	struct gt_state *s;
 	struct gt_event e;
 	int ret;
 
-	if (open_checked(fd, &r, &s, err, errlen))
+	if (open_checked(fd, whole, &r, &s, err, errlen))
 		return 1;
 	*t0 = UINT64_MAX;
 	while ((ret = gt_state__next(s, r, &e, err, errlen)) == 1)
@@ -76,17 +80,27 @@ static int scan(int fd, uint64_t *t0, char *err, size_t errlen)
 	return ret ? 1 : 0;
 }
 
-/* Prints every event of fd; t0 is the time origin, UINT64_MAX to take the first event's.
- * 0, 1 on a bad file (err says why), -1 when stdout fails. */
-static int print(int fd, uint64_t t0, char *err, size_t errlen)
+/* Prints every event of fd; t0 is the time origin, UINT64_MAX to take the first event's; whole,
+ * when not NULL, the definitions of the file read to its end, whose refined stacks each event
+ * shows as refined (gt_dict__refine_from). 0, 1 on a bad file (err says why), -1 when stdout
+ * fails. */
+static int print(int fd, const struct gt_dict *whole, uint64_t t0, char *err, size_t errlen)
 {
+	struct gt_dict *d = whole ? gt_dict__new(NULL, 0) : NULL;
 	struct gt_reader *r;
 	struct gt_state *s;
 	struct gt_event e;
 	int ret, out = 0;
 
-	if (open_checked(fd, &r, &s, err, errlen))
+	if (whole && (!d || gt_dict__refine_from(d, whole))) {
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		gt_dict__free(d);
 		return 1;
+	}
+	if (open_checked(fd, d, &r, &s, err, errlen)) {
+		gt_dict__free(d);
+		return 1;
+	}
 	while (!out && (ret = gt_state__next(s, r, &e, err, errlen)) == 1) {
 		if (t0 == UINT64_MAX)
 			t0 = e.ts;
@@ -94,6 +108,7 @@ static int print(int fd, uint64_t t0, char *err, size_t errlen)
 	}
 	gt_state__free(s);
 	gt_reader__free(r);
+	gt_dict__free(d);
 	if (out || fflush(stdout))
 		return -1;
 	return ret ? 1 : 0;
@@ -207,6 +222,7 @@ int cmd_dump(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	struct gt_dict *whole = NULL;	/* the file's definitions, when it can be read twice */
 	const char *path;
 	uint64_t t0 = UINT64_MAX;
 	char err[256];
@@ -253,7 +269,13 @@ int cmd_dump(int argc, char **argv)
 	}
 	/* Check, when the file can be read twice; else the stream is checked as it prints. */
 	if (lseek(fd, 0, SEEK_SET) == 0) {
-		ret = scan(fd, &t0, err, sizeof(err));
+		whole = gt_dict__new(NULL, 0);
+		if (!whole) {
+			snprintf(err, sizeof(err), "%s", strerror(errno));
+			ret = 1;
+		}
+		if (!ret)
+			ret = scan(fd, whole, &t0, err, sizeof(err));
 		if (!ret && lseek(fd, 0, SEEK_SET)) {
 			snprintf(err, sizeof(err), "rewinding: %s", strerror(errno));
 			ret = 1;
@@ -261,7 +283,8 @@ int cmd_dump(int argc, char **argv)
 	}
 	/* Print. */
 	if (!ret)
-		ret = print(fd, t0, err, sizeof(err));
+		ret = print(fd, whole, t0, err, sizeof(err));
+	gt_dict__free(whole);
 done:
 	if (fd != STDIN_FILENO)
 		close(fd);

@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 
 #include "format/v1/close.h"
+#include "format/v2/restack.h"
 #include "format/v2/writer.h"
 #include "format/v1/writer.h"
 #include "lib/clock.h"
@@ -626,6 +627,8 @@ struct recording {
 	struct gt_writer *writer;	/* --format=go1.19 */
 	struct gt2_writer *writer2;	/* --format=go1.23 */
 	struct model *model;
+	struct gt2_restack_stats restacked;	/* the go1.23 file copied with JIT names */
+	bool restack_tried;
 	struct startstate *start_state;	/* the stacks of the threads asleep at the start */
 	struct record_flight *flight;
 	struct sink sink;
@@ -1029,6 +1032,34 @@ static int run_recording(struct recording *r)
 	return err;
 }
 
+/* output_file__rewrite's copy: the go1.23 file with the stacks named at the end. */
+static int copy_named(void *ctx, int in, int out, char *why, size_t whylen)
+{
+	struct recording *r = ctx;
+
+	return gt2_restack__copy(in, out, model__late_named, r->model, &r->restacked, why, whylen);
+}
+
+/* JIT frames named at the stop reach a go1.23 file, whose generations' stack tables are in it
+ * for good, by a copy of the file (format/v2/restack.h) put at the path. One that fails leaves
+ * the file as written, and says so. */
+static void name_jit_in_copy(struct recording *r)
+{
+	struct model_stats ms;
+	struct stat st;
+	char why[512];
+
+	model__stats(r->model, &ms);
+	/* A device (-o /dev/null) keeps nothing to copy. */
+	if (!r->file || !r->writer2 || r->flight || !ms.jit_named || ms.jit_err != -ENOTSUP ||
+	    fstat(output_file__fd(r->file), &st) || !S_ISREG(st.st_mode))
+		return;
+	r->restack_tried = true;
+	if (output_file__rewrite(r->file, copy_named, r, why, sizeof(why)))
+		fprintf(stderr, PREFIX "warning: the JIT frames named at the end are not in the "
+			"file: %s\n", why);
+}
+
 /* Everything the rings still hold up to now, then the end of the trace. The trace ends here,
  * not after the programs are detached, which takes long with annotation probes
  * (docs/record.md). run_err: how the run ended (0: as asked). */
@@ -1055,6 +1086,7 @@ static int stop_recording(struct recording *r, int run_err)
 	}
 	if (r->flight)
 		record_flight__finish(r->flight);
+	name_jit_in_copy(r);
 	/* On the disk before the summary says it is written. */
 	if (r->file && !r->flight && (err = output_file__publish(r->file, why, sizeof(why)))) {
 		fprintf(stderr, PREFIX "%s\n", why);
@@ -1083,6 +1115,7 @@ static int end_recording(struct recording *r)
 			.row_cache = r->row_cache,
 			.uses = feature_uses(&r->args),
 			.verbose = verbose,
+			.restacked = r->restack_tried ? &r->restacked : NULL,
 		});
 		if (r->flight)
 			record_flight__summary(r->flight);

@@ -402,6 +402,57 @@ int output_file__publish(struct output_file *f, char *why, size_t whylen)
 	return err;
 }
 
+int output_file__rewrite(struct output_file *f,
+			 int (*copy)(void *ctx, int in, int out, char *why, size_t whylen),
+			 void *ctx, char *why, size_t whylen)
+{
+	struct stat ours, at;
+	char tmp[sizeof(f->tmp)], how[256] = "";
+	int in, out, err;
+
+	if (fstat(f->fd, &ours) || !S_ISREG(ours.st_mode) || f->stand_in || f->tmp[0]) {
+		snprintf(why, whylen, "%s: not a recording's regular file", f->base);
+		return -EINVAL;
+	}
+	/* Read through the path, checked to be still this file (which holds the lock). */
+	in = open_nolinks(f->dirfd, f->base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (in >= 0 && (fstat(in, &at) || !same_file(&at, &ours))) {
+		close(in);
+		in = -EAGAIN;
+	}
+	if (in < 0) {
+		snprintf(why, whylen, "%s: %s", f->base, in == -EAGAIN ?
+			 "the path no longer names the recording's file" : strerror(-in));
+		return in;
+	}
+	out = make_temp(f->dirfd, ours.st_uid, ours.st_gid, tmp);	/* the same owner */
+	err = out < 0 ? out : copy(ctx, in, out, how, sizeof(how));
+	close(in);
+	if (!err && fdatasync(out))
+		err = -errno;
+	/* Still ours at the path (no recording could take it: we hold its lock). */
+	if (!err && (fstatat(f->dirfd, f->base, &at, AT_SYMLINK_NOFOLLOW) ||
+		     !same_file(&at, &ours)))
+		err = -EAGAIN;
+	if (!err && renameat(f->dirfd, tmp, f->dirfd, f->base))
+		err = -errno;
+	if (err) {
+		if (out >= 0) {
+			unlinkat(f->dirfd, tmp, 0);
+			close(out);
+		}
+		snprintf(why, whylen, "%s: %s", f->base, how[0] ? how : err == -EAGAIN ?
+			 "the path no longer names the recording's file" : strerror(-err));
+		return err;
+	}
+	close(f->fd);
+	f->fd = out;
+	err = sync_dir(f->dirfd);
+	if (err)
+		snprintf(why, whylen, "%s: syncing its directory: %s", f->base, strerror(-err));
+	return err;
+}
+
 struct output_file *output_file__hold(const char *path, uid_t uid, gid_t gid, char *why,
 				      size_t whylen)
 {

@@ -49,6 +49,16 @@ struct output_file *output_file__prepare(const char *path, uid_t uid, gid_t gid,
  * was. */
 int output_file__publish(struct output_file *f, char *why, size_t whylen);
 
+/* Takes the file as copy(ctx, in, out, why, whylen) makes it anew: in reads the file as it
+ * stands (published, written whole), out is a new file made beside the path as
+ * output_file__open makes one. Once copy returns 0 the new file, on the disk, is put at the
+ * path and is f's file from then on (locked as the old one was). 0, or -errno with a one-line
+ * reason (naming the path) in why; then the path keeps the file as it was. For a regular file
+ * only (-EINVAL otherwise). */
+int output_file__rewrite(struct output_file *f,
+			 int (*copy)(void *ctx, int in, int out, char *why, size_t whylen),
+			 void *ctx, char *why, size_t whylen);
+
 /* Holds path for a recording that writes beside it (a flight recorder's numbered files), by
  * the same rules and with the same lock, so that a second recording to path, of either kind,
  * fails as it does for output_file__open: a file already there is locked as it is, never

@@ -234,7 +234,7 @@ static void print_open_it(const char *path, bool v2)
 
 /* JIT code a perf map did not name when its stacks were written, named at the end from the map
  * as it stood then (a map the runtime writes at its exit, or when asked). */
-static void print_jit(const struct model_stats *ms)
+static void print_jit(const struct model_stats *ms, const struct gt2_restack_stats *copied)
 {
 	if (!ms->jit_kept && !ms->jit_unkept)
 		return;
@@ -247,8 +247,12 @@ static void print_jit(const struct model_stats *ms)
 	if (ms->jit_dropped)
 		fprintf(stderr, ", %llu dropped when their process exited without a perf map",
 			(unsigned long long)ms->jit_dropped);
-	if (ms->jit_err == -ENOTSUP)
-		fputs("; a go1.23 file or a flight recording keeps them as written", stderr);
+	if (ms->jit_err == -ENOTSUP && copied && copied->generations)
+		fprintf(stderr, "; written by a copy of the go1.23 file (%llu stack table entries in "
+			"%llu generations)", (unsigned long long)copied->stacks,
+			(unsigned long long)copied->generations);
+	else if (ms->jit_err == -ENOTSUP)
+		fputs("; a flight recording keeps them as written", stderr);
 	else if (ms->jit_err)
 		fprintf(stderr, ", some not: %s", strerror(-ms->jit_err));
 	fputc('\n', stderr);
@@ -307,7 +311,7 @@ void record_summary__print(const struct record_summary *s)
 			"\"[truncated: no room for a copy]\"; a larger --buffer-size keeps them)\n",
 			(unsigned long long)ms.copies_refused);
 	features__print_missing(capture__features(cap), s->uses, "  without:      ", stderr);
-	print_jit(&ms);
+	print_jit(&ms, s->restacked);
 	print_files(model__refused(m), "  refused files: %llu that other users control (not read, "
 		    "or only in part):\n");
 	print_files(model__unread(m), "  unread files:  %llu binaries not read by the end, their "

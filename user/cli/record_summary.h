@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "format/v2/restack.h"
 #include "format/v2/writer.h"
 #include "format/v1/writer.h"
 #include "lib/disk_cache.h"
@@ -26,6 +27,8 @@ struct record_summary {
 	struct disk_cache *row_cache;	/* the cfi loader's; NULL: none */
 	unsigned uses;			/* what the recording used of the kernel (enum feature_use) */
 	bool verbose;			/* -v: the internals too */
+	/* A go1.23 file copied to hold the JIT frames named at the end; NULL: none tried. */
+	const struct gt2_restack_stats *restacked;
 };
 
 /* What a person reads after a recording: what was recorded, what was lost, what this kernel

@@ -466,6 +466,13 @@ const struct foreign_log *model__unread(const struct model *m)
 	return m->cs ? callstacks__unread(m->cs) : NULL;
 }
 
+const struct gt_frame *model__late_named(void *m, const uint64_t *pcs, size_t n)
+{
+	const struct model *md = m;
+
+	return md->cs ? callstacks__late_named(md->cs, pcs, n) : NULL;
+}
+
 void model__free(struct model *m)
 {
 	if (!m)

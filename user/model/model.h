@@ -254,6 +254,11 @@ const struct foreign_log *model__refused(const struct model *m);
  * model's life. */
 const struct foreign_log *model__unread(const struct model *m);
 
+/* After model__finish, for a file whose encoder could not define its stacks again (Go 1.22+,
+ * jit_err -ENOTSUP): the frames, named at the end, of the stack written with PCs pcs[0, n),
+ * or NULL (callstacks__late_named). A gt2_restack_fn for format/v2/restack.h. */
+const struct gt_frame *model__late_named(void *m, const uint64_t *pcs, size_t n);
+
 const char *model__repair_name(enum model_repair r);
 const char *model__kind_name(enum model_kind k);
 

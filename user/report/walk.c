@@ -73,6 +73,9 @@ struct walk {
 	size_t nordered, next;
 	struct events_v2 *v2;
 	const struct gt_dict *dict;
+	/* A Go 1.19 file lxtrace wrote: r's dictionary, and the file's definitions read to its
+	 * end beforehand, whose refined stacks it takes (gt_dict__refine_from). */
+	struct gt_dict *own, *whole;
 	const struct walk_filter *f;
 	const struct walk_sink *s;
 	struct walk_stats *st;
@@ -608,6 +611,8 @@ static void free_walk(struct walk *w)
 	free(w->free_slots);
 	u64map__free(w->byg);
 	gt_reader__free(w->r);
+	gt_dict__free(w->own);
+	gt_dict__free(w->whole);
 	gt_state__free(w->state);
 	gt_trace__free(w->tr);
 	free(w->ordered);
@@ -637,6 +642,32 @@ static int open_ordered(struct walk *w, int fd, char *err, size_t errlen)
 	return 0;
 }
 
+/* The definitions of the Go 1.19 file open on fd (at its first batch), read to its end, fd put
+ * back: the stacks the recorder named at its stop refine those its events were written under
+ * (JIT frames a perf map written at exit names), which one pass would show unnamed. NULL when
+ * fd cannot be read twice (a pipe: each event keeps its stack as written); a bad file's
+ * definitions up to its fault, which the walk itself then meets and says. */
+static struct gt_dict *whole_dict(int fd)
+{
+	struct gt_reader_opts ro = { .sz = sizeof(ro), .fd = fd, .headerless = true,
+				     .offset = GT_HEADER_LEN };
+	off_t at = lseek(fd, 0, SEEK_CUR);
+	struct gt_reader *r;
+	struct gt_event e;
+
+	if (at < 0 || !(ro.dict = gt_dict__new(NULL, 0)))
+		return NULL;
+	r = gt_reader__new(&ro);
+	while (r && gt_reader__next(r, &e) == 1)
+		;
+	gt_reader__free(r);
+	if (!r || lseek(fd, at, SEEK_SET) != at) {
+		gt_dict__free(ro.dict);
+		return NULL;
+	}
+	return ro.dict;
+}
+
 /* The file's header read, the reader of its format made: 0, or a negative errno with the
  * message in err. */
 static int open_source(struct walk *w, int fd, char *err, size_t errlen)
@@ -663,7 +694,10 @@ static int open_source(struct walk *w, int fd, char *err, size_t errlen)
 		   gt_order__needed(fd)) {
 		return open_ordered(w, fd, err, errlen);
 	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN)) {
-		w->r = gt_reader__new(&ro);
+		w->whole = whole_dict(fd);
+		w->own = ro.dict = gt_dict__new(NULL, 0);
+		if (w->own && (!w->whole || !gt_dict__refine_from(w->own, w->whole)))
+			w->r = gt_reader__new(&ro);
 		w->state = gt_state__new();
 		w->dict = w->r && w->state ? gt_reader__dict(w->r) : NULL;
 	} else {

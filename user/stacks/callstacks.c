@@ -77,6 +77,7 @@ struct late_stack {
 	struct late_jit {
 		uint32_t idx;	/* in frames */
 		uint64_t addr;	/* the address looked up */
+		uint64_t pc;	/* its frame's PC as written */
 	} *jit;			/* after frames, in the same allocation */
 	struct gt_frame frames[];	/* their names copied after jit, in the same allocation */
 };
@@ -126,6 +127,9 @@ struct callstacks {
 	uint64_t jit_bytes;
 	struct u64map *jit_ids;		/* the stack ids kept in jit_stacks */
 	struct u64map *jit_pids;	/* pid -> 1 + the index of its last kept stack */
+	/* Where the encoder cannot define a stack again (Go 1.22+): the PCs a named stack was
+	 * written with (their hash) -> index + 1 in jit_stacks, for a copy of the file. */
+	struct u64map *jit_written;
 	char sys_func[64], trim_func[48];
 	struct callstacks_stats st;
 };
@@ -156,8 +160,9 @@ struct callstacks *callstacks__new(const struct gt_tables *w, struct idents *ids
 	cs->slots = u64map__new();
 	cs->jit_ids = u64map__new();
 	cs->jit_pids = u64map__new();
+	cs->jit_written = u64map__new();
 	if (!cs->sym || !cs->memo[0].by_hash || !cs->memo[1].by_hash || !cs->cur || !cs->slots ||
-	    !cs->jit_ids || !cs->jit_pids) {
+	    !cs->jit_ids || !cs->jit_pids || !cs->jit_written) {
 		callstacks__free(cs);
 		errno = ENOMEM;
 		return NULL;
@@ -313,6 +318,7 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		if (k == 1 && cs->sf[0].late_jit)
 			cs->jit[cs->njit++] = (struct late_jit){
 				.idx = (uint32_t)n, .addr = upc[i] & LX_PC_EXACT ? a : a - 1,
+				.pc = cs->sf[0].pc,
 			};
 		for (int j = 0; j < k; j++)
 			cs->frames[n++] = (struct gt_frame){ cs->sf[j].pc, cs->sf[j].func, cs->sf[j].file,
@@ -882,16 +888,55 @@ const struct foreign_log *callstacks__refused(const struct callstacks *cs)
 	return symbolizer__refused(cs->sym);
 }
 
+/* The PC frame i of ls was written with. */
+static uint64_t written_pc(const struct late_stack *ls, uint32_t i)
+{
+	for (uint32_t j = 0; j < ls->njit; j++)
+		if (ls->jit[j].idx == i)
+			return ls->jit[j].pc;
+	return ls->frames[i].pc;
+}
+
+/* The hash of the first n PCs ls was written with (all when n exceeds them). */
+static uint64_t written_hash(const struct late_stack *ls, size_t n)
+{
+	uint64_t h = HASH_BYTES_INIT;
+
+	for (uint32_t i = 0; i < ls->n && i < n; i++) {
+		uint64_t pc = written_pc(ls, i);
+
+		h = hash_bytes(h, &pc, sizeof(pc));
+	}
+	return hash_mix(h);
+}
+
+/* Keeps named stack i for callstacks__late_named; 0 or -ENOMEM. */
+static int note_written(struct callstacks *cs, size_t i)
+{
+	const struct late_stack *ls = cs->jit_stacks[i];
+	uint64_t *slot;
+	bool added;
+
+	slot = u64map__put(cs->jit_written, written_hash(ls, CALLSTACKS_WRITTEN_FRAMES), &added);
+	if (!slot)
+		return -ENOMEM;
+	if (added)	/* another stack of the same hash: the first one's names */
+		*slot = i + 1;
+	return 0;
+}
+
 /* Names the unnamed JIT frames of the kept stacks from their processes' perf maps as they
- * stand now, and defines each stack that gained a name again under its id. */
+ * stand now, and defines each stack that gained a name again under its id; where the encoder
+ * cannot, keeps it for a copy of the file (callstacks__late_named). */
 static void name_late_jit(struct callstacks *cs)
 {
 	uint64_t t0 = now_ns();
+	bool copy = false;
 
-	for (size_t i = 0; i < cs->njit_stacks && cs->st.late_jit_err != -ENOTSUP; i++) {
+	for (size_t i = 0; i < cs->njit_stacks; i++) {
 		struct late_stack *ls = cs->jit_stacks[i];
 		uint32_t named = 0;
-		int err;
+		int err = 0;
 
 		if (!ls)
 			continue;
@@ -905,7 +950,12 @@ static void name_late_jit(struct callstacks *cs)
 		}
 		if (!named)
 			continue;
-		err = gt_tables__restack(cs->w, ls->p, ls->stk, ls->frames, ls->n);
+		if (!copy)
+			err = gt_tables__restack(cs->w, ls->p, ls->stk, ls->frames, ls->n);
+		if (err == -ENOTSUP)
+			copy = true;
+		if (copy)
+			err = note_written(cs, i);
 		if (err) {
 			cs->st.late_jit_err = err;
 			continue;
@@ -913,7 +963,30 @@ static void name_late_jit(struct callstacks *cs)
 		cs->st.late_jit_named++;
 		cs->st.late_jit_frames += named;
 	}
+	if (copy && !cs->st.late_jit_err)
+		cs->st.late_jit_err = -ENOTSUP;
 	cs->st.late_jit_ns = now_ns() - t0;
+}
+
+const struct gt_frame *callstacks__late_named(const struct callstacks *cs, const uint64_t *pcs,
+					      size_t n)
+{
+	const struct late_stack *ls;
+	const uint64_t *slot;
+	uint64_t h = HASH_BYTES_INIT;
+
+	for (size_t i = 0; i < n; i++)
+		h = hash_bytes(h, &pcs[i], sizeof(pcs[i]));
+	slot = u64map__get(cs->jit_written, hash_mix(h));
+	if (!slot)
+		return NULL;
+	ls = cs->jit_stacks[*slot - 1];
+	if (n > ls->n || (n < ls->n && n < CALLSTACKS_WRITTEN_FRAMES))
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		if (written_pc(ls, i) != pcs[i])
+			return NULL;
+	return ls->frames;
 }
 
 void callstacks__finish(struct callstacks *cs)
@@ -940,6 +1013,7 @@ void callstacks__free(struct callstacks *cs)
 	u64map__free(cs->cur);
 	u64map__free(cs->slots);
 	u64map__free(cs->jit_ids);
+	u64map__free(cs->jit_written);
 	for (size_t i = 0; i < cs->njit_stacks; i++)
 		free(cs->jit_stacks[i]);
 	free(cs->jit_stacks);

@@ -155,6 +155,17 @@ const struct foreign_log *callstacks__refused(const struct callstacks *cs);
  * (gt_tables__restack); then symbolizer__finish. */
 void callstacks__finish(struct callstacks *cs);
 
+/* The frames a file can hold of a stack where the encoder cannot define a stack again (Go
+ * 1.22+'s parser takes GT2_MAX_FRAMES): a stack written longer is known by its first ones. */
+#define CALLSTACKS_WRITTEN_FRAMES 128
+
+/* After callstacks__finish, where the encoder could not define the stacks named then again
+ * (late_jit_err -ENOTSUP): the frames, named, of the stack that was written with PCs pcs[0, n)
+ * (its first n when n is CALLSTACKS_WRITTEN_FRAMES), for a copy of the file that names them
+ * (format/v2/restack.h); NULL for any other stack. Valid as long as cs. */
+const struct gt_frame *callstacks__late_named(const struct callstacks *cs, const uint64_t *pcs,
+					      size_t n);
+
 /* The binaries not read in time by the end (symbolizer__unread). */
 const struct foreign_log *callstacks__unread(const struct callstacks *cs);
 

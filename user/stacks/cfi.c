@@ -327,6 +327,117 @@ static Elf_Scn *cfi_section(Elf *elf, bool *eh_frame, GElf_Shdr *sh)
 	return scn && sh->sh_type != SHT_NOBITS ? scn : NULL;
 }
 
+/* Code a Go program's own functions cover (sorted spans of its pc tables' rows), whose FDEs, if
+ * any, are not taken: its pc tables say more. */
+struct go_cover {
+	const struct cfi_spans *sp;	/* its first n spans (the array moves as spans are added) */
+	size_t n;
+};
+
+static bool go_covers(const struct go_cover *go, uint64_t lo, uint64_t hi)
+{
+	const struct cfi_span *v = go->sp->v;
+	size_t a = 0, b = go->n;
+
+	/* The first span ending past lo. */
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (v[mid].hi <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < go->n && v[a].lo < hi;
+}
+
+/* The rows of every FDE of data (an ELF's .eh_frame when eh_frame, else its .debug_frame, at
+ * ELF address sh_addr), through cfi; those of code go covers (when not NULL) left out. */
+static int fde_spans(const GElf_Ehdr *eh, Elf_Data *data, bool eh_frame,
+		     uint64_t sh_addr, Dwarf_CFI *cfi, const struct cfi_segs *segs,
+		     const struct go_cover *go, struct cfi_spans *sp, struct cfi_stats *st,
+		     struct cfi_budget *b)
+{
+	Dwarf_Off off = 0, next;
+	int err;
+
+	for (;;) {
+		Dwarf_CFI_Entry e, cie;
+		const uint8_t *p, *end = (const uint8_t *)data->d_buf + data->d_size;
+		uint64_t lo, len;
+		uint8_t enc;
+		int r;
+
+		err = cfi_budget__spent(b);
+		if (err)
+			return err;
+		r = dwarf_next_cfi(eh->e_ident, data, eh_frame, off, &next, &e);
+		if (r > 0)
+			return 0;
+		if (r < 0) {
+			if (next == (Dwarf_Off)-1 || next <= off)
+				return 0;
+			off = next;
+			continue;
+		}
+		off = next;
+		if (dwarf_cfi_cie_p(&e))
+			continue;
+		st->fdes++;
+		if (dwarf_next_cfi(eh->e_ident, data, eh_frame, e.fde.CIE_pointer, &next, &cie) ||
+		    !dwarf_cfi_cie_p(&cie))
+			continue;
+		enc = fde_encoding(&cie.cie, eh_frame);
+		if (enc == PE_OMIT)
+			continue;
+		p = e.fde.start;
+		if (!read_encoded(enc, &p, end, sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf),
+				  true, &lo) ||
+		    !read_encoded(enc & 0x0f, &p, end, 0, false, &len) || !len)
+			continue;
+		if (go) {
+			const GElf_Phdr *seg = cfi_segs__of(segs, lo);
+
+			if (!seg || go_covers(go, lo - seg->p_vaddr + seg->p_offset,
+					      lo + len - seg->p_vaddr + seg->p_offset))
+				continue;
+		}
+		err = fde_rows(cfi, segs, lo, lo + len, sp, st, b);
+		if (err)
+			return err;
+	}
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct cfi_span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* A cgo program's C code (its .eh_frame, which an external link writes): rows from its FDEs
+ * where Go's pc tables have none, so that a walk goes on through C frames, which gcc gives no
+ * frame pointer, to the Go frames under them. */
+static int c_spans(Elf *elf, const struct cfi_segs *segs, struct cfi_spans *sp,
+		   struct cfi_stats *st, struct cfi_budget *b)
+{
+	GElf_Shdr sh;
+	GElf_Ehdr eh;
+	Elf_Scn *scn = elf_section__named(elf, ".eh_frame", &sh);
+	Elf_Data *data = scn && sh.sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
+	struct go_cover go = { sp, sp->n };
+	Dwarf_CFI *cfi;
+	int err;
+
+	if (!data || !data->d_size || !gelf_getehdr(elf, &eh) || !(cfi = dwarf_getcfi_elf(elf)))
+		return 0;
+	/* The Go spans first, sorted: FDE spans are added after them, checked against them. */
+	qsort(sp->v, sp->n, sizeof(*sp->v), span_cmp);
+	err = fde_spans(&eh, data, true, sh.sh_addr, cfi, segs, &go, sp, st, b);
+	dwarf_cfi_end(cfi);
+	return err;
+}
+
 /* The rows of a Go program, from its pc tables: a compile's budget and limits, as for CFI. */
 static int compile_go(Elf *elf, Elf_Data *pclntab, const struct cfi_segs *segs,
 		      const struct cfi_limits *lim, struct cfi_table *t, struct cfi_stats *st_out)
@@ -340,6 +451,8 @@ static int compile_go(Elf *elf, Elf_Data *pclntab, const struct cfi_segs *segs,
 	if (lim && lim->max_rows <= SIZE_MAX / 2)
 		sp.max = 2 * lim->max_rows;
 	err = gopclntab__spans(elf, pclntab, segs, &sp, &st, &b);
+	if (!err && sp.n)
+		err = c_spans(elf, segs, &sp, &st, &b);
 	if (!err)
 		err = sp.n ? cfi_spans__to_rows(&sp, t) : -ENOENT;
 	free(sp.v);
@@ -366,7 +479,6 @@ int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 	Elf_Scn *scn;
 	Elf_Data *data;
 	Elf_Data *pclntab;
-	Dwarf_Off off = 0, next;
 	bool eh_frame;
 	int err = 0;
 
@@ -405,45 +517,9 @@ int cfi__compile(Elf *elf, const struct cfi_limits *lim, struct cfi_table *t,
 		err = -ENOENT;
 		goto out;
 	}
-	for (;;) {
-		Dwarf_CFI_Entry e, cie;
-		const uint8_t *p, *end = (const uint8_t *)data->d_buf + data->d_size;
-		uint64_t lo, len;
-		uint8_t enc;
-		int r;
-
-		err = cfi_budget__spent(&b);
-		if (err)
-			goto out;
-		r = dwarf_next_cfi(eh.e_ident, data, eh_frame, off, &next, &e);
-		if (r > 0)
-			break;
-		if (r < 0) {
-			if (next == (Dwarf_Off)-1 || next <= off)
-				break;
-			off = next;
-			continue;
-		}
-		off = next;
-		if (dwarf_cfi_cie_p(&e))
-			continue;
-		st.fdes++;
-		if (dwarf_next_cfi(eh.e_ident, data, eh_frame, e.fde.CIE_pointer, &next, &cie) ||
-		    !dwarf_cfi_cie_p(&cie))
-			continue;
-		enc = fde_encoding(&cie.cie, eh_frame);
-		if (enc == PE_OMIT)
-			continue;
-		p = e.fde.start;
-		if (!read_encoded(enc, &p, end, sh.sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf),
-				  true, &lo) ||
-		    !read_encoded(enc & 0x0f, &p, end, 0, false, &len) || !len)
-			continue;
-		err = fde_rows(cfi, &segs, lo, lo + len, &sp, &st, &b);
-		if (err)
-			goto out;
-	}
-	err = cfi_spans__to_rows(&sp, t);
+	err = fde_spans(&eh, data, eh_frame, sh.sh_addr, cfi, &segs, NULL, &sp, &st, &b);
+	if (!err)
+		err = cfi_spans__to_rows(&sp, t);
 out:
 	free(sp.v);
 	if (dw)

@@ -23,6 +23,7 @@ struct pcln {
 	uint64_t nfunc;
 	uint64_t text;		/* ELF address function entries are offsets from (1.18+) */
 	uint64_t pctab, functab;	/* offsets into d */
+	uint64_t funcname;	/* offset into d of the function names */
 };
 
 static uint32_t rd32(const uint8_t *p)
@@ -95,8 +96,10 @@ static int read_header(Elf *elf, Elf_Data *data, struct pcln *t)
 	}
 	t->pctab = word[pctab_w];
 	t->functab = word[functab_w];
+	t->funcname = word[pctab_w - 3];
 	/* The function table: nfunc + 1 pairs (the last one's entry is the end of the text). */
-	if (t->pctab >= t->size || t->functab >= t->size || t->nfunc > t->size / 8 ||
+	if (t->pctab >= t->size || t->functab >= t->size || t->funcname >= t->size ||
+	    t->nfunc > t->size / 8 ||
 	    (t->ver == 116 ? 16 : 8) * (t->nfunc + 1) > t->size - t->functab)
 		return -EINVAL;
 	return 0;
@@ -302,6 +305,37 @@ int gopclntab__spans(Elf *elf, Elf_Data *pclntab, const struct cfi_segs *segs,
 			err = add(sp, segs, entry, end, cfi_rule(LX_CFA_SWITCH));
 		else
 			err = func_spans(&t, file, fsize, segs, entry, end, pcsp, sp, st);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int gopclntab__funcs(Elf *elf, Elf_Data *pclntab,
+		     int (*fn)(void *ctx, uint64_t lo, uint64_t hi, const char *name), void *ctx)
+{
+	struct pcln t;
+	int err = read_header(elf, pclntab, &t);
+
+	if (err)
+		return err;
+	for (uint64_t i = 0; i < t.nfunc; i++) {
+		uint64_t entry, end, fo, unused, at;
+		const char *name;
+
+		functab_at(&t, i, &entry, &fo);
+		functab_at(&t, i + 1, &end, &unused);
+		/* _func: nameOff, an int32 at 4 (at 8 in 1.16's, whose entry is 8 bytes). */
+		if (end <= entry || fo > t.size - t.functab || t.size - t.functab - fo < 12)
+			continue;
+		at = (uint64_t)rd32(t.d + t.functab + fo + (t.ver == 116 ? 8 : 4));
+		if (at >= t.size - t.funcname)
+			continue;
+		name = (const char *)t.d + t.funcname + at;
+		/* A name must end inside the section: the file is the program's owner's. */
+		if (!*name || !memchr(name, '\0', t.size - t.funcname - at))
+			continue;
+		err = fn(ctx, entry, end, name);
 		if (err)
 			return err;
 	}

@@ -29,4 +29,11 @@ Elf_Data *gopclntab__find(Elf *elf);
 int gopclntab__spans(Elf *elf, Elf_Data *pclntab, const struct cfi_segs *segs,
 		     struct cfi_spans *sp, struct cfi_stats *st, struct cfi_budget *b);
 
+/* Calls fn(ctx, lo, hi, name) for each function of pclntab whose name the table holds: its
+ * ELF addresses [lo, hi) and name (in pclntab's data, NUL-terminated), which Go keeps in a
+ * binary stripped of its symbols (-ldflags=-s). 0, -EINVAL for tables that do not hold
+ * together, or the first error fn returns. */
+int gopclntab__funcs(Elf *elf, Elf_Data *pclntab,
+		     int (*fn)(void *ctx, uint64_t lo, uint64_t hi, const char *name), void *ctx);
+
 #endif

@@ -18,6 +18,7 @@
 #include "lib/grow.h"
 #include "lib/u64map.h"
 #include "user/stacks/elf_section.h"
+#include "user/stacks/gopclntab.h"
 #include "user/stacks/sym_elf.h"
 #include "user/stacks/sym_plt.h"
 #include "user/stacks/sym_search.h"
@@ -69,7 +70,8 @@ struct sym_elf {
 	size_t nranges;
 	bool ranges_built;
 	struct func_sym *syms;		/* sized functions, sorted by addr; built on first use */
-	size_t nsyms;
+	size_t nsyms, syms_cap;
+	Dwarf_Addr go_bias;		/* of the names from a Go program's pc tables */
 	char **plain;			/* the names of versioned symbols without the version */
 	size_t nplain, plain_cap;
 	bool syms_built;
@@ -420,17 +422,40 @@ static const char *unversioned(struct sym_elf *e, const char *name)
 	return plain;
 }
 
+/* gopclntab__funcs's callback: a function of a Go program's pc tables as a symbol. */
+static int add_go_func(void *ctx, uint64_t lo, uint64_t hi, const char *name)
+{
+	struct sym_elf *e = ctx;
+
+	if (grow_array((void **)&e->syms, &e->syms_cap, e->nsyms + 1, sizeof(*e->syms), 1024))
+		return -ENOMEM;
+	e->syms[e->nsyms++] = (struct func_sym){ lo + e->go_bias, hi - lo, name, 2 };
+	return 0;
+}
+
+/* A Go program stripped of its symbols (-ldflags=-s: no .symtab, a .dynsym of a few cgo
+ * exports at most) keeps its functions' names in its pc tables, as Go's own traceback reads
+ * them: they name its frames. */
+static void build_go_syms(struct sym_elf *e)
+{
+	Elf *elf = dwfl_module_getelf(e->mod, &e->go_bias);
+	Elf_Data *pclntab = elf && !elf_section__named(elf, ".symtab", NULL) ?
+			    gopclntab__find(elf) : NULL;
+	size_t had = e->nsyms;
+
+	if (pclntab && gopclntab__funcs(elf, pclntab, add_go_func, e))
+		e->nsyms = had;	/* out of memory: the symbols there were */
+}
+
 static void build_syms(struct sym_elf *e)
 {
 	int n = dwfl_module_getsymtab(e->mod);
 
 	e->syms_built = true;
-	if (n <= 0)
-		return;
-	e->syms = calloc((size_t)n, sizeof(*e->syms));
-	if (!e->syms)
-		return;
-	for (int i = 0; i < n; i++) {
+	e->syms = n > 0 ? calloc((size_t)n, sizeof(*e->syms)) : NULL;
+	if (e->syms)
+		e->syms_cap = (size_t)n;
+	for (int i = 0; e->syms && i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
@@ -454,6 +479,7 @@ static void build_syms(struct sym_elf *e)
 			e->syms[e->nsyms++] = (struct func_sym){ addr, 0, name, -1 };
 		}
 	}
+	build_go_syms(e);
 	if (e->nsyms)
 		qsort(e->syms, e->nsyms, sizeof(*e->syms), cmp_sym);
 	/* The plain names count as long as a symbol's slot: most are short. */
