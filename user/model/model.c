@@ -480,6 +480,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->symbolize_ns = cs.symbolize_ns;
 	out->binaries = cs.binaries;
 	out->binaries_closed = cs.binaries_closed;
+	out->binaries_over_budget = cs.binaries_over_budget;
 	out->binaries_reread = cs.binaries_reread;
 	out->prepared = cs.prepared;
 	out->prepared_dwarf = cs.prepared_dwarf;
@@ -492,6 +493,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->late_no_rows = cs.late_ends[LATE_WALK_NO_ROWS];
 	out->jit_kept = cs.late_jit_kept;
 	out->jit_unkept = cs.late_jit_unkept;
+	out->jit_dropped = cs.late_jit_dropped;
 	out->jit_named = cs.late_jit_named;
 	out->jit_frames = cs.late_jit_frames;
 	out->jit_ns = cs.late_jit_ns;

@@ -176,7 +176,8 @@ struct model_stats {
 	/* Call stacks (all 0 without opts.stacks): stacks looked up, distinct ones symbolized,
 	 * trimmed to fit, process images noted, time spent symbolizing. */
 	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;
-	uint64_t binaries, binaries_closed, binaries_reread;	/* callstacks_stats */
+	/* callstacks_stats */
+	uint64_t binaries, binaries_closed, binaries_over_budget, binaries_reread;
 	uint64_t prepared, prepared_dwarf, prepare_ns;	/* binaries read ahead before the start
 							 * (with DWARF), and the time */
 	/* User walks BPF stopped for lack of rows, finished from the copy of the stack their
@@ -187,7 +188,7 @@ struct model_stats {
 	/* Stacks written with JIT frames their process's perf map did not name yet, kept to be
 	 * named at the end, not kept (memory), named then and their frames, the time that took,
 	 * and why the last stack was not defined again (callstacks_stats). */
-	uint64_t jit_kept, jit_unkept, jit_named, jit_frames, jit_ns;
+	uint64_t jit_kept, jit_unkept, jit_dropped, jit_named, jit_frames, jit_ns;
 	int jit_err;
 	uint64_t copies_refused;	/* callstacks_stats.copies_refused */
 	/* Threads off the CPU at the start whose stack was read but not walked and named within

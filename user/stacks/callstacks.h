@@ -67,11 +67,15 @@ struct callstacks_stats {
 	uint64_t prepared_kernel;	/* 1: kallsyms too */
 	uint64_t prepare_ns;	/* time that took */
 	uint64_t binaries;	/* binaries opened (symbolizer_stats.modules) */
-	uint64_t binaries_closed;	/* their ELFs closed unused, and read again */
+	uint64_t binaries_closed;	/* their ELFs closed unused or past the budget (of
+					 * which binaries_over_budget), and read again */
+	uint64_t binaries_over_budget;
 	uint64_t binaries_reread;
 	uint64_t late_jit_kept;		/* stacks written with JIT frames their perf map did not
 					 * name yet, kept to be named at the end */
 	uint64_t late_jit_unkept;	/* more of them, past the memory kept for them */
+	uint64_t late_jit_dropped;	/* of the kept, dropped: their process exited without a
+					 * perf map */
 	uint64_t late_jit_named;	/* of the kept, defined again with names at the end */
 	uint64_t late_jit_frames;	/* the frames that got their names then */
 	int late_jit_err;		/* why a stack was not defined again (-ENOTSUP: Go 1.22+) */
