@@ -466,17 +466,38 @@ Test(sym_user, jit_code_unnamed_when_looked_up_is_named_from_the_map_written_lat
 	symbolizer__forget_process(sym, pid);
 	symfix__stop(&fix);
 	write_perfmap(pid, "w", jit, 0x40, "void Hot.loop()");
-	cr_assert_eq(symbolizer__late_jit(sym, pid, jit + 0x10, &named), 1);
+	cr_assert_eq(symbolizer__late_jit(sym, pid, jit + 0x10, true, &named), 1);
 	cr_expect_str_eq(named.func, "void Hot.loop()");
 	cr_expect_neq(named.pc, jit + 0x10, "the PC of the unnamed frame");
-	cr_expect_eq(symbolizer__late_jit(sym, pid, jit + 0x80, &late), 0);
+	cr_expect_eq(symbolizer__late_jit(sym, pid, jit + 0x80, true, &late), 0);
 	/* The map of a process no lookup left unnamed code of, and a map that is a link, are not
 	 * read. */
-	cr_expect_eq(symbolizer__late_jit(sym, 4242424, jit + 0x10, &other), 0);
+	cr_expect_eq(symbolizer__late_jit(sym, 4242424, jit + 0x10, true, &other), 0);
 	snprintf(link, sizeof(link), "%s/perf-%d.map", perfdir, fix2.pid);
 	cr_assert_eq(symlink("/etc/passwd", link), 0);
-	cr_expect_eq(symbolizer__late_jit(sym, fix2.pid, jit + 0x10, &other), 0);
+	cr_expect_eq(symbolizer__late_jit(sym, fix2.pid, jit + 0x10, true, &other), 0);
 	cr_expect_geq(foreign_log__count(symbolizer__refused(sym)), 1, "the link is not named");
+}
+
+/* A flight recorder's window names the late JIT frames before the end: a map not written yet
+ * then is looked for again at the next window and at the end, not given up. */
+Test(sym_user, jit_map_absent_at_a_window_is_looked_for_again)
+{
+	struct sym_frame f[4], named;
+	uint64_t jit;
+
+	symfix__start(&fix, "hot");
+	jit = symfix__addr(&fix, "jit");
+	resolve(fix.pid, jit + 0x10, false, f, 4);
+	cr_assert(f[0].late_jit, "%s is not JIT code to name later", f[0].func);
+	cr_expect_eq(symbolizer__late_jit(sym, fix.pid, jit + 0x10, false, &named), 0);
+	write_perfmap(fix.pid, "w", jit, 0x40, "void Hot.loop()");
+	cr_assert_eq(symbolizer__late_jit(sym, fix.pid, jit + 0x10, false, &named), 1);
+	cr_expect_str_eq(named.func, "void Hot.loop()");
+	/* Code the map names later is read as it is appended. */
+	write_perfmap(fix.pid, "a", jit + 0x100, 0x20, "void Hot.later()");
+	cr_assert_eq(symbolizer__late_jit(sym, fix.pid, jit + 0x104, true, &named), 1);
+	cr_expect_str_eq(named.func, "void Hot.later()");
 }
 
 Test(sym_user, unknown_addresses_name_their_mapping_or_address)

@@ -251,8 +251,12 @@ static void print_jit(const struct model_stats *ms, const struct gt2_restack_sta
 		fprintf(stderr, "; written by a copy of the go1.23 file (%llu stack table entries in "
 			"%llu generations)", (unsigned long long)copied->stacks,
 			(unsigned long long)copied->generations);
+	else if (ms->jit_err == -ENOTSUP && ms->jit_window)
+		fprintf(stderr, "; %llu named in the flight recorder's go1.23 files, from the maps "
+			"as each file was written", (unsigned long long)ms->jit_window);
 	else if (ms->jit_err == -ENOTSUP)
-		fputs("; a flight recording keeps them as written", stderr);
+		fputs("; the flight recorder's files keep them as written (go1.19 windows, or no "
+		      "map named them in time)", stderr);
 	else if (ms->jit_err)
 		fprintf(stderr, ", some not: %s", strerror(-ms->jit_err));
 	fputc('\n', stderr);

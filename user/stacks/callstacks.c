@@ -131,6 +131,10 @@ struct callstacks {
 	/* Where the encoder cannot define a stack again (Go 1.22+): the PCs a named stack was
 	 * written with (their hash) -> index + 1 in jit_stacks, for a copy of the file. */
 	struct u64map *jit_written;
+	struct gt_frame **window;	/* [njit_window]: the kept stacks named for a flight
+					 * recorder's window (callstacks__name_window); NULL:
+					 * none, or not named then */
+	size_t njit_window;
 	char sys_func[64], trim_func[48];
 	struct callstacks_stats st;
 };
@@ -1040,6 +1044,24 @@ static int note_written(struct callstacks *cs, size_t i)
 	return 0;
 }
 
+/* Names ls's unnamed JIT frames in frames (ls->n of them) from its process's perf map as it
+ * stands now; last: the recording's end (symbolizer__late_jit). The frames named. */
+static uint32_t name_jit_frames(struct callstacks *cs, const struct late_stack *ls,
+				struct gt_frame *frames, bool last)
+{
+	uint32_t named = 0;
+
+	for (uint32_t j = 0; j < ls->njit; j++) {
+		struct sym_frame f;
+
+		if (symbolizer__late_jit(cs->sym, ls->pid, ls->jit[j].addr, last, &f) <= 0)
+			continue;
+		frames[ls->jit[j].idx] = (struct gt_frame){ f.pc, f.func, f.file, f.line };
+		named++;
+	}
+	return named;
+}
+
 /* Names the unnamed JIT frames of the kept stacks from their processes' perf maps as they
  * stand now, and defines each stack that gained a name again under its id; where the encoder
  * cannot, keeps it for a copy of the file (callstacks__late_named). */
@@ -1048,22 +1070,13 @@ static void name_late_jit(struct callstacks *cs)
 	uint64_t t0 = now_ns();
 	bool copy = false;
 
+	callstacks__window_done(cs);
 	for (size_t i = 0; i < cs->njit_stacks; i++) {
 		struct late_stack *ls = cs->jit_stacks[i];
-		uint32_t named = 0;
+		uint32_t named;
 		int err = 0;
 
-		if (!ls)
-			continue;
-		for (uint32_t j = 0; j < ls->njit; j++) {
-			struct sym_frame f;
-
-			if (symbolizer__late_jit(cs->sym, ls->pid, ls->jit[j].addr, &f) <= 0)
-				continue;
-			ls->frames[ls->jit[j].idx] = (struct gt_frame){ f.pc, f.func, f.file, f.line };
-			named++;
-		}
-		if (!named)
+		if (!ls || !(named = name_jit_frames(cs, ls, ls->frames, true)))
 			continue;
 		if (!copy)
 			err = gt_tables__restack(cs->w, ls->p, ls->stk, ls->frames, ls->n);
@@ -1081,6 +1094,47 @@ static void name_late_jit(struct callstacks *cs)
 	if (copy && !cs->st.late_jit_err)
 		cs->st.late_jit_err = -ENOTSUP;
 	cs->st.late_jit_ns = now_ns() - t0;
+}
+
+size_t callstacks__name_window(struct callstacks *cs)
+{
+	size_t named = 0;
+
+	callstacks__window_done(cs);
+	if (!cs->njit_stacks ||
+	    !(cs->window = calloc(cs->njit_stacks, sizeof(*cs->window))))
+		return 0;
+	cs->njit_window = cs->njit_stacks;
+	/* The kept frames stay as written: a map that names a frame now may be cut short or
+	 * refused by the end, and the end names them from the map as it stands then. */
+	for (size_t i = 0; i < cs->njit_window; i++) {
+		const struct late_stack *ls = cs->jit_stacks[i];
+		struct gt_frame *frames;
+
+		if (!ls || !(frames = malloc(ls->n * sizeof(*frames))))
+			continue;
+		memcpy(frames, ls->frames, ls->n * sizeof(*frames));
+		if (!name_jit_frames(cs, ls, frames, false) || note_written(cs, i)) {
+			free(frames);
+			continue;
+		}
+		cs->window[i] = frames;
+		named++;
+	}
+	cs->st.late_jit_window += named;
+	return named;
+}
+
+void callstacks__window_done(struct callstacks *cs)
+{
+	if (!cs->window)
+		return;
+	for (size_t i = 0; i < cs->njit_window; i++)
+		free(cs->window[i]);
+	free(cs->window);
+	cs->window = NULL;
+	cs->njit_window = 0;
+	u64map__clear(cs->jit_written);
 }
 
 const struct gt_frame *callstacks__late_named(const struct callstacks *cs, const uint64_t *pcs,
@@ -1101,7 +1155,7 @@ const struct gt_frame *callstacks__late_named(const struct callstacks *cs, const
 	for (uint32_t i = 0; i < n; i++)
 		if (written_pc(ls, i) != pcs[i])
 			return NULL;
-	return ls->frames;
+	return cs->window ? cs->window[*slot - 1] : ls->frames;
 }
 
 void callstacks__finish(struct callstacks *cs)
@@ -1128,6 +1182,7 @@ void callstacks__free(struct callstacks *cs)
 	u64map__free(cs->cur);
 	u64map__free(cs->slots);
 	u64map__free(cs->jit_ids);
+	callstacks__window_done(cs);
 	u64map__free(cs->jit_written);
 	for (size_t i = 0; i < cs->njit_stacks; i++)
 		free(cs->jit_stacks[i]);

@@ -123,7 +123,8 @@ int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is
 	return n;
 }
 
-int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym_frame *out)
+int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, bool last,
+			 struct sym_frame *out)
 {
 	const uint64_t *owner = u64map__get(s->jit_owners, (uint32_t)pid);
 	struct sym_perfmap *m;
@@ -151,8 +152,9 @@ int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym
 	if (!m)
 		return 0;
 	name = sym_perfmap__find(m, a);
-	/* No map at the end: none comes while the other addresses of the pid are asked for. */
-	if (!name && sym_perfmap__absent(m)) {
+	/* No map at the end: none comes while the other addresses of the pid are asked for.
+	 * Before it (a flight recorder's window), one may come later: it is looked for again. */
+	if (!name && last && sym_perfmap__absent(m)) {
 		sym_perfmap__free(m);
 		s->late_jit[*slot] = NULL;
 	}

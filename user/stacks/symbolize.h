@@ -204,9 +204,13 @@ const struct foreign_log *symbolizer__refused(const struct symbolizer *s);
  * the perf map as it stands now: a map the process wrote as it exited, or on request (the
  * JVM's), after its stacks were made. The process may be gone; its map is opened under the
  * same rules as during its life, as its user's (or root's), unless it was refused then. The
- * frame is that of a lookup (a new PC: the old one stands for the unnamed frame). 1 with *out
+ * frame is that of a lookup (a new PC: the old one stands for the unnamed frame). The map is
+ * read once, then only what was appended to it (sym_perfmap.h); last: no lookup of it comes
+ * after this round (the recording's end), so a map absent now is not looked for again, where
+ * before it (a flight recorder's window) it is looked for at the next lookup. 1 with *out
  * filled, 0 when the map does not name a (or there is none), or -errno. */
-int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym_frame *out);
+int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, bool last,
+			 struct sym_frame *out);
 
 /* Whether process pid has no perf map at all now (no name perf-PID.map in the maps'
  * directory, of any kind): once it has exited, symbolizer__late_jit can name nothing of it. */
