@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
+#include "user/flight/flight.h"
 
 #define JAVA "/usr/bin/java"
 #define JAVAC "/usr/bin/javac"
@@ -106,8 +107,8 @@ static void compile(void)
 		     0, "javac %s failed", src);
 }
 
-/* The output of `lxtrace ARGS... FILE` (the recording), which must succeed; the caller frees. */
-static char *tool(const char *const *args)
+/* The output of `lxtrace ARGS... FILE`, which must succeed; the caller frees. */
+static char *tool(const char *file, const char *const *args)
 {
 	const char *argv[8] = { record__build_path("lxtrace") };
 	char *out = NULL, *err = NULL;
@@ -116,7 +117,7 @@ static char *tool(const char *const *args)
 
 	for (; *args && n < 6; args++)
 		argv[n++] = *args;
-	argv[n] = recorder__path(it.rec);
+	argv[n] = file;
 	rc = run_capture(argv, 120, &out, &err);
 	cr_assert_eq(rc, 0, "lxtrace %s failed (%d): %s", argv[1], rc, err ? err : "");
 	free(err);
@@ -128,10 +129,11 @@ static char *tool(const char *const *args)
  * stop for every sample, as the viewers do: `pprof --folded` and `dump` count as many samples
  * in hotLeaf and main as the whole file's definitions give (hot, in_main), and `report --cpu`
  * names them. */
-static void expect_tools_name(size_t hot, size_t in_main)
+static void expect_tools_name(const char *file, size_t hot, size_t in_main)
 {
 	size_t f_hot = 0, f_main = 0, d_hot = 0, d_main = 0;
-	char *text = tool((const char *[]){ "pprof", "--cpu", "--folded", NULL }), *line, *save;
+	char *text = tool(file, (const char *[]){ "pprof", "--cpu", "--folded", NULL }), *line,
+	     *save;
 	bool sample = false;
 
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -144,7 +146,7 @@ static void expect_tools_name(size_t hot, size_t in_main)
 		f_main += !strcmp(leaf + 1, MAIN) ? strtoul(value + 1, NULL, 10) : 0;
 	}
 	free(text);
-	text = tool((const char *[]){ "dump", NULL });
+	text = tool(file, (const char *[]){ "dump", NULL });
 	/* An event's line, then its frames indented, the leaf first: "    FUNC FILE:LINE pc=". */
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		bool frame = !strncmp(line, "    ", 4);
@@ -166,16 +168,16 @@ static void expect_tools_name(size_t hot, size_t in_main)
 	cr_expect_eq(d_hot, hot, "dump: %zu samples in %s, the file's stacks %zu", d_hot, HOT, hot);
 	cr_expect_eq(d_main, in_main, "dump: %zu samples in %s, the file's stacks %zu", d_main,
 		     MAIN, in_main);
-	text = tool((const char *[]){ "report", "--cpu", NULL });
+	text = tool(file, (const char *[]){ "report", "--cpu", NULL });
 	cr_expect(strstr(text, "HotJit.hotLeaf") || strstr(text, "HotJit.main"), "report --cpu "
 		  "names neither hotLeaf nor main:\n%s", text);
 	free(text);
 }
 
-/* The JVM's samples whose leaf its map holds (those perf names from it): at least 95% named
- * from it, most in hotLeaf or in main, where it is inlined; the offline tools show them named
- * too. Removes the map. */
-static void expect_named(void)
+/* The JVM's samples in it.trace, loaded from file, whose leaf its map holds (those perf names
+ * from it): at least 95% named from it, most in hotLeaf or in main, where it is inlined; the
+ * offline tools show them named too. Removes the map. */
+static void expect_named(const char *file)
 {
 	size_t samples = 0, named = 0, unnamed = 0, hot = 0, in_main = 0;
 	const struct gt_event *ev = gt_trace__events(it.trace);
@@ -217,7 +219,7 @@ static void expect_named(void)
 		      hot + in_main, named, HOT, MAIN);
 	cr_assert(strstr(recorder__stderr(it.rec), "JIT code:"), "the summary does not count "
 		  "the stacks named at the end:\n%s", recorder__stderr(it.rec));
-	expect_tools_name(hot, in_main);
+	expect_tools_name(file, hot, in_main);
 }
 
 Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
@@ -227,31 +229,22 @@ Test(jit, jvm_code_named_from_the_map_it_writes_at_exit)
 				      "-XX:+DumpPerfMapAtExit", "-cp", dir, "HotJit", "2000000", NULL });
 	itest_stop(0, 0);
 	itest_load();
-	expect_named();
+	expect_named(recorder__path(it.rec));
 }
 
-/* A go1.23 file, whose generations' stack tables are in the file for good before the map is
- * written: the recorder copies the file with the stacks named at the end (format/v2/restack.h),
- * which Go 1.23's parser accepts (itest_stop), and the tools name at least 95% of the JVM's
- * samples whose leaf the map holds, by `pprof --folded` (every sample's stack, leaf last). */
-Test(jit, jvm_code_named_in_a_go123_file_from_the_map_it_writes_at_exit)
+/* The go1.23 file, which Go 1.23's parser accepts: at least 95% of the JVM's samples whose leaf
+ * its map holds are named, by `pprof --folded` (every sample's stack, leaf last). Removes the
+ * map. */
+static void expect_go123_named(const char *file)
 {
 	size_t named = 0, unnamed = 0;
 	char *text, *line, *save, map[64];
 	struct goparse_result go;
 	int pid = 0;
 
-	compile();
-	itest_start((const char *[]){ "--format=go1.23", "-F", "999", "--", JAVA,
-				      "-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
-				      "-cp", dir, "HotJit", "2000000", NULL });
-	itest_stop(0, 0);
-	cr_assert_eq(goparse_123(recorder__path(it.rec), &go), 0, "go 1.23 could not run");
-	cr_assert(go.ok, "go 1.23 trace -d=1 refuses the copy: %s", go.error);
-	text = tool((const char *[]){ "pprof", "--cpu", "--folded", NULL });
-	cr_assert(strstr(recorder__stderr(it.rec), "written by a copy of the go1.23 file"),
-		  "the summary does not say the file was copied with the names:\n%s",
-		  recorder__stderr(it.rec));
+	cr_assert_eq(goparse_123(file, &go), 0, "go 1.23 could not run");
+	cr_assert(go.ok, "go 1.23 trace -d=1 refuses %s: %s", file, go.error);
+	text = tool(file, (const char *[]){ "pprof", "--cpu", "--folded", NULL });
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *leaf = strrchr(line, ';'), *value = strrchr(line, ' ');
 		unsigned long addr;
@@ -272,13 +265,30 @@ Test(jit, jvm_code_named_in_a_go123_file_from_the_map_it_writes_at_exit)
 			unnamed += strtoul(value + 1, NULL, 10);
 	}
 	free(text);
-	cr_log_info("jit: go1.23: %zu samples in %s or %s, %zu in the map unnamed", named, HOT,
-		    MAIN, unnamed);
+	cr_log_info("jit: go1.23: %s: %zu samples in %s or %s, %zu in the map unnamed", file,
+		    named, HOT, MAIN, unnamed);
 	cr_assert_gt(pid, 0, "no sample of the JVM");
 	cr_assert_geq(named + unnamed, 100, "only %zu samples in the JVM's JIT code",
 		      named + unnamed);
 	cr_expect_geq(named * 100, (named + unnamed) * 95, "%zu of the %zu samples in the map are "
 		      "named", named, named + unnamed);
+}
+
+/* A go1.23 file, whose generations' stack tables are in the file for good before the map is
+ * written: the recorder copies the file with the stacks named at the end (format/v2/restack.h),
+ * which Go 1.23's parser accepts (itest_stop), and the tools name at least 95% of the JVM's
+ * samples whose leaf the map holds, by `pprof --folded` (every sample's stack, leaf last). */
+Test(jit, jvm_code_named_in_a_go123_file_from_the_map_it_writes_at_exit)
+{
+	compile();
+	itest_start((const char *[]){ "--format=go1.23", "-F", "999", "--", JAVA,
+				      "-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
+				      "-cp", dir, "HotJit", "2000000", NULL });
+	itest_stop(0, 0);
+	cr_assert(strstr(recorder__stderr(it.rec), "written by a copy of the go1.23 file"),
+		  "the summary does not say the file was copied with the names:\n%s",
+		  recorder__stderr(it.rec));
+	expect_go123_named(recorder__path(it.rec));
 }
 
 /* The pid of the JVM whose command line holds the argument arg (not the recorder's, which holds
@@ -332,30 +342,61 @@ static double cpu_seconds(pid_t pid)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-/* The map written on request while the JVM runs, once its loop is compiled: the stacks written
- * before are named at the end, those after as they come. */
-Test(jit, jvm_code_named_from_the_map_jcmd_asks_for)
+/* Asks the JVM running HotJit from dir for its map (jcmd PID Compiler.perfmap) once it has run
+ * 2 s of CPU, about a third of its work: hotLeaf and main are compiled by then (a count of CPU
+ * time, so that a loaded machine changes nothing). */
+static void jcmd_perfmap_at_2s(void)
 {
 	char pidstr[16];
 	pid_t pid = 0;
 	double cpu = -1;
 	int rc;
 
-	compile();
-	itest_start((const char *[]){ "-F", "999", "--", JAVA, "-cp", dir, "HotJit", "3000000",
-				      NULL });
 	for (int i = 0; i < 600 && !pid; i++, usleep(100 * 1000))
 		pid = jvm_with_arg(dir);
 	cr_assert_gt(pid, 0, "no JVM running HotJit from %s", dir);
-	/* About a third of its work done: hotLeaf and main are compiled (a count of CPU time, so
-	 * that a loaded machine changes nothing). */
 	for (int i = 0; i < 1800 && (cpu = cpu_seconds(pid)) >= 0 && cpu < 2; i++)
 		usleep(100 * 1000);
 	cr_assert_geq(cpu, 0, "the JVM ended before 2 s of CPU");
 	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
 	rc = run_capture((const char *[]){ JCMD, pidstr, "Compiler.perfmap", NULL }, 60, NULL, NULL);
 	cr_assert_eq(rc, 0, "jcmd %d Compiler.perfmap failed (%d)", (int)pid, rc);
+}
+
+/* The map written on request while the JVM runs, once its loop is compiled: the stacks written
+ * before are named at the end, those after as they come. */
+Test(jit, jvm_code_named_from_the_map_jcmd_asks_for)
+{
+	compile();
+	itest_start((const char *[]){ "-F", "999", "--", JAVA, "-cp", dir, "HotJit", "3000000",
+				      NULL });
+	jcmd_perfmap_at_2s();
 	itest_stop(0, 0);
 	itest_load();
-	expect_named();
+	expect_named(recorder__path(it.rec));
+}
+
+/* A flight recorder's go1.23 file, triggered by SIGUSR1 after jcmd wrote the map: the stacks
+ * written before the map, unnamed then, are named in the file from the map as it stands when
+ * the file is written (a copy, format/v2/restack.h), which both parsers accept. */
+Test(jit, jvm_code_named_in_a_flight_window_from_the_map_jcmd_asks_for)
+{
+	char window[4096];
+	struct stat st;
+
+	compile();
+	itest_start((const char *[]){ "--format=go1.23", "--flight-recorder=60", "-F", "999",
+				      "--", JAVA, "-cp", dir, "HotJit", "3000000", NULL });
+	jcmd_perfmap_at_2s();
+	cr_assert_eq(kill(recorder__pid(it.rec), SIGUSR1), 0);
+	flight__file_name(recorder__path(it.rec), 1, window, sizeof(window));
+	for (int i = 0; i < 600 && stat(window, &st); i++)
+		usleep(100 * 1000);
+	cr_assert_eq(stat(window, &st), 0, "no file %s for SIGUSR1 in 60 s", window);
+	itest_stop(0, 0);
+	cr_assert(strstr(recorder__stderr(it.rec), "files copied with late JIT frames named"),
+		  "the summary does not count the file copied with names:\n%s",
+		  recorder__stderr(it.rec));
+	expect_go123_named(window);
+	unlink(window);
 }

@@ -487,3 +487,42 @@ Test(callstacks, walk_cut_for_want_of_a_copy_is_marked_and_counted)
 	callstacks__stats(cs, &st);
 	cr_expect_eq(st.copies_refused, 2);
 }
+
+/* A stack kept to name its JIT frames at the end (an address in no mapping: JIT code whose
+ * perf map may come later) is dropped when its process exits without a perf map, which can no
+ * longer come; with one, it stays to be named. */
+Test(callstacks, late_jit_stacks_go_with_a_process_that_left_no_map)
+{
+	struct callstacks_stats st;
+	char map[64];
+	int mfd;
+
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)fix.pid);
+	callstacks__note(cs, (uint32_t)fix.pid);
+	make_raw(0, 1);
+	raw.pc[0] = 0x100000010ull;
+	cr_assert_neq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL), 0);
+	callstacks__stats(cs, &st);
+	cr_assert_eq(st.late_jit_kept, 1);
+	mfd = open(map, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	cr_assert_geq(mfd, 0);
+	close(mfd);
+	callstacks__exit(cs, (uint32_t)fix.pid, callstacks__image(cs, (uint32_t)fix.pid));
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.late_jit_dropped, 0, "a process with a perf map keeps its stacks");
+	unlink(map);
+	callstacks__note(cs, (uint32_t)fix.pid);
+	raw.pc[0] = 0x100000020ull;
+	cr_assert_neq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL), 0);
+	callstacks__exit(cs, (uint32_t)fix.pid, callstacks__image(cs, (uint32_t)fix.pid));
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.late_jit_kept, 2);
+	cr_expect_eq(st.late_jit_dropped, 2, "both stacks of the pid dropped once it left no map");
+	/* What was dropped makes room: the next stack is kept in its place. */
+	callstacks__note(cs, (uint32_t)fix.pid);
+	raw.pc[0] = 0x100000030ull;
+	cr_assert_neq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL), 0);
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.late_jit_kept, 3);
+	callstacks__finish(cs);
+}

@@ -388,3 +388,33 @@ Test(output_file, a_rewrite_puts_the_copy_at_the_path_or_leaves_the_file)
 	cr_expect_eq(output_file__close(f), 0);
 	expect_no_leftovers();
 }
+
+/* A flight recorder's file made anew before it is published (its go1.23 window with the JIT
+ * names found when it is written): the path keeps what it had until the copy is published; a
+ * copy that fails leaves the prepared file as it was; a copy taken away leaves nothing. */
+Test(output_file, a_rewrite_of_a_prepared_file_is_what_is_published)
+{
+	struct output_file *f;
+
+	put(path, "old", 0644);
+	f = output_file__prepare(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_assert_not_null(f, "%s", why);
+	write_all(f, "window");
+	cr_expect_eq(output_file__rewrite(f, failed_copy, NULL, why, sizeof(why)), -EIO);
+	cr_assert_eq(output_file__rewrite(f, upper_copy, NULL, why, sizeof(why)), 0, "%s", why);
+	expect_untouched(path, "old", 0, 0644);
+	cr_assert_eq(output_file__publish(f, why, sizeof(why)), 0, "%s", why);
+	expect_content(path, "WINDOW");
+	expect_0600_locked(path);
+	cr_expect_eq(output_file__close(f), 0);
+	expect_no_leftovers();
+
+	unlink(path);
+	f = output_file__prepare(path, ROOT_RUN, (gid_t)-1, why, sizeof(why));
+	cr_assert_not_null(f, "%s", why);
+	write_all(f, "window");
+	cr_assert_eq(output_file__rewrite(f, upper_copy, NULL, why, sizeof(why)), 0, "%s", why);
+	output_file__remove(f);
+	cr_expect_neq(access(path, F_OK), 0, "a file taken away is at the path");
+	expect_no_leftovers();
+}

@@ -249,8 +249,8 @@ Test(sym_user, binaries_are_cached_across_processes)
 	cr_expect_str_eq(f[0].func, "hot_outer");
 }
 
-/* A binary no lookup asked for during a whole sweep (SWEEP_LOOKUPS, a million lookups) has its
- * ELF closed, and read again when asked for: the same frames. */
+/* A binary whose ELF no lookup needed during a whole sweep (SWEEP_LOOKUPS, a million lookups)
+ * has it closed; its cached addresses are named without it, a new address reads it again. */
 Test(sym_user, a_binary_left_unused_is_closed_and_read_again)
 {
 	struct sym_frame f[16], again[16];
@@ -262,12 +262,12 @@ Test(sym_user, a_binary_left_unused_is_closed_and_read_again)
 	cr_assert_eq(symbolizer__note_process(sym, fix.pid), 0);
 	n = resolve(fix.pid, symfix__addr(&fix, "probe_ret"), true, f, 16);
 	libc = symfix__addr(&fix, "getppid") + 2;
-	/* Two sweeps of lookups in libc alone: the second closes the fixture's binary. */
+	/* Two sweeps of lookups of one libc address: all but the first answered from its cache,
+	 * so the second sweep closes both ELFs. */
 	for (uint32_t i = 0; i < 2u << 20; i++)
 		cr_assert_gt(symbolizer__user(sym, fix.pid, libc, false, again, 16), 0);
 	symbolizer__stats(sym, &st);
-	cr_expect_eq(st.modules_closed, 1, "the fixture's binary closed, libc's kept");
-	cr_expect_eq(st.modules_reread, 0);
+	cr_expect_eq(st.modules_closed, 2, "the fixture's binary and libc closed");
 	cr_assert_eq(resolve(fix.pid, symfix__addr(&fix, "probe_ret"), true, again, 16), n);
 	for (int i = 0; i < n; i++) {
 		cr_expect_str_eq(again[i].func, f[i].func);
@@ -276,7 +276,76 @@ Test(sym_user, a_binary_left_unused_is_closed_and_read_again)
 		cr_expect_eq(again[i].pc, f[i].pc);
 	}
 	symbolizer__stats(sym, &st);
+	cr_expect_eq(st.modules_reread, 0, "a cached address reads nothing");
+	cr_assert_eq(resolve(fix.pid, symfix__addr(&fix, "middle_ret"), true, f, 16), 1);
+	cr_expect_str_eq(f[0].func, "hot_outer");
+	cr_expect_eq(f[0].line, symfix__marker_line(f[0].file, "outer_call"));
+	symbolizer__stats(sym, &st);
 	cr_expect_eq(st.modules_reread, 1);
+}
+
+/* A process gone without an exit record (one lost in a full ring) has its snapshot forgotten
+ * once two sweeps, 10 s apart, found it gone: the stacks it made before it went come before. */
+Test(sym_user, a_process_gone_without_its_exit_is_forgotten, .timeout = 60)
+{
+	uint64_t self = (uint64_t)getpid(), libc;
+	struct symbolizer_stats st;
+	struct sym_frame f[16];
+
+	symfix__start(&fix, "hot");
+	cr_assert_eq(symbolizer__note_process(sym, fix.pid), 0);
+	libc = symfix__addr(&fix, "getppid") + 2;
+	resolve(fix.pid, symfix__addr(&fix, "probe_ret"), true, f, 16);
+	symfix__stop(&fix);
+	/* The first sweep comes with the 4,096th lookup, the next 10 s later. */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 4096; i++)
+			cr_assert_gt(symbolizer__user(sym, self, libc, false, f, 16), 0);
+		symbolizer__stats(sym, &st);
+		cr_expect_eq(st.processes_swept, (uint64_t)round, "after sweep %d", round + 1);
+		cr_expect_eq(st.processes, 2u - (unsigned)round, "this process and the fixture's");
+		if (!round)
+			sleep(10);
+	}
+}
+
+/* Past the budget of open binaries the least recently used is closed: its frames stay cached,
+ * and a new address in it reads it again, named as before. */
+Test(sym_user, binaries_past_the_budget_close_the_least_recently_used)
+{
+	struct symbolizer_opts o = { .sz = sizeof(o), .elf_budget = 1 };
+	struct sym_frame f[16], again[16];
+	struct symbolizer_stats st;
+	struct symbolizer *s;
+	int n;
+
+	s = symbolizer__new(&o);
+	cr_assert_not_null(s);
+	symfix__start(&fix, "hot");
+	n = symbolizer__user(s, fix.pid, symfix__addr(&fix, "probe_ret"), true, f, 16);
+	check_inlined_chain(f, n, symfix__addr(&fix, "probe_ret"));
+	symbolizer__stats(s, &st);
+	cr_expect_eq(st.modules_closed, 0, "the one binary open is the one in use");
+	cr_assert_gt(symbolizer__user(s, fix.pid, symfix__addr(&fix, "getppid") + 2, false,
+				      again, 16), 0);
+	cr_expect_str_eq(again[0].func, "getppid");
+	symbolizer__stats(s, &st);
+	cr_expect_eq(st.modules_over_budget, 1, "libc's symbols pass a byte: the fixture closed");
+	cr_expect_eq(st.modules_closed, 1);
+	/* A cached address reads nothing. */
+	cr_assert_eq(symbolizer__user(s, fix.pid, symfix__addr(&fix, "probe_ret"), true, again, 16),
+		     n);
+	check_inlined_chain(again, n, symfix__addr(&fix, "probe_ret"));
+	symbolizer__stats(s, &st);
+	cr_expect_eq(st.modules_reread, 0);
+	/* A new one reads the fixture again, closing libc. */
+	cr_assert_eq(symbolizer__user(s, fix.pid, symfix__addr(&fix, "middle_ret"), true, f, 16), 1);
+	cr_expect_str_eq(f[0].func, "hot_outer");
+	cr_expect_eq(f[0].line, symfix__marker_line(f[0].file, "outer_call"));
+	symbolizer__stats(s, &st);
+	cr_expect_eq(st.modules_reread, 1);
+	cr_expect_eq(st.modules_over_budget, 2);
+	symbolizer__free(s);
 }
 
 Test(sym_user, reading_ahead_prepares_every_binary_within_its_budget)
@@ -397,17 +466,38 @@ Test(sym_user, jit_code_unnamed_when_looked_up_is_named_from_the_map_written_lat
 	symbolizer__forget_process(sym, pid);
 	symfix__stop(&fix);
 	write_perfmap(pid, "w", jit, 0x40, "void Hot.loop()");
-	cr_assert_eq(symbolizer__late_jit(sym, pid, jit + 0x10, &named), 1);
+	cr_assert_eq(symbolizer__late_jit(sym, pid, jit + 0x10, true, &named), 1);
 	cr_expect_str_eq(named.func, "void Hot.loop()");
 	cr_expect_neq(named.pc, jit + 0x10, "the PC of the unnamed frame");
-	cr_expect_eq(symbolizer__late_jit(sym, pid, jit + 0x80, &late), 0);
+	cr_expect_eq(symbolizer__late_jit(sym, pid, jit + 0x80, true, &late), 0);
 	/* The map of a process no lookup left unnamed code of, and a map that is a link, are not
 	 * read. */
-	cr_expect_eq(symbolizer__late_jit(sym, 4242424, jit + 0x10, &other), 0);
+	cr_expect_eq(symbolizer__late_jit(sym, 4242424, jit + 0x10, true, &other), 0);
 	snprintf(link, sizeof(link), "%s/perf-%d.map", perfdir, fix2.pid);
 	cr_assert_eq(symlink("/etc/passwd", link), 0);
-	cr_expect_eq(symbolizer__late_jit(sym, fix2.pid, jit + 0x10, &other), 0);
+	cr_expect_eq(symbolizer__late_jit(sym, fix2.pid, jit + 0x10, true, &other), 0);
 	cr_expect_geq(foreign_log__count(symbolizer__refused(sym)), 1, "the link is not named");
+}
+
+/* A flight recorder's window names the late JIT frames before the end: a map not written yet
+ * then is looked for again at the next window and at the end, not given up. */
+Test(sym_user, jit_map_absent_at_a_window_is_looked_for_again)
+{
+	struct sym_frame f[4], named;
+	uint64_t jit;
+
+	symfix__start(&fix, "hot");
+	jit = symfix__addr(&fix, "jit");
+	resolve(fix.pid, jit + 0x10, false, f, 4);
+	cr_assert(f[0].late_jit, "%s is not JIT code to name later", f[0].func);
+	cr_expect_eq(symbolizer__late_jit(sym, fix.pid, jit + 0x10, false, &named), 0);
+	write_perfmap(fix.pid, "w", jit, 0x40, "void Hot.loop()");
+	cr_assert_eq(symbolizer__late_jit(sym, fix.pid, jit + 0x10, false, &named), 1);
+	cr_expect_str_eq(named.func, "void Hot.loop()");
+	/* Code the map names later is read as it is appended. */
+	write_perfmap(fix.pid, "a", jit + 0x100, 0x20, "void Hot.later()");
+	cr_assert_eq(symbolizer__late_jit(sym, fix.pid, jit + 0x104, true, &named), 1);
+	cr_expect_str_eq(named.func, "void Hot.later()");
 }
 
 Test(sym_user, unknown_addresses_name_their_mapping_or_address)

@@ -926,7 +926,7 @@ static int start_recording(struct recording *r)
 	 * created, which the model reconciles. */
 	r->start = now_ns();
 	if (r->flight)
-		record_flight__started(r->flight, r->start);
+		record_flight__started(r->flight, r->start, r->model);
 	err = capture__attach(r->cap);
 	if (!err)
 		err = attach_usdt(r->cap, r->usdt, r->target, r->cmd);

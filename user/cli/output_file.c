@@ -406,16 +406,19 @@ int output_file__rewrite(struct output_file *f,
 			 int (*copy)(void *ctx, int in, int out, char *why, size_t whylen),
 			 void *ctx, char *why, size_t whylen)
 {
+	/* A prepared file (a flight recorder's, not yet published) is copied at its hidden name. */
+	const bool prepared = f->tmp[0];
+	const char *name = prepared ? f->tmp : f->base;
 	struct stat ours, at;
 	char tmp[sizeof(f->tmp)], how[256] = "";
 	int in, out, err;
 
-	if (fstat(f->fd, &ours) || !S_ISREG(ours.st_mode) || f->stand_in || f->tmp[0]) {
+	if (fstat(f->fd, &ours) || !S_ISREG(ours.st_mode) || f->stand_in) {
 		snprintf(why, whylen, "%s: not a recording's regular file", f->base);
 		return -EINVAL;
 	}
 	/* Read through the path, checked to be still this file (which holds the lock). */
-	in = open_nolinks(f->dirfd, f->base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+	in = open_nolinks(f->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (in >= 0 && (fstat(in, &at) || !same_file(&at, &ours))) {
 		close(in);
 		in = -EAGAIN;
@@ -428,13 +431,16 @@ int output_file__rewrite(struct output_file *f,
 	out = make_temp(f->dirfd, ours.st_uid, ours.st_gid, tmp);	/* the same owner */
 	err = out < 0 ? out : copy(ctx, in, out, how, sizeof(how));
 	close(in);
-	if (!err && fdatasync(out))
+	if (!err && !prepared && fdatasync(out))
 		err = -errno;
 	/* Still ours at the path (no recording could take it: we hold its lock). */
-	if (!err && (fstatat(f->dirfd, f->base, &at, AT_SYMLINK_NOFOLLOW) ||
+	if (!err && (fstatat(f->dirfd, name, &at, AT_SYMLINK_NOFOLLOW) ||
 		     !same_file(&at, &ours)))
 		err = -EAGAIN;
-	if (!err && renameat(f->dirfd, tmp, f->dirfd, f->base))
+	/* A prepared file's copy takes its place unpublished: output_file__publish puts it at
+	 * the path, synced, as it would have put the file it replaces. */
+	if (!err && (prepared ? unlinkat(f->dirfd, name, 0) :
+				renameat(f->dirfd, tmp, f->dirfd, f->base)))
 		err = -errno;
 	if (err) {
 		if (out >= 0) {
@@ -447,6 +453,10 @@ int output_file__rewrite(struct output_file *f,
 	}
 	close(f->fd);
 	f->fd = out;
+	if (prepared) {
+		memcpy(f->tmp, tmp, sizeof(f->tmp));
+		return 0;
+	}
 	err = sync_dir(f->dirfd);
 	if (err)
 		snprintf(why, whylen, "%s: syncing its directory: %s", f->base, strerror(-err));

@@ -53,8 +53,9 @@ int output_file__publish(struct output_file *f, char *why, size_t whylen);
  * stands (published, written whole), out is a new file made beside the path as
  * output_file__open makes one. Once copy returns 0 the new file, on the disk, is put at the
  * path and is f's file from then on (locked as the old one was). 0, or -errno with a one-line
- * reason (naming the path) in why; then the path keeps the file as it was. For a regular file
- * only (-EINVAL otherwise). */
+ * reason (naming the path) in why; then the path keeps the file as it was. A prepared file not
+ * yet published (a flight recorder's) is copied the same way at its hidden name, and the copy
+ * is what output_file__publish puts at the path. For a regular file only (-EINVAL otherwise). */
 int output_file__rewrite(struct output_file *f,
 			 int (*copy)(void *ctx, int in, int out, char *why, size_t whylen),
 			 void *ctx, char *why, size_t whylen);

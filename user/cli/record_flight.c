@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/clock.h"
 #include "lib/escape.h"
+#include "format/v2/restack.h"
 #include "user/cli/output_file.h"
 #include "user/cli/record_flight.h"
 #include "user/flight/flight.h"
@@ -46,6 +48,9 @@ struct record_flight {
 	struct output_file *file;	/* it, or NULL */
 	char last[4096];	/* the last file written */
 	bool tty;
+	struct model *model;	/* names the JIT frames of go1.23 files */
+	uint64_t jit_files;	/* go1.23 files copied with JIT frames named */
+	uint64_t jit_failed;	/* of those to copy, left as written */
 };
 
 static void on_usr1(int sig)
@@ -94,9 +99,10 @@ struct record_flight *record_flight__new(const struct record_args *args, uint32_
 	return rf;
 }
 
-void record_flight__started(struct record_flight *rf, uint64_t start)
+void record_flight__started(struct record_flight *rf, uint64_t start, struct model *model)
 {
 	rf->start = start;
+	rf->model = model;
 }
 
 /* Seconds from the recording's start to tick ts; the init phase is a few ticks before it. */
@@ -203,6 +209,38 @@ static void say_trigger(const struct trigger_fired *f)
 	}
 }
 
+/* output_file__rewrite's copy: the go1.23 file with the JIT frames named now. */
+static int copy_named(void *ctx, int in, int out, char *why, size_t whylen)
+{
+	struct record_flight *rf = ctx;
+	struct gt2_restack_stats st;
+
+	return gt2_restack__copy(in, out, model__late_named, rf->model, &st, why, whylen);
+}
+
+/* A go1.23 file, written whole, whose late JIT frames (kept unnamed, their perf map written
+ * after their stacks) a perf map names now: copied with them named (format/v2/restack.h) before
+ * it is put at its name. A go1.19 window keeps one definition per id (format/window.h): as
+ * written. A copy that fails leaves the file as written, said and counted. */
+static void name_jit(struct record_flight *rf)
+{
+	struct stat st;
+	char why[512];
+
+	if (rf->args->format != FORMAT_GO123 || !rf->model ||
+	    fstat(output_file__fd(rf->file), &st) || !S_ISREG(st.st_mode) ||
+	    !model__name_window(rf->model))
+		return;
+	if (!output_file__rewrite(rf->file, copy_named, rf, why, sizeof(why))) {
+		rf->jit_files++;
+	} else {
+		rf->jit_failed++;
+		fprintf(stderr, "%s" PREFIX "warning: the JIT frames named now are not in the file: "
+			"%s\n", rf->tty ? "\r\033[K" : "", why);
+	}
+	model__window_done(rf->model);
+}
+
 /* The file being written, once done (or waiting for it): said in one line; one that failed is
  * taken away and counted. */
 static void end_file(struct record_flight *rf, bool wait)
@@ -219,6 +257,7 @@ static void end_file(struct record_flight *rf, bool wait)
 		rf->file = NULL;
 		return;
 	}
+	name_jit(rf);
 	/* Put at its name whole, on the disk: a file at a flight recorder's name is complete. */
 	result = output_file__publish(rf->file, err, sizeof(err));
 	if (result) {
@@ -335,6 +374,10 @@ void record_flight__summary(const struct record_flight *rf)
 	if (st.plan.abandoned)
 		fprintf(stderr, ", %llu whose file could not be opened",
 			(unsigned long long)st.plan.abandoned);
+	if (rf->jit_files || rf->jit_failed)
+		fprintf(stderr, "; %llu files copied with late JIT frames named (%llu left as "
+			"written)", (unsigned long long)rf->jit_files,
+			(unsigned long long)rf->jit_failed);
 	fputc('\n', stderr);
 	say_too_soon(rf, flight__too_soon(rf->flight));
 	fprintf(stderr, "  window:        %.1f MiB held, at most %.1f of %g MiB (memory at most "

@@ -34,8 +34,10 @@ void record_flight__writer_opts(struct record_flight *rf, struct gt_writer_opts 
 void record_flight__writer2_opts(struct record_flight *rf, struct gt2_writer_opts *wo);
 void record_flight__model_opts(struct record_flight *rf, struct model_opts *mo);
 
-/* The recording started at tick start: each file's line says where in it the file lies. */
-void record_flight__started(struct record_flight *rf, uint64_t start);
+/* The recording started at tick start: each file's line says where in it the file lies. A
+ * go1.23 file is copied with the JIT frames model names from the perf maps as they stand when
+ * it is written (model__name_window). */
+void record_flight__started(struct record_flight *rf, uint64_t start, struct model *model);
 
 /* Catches SIGUSR1, a person's or a script's trigger. */
 void record_flight__catch_signals(void);

@@ -130,12 +130,13 @@ static void print_details(const struct model_stats *ms, const struct gt_writer_s
 	if (ms->stack_lookups)
 		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed), %llu process images; "
 			"symbolizing took %.3f s (%.0f us per distinct stack); %llu binaries, "
-			"%llu closed unused, %llu read again\n",
+			"%llu closed unused or past the budget (%llu past it), %llu read again\n",
 			(unsigned long long)ms->stack_lookups, (unsigned long long)ms->stacks_distinct,
 			(unsigned long long)ms->stacks_trimmed, (unsigned long long)ms->images,
 			ms->symbolize_ns / 1e9,
 			ms->stacks_distinct ? ms->symbolize_ns / 1e3 / ms->stacks_distinct : 0.0,
 			(unsigned long long)ms->binaries, (unsigned long long)ms->binaries_closed,
+			(unsigned long long)ms->binaries_over_budget,
 			(unsigned long long)ms->binaries_reread);
 	if (ms->late_walks || ms->copies_refused)
 		fprintf(stderr, "  first sight:   %llu user stacks finished from a copy of the stack "
@@ -243,12 +244,19 @@ static void print_jit(const struct model_stats *ms, const struct gt2_restack_sta
 		(unsigned long long)ms->jit_frames, ms->jit_ns / 1e9);
 	if (ms->jit_unkept)
 		fprintf(stderr, ", %llu not kept for it (memory)", (unsigned long long)ms->jit_unkept);
+	if (ms->jit_dropped)
+		fprintf(stderr, ", %llu dropped when their process exited without a perf map",
+			(unsigned long long)ms->jit_dropped);
 	if (ms->jit_err == -ENOTSUP && copied && copied->generations)
 		fprintf(stderr, "; written by a copy of the go1.23 file (%llu stack table entries in "
 			"%llu generations)", (unsigned long long)copied->stacks,
 			(unsigned long long)copied->generations);
+	else if (ms->jit_err == -ENOTSUP && ms->jit_window)
+		fprintf(stderr, "; %llu named in the flight recorder's go1.23 files, from the maps "
+			"as each file was written", (unsigned long long)ms->jit_window);
 	else if (ms->jit_err == -ENOTSUP)
-		fputs("; a flight recording keeps them as written", stderr);
+		fputs("; the flight recorder's files keep them as written (go1.19 windows, or no "
+		      "map named them in time)", stderr);
 	else if (ms->jit_err)
 		fprintf(stderr, ", some not: %s", strerror(-ms->jit_err));
 	fputc('\n', stderr);

@@ -480,6 +480,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->symbolize_ns = cs.symbolize_ns;
 	out->binaries = cs.binaries;
 	out->binaries_closed = cs.binaries_closed;
+	out->binaries_over_budget = cs.binaries_over_budget;
 	out->binaries_reread = cs.binaries_reread;
 	out->prepared = cs.prepared;
 	out->prepared_dwarf = cs.prepared_dwarf;
@@ -492,9 +493,11 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->late_no_rows = cs.late_ends[LATE_WALK_NO_ROWS];
 	out->jit_kept = cs.late_jit_kept;
 	out->jit_unkept = cs.late_jit_unkept;
+	out->jit_dropped = cs.late_jit_dropped;
 	out->jit_named = cs.late_jit_named;
 	out->jit_frames = cs.late_jit_frames;
 	out->jit_ns = cs.late_jit_ns;
+	out->jit_window = cs.late_jit_window;
 	out->jit_err = cs.late_jit_err;
 	out->copies_refused = cs.copies_refused;
 	out->py_stacks = cs.py_stacks;
@@ -536,6 +539,25 @@ const struct gt_frame *model__late_named(void *m, const uint64_t *pcs, size_t n)
 	const struct model *md = m;
 
 	return md->cs ? callstacks__late_named(md->cs, pcs, n) : NULL;
+}
+
+size_t model__name_window(struct model *m)
+{
+	struct callstacks_stats cs;
+
+	if (!m->cs)
+		return 0;
+	if (!m->finished)
+		return callstacks__name_window(m->cs);
+	/* After the end (a file written then) the end's names serve. */
+	callstacks__stats(m->cs, &cs);
+	return cs.late_jit_err == -ENOTSUP ? cs.late_jit_named : 0;
+}
+
+void model__window_done(struct model *m)
+{
+	if (m->cs && !m->finished)
+		callstacks__window_done(m->cs);
 }
 
 void model__free(struct model *m)

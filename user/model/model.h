@@ -176,7 +176,8 @@ struct model_stats {
 	/* Call stacks (all 0 without opts.stacks): stacks looked up, distinct ones symbolized,
 	 * trimmed to fit, process images noted, time spent symbolizing. */
 	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;
-	uint64_t binaries, binaries_closed, binaries_reread;	/* callstacks_stats */
+	/* callstacks_stats */
+	uint64_t binaries, binaries_closed, binaries_over_budget, binaries_reread;
 	uint64_t prepared, prepared_dwarf, prepare_ns;	/* binaries read ahead before the start
 							 * (with DWARF), and the time */
 	/* User walks BPF stopped for lack of rows, finished from the copy of the stack their
@@ -187,7 +188,8 @@ struct model_stats {
 	/* Stacks written with JIT frames their process's perf map did not name yet, kept to be
 	 * named at the end, not kept (memory), named then and their frames, the time that took,
 	 * and why the last stack was not defined again (callstacks_stats). */
-	uint64_t jit_kept, jit_unkept, jit_named, jit_frames, jit_ns;
+	uint64_t jit_kept, jit_unkept, jit_dropped, jit_named, jit_frames, jit_ns;
+	uint64_t jit_window;	/* of the kept, named in a flight recorder's go1.23 files, summed */
 	int jit_err;
 	uint64_t copies_refused;	/* callstacks_stats.copies_refused */
 	/* Threads off the CPU at the start whose stack was read but not walked and named within
@@ -295,6 +297,12 @@ const struct foreign_log *model__unread(const struct model *m);
  * jit_err -ENOTSUP): the frames, named at the end, of the stack written with PCs pcs[0, n),
  * or NULL (callstacks__late_named). A gt2_restack_fn for format/v2/restack.h. */
 const struct gt_frame *model__late_named(void *m, const uint64_t *pcs, size_t n);
+
+/* A flight recorder's go1.23 window is written: the kept stacks are named from their perf
+ * maps as they stand now, for model__late_named until model__window_done
+ * (callstacks__name_window); after model__finish, the end's names serve. The stacks named. */
+size_t model__name_window(struct model *m);
+void model__window_done(struct model *m);
 
 const char *model__repair_name(enum model_repair r);
 const char *model__kind_name(enum model_kind k);

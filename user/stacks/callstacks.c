@@ -70,6 +70,8 @@ struct late_stack {
 	uint64_t stk;
 	uint32_t p;		/* the P it was defined for */
 	pid_t pid;
+	uint32_t prev;		/* 1 + the index of the pid's kept stack before it; 0: none */
+	uint32_t bytes;		/* the allocation's size */
 	uint32_t n, njit;
 	struct late_jit {
 		uint32_t idx;	/* in frames */
@@ -118,13 +120,21 @@ struct callstacks {
 	struct sym_frame sf[GATHER_MAX];
 	struct late_jit jit[GATHER_MAX];	/* the unnamed JIT frames of the last gather */
 	uint32_t njit;
-	struct late_stack **jit_stacks;		/* kept to name their JIT frames at the end */
+	struct late_stack **jit_stacks;		/* kept to name their JIT frames at the end; NULL:
+						 * dropped (drop_late), its index in jit_free */
 	size_t njit_stacks, jit_stacks_cap;
+	uint32_t *jit_free;
+	size_t njit_free, jit_free_cap;
 	uint64_t jit_bytes;
 	struct u64map *jit_ids;		/* the stack ids kept in jit_stacks */
+	struct u64map *jit_pids;	/* pid -> 1 + the index of its last kept stack */
 	/* Where the encoder cannot define a stack again (Go 1.22+): the PCs a named stack was
 	 * written with (their hash) -> index + 1 in jit_stacks, for a copy of the file. */
 	struct u64map *jit_written;
+	struct gt_frame **window;	/* [njit_window]: the kept stacks named for a flight
+					 * recorder's window (callstacks__name_window); NULL:
+					 * none, or not named then */
+	size_t njit_window;
 	char sys_func[64], trim_func[48];
 	struct callstacks_stats st;
 };
@@ -154,9 +164,10 @@ struct callstacks *callstacks__new(const struct gt_tables *w, struct idents *ids
 	cs->cur = u64map__new();
 	cs->slots = u64map__new();
 	cs->jit_ids = u64map__new();
+	cs->jit_pids = u64map__new();
 	cs->jit_written = u64map__new();
 	if (!cs->sym || !cs->memo[0].by_hash || !cs->memo[1].by_hash || !cs->cur || !cs->slots ||
-	    !cs->jit_ids || !cs->jit_written) {
+	    !cs->jit_ids || !cs->jit_pids || !cs->jit_written) {
 		callstacks__free(cs);
 		errno = ENOMEM;
 		return NULL;
@@ -449,8 +460,9 @@ static void keep_late(struct callstacks *cs, uint64_t stk, uint32_t p, pid_t pid
 {
 	struct late_stack *ls;
 	uint32_t njit = 0;
-	uint64_t *slot;
-	size_t bytes, names = 0;
+	uint64_t *slot, *last;
+	size_t bytes, names = 0, idx = cs->njit_free ? cs->jit_free[cs->njit_free - 1] :
+						       cs->njit_stacks;
 	bool added;
 	char *at;
 
@@ -463,20 +475,25 @@ static void keep_late(struct callstacks *cs, uint64_t stk, uint32_t p, pid_t pid
 	for (size_t i = 0; i < len; i++)
 		names += strlen(name_of(cs->frames[i].func)) + strlen(name_of(cs->frames[i].file)) + 2;
 	bytes = sizeof(*ls) + len * sizeof(ls->frames[0]) + njit * sizeof(ls->jit[0]) + names;
-	if (cs->jit_bytes + bytes > LATE_JIT_BYTES ||
-	    grow_array((void **)&cs->jit_stacks, &cs->jit_stacks_cap, cs->njit_stacks + 1,
+	if (cs->jit_bytes + bytes > LATE_JIT_BYTES || idx >= UINT32_MAX ||
+	    grow_array((void **)&cs->jit_stacks, &cs->jit_stacks_cap, idx + 1,
 		       sizeof(*cs->jit_stacks), 64) ||
 	    !(ls = malloc(bytes))) {
 		cs->st.late_jit_unkept++;
 		return;
 	}
 	slot = u64map__put(cs->jit_ids, stk, &added);
-	if (!slot) {
+	last = slot ? u64map__put(cs->jit_pids, (uint32_t)pid, &added) : NULL;
+	if (!last) {
+		if (slot)
+			u64map__del(cs->jit_ids, stk);
 		free(ls);
 		cs->st.late_jit_unkept++;
 		return;
 	}
-	*ls = (struct late_stack){ .stk = stk, .p = p, .pid = pid, .n = (uint32_t)len };
+	*ls = (struct late_stack){ .stk = stk, .p = p, .pid = pid, .prev = added ? 0 : (uint32_t)*last,
+				   .bytes = (uint32_t)bytes, .n = (uint32_t)len };
+	*last = idx + 1;
 	memcpy(ls->frames, cs->frames, len * sizeof(ls->frames[0]));
 	ls->jit = (struct late_jit *)(void *)&ls->frames[len];
 	for (uint32_t i = 0; i < cs->njit; i++)
@@ -489,9 +506,44 @@ static void keep_late(struct callstacks *cs, uint64_t stk, uint32_t p, pid_t pid
 		ls->frames[i].file = strcpy(at, name_of(cs->frames[i].file));
 		at += strlen(at) + 1;
 	}
-	cs->jit_stacks[cs->njit_stacks++] = ls;
+	cs->jit_stacks[idx] = ls;
+	if (idx == cs->njit_stacks)
+		cs->njit_stacks++;
+	else
+		cs->njit_free--;
 	cs->jit_bytes += bytes;
 	cs->st.late_jit_kept++;
+}
+
+/* Drops the stacks kept for naming pid's JIT frames, when pid has exited with no perf map: no
+ * map can name them at the end any more (one of a later process under the same pid would
+ * name them wrong). Their memory, and their place in jit_stacks, serve other stacks. */
+static void drop_late(struct callstacks *cs, uint32_t pid)
+{
+	uint64_t *last = u64map__get(cs->jit_pids, pid);
+	uint32_t at;
+
+	if (!last || !symbolizer__perf_map_absent(cs->sym, (pid_t)pid))
+		return;
+	for (at = (uint32_t)*last; at; ) {
+		struct late_stack *ls = cs->jit_stacks[at - 1];
+
+		if (grow_array((void **)&cs->jit_free, &cs->jit_free_cap, cs->njit_free + 1,
+			       sizeof(*cs->jit_free), 64))
+			break;
+		cs->jit_free[cs->njit_free++] = at - 1;
+		cs->jit_stacks[at - 1] = NULL;
+		u64map__del(cs->jit_ids, ls->stk);
+		cs->jit_bytes -= ls->bytes;
+		cs->st.late_jit_dropped++;
+		at = ls->prev;
+		free(ls);
+	}
+	/* What memory left unwalked stays kept, named at the end as before. */
+	if (at)
+		*last = at;
+	else
+		u64map__del(cs->jit_pids, pid);
 }
 
 /* Symbolizes, trims and writes the stack; 0 with errno set on failure. */
@@ -932,6 +984,7 @@ void callstacks__stats(const struct callstacks *cs, struct callstacks_stats *out
 	out->prepare_ns = ss.prepare_ns;
 	out->binaries = ss.modules;
 	out->binaries_closed = ss.modules_closed;
+	out->binaries_over_budget = ss.modules_over_budget;
 	out->binaries_reread = ss.modules_reread;
 	out->walks = u64map__count(cs->slots);
 }
@@ -943,6 +996,7 @@ uint64_t callstacks__image(const struct callstacks *cs, uint32_t pid)
 
 void callstacks__exit(struct callstacks *cs, uint32_t pid, uint64_t image)
 {
+	drop_late(cs, pid);
 	symbolizer__forget_process(cs->sym, image);
 	if (proc_of(cs, pid) == image)
 		u64map__del(cs->cur, pid);
@@ -990,6 +1044,24 @@ static int note_written(struct callstacks *cs, size_t i)
 	return 0;
 }
 
+/* Names ls's unnamed JIT frames in frames (ls->n of them) from its process's perf map as it
+ * stands now; last: the recording's end (symbolizer__late_jit). The frames named. */
+static uint32_t name_jit_frames(struct callstacks *cs, const struct late_stack *ls,
+				struct gt_frame *frames, bool last)
+{
+	uint32_t named = 0;
+
+	for (uint32_t j = 0; j < ls->njit; j++) {
+		struct sym_frame f;
+
+		if (symbolizer__late_jit(cs->sym, ls->pid, ls->jit[j].addr, last, &f) <= 0)
+			continue;
+		frames[ls->jit[j].idx] = (struct gt_frame){ f.pc, f.func, f.file, f.line };
+		named++;
+	}
+	return named;
+}
+
 /* Names the unnamed JIT frames of the kept stacks from their processes' perf maps as they
  * stand now, and defines each stack that gained a name again under its id; where the encoder
  * cannot, keeps it for a copy of the file (callstacks__late_named). */
@@ -998,20 +1070,13 @@ static void name_late_jit(struct callstacks *cs)
 	uint64_t t0 = now_ns();
 	bool copy = false;
 
+	callstacks__window_done(cs);
 	for (size_t i = 0; i < cs->njit_stacks; i++) {
 		struct late_stack *ls = cs->jit_stacks[i];
-		uint32_t named = 0;
+		uint32_t named;
 		int err = 0;
 
-		for (uint32_t j = 0; j < ls->njit; j++) {
-			struct sym_frame f;
-
-			if (symbolizer__late_jit(cs->sym, ls->pid, ls->jit[j].addr, &f) <= 0)
-				continue;
-			ls->frames[ls->jit[j].idx] = (struct gt_frame){ f.pc, f.func, f.file, f.line };
-			named++;
-		}
-		if (!named)
+		if (!ls || !(named = name_jit_frames(cs, ls, ls->frames, true)))
 			continue;
 		if (!copy)
 			err = gt_tables__restack(cs->w, ls->p, ls->stk, ls->frames, ls->n);
@@ -1029,6 +1094,47 @@ static void name_late_jit(struct callstacks *cs)
 	if (copy && !cs->st.late_jit_err)
 		cs->st.late_jit_err = -ENOTSUP;
 	cs->st.late_jit_ns = now_ns() - t0;
+}
+
+size_t callstacks__name_window(struct callstacks *cs)
+{
+	size_t named = 0;
+
+	callstacks__window_done(cs);
+	if (!cs->njit_stacks ||
+	    !(cs->window = calloc(cs->njit_stacks, sizeof(*cs->window))))
+		return 0;
+	cs->njit_window = cs->njit_stacks;
+	/* The kept frames stay as written: a map that names a frame now may be cut short or
+	 * refused by the end, and the end names them from the map as it stands then. */
+	for (size_t i = 0; i < cs->njit_window; i++) {
+		const struct late_stack *ls = cs->jit_stacks[i];
+		struct gt_frame *frames;
+
+		if (!ls || !(frames = malloc(ls->n * sizeof(*frames))))
+			continue;
+		memcpy(frames, ls->frames, ls->n * sizeof(*frames));
+		if (!name_jit_frames(cs, ls, frames, false) || note_written(cs, i)) {
+			free(frames);
+			continue;
+		}
+		cs->window[i] = frames;
+		named++;
+	}
+	cs->st.late_jit_window += named;
+	return named;
+}
+
+void callstacks__window_done(struct callstacks *cs)
+{
+	if (!cs->window)
+		return;
+	for (size_t i = 0; i < cs->njit_window; i++)
+		free(cs->window[i]);
+	free(cs->window);
+	cs->window = NULL;
+	cs->njit_window = 0;
+	u64map__clear(cs->jit_written);
 }
 
 const struct gt_frame *callstacks__late_named(const struct callstacks *cs, const uint64_t *pcs,
@@ -1049,7 +1155,7 @@ const struct gt_frame *callstacks__late_named(const struct callstacks *cs, const
 	for (uint32_t i = 0; i < n; i++)
 		if (written_pc(ls, i) != pcs[i])
 			return NULL;
-	return ls->frames;
+	return cs->window ? cs->window[*slot - 1] : ls->frames;
 }
 
 void callstacks__finish(struct callstacks *cs)
@@ -1076,10 +1182,13 @@ void callstacks__free(struct callstacks *cs)
 	u64map__free(cs->cur);
 	u64map__free(cs->slots);
 	u64map__free(cs->jit_ids);
+	callstacks__window_done(cs);
 	u64map__free(cs->jit_written);
 	for (size_t i = 0; i < cs->njit_stacks; i++)
 		free(cs->jit_stacks[i]);
 	free(cs->jit_stacks);
+	free(cs->jit_free);
+	u64map__free(cs->jit_pids);
 	while (cs->stored)
 		stored_free(cs, cs->stored);
 	free(cs);

@@ -67,15 +67,21 @@ struct callstacks_stats {
 	uint64_t prepared_kernel;	/* 1: kallsyms too */
 	uint64_t prepare_ns;	/* time that took */
 	uint64_t binaries;	/* binaries opened (symbolizer_stats.modules) */
-	uint64_t binaries_closed;	/* their ELFs closed unused, and read again */
+	uint64_t binaries_closed;	/* their ELFs closed unused or past the budget (of
+					 * which binaries_over_budget), and read again */
+	uint64_t binaries_over_budget;
 	uint64_t binaries_reread;
 	uint64_t late_jit_kept;		/* stacks written with JIT frames their perf map did not
 					 * name yet, kept to be named at the end */
 	uint64_t late_jit_unkept;	/* more of them, past the memory kept for them */
+	uint64_t late_jit_dropped;	/* of the kept, dropped: their process exited without a
+					 * perf map */
 	uint64_t late_jit_named;	/* of the kept, defined again with names at the end */
 	uint64_t late_jit_frames;	/* the frames that got their names then */
 	int late_jit_err;		/* why a stack was not defined again (-ENOTSUP: Go 1.22+) */
 	uint64_t late_jit_ns;		/* the time naming them at the end took */
+	uint64_t late_jit_window;	/* of the kept, named in a flight recorder's window, summed
+					 * over its windows (callstacks__name_window) */
 	uint64_t py_stacks;		/* stacks given Python frames */
 	uint64_t py_frames;		/* the Python frames they got */
 	uint64_t py_unnamed;		/* stacks whose Python frames could not all be named
@@ -181,11 +187,21 @@ void callstacks__finish(struct callstacks *cs);
 #define CALLSTACKS_WRITTEN_FRAMES 128
 
 /* After callstacks__finish, where the encoder could not define the stacks named then again
- * (late_jit_err -ENOTSUP): the frames, named, of the stack that was written with PCs pcs[0, n)
+ * (late_jit_err -ENOTSUP), or between callstacks__name_window and callstacks__window_done:
+ * the frames, named, of the stack that was written with PCs pcs[0, n)
  * (its first n when n is CALLSTACKS_WRITTEN_FRAMES), for a copy of the file that names them
  * (format/v2/restack.h); NULL for any other stack. Valid as long as cs. */
 const struct gt_frame *callstacks__late_named(const struct callstacks *cs, const uint64_t *pcs,
 					      size_t n);
+
+/* A flight recorder's window is written where the encoder cannot define a stack again (Go
+ * 1.22+): the kept stacks are named from their perf maps as they stand now, for a copy of the
+ * window that names them (callstacks__late_named, until callstacks__window_done); the kept
+ * stacks themselves stay as written, for the next window and the end. The stacks named. */
+size_t callstacks__name_window(struct callstacks *cs);
+
+/* The window's names are given up: callstacks__late_named names nothing until the end. */
+void callstacks__window_done(struct callstacks *cs);
 
 /* The binaries not read in time by the end (symbolizer__unread). */
 const struct foreign_log *callstacks__unread(const struct callstacks *cs);

@@ -14,12 +14,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "user/stacks/sym_elf.h"
 #include "user/stacks/sym_perfmap.h"
 #include "user/stacks/symbolize.h"
 
 struct gt_tracemap;
 struct pcclaims;
-struct sym_elf;
 struct sym_kernel;
 struct u64map;
 
@@ -38,7 +38,15 @@ struct module {
 	pid_t pid;		/* the last process seen mapping it, at [start, end): how it is */
 	uint64_t start, end;	/* opened again */
 	struct sym_elf *elf;
+	/* elf's PT_LOAD segments, noted at its first open: a closed binary's addresses are
+	 * translated without reading it again (sym_module_vaddr) */
+	struct sym_elf_load *loads;
+	int nloads;
+	bool loads_noted;
+	bool closable;		/* elf may be closed: a file root or the trusted user controls */
+	uint64_t bytes;		/* elf's sym_elf__bytes, as counted in symbolizer.elf_bytes */
 	uint64_t used;		/* 1 + the sweep during which elf was last asked for; 0: never */
+	uint64_t used_at;	/* symbolizer_stats.lookups when elf was last asked for */
 	struct u64map *cache;	/* vaddr -> pool offset << 8 | frame count */
 };
 
@@ -58,6 +66,7 @@ struct process {
 	uint64_t read_at;		/* CLOCK_MONOTONIC ns of the last maps read */
 	uid_t uid;			/* its user: the owner its perf map may have, besides root */
 	struct sym_perfmap *perfmap;
+	bool gone;			/* found gone by the last sym_process_sweep */
 };
 
 struct frame {
@@ -95,6 +104,9 @@ struct symbolizer {
 	struct module **mods;
 	size_t mods_cap;
 	uint64_t sweep;			/* sweeps of unused ELFs so far (sym_module_sweep) */
+	/* What the open closable ELFs hold (sym_elf__bytes), and the most they may: past it the
+	 * least recently used are closed (sym_module_frames). */
+	uint64_t elf_bytes, elf_budget;
 	uint64_t paged_out_at;		/* CLOCK_MONOTONIC ns of the last sym_module_page_out */
 
 	struct u64map *procs;	/* pid -> index in plist */
@@ -141,8 +153,17 @@ struct sym_elf *sym_module_elf(struct symbolizer *s, struct module *m);
  * SYM_LATE_HOLD_NS: worth waiting for. */
 bool sym_module_awaited(struct symbolizer *s, struct module *m);
 /* The frame ids of vaddr in m, from its cache or computed once. Returns their count (0 when
- * nothing names vaddr) and the pool offset in *first, or -ENOMEM. */
+ * nothing names vaddr) and the pool offset in *first, or -ENOMEM. What computing them made
+ * m's ELF read counts against s->elf_budget: past it, the ELFs of the modules least recently
+ * asked for are closed (as a sweep closes them) until the open ones hold 3/4 of it, m's
+ * excepted. */
 int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, size_t *first);
+/* The ELF virtual address of file offset off in m (through its PT_LOAD segments, read with its
+ * ELF the first time); off itself when no segment maps it or the ELF cannot be read. */
+uint64_t sym_module_vaddr(struct symbolizer *s, struct module *m, uint64_t off);
+/* Counts in s->elf_bytes what m's ELF holds now (read ahead: symbolizer__prepare), closing
+ * nothing. */
+void sym_module_count(struct symbolizer *s, struct module *m);
 /* Closes the ELF of every module none asked for since the last sweep: what reading a binary
  * took (libdw's DWARF, the sorted symbols, libelf's sections and mapped pages) goes with the
  * processes that mapped it. The module keeps its file, and its ELF is read again when asked
@@ -167,6 +188,12 @@ struct process *sym_process_get(struct symbolizer *s, uint64_t proc);
 /* The mapping of a in p, re-reading the maps of a process still alive (and still the same
  * process) when a is in none and the snapshot is old enough; NULL when none holds it. */
 const struct mapping *sym_lookup_mapping(struct symbolizer *s, struct process *p, uint64_t a);
+/* Forgets the snapshots of processes found gone by two sweeps in a row (called every
+ * PAGE_OUT_NS): those whose exit record was lost (a busy ring) would otherwise stay until their
+ * pid comes back, up to pid_max of them. A process is gone when its /proc directory is, or when
+ * it was already gone when noted (its pid, alive now, is another process's); the sweep between
+ * leaves the stacks it made before its exit, which come within seconds, their snapshot. */
+void sym_process_sweep(struct symbolizer *s);
 /* Accepts NULL. */
 void sym_process_free(struct process *p);
 

@@ -84,7 +84,16 @@ struct sym_elf {
 	struct sym_plt *plt;		/* built on the first address no symbol covers */
 	bool plt_built;
 	char plt_name[256];
+	uint64_t bytes;			/* what it holds, as counted (sym_elf__bytes) */
+	bool dwarf_counted;		/* the DWARF file's inflated sections are in bytes */
 };
+
+/* What libdw keeps of a line table row once a CU's table is parsed (its Dwarf_Line is 40-56
+ * bytes by version), with the share of the file table and of the parse's freed lists that
+ * malloc cannot give back. */
+#define LINE_BYTES 64
+/* What a CU looked up costs besides its lines and functions: libdw's CU and abbreviations. */
+#define CU_BYTES 2048
 
 /* libdwfl's standard search, kept to the debuginfo path's directories. Its default path also
  * looks beside the binary and in its .debug directory, where the binary's owner can put a
@@ -293,25 +302,25 @@ bool sym_elf__dwarf_refused(const struct sym_elf *e)
 	return e->dwarf_refused;
 }
 
-int sym_elf__vaddr(struct sym_elf *e, uint64_t off, uint64_t *vaddr)
+int sym_elf__loads(struct sym_elf *e, struct sym_elf_load *out, int max)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(e->mod, &bias);
 	size_t n;
+	int got = 0;
 
 	if (!elf || elf_getphdrnum(elf, &n))
 		return -ENOENT;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && got < INT32_MAX; i++) {
 		GElf_Phdr ph;
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if (off >= ph.p_offset && off - ph.p_offset < ph.p_filesz) {
-			*vaddr = off - ph.p_offset + ph.p_vaddr + bias;
-			return 0;
-		}
+		if (got < max)
+			out[got] = (struct sym_elf_load){ ph.p_offset, ph.p_filesz, ph.p_vaddr + bias };
+		got++;
 	}
-	return -ENOENT;
+	return got;
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -473,6 +482,8 @@ static void build_syms(struct sym_elf *e)
 	build_go_syms(e);
 	if (e->nsyms)
 		qsort(e->syms, e->nsyms, sizeof(*e->syms), cmp_sym);
+	/* The plain names count as long as a symbol's slot: most are short. */
+	e->bytes += (uint64_t)n * sizeof(*e->syms) + e->nplain * (sizeof(*e->syms) + 16);
 	for (size_t i = 0; i < e->nsyms; i++) {
 		struct func_sym *f = &e->syms[i];
 		size_t j = i + 1;
@@ -510,6 +521,24 @@ static const char *find_sym(struct sym_elf *e, uint64_t vaddr)
 	return NULL;
 }
 
+/* Counts, once, the sections of e's DWARF file that libelf inflated when libdw read them. */
+static void count_dwarf(struct sym_elf *e)
+{
+	struct elf_sizes sz;
+	Dwarf_Addr bias;
+	Dwarf *dw;
+
+	if (e->dwarf_counted)
+		return;
+	e->dwarf_counted = true;
+	dw = dwfl_module_getdwarf(e->mod, &bias);
+	if (!dw || !dwarf_getelf(dw))
+		return;
+	elf_section__sizes(dwarf_getelf(dw), &sz);
+	/* MiniDebugInfo (no size declared): its DWARF sections, inflated. */
+	e->bytes += sz.inflated != UINT64_MAX ? sz.inflated : sz.dwarf;
+}
+
 bool sym_elf__prepare(struct sym_elf *e, uint64_t max_bytes)
 {
 	const char *debugfile = NULL;
@@ -534,7 +563,10 @@ bool sym_elf__prepare(struct sym_elf *e, uint64_t max_bytes)
 		if (!elf || !elf_section__named(elf, ".debug_info", NULL) || !elf_rawfile(elf, &size))
 			return false;
 	}
-	return size <= max_bytes && dwfl_module_getdwarf(e->mod, &bias);
+	if (size > max_bytes || !dwfl_module_getdwarf(e->mod, &bias))
+		return false;
+	count_dwarf(e);
+	return true;
 }
 
 /* Rust's legacy mangling is C++'s plus a trailing "::h<16 hex digits>" hash path element,
@@ -678,6 +710,19 @@ static int index_fns(struct cu_fns *f, size_t *cap, Dwarf_Die *parent, int depth
 	return 0;
 }
 
+/* Counts what the first lookup in cu made libdw keep: the CU's line table (parsed whole) and,
+ * on the first CU of all, the DWARF file's sections libelf inflated. */
+static void count_cu(struct sym_elf *e, Dwarf_Die *cu)
+{
+	Dwarf_Lines *lines;
+	size_t n = 0;
+
+	count_dwarf(e);
+	if (dwarf_getsrclines(cu, &lines, &n))
+		n = 0;
+	e->bytes += CU_BYTES + (uint64_t)n * LINE_BYTES;
+}
+
 /* The function table of cu, built on first use; NULL on ENOMEM. */
 static const struct cu_fns *cu_fns(struct sym_elf *e, Dwarf_Die *cu)
 {
@@ -688,6 +733,7 @@ static const struct cu_fns *cu_fns(struct sym_elf *e, Dwarf_Die *cu)
 
 	if (slot)
 		return &e->cu_fns[*slot - 1];
+	count_cu(e, cu);
 	if (grow_array((void **)&e->cu_fns, &e->cu_fns_cap, e->ncu_fns + 1, sizeof(*e->cu_fns), 64))
 		return NULL;
 	if (index_fns(&f, &cap, cu, 0)) {
@@ -703,6 +749,7 @@ static const struct cu_fns *cu_fns(struct sym_elf *e, Dwarf_Die *cu)
 	}
 	e->cu_fns[e->ncu_fns++] = f;
 	*slot = e->ncu_fns;
+	e->bytes += f.n * sizeof(*f.r) + 32;	/* and its map entry */
 	return &e->cu_fns[e->ncu_fns - 1];
 }
 
@@ -864,6 +911,11 @@ int sym_elf__frames(struct sym_elf *e, uint64_t vaddr, struct sym_elf_frame *out
 		n = 1;
 	}
 	return n;
+}
+
+uint64_t sym_elf__bytes(const struct sym_elf *e)
+{
+	return e->bytes;
 }
 
 void sym_elf__free(struct sym_elf *e)

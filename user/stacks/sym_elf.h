@@ -44,9 +44,14 @@ struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_pa
 /* Whether e's own DWARF was left unread for the budget of sym_elf__open. */
 bool sym_elf__dwarf_refused(const struct sym_elf *e);
 
-/* The ELF virtual address that file offset off is loaded at, through the PT_LOAD segment
- * that maps it. 0 or -ENOENT (no segment maps off). */
-int sym_elf__vaddr(struct sym_elf *e, uint64_t off, uint64_t *vaddr);
+/* A PT_LOAD segment: file offsets [off, off + size) are loaded at ELF virtual address vaddr. */
+struct sym_elf_load {
+	uint64_t off, size, vaddr;
+};
+
+/* e's PT_LOAD segments, up to max of them, in out; returns how many e has (more than max:
+ * the rest were left out), or -ENOENT. */
+int sym_elf__loads(struct sym_elf *e, struct sym_elf_load *out, int max);
 
 /* Expands vaddr into frames, innermost first: each inlined call its own frame with the
  * callee's location, the caller's frame at the call site, the function that holds the
@@ -68,6 +73,13 @@ void sym_elf__page_out(struct sym_elf *e);
 /* mangled demangled when it is a C++ or Rust (legacy) symbol, else NULL. The result is
  * malloc'd, the caller frees it. */
 char *sym_elf__demangle(const char *mangled);
+
+/* What e holds in memory, as counted from what lookups made it read: the sorted symbols; the
+ * DWARF file's sections libelf inflated; per CU looked up, its line table (libdw parses a
+ * CU's whole table on its first lookup: most of what a binary costs) and its function table.
+ * An estimate (libdw's own blocks are not measured), for a budget of open binaries; it grows
+ * only when a lookup meets a new CU (or the first symbol), and sym_elf__free gives it back. */
+uint64_t sym_elf__bytes(const struct sym_elf *e);
 
 /* Accepts NULL. */
 void sym_elf__free(struct sym_elf *e);

@@ -36,6 +36,7 @@ void sym_module_free(struct module *m)
 	if (m->fd >= 0)
 		close(m->fd);
 	sym_elf__free(m->elf);
+	free(m->loads);
 	u64map__free(m->cache);
 	free(m->path);
 	free(m);
@@ -154,6 +155,8 @@ struct sym_elf *sym_module_elf(struct symbolizer *s, struct module *m)
 		else if (m->elf && sym_elf__dwarf_refused(m->elf))
 			foreign_log__note(s->refused, m->path, -EOVERFLOW);
 		m->failed = m->bad = !m->elf;
+		m->closable = m->elf && trusted(s, m->fd);
+		m->bytes = 0;
 		s->st.modules_failed += m->failed;
 		s->st.modules_reread += again && m->elf;
 		if (m->failed) {
@@ -161,9 +164,68 @@ struct sym_elf *sym_module_elf(struct symbolizer *s, struct module *m)
 			m->fd = -1;
 		}
 	}
-	if (m->elf)
+	if (m->elf) {
 		m->used = s->sweep + 1;
+		m->used_at = s->st.lookups;
+	}
 	return m->elf;
+}
+
+uint64_t sym_module_vaddr(struct symbolizer *s, struct module *m, uint64_t off)
+{
+	if (!m->loads_noted && sym_module_elf(s, m)) {
+		int n = sym_elf__loads(m->elf, NULL, 0);
+
+		m->loads = n > 0 ? calloc((size_t)n, sizeof(*m->loads)) : NULL;
+		m->nloads = m->loads ? sym_elf__loads(m->elf, m->loads, n) : 0;
+		m->loads_noted = true;
+	}
+	for (int i = 0; i < m->nloads; i++)
+		if (off >= m->loads[i].off && off - m->loads[i].off < m->loads[i].size)
+			return off - m->loads[i].off + m->loads[i].vaddr;
+	return off;
+}
+
+/* Closes m's ELF, giving back what it was counted. */
+static void close_elf(struct symbolizer *s, struct module *m)
+{
+	sym_elf__free(m->elf);
+	m->elf = NULL;
+	s->elf_bytes -= m->bytes;
+	m->bytes = 0;
+	s->st.modules_closed++;
+}
+
+void sym_module_count(struct symbolizer *s, struct module *m)
+{
+	uint64_t now = m->elf && m->closable ? sym_elf__bytes(m->elf) : 0;
+
+	s->elf_bytes += now - m->bytes;
+	m->bytes = now;
+}
+
+/* Counts what m's ELF holds now; past the budget, closes the least recently used others until
+ * the open ELFs hold 3/4 of it. A module's frames stay cached: a closed binary is read again
+ * only for an address never looked up. */
+static void count_elf(struct symbolizer *s, struct module *m)
+{
+	sym_module_count(s, m);
+	if (s->elf_bytes <= s->elf_budget)
+		return;
+	while (s->elf_bytes > s->elf_budget / 4 * 3) {
+		struct module *lru = NULL;
+
+		for (size_t i = 0; i < s->mods_cap; i++) {
+			struct module *o = s->mods[i];
+
+			if (o && o != m && o->elf && o->closable && (!lru || o->used_at < lru->used_at))
+				lru = o;
+		}
+		if (!lru)
+			break;
+		close_elf(s, lru);
+		s->st.modules_over_budget++;
+	}
 }
 
 void sym_module_sweep(struct symbolizer *s)
@@ -174,13 +236,11 @@ void sym_module_sweep(struct symbolizer *s)
 	for (size_t i = 0; i < s->mods_cap; i++) {
 		struct module *m = s->mods[i];
 
-		if (!m || !m->elf || m->used >= s->sweep || !trusted(s, m->fd))
+		if (!m || !m->elf || m->used >= s->sweep || !m->closable)
 			continue;
-		sym_elf__free(m->elf);
-		m->elf = NULL;
+		close_elf(s, m);
 		closed++;
 	}
-	s->st.modules_closed += closed;
 	/* libdw's blocks lie among the others in the heap: free, they stay resident until
 	 * trimmed. */
 	if (closed)
@@ -224,8 +284,8 @@ void sym_module_note_unread(struct symbolizer *s, struct module *m)
 int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, size_t *first)
 {
 	struct sym_elf_frame ef[MAX_FRAMES];
-	struct sym_elf *elf = sym_module_elf(s, m);
 	uint64_t *slot = u64map__get(m->cache, vaddr);
+	struct sym_elf *elf;
 	bool added;
 	int n;
 
@@ -234,12 +294,15 @@ int sym_module_frames(struct symbolizer *s, struct module *m, uint64_t vaddr, si
 		*first = *slot >> 8;
 		return (int)(*slot & 0xff);
 	}
+	/* Only a miss needs the ELF, opened again if it was closed. */
+	elf = sym_module_elf(s, m);
 	/* Not kept for a binary still late: its names are asked for again. */
 	if (!elf && m->late)
 		return 0;
 	n = elf ? sym_elf__frames(elf, vaddr, ef, MAX_FRAMES) : 0;
 	if (n < 0)
 		n = 0;
+	count_elf(s, m);
 	if (sym_grow((void **)&s->pool, &s->pool_cap, s->pool_len + (size_t)n, sizeof(*s->pool)))
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {

@@ -297,6 +297,28 @@ void symbolizer__forget_process(struct symbolizer *s, uint64_t proc)
 	s->st.processes--;
 }
 
+void sym_process_sweep(struct symbolizer *s)
+{
+	char path[320];
+	struct stat st;
+
+	for (size_t i = 0; i < s->nprocs;) {
+		struct process *p = s->plist[i];
+		bool gone;
+
+		snprintf(path, sizeof(path), "%s/%d", s->proc_root, p->pid);
+		gone = !p->starttime || (stat(path, &st) && errno == ENOENT);
+		if (gone && p->gone) {
+			/* The last one moves into slot i. */
+			symbolizer__forget_process(s, p->key);
+			s->st.processes_swept++;
+			continue;
+		}
+		p->gone = gone;
+		i++;
+	}
+}
+
 struct process *sym_process_get(struct symbolizer *s, uint64_t proc)
 {
 	uint64_t *slot = u64map__get(s->procs, proc);

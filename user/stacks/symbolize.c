@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/tracemap.h"
@@ -41,6 +42,11 @@
  * 548 of the 606 binaries they closed in 10 minutes again. A recording that looks nothing up
  * opens nothing either. */
 #define SWEEP_LOOKUPS (1u << 20)
+/* What the open binaries may hold at most (sym_elf__bytes: mostly libdw's line tables of the
+ * CUs lookups met), unless symbolizer_opts.elf_budget says otherwise: past it the least
+ * recently used are closed. A whole machine at load 18, where every rebuild of a test binary
+ * is a new binary with DWARF, kept 100-120 MB of them open between sweeps. */
+#define ELF_BUDGET (32ull << 20)
 /* In symbolizer.jit_owners: the process's perf map was refused, and is not opened again. */
 #define SYM_JIT_REFUSED UINT64_MAX
 
@@ -80,18 +86,18 @@ int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is
 		return -EINVAL;
 	if (!(++s->st.lookups % SWEEP_LOOKUPS))
 		sym_module_sweep(s);
-	if (!(s->st.lookups % PAGE_OUT_LOOKUPS) && now_ns() - s->paged_out_at >= PAGE_OUT_NS)
+	if (!(s->st.lookups % PAGE_OUT_LOOKUPS) && now_ns() - s->paged_out_at >= PAGE_OUT_NS) {
 		sym_module_page_out(s);
+		sym_process_sweep(s);
+	}
 	p = sym_process_get(s, proc);
 	if (p)
 		mp = sym_lookup_mapping(s, p, a);
 	if (mp && mp->mod) {
 		struct module *m = s->mods[mp->mod - 1];
-		uint64_t off = a - mp->start + mp->pgoff, vaddr = off;
+		uint64_t vaddr = sym_module_vaddr(s, m, a - mp->start + mp->pgoff);
 		size_t first;
 
-		if (sym_module_elf(s, m) && sym_elf__vaddr(m->elf, off, &vaddr))
-			vaddr = off;
 		n = sym_module_frames(s, m, vaddr, &first);
 		if (n < 0)
 			return n;
@@ -117,7 +123,8 @@ int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is
 	return n;
 }
 
-int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym_frame *out)
+int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, bool last,
+			 struct sym_frame *out)
 {
 	const uint64_t *owner = u64map__get(s->jit_owners, (uint32_t)pid);
 	struct sym_perfmap *m;
@@ -145,14 +152,25 @@ int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym
 	if (!m)
 		return 0;
 	name = sym_perfmap__find(m, a);
-	/* No map at the end: none comes while the other addresses of the pid are asked for. */
-	if (!name && sym_perfmap__absent(m)) {
+	/* No map at the end: none comes while the other addresses of the pid are asked for.
+	 * Before it (a flight recorder's window), one may come later: it is looked for again. */
+	if (!name && last && sym_perfmap__absent(m)) {
 		sym_perfmap__free(m);
 		s->late_jit[*slot] = NULL;
 	}
 	if (!name)
 		return 0;
 	return sym_emit_one(s, a, sym_frame_id(s, name, sym_perfmap__path(m), 0), out);
+}
+
+bool symbolizer__perf_map_absent(const struct symbolizer *s, pid_t pid)
+{
+	char name[32];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "perf-%d.map", (int)pid);
+	return s->perfmaps.dirfd >= 0 &&
+	       fstatat(s->perfmaps.dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && errno == ENOENT;
 }
 
 /* Reads kallsyms on first use, and again after a miss once KALLSYMS_RELOAD_NS have passed;
@@ -259,6 +277,7 @@ void symbolizer__prepare(struct symbolizer *s, bool kernel, uint64_t budget_ns)
 
 		if (e) {
 			ndwarf += sym_elf__prepare(e, PREPARE_DWARF_BYTES);
+			sym_module_count(s, m);
 			nused++;
 		}
 	}
@@ -310,6 +329,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->refused = foreign_log__new(SYM_REFUSED_NAMED);
 	s->unread = foreign_log__new(SYM_REFUSED_NAMED);
 	s->foreign_left = FOREIGN_BUDGET;
+	s->elf_budget = o.elf_budget ? o.elf_budget : ELF_BUDGET;
 	s->trusted_uid = o.trusted_uid;
 	/* The maps' directory is root's: opened once, so that a map's own path is all that is
 	 * resolved (without links or mounts) at each open. */

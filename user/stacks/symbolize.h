@@ -67,14 +67,20 @@ struct symbolizer_opts {
 	/* Besides root, the user whose binaries are read without a budget (the one who gets the
 	 * trace: SUDO_UID); 0 or (uid_t)-1 for none. */
 	uid_t trusted_uid;
+	/* What the open binaries (their symbols, and libdw's DWARF of the CUs lookups met) may
+	 * hold in all before the least recently used are closed; 0: 32 MiB. */
+	uint64_t elf_budget;
 };
 
 struct symbolizer_stats {
 	uint64_t processes;		/* noted and not forgotten */
+	uint64_t processes_swept;	/* forgotten without an exit record: found gone */
 	uint64_t modules;		/* distinct binaries opened */
 	uint64_t modules_failed;	/* binaries that could not be opened or parsed */
 	uint64_t modules_retried;	/* opens tried again after a failure */
-	uint64_t modules_closed;	/* ELFs closed, no lookup having asked for them for a while */
+	uint64_t modules_closed;	/* ELFs closed: no lookup having asked for them for a
+					 * while, or the least recently used past the budget */
+	uint64_t modules_over_budget;	/* of them, closed past the budget */
 	uint64_t modules_reread;	/* of them, read again when asked for */
 	uint64_t modules_read_late;	/* binaries read after their open was late: a stack
 					 * made before of their addresses reads otherwise now */
@@ -198,9 +204,17 @@ const struct foreign_log *symbolizer__refused(const struct symbolizer *s);
  * the perf map as it stands now: a map the process wrote as it exited, or on request (the
  * JVM's), after its stacks were made. The process may be gone; its map is opened under the
  * same rules as during its life, as its user's (or root's), unless it was refused then. The
- * frame is that of a lookup (a new PC: the old one stands for the unnamed frame). 1 with *out
+ * frame is that of a lookup (a new PC: the old one stands for the unnamed frame). The map is
+ * read once, then only what was appended to it (sym_perfmap.h); last: no lookup of it comes
+ * after this round (the recording's end), so a map absent now is not looked for again, where
+ * before it (a flight recorder's window) it is looked for at the next lookup. 1 with *out
  * filled, 0 when the map does not name a (or there is none), or -errno. */
-int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, struct sym_frame *out);
+int symbolizer__late_jit(struct symbolizer *s, pid_t pid, uint64_t a, bool last,
+			 struct sym_frame *out);
+
+/* Whether process pid has no perf map at all now (no name perf-PID.map in the maps'
+ * directory, of any kind): once it has exited, symbolizer__late_jit can name nothing of it. */
+bool symbolizer__perf_map_absent(const struct symbolizer *s, pid_t pid);
 
 /* The recording has stopped: the binaries whose open is still late (lib/file_worker.h) are
  * named in symbolizer__unread. */
