@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tests/integration/itest.h"
@@ -1346,12 +1347,12 @@ static void write_to_pool(pid_t pid)
 }
 
 /* The stuck pool of frameless, asleep in read() outside the cgroup when `lxtrace record
- * --cgroup` starts, moved into it once recording, then one of its workers woken: that
+ * --cgroup` starts, moved into a cgroup below it once recording, then one of its workers woken: that
  * worker, first seen at its wakeup, is blocked first at the stack gdb showed for it while it
  * slept. Before: created runnable at its wakeup, with no block nor stack. */
 Test(unwind, pool_moved_into_the_cgroup_has_gdbs_stacks_when_first_seen)
 {
-	char cg[640] = "", *bt = NULL, pidarg[32];
+	char cg[640] = "", sub[700], *bt = NULL, pidarg[32];
 	size_t compared = 0;
 	pid_t pid, tids[6];
 	struct workload *w;
@@ -1372,8 +1373,11 @@ Test(unwind, pool_moved_into_the_cgroup_has_gdbs_stacks_when_first_seen)
 	cr_assert(all_asleep(pid, 6, tids), "the pool's threads did not sleep again after gdb");
 	err = tcgroup_make(cg, sizeof(cg));
 	cr_assert_eq(err, 0, "cannot make a cgroup: %s", strerror(-err));
+	/* Below the target: its cgroups are the target too. */
+	snprintf(sub, sizeof(sub), "%s/below", cg);
+	cr_assert(!mkdir(sub, 0755), "cannot make %s: %s", sub, strerror(errno));
 	itest_start((const char *[]){ "--cgroup", cg, "-d", "30", NULL });
-	err = tcgroup_move(cg, pid);
+	err = tcgroup_move(sub, pid);
 	/* The recorder looks for threads new to the target once a second. */
 	usleep(3000 * 1000);
 	if (!err)
@@ -1383,6 +1387,7 @@ Test(unwind, pool_moved_into_the_cgroup_has_gdbs_stacks_when_first_seen)
 	kill(pid, SIGKILL);
 	workload__finish(w, 10);
 	workload__free(w);
+	tcgroup_remove(sub);
 	tcgroup_remove(cg);
 	cr_assert_eq(err, 0, "cannot put frameless in the cgroup: %s", strerror(-err));
 	itest_load();

@@ -46,6 +46,7 @@
 #include "user/stacks/cfi_loader.h"
 #include "user/stacks/python.h"
 #include "user/target/launch.h"
+#include "user/target/members.h"
 #include "user/target/target.h"
 #include "user/target/usdt_files.h"
 
@@ -896,12 +897,17 @@ static void read_start_state(struct recording *r, bool say)
  * (model__late_threads). A failure leaves them shown as before, created at their wakeup. */
 static void read_late_state(struct recording *r)
 {
+	uint32_t *tids = NULL, *in = NULL;
+	size_t n = 0, nin = 0;
 	struct startstate *s;
-	uint32_t *tids = NULL;
-	size_t n = 0;
 	char why[160];
+	int err;
 
-	if (model__late_threads(r->model, &tids, &n) || !n) {
+	err = target__threads(r->target, &in, &nin);
+	if (!err)
+		err = model__late_threads(r->model, in, nin, &tids, &n);
+	free(in);
+	if (err || !n) {
 		free(tids);
 		return;
 	}

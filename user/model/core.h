@@ -284,9 +284,6 @@ struct thread *model_entry(struct model *m, uint32_t tid, int *err);
  * helper's (whose records the BPF side leaves out too). */
 bool model_left_out(const struct model *m, const struct procscan_thread *pt);
 
-/* The threads alive under proc_root that opts.keep keeps, in *out (malloc'd) and *n. */
-int model_kept_threads(const struct model *m, struct procscan_thread **out, size_t *n);
-
 /* Thread t, just born with new_stk, found asleep as pt says: created, run and blocked on the
  * housekeeping P at the stack m->rs (its syscall alone when NULL), which is then cleared. */
 int model_found_asleep(struct model *m, struct thread *t, uint64_t new_stk,

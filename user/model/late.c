@@ -54,35 +54,30 @@ static void forget_known(struct model *m)
 	}
 }
 
-int model__late_threads(struct model *m, uint32_t **tids, size_t *n)
+int model__late_threads(struct model *m, const uint32_t *cand, size_t ncand, uint32_t **tids,
+			size_t *n)
 {
-	struct procscan_thread *live = NULL;
-	size_t nlive = 0;
-	int err;
-
 	*tids = NULL;
 	*n = 0;
 	if (!m->keep || !m->cs)
 		return 0;
 	forget_known(m);
-	err = model_kept_threads(m, &live, &nlive);
-	if (!err && nlive && !(*tids = calloc(nlive, sizeof(**tids))))
-		err = -ENOMEM;
-	for (size_t i = 0; !err && i < nlive && m->nlate < LATE_MAX; i++) {
-		const struct procscan_thread *pt = &live[i];
+	for (size_t i = 0; i < ncand && m->nlate < LATE_MAX; i++) {
+		struct procscan_thread pt;
 
-		if ((pt->state != 'S' && pt->state != 'D') || model_left_out(m, pt) ||
-		    threads__find(m->threads, pt->tid) || find(m, pt->tid))
+		if (threads__find(m->threads, cand[i]) || find(m, cand[i]) ||
+		    procscan__thread(m->proc_root, cand[i], &pt) ||
+		    (pt.state != 'S' && pt.state != 'D') || model_left_out(m, &pt) ||
+		    !m->keep(m->keep_ctx, &pt))
 			continue;
-		if (grow_array((void **)&m->late, &m->late_cap, m->nlate + 1, sizeof(*m->late), 8)) {
-			err = -ENOMEM;
-			break;
-		}
-		m->late[m->nlate++] = (struct late_thread){ .pt = *pt };
-		(*tids)[(*n)++] = pt->tid;
+		if (!*tids && !(*tids = calloc(ncand, sizeof(**tids))))
+			return -ENOMEM;
+		if (grow_array((void **)&m->late, &m->late_cap, m->nlate + 1, sizeof(*m->late), 8))
+			return -ENOMEM;
+		m->late[m->nlate++] = (struct late_thread){ .pt = pt };
+		(*tids)[(*n)++] = pt.tid;
 	}
-	free(live);
-	return err;
+	return 0;
 }
 
 void model__late_stacks(struct model *m, model_start_stack_fn fn, void *ctx, uint64_t ts)

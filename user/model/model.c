@@ -229,7 +229,7 @@ int model_found_asleep(struct model *m, struct thread *t, uint64_t new_stk,
 }
 
 /* The threads alive under proc_root that opts.keep keeps, in *out (malloc'd) and *n. */
-int model_kept_threads(const struct model *m, struct procscan_thread **out, size_t *n)
+static int kept_threads(const struct model *m, struct procscan_thread **out, size_t *n)
 {
 	size_t kept = 0;
 	int err = procscan__threads(m->proc_root, out, n);
@@ -247,7 +247,7 @@ int model__start_threads(struct model *m, uint32_t **tids, size_t *n)
 {
 	struct procscan_thread *live = NULL;
 	size_t nlive = 0;
-	int err = model_kept_threads(m, &live, &nlive);
+	int err = kept_threads(m, &live, &nlive);
 
 	*tids = NULL;
 	*n = 0;
@@ -326,7 +326,7 @@ int model__prepare(struct model *m, bool kernel, bool user, bool rows)
 	if (!m->cs)
 		return 0;
 	if (user || m->start_stack)
-		err = model_kept_threads(m, &live, &n);
+		err = kept_threads(m, &live, &n);
 	if (!err && n && !(pids = calloc(n, sizeof(*pids))))
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < n; i++)
@@ -372,7 +372,7 @@ int model__start(struct model *m, uint64_t ts)
 		return m->err;
 	if (m->started || ts > INT64_MAX)
 		return -EINVAL;
-	err = model_kept_threads(m, &live_threads, &n);
+	err = kept_threads(m, &live_threads, &n);
 	if (err)
 		goto out;
 	m->scan_ts = now_ns();

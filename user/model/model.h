@@ -255,12 +255,14 @@ typedef const struct lx_stack *(*model_start_stack_fn)(void *ctx, uint32_t tid, 
  * next call. */
 void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx);
 
-/* During the recording, with targets and stacks: the kept threads asleep now that the model
- * has never seen (a process moved into the target cgroup while it sleeps, a thread of a -p
+/* During the recording, with targets and stacks: of the threads cand (ncand, those in the
+ * target now: user/target/members.h), the ones opts.keep keeps, asleep, that the model has
+ * never seen (a process moved into the target cgroup while it sleeps, a thread of a -p
  * process the start missed) and that were not offered before, in *tids (malloc'd) and *n,
  * whose stacks the caller reads (as for model__start_stacks) and gives to model__late_stacks.
  * The BPF side sends nothing of such a thread until it wakes. 0 or -errno. */
-int model__late_threads(struct model *m, uint32_t **tids, size_t *n);
+int model__late_threads(struct model *m, const uint32_t *cand, size_t ncand, uint32_t **tids,
+			size_t *n);
 
 /* The stacks of the threads model__late_threads gave, through fn, all read before ts: each is
  * kept until the thread wakes, whose first record, a wakeup after ts, first writes it blocked
