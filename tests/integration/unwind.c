@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tests/integration/itest.h"
@@ -1295,6 +1296,125 @@ Test(unwind, stuck_pool_of_a_cgroup_has_gdbs_stacks_at_the_start)
 Test(unwind, stuck_pool_on_the_whole_machine_has_gdbs_stacks_at_the_start)
 {
 	stuck_pool_like_gdb(false);
+}
+
+/* The access mode of pid's fd and what it is (readlink), or -1 when it has none. */
+static int fd_mode(pid_t pid, int fd, char *link, size_t len)
+{
+	char path[64], info[256];
+	unsigned flags;
+	ssize_t n;
+	int mode = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	n = readlink(path, link, len - 1);
+	if (n < 0)
+		return -1;
+	link[n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	f = fopen(path, "r");
+	while (f && mode < 0 && fgets(info, sizeof(info), f))
+		if (sscanf(info, "flags: %o", &flags) == 1)
+			mode = (int)(flags & O_ACCMODE);
+	if (f)
+		fclose(f);
+	return mode;
+}
+
+/* Wakes one reader of the pipe pid holds both ends of: one byte written to it. */
+static void write_to_pool(pid_t pid)
+{
+	char wlink[128], rlink[128], path[64];
+
+	for (int fd = 3; fd < 64; fd++) {
+		int w;
+
+		if (fd_mode(pid, fd, wlink, sizeof(wlink)) != O_WRONLY || strncmp(wlink, "pipe:", 5))
+			continue;
+		for (int r = 3; r < 64; r++) {
+			if (fd_mode(pid, r, rlink, sizeof(rlink)) != O_RDONLY || strcmp(rlink, wlink))
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+			w = open(path, O_WRONLY | O_CLOEXEC);
+			cr_assert(w >= 0, "cannot open the pool's pipe: %s", strerror(errno));
+			cr_assert_eq(write(w, "x", 1), 1);
+			close(w);
+			return;
+		}
+	}
+	cr_assert_fail("the pool holds no pipe of its own");
+}
+
+/* The stuck pool of frameless, asleep in read() outside the cgroup when `lxtrace record
+ * --cgroup` starts, moved into a cgroup below it once recording, then one of its workers woken: that
+ * worker, first seen at its wakeup, is blocked first at the stack gdb showed for it while it
+ * slept. Before: created runnable at its wakeup, with no block nor stack. */
+Test(unwind, pool_moved_into_the_cgroup_has_gdbs_stacks_when_first_seen)
+{
+	char cg[640] = "", sub[700], *bt = NULL, pidarg[32];
+	size_t compared = 0;
+	pid_t pid, tids[6];
+	struct workload *w;
+	int err, rc;
+
+	if (access(GDB, X_OK))
+		cr_skip_test("needs %s (scripts/deps.sh installs it)", GDB);
+	itest_require_root();
+	w = workload__start("frameless", (const char *[]){ "pool", "5", NULL });
+	cr_assert(w, "cannot start frameless: %s", strerror(errno));
+	pid = workload__pid(w);
+	cr_assert(all_asleep(pid, 6, tids), "the pool's 6 threads did not all fall asleep");
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	/* Before the move: gdb's attach interrupts the reads, which its records would show. */
+	rc = run_capture((const char *[]){ GDB, "-batch", "-nx", "-p", pidarg, "-ex",
+					   GDB_THREADS_FRAMES, NULL }, 60, &bt, NULL);
+	cr_assert(rc == 0 && bt, "gdb failed (%d)", rc);
+	cr_assert(all_asleep(pid, 6, tids), "the pool's threads did not sleep again after gdb");
+	err = tcgroup_make(cg, sizeof(cg));
+	cr_assert_eq(err, 0, "cannot make a cgroup: %s", strerror(-err));
+	/* Below the target: its cgroups are the target too. */
+	snprintf(sub, sizeof(sub), "%s/below", cg);
+	cr_assert(!mkdir(sub, 0755), "cannot make %s: %s", sub, strerror(errno));
+	itest_start((const char *[]){ "--cgroup", cg, "-d", "30", NULL });
+	err = tcgroup_move(sub, pid);
+	/* The recorder looks for threads new to the target once a second. */
+	usleep(3000 * 1000);
+	if (!err)
+		write_to_pool(pid);
+	usleep(500 * 1000);
+	itest_stop(SIGINT, 0);
+	kill(pid, SIGKILL);
+	workload__finish(w, 10);
+	workload__free(w);
+	tcgroup_remove(sub);
+	tcgroup_remove(cg);
+	cr_assert_eq(err, 0, "cannot put frameless in the cgroup: %s", strerror(-err));
+	itest_load();
+	for (size_t k = 0; k < 6; k++) {
+		const struct gt_event *e;
+		uint64_t pcs[128];
+		size_t i = 0, npcs;
+		bool has = false;
+
+		if (!tq_next(it.trace, &i, ~0ULL, (uint32_t)tids[k]))
+			continue;	/* not woken: never seen */
+		npcs = gdb_pcs_until(bt, tids[k], pcs, 128, c_top, "", &has);
+		i = 0;
+		e = tq_next(it.trace, &i, START_BLOCKS | TQ_WAKEUPS, (uint32_t)tids[k]);
+		cr_assert(npcs >= 2, "gdb shows %zu frames for thread %d", npcs, (int)tids[k]);
+		if (e && e->stack && !has_pcs_in_order(e->stack, pcs, npcs))
+			print_stack(e->stack);
+		cr_assert(e && !(TQ_BIT(e->type) & TQ_WAKEUPS) && e->stack &&
+			  has_pcs_in_order(e->stack, pcs, npcs),
+			  "thread %d, first seen at its wakeup, is not blocked first at gdb's stack",
+			  (int)tids[k]);
+		compared++;
+	}
+	free(bt);
+	cr_log_info("%zu threads first seen at their wakeup compared with gdb; the recorder:\n%s",
+		    compared, recorder__stderr(it.rec));
+	cr_assert_geq(compared, 1, "no thread of the pool in the trace");
 }
 
 /* Four processes spinning in frameless's leaf (main -> spin_outer -> spin_middle ->

@@ -46,6 +46,7 @@
 #include "user/stacks/cfi_loader.h"
 #include "user/stacks/python.h"
 #include "user/target/launch.h"
+#include "user/target/members.h"
 #include "user/target/target.h"
 #include "user/target/usdt_files.h"
 
@@ -891,6 +892,33 @@ static void read_start_state(struct recording *r, bool say)
 	model__start_stacks(r->model, r->start_state ? start_stack : NULL, r->start_state);
 }
 
+/* Threads of the target first seen now, asleep (a process moved into the cgroup while it
+ * sleeps): their stacks read while they sleep, for their wakeup to show them blocked at it
+ * (model__late_threads). A failure leaves them shown as before, created at their wakeup. */
+static void read_late_state(struct recording *r)
+{
+	uint32_t *tids = NULL, *in = NULL;
+	size_t n = 0, nin = 0;
+	struct startstate *s;
+	char why[160];
+	int err;
+
+	err = target__threads(r->target, &in, &nin);
+	if (!err)
+		err = model__late_threads(r->model, in, nin, &tids, &n);
+	free(in);
+	if (err || !n) {
+		free(tids);
+		return;
+	}
+	s = startstate__read(capture__features(r->cap), tids, n, r->stack_kern, r->stack_user, why,
+			     sizeof(why));
+	free(tids);
+	if (s)
+		model__late_stacks(r->model, start_stack, s, now_ns());
+	startstate__free(s);
+}
+
 /* Whether the stacks of the threads off the CPU at the start are read: with stacks. */
 static bool start_stacks_wanted(const struct recording *r)
 {
@@ -1018,6 +1046,8 @@ static int run_recording(struct recording *r)
 			if (r->sink.err)
 				break;
 			check_vanished(a, r->file, &file_gone, &cgroup_gone);
+			if (r->target && (r->stack_kern || r->stack_user))
+				read_late_state(r);
 		}
 		if (now - trimmed >= TRIM_PERIOD_NS) {
 			trimmed = now;

@@ -339,6 +339,10 @@ void record_summary__print(const struct record_summary *s)
 		fprintf(stderr, "  at the start:  %llu threads off the CPU shown without their stack "
 			"(their syscall alone): not walked and named within the start's budget\n",
 			(unsigned long long)ms.start_stacks_late);
+	if (ms.late_found)
+		fprintf(stderr, "  seen later:    %llu threads first seen asleep after the start (moved "
+			"into the target): blocked at the stack read while they slept\n",
+			(unsigned long long)ms.late_found);
 	features__print_missing(capture__features(cap), s->uses, "  without:      ", stderr);
 	print_jit(&ms, s->restacked);
 	print_python(s, &ms);

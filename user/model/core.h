@@ -64,6 +64,10 @@ struct model {
 	/* Threads whose stacks at the start were walked and named before the attach, within its
 	 * budget (model__prepare); NULL: every one is used. */
 	struct u64map *start_warmed;
+	/* Threads of the target first seen asleep after the start (late.c), until their first
+	 * record. */
+	struct late_thread *late;
+	size_t nlate, late_cap;
 	uint32_t helper_pid;		/* opts.helper_pid */
 	bool rss;
 	struct u64map *rss_pages;	/* pid -> resident pages, for the processes that have some */
@@ -275,6 +279,26 @@ void model_remove_reaped(struct model *m);
 
 /* The table entry of tid, added when absent; NULL with *err = -ENOMEM. */
 struct thread *model_entry(struct model *m, uint32_t tid, int *err);
+
+/* Whether pt is a thread the init phase leaves out: exited, the recorder's own or its
+ * helper's (whose records the BPF side leaves out too). */
+bool model_left_out(const struct model *m, const struct procscan_thread *pt);
+
+/* Thread t, just born with new_stk, found asleep as pt says: created, run and blocked on the
+ * housekeeping P at the stack m->rs (its syscall alone when NULL), which is then cleared. */
+int model_found_asleep(struct model *m, struct thread *t, uint64_t new_stk,
+		       const struct procscan_thread *pt);
+
+/* The stack read for tid's wakeup while it slept (model__late_stacks) and *pid, or NULL. */
+const struct lx_stack *model_late_stack(const struct model *m, uint32_t tid, uint32_t *pid);
+
+/* Thread tid, unknown to the model, woken at ts: created, then blocked on the housekeeping P
+ * at the stack read while it slept (model__late_stacks) when that read came before ts; NULL
+ * (*err 0) when there is none. */
+struct thread *model_late_found(struct model *m, uint32_t tid, uint64_t ts, int *err);
+
+/* model__free's: the stacks kept for wakeups. */
+void model_late_free(struct model *m);
 
 /* The live thread a record is about, created when unknown; NULL (and *err 0) when the record
  * is to be ignored: the idle task, or a thread between its exit and its last switch. */

@@ -158,6 +158,19 @@ static bool stack_ready(const struct model *m, const struct lx_rec *r, const str
 	return callstacks__ready(m->cs, pid, rs);
 }
 
+/* Whether the stack read while it slept of a thread first seen at wakeup r
+ * (model__late_stacks), if any, can be walked now. */
+static bool late_ready(const struct model *m, const struct lx_rec *r)
+{
+	const struct lx_stack *st;
+	uint32_t pid;
+
+	if (r->type != LX_REC_WAKEUP || !m->nlate || threads__find(m->threads, r->tid) ||
+	    !(st = model_late_stack(m, r->tid, &pid)))
+		return true;
+	return callstacks__ready(m->cs, pid, st);
+}
+
 int model__record(struct model *m, const struct lx_rec *r, size_t size)
 {
 	const struct lx_stack *rs = NULL;
@@ -173,7 +186,7 @@ int model__record(struct model *m, const struct lx_rec *r, size_t size)
 	if (k)
 		rs = trailing_stack(k, r, size, &ok);
 	/* Nothing of the record is taken before: it comes again. */
-	if (ok && rs && m->cs && !stack_ready(m, r, rs))
+	if ((ok && rs && m->cs && !stack_ready(m, r, rs)) || !late_ready(m, r))
 		return -EBUSY;
 	m->st.records++;
 	m->rs = rs;

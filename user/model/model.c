@@ -125,7 +125,7 @@ struct model *model__new(const struct model_opts *opts)
 
 /* Whether pt is a thread the init phase leaves out: exited (nothing of it can be shown), the
  * recorder's own or its helper's (whose records the BPF side leaves out too). */
-static bool left_out(const struct model *m, const struct procscan_thread *pt)
+bool model_left_out(const struct model *m, const struct procscan_thread *pt)
 {
 	return pt->state == 'Z' || pt->state == 'X' || pt->pid == (uint32_t)getpid() ||
 	       (m->helper_pid && pt->pid == m->helper_pid);
@@ -141,7 +141,7 @@ static const struct lx_stack *start_stack(const struct model *m, const struct pr
 	bool runnable;
 	size_t size;
 
-	if (!m->start_stack || !m->cs || left_out(m, pt))
+	if (!m->start_stack || !m->cs || model_left_out(m, pt))
 		return NULL;
 	st = m->start_stack(m->start_ctx, pt->tid, &runnable, &size);
 	if (!st || runnable != (pt->state == 'R'))
@@ -161,11 +161,10 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 {
 	struct thread *t;
 	uint64_t new_stk;
-	enum gt_type wait;
 	bool late = false;
 	int err = 0;
 
-	if (left_out(m, pt) || threads__find(m->threads, pt->tid))
+	if (model_left_out(m, pt) || threads__find(m->threads, pt->tid))
 		return 0;
 	/* Unreadable memory counts 0 until the process's first rss record corrects it. */
 	if (m->rss && pt->tid == pt->pid) {
@@ -200,6 +199,15 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 		m->rs = NULL;
 		return err;
 	}
+	return model_found_asleep(m, t, new_stk, pt);
+}
+
+int model_found_asleep(struct model *m, struct thread *t, uint64_t new_stk,
+		       const struct procscan_thread *pt)
+{
+	enum gt_type wait;
+	int err;
+
 	/* Started and blocked there, not GoWaiting: Go 1.19's goroutine tables take a goroutine's
 	 * name from its first GoStart and count it waiting for a CPU from its creation to that
 	 * start, so a thread that sleeps through the recording would be a nameless one waiting
@@ -246,7 +254,7 @@ int model__start_threads(struct model *m, uint32_t **tids, size_t *n)
 	if (!err && nlive && !(*tids = calloc(nlive, sizeof(**tids))))
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < nlive; i++)
-		if (!left_out(m, &live[i]))
+		if (!model_left_out(m, &live[i]))
 			(*tids)[(*n)++] = live[i].tid;
 	free(live);
 	return err;
@@ -574,6 +582,7 @@ void model__free(struct model *m)
 	free(m->exited);
 	u64map__free(m->rss_pages);
 	u64map__free(m->start_warmed);
+	model_late_free(m);
 	annotations__free(m->ann);
 	callstacks__free(m->cs);
 	idents__free(m->idents);

@@ -195,6 +195,9 @@ struct model_stats {
 	/* Threads off the CPU at the start whose stack was read but not walked and named within
 	 * the start's budget (model__prepare): their blocks name their syscall alone. */
 	uint64_t start_stacks_late;
+	/* Threads of a target first seen after the start, at their wakeup, shown blocked at the
+	 * stack read while they slept (model__late_threads), not repaired. */
+	uint64_t late_found;
 	/* Python frames (callstacks_stats.py_*): stacks given them and the frames, stacks left
 	 * native because a frame could not be named or no evaluation loop was there to hold them. */
 	uint64_t py_stacks, py_frames, py_unnamed, py_no_eval;
@@ -252,6 +255,20 @@ typedef const struct lx_stack *(*model_start_stack_fn)(void *ctx, uint32_t tid, 
  * gives a stack (created runnable without one); fn's stacks are read until model__start returns or the
  * next call. */
 void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx);
+
+/* During the recording, with targets and stacks: of the threads cand (ncand, those in the
+ * target now: user/target/members.h), the ones opts.keep keeps, asleep, that the model has
+ * never seen (a process moved into the target cgroup while it sleeps, a thread of a -p
+ * process the start missed) and that were not offered before, in *tids (malloc'd) and *n,
+ * whose stacks the caller reads (as for model__start_stacks) and gives to model__late_stacks.
+ * The BPF side sends nothing of such a thread until it wakes. 0 or -errno. */
+int model__late_threads(struct model *m, const uint32_t *cand, size_t ncand, uint32_t **tids,
+			size_t *n);
+
+/* The stacks of the threads model__late_threads gave, through fn, all read before ts: each is
+ * kept until the thread wakes, whose first record, a wakeup after ts, first writes it blocked
+ * at that stack, as the init phase writes a thread found asleep. */
+void model__late_stacks(struct model *m, model_start_stack_fn fn, void *ctx, uint64_t ts);
 
 /* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,
  * then the CPUs started. Must precede every record. -EINVAL for a ts past 2^63. */

@@ -148,7 +148,10 @@ int model_on_wakeup(struct model *m, const struct lx_rec *r)
 		m->st.ignored++;
 		return 0;
 	}
-	if (!t || t->state == THREAD_REAPED) {
+	/* First seen now, asleep since before a read of its stack: blocked at it, then woken. */
+	if ((!t || t->state == THREAD_REAPED) && !(t = model_late_found(m, w->h.tid, r->ts, &err))) {
+		if (err)
+			return err;
 		/* Created runnable, which is what the wakeup would have made it. */
 		model_live(m, w->h.tid, &err);
 		return err;

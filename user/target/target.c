@@ -28,6 +28,7 @@ struct target {
 	uint64_t cgroup_id;
 	uint32_t cgroup_level;
 	char *cgroup_path;	/* as /proc/PID/cgroup shows it: "/" for the root, "/a/b" below */
+	char *cgroup_dir;	/* the directory --cgroup named */
 };
 
 struct target *target__new_pids(void)
@@ -156,7 +157,8 @@ struct target *target__new_cgroup(const char *path)
 		goto fail;
 	}
 	t->cgroup_id = st.st_ino;
-	err = cgroup_place(path, &t->cgroup_level, &t->cgroup_path);
+	t->cgroup_dir = strdup(path);
+	err = t->cgroup_dir ? cgroup_place(path, &t->cgroup_level, &t->cgroup_path) : -ENOMEM;
 	if (err) {
 		fprintf(stderr, PREFIX "--cgroup %s: %s\n", path, strerror(-err));
 		goto fail;
@@ -166,6 +168,11 @@ fail:
 	target__free(t);
 	errno = -err;
 	return NULL;
+}
+
+const char *target__cgroup_dir(const struct target *t)
+{
+	return t->cgroup_dir;
 }
 
 enum lx_target_mode target__mode(const struct target *t)
@@ -244,5 +251,6 @@ void target__free(struct target *t)
 		return;
 	free(t->pids);
 	free(t->cgroup_path);
+	free(t->cgroup_dir);
 	free(t);
 }

@@ -40,6 +40,8 @@ size_t target__npids(const struct target *t);
 uint32_t target__pid(const struct target *t, size_t i);
 uint64_t target__cgroup_id(const struct target *t);
 uint32_t target__cgroup_level(const struct target *t);
+/* The directory --cgroup named (LX_TARGET_CGROUP), else NULL. */
+const char *target__cgroup_dir(const struct target *t);
 
 /* Whether a thread alive now belongs to the target (model_opts.keep); ctx is the target.
  * For pids: a thread of one of them; for a cgroup: a thread whose cgroup v2 is it or below. */
