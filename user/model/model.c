@@ -123,14 +123,6 @@ struct model *model__new(const struct model_opts *opts)
 	return m;
 }
 
-/* Whether pt is a thread the init phase leaves out: exited (nothing of it can be shown), the
- * recorder's own or its helper's (whose records the BPF side leaves out too). */
-bool model_left_out(const struct model *m, const struct procscan_thread *pt)
-{
-	return pt->state == 'Z' || pt->state == 'X' || pt->pid == (uint32_t)getpid() ||
-	       (m->helper_pid && pt->pid == m->helper_pid);
-}
-
 /* The stack read at the start (model__start_stacks) of pt, kept, or NULL: one read while
  * the thread was as the scan found it, asleep or waiting for a CPU ('R' is both running and
  * waiting; a running thread has none). *late: left out, as the budget ran out before it. */
@@ -200,32 +192,6 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 		return err;
 	}
 	return model_found_asleep(m, t, new_stk, pt);
-}
-
-int model_found_asleep(struct model *m, struct thread *t, uint64_t new_stk,
-		       const struct procscan_thread *pt)
-{
-	enum gt_type wait;
-	int err;
-
-	/* Started and blocked there, not GoWaiting: Go 1.19's goroutine tables take a goroutine's
-	 * name from its first GoStart and count it waiting for a CPU from its creation to that
-	 * start, so a thread that sleeps through the recording would be a nameless one waiting
-	 * for a CPU all along. Blocked as a switch out of its syscall would block it (the report
-	 * counts its time off the CPU from the recording's start, as the time before is
-	 * unknown); a GoInSyscall would make
-	 * Go 1.23 draw the thread as running a syscall on the housekeeping P (its view=proc) or on
-	 * its thread (view=thread) from the start until it wakes (docs/viewing.md). The Go
-	 * 1.22+ format states it waiting, with the stack it waits at: the one read when the
-	 * recording started (model__start_stacks), or its syscall alone. */
-	/* Uninterruptible: the kernel doing the syscall's work, which no block of a thread
-	 * found asleep can say (a switch says it with GoSysBlock). */
-	wait = pt->state == 'D' ? GT_EV_GO_BLOCK : model__wait_event(pt->syscall);
-	err = m->out->found(m, t, new_stk, wait, pt->syscall);
-	m->rs = NULL;
-	t->seq++;
-	t->state = THREAD_WAITING;
-	return err;
 }
 
 /* The threads alive under proc_root that opts.keep keeps, in *out (malloc'd) and *n. */
