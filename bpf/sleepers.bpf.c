@@ -86,6 +86,14 @@ static __always_inline __u32 copy_task_stack(__u8 *dst, __u64 sp, struct task_st
 	return len & ~7u;
 }
 
+/* Whether t runs on a CPU now. on_cpu is an int in older kernels and a u8 in 7.3's: a plain
+ * load of it is refused where the size and signedness changed (libbpf adjusts a load's size
+ * only between unsigned fields), so it is read by the size and offset this kernel has. */
+static __always_inline bool on_a_cpu(const struct task_struct *t)
+{
+	return BPF_CORE_READ_BITFIELD(t, on_cpu) != 0;
+}
+
 static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 {
 	struct task_struct *t = ctx->task;
@@ -116,7 +124,7 @@ static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 	/* Running now: its saved registers are stale. Runnable (waiting for a CPU) or asleep,
 	 * the thread keeps them until it runs again, which switches says below. */
 	switches = t->nvcsw + t->nivcsw;
-	if (t->on_cpu)
+	if (on_a_cpu(t))
 		return 0;
 	st = (struct lx_stack *)(h + 1);
 	st->tid = tid;
@@ -147,7 +155,7 @@ static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 		size += sizeof(*c) + c->len;
 	}
 	/* It ran while it was read: the stack may mix two moments. Left out. */
-	if (size > LX_START_MAX || t->on_cpu || t->nvcsw + t->nivcsw != switches)
+	if (size > LX_START_MAX || on_a_cpu(t) || t->nvcsw + t->nivcsw != switches)
 		return 0;
 	h->size = size;
 	asm volatile("" : "+r"(size));
