@@ -399,6 +399,25 @@ Test(unwind, python_sleep_has_every_frame_gdb_shows)
 	python_like_gdb("import time\ntime.sleep(60)\n", TQ_BIT(GT_EV_GO_SLEEP) | TQ_BIT(GT_EV_GO_SYSCALL));
 }
 
+/* The threads gdb's "FRAME tid ..." lines of bt name, each once in the order first named, in
+ * tids (at most max); how many. */
+static int gdb_tids(const char *bt, int *tids, int max)
+{
+	int ntids = 0;
+
+	for (const char *l = strstr(bt, "FRAME "); l && ntids < max; l = strstr(l + 1, "FRAME ")) {
+		int t, k = 0;
+
+		if (sscanf(l, "FRAME %d", &t) != 1)
+			continue;
+		while (k < ntids && tids[k] != t)
+			k++;
+		if (k == ntids)
+			tids[ntids++] = t;
+	}
+	return ntids;
+}
+
 Test(unwind, python_join_has_every_frame_gdb_shows)
 {
 	python_like_gdb("import threading, time\n"
@@ -520,16 +539,7 @@ static void go_blocked_like_gdb(const char *name, const char *epoll_func)
 	itest_load();
 	cr_assert(rc == 0 && bt, "gdb failed (%d)", rc);
 	cr_log_info("gdb's frames:\n%s", bt);
-	for (const char *l = strstr(bt, "FRAME "); l && ntids < 64; l = strstr(l + 1, "FRAME ")) {
-		int t, k = 0;
-
-		if (sscanf(l, "FRAME %d", &t) != 1)
-			continue;
-		while (k < ntids && tids[k] != t)
-			k++;
-		if (k == ntids)
-			tids[ntids++] = t;
-	}
+	ntids = gdb_tids(bt, tids, 64);
 	for (int k = 0; k < ntids; k++) {
 		const struct gt_event *e, *last = NULL;
 		bool futex, epoll;
@@ -1115,16 +1125,7 @@ static size_t start_stacks_like_gdb(const pid_t *pids, size_t n, const char *con
 	cr_assert(rc == 0 && all, "gdb failed (%d)", rc);
 	cr_log_info("gdb's frames:\n%s", all);
 	itest_load();
-	for (const char *l = strstr(all, "FRAME "); l && ntids < 256; l = strstr(l + 1, "FRAME ")) {
-		int t, k = 0;
-
-		if (sscanf(l, "FRAME %d", &t) != 1)
-			continue;
-		while (k < ntids && tids[k] != t)
-			k++;
-		if (k == ntids)
-			tids[ntids++] = t;
-	}
+	ntids = gdb_tids(all, tids, 256);
 	for (int k = 0; k < ntids; k++) {
 		const struct gt_event *e;
 		uint64_t pcs[128];
