@@ -447,6 +447,29 @@ Test(sym_user, perf_map_names_jit_code)
 	cr_expect(!strncmp(f[0].func, "[unknown] ", 10), "func %s", f[0].func);
 }
 
+/* The start reads a process before attaching and again once attached: its perf map, refused
+ * (here a symbolic link), is named once in the summary, not once a reading. */
+Test(sym_user, a_process_read_twice_has_its_refused_map_named_once)
+{
+	struct symbolizer_stats st;
+	struct sym_frame f[16];
+	char path[128];
+	uint64_t jit;
+
+	symfix__start(&fix, "hot");
+	jit = symfix__addr(&fix, "jit");
+	snprintf(path, sizeof(path), "%s/perf-%d.map", perfdir, fix.pid);
+	cr_assert_eq(symlink("/dev/zero", path), 0);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(symbolizer__note_process(sym, fix.pid), 0);
+		resolve(fix.pid, jit + 0x10, false, f, 16);
+		cr_expect(!strncmp(f[0].func, "[unknown] ", 10), "func %s", f[0].func);
+	}
+	symbolizer__stats(sym, &st);
+	cr_expect_eq(st.files_refused, 1, "the map was named %llu times",
+		     (unsigned long long)st.files_refused);
+}
+
 /* A map written after the lookups (the JVM's at its exit, or on jcmd's request), the process
  * gone: the addresses left unnamed are named from it, with PCs of their own. */
 Test(sym_user, jit_code_unnamed_when_looked_up_is_named_from_the_map_written_later)

@@ -133,13 +133,31 @@ static int read_maps(struct symbolizer *s, struct process *p)
 	return 0;
 }
 
+/* The snapshot of proc this one replaces, when it is of the same process (the start reads a
+ * process before attaching and again once attached); NULL otherwise. */
+static struct process *same_process(struct symbolizer *s, const struct process *p)
+{
+	const uint64_t *slot = u64map__get(s->procs, p->key);
+	struct process *old = slot ? s->plist[*slot] : NULL;
+
+	return old && old->starttime == p->starttime && old->uid == p->uid ? old : NULL;
+}
+
 /* Puts p in as proc's snapshot, replacing an earlier one. Takes p, even on failure. */
 static int process_put(struct symbolizer *s, struct process *p)
 {
+	struct process *old = same_process(s, p);
 	uint64_t *slot;
 	bool added;
 
-	p->perfmap = sym_perfmap__new(&s->perfmaps, p->pid, p->uid);
+	/* The same process keeps its perf map as read so far: read again from the start, a map
+	 * refused would be named twice in the summary, and one indexed be indexed twice. */
+	if (old) {
+		p->perfmap = old->perfmap;
+		old->perfmap = NULL;
+	} else {
+		p->perfmap = sym_perfmap__new(&s->perfmaps, p->pid, p->uid);
+	}
 	slot = p->perfmap ? u64map__put(s->procs, p->key, &added) : NULL;
 	if (slot && added && sym_grow((void **)&s->plist, &s->procs_cap, s->nprocs + 1,
 				  sizeof(*s->plist))) {
