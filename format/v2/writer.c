@@ -1,311 +1,14 @@
-/* writer.c - the Go 1.22+ trace encoder: per-thread M batches, per-generation string, stack and
- * sample tables, and the scheduler state (threads, CPUs, sequence numbers) it checks each call
- * against and restates at each generation's start (docs/format.md §18). */
+/* writer.c - the Go 1.22+ trace encoder's calls (writer.h): each a transition of the scheduler
+ * state - threads as Ms and goroutines, CPUs as Ps, their sequence numbers - checked against
+ * what the encoder knows of the thread and its CPU, then written as events; and the writer's
+ * life. Batches, tables, times and generations are its other files' (writer_core.h). */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include "format/outq.h"
-#include "format/tracemap.h"
-#include "format/v2/writer.h"
-#include "format/varint.h"
+#include "format/v2/writer_core.h"
 #include "lib/grow.h"
 #include "lib/u64map.h"
-
-/* Room for one event: its type and up to five varints. */
-#define EV_ROOM (1 + 6 * GT_MAX_VARINT_LEN)
-
-/* Bytes waiting to become one batch. */
-struct buf {
-	uint8_t *data;
-	size_t len, cap;
-	uint64_t base;		/* time of its first event */
-	uint64_t last;		/* time of its last event */
-};
-
-struct thr {
-	uint64_t tid;		/* its M's id */
-	uint64_t g;		/* its goroutine's: the tid until an exec gives it another */
-	uint8_t st;		/* enum gt2_gstatus */
-	int32_t p;		/* the CPU its M holds, or -1 */
-	uint64_t seq;		/* its goroutine's sequence number in this generation */
-	struct buf m;		/* its M's batch */
-};
-
-struct proc {
-	uint8_t st;		/* enum gt2_pstatus */
-	uint64_t holder;	/* tid of the M holding it (RUNNING, SYSCALL) */
-	uint64_t seq;
-	uint64_t status_gen;	/* generation whose ProcStatus it has */
-};
-
-struct gt2_writer {
-	int fd;
-	struct gt_outq *out;	/* whole batches to fd, small ones gathered first; or to whole */
-	gt2_generation_sink sink;
-	void *sink_ctx;
-	struct buf whole;	/* with a sink: the generation's batches written so far */
-	off_t base;		/* fd's offset at the start; -1: not seekable */
-	uint64_t gen_mark;	/* bytes of out written when the current generation began */
-	uint32_t nprocs;
-	uint64_t freq, gen_ticks;
-	size_t batch_size, gen_bytes;
-	int err;
-	uint64_t gen, gen_start, last_ts;
-	uint64_t ev_ts;		/* time of the last event written: each one is later */
-	uint64_t epoch;		/* 0, or one tick before the first time given: the file's tick 1 */
-	bool open;		/* the generation has begun (statuses written) */
-	size_t held;		/* bytes the generation holds in memory */
-	uint64_t gen_events;	/* of the current generation */
-	uint64_t gen_batches;
-	struct thr *thr;
-	size_t nthr, cap_thr;
-	struct u64map *by_tid;	/* tid -> index in thr + 1 */
-	struct u64map *goids;	/* the goroutine ids in use */
-	struct proc *procs;
-	struct buf nom;		/* statuses bound to no M */
-	struct buf strings, stacks, samples;
-	struct gt_tracemap *sids, *stkids;
-	uint64_t *pcs;		/* scratch: a stack's key */
-	struct gt2_writer_stats st;
-};
-
-static int grow_buf(struct buf *b, size_t need)
-{
-	void *d = b->data;
-	int err = grow_array(&d, &b->cap, b->len + need, 1, 256);
-
-	b->data = d;
-	return err;
-}
-
-/* Fails the writer with err, the output's error, and cuts the file back to the generation's
- * start (what cannot be cut back is counted as torn). */
-static int fail(struct gt2_writer *w, int err)
-{
-	off_t end = w->base + (off_t)w->gen_mark;
-
-	w->err = err;
-	w->st.lost += w->gen_events;
-	w->st.batches -= w->gen_batches;
-	if (w->sink || (w->base >= 0 && !ftruncate(w->fd, end) &&
-			lseek(w->fd, end, SEEK_SET) == end))
-		w->st.torn = 0;
-	else
-		w->st.torn = gt_outq__written(w->out) - w->gen_mark + gt_outq__torn(w->out, NULL);
-	w->st.bytes = w->gen_mark;
-	return err;
-}
-
-/* The output's sink when the writer has one: the generation's batches gathered, whole. */
-static int gather(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, size_t hlen,
-		  const uint8_t *body, size_t blen)
-{
-	struct gt2_writer *w = ctx;
-
-	(void)b;
-	if (grow_buf(&w->whole, hlen + blen))
-		return -ENOMEM;
-	memcpy(w->whole.data + w->whole.len, hdr, hlen);
-	memcpy(w->whole.data + w->whole.len + hlen, body, blen);
-	w->whole.len += hlen + blen;
-	return 0;
-}
-
-/* Hands the generation gathered to the sink. */
-static int hand_over(struct gt2_writer *w)
-{
-	struct gt2_generation g = { w->gen, w->gen_start, w->last_ts, w->gen_events,
-				    w->whole.data, w->whole.len };
-	int err = w->sink(w->sink_ctx, &g);
-
-	w->whole.len = 0;
-	return err;
-}
-
-/* The file's time of ts. Go 1.23 turns ticks into nanoseconds through a float64, whose 53 bits
- * hold CLOCK_MONOTONIC's nanoseconds for only the first 104 days of uptime: past them
- * neighbouring events would share a time, which can make the reader refuse the file (§18.4).
- * A recording that starts with 52 days or more to go keeps the clock's own times, as the 1.19
- * format does (a reader can set them beside perf's); one started later counts from its first
- * event, exact for 104 days of recording. */
-static uint64_t ticks(const struct gt2_writer *w, uint64_t ts)
-{
-	return ts > w->epoch ? ts - w->epoch : 1;
-}
-
-/* Writes b as one batch of M m (GT2_NO_THREAD for tables) and empties it. */
-static int put_batch(struct gt2_writer *w, uint64_t m, struct buf *b)
-{
-	uint8_t hdr[1 + 4 * GT_MAX_VARINT_LEN], *p = hdr;
-	/* The batch's times, for a sink; its P does not apply: it is an M's, or no one's. */
-	struct gt_batch_info info = { UINT32_MAX, b->base, b->last };
-	int err;
-
-	if (!b->len)
-		return 0;
-	*p++ = GT2_EV_BATCH;
-	p = gt_varint_put(p, w->gen);
-	p = gt_varint_put(p, m);
-	p = gt_varint_put(p, ticks(w, b->base));
-	p = gt_varint_put(p, b->len);
-	err = gt_outq__batch(w->out, &info, hdr, (size_t)(p - hdr), b->data, b->len);
-	if (err)
-		return fail(w, err);
-	w->st.batches++;
-	w->gen_batches++;
-	w->held -= b->len;
-	b->len = 0;
-	return 0;
-}
-
-/* Appends entry (len bytes) to a table batch whose first byte is kind. */
-static int table_add(struct gt2_writer *w, struct buf *b, uint8_t kind, const uint8_t *entry,
-		     size_t len)
-{
-	int err;
-
-	if (b->len + len > GT2_MAX_BATCH && (err = put_batch(w, GT2_NO_THREAD, b)))
-		return err;
-	if (grow_buf(b, len + 1))
-		return fail(w, -ENOMEM);
-	if (!b->len) {
-		b->data[b->len++] = kind;
-		b->base = w->last_ts ? w->last_ts : 1;
-		w->held++;
-	}
-	memcpy(b->data + b->len, entry, len);
-	b->len += len;
-	w->held += len;
-	return 0;
-}
-
-/* The generation's id of s (0 for none or empty), defined in its string table when new. */
-static int string_id(struct gt2_writer *w, const char *s, size_t len, uint64_t *id)
-{
-	uint8_t e[1 + 2 * GT_MAX_VARINT_LEN + GT2_MAX_STRING], *p = e;
-	bool added;
-
-	*id = 0;
-	if (!s || !len)
-		return 0;
-	if (len > GT2_MAX_STRING) {
-		len = GT2_MAX_STRING;
-		w->st.cut++;
-	}
-	*id = gt_tracemap__put(w->sids, s, len, &added);
-	if (!*id)
-		return fail(w, -ENOMEM);
-	if (!added)
-		return 0;
-	*p++ = GT2_EV_STRING;
-	p = gt_varint_put(p, *id);
-	p = gt_varint_put(p, len);
-	memcpy(p, s, len);
-	w->st.strings++;
-	return table_add(w, &w->strings, GT2_EV_STRINGS, e, (size_t)(p - e) + len);
-}
-
-static int cstring_id(struct gt2_writer *w, const char *s, uint64_t *id)
-{
-	return string_id(w, s, s ? strlen(s) : 0, id);
-}
-
-/* The generation's id of stk (0 for none), defined in its stack table when new. */
-static int stack_id(struct gt2_writer *w, const struct gt2_stack *stk, uint64_t *id)
-{
-	uint8_t e[1 + 2 * GT_MAX_VARINT_LEN + GT2_MAX_FRAMES * 4 * GT_MAX_VARINT_LEN], *p = e;
-	size_t n;
-	bool added;
-	int err;
-
-	*id = 0;
-	if (!stk || !stk->n)
-		return 0;
-	n = stk->n;
-	if (n > GT2_MAX_FRAMES) {
-		n = GT2_MAX_FRAMES;
-		w->st.cut++;
-	}
-	for (size_t i = 0; i < n; i++)
-		w->pcs[i] = stk->frames[i].pc;
-	*id = gt_tracemap__put(w->stkids, w->pcs, n * sizeof(*w->pcs), &added);
-	if (!*id)
-		return fail(w, -ENOMEM);
-	if (!added)
-		return 0;
-	*p++ = GT2_EV_STACK;
-	p = gt_varint_put(p, *id);
-	p = gt_varint_put(p, n);
-	for (size_t i = 0; i < n; i++) {
-		const struct gt_frame *f = &stk->frames[i];
-		uint64_t fn, file;
-
-		if ((err = cstring_id(w, f->func, &fn)) || (err = cstring_id(w, f->file, &file)))
-			return err;
-		p = gt_varint_put(p, f->pc);
-		p = gt_varint_put(p, fn);
-		p = gt_varint_put(p, file);
-		p = gt_varint_put(p, f->line);
-	}
-	w->st.stacks++;
-	return table_add(w, &w->stacks, GT2_EV_STACKS, e, (size_t)(p - e));
-}
-
-/* ts, or the first time past the last event's that Go 1.23's float64 tells apart from it
- * (ticks()): a recording longer than 104 days keeps its events distinct, a little later than
- * they were. */
-static uint64_t distinct(const struct gt2_writer *w, uint64_t ts)
-{
-	uint64_t prev = ticks(w, w->ev_ts), r;
-
-	if (ticks(w, ts) < 1ull << 53 || ticks(w, ts) >= 1ull << 62 ||
-	    (double)ticks(w, ts) > (double)prev)
-		return ts;
-	r = (uint64_t)(double)prev;
-	return w->epoch + r + (1ull << (63 - __builtin_clzll(r) - 52));
-}
-
-/* Appends a timed event to batch b of M m: type t, then args. */
-static int ev(struct gt2_writer *w, uint64_t m, struct buf *b, uint64_t ts, uint8_t t,
-	      const uint64_t *args, unsigned nargs)
-{
-	uint8_t *p;
-	int err;
-
-	if (b->len + EV_ROOM > w->batch_size && (err = put_batch(w, m, b)))
-		return err;
-	if (grow_buf(b, EV_ROOM))
-		return fail(w, -ENOMEM);
-	/* Go 1.23's reader retries a stuck earliest event's rivals but not one tied with it
-	 * (docs/format.md §18.4): no two events share a time. */
-	if (ts <= w->ev_ts)
-		ts = w->ev_ts + 1;
-	ts = distinct(w, ts);
-	w->ev_ts = ts;
-	if (!b->len)
-		b->base = b->last = ts;
-	p = b->data + b->len;
-	*p++ = t;
-	p = gt_varint_put(p, ts - b->last);
-	for (unsigned i = 0; i < nargs; i++)
-		p = gt_varint_put(p, args[i]);
-	w->held += (size_t)(p - (b->data + b->len));
-	b->len = (size_t)(p - b->data);
-	b->last = ts;
-	w->st.events++;
-	w->gen_events++;
-	return 0;
-}
-
-#define EV(w, t, ts, type, ...)                                                        \
-	ev((w), (t)->tid, &(t)->m, (ts), (type), (const uint64_t[]){ __VA_ARGS__ },      \
-	   sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t))
-#define EV0(w, t, ts, type) ev((w), (t)->tid, &(t)->m, (ts), (type), NULL, 0)
-#define NOM(w, ts, type, ...)                                                          \
-	ev((w), GT2_NO_THREAD, &(w)->nom, (ts), (type), (const uint64_t[]){ __VA_ARGS__ }, \
-	   sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t))
 
 static struct thr *find(struct gt2_writer *w, uint64_t tid)
 {
@@ -368,132 +71,11 @@ static void drop_thread(struct gt2_writer *w, struct thr *t)
 	w->nthr--;
 }
 
-static int idle_proc(struct gt2_writer *w, uint64_t ts, uint32_t p);
-
-/* Ends the generation: every M's batch, the tables, the samples, the frequency. */
-static int end_generation(struct gt2_writer *w)
-{
-	uint8_t f[1 + GT_MAX_VARINT_LEN];
-	struct buf fb = { .data = f, .base = w->last_ts ? w->last_ts : 1 };
-	int err = 0;
-
-	if (!w->open)
-		return 0;
-	/* Go 1.23 refuses a generation without an event ("frontier is empty"): one that saw
-	 * nothing says that a P is idle. Some P is: a held one has its status written already. */
-	for (uint32_t p = 0; !w->gen_events && p < w->nprocs && !err; p++)
-		if (w->procs[p].st == GT2_P_IDLE)
-			err = idle_proc(w, fb.base, p);
-	for (size_t i = 0; i < w->nthr && !err; i++) {
-		struct buf *b = &w->thr[i].m;
-
-		err = put_batch(w, w->thr[i].tid, b);
-		/* A buffer grown for one busy generation is not kept for every later one. */
-		free(b->data);
-		*b = (struct buf){ 0 };
-	}
-	if (!err)
-		err = put_batch(w, GT2_NO_THREAD, &w->nom);
-	if (!err)
-		err = put_batch(w, GT2_NO_THREAD, &w->strings);
-	if (!err)
-		err = put_batch(w, GT2_NO_THREAD, &w->stacks);
-	if (!err)
-		err = put_batch(w, GT2_NO_THREAD, &w->samples);
-	if (!err) {
-		f[0] = GT2_EV_FREQUENCY;
-		fb.len = (size_t)(gt_varint_put(f + 1, w->freq) - f);
-		w->held += fb.len;
-		err = put_batch(w, GT2_NO_THREAD, &fb);
-	}
-	if (!err && (err = gt_outq__flush(w->out)))
-		return fail(w, err);
-	if (!err && w->sink && (err = hand_over(w)))
-		return fail(w, err);
-	if (err)
-		return err;
-	w->st.generations++;
-	w->gen_events = w->gen_batches = 0;
-	w->gen_mark = w->st.bytes = gt_outq__written(w->out);
-	w->gen++;
-	w->open = false;
-	w->held = 0;
-	gt_tracemap__clear(w->sids);
-	gt_tracemap__clear(w->stkids);
-	return 0;
-}
-
-/* Opens a generation at ts: every P a thread holds and every thread restate their status,
- * which also starts the sequence numbers again. */
-static int begin_generation(struct gt2_writer *w, uint64_t ts)
-{
-	int err = 0;
-
-	w->open = true;
-	w->gen_start = ts;
-	for (uint32_t p = 0; p < w->nprocs; p++)
-		w->procs[p].seq = 0;
-	for (size_t i = 0; i < w->nthr && !err; i++) {
-		struct thr *t = &w->thr[i];
-
-		t->seq = 0;
-		if (t->p >= 0) {
-			struct proc *pr = &w->procs[t->p];
-
-			pr->status_gen = w->gen;
-			err = EV(w, t, ts, GT2_EV_PROC_STATUS, (uint64_t)t->p, pr->st);
-		}
-		if (err)
-			break;
-		if (t->p >= 0 || t->st == GT2_G_SYSCALL)
-			err = EV(w, t, ts, GT2_EV_GO_STATUS, t->g, t->tid, t->st);
-		else
-			err = NOM(w, ts, GT2_EV_GO_STATUS, t->g, GT2_NO_THREAD, t->st);
-	}
-	return err;
-}
-
-/* Every call starts here: the writer has not failed, time goes on, and the generation is
- * open (a new one when the current one is full). */
-static int enter(struct gt2_writer *w, uint64_t ts)
-{
-	int err;
-
-	if (w->err)
-		return w->err;
-	if (!ts || ts < w->last_ts)
-		return -EINVAL;
-	if (!w->last_ts && ts >= 1ull << 52)
-		w->epoch = ts - 1;
-	if (w->open && (ts - w->gen_start >= w->gen_ticks ||
-			w->held + w->whole.len + gt_tracemap__bytes(w->sids) +
-					gt_tracemap__bytes(w->stkids) >=
-				w->gen_bytes)) {
-		if ((err = end_generation(w)))
-			return err;
-	}
-	w->last_ts = ts;
-	return w->open ? 0 : begin_generation(w, ts);
-}
-
-/* P p is idle and free: states its status first in this generation. */
-static int idle_proc(struct gt2_writer *w, uint64_t ts, uint32_t p)
-{
-	struct proc *pr = &w->procs[p];
-
-	if (pr->st != GT2_P_IDLE)
-		return -EBUSY;
-	if (pr->status_gen == w->gen)
-		return 0;
-	pr->status_gen = w->gen;
-	return NOM(w, ts, GT2_EV_PROC_STATUS, p, GT2_P_IDLE);
-}
-
 /* Thread t's M starts P p (idle). */
 static int start_proc(struct gt2_writer *w, uint64_t ts, struct thr *t, uint32_t p)
 {
 	struct proc *pr = &w->procs[p];
-	int err = idle_proc(w, ts, p);
+	int err = gt2_writer_idle_proc(w, ts, p);
 
 	if (err || (err = EV(w, t, ts, GT2_EV_PROC_START, p, ++pr->seq)))
 		return err;
@@ -555,12 +137,12 @@ int gt2_writer__run(struct gt2_writer *w, uint64_t ts, uint32_t cpu, uint64_t ti
 		return -EINVAL;
 	pr = &w->procs[cpu];
 	if (t->p == (int32_t)cpu)
-		return enter(w, ts);
+		return gt2_writer_enter(w, ts);
 	if (pr->st != GT2_P_IDLE && pr->st != GT2_P_SYSCALL)
 		return -EBUSY;
 	if (pr->st == GT2_P_SYSCALL && find(w, pr->holder)->st != GT2_G_SYSCALL)
 		return -EBUSY;
-	if ((err = enter(w, ts)))
+	if ((err = gt2_writer_enter(w, ts)))
 		return err;
 	if (t->p >= 0 && (err = release_proc(w, ts, t,
 					     w->procs[t->p].st == GT2_P_SYSCALL ? t : NULL)))
@@ -581,7 +163,7 @@ int gt2_writer__leave(struct gt2_writer *w, uint64_t ts, uint64_t tid, enum gt2_
 
 	if (!t || t->p < 0 || (t->st != GT2_G_RUNNING && t->st != GT2_G_SYSCALL))
 		return -EINVAL;
-	if ((err = enter(w, ts)))
+	if ((err = gt2_writer_enter(w, ts)))
 		return err;
 	if (t->st == GT2_G_SYSCALL) {
 		/* Left in a syscall: the P stays its own until taken. */
@@ -591,7 +173,8 @@ int gt2_writer__leave(struct gt2_writer *w, uint64_t ts, uint64_t tid, enum gt2_
 	}
 	if (how == GT2_PREEMPTED && !reason)
 		reason = "preempted";
-	if ((err = cstring_id(w, reason, &sid)) || (err = stack_id(w, stk, &sk)))
+	if ((err = gt2_writer_cstring_id(w, reason, &sid)) ||
+	    (err = gt2_writer_stack_id(w, stk, &sk)))
 		return err;
 	err = EV(w, t, ts, how == GT2_BLOCKED ? GT2_EV_GO_BLOCK : GT2_EV_GO_STOP, sid, sk);
 	if (err)
@@ -609,9 +192,9 @@ int gt2_writer__wake(struct gt2_writer *w, uint64_t ts, uint64_t waker, uint64_t
 
 	if (!t || (waker && !by))
 		return -EINVAL;
-	if ((err = enter(w, ts)) || t->st != GT2_G_WAITING)
+	if ((err = gt2_writer_enter(w, ts)) || t->st != GT2_G_WAITING)
 		return err;
-	if ((err = stack_id(w, stk, &sk)))
+	if ((err = gt2_writer_stack_id(w, stk, &sk)))
 		return err;
 	err = by ? EV(w, by, ts, GT2_EV_GO_UNBLOCK, t->g, ++t->seq, sk) :
 		   NOM(w, ts, GT2_EV_GO_UNBLOCK, t->g, ++t->seq, sk);
@@ -629,7 +212,7 @@ int gt2_writer__syscall_begin(struct gt2_writer *w, uint64_t ts, uint64_t tid,
 
 	if (!t || t->p < 0 || t->st != GT2_G_RUNNING)
 		return -EINVAL;
-	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)))
+	if ((err = gt2_writer_enter(w, ts)) || (err = gt2_writer_stack_id(w, stk, &sk)))
 		return err;
 	err = EV(w, t, ts, GT2_EV_GO_SYSCALL_BEGIN, ++w->procs[t->p].seq, sk);
 	if (err)
@@ -646,7 +229,7 @@ int gt2_writer__syscall_end(struct gt2_writer *w, uint64_t ts, uint64_t tid)
 
 	if (!t || t->p < 0 || t->st != GT2_G_SYSCALL)
 		return -EINVAL;
-	if ((err = enter(w, ts)))
+	if ((err = gt2_writer_enter(w, ts)))
 		return err;
 	if (w->procs[t->p].st == GT2_P_RUNNING)	/* came back on a CPU it started anew */
 		return syscall_return(w, ts, t);
@@ -705,14 +288,14 @@ int gt2_writer__thread_found(struct gt2_writer *w, uint64_t ts, uint64_t tid,
 	if (on_cpu && (w->procs[cpu].st != GT2_P_IDLE ||
 		       (w->open && w->procs[cpu].status_gen == w->gen && w->gen == 1)))
 		return -EBUSY;
-	if ((err = enter(w, ts)))
+	if ((err = gt2_writer_enter(w, ts)))
 		return err;
 	t = add_thread(w, tid, (uint8_t)(w->gen == 1 ? st : GT2_G_SYSCALL));
 	if (!t)
 		return -errno;
 	if (w->gen > 1)
 		return appear(w, ts, t, st, cpu, reason, stk);
-	if ((err = stack_id(w, stk, &sk)))
+	if ((err = gt2_writer_stack_id(w, stk, &sk)))
 		return err;
 	if (on_cpu) {
 		struct proc *pr = &w->procs[cpu];
@@ -740,8 +323,8 @@ int gt2_writer__thread_new(struct gt2_writer *w, uint64_t ts, uint64_t parent, u
 		return -EINVAL;
 	if (pt->p < 0 || pt->st != GT2_G_RUNNING || w->procs[pt->p].st != GT2_P_RUNNING)
 		return gt2_writer__thread_found(w, ts, tid, GT2_G_RUNNABLE, -1, NULL, start);
-	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)) ||
-	    (err = stack_id(w, start, &ssk)))
+	if ((err = gt2_writer_enter(w, ts)) || (err = gt2_writer_stack_id(w, stk, &sk)) ||
+	    (err = gt2_writer_stack_id(w, start, &ssk)))
 		return err;
 	if (!(t = add_thread(w, tid, GT2_G_RUNNABLE)))
 		return -errno;
@@ -762,8 +345,8 @@ int gt2_writer__exec(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t g
 		return -EINVAL;
 	if (!goid || u64map__get(w->goids, goid))
 		return -EINVAL;
-	if ((err = enter(w, ts)) || (err = stack_id(w, stk, &sk)) ||
-	    (err = stack_id(w, start, &ssk)) || (err = take_goid(w, goid)))
+	if ((err = gt2_writer_enter(w, ts)) || (err = gt2_writer_stack_id(w, stk, &sk)) ||
+	    (err = gt2_writer_stack_id(w, start, &ssk)) || (err = take_goid(w, goid)))
 		return err;
 	old = t->g;
 	p = t->p;
@@ -798,7 +381,7 @@ int gt2_writer__thread_exit(struct gt2_writer *w, uint64_t ts, uint64_t tid)
 
 	if (!t || (t->st != GT2_G_SYSCALL && (t->st != GT2_G_RUNNING || t->p < 0)))
 		return -EINVAL;
-	if ((err = enter(w, ts)))
+	if ((err = gt2_writer_enter(w, ts)))
 		return err;
 	if (t->st == GT2_G_RUNNING) {
 		if ((err = EV0(w, t, ts, GT2_EV_GO_DESTROY)) || (err = release_proc(w, ts, t, NULL)))
@@ -812,7 +395,7 @@ int gt2_writer__thread_exit(struct gt2_writer *w, uint64_t ts, uint64_t tid)
 		if ((err = EV0(w, t, ts, GT2_EV_GO_DESTROY_SYSCALL)))
 			return err;
 	}
-	if ((err = put_batch(w, t->tid, &t->m)))
+	if ((err = gt2_writer_put_batch(w, t->tid, &t->m)))
 		return err;
 	drop_thread(w, t);
 	return 0;
@@ -829,19 +412,19 @@ int gt2_writer__cpu_sample(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint
 		return -EINVAL;
 	if (w->err)
 		return w->err;
-	if (!w->open && (err = enter(w, ts > w->last_ts ? ts : w->last_ts)))
+	if (!w->open && (err = gt2_writer_enter(w, ts > w->last_ts ? ts : w->last_ts)))
 		return err;
-	if ((err = stack_id(w, stk, &sk)))
+	if ((err = gt2_writer_stack_id(w, stk, &sk)))
 		return err;
 	*p++ = GT2_EV_CPU_SAMPLE;
-	p = gt_varint_put(p, ticks(w, ts));
+	p = gt_varint_put(p, gt2_writer_ticks(w, ts));
 	p = gt_varint_put(p, tid ? tid : GT2_NO_THREAD);
 	p = gt_varint_put(p, cpu);
 	p = gt_varint_put(p, find(w, tid) ? find(w, tid)->g : tid);
 	p = gt_varint_put(p, sk);
 	w->st.events++;
 	w->gen_events++;
-	return table_add(w, &w->samples, GT2_EV_CPU_SAMPLES, e, (size_t)(p - e));
+	return gt2_writer_table_add(w, &w->samples, GT2_EV_CPU_SAMPLES, e, (size_t)(p - e));
 }
 
 /* The thread of an annotation: it holds a CPU, so its M has a P and its goroutine. */
@@ -853,7 +436,7 @@ static struct thr *annotating(struct gt2_writer *w, uint64_t ts, uint64_t tid, i
 		*err = -EINVAL;
 		return NULL;
 	}
-	*err = enter(w, ts);
+	*err = gt2_writer_enter(w, ts);
 	return *err ? NULL : t;
 }
 
@@ -864,7 +447,8 @@ int gt2_writer__task_begin(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint
 	int err;
 	struct thr *t = annotating(w, ts, tid, &err);
 
-	if (!t || (err = cstring_id(w, name, &sid)) || (err = stack_id(w, stk, &sk)))
+	if (!t || (err = gt2_writer_cstring_id(w, name, &sid)) ||
+	    (err = gt2_writer_stack_id(w, stk, &sk)))
 		return err;
 	return EV(w, t, ts, GT2_EV_USER_TASK_BEGIN, task, parent, sid, sk);
 }
@@ -876,7 +460,7 @@ int gt2_writer__task_end(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64
 	int err;
 	struct thr *t = annotating(w, ts, tid, &err);
 
-	if (!t || (err = stack_id(w, stk, &sk)))
+	if (!t || (err = gt2_writer_stack_id(w, stk, &sk)))
 		return err;
 	return EV(w, t, ts, GT2_EV_USER_TASK_END, task, sk);
 }
@@ -888,7 +472,8 @@ int gt2_writer__region(struct gt2_writer *w, uint64_t ts, uint64_t tid, bool beg
 	int err;
 	struct thr *t = annotating(w, ts, tid, &err);
 
-	if (!t || (err = cstring_id(w, name, &sid)) || (err = stack_id(w, stk, &sk)))
+	if (!t || (err = gt2_writer_cstring_id(w, name, &sid)) ||
+	    (err = gt2_writer_stack_id(w, stk, &sk)))
 		return err;
 	return EV(w, t, ts, begin ? GT2_EV_USER_REGION_BEGIN : GT2_EV_USER_REGION_END, task, sid,
 		  sk);
@@ -902,8 +487,9 @@ int gt2_writer__log(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t ta
 	int err;
 	struct thr *t = annotating(w, ts, tid, &err);
 
-	if (!t || (err = cstring_id(w, key, &kid)) || (err = string_id(w, value, value_len, &vid)) ||
-	    (err = stack_id(w, stk, &sk)))
+	if (!t || (err = gt2_writer_cstring_id(w, key, &kid)) ||
+	    (err = gt2_writer_string_id(w, value, value_len, &vid)) ||
+	    (err = gt2_writer_stack_id(w, stk, &sk)))
 		return err;
 	return EV(w, t, ts, GT2_EV_USER_LOG, task, kid, vid, sk);
 }
@@ -914,22 +500,6 @@ int gt2_writer__heap(struct gt2_writer *w, uint64_t ts, uint64_t tid, uint64_t b
 	struct thr *t = annotating(w, ts, tid, &err);
 
 	return t ? EV(w, t, ts, GT2_EV_HEAP_ALLOC, bytes) : err;
-}
-
-int gt2_writer__flush(struct gt2_writer *w)
-{
-	if (w->err)
-		return w->err;
-	/* A file of the header alone is no trace to Go 1.23 (no Frequency): the first flush
-	 * writes a generation, empty if need be. */
-	if (!w->st.generations)
-		w->open = true;
-	return end_generation(w);
-}
-
-uint64_t gt2_writer__generation(const struct gt2_writer *w)
-{
-	return w->gen;
 }
 
 void gt2_writer__stats(const struct gt2_writer *w, struct gt2_writer_stats *out)
@@ -962,7 +532,8 @@ struct gt2_writer *gt2_writer__new(const struct gt2_writer_opts *o)
 		w->batch_size = 2 * EV_ROOM;
 	w->gen = 1;
 	w->base = w->sink ? -1 : lseek(o->fd, 0, SEEK_CUR);
-	w->out = w->sink ? gt_outq__new_sink(gather, w) : gt_outq__new(o->fd, GT2_MAX_BATCH, 0);
+	w->out = w->sink ? gt_outq__new_sink(gt2_writer_gather, w) :
+			   gt_outq__new(o->fd, GT2_MAX_BATCH, 0);
 	w->procs = calloc(o->nprocs, sizeof(*w->procs));
 	w->pcs = calloc(GT2_MAX_FRAMES, sizeof(*w->pcs));
 	w->by_tid = u64map__new();
