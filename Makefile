@@ -202,10 +202,10 @@ $(FUZZ_V2): tests/fuzz/fuzz_reader_v2.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard 
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -lz -o $@
 
-# The model and what it calls (the symbolizer, /proc, the flight recorder's triggers),
-# instrumented; its generated syscall names come from the normal build.
+# The model and what it calls (the symbolizer, /proc, the flight recorder and the event stream it
+# reads its window through), instrumented; its syscall names come from the normal build.
 FUZZ_MODEL_SRCS := tests/fuzz/fuzz_model.c $(FORMAT_SRCS) $(LIB_SRCS) \
-	$(wildcard user/model/*.c user/stacks/*.c user/proc/*.c user/flight/*.c)
+	$(wildcard user/model/*.c user/stacks/*.c user/proc/*.c user/events/*.c user/flight/*.c)
 $(FUZZ_MODEL): $(FUZZ_MODEL_SRCS) | $(OUT)/syscall_names.h
 	$(call say,FUZZ-CC,$@)
 	@mkdir -p $(@D)

@@ -6,8 +6,9 @@
  * that stayed open long comes after other Ps' batches holding later events, so the window can
  * begin with events older than the tracker's last one. Those are folded into a copy of the
  * state (first pass over the window), and the file begins just after the tracker's last event
- * (second pass, through the cut). Two readers, because a dictionary refuses a string defined
- * twice; both resolve ids through the evicted batches' dictionary, under their own.
+ * (second pass, through the cut). Both passes read the window through the event stream
+ * (user/events/events.h), each with its own reader, because a dictionary refuses a string
+ * defined twice; both resolve ids through the evicted batches' dictionary, under their own.
  *
  * A window of Go 1.22+ generations keeps each as its event count (8 bytes, for the count of
  * what eviction drops) then its bytes; a file is the header then those bytes.
@@ -26,10 +27,10 @@
 
 #include "format/v1/cut.h"
 #include "format/v1/dict.h"
-#include "format/v1/reader.h"
 #include "format/v1/state.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
+#include "user/events/events.h"
 #include "user/flight/flight.h"
 
 /* An id the writer forgot, to be forgotten by the tracker once the batches that may name it
@@ -213,57 +214,56 @@ static int failf(char *err, size_t errlen, int ret, const char *fmt, ...)
 	return ret;
 }
 
-/* A reader over the window's batches, on top of the evicted batches' dictionary, knowing which
- * goroutine each P left running where the window begins. */
-static struct gt_reader *window_reader(const struct flight *f)
-{
-	const struct gt_pstat *ps = gt_state__procs(f->evicted);
-	struct gt_reader *r = gt_reader__new(&(struct gt_reader_opts){
-		.sz = sizeof(struct gt_reader_opts), .fd = -1, .headerless = true,
-		.parent = gt_state__dict(f->evicted) });
+/* Where a reading of the window is. */
+struct window_pos {
+	const struct gt_window *window;
+	uint64_t pos;
+};
 
-	for (size_t i = 0; r && i < gt_state__nprocs(f->evicted); i++) {
-		if (gt_reader__set_running(r, ps[i].id, ps[i].g)) {
-			gt_reader__free(r);
-			return NULL;
-		}
-	}
-	return r;
+/* The window's batches, oldest first, to the event stream. */
+static int window_batch(void *ctx, const uint8_t **data, size_t *len)
+{
+	struct window_pos *wp = ctx;
+	struct gt_window_batch b;
+
+	if (!gt_window__next(wp->window, &wp->pos, &b))
+		return 0;
+	*data = b.data;
+	*len = b.len;
+	return 1;
 }
 
-/* One pass over the window's events in output order: those before from go to start (the first
- * pass), the others to the cut c (the second). *last gets the latest time seen. */
+/* One pass over the window's events in output order, read through the event stream on top of
+ * the evicted batches' state: those before from go to start (the first pass), the others to
+ * the cut c (the second). *last gets the latest time seen. */
 static int pass(struct flight *f, uint64_t from, struct gt_state *start, struct gt_cut *c,
 		uint64_t *last, char *err, size_t errlen)
 {
-	struct gt_reader *r = window_reader(f);
-	struct gt_window_batch b;
+	struct window_pos wp = { f->window, 0 };
+	struct events *s;
 	struct gt_event e;
-	uint64_t pos = 0;
-	int ret = 0;
+	char why[256];
+	int ret = events__open_window(f->evicted, window_batch, &wp, &s, why, sizeof(why));
 
-	if (!r)
-		return failf(err, errlen, -ENOMEM, "reading the window: out of memory");
-	while (!ret && gt_window__next(f->window, &pos, &b)) {
-		gt_reader__feed(r, b.data, b.len);
-		while ((ret = gt_reader__next(r, &e)) == 1) {
-			if (e.ts > *last)
-				*last = e.ts;
-			/* A transition the copy does not allow is applied all the same. */
-			if (start && e.ts < from && gt_state__event(start, &e) == -ENOMEM) {
-				ret = failf(err, errlen, -ENOMEM, "the state at the window's start: "
-					    "out of memory");
-				break;
-			}
-			if (c && e.ts >= from && (ret = gt_cut__event(c, &e, gt_reader__dict(r)))) {
-				failf(err, errlen, ret, "%s", gt_cut__error(c));
-				break;
-			}
+	if (ret)
+		return failf(err, errlen, ret, "reading the window: %s", why);
+	while ((ret = events__next(s, &e, why, sizeof(why))) == 1) {
+		if (e.ts > *last)
+			*last = e.ts;
+		/* A transition the copy does not allow is applied all the same. */
+		if (start && e.ts < from && gt_state__event(start, &e) == -ENOMEM) {
+			ret = failf(err, errlen, -ENOMEM, "the state at the window's start: "
+				    "out of memory");
+			break;
 		}
-		if (ret < 0 && !err[0])
-			failf(err, errlen, ret, "reading the window: %s", gt_reader__error(r));
+		if (c && e.ts >= from && (ret = gt_cut__event(c, &e, events__dict(s)))) {
+			failf(err, errlen, ret, "%s", gt_cut__error(c));
+			break;
+		}
 	}
-	gt_reader__free(r);
+	if (ret < 0 && !err[0])
+		failf(err, errlen, ret, "reading the window: %s", why);
+	events__free(s);
 	return ret;
 }
 

@@ -34,7 +34,7 @@ int model_found_asleep(struct model *m, struct thread *t, uint64_t new_stk,
 	 * recording started (model__start_stacks), or its syscall alone. */
 	/* Uninterruptible: the kernel doing the syscall's work, which no block of a thread
 	 * found asleep can say (a switch says it with GoSysBlock). */
-	wait = pt->state == 'D' ? GT_EV_GO_BLOCK : model__wait_event(pt->syscall);
+	wait = pt->state == 'D' ? GT_EV_GO_BLOCK : syscalls__wait_event(pt->syscall);
 	err = m->out->found(m, t, new_stk, wait, pt->syscall);
 	m->rs = NULL;
 	t->seq++;

@@ -46,14 +46,6 @@ static inline bool model__standin_self(uint64_t goid)
 	return model__standin(goid) && (goid & 1);
 }
 
-/* The key of the log that marks a syscall's return in the Go 1.19 format (--syscalls=all),
- * which has no event for it (docs/format.md §10.3). */
-#define LXTRACE_SYSRET_KEY "lxtrace.sysret"
-/* The log of lxtrace's goroutine at the start of a recording that has each syscall's entry
- * and return (value "entries and returns"): in the 1.22+ format, where a syscall that begins
- * at its entry and one that begins where the thread blocked in it look the same. */
-#define LXTRACE_SYSCALLS_KEY "lxtrace.syscalls"
-
 /* How long model__prepare waits for unwind rows: a large library's on a busy machine; for
  * the stacks of the whole machine's threads, at most 1 s (those still without rows then end
  * at that binary, marked, as a late walk does). */
@@ -216,29 +208,6 @@ struct model *model__new(const struct model_opts *opts);
  * stacks given by model__start_stacks need to be walked whole. 0 or -errno (proc_root
  * unreadable, out of memory). */
 int model__prepare(struct model *m, bool kernel, bool user, bool rows);
-
-/* The event a thread sleeping (interruptibly) in syscall nr (-1: none) blocks with, for the
- * kind of wait the syscall is (syscalls__class): what a reader of a Go 1.22+ file, whose
- * blocks give the syscall's name, tells as 1.19's event too. Here, not in core.c, so that the
- * offline tools, which need this one rule of the recorder's, link none of its model. */
-static inline enum gt_type model__wait_event(int nr)
-{
-	if (nr < 0)
-		return GT_EV_GO_BLOCK;
-	/* Waiting for another thread or an event. Not GoBlockNet: both parsers put its unblock
-	 * on a fake P with no thread, which 1.23's thread view draws as a thread
-	 * 18446744073709551615 (docs/viewing.md). */
-	switch (syscalls__class(nr)) {
-	case SYSCALL_CLASS_SYNC:
-		return GT_EV_GO_BLOCK_SYNC;
-	case SYSCALL_CLASS_FD:
-		return GT_EV_GO_BLOCK_SELECT;
-	case SYSCALL_CLASS_SLEEP:
-		return GT_EV_GO_SLEEP;
-	default:
-		return GT_EV_GO_BLOCK;
-	}
-}
 
 /* The threads the init phase will write (those opts.keep keeps, not the recorder's), in *tids
  * (malloc'd) and *n: whose stacks the caller may read for model__start_stacks. */

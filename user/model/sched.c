@@ -43,7 +43,7 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 		/* Uninterruptible inside a syscall: the kernel is doing the syscall's work. */
 		ev = GT_EV_GO_SYSBLOCK;
 	} else {
-		ev = model__wait_event(nr);
+		ev = syscalls__wait_event(nr);
 	}
 	if (ev == GT_EV_GO_SYSBLOCK) {
 		/* In --syscalls=all the entry's GoSysCall may already be its latest event; then the

@@ -6,7 +6,7 @@
 #include "lib/grow.h"
 #include "user/report/cpu.h"
 #include "user/report/fmt.h"
-#include "user/report/ident.h"
+#include "user/events/ident.h"
 #include "user/report/intern.h"
 #include "user/report/json.h"
 #include "user/report/stacktab.h"

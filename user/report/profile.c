@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "lib/grow.h"
-#include "user/report/ident.h"
+#include "user/events/ident.h"
 #include "user/report/intern.h"
 #include "user/report/offcpu.h"
 #include "user/report/profile.h"

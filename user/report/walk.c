@@ -11,7 +11,7 @@
 #include "lib/grow.h"
 #include "lib/u64map.h"
 #include "user/model/model.h"
-#include "user/report/events.h"
+#include "user/events/events.h"
 #include "user/report/walk.h"
 
 struct tstate {

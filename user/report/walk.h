@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "format/v1/dict.h"
-#include "user/report/ident.h"
+#include "user/events/ident.h"
 
 enum walk_wait {
 	WALK_WAKEUP,		/* woken (GoUnblock, GoSysExit) or created (GoCreate) */

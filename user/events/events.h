@@ -1,7 +1,8 @@
-/* events.h - the offline tools' one event stream: a trace file of either format lxtrace reads,
- * checked as `lxtrace dump` checks it (one verdict: what dump refuses, report and pprof
+/* events.h - the one event stream of lxtrace's readers: a trace file of either format lxtrace
+ * reads, checked as `lxtrace dump` checks it (one verdict: what dump refuses, report and pprof
  * refuse), told as format-neutral events with stable stack and string handles. report and
- * pprof read every file through it (walk.h), never a format's reader.
+ * pprof read every file through it (user/report/walk.h), never a format's reader; so does the
+ * flight recorder read its window of batches in memory (user/flight/flight.h), a third source.
  *
  * Its events are format/v1/reader.h's: a gt_event of the Go 1.19 kinds, whose stack is a
  * pointer into a dictionary that keeps every definition for the whole reading (a stack id
@@ -13,9 +14,12 @@
  *  - a Go 1.19 file: format/v1/reader.h streamed through format/v1/state.h's check; one Go's
  *    runtime wrote (format/v1/order.h says so) read whole, put in Go's order and checked;
  *  - a Go 1.22+ file: events_v2.h, a generation at a time through format/v2/reader.h, its
- *    events told as the 1.19 kinds (times in ns), the stacks and strings in one dictionary. */
-#ifndef LXTRACE_USER_REPORT_EVENTS_H
-#define LXTRACE_USER_REPORT_EVENTS_H
+ *    events told as the 1.19 kinds (times in ns), the stacks and strings in one dictionary;
+ *  - the flight recorder's window: Go 1.19 batches in memory, continuing a state tracker's.
+ * It sits below the flight recorder and the report (docs/layout.md): it knows the recorder's
+ * conventions only from headers (user/stacks/idents.h, user/proc/syscalls.h). */
+#ifndef LXTRACE_USER_EVENTS_EVENTS_H
+#define LXTRACE_USER_EVENTS_EVENTS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -23,10 +27,24 @@
 #include "format/v1/reader.h"
 
 struct events;
+struct gt_state;
 
 /* Reads the header of the file open on fd (at its start) and makes the adapter of its format.
  * 0 with *out, or a negative errno with a one-line message in err. */
 int events__open(int fd, struct events **out, char *err, size_t errlen);
+
+/* Gives the next batch of a window: 1 with its bytes in *data and *len (valid until the next
+ * call), 0 after the last. */
+typedef int (*events_batch_fn)(void *ctx, const uint8_t **data, size_t *len);
+
+/* The flight recorder's window: Go 1.19 batches in memory as lxtrace's writer wrote them, in
+ * the order it pushed them, continuing where the state tracker before (format/v1/state.h) left
+ * the trace: its strings and stacks, and the goroutine each P runs. Read as written, not
+ * checked: the recorder's own output, which the cut it goes to checks as it writes it
+ * (format/v1/cut.h). before must outlive the stream. 0 with *out, or a negative errno with a
+ * one-line message in err. */
+int events__open_window(const struct gt_state *before, events_batch_fn next, void *ctx,
+			struct events **out, char *err, size_t errlen);
 
 /* 1 with the next event (its strings and message valid until the next call, its stack to the
  * end), 0 at the end of a good file, or a negative errno with why in err. */

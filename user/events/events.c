@@ -1,4 +1,5 @@
-/* events.c - a trace file of either format as one checked event stream (events.h). */
+/* events.c - a trace file of either format, or the flight recorder's window, as one event
+ * stream (events.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,18 +11,20 @@
 #include "format/v1/reader.h"
 #include "format/v1/state.h"
 #include "format/v2/reader.h"
-#include "user/report/events.h"
-#include "user/report/events_v2.h"
+#include "user/events/events.h"
+#include "user/events/events_v2.h"
 
 struct events {
 	/* One of: a Go 1.19 file read as it is (r, state), or loaded whole and put in order
-	 * (tr, ordered), or a Go 1.22+ file (v2). */
+	 * (tr, ordered), or a Go 1.22+ file (v2), or a window of batches (r, batch). */
 	struct gt_reader *r;
 	struct gt_state *state;
 	struct gt_trace *tr;
 	struct gt_event *ordered;
 	size_t nordered, next;
 	struct events_v2 *v2;
+	events_batch_fn batch;
+	void *batch_ctx;
 	const struct gt_dict *dict;
 	/* A Go 1.19 file lxtrace wrote: r's dictionary, and the file's definitions read to its
 	 * end beforehand, whose refined stacks it takes (gt_dict__refine_from). */
@@ -139,10 +142,57 @@ int events__open(int fd, struct events **out, char *err, size_t errlen)
 	return 0;
 }
 
+int events__open_window(const struct gt_state *before, events_batch_fn next, void *ctx,
+			struct events **out, char *err, size_t errlen)
+{
+	const struct gt_pstat *ps = gt_state__procs(before);
+	struct events *s = calloc(1, sizeof(*s));
+	int ret = s ? 0 : -ENOMEM;
+
+	*out = NULL;
+	if (s)
+		s->r = gt_reader__new(&(struct gt_reader_opts){
+			.sz = sizeof(struct gt_reader_opts), .fd = -1, .headerless = true,
+			.parent = gt_state__dict(before) });
+	if (s && !s->r)
+		ret = -ENOMEM;
+	for (size_t i = 0; !ret && i < gt_state__nprocs(before); i++)
+		ret = gt_reader__set_running(s->r, ps[i].id, ps[i].g);
+	if (ret) {
+		events__free(s);
+		snprintf(err, errlen, "%s", strerror(-ret));
+		return ret;
+	}
+	s->batch = next;
+	s->batch_ctx = ctx;
+	s->dict = gt_reader__dict(s->r);
+	*out = s;
+	return 0;
+}
+
+/* The window's next event: the reader's, fed a batch at a time. */
+static int window_next(struct events *s, struct gt_event *e, char *err, size_t errlen)
+{
+	const uint8_t *data;
+	size_t len;
+	int ret;
+
+	while (!(ret = gt_reader__next(s->r, e))) {
+		if (!s->batch(s->batch_ctx, &data, &len))
+			return 0;
+		gt_reader__feed(s->r, data, len);
+	}
+	if (ret < 0)
+		snprintf(err, errlen, "%s", gt_reader__error(s->r));
+	return ret;
+}
+
 int events__next(struct events *s, struct gt_event *e, char *err, size_t errlen)
 {
 	int ret;
 
+	if (s->batch)
+		return window_next(s, e, err, errlen);
 	if (s->tr) {
 		if (s->next == s->nordered)
 			return 0;

@@ -12,8 +12,8 @@
  * the threads ends. Times are ns (Frequency 1e9). Stacks and strings are kept by content in
  * one dictionary for the whole file, as 1.19's reader keeps them: memory is the generation
  * (the reader's, and 112 bytes per event of it) and the distinct stacks. */
-#ifndef LXTRACE_USER_REPORT_EVENTS_V2_H
-#define LXTRACE_USER_REPORT_EVENTS_V2_H
+#ifndef LXTRACE_USER_EVENTS_EVENTS_V2_H
+#define LXTRACE_USER_EVENTS_EVENTS_V2_H
 
 #include "format/v1/dict.h"
 #include "format/v1/reader.h"

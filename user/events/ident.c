@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/report/ident.h"
+#include "user/events/ident.h"
 #include "user/stacks/idents.h"
 
 /* A name as the thread has it: without the '_' the recorder puts before one the 1.23 viewer

@@ -4,8 +4,8 @@
  * frame "COMM (pid PID)" (file "pid PID"), and a "syscall NAME" frame (file "kernel", line the
  * number) where the stack was taken inside a syscall. A stack of no thread (the waker "[irq]",
  * lxtrace's own logs, "[lxtrace repair]") has one frame of file "lxtrace". */
-#ifndef LXTRACE_USER_REPORT_IDENT_H
-#define LXTRACE_USER_REPORT_IDENT_H
+#ifndef LXTRACE_USER_EVENTS_IDENT_H
+#define LXTRACE_USER_EVENTS_IDENT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,10 +8,9 @@
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/u64map.h"
-#include "user/model/model.h"
+#include "user/events/events_v2.h"
+#include "user/events/ident.h"
 #include "user/proc/syscalls.h"
-#include "user/report/events_v2.h"
-#include "user/report/ident.h"
 
 /* A generation's event, its stack and string ids made the file's (args as in the format). */
 struct rec {
@@ -449,7 +448,7 @@ static uint8_t block_type(const struct events_v2 *s, uint64_t reason)
 		return GT_EV_GO_BLOCK_SYNC;
 	if (why && classed(why, GT2_REASON_SELECT))
 		return GT_EV_GO_BLOCK_SELECT;
-	return (uint8_t)model__wait_event(why ? syscalls__nr(why) : -1);
+	return (uint8_t)syscalls__wait_event(why ? syscalls__nr(why) : -1);
 }
 
 /* A goroutine the file names first by its status: created where the recording begins, at
