@@ -32,7 +32,7 @@ say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
 LIB_SRCS := $(wildcard lib/*.c)
-FORMAT_SRCS := $(wildcard format/*.c format/v1/*.c format/v2/*.c)
+FORMAT_SRCS := $(wildcard format/*.c format/go119/*.c format/go123/*.c)
 USER_SRCS := $(wildcard user/*/*.c)
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)
@@ -66,14 +66,14 @@ KERNEL_TESTS := $(OUT)/tests/kernel-tests
 FUZZER := $(OUT)/fuzz/fuzz_reader
 FUZZ_MODEL := $(OUT)/fuzz/fuzz_model
 FUZZ_MERGE := $(OUT)/fuzz/fuzz_merge
-FUZZ_V2 := $(OUT)/fuzz/fuzz_reader_v2
+FUZZ_GO123 := $(OUT)/fuzz/fuzz_reader_go123
 FUZZ_REPORT := $(OUT)/fuzz/fuzz_report
 # Records the fixtures of the golden tests (tests/streams/), by hand and as root.
 CAPTURE_STREAM := $(OUT)/tests/capture-stream
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test layers docs docs-check unit-test integration-test test-load kernel-test sanitize-test fuzz fuzz-model fuzz-merge fuzz-v2 fuzz-report fuzz-replay \
+.PHONY: all test layers docs docs-check unit-test integration-test test-load kernel-test sanitize-test fuzz fuzz-model fuzz-merge fuzz-go123 fuzz-report fuzz-replay \
 	bench deps demo vmlinux clean FORCE
 
 all: $(LXTRACE) $(WORKLOADS) $(BENCHES) $(CAPTURE_STREAM)
@@ -190,14 +190,14 @@ $(CAPTURE_STREAM): $(OUT)/tests/streams/capture.o $(OUT)/tests/lib/stream.o $(US
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
 # One compile of the decoder and what it needs, instrumented; the headers they include are
-# format/'s shared ones, format/v1/'s and lib/'s. lib/disk_cache.c checksums with zlib.
-$(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/*.h format/v1/*.h lib/*.h)
+# format/'s shared ones, format/go119/'s and lib/'s. lib/disk_cache.c checksums with zlib.
+$(FUZZER): tests/fuzz/fuzz_reader.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/*.h format/go119/*.h lib/*.h)
 	$(call say,FUZZ-CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -lz -o $@
 
-# The Go 1.22+ reader, repair and cut, instrumented.
-$(FUZZ_V2): tests/fuzz/fuzz_reader_v2.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/*.h format/v2/*.h lib/*.h)
+# The go1.23 reader, repair and cut, instrumented.
+$(FUZZ_GO123): tests/fuzz/fuzz_reader_go123.c $(FORMAT_SRCS) $(LIB_SRCS) | $(wildcard format/*.h format/go123/*.h lib/*.h)
 	$(call say,FUZZ-CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -lz -o $@
@@ -346,9 +346,9 @@ ifneq ($(filter test,$(MAKECMDGOALS)),)
 kernel-test: integration-test
 endif
 
-fuzz-replay: $(FUZZER) $(FUZZ_MODEL) $(FUZZ_MERGE) $(FUZZ_V2) $(FUZZ_REPORT)
+fuzz-replay: $(FUZZER) $(FUZZ_MODEL) $(FUZZ_MERGE) $(FUZZ_GO123) $(FUZZ_REPORT)
 	$(FUZZER) -runs=0 tests/fuzz/corpus >/dev/null 2>$(OUT)/fuzz/replay.log || { cat $(OUT)/fuzz/replay.log; exit 1; }
-	$(FUZZ_V2) -runs=0 tests/fuzz/v2-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
+	$(FUZZ_GO123) -runs=0 tests/fuzz/go123-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
 		{ cat $(OUT)/fuzz/replay.log; exit 1; }
 	$(FUZZ_MODEL) -runs=0 tests/fuzz/model-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
 		{ cat $(OUT)/fuzz/replay.log; exit 1; }
@@ -356,7 +356,7 @@ fuzz-replay: $(FUZZER) $(FUZZ_MODEL) $(FUZZ_MERGE) $(FUZZ_V2) $(FUZZ_REPORT)
 		{ cat $(OUT)/fuzz/replay.log; exit 1; }
 	$(FUZZ_REPORT) -runs=0 tests/fuzz/report-corpus >/dev/null 2>$(OUT)/fuzz/replay.log || \
 		{ cat $(OUT)/fuzz/replay.log; exit 1; }
-	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) reader, $$(ls tests/fuzz/v2-corpus | wc -l) v2 reader, $$(ls tests/fuzz/model-corpus | wc -l) model, $$(ls tests/fuzz/merge-corpus | wc -l) merge and $$(ls tests/fuzz/report-corpus | wc -l) report inputs, no crash"
+	@echo "fuzz-replay: $$(ls tests/fuzz/corpus | wc -l) reader, $$(ls tests/fuzz/go123-corpus | wc -l) go1.23 reader, $$(ls tests/fuzz/model-corpus | wc -l) model, $$(ls tests/fuzz/merge-corpus | wc -l) merge and $$(ls tests/fuzz/report-corpus | wc -l) report inputs, no crash"
 
 # The unit tests, report's and pprof's fuzz corpus (its target is built with the sanitizers
 # already) and one short recording again, built with AddressSanitizer and
@@ -382,10 +382,10 @@ fuzz-model: $(FUZZ_MODEL)
 	@mkdir -p $(OUT)/fuzz/model-corpus
 	$(FUZZ_MODEL) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/model-corpus \
 		tests/fuzz/model-corpus
-fuzz-v2: $(FUZZ_V2)
-	@mkdir -p $(OUT)/fuzz/v2-corpus
-	$(FUZZ_V2) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/v2-corpus \
-		tests/fuzz/v2-corpus
+fuzz-go123: $(FUZZ_GO123)
+	@mkdir -p $(OUT)/fuzz/go123-corpus
+	$(FUZZ_GO123) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/go123-corpus \
+		tests/fuzz/go123-corpus
 fuzz-report: $(FUZZ_REPORT)
 	@mkdir -p $(OUT)/fuzz/report-corpus
 	$(FUZZ_REPORT) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(OUT)/fuzz/report-corpus \

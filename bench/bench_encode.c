@@ -1,6 +1,6 @@
 /* bench_encode.c - encoding throughput (events/s) and size (bytes/event) of both encoders for
- * a realistic scheduler mix, written to /dev/null: gt_writer (Go 1.19) and gt2_writer (Go
- * 1.22+, format/v2/writer.h).
+ * a realistic scheduler mix, written to /dev/null: gt_writer (Go 1.19) and go123_writer (Go
+ * go1.23, format/go123/writer.h).
  *
  * The mix is generated up front so only encoding is timed: 3 Ps (plus none idle), threads
  * with tids 1000..100000, starts, preemptions, blocks, wakeups (often from another CPU, the
@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "bench/rnd.h"
-#include "format/v2/writer.h"
-#include "format/v1/writer.h"
+#include "format/go123/writer.h"
+#include "format/go119/writer.h"
 #include "lib/clock.h"
 
 struct rec {
@@ -121,7 +121,7 @@ struct result {
 };
 
 static struct gt_frame frames[NSTACKS + 1][3];
-static struct gt2_stack stacks[NSTACKS + 1];
+static struct go123_stack stacks[NSTACKS + 1];
 
 static void make_stacks(void)
 {
@@ -130,7 +130,7 @@ static void make_stacks(void)
 		frames[s][1] = (struct gt_frame){ 0x402000 + s * 64, "main.loop", "/src/main.go",
 						  100 + s };
 		frames[s][2] = (struct gt_frame){ 0x7f0000000000ULL + s, "comm", "[tid 1]", 1 };
-		stacks[s] = (struct gt2_stack){ frames[s], 1 + s % 3 };
+		stacks[s] = (struct go123_stack){ frames[s], 1 + s % 3 };
 	}
 }
 
@@ -190,10 +190,10 @@ static int run_119(const struct rec *r, size_t n, int reps, unsigned nprocs, int
 }
 
 /* Thread states of the replay, by the mix's tid (1000 + 389 i). */
-enum { V2_UNSEEN, V2_SEEN, V2_IN_SYSCALL };
+enum { GO123_UNSEEN, GO123_SEEN, GO123_IN_SYSCALL };
 
 /* One record of the mix as the model would say it to the new encoder. */
-static int replay(struct gt2_writer *w, const struct rec *e, uint64_t *cur, uint8_t *th)
+static int replay(struct go123_writer *w, const struct rec *e, uint64_t *cur, uint8_t *th)
 {
 	static const char *const reasons[] = { "futex", "poll" };
 	uint64_t tid = cur[e->p], t = e->args[0];
@@ -203,70 +203,70 @@ static int replay(struct gt2_writer *w, const struct rec *e, uint64_t *cur, uint
 	switch (e->type) {
 	case GT_EV_GO_START:
 		ts = &th[(t - 1000) / 389];
-		if (*ts == V2_UNSEEN && (err = gt2_writer__thread_found(w, e->ts, t, GT2_G_RUNNABLE,
+		if (*ts == GO123_UNSEEN && (err = go123_writer__thread_found(w, e->ts, t, GO123_G_RUNNABLE,
 									-1, NULL, NULL)))
 			return err;
-		if ((err = gt2_writer__run(w, e->ts, e->p, t)))
+		if ((err = go123_writer__run(w, e->ts, e->p, t)))
 			return err;
 		cur[e->p] = t;
-		if (*ts == V2_IN_SYSCALL && (err = gt2_writer__syscall_end(w, e->ts, t)))
+		if (*ts == GO123_IN_SYSCALL && (err = go123_writer__syscall_end(w, e->ts, t)))
 			return err;
-		*ts = V2_SEEN;
+		*ts = GO123_SEEN;
 		return 0;
 	case GT_EV_GO_PREEMPT:
 		cur[e->p] = 0;
-		return gt2_writer__leave(w, e->ts, tid, GT2_PREEMPTED, NULL, &stacks[t]);
+		return go123_writer__leave(w, e->ts, tid, GO123_PREEMPTED, NULL, &stacks[t]);
 	case GT_EV_GO_BLOCK_SYNC:
 	case GT_EV_GO_BLOCK_NET:
 		cur[e->p] = 0;
-		return gt2_writer__leave(w, e->ts, tid, GT2_BLOCKED,
+		return go123_writer__leave(w, e->ts, tid, GO123_BLOCKED,
 					 reasons[e->type == GT_EV_GO_BLOCK_NET], &stacks[t]);
 	case GT_EV_GO_UNBLOCK:
-		return gt2_writer__wake(w, e->ts, tid, t, e->args[2] ? &stacks[e->args[2]] : NULL);
+		return go123_writer__wake(w, e->ts, tid, t, e->args[2] ? &stacks[e->args[2]] : NULL);
 	case GT_EV_GO_SYSCALL:
-		err = gt2_writer__syscall_begin(w, e->ts, tid, &stacks[t]);
-		return err ? err : gt2_writer__syscall_end(w, e->ts, tid);
+		err = go123_writer__syscall_begin(w, e->ts, tid, &stacks[t]);
+		return err ? err : go123_writer__syscall_end(w, e->ts, tid);
 	case GT_EV_GO_SYSBLOCK:
 		cur[e->p] = 0;
-		th[(tid - 1000) / 389] = V2_IN_SYSCALL;
-		err = gt2_writer__syscall_begin(w, e->ts, tid, NULL);
-		return err ? err : gt2_writer__leave(w, e->ts, tid, GT2_BLOCKED, NULL, NULL);
+		th[(tid - 1000) / 389] = GO123_IN_SYSCALL;
+		err = go123_writer__syscall_begin(w, e->ts, tid, NULL);
+		return err ? err : go123_writer__leave(w, e->ts, tid, GO123_BLOCKED, NULL, NULL);
 	case GT_EV_GO_SYSEXIT:	/* the thread returns from its syscall once it runs */
 		return 0;
 	}
 	return -EINVAL;
 }
 
-static int run_v2(const struct rec *r, size_t n, int reps, unsigned nprocs, int fd,
+static int run_go123(const struct rec *r, size_t n, int reps, unsigned nprocs, int fd,
 		  double *rate, struct result *res)
 {
-	struct gt2_writer_stats st = { 0 };
+	struct go123_writer_stats st = { 0 };
 
 	for (int k = 0; k < reps; k++) {
-		struct gt2_writer_opts o = { .sz = sizeof(o), .fd = fd, .nprocs = nprocs,
+		struct go123_writer_opts o = { .sz = sizeof(o), .fd = fd, .nprocs = nprocs,
 					     .frequency = 1000000000 };
-		struct gt2_writer *w = gt2_writer__new(&o);
+		struct go123_writer *w = go123_writer__new(&o);
 		uint64_t *cur = calloc(nprocs, sizeof(*cur));
 		uint8_t *th = calloc(NTHREADS, 1);
 		double t0;
 		int err = 0;
 
 		if (!w || !cur || !th) {
-			fprintf(stderr, "bench_encode: v2 writer: %s\n", strerror(errno));
+			fprintf(stderr, "bench_encode: go123 writer: %s\n", strerror(errno));
 			return 1;
 		}
 		t0 = now_ns() / 1e9;
 		for (size_t i = 0; i < n && !err; i++)
 			err = replay(w, &r[i], cur, th);
 		if (!err)
-			err = gt2_writer__flush(w);
+			err = go123_writer__flush(w);
 		rate[k] = (double)n / (now_ns() / 1e9 - t0);
 		if (err) {
-			fprintf(stderr, "bench_encode: v2: %s\n", strerror(-err));
+			fprintf(stderr, "bench_encode: go123: %s\n", strerror(-err));
 			return 1;
 		}
-		gt2_writer__stats(w, &st);
-		gt2_writer__free(w);
+		go123_writer__stats(w, &st);
+		go123_writer__free(w);
 		free(cur);
 		free(th);
 	}
@@ -296,7 +296,7 @@ int main(int argc, char **argv)
 	unsigned nprocs = argc > 3 ? (unsigned)atoi(argv[3]) : 3;
 	struct rec *r = malloc(n * sizeof(*r));
 	double *rate = calloc((size_t)reps, sizeof(*rate));
-	struct result r119, rv2;
+	struct result r119, rgo123;
 	int fd = open("/dev/null", O_WRONLY);
 
 	if (!r || !rate || fd < 0 || reps < 1 || !nprocs) {
@@ -306,11 +306,11 @@ int main(int argc, char **argv)
 	n = gen(r, n, nprocs);
 	make_stacks();
 	if (run_119(r, n, reps, nprocs, fd, rate, &r119) ||
-	    run_v2(r, n, reps, nprocs, fd, rate, &rv2))
+	    run_go123(r, n, reps, nprocs, fd, rate, &rgo123))
 		return 1;
 	printf("bench_encode: %zu records, %u Ps, %d runs\n", n, nprocs, reps);
-	print("go 1.19 (format/v1/writer.h):", &r119, n);
-	print("go 1.23 (format/v2/writer.h):", &rv2, n);
+	print("go 1.19 (format/go119/writer.h):", &r119, n);
+	print("go 1.23 (format/go123/writer.h):", &rgo123, n);
 	free(r);
 	free(rate);
 	close(fd);

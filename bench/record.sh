@@ -129,7 +129,7 @@ start_tracer() {
 		>"$out.err" 2>&1 & ;;
 	lxtrace-all) "$lx" record -F 0 --stacks=none --syscalls=all -o "$out" --ready-fd 3 \
 		3>"$TMP/ready" >"$out.err" 2>&1 & ;;
-	# The same in the Go 1.22+ format (docs/format.md §18).
+	# The same in the go1.23 format (docs/format.md §18).
 	lxtrace-go123) "$lx" record --format=go1.23 -F 0 --stacks=none -o "$out" --ready-fd 3 \
 		3>"$TMP/ready" >"$out.err" 2>&1 & ;;
 	lxtrace-all-go123) "$lx" record --format=go1.23 -F 0 --stacks=none --syscalls=all \

@@ -160,7 +160,7 @@ measure() {
 [ -n "$TRACE" ] || record
 FILES=("$TRACE")
 VIEWERS="1.19 1.23"
-# Go 1.19 cannot read the Go 1.22+ format, nor lxtrace cut (yet).
+# Go 1.19 cannot read the go1.23 format, nor lxtrace cut (yet).
 if [ "$(head -c 13 "$TRACE")" != "go 1.19 trace" ]; then
 	VIEWERS=1.23
 	WINDOW=0

@@ -139,7 +139,7 @@ struct lx_syscall {
  * chunk's header has the CPU and the first entry's time; an entry is 8 bytes. An exit is an
  * entry of its own, nr LX_SYSENT_EXIT: folding it into its syscall's entry would grow every
  * entry by the 4 bytes of a duration to save 8 only on the syscalls that return on the same
- * CPU with no record between (docs/record.md). Exits are sent only for the Go 1.22+ format. */
+ * CPU with no record between (docs/record.md). Exits are sent only for the go1.23 format. */
 #define LX_SYSCALLS_MAX 64		/* entries per chunk: a power of two */
 #define LX_SYSENT_NR_BITS 10		/* tid_nr: tid << 10 | nr; PID_MAX_LIMIT is 2^22 */
 #define LX_SYSENT_EXIT 1022		/* the thread's syscall returned */

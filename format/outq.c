@@ -9,7 +9,7 @@
  * Disk full: with a reserve, the bytes past the end of the file are kept allocated
  * (fallocate, KEEP_SIZE) before every write, the write's own bytes plus the reserve. When the
  * disk cannot give that much, the write is not attempted: the queue fails with ENOSPC while
- * the reserve is still there, for whatever closes the trace (format/v1/close.h). Writes into
+ * the reserve is still there, for whatever closes the trace (format/go119/close.h). Writes into
  * allocated blocks do not fail for want of space, so with a reserve a full disk never cuts a
  * batch. The reserve is grown in steps of RESERVE_AHEAD, so this costs one fallocate per
  * megabyte written, and what is left of it past the file's end is given back at the end.

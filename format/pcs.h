@@ -22,7 +22,7 @@
 #define GT_PC_IDENT_REMAPPED (1ull << 59)	/* with GT_PC_IDENT */
 
 /* The format tools' frames. */
-#define GT_PC_NOTE (GT_PC_TOOLS | 1)		/* repair and cut's notes (format/v1/close.c) */
-#define GT_PC_UNNAMED (GT_PC_TOOLS | 2)		/* a creator cut away (format/v1/cut.c) */
+#define GT_PC_NOTE (GT_PC_TOOLS | 1)		/* repair and cut's notes (format/go119/close.c) */
+#define GT_PC_UNNAMED (GT_PC_TOOLS | 2)		/* a creator cut away (format/go119/cut.c) */
 
 #endif

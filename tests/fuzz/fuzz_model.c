@@ -5,7 +5,7 @@
  *
  * Input: byte 0 picks the CPUs (1..4), the syscalls mode, the heap counter, call stacks
  * (symbolized against the empty /proc, so every user frame is unknown) and with 0x40 the Go
- * 1.22+ encoder (read back by format/v2/reader.h, which checks its bytes and its scheduler
+ * go1.23 encoder (read back by format/go123/reader.h, which checks its bytes and its scheduler
  * state); then records,
  * each a little-endian u16 size and that many bytes (a record's time is raised to the last
  * one's, as the merge engine delivers them in order, so the model's repairs, not its time
@@ -17,10 +17,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "format/v1/reader.h"
-#include "format/v2/reader.h"
-#include "format/v2/writer.h"
-#include "format/v1/writer.h"
+#include "format/go119/reader.h"
+#include "format/go123/reader.h"
+#include "format/go123/writer.h"
+#include "format/go119/writer.h"
 #include "user/model/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -65,24 +65,24 @@ static void read_back(int fd)
 	gt_reader__free(r);
 }
 
-/* The same for a Go 1.22+ file: its structure and its scheduler state. */
-static void read_back_v2(int fd)
+/* The same for a go1.23 file: its structure and its scheduler state. */
+static void read_back_go123(int fd)
 {
-	struct gt2_reader *r;
-	struct gt2_event e;
+	struct go123_reader *r;
+	struct go123_event e;
 	int ret;
 
 	if (lseek(fd, 0, SEEK_SET))
 		abort();
-	r = gt2_reader__new(&(struct gt2_reader_opts){ .sz = sizeof(struct gt2_reader_opts),
+	r = go123_reader__new(&(struct go123_reader_opts){ .sz = sizeof(struct go123_reader_opts),
 			    .fd = fd });
 	if (!r)
 		abort();
-	while ((ret = gt2_reader__next(r, &e)) == 1)
+	while ((ret = go123_reader__next(r, &e)) == 1)
 		;
 	if (ret)
 		abort();
-	gt2_reader__free(r);
+	go123_reader__free(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -92,9 +92,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t rec[4096] __attribute__((aligned(8)));
 	uint64_t ts = 1000000;
 	struct gt_writer *w = NULL;
-	struct gt2_writer *w2 = NULL;
+	struct go123_writer *w2 = NULL;
 	struct model *m;
-	bool v2;
+	bool go123;
 	uint32_t ncpus;
 	size_t off = 1;
 	int fd, err = 0;
@@ -102,12 +102,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	ncpus = 1 + (data[0] & 3);
-	v2 = data[0] & 0x40;
+	go123 = data[0] & 0x40;
 	fd = memfd_create("fuzz-model", MFD_CLOEXEC);
 	if (fd < 0)
 		abort();
-	if (v2)
-		w2 = gt2_writer__new(&(struct gt2_writer_opts){ .sz = sizeof(struct gt2_writer_opts),
+	if (go123)
+		w2 = go123_writer__new(&(struct go123_writer_opts){ .sz = sizeof(struct go123_writer_opts),
 								 .fd = fd, .nprocs = ncpus + 1,
 								 .frequency = 1000000000 });
 	else
@@ -144,10 +144,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (err && err != -ENOMEM && err != -EFBIG)
 		abort();
 	if (!err && model__finish(m, ts + 1) == 0)
-		v2 ? read_back_v2(fd) : read_back(fd);
+		go123 ? read_back_go123(fd) : read_back(fd);
 	model__free(m);
 	gt_writer__free(w);
-	gt2_writer__free(w2);
+	go123_writer__free(w2);
 	close(fd);
 	return 0;
 }

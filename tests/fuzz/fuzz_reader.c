@@ -11,10 +11,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "format/v1/cut.h"
-#include "format/v1/reader.h"
-#include "format/v1/repair.h"
-#include "format/v1/state.h"
+#include "format/go119/cut.h"
+#include "format/go119/reader.h"
+#include "format/go119/repair.h"
+#include "format/go119/state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

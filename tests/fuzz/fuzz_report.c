@@ -1,5 +1,5 @@
 /* fuzz_report.c - libFuzzer target: `lxtrace report` and `lxtrace pprof` (user/report/), on a
- * Go 1.19 or a Go 1.22+ file alike (told by the header), must survive any input without a
+ * go1.19 or a go1.23 file alike (told by the header), must survive any input without a
  * crash, a leak, a loop or an out-of-bounds access, and explain every refusal in one line.
  * The report and each profile read the file in the same walk, so they give one verdict, and it
  * is `lxtrace dump`'s: they take what dump takes and refuse what it refuses (but for memory);
@@ -12,8 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "format/v1/state.h"
-#include "format/v2/reader.h"
+#include "format/go119/state.h"
+#include "format/go123/reader.h"
 #include "user/report/folded.h"
 #include "user/report/pprof.h"
 #include "user/report/profile.h"
@@ -56,16 +56,16 @@ static bool dump_takes(int fd, const uint8_t *data, size_t size)
 
 	if (lseek(fd, 0, SEEK_SET))
 		abort();
-	if (gt2_reader__is_header(data, size)) {
-		struct gt2_reader *r = gt2_reader__new(&(struct gt2_reader_opts){
-			.sz = sizeof(struct gt2_reader_opts), .fd = fd });
-		struct gt2_event e;
+	if (go123_reader__is_header(data, size)) {
+		struct go123_reader *r = go123_reader__new(&(struct go123_reader_opts){
+			.sz = sizeof(struct go123_reader_opts), .fd = fd });
+		struct go123_event e;
 
 		if (!r)
 			abort();
-		while ((ret = gt2_reader__next(r, &e)) == 1)
+		while ((ret = go123_reader__next(r, &e)) == 1)
 			;
-		gt2_reader__free(r);
+		go123_reader__free(r);
 	} else {
 		struct gt_reader *r = gt_reader__new(&(struct gt_reader_opts){
 			.sz = sizeof(struct gt_reader_opts), .fd = fd });

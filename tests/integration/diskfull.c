@@ -1,7 +1,7 @@
 /* diskfull.c - a disk that fills up mid-recording: the recorder says so in one line and
  * exits non-zero, and the file it leaves is a trace both Go parsers and both viewers open, no
  * repair needed: the writer stops before a write the disk cannot take while a reserve of
- * blocks it allocated still holds what closes the trace (format/v1/close.h), even when someone
+ * blocks it allocated still holds what closes the trace (format/go119/close.h), even when someone
  * else took the disk's last byte. The disk is a tmpfs mounted for the test only. */
 #include <fcntl.h>
 #include <sys/mount.h>

@@ -1,6 +1,6 @@
 /* dump.c - `lxtrace dump` prints every event of a real recording, one line each (stack
  * frames indented below), and exits 0; it refuses endless garbage at its first bad byte, in
- * constant memory. A Go 1.22+ file is dumped (from a file and from a pipe), repaired and cut
+ * constant memory. A go1.23 file is dumped (from a file and from a pipe), repaired and cut
  * by the same commands. */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "tests/integration/itest.h"
-#include "tests/lib/v2story.h"
+#include "tests/lib/go123story.h"
 
 TestSuite(dump, .fini = itest_fini, .timeout = 120);
 
@@ -98,7 +98,7 @@ Test(dump, endless_zeros_are_refused_in_constant_memory)
 		cr_log_info("lxtrace dump %s: exit %d in %.3f s, peak RSS %ld KiB: %s", inputs[i], rc,
 			    secs, rss, err);
 		cr_expect_eq(rc, 1, "%s: exit status %d", inputs[i], rc);
-		cr_expect(strstr(err, i ? "offset 0: not a Go 1.19 trace" : "offset 16: unknown event"),
+		cr_expect(strstr(err, i ? "offset 0: not a go1.19 trace" : "offset 16: unknown event"),
 			  "%s: %s", inputs[i], err);
 		cr_expect_lt(rss, 50 * 1024, "%s: peak RSS %ld KiB", inputs[i], rss);
 	}
@@ -123,11 +123,11 @@ static void go123_takes(const char *path)
 	cr_assert(r.ok, "go 1.23 trace -d=1 %s: %s", path, r.error);
 }
 
-Test(dump, v2_files_dumped_repaired_and_cut)
+Test(dump, go123_files_dumped_repaired_and_cut)
 {
 	const char *lx = record__build_path("lxtrace");
 	char path[64], cut[80], pipe_cmd[256], why[256], err[512];
-	struct gt2_writer_stats st;
+	struct go123_writer_stats st;
 	char *out = NULL, *errs = NULL;
 	double secs;
 	long rss;
@@ -135,7 +135,7 @@ Test(dump, v2_files_dumped_repaired_and_cut)
 
 	cr_assert_eq(record__tmpfile(path, sizeof(path), ".trace"), 0);
 	snprintf(cut, sizeof(cut), "%s.cut", path);
-	cr_assert_eq(v2story__write(path, 30, 5000, &st, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(go123story__write(path, 30, 5000, &st, why, sizeof(why)), 0, "%s", why);
 
 	/* Every event a line, from the file and from a pipe. */
 	status = run_capture((const char *[]){ lx, "dump", path, NULL }, 60, &out, &errs);
@@ -177,11 +177,11 @@ Test(dump, v2_files_dumped_repaired_and_cut)
 
 	/* 2 GB of zeros after the header: refused at once, in constant memory. */
 	fd = open(path, O_WRONLY | O_TRUNC);
-	cr_assert(fd >= 0 && write(fd, GT2_HEADER, GT2_HEADER_LEN) == GT2_HEADER_LEN);
-	cr_assert_eq(ftruncate(fd, GT2_HEADER_LEN + (2ll << 30)), 0);
+	cr_assert(fd >= 0 && write(fd, GO123_HEADER, GO123_HEADER_LEN) == GO123_HEADER_LEN);
+	cr_assert_eq(ftruncate(fd, GO123_HEADER_LEN + (2ll << 30)), 0);
 	close(fd);
 	status = dump_rusage(path, &rss, &secs, err, sizeof(err));
-	cr_log_info("lxtrace dump (v2 header, 2 GB of zeros): exit %d in %.3f s, peak RSS %ld KiB",
+	cr_log_info("lxtrace dump (go123 header, 2 GB of zeros): exit %d in %.3f s, peak RSS %ld KiB",
 		    status, secs, rss);
 	cr_expect_eq(status, 1);
 	cr_expect(strstr(err, "offset 16: expected a batch, found type 0"), "%s", err);

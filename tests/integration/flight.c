@@ -691,7 +691,7 @@ static unsigned marks123(const char *text, const char *what)
 	return n;
 }
 
-/* Go 1.22+ files from memory: file n, written 100 ms after the n-th SIGUSR1, holds that one
+/* go1.23 files from memory: file n, written 100 ms after the n-th SIGUSR1, holds that one
  * and the ones before it sent within a second of it (a window of 2 s holds them; on a quiet
  * machine all of them), never a later one. */
 Test(flight, go123_sigusr1_files_hold_their_trigger)

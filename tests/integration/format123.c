@@ -1,4 +1,4 @@
-/* format123.c - `lxtrace record --format=go1.23`, the Go 1.22+ format (docs/format.md §18):
+/* format123.c - `lxtrace record --format=go1.23`, the go1.23 format (docs/format.md §18):
  * every file passes Go 1.23's reader (-d=2 and -d=1) and viewer pages; a ping-pong's runs on
  * a CPU are the kernel's count (/proc/PID/task/TID/schedstat); a thread blocked in read()
  * since before the start is shown waiting there, with its stack, from the start; the thread
@@ -30,7 +30,7 @@ static void format123_fini(void)
 
 TestSuite(format123, .fini = format123_fini, .timeout = 300);
 
-static const char *const v2[] = { "--format=go1.23", NULL };
+static const char *const go123[] = { "--format=go1.23", NULL };
 
 /* The recording passes Go 1.23's reader at both levels and its viewer's pages, as check-trace
  * checks a file of this format; its -d=1 text in `text`. */
@@ -106,7 +106,7 @@ Test(format123, pingpong_runs_are_the_kernels)
 	struct workload *w;
 	pid_t pid;
 
-	itest_start(v2);
+	itest_start(go123);
 	w = workload__start("pingpong", (const char *[]){ "10000000", NULL });
 	cr_assert_not_null(w, "cannot start pingpong: %s", strerror(errno));
 	pid = workload__pid(w);
@@ -157,7 +157,7 @@ Test(format123, blocked_read_since_before_the_start_shows_its_stack)
 	w = workload__start("slowread", (const char *[]){ "1", "10000", NULL });
 	cr_assert_not_null(w, "cannot start slowread: %s", strerror(errno));
 	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
-	itest_start(v2);
+	itest_start(go123);
 	nanosleep(&(struct timespec){ 0, 800 * 1000 * 1000 }, NULL);
 	itest_stop(SIGINT, 0);
 	cr_assert_eq(workload__finish(w, 30), 0);
@@ -197,7 +197,7 @@ Test(format123, thread_view_has_a_row_per_linux_thread)
 	size_t n = 0;
 	pid_t tid;
 
-	itest_start(v2);
+	itest_start(go123);
 	itest_run("threads", (const char *[]){ "50", NULL }, 60);
 	itest_stop(SIGINT, 0);
 	load123();
@@ -242,7 +242,7 @@ Test(format123, goroutines_are_grouped_by_program)
 
 	snprintf(script, sizeof(script), "for i in $(seq 20); do %s 1 >/dev/null; done",
 		 record__build_path("tests/workloads/sleeper"));
-	itest_start(v2);
+	itest_start(go123);
 	cr_assert_eq(run_capture((const char *[]){ "/bin/sh", "-c", script, NULL }, 60, NULL, NULL),
 		     0);
 	itest_stop(SIGINT, 0);
@@ -265,7 +265,7 @@ Test(format123, the_summary_names_a_viewer_that_opens_the_file)
 	const char *line;
 	int minor = 0, rc;
 
-	itest_start(v2);
+	itest_start(go123);
 	itest_run("sleeper", (const char *[]){ "5", NULL }, 30);
 	itest_stop(SIGINT, 0);
 	line = strstr(recorder__stderr(it.rec), "open it:");

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/v1/reader.h"
+#include "format/go119/reader.h"
 #include "tests/lib/goparse.h"
 #include "tests/lib/record.h"
 #include "tests/lib/tquery.h"

@@ -275,7 +275,7 @@ static void expect_go123_named(const char *file)
 }
 
 /* A go1.23 file, whose generations' stack tables are in the file for good before the map is
- * written: the recorder copies the file with the stacks named at the end (format/v2/restack.h),
+ * written: the recorder copies the file with the stacks named at the end (format/go123/restack.h),
  * which Go 1.23's parser accepts (itest_stop), and the tools name at least 95% of the JVM's
  * samples whose leaf the map holds, by `pprof --folded` (every sample's stack, leaf last). */
 Test(jit, jvm_code_named_in_a_go123_file_from_the_map_it_writes_at_exit)
@@ -378,7 +378,7 @@ Test(jit, jvm_code_named_from_the_map_jcmd_asks_for)
 
 /* A flight recorder's go1.23 file, triggered by SIGUSR1 after jcmd wrote the map: the stacks
  * written before the map, unnamed then, are named in the file from the map as it stands when
- * the file is written (a copy, format/v2/restack.h), which both parsers accept. */
+ * the file is written (a copy, format/go123/restack.h), which both parsers accept. */
 Test(jit, jvm_code_named_in_a_flight_window_from_the_map_jcmd_asks_for)
 {
 	char window[4096];

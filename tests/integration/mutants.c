@@ -10,7 +10,7 @@
  * record well-formed and tests the state checks rather than the byte-level ones.
  * LXTRACE_MUTANTS sets how many (default 320); LXTRACE_TEST_KEEP keeps the first failing input.
  *
- * The same for a Go 1.22+ trace (format/v2/, judged by Go 1.23's reader alone): its batches
+ * The same for a go1.23 trace (format/go123/, judged by Go 1.23's reader alone): its batches
  * and their events decoded by the format's table and encoded again, mutated by byte flips,
  * truncations, batches dropped or swapped, a batch header's value, an event's value or an
  * event dropped.
@@ -18,10 +18,10 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "format/v2/spec.h"
+#include "format/go123/spec.h"
 #include "format/varint.h"
 #include "tests/integration/itest.h"
-#include "tests/lib/v2story.h"
+#include "tests/lib/go123story.h"
 
 #define SOURCE_DIR LXTRACE_SRCDIR "/tests/streams/"
 
@@ -459,18 +459,18 @@ Test(mutants, repair_writes_only_what_both_parsers_take, .timeout = 600)
 		  v.dump_missed, first);
 }
 
-/* ---- Go 1.22+ -------------------------------------------------------------------------------- */
+/* ---- go1.23 -------------------------------------------------------------------------------- */
 
-/* A batch of a Go 1.22+ trace: its header's values and its bytes. */
+/* A batch of a go1.23 trace: its header's values and its bytes. */
 struct v2batch {
 	uint64_t gen, m, base;
 	const uint8_t *body;
 	size_t len;
 };
 
-static size_t v2_decode(const uint8_t *buf, size_t len, struct v2batch **out)
+static size_t go123_decode(const uint8_t *buf, size_t len, struct v2batch **out)
 {
-	const uint8_t *p = buf + GT2_HEADER_LEN, *end = buf + len;
+	const uint8_t *p = buf + GO123_HEADER_LEN, *end = buf + len;
 	size_t n = 0;
 
 	*out = NULL;
@@ -478,7 +478,7 @@ static size_t v2_decode(const uint8_t *buf, size_t len, struct v2batch **out)
 		struct v2batch b;
 		uint64_t l;
 
-		cr_assert_eq(*p++, GT2_EV_BATCH);
+		cr_assert_eq(*p++, GO123_EV_BATCH);
 		b.gen = get(&p, end);
 		b.m = get(&p, end);
 		b.base = get(&p, end);
@@ -494,12 +494,12 @@ static size_t v2_decode(const uint8_t *buf, size_t len, struct v2batch **out)
 }
 
 /* Appends batch b (its body given apart) to out at *at. */
-static void v2_put(uint8_t *out, size_t *at, const struct v2batch *b, const uint8_t *body,
+static void go123_put(uint8_t *out, size_t *at, const struct v2batch *b, const uint8_t *body,
 		   size_t len)
 {
 	uint8_t *p = out + *at;
 
-	*p++ = GT2_EV_BATCH;
+	*p++ = GO123_EV_BATCH;
 	p = gt_varint_put(p, b->gen);
 	p = gt_varint_put(p, b->m);
 	p = gt_varint_put(p, b->base);
@@ -510,9 +510,9 @@ static void v2_put(uint8_t *out, size_t *at, const struct v2batch *b, const uint
 
 /* The event starting at body[off] of an event batch: its values (dt, then the arguments) and
  * its length, 0 when it is not a timed event (a table batch). */
-static size_t v2_event(const uint8_t *body, size_t len, size_t off, uint64_t *vals, size_t *nv)
+static size_t go123_event(const uint8_t *body, size_t len, size_t off, uint64_t *vals, size_t *nv)
 {
-	const struct gt2_spec *s = gt2_spec(body[off]);
+	const struct go123_spec *s = go123_spec(body[off]);
 	const uint8_t *p = body + off + 1;
 
 	if (!s)
@@ -523,31 +523,31 @@ static size_t v2_event(const uint8_t *body, size_t len, size_t off, uint64_t *va
 	return (size_t)(p - (body + off));
 }
 
-static const char *const v2_kinds[] = { "byte flip", "truncation", "batch dropped",
+static const char *const go123_kinds[] = { "byte flip", "truncation", "batch dropped",
 					"batches swapped", "batch header value", "event value",
 					"event dropped" };
-#define V2_NKINDS (sizeof(v2_kinds) / sizeof(v2_kinds[0]))
+#define GO123_NKINDS (sizeof(go123_kinds) / sizeof(go123_kinds[0]))
 
 /* Mutant number seed of the source (raw src, batches b): a malloc'd file. */
-static uint8_t *v2_mutate(const uint8_t *src, size_t srclen, const struct v2batch *b, size_t nb,
+static uint8_t *go123_mutate(const uint8_t *src, size_t srclen, const struct v2batch *b, size_t nb,
 			  unsigned kind, uint64_t seed, size_t *len)
 {
 	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
 	uint8_t *out = malloc(srclen + 64 + nb * 64);
-	size_t at = GT2_HEADER_LEN, x = (size_t)(rng(&s) % nb), y = (size_t)(rng(&s) % nb);
+	size_t at = GO123_HEADER_LEN, x = (size_t)(rng(&s) % nb), y = (size_t)(rng(&s) % nb);
 
 	cr_assert(out);
-	memcpy(out, src, GT2_HEADER_LEN);
+	memcpy(out, src, GO123_HEADER_LEN);
 	if (kind == 0 || kind == 1) {
 		memcpy(out, src, srclen);
-		*len = kind ? GT2_HEADER_LEN + rng(&s) % (srclen - GT2_HEADER_LEN) : srclen;
+		*len = kind ? GO123_HEADER_LEN + rng(&s) % (srclen - GO123_HEADER_LEN) : srclen;
 		for (unsigned k = 0; !kind && k <= rng(&s) % 3; k++)
-			out[GT2_HEADER_LEN + rng(&s) % (srclen - GT2_HEADER_LEN)] ^=
+			out[GO123_HEADER_LEN + rng(&s) % (srclen - GO123_HEADER_LEN)] ^=
 				(uint8_t)(1 + rng(&s) % 255);
 		return out;
 	}
 	/* An event batch for the kinds that change events: its first byte a timed event. */
-	for (size_t tries = 0; kind >= 5 && tries < 1000 && (!b[x].len || !gt2_spec(b[x].body[0]));
+	for (size_t tries = 0; kind >= 5 && tries < 1000 && (!b[x].len || !go123_spec(b[x].body[0]));
 	     tries++)
 		x = (size_t)(rng(&s) % nb);
 	for (size_t i = 0; i < nb; i++) {
@@ -563,14 +563,14 @@ static uint8_t *v2_mutate(const uint8_t *src, size_t srclen, const struct v2batc
 			*v = other_value(*v, &s);
 		}
 		if (kind >= 5 && i == x) {
-			uint8_t body[GT2_MAX_BATCH + 64], *p = body;
+			uint8_t body[GO123_MAX_BATCH + 64], *p = body;
 			size_t nev = 0, pick;
 
 			for (size_t off = 0, n; off < h.len; off += n, nev++) {
 				uint64_t vals[8];
 				size_t nv;
 
-				n = v2_event(h.body, h.len, off, vals, &nv);
+				n = go123_event(h.body, h.len, off, vals, &nv);
 				cr_assert(n);
 			}
 			pick = (size_t)(rng(&s) % nev);
@@ -579,7 +579,7 @@ static uint8_t *v2_mutate(const uint8_t *src, size_t srclen, const struct v2batc
 				uint64_t vals[8];
 				size_t nv;
 
-				n = v2_event(h.body, h.len, off, vals, &nv);
+				n = go123_event(h.body, h.len, off, vals, &nv);
 				if (nev == pick && kind == 6)
 					continue;
 				if (nev == pick) {
@@ -591,10 +591,10 @@ static uint8_t *v2_mutate(const uint8_t *src, size_t srclen, const struct v2batc
 				for (size_t v = 0; v < nv; v++)
 					p = gt_varint_put(p, vals[v]);
 			}
-			v2_put(out, &at, &h, body, (size_t)(p - body));
+			go123_put(out, &at, &h, body, (size_t)(p - body));
 			continue;
 		}
-		v2_put(out, &at, &h, h.body, h.len);
+		go123_put(out, &at, &h, h.body, h.len);
 	}
 	*len = at;
 	return out;
@@ -618,7 +618,7 @@ static bool go123_ok(const char *path, char *why, size_t whylen)
  * ends where a number should start): repair keeps every event Go shows, and dump refuses it
  * only when the file holds more than Go shows. Counts in *over, the reason in note. */
 /* Whether lxtrace refuses the file at path for a time past 2^63 ns: Go 1.23 takes such a
- * file, but with its times wrapped (format/v2/reader.c, check_generation), so lxtrace's tools
+ * file, but with its times wrapped (format/go123/reader.c, check_generation), so lxtrace's tools
  * refuse it in one line instead of showing them (docs/format.md §18.1). */
 static bool refused_for_time(const char *path)
 {
@@ -632,7 +632,7 @@ static bool refused_for_time(const char *path)
 	return yes;
 }
 
-static void v2_over(const char *in, const char *out, size_t len, const struct verdict *v,
+static void go123_over(const char *in, const char *out, size_t len, const struct verdict *v,
 		    unsigned *over, char *note, size_t notelen)
 {
 	struct goparse_result a, b;
@@ -651,17 +651,17 @@ static void v2_over(const char *in, const char *out, size_t len, const struct ve
 }
 
 /* Repair keeps whole generations, and the reader checks each as Go 1.23 does, its structure
- * and its scheduler state (format/v2/reader.h, state.h): dump refuses exactly the mutants Go
+ * and its scheduler state (format/go123/reader.h, state.h): dump refuses exactly the mutants Go
  * 1.23 refuses, and repair writes only what it takes, keeping all it shows. */
-Test(mutants, v2_repair_writes_only_what_go123_takes, .timeout = 600)
+Test(mutants, go123_repair_writes_only_what_go_1_23_takes, .timeout = 600)
 {
 	/* Half as many: one parser, but Go 1.23 reads slower than 1.19. */
 	unsigned total = mutants_wanted() / 2;
-	struct verdict v[V2_NKINDS] = { 0 }, all = { 0 };
-	unsigned over[V2_NKINDS] = { 0 }, all_over = 0;
+	struct verdict v[GO123_NKINDS] = { 0 }, all = { 0 };
+	unsigned over[GO123_NKINDS] = { 0 }, all_over = 0;
 	char in[64], out[80], src[96], first[2048] = "", why[256];
 	const char *lx = record__build_path("lxtrace");
-	struct gt2_writer_stats st;
+	struct go123_writer_stats st;
 	struct v2batch *b;
 	uint8_t *raw;
 	size_t rawlen, nb;
@@ -669,28 +669,28 @@ Test(mutants, v2_repair_writes_only_what_go123_takes, .timeout = 600)
 	cr_assert_eq(record__tmpfile(in, sizeof(in), ".trace"), 0);
 	snprintf(out, sizeof(out), "%s.out", in);
 	snprintf(src, sizeof(src), "%s.src", in);
-	cr_assert_eq(v2story__write(src, 12, 3000, &st, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(go123story__write(src, 12, 3000, &st, why, sizeof(why)), 0, "%s", why);
 	raw = slurp(src, &rawlen);
 	unlink(src);
-	nb = v2_decode(raw, rawlen, &b);
+	nb = go123_decode(raw, rawlen, &b);
 	for (unsigned m = 0; m < total; m++) {
-		unsigned kind = m % V2_NKINDS;
+		unsigned kind = m % GO123_NKINDS;
 		size_t len;
-		uint8_t *buf = v2_mutate(raw, rawlen, b, nb, kind, m, &len);
+		uint8_t *buf = go123_mutate(raw, rawlen, b, nb, kind, m, &len);
 		char note[1536];
 
 		check_mutant(lx, in, out, buf, len, m % 4 == 3, go123_ok, &v[kind], note,
 			     sizeof(note));
-		v2_over(in, out, len, &v[kind], &over[kind], note, sizeof(note));
-		keep_first(in, m, note, first, sizeof(first), v2_kinds[kind]);
+		go123_over(in, out, len, &v[kind], &over[kind], note, sizeof(note));
+		keep_first(in, m, note, first, sizeof(first), go123_kinds[kind]);
 		free(buf);
 	}
 	unlink(in);
 	unlink(out);
-	for (unsigned k = 0; k < V2_NKINDS; k++) {
-		fprintf(stderr, "v2 mutants, %s: %u refused by Go 1.23; repair %u exit 0 (%u the "
+	for (unsigned k = 0; k < GO123_NKINDS; k++) {
+		fprintf(stderr, "go123 mutants, %s: %u refused by Go 1.23; repair %u exit 0 (%u the "
 			"parser refuses), %u refused; dump took %u the parser refuses; %u the parser "
-			"takes refused\n", v2_kinds[k], v[k].rejected, v[k].repaired, v[k].bad_out,
+			"takes refused\n", go123_kinds[k], v[k].rejected, v[k].repaired, v[k].bad_out,
 			v[k].refused, v[k].dump_missed, over[k]);
 		all.bad_refusal += v[k].bad_refusal;
 		all.bad_out += v[k].bad_out;

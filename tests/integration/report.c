@@ -313,7 +313,7 @@ Test(report, a_sleeper_sleeps_n_times_in_its_syscall)
 	expect_report("clock_nanosleep", pidbuf);
 }
 
-/* itest_record in the Go 1.22+ format (ropts after --format=go1.23): the file passes Go
+/* itest_record in the go1.23 format (ropts after --format=go1.23): the file passes Go
  * 1.23's reader. */
 static void record123(const char *ropt, const char *name, const char *const *wargs)
 {
@@ -327,7 +327,7 @@ static void record123(const char *ropt, const char *name, const char *const *war
 	cr_assert(r.ok, "go 1.23: %s", r.error);
 }
 
-/* The sleeper's report from a Go 1.22+ file: the same 50 sleeps and their wakeups. */
+/* The sleeper's report from a go1.23 file: the same 50 sleeps and their wakeups. */
 /* syncer calls fdatasync 200 times, timing each call itself: with --syscalls=all the go1.19
  * report has 200 calls whose lengths add up to the thread's own measure within 10% (the
  * tracer's programs run inside it), each call once however many times it blocked (before:
@@ -497,7 +497,7 @@ Test(report, cpu_samples_of_a_known_loop_by_function)
 	expect_pprof_top(pid, "hot_inner", self);
 }
 
-/* The loop's samples from a Go 1.22+ file, each with its thread: the same shares, and pprof. */
+/* The loop's samples from a go1.23 file, each with its thread: the same shares, and pprof. */
 Test(report, go123_cpu_samples_of_a_known_loop_by_function)
 {
 	const char *args[] = { "chain", "500", "cpu", NULL };

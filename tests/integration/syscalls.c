@@ -1,8 +1,8 @@
 /* syscalls.c - --syscalls=all records every syscall entry as GoSysCall naming it, and in the
- * Go 1.22+ format each syscall with its real length (from entry to return); the default mode
+ * go1.23 format each syscall with its real length (from entry to return); the default mode
  * records only the syscalls a thread blocked in; none writes no syscall event. */
 #include "tests/integration/itest.h"
-#include "tests/lib/v2text.h"
+#include "tests/lib/go123text.h"
 
 #define CALLS 10000
 #define READS 200
@@ -100,7 +100,7 @@ Test(syscalls, go123_syscalls_have_their_real_length)
 	cr_assert(r.ok, "go 1.23 -d=1: %s", r.error);
 	tid = itest_tid("reader");
 	measured = itest_stat("read_ns");
-	n = v2text_syscalls(text, (uint32_t)tid, "syscall readv", &sum);
+	n = go123text_syscalls(text, (uint32_t)tid, "syscall readv", &sum);
 	free(text);
 	cr_log_info("%zu syscalls naming readv, %lld ns in all; the thread measured %lld ns for %d",
 		    n, sum, measured, READS);
@@ -113,7 +113,7 @@ Test(syscalls, go123_syscalls_have_their_real_length)
 		     sum, measured);
 }
 
-/* The 1.19 format has no length for a syscall that does not block: the same reads are READS
+/* The go1.19 format has no length for a syscall that does not block: the same reads are READS
  * GoSysCall naming readv, as every entry was before the returns were recorded. */
 Test(syscalls, go119_has_every_read_of_syslen)
 {

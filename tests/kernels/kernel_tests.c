@@ -11,12 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "format/v1/reader.h"
+#include "format/go119/reader.h"
 #include "tests/kernels/results.h"
 #include "tests/lib/goparse.h"
 #include "tests/lib/record.h"
 #include "tests/lib/tquery.h"
-#include "tests/lib/v2text.h"
+#include "tests/lib/go123text.h"
 #include "user/flight/flight.h"
 
 /* A thread leaving its CPU asleep: the kernel counts it in voluntary_ctxt_switches (prev_state
@@ -450,7 +450,7 @@ static void check_whole_machine(const char *step, const char *file)
 		  "no GoStart in %s", file);
 }
 
-/* syslen's 20 reads are 20 syscalls naming readv in the Go 1.22+ file, which Go 1.23's reader
+/* syslen's 20 reads are 20 syscalls naming readv in the go1.23 file, which Go 1.23's reader
  * accepts, each of some length, and the recording took at least as many syscall returns
  * (-v's records by kind). */
 Test(kernel, every_syscall_and_its_return)
@@ -467,7 +467,7 @@ Test(kernel, every_syscall_and_its_return)
 		  "syscalls", "go 1.23 -d=1: %s", r.error);
 	tid = tid_of(kt.wl, "syscalls", "reader");
 	reads = stat_of(kt.wl, "syscalls", "reads");
-	n = v2text_syscalls(text, (uint32_t)tid, "syscall readv", &sum);
+	n = go123text_syscalls(text, (uint32_t)tid, "syscall readv", &sum);
 	free(text);
 	err = kr_read("syscalls.err");
 	p = err ? strstr(err, " syscall returns") : NULL;

@@ -180,7 +180,7 @@ step flight sh "$0" "$out" --flight
 step pid sh "$0" "$out" --pid
 step cgroup sh "$0" "$out" --cgroup
 # Every syscall's entry and return (the sys_enter and sys_exit programs, loaded only here, the
-# latter only in the Go 1.22+ format): a thread's reads; -v for the summary's records by kind.
+# latter only in the go1.23 format): a thread's reads; -v for the summary's records by kind.
 step syscalls "$L" record -v --format=go1.23 --syscalls=all -o "$out/syscalls.trace" -- \
 	"$W/syslen" 20 256
 # The whole machine, cheapest mode and default mode.

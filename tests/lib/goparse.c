@@ -1,4 +1,4 @@
-/* goparse.c - runs the real Go 1.19 and Go 1.23 trace parsers (`trace -d`) over a file and
+/* goparse.c - runs the real go1.19 and go1.23 trace parsers (`trace -d`) over a file and
  * reports their verdict and, for 1.19, how many events of each type they printed (1.23's
  * printout kept whole on request); and runs
  * each version's viewer and fetches its pages, which can crash on files the parser takes.

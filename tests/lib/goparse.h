@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "format/v1/wire.h"
+#include "format/go119/wire.h"
 
 struct goparse_result {
 	bool ok;		/* exit status 0 and no error or panic text */

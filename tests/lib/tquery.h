@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format/v1/reader.h"
+#include "format/go119/reader.h"
 
 #define TQ_ANY_THREAD 0
 #define TQ_BIT(type) (1ULL << (type))

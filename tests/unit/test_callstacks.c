@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/v1/reader.h"
-#include "format/v1/tables.h"
+#include "format/go119/reader.h"
+#include "format/go119/tables.h"
 #include "tests/unit/test_sym_fixture.h"
 #include "user/stacks/callstacks.h"
 

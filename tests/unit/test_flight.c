@@ -2,7 +2,7 @@
  * the writer's sink into the window, its evicted batches read by the state tracker, and the
  * window written by a child process as a file that both Go parsers and both viewers take; the
  * budget held, the time limit, a window from the trace's start, one file at a time; file
- * names. A window of Go 1.22+ generations: the latest within the span, the others counted,
+ * names. A window of go1.23 generations: the latest within the span, the others counted,
  * written as a file Go 1.23 takes. */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/v1/reader.h"
-#include "format/v2/writer.h"
+#include "format/go119/reader.h"
+#include "format/go123/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_format_sim.h"
 #include "user/flight/flight.h"
@@ -252,8 +252,8 @@ Test(flight, generations_window_keeps_the_latest)
 	struct flight *f = flight__new(&(struct flight_opts){
 		.sz = sizeof(struct flight_opts), .span = 30000, .bytes = 1 << 20, .nprocs = 1,
 		.frequency = 1000000000, .generations = true });
-	struct gt2_writer *w;
-	struct gt2_writer_stats ws;
+	struct go123_writer *w;
+	struct go123_writer_stats ws;
 	struct flight_stats st;
 	struct goparse_result r;
 	char *text = NULL;
@@ -261,17 +261,17 @@ Test(flight, generations_window_keeps_the_latest)
 	unsigned syncs;
 
 	cr_assert(f, "flight__new: %s", strerror(errno));
-	w = gt2_writer__new(&(struct gt2_writer_opts){ .sz = sizeof(struct gt2_writer_opts),
+	w = go123_writer__new(&(struct go123_writer_opts){ .sz = sizeof(struct go123_writer_opts),
 			    .fd = -1, .nprocs = 1, .frequency = 1000000000, .gen_ticks = 10000,
 			    .sink = flight__generation, .sink_ctx = f });
-	cr_assert(w, "gt2_writer__new: %s", strerror(errno));
-	cr_assert_eq(gt2_writer__thread_found(w, ts, 100, GT2_G_RUNNABLE, -1, NULL, NULL), 0);
+	cr_assert(w, "go123_writer__new: %s", strerror(errno));
+	cr_assert_eq(go123_writer__thread_found(w, ts, 100, GO123_G_RUNNABLE, -1, NULL, NULL), 0);
 	while (ts < 200000) {
-		cr_assert_eq(gt2_writer__run(w, ts += 500, 0, 100), 0);
-		cr_assert_eq(gt2_writer__leave(w, ts += 500, 100, GT2_PREEMPTED, NULL, NULL), 0);
+		cr_assert_eq(go123_writer__run(w, ts += 500, 0, 100), 0);
+		cr_assert_eq(go123_writer__leave(w, ts += 500, 100, GO123_PREEMPTED, NULL, NULL), 0);
 	}
-	cr_assert_eq(gt2_writer__flush(w), 0);
-	gt2_writer__stats(w, &ws);
+	cr_assert_eq(go123_writer__flush(w), 0);
+	go123_writer__stats(w, &ws);
 	write_due(f);
 	flight__stats(f, &st);
 	cr_assert_eq(goparse_123_text(path, 1, &r, &text), 0);
@@ -288,6 +288,6 @@ Test(flight, generations_window_keeps_the_latest)
 	cr_expect_leq(st.last_to - st.last_from, 30000 + 10000 + 1);
 	cr_expect_geq(st.last_to - st.last_from, 30000);
 	cr_expect_eq(st.window.oversize, 0);
-	gt2_writer__free(w);
+	go123_writer__free(w);
 	flight__free(f);
 }

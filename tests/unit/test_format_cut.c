@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "format/v1/cut.h"
-#include "format/v1/writer.h"
+#include "format/go119/cut.h"
+#include "format/go119/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/lib/tquery.h"
 #include "tests/unit/test_format_sim.h"

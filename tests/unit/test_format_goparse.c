@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/v1/dump.h"
-#include "format/v1/reader.h"
+#include "format/go119/dump.h"
+#include "format/go119/reader.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_format_sim.h"
 

@@ -10,10 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "format/v1/cut.h"
-#include "format/v1/repair.h"
-#include "format/v1/state.h"
-#include "tests/lib/v1bytes.h"
+#include "format/go119/cut.h"
+#include "format/go119/repair.h"
+#include "format/go119/state.h"
+#include "tests/lib/go119bytes.h"
 
 TestSuite(format_ids, .timeout = 120);
 
@@ -33,7 +33,7 @@ static long rss_kib(void)
 /* Runs repair (cut when `cut`) of b in a child; its peak resident memory above what it had
  * at the start, in KiB, whether it wrote a file the reader and the tracker take whole, and
  * its verdict (*ret, with the reason on stderr). */
-static long grows_by(const struct v1bytes *b, bool cut, bool *whole, int *ret)
+static long grows_by(const struct go119bytes *b, bool cut, bool *whole, int *ret)
 {
 	int pipefd[2];
 	long out[3] = { -1, 0, 0 };
@@ -43,7 +43,7 @@ static long grows_by(const struct v1bytes *b, bool cut, bool *whole, int *ret)
 	pid = fork();
 	cr_assert(pid >= 0);
 	if (!pid) {
-		int in = v1b_memfd(b), o = memfd_create("out", MFD_CLOEXEC);
+		int in = go119b_memfd(b), o = memfd_create("out", MFD_CLOEXEC);
 		long before = rss_kib();
 		struct gt_repair_report rep;
 		struct rusage ru;
@@ -83,14 +83,14 @@ static long grows_by(const struct v1bytes *b, bool cut, bool *whole, int *ret)
  * parsers and dump take it. Repair and cut made a writer of 64 KiB a P up to it, 4.1 GB. */
 Test(format_ids, one_batch_on_p_999999_costs_one_p)
 {
-	struct v1bytes b;
+	struct go119bytes b;
 	bool whole;
 	long kib;
 	int ret;
 
-	v1b_init(&b);
-	v1b_batch(&b, 999999, 100);
-	v1b_frequency(&b, 1000000000);
+	go119b_init(&b);
+	go119b_batch(&b, 999999, 100);
+	go119b_frequency(&b, 1000000000);
 	V1B(&b, GT_EV_PROC_START, 1, 7);
 	V1B(&b, GT_EV_HEAP_ALLOC, 1, 5);
 	kib = grows_by(&b, false, &whole, &ret);
@@ -104,15 +104,15 @@ Test(format_ids, one_batch_on_p_999999_costs_one_p)
  * writing nothing; cut, which numbers its stacks anew, writes a whole file. */
 Test(format_ids, stack_ids_at_2_32_leave_repair_none)
 {
-	struct v1bytes b;
+	struct go119bytes b;
 	bool whole;
 	int ret;
 
-	v1b_init(&b);
-	v1b_batch(&b, 0, 100);
-	v1b_frequency(&b, 1000000000);
-	v1b_string(&b, 1, "f");
-	v1b_stack1(&b, UINT32_MAX, 0x10, 1, 1, 1);
+	go119b_init(&b);
+	go119b_batch(&b, 0, 100);
+	go119b_frequency(&b, 1000000000);
+	go119b_string(&b, 1, "f");
+	go119b_stack1(&b, UINT32_MAX, 0x10, 1, 1, 1);
 	V1B(&b, GT_EV_GOMAXPROCS, 1, 1, UINT32_MAX);
 	V1B(&b, GT_EV_PROC_START, 1, 7);
 	V1B(&b, GT_EV_GO_CREATE, 1, 1ull << 62, UINT32_MAX, UINT32_MAX);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "format/v1/reader.h"
+#include "format/go119/reader.h"
 #include "tests/unit/test_format_sim.h"
 
 #define HDR "go 1.19 trace\0\0\0"

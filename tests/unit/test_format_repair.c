@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/v1/reader.h"
-#include "format/v1/repair.h"
+#include "format/go119/reader.h"
+#include "format/go119/repair.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_format_sim.h"
 

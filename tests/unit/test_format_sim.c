@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/v1/close.h"
+#include "format/go119/close.h"
 #include "format/varint.h"
-#include "format/v1/writer.h"
+#include "format/go119/writer.h"
 #include "tests/unit/test_format_sim.h"
 
 enum gstate { G_DEAD, G_RUNNABLE, G_RUNNING, G_WAITING, G_SYSCALL, G_GONE };

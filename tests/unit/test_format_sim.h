@@ -8,8 +8,8 @@
 #include <stdint.h>
 
 #include "format/outq.h"
-#include "format/v1/wire.h"
-#include "format/v1/writer.h"
+#include "format/go119/wire.h"
+#include "format/go119/writer.h"
 
 struct sim_opts {
 	unsigned ncpu;		/* real Ps; P ncpu is the housekeeping P of the init phase */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "format/v1/state.h"
+#include "format/go119/state.h"
 #include "tests/unit/test_format_sim.h"
 
 static uint8_t *sim_file(const struct sim_opts *o, size_t *len)

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 
 #include "format/varint.h"
-#include "format/v1/wire.h"
+#include "format/go119/wire.h"
 
 Test(format_wire, varint_boundaries)
 {

@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/v1/reader.h"
+#include "format/go119/reader.h"
 #include "format/varint.h"
-#include "format/v1/writer.h"
+#include "format/go119/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_format_sim.h"
 

@@ -23,8 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/v2/reader.h"
-#include "format/v2/writer.h"
+#include "format/go123/reader.h"
+#include "format/go123/writer.h"
 #include "user/report/report.h"
 #include "tests/lib/goparse.h"
 #include "tests/lib/stream.h"
@@ -87,9 +87,9 @@ static void proc_statm(const char *root, uint32_t pid, unsigned long long pages)
 }
 
 /* Replays s through a model writing to a temp file (*t), with call stacks on, as the stream
- * has them, and the syscall mode and heap counter given; in the Go 1.22+ format when v2. */
+ * has them, and the syscall mode and heap counter given; in the go1.23 format when go123. */
 static void replay_as(struct mt *t, const struct stream *s, const char *proc,
-		      enum model_syscalls syscalls, bool rss, bool v2)
+		      enum model_syscalls syscalls, bool rss, bool go123)
 {
 	struct model_opts mo = {
 		.sz = sizeof(mo), .ncpus = s->ncpus, .syscalls = syscalls,
@@ -101,9 +101,9 @@ static void replay_as(struct mt *t, const struct stream *s, const char *proc,
 	strcpy(t->path, "/tmp/lxtrace-golden-XXXXXX");
 	t->fd = mkstemp(t->path);
 	cr_assert_geq(t->fd, 0);
-	if (v2) {
-		t->w2 = gt2_writer__new(&(struct gt2_writer_opts){
-			.sz = sizeof(struct gt2_writer_opts), .fd = t->fd, .nprocs = s->ncpus + 1,
+	if (go123) {
+		t->w2 = go123_writer__new(&(struct go123_writer_opts){
+			.sz = sizeof(struct go123_writer_opts), .fd = t->fd, .nprocs = s->ncpus + 1,
 			.frequency = 1000000000 });
 		cr_assert_not_null(t->w2);
 		mo.writer2 = t->w2;
@@ -128,7 +128,7 @@ static void replay_as(struct mt *t, const struct stream *s, const char *proc,
 		}
 		cr_assert_eq(err, 0, "entry %zu: %s", i, strerror(-err));
 	}
-	if (!v2) {
+	if (!go123) {
 		mt_finish(t, s->end);
 		return;
 	}
@@ -833,12 +833,12 @@ static void said_of(const char *path, uint32_t hk, unsigned kinds, struct said_l
 }
 
 /* Every kind; with --syscalls=all not the runs and syscalls: a syscall entry with no exit is
- * an instant syscall in the 1.22+ format (a run back from it), and the block that follows it
+ * an instant syscall in the go1.23 format (a run back from it), and the block that follows it
  * a second one, where 1.19's converter makes them one. */
 #define SAID_ALL 0x3fu
 #define SAID_NOT_SYSCALLS (SAID_ALL & ~(1u << SAID_RUN | 1u << SAID_SYSCALL))
 
-/* s replayed into both formats: the Go 1.22+ file passes 1.23's parser and says what the 1.19
+/* s replayed into both formats: the go1.23 file passes 1.23's parser and says what the 1.19
  * file says of the kinds given, event for event (as 1.23 reads each). */
 static void both_formats(const struct stream *s, const char *proc, enum model_syscalls mode,
 			 bool rss)
@@ -859,8 +859,8 @@ static void both_formats(const struct stream *s, const char *proc, enum model_sy
 	for (i = 0; i < a.n && i < b.n && a.v[i] == b.v[i]; i++)
 		;
 	cr_expect(i == a.n && i == b.n,
-		  "1.19 file: %zu events, 1.22+ file: %zu; first difference: thread %llu kind %d "
-		  "(1.19) / thread %llu kind %d (1.22+)", a.n, b.n,
+		  "go1.19 file: %zu events, go1.23 file: %zu; first difference: thread %llu kind %d "
+		  "(go1.19) / thread %llu kind %d (go1.23)", a.n, b.n,
 		  i < a.n ? (unsigned long long)(a.v[i] >> 8) : 0ull, i < a.n ? (int)(a.v[i] & 0xff) : -1,
 		  i < b.n ? (unsigned long long)(b.v[i] >> 8) : 0ull, i < b.n ? (int)(b.v[i] & 0xff) : -1);
 	free(a.v);
@@ -869,7 +869,7 @@ static void both_formats(const struct stream *s, const char *proc, enum model_sy
 	mt_close(&t2, false);
 }
 
-Test(golden_v2, recorded_workloads, .timeout = 240)
+Test(golden_go123, recorded_workloads, .timeout = 240)
 {
 	struct stream s;
 	char *proc = fixture_proc("workloads");
@@ -883,7 +883,7 @@ Test(golden_v2, recorded_workloads, .timeout = 240)
 	mt_proc_free(proc);
 }
 
-Test(golden_v2, generated_stream, .timeout = 240)
+Test(golden_go123, generated_stream, .timeout = 240)
 {
 	struct stream damaged;
 	char *proc;
@@ -896,30 +896,30 @@ Test(golden_v2, generated_stream, .timeout = 240)
 	mt_proc_free(proc);
 }
 
-/* The reader's split of a Go 1.22+ file (format/v2/reader.h), generation by generation; its
+/* The reader's split of a go1.23 file (format/go123/reader.h), generation by generation; its
  * last return: 0 at the end, or the error with its message in err. */
 static int reader_split(int fd, uint64_t *batches, uint64_t *events, char *err, size_t errlen)
 {
-	struct gt2_reader *r = gt2_reader__new(&(struct gt2_reader_opts){
-		.sz = sizeof(struct gt2_reader_opts), .fd = fd });
+	struct go123_reader *r = go123_reader__new(&(struct go123_reader_opts){
+		.sz = sizeof(struct go123_reader_opts), .fd = fd });
 	uint64_t b, e;
 	int ret;
 
 	cr_assert(r);
 	*batches = *events = 0;
-	while ((ret = gt2_reader__next_generation(r)) == 1) {
-		gt2_reader__gen_split(r, &b, &e);
+	while ((ret = go123_reader__next_generation(r)) == 1) {
+		go123_reader__gen_split(r, &b, &e);
 		*batches += b;
 		*events += e;
 	}
-	snprintf(err, errlen, "%s", gt2_reader__error(r));
-	gt2_reader__free(r);
+	snprintf(err, errlen, "%s", go123_reader__error(r));
+	go123_reader__free(r);
 	return ret;
 }
 
-/* The reader splits a Go 1.22+ file into as many batches and events as Go 1.23's -d=2; the
+/* The reader splits a go1.23 file into as many batches and events as Go 1.23's -d=2; the
  * file cut inside a batch is refused with its offset. */
-Test(golden_v2, dump_splits_what_go_splits, .timeout = 240)
+Test(golden_go123, dump_splits_what_go_splits, .timeout = 240)
 {
 	struct goparse_result r;
 	struct stream s;
@@ -978,10 +978,10 @@ static char *report_of(const char *path, unsigned sections)
 	return body;
 }
 
-/* The recorded workloads replayed into both formats: the Go 1.22+ file's report is the 1.19
- * file's (docs/report.md, "Go 1.23 files"), the scheduler's waits after a sleep inside a
+/* The recorded workloads replayed into both formats: the go1.23 file's report is the 1.19
+ * file's (docs/report.md, "go1.23 files"), the scheduler's waits after a sleep inside a
  * syscall aside, which the format does not have. */
-Test(golden_v2, report_reads_both_formats_alike, .timeout = 240)
+Test(golden_go123, report_reads_both_formats_alike, .timeout = 240)
 {
 	const unsigned sections = REPORT_OFFCPU | REPORT_SYSCALLS | REPORT_CPU | REPORT_TRIGGERS;
 	struct stream s;

@@ -13,7 +13,7 @@
 
 static const struct model_opts enqueue_opts = { .sz = sizeof(struct model_opts), .enqueue = true };
 static const struct model_opts enqueue_v2_opts = { .sz = sizeof(struct model_opts), .enqueue = true,
-						   .writer2 = (struct gt2_writer *)&enqueue_v2_opts };
+						   .writer2 = (struct go123_writer *)&enqueue_v2_opts };
 
 /* 800 reads on CPU 0 and blocks; 801, on CPU 1, wakes it at +100; the IPI enqueues it on
  * CPU 0 at +130; it runs at +150. */

@@ -9,23 +9,23 @@
 
 #define T0 1000000000ull
 
-/* The model with call stacks on, in the Go 1.22+ format when v2. */
-static void open_stacks(struct mt *t, bool v2)
+/* The model with call stacks on, in the go1.23 format when go123. */
+static void open_stacks(struct mt *t, bool go123)
 {
 	struct model_opts base = { .sz = sizeof(base), .stacks = true };
 
-	if (v2)
-		base.writer2 = (struct gt2_writer *)1;
+	if (go123)
+		base.writer2 = (struct go123_writer *)1;
 	mt_open_with(t, 2, MODEL_SYSCALLS_BLOCKING, NULL, T0, &base, 0);
 }
 
 /* A time past 2^63 is no clock's, and Go 1.19's parser (signed clocks) took a file with one
  * for events out of order: a record or an end at such a time is clamped. */
-static void time_past_2_63(bool v2)
+static void time_past_2_63(bool go123)
 {
 	struct mt t;
 
-	open_stacks(&t, v2);
+	open_stacks(&t, go123);
 	mt_switch(&t, T0 + 100, 0, 0, 700, LX_PREV_RUNNABLE, -1);
 	mt_switch(&t, (1ull << 63) + 100, 0, 700, 701, LX_PREV_RUNNABLE, -1);
 	mt_switch(&t, T0 + 300, 1, 0, 702, LX_PREV_RUNNABLE, -1);
@@ -47,7 +47,7 @@ Test(model_fuzzed, a_time_past_2_63_is_clamped_in_the_go123_format)
 /* A wakeup whose stack says both "an interrupt's" and "the thread's stored walk": the stored
  * walk's flags hid the interrupt, and the stack was built as the identity's of no thread
  * (ident 0: a NULL identity). An interrupt's stack has no user frames: a bad record. */
-static void interrupt_stack_naming_user_frames(bool v2)
+static void interrupt_stack_naming_user_frames(bool go123)
 {
 	struct {
 		struct lx_wakeup w;
@@ -57,7 +57,7 @@ static void interrupt_stack_naming_user_frames(bool v2)
 	static const uint8_t user_flags[] = { LX_USTACK_HIT, LX_USTACK_STORE, 0 };
 	struct mt t;
 
-	open_stacks(&t, v2);
+	open_stacks(&t, go123);
 	mt_switch(&t, T0 + 100, 0, 0, 700, LX_PREV_RUNNABLE, -1);
 	mt_switch(&t, T0 + 200, 0, 700, 0, LX_PREV_SLEEP, -1);
 	for (size_t i = 0; i < sizeof(user_flags); i++) {
@@ -90,7 +90,7 @@ Test(model_fuzzed, an_interrupt_stack_naming_user_frames_is_a_bad_record_in_the_
 /* Under -F 100000 with records lost, the exit of a thread never seen left an entry without a
  * name, and a sample of it, in exit_group, was built as the identity 0's: a NULL identity,
  * and the recorder crashed at the stop. The sample is named as an unknown thread's. */
-static void sample_of_a_thread_seen_only_by_its_exit(bool v2)
+static void sample_of_a_thread_seen_only_by_its_exit(bool go123)
 {
 	struct {
 		struct lx_sample s;
@@ -99,7 +99,7 @@ static void sample_of_a_thread_seen_only_by_its_exit(bool v2)
 	} r;
 	struct mt t;
 
-	open_stacks(&t, v2);
+	open_stacks(&t, go123);
 	mt_switch(&t, T0 + 100, 0, 0, 700, LX_PREV_RUNNABLE, -1);
 	mt_exit(&t, T0 + 200, 1, 900);
 	memset(&r, 0, sizeof(r));

@@ -255,23 +255,23 @@ static void feed(struct mt *t, const struct stream *s, const struct damage *d)
 	}
 }
 
-/* The Go 1.22+ encoder for mt_open_with (test_model_util.h), and the same pairing syscall
+/* The go1.23 encoder for mt_open_with (test_model_util.h), and the same pairing syscall
  * entries with their returns (sysrets), for one seed in two. */
-static const struct model_opts v2_opts = { .sz = sizeof(struct model_opts),
-					   .writer2 = (struct gt2_writer *)&v2_opts };
-static const struct model_opts v2_rets_opts = { .sz = sizeof(struct model_opts),
-						.writer2 = (struct gt2_writer *)&v2_opts,
+static const struct model_opts go123_opts = { .sz = sizeof(struct model_opts),
+					   .writer2 = (struct go123_writer *)&go123_opts };
+static const struct model_opts go123_rets_opts = { .sz = sizeof(struct model_opts),
+						.writer2 = (struct go123_writer *)&go123_opts,
 						.sysrets = true };
 
-static const struct model_opts *v2_of(unsigned seed, bool v2)
+static const struct model_opts *go123_of(unsigned seed, bool go123)
 {
-	return !v2 ? NULL : seed & 2 ? &v2_rets_opts : &v2_opts;
+	return !go123 ? NULL : seed & 2 ? &go123_rets_opts : &go123_opts;
 }
 
 static void run_as(unsigned seed, enum model_syscalls mode, const struct damage *d,
-		   struct model_stats *out, bool v2)
+		   struct model_stats *out, bool go123)
 {
-	const struct model_opts *base = v2_of(seed, v2);
+	const struct model_opts *base = go123_of(seed, go123);
 	struct model_opts o = base ? *base : (struct model_opts){ .sz = sizeof(o) };
 	/* One seed in two with enqueue records, as the recorder makes them. */
 	struct stream s = { .enqueue = seed & 4 };
@@ -343,14 +343,14 @@ Test(model_random, corrupted_stream_is_repaired)
 }
 
 /* Pure noise: records of random types about random tids on random CPUs, at random times;
- * into the Go 1.22+ encoder when v2. */
-static void noise(unsigned seed, bool v2)
+ * into the go1.23 encoder when go123. */
+static void noise(unsigned seed, bool go123)
 {
 	struct mt t;
 	uint64_t ts = T0 + 1000;
 
 	srand(seed);
-	mt_open_with(&t, NCPU, (enum model_syscalls)(seed % 3), NULL, T0, v2_of(seed, v2), 0);
+	mt_open_with(&t, NCPU, (enum model_syscalls)(seed % 3), NULL, T0, go123_of(seed, go123), 0);
 	for (int i = 0; i < 2000; i++) {
 		union rec r;
 		int err;
@@ -400,7 +400,7 @@ Test(model_random, noise_in_the_go123_format)
 }
 
 /* More damaged streams, into both encoders: the model's repairs keep every file one the
- * parsers accept, and the Go 1.22+ encoder refuses none of the facts (a refusal fails the
+ * parsers accept, and the go1.23 encoder refuses none of the facts (a refusal fails the
  * recording). Seed 4002 found an exit of a thread the /proc scan had found asleep started it
  * unwoken (a GoStart of a blocked goroutine, which 1.19's parser refused too). */
 Test(model_random, more_damaged_streams_in_both_formats)

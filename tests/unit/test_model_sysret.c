@@ -1,5 +1,5 @@
 /* test_model_sysret.c - the model pairs syscall entries with their returns (model_opts.sysrets,
- * --syscalls=all): in the Go 1.22+ file a syscall lasts from its entry to its return, or to
+ * --syscalls=all): in the go1.23 file a syscall lasts from its entry to its return, or to
  * its thread's block in it; a return that never came is repaired at the next entry and
  * counted, and a return with no entry open is ignored, never made into a syscall. */
 #include <criterion/criterion.h>
@@ -16,10 +16,10 @@
 #define BEGIN "GoID=100 Running->Syscall"
 #define END "GoID=100 Syscall->"
 
-/* Thread TID runs on CPU 0 from T0 + 10, in a Go 1.22+ file with syscall returns. */
+/* Thread TID runs on CPU 0 from T0 + 10, in a go1.23 file with syscall returns. */
 static void open_v2(struct mt *t, char **root, bool sysrets)
 {
-	struct model_opts base = { .sz = sizeof(base), .writer2 = (struct gt2_writer *)&base,
+	struct model_opts base = { .sz = sizeof(base), .writer2 = (struct go123_writer *)&base,
 				   .sysrets = sysrets };
 
 	*root = mt_proc_new();

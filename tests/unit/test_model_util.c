@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/v2/writer.h"
+#include "format/go123/writer.h"
 #include "tests/lib/goparse.h"
 #include "tests/unit/test_model_util.h"
 
@@ -87,9 +87,9 @@ void mt_open_with(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const 
 	t->fd = mkstemp(t->path);
 	cr_assert_geq(t->fd, 0);
 	if (base && base->writer2) {
-		/* The Go 1.22+ encoder: the caller's flag, a writer of ours. */
-		t->w2 = gt2_writer__new(&(struct gt2_writer_opts){
-			.sz = sizeof(struct gt2_writer_opts), .fd = t->fd, .nprocs = ncpus + 1,
+		/* The go1.23 encoder: the caller's flag, a writer of ours. */
+		t->w2 = go123_writer__new(&(struct go123_writer_opts){
+			.sz = sizeof(struct go123_writer_opts), .fd = t->fd, .nprocs = ncpus + 1,
 			.frequency = 1000000000 });
 		cr_assert_not_null(t->w2);
 		mo.writer2 = t->w2;
@@ -259,7 +259,7 @@ void mt_close(struct mt *t, bool keep)
 {
 	model__free(t->m);
 	gt_writer__free(t->w);
-	gt2_writer__free(t->w2);
+	go123_writer__free(t->w2);
 	gt_trace__free(t->trace);
 	if (t->fd >= 0)
 		close(t->fd);

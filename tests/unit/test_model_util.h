@@ -6,14 +6,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "format/v1/reader.h"
+#include "format/go119/reader.h"
 #include "user/model/model.h"
 
 struct mt {
 	char path[64];
 	int fd;
 	struct gt_writer *w;
-	struct gt2_writer *w2;	/* instead of w: the Go 1.22+ encoder */
+	struct go123_writer *w2;	/* instead of w: the go1.23 encoder */
 	struct model *m;
 	struct model_stats st;	/* filled by mt_finish */
 	struct gt_trace *trace;	/* decoded by mt_finish */
@@ -33,7 +33,7 @@ void mt_open(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char 
 	     uint64_t ts);
 
 /* mt_open with the other options of base (triggers, ...; NULL: none; writer2 set, to any
- * value: the Go 1.22+ encoder, made here) and the writer's table budget (0: its default). */
+ * value: the go1.23 encoder, made here) and the writer's table budget (0: its default). */
 void mt_open_with(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char *proc_root,
 		  uint64_t ts, const struct model_opts *base, size_t table_budget);
 
@@ -66,7 +66,7 @@ void mt_user(struct mt *t, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t pid
 	     uint64_t task, uint64_t parent, const char *name, const char *msg, uint8_t flags);
 
 /* model__finish at ts, then both Go parsers must accept the file, then it is decoded into
- * t->trace; t->st has the model's stats. A Go 1.22+ file: Go 1.23's reader (-d=1) must
+ * t->trace; t->st has the model's stats. A go1.23 file: Go 1.23's reader (-d=1) must
  * accept it, and it is not decoded. */
 void mt_finish(struct mt *t, uint64_t ts);
 

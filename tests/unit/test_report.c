@@ -14,7 +14,7 @@
 
 #include "tests/lib/goparse.h"
 #include "tests/lib/record.h"
-#include "format/v1/encode.h"
+#include "format/go119/encode.h"
 #include "tests/unit/test_model_util.h"
 #include "user/report/fmt.h"
 #include "user/report/hist.h"
@@ -37,11 +37,11 @@
 
 TestSuite(report, .timeout = 60);
 
-/* mt_open at T0, in the Go 1.22+ format when v2. */
+/* mt_open at T0, in the go1.23 format when go123. */
 static void mt_open_in(struct mt *t, uint32_t ncpus, enum model_syscalls mode, const char *proc,
-		       bool v2)
+		       bool go123)
 {
-	struct model_opts base = { .sz = sizeof(base), .writer2 = v2 ? (void *)1 : NULL };
+	struct model_opts base = { .sz = sizeof(base), .writer2 = go123 ? (void *)1 : NULL };
 
 	mt_open_with(t, ncpus, mode, proc, T0, &base, 0);
 }
@@ -50,13 +50,13 @@ static void mt_open_in(struct mt *t, uint32_t ncpus, enum model_syscalls mode, c
  * (pid 200) runs: the victim waits (i + 1) * 100 us for the hog to be preempted, runs 0.5 ms
  * (the hog waits that long) and sleeps again; the hog blocks on a futex 1 ms before the next
  * round and is woken by an interrupt 0.5 ms before it. */
-static void victim_and_hog_in(struct mt *t, bool v2)
+static void victim_and_hog_in(struct mt *t, bool go123)
 {
 	char *proc = mt_proc_new();
 
 	mt_proc_thread(proc, 100, 100, "victim", 'S', __NR_clock_nanosleep);
 	mt_proc_thread(proc, 200, 200, "hog", 'S', __NR_futex);
-	mt_open_in(t, 2, MODEL_SYSCALLS_BLOCKING, proc, v2);
+	mt_open_in(t, 2, MODEL_SYSCALLS_BLOCKING, proc, go123);
 	for (uint64_t i = 0; i < ROUNDS; i++) {
 		uint64_t base = T0 + MS + i * 10 * MS, d = (i + 1) * 100 * US;
 
@@ -598,13 +598,13 @@ Test(report, names_escaped_and_cut)
 /* A reader (pid 300) sleeps uninterruptibly in read twice: once while a spinner (pid 400)
  * takes its CPU, once with the CPU left idle; it is then woken and runs again. With a lost
  * report and a trigger, for the notes. */
-static void disk_reader_in(struct mt *t, bool v2)
+static void disk_reader_in(struct mt *t, bool go123)
 {
 	char *proc = mt_proc_new();
 
 	mt_proc_thread(proc, 300, 300, "reader", 'R', -1);
 	mt_proc_thread(proc, 400, 400, "spinner", 'R', -1);
-	mt_open_in(t, 2, MODEL_SYSCALLS_BLOCKING, proc, v2);
+	mt_open_in(t, 2, MODEL_SYSCALLS_BLOCKING, proc, go123);
 	mt_switch(t, T0 + MS, 0, 0, 300, LX_PREV_RUNNABLE, -1);
 	mt_switch(t, T0 + MS, 1, 0, 400, LX_PREV_RUNNABLE, -1);
 	for (uint64_t i = 0; i < ROUNDS; i++) {
@@ -629,7 +629,7 @@ static void disk_reader_in(struct mt *t, bool v2)
 
 /* The report's sections of the stream in one format, as text after its first line (the
  * file's name). */
-static char *report_text(void (*stream)(struct mt *, bool), unsigned sections, bool v2)
+static char *report_text(void (*stream)(struct mt *, bool), unsigned sections, bool go123)
 {
 	struct report_opts o = { .sections = sections, .top = 10, .hist = true,
 				 .filter = { .to_ns = UINT64_MAX } };
@@ -640,7 +640,7 @@ static char *report_text(void (*stream)(struct mt *, bool), unsigned sections, b
 	int fd;
 
 	cr_assert(out);
-	stream(&t, v2);
+	stream(&t, go123);
 	fd = open(t.path, O_RDONLY);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(report__file(fd, "x.trace", &o, out, err, sizeof(err)), 0, "%s", err);
@@ -655,7 +655,7 @@ static char *report_text(void (*stream)(struct mt *, bool), unsigned sections, b
 
 /* The hog's futex waits are Go's block profile in either format: 9 waits from its block to
  * the interrupt's wakeup, 0.5 ms each, and the wait it was in at the start, from the init
- * phase's block (3 ns before T0) to its first run at T0 + 1 ms (before, in Go 1.23 files the
+ * phase's block (3 ns before T0) to its first run at T0 + 1 ms (before, in go1.23 files the
  * reason was the syscall's name alone, which Go 1.23's block profile does not take: empty). */
 Test(report, go_block_profile_is_the_same_in_both_formats)
 {
@@ -672,13 +672,13 @@ Test(report, go_block_profile_is_the_same_in_both_formats)
 	cr_expect_eq(ns19, (ROUNDS - 1) * MS / 2 + MS + 3, "Go 1.19's total: %llu ns",
 		     (unsigned long long)ns19);
 	cr_expect_eq(count23, count19, "Go 1.23 counts %llu waits", (unsigned long long)count23);
-	/* The init phase's events are a tick apart, a few more of them in the 1.23 format. */
+	/* The init phase's events are a tick apart, a few more of them in the go1.23 format. */
 	cr_expect(ns23 + 10 >= ns19 && ns23 <= ns19 + 10, "Go 1.23's total: %llu ns",
 		  (unsigned long long)ns23);
 }
 
-/* The same model streams written in both formats: the Go 1.22+ file's report is the 1.19
- * file's, number for number, but for what it does not say (docs/report.md, "Go 1.23 files"):
+/* The same model streams written in both formats: the go1.23 file's report is the 1.19
+ * file's, number for number, but for what it does not say (docs/report.md, "go1.23 files"):
  * when a thread asleep inside a syscall was woken, so its wait for a CPU after. */
 Test(report, go123_files_report_what_go119_files_do)
 {
@@ -701,7 +701,7 @@ Test(report, go123_files_report_what_go119_files_do)
 		free(a);
 		free(b);
 	}
-	/* The reader's waits after its reads are not in the Go 1.22+ file; the spinner's are. */
+	/* The reader's waits after its reads are not in the go1.23 file; the spinner's are. */
 	disk_reader_in(&t, true);
 	read_file(t.path, &all, &s);
 	cr_expect_null(sched_report__hist(s.sched, 300, 0, WALK_WAKEUP));
@@ -714,10 +714,10 @@ Test(report, go123_files_report_what_go119_files_do)
 /* A syncer (pid 500) calls fdatasync ROUNDS times with --syscalls=all and returns: each call
  * blocks twice on the disk for 1 ms (off the CPU from its block until it runs again) and lasts
  * 2.5 ms from its entry to its return; a getppid between them never blocks and lasts 20 us.
- * The Go 1.19 file marks each return with a log (docs/format.md §10.3). */
-static void syncer_in(struct mt *t, bool v2)
+ * The go1.19 file marks each return with a log (docs/format.md §10.3). */
+static void syncer_in(struct mt *t, bool go123)
 {
-	struct model_opts base = { .sz = sizeof(base), .writer2 = v2 ? (void *)1 : NULL,
+	struct model_opts base = { .sz = sizeof(base), .writer2 = go123 ? (void *)1 : NULL,
 				   .sysrets = true };
 	char *proc = mt_proc_new();
 
@@ -779,14 +779,14 @@ Test(report, syscalls_per_call_with_their_blocks_apart)
 			       "20.0ms") != NULL, "%s", text);
 	free(text);
 
-	/* The Go 1.22+ file has the same calls (its syscalls run from entry to return, which it
+	/* The go1.23 file has the same calls (its syscalls run from entry to return, which it
 	 * says at its start); a block inside a syscall is there only where another thread took
 	 * the CPU, and here it stayed idle (before: each call that lasted was a block, and the
 	 * getppids too). */
 	syncer_in(&t, true);
 	read_file(t.path, &all, &s);
 	h = syslat__calls(s.sys, "fdatasync");
-	cr_assert(h, "no call of fdatasync with a length in the Go 1.22+ file");
+	cr_assert(h, "no call of fdatasync with a length in the go1.23 file");
 	cr_expect_eq(h->count, ROUNDS);
 	cr_expect_eq(h->sum, ROUNDS * 2500 * US);
 	cr_expect_null(syslat__hist(s.sys, "fdatasync", &entries));
@@ -844,11 +844,11 @@ Test(report, pprof_syscall_counts_calls_and_their_lengths)
 	size_t len = 0;
 	struct mt t;
 
-	for (int v2 = 0; v2 < 2; v2++) {
+	for (int go123 = 0; go123 < 2; go123++) {
 		int fd, ofd = mkstemp(strcpy(out_path, "/tmp/lxtrace-test-pprof-XXXXXX"));
 		FILE *f = open_memstream(&text, &len);
 
-		syncer_in(&t, v2);
+		syncer_in(&t, go123);
 		fd = open(t.path, O_RDONLY);
 		cr_assert(fd >= 0 && ofd >= 0 && f);
 		cr_assert_eq(profile__read(fd, PROFILE_SYSCALL, &all, 0, &p, err, sizeof(err)), 0, "%s",
@@ -861,15 +861,15 @@ Test(report, pprof_syscall_counts_calls_and_their_lengths)
 		profile__free(p);
 		pprof_sum4(out_path, "syscall:[fdatasync]", sum, fd_sum);
 		unlink(out_path);
-		cr_expect_eq(sum[0], 2 * ROUNDS, "format %d", v2);
-		cr_expect_eq(sum[1], ROUNDS * (2500 + 20) * US, "format %d", v2);
-		cr_expect_eq(fd_sum[0], ROUNDS, "format %d", v2);
-		cr_expect_eq(fd_sum[1], ROUNDS * 2500 * US, "format %d", v2);
-		/* The Go 1.22+ file has no block where the CPU stayed idle (as the report). */
-		cr_expect_eq(fd_sum[2], v2 ? 0 : 2 * ROUNDS, "format %d", v2);
-		cr_expect_eq(fd_sum[3], v2 ? 0 : 2 * ROUNDS * MS, "format %d", v2);
-		cr_expect(strstr(text, "syscall fdatasync 25000000\n"), "format %d:\n%s", v2, text);
-		cr_expect(strstr(text, "syscall getppid 200000\n"), "format %d:\n%s", v2, text);
+		cr_expect_eq(sum[0], 2 * ROUNDS, "format %d", go123);
+		cr_expect_eq(sum[1], ROUNDS * (2500 + 20) * US, "format %d", go123);
+		cr_expect_eq(fd_sum[0], ROUNDS, "format %d", go123);
+		cr_expect_eq(fd_sum[1], ROUNDS * 2500 * US, "format %d", go123);
+		/* The go1.23 file has no block where the CPU stayed idle (as the report). */
+		cr_expect_eq(fd_sum[2], go123 ? 0 : 2 * ROUNDS, "format %d", go123);
+		cr_expect_eq(fd_sum[3], go123 ? 0 : 2 * ROUNDS * MS, "format %d", go123);
+		cr_expect(strstr(text, "syscall fdatasync 25000000\n"), "format %d:\n%s", go123, text);
+		cr_expect(strstr(text, "syscall getppid 200000\n"), "format %d:\n%s", go123, text);
 		free(text);
 		text = NULL;
 		mt_close(&t, false);
@@ -878,12 +878,12 @@ Test(report, pprof_syscall_counts_calls_and_their_lengths)
 
 /* A thread whose name has a quote, a backslash, a newline and a byte that is no UTF-8 runs,
  * sleeps 3 ms and runs again. */
-static void odd_name_in(struct mt *t, bool v2)
+static void odd_name_in(struct mt *t, bool go123)
 {
 	char *proc = mt_proc_new();
 
 	mt_proc_thread(proc, 900, 900, "q\"b\\s\n\xff", 'R', -1);
-	mt_open_in(t, 2, MODEL_SYSCALLS_BLOCKING, proc, v2);
+	mt_open_in(t, 2, MODEL_SYSCALLS_BLOCKING, proc, go123);
 	mt_switch(t, T0 + MS, 0, 0, 900, LX_PREV_RUNNABLE, -1);
 	mt_switch(t, T0 + 2 * MS, 0, 900, 0, LX_PREV_SLEEP, __NR_clock_nanosleep);
 	mt_wakeup(t, T0 + 5 * MS, 1, 900);
@@ -894,7 +894,7 @@ static void odd_name_in(struct mt *t, bool v2)
 
 /* `report --json` of stream's trace, every section and histograms, read back by Python's json
  * module, which prints what `query` (Python, on the object d) says. */
-static char *json_query(void (*stream)(struct mt *, bool), bool v2, const char *query)
+static char *json_query(void (*stream)(struct mt *, bool), bool go123, const char *query)
 {
 	struct report_opts o = { .sections = REPORT_ALL, .top = 10, .hist = true, .json = true,
 				 .filter = { .to_ns = UINT64_MAX } };
@@ -906,7 +906,7 @@ static char *json_query(void (*stream)(struct mt *, bool), bool v2, const char *
 	struct mt t;
 
 	cr_assert(f);
-	stream(&t, v2);
+	stream(&t, go123);
 	fd = open(t.path, O_RDONLY);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(report__file(fd, "a \"b\"\\.trace", &o, f, err, sizeof(err)), 0, "%s", err);
@@ -954,8 +954,8 @@ Test(report, json_has_every_sections_figures)
 		"print('q\"b\\\\\\\\s\\\\x0a\\\\xff' in names, all(n.isascii() for n in names))\n";
 	char want[256];
 
-	for (int v2 = 0; v2 < 2; v2++) {
-		char *out = json_query(victim_and_hog_in, v2, query);
+	for (int go123 = 0; go123 < 2; go123++) {
+		char *out = json_query(victim_and_hog_in, go123, query);
 
 		/* 10 wakeups, the longest 1 ms; 11 futex waits (2 cut, whose time in µs) of which 9
 		 * whole are blocking syscalls; the 10 worst waits, the first with the hog on the
@@ -963,20 +963,20 @@ Test(report, json_has_every_sections_figures)
 		snprintf(want, sizeof(want), "lxtrace-report/1 a \"b\"\\\\.trace 2 10 %llu victim 11 "
 			 "%llu 9 10 200 program 0 0 1\n", (unsigned long long)(ROUNDS * 100 * US),
 			 (unsigned long long)(((ROUNDS - 1) * MS + HOG_CUT) / US));
-		cr_expect_str_eq(out, want, "format %d: %s", v2, out);
+		cr_expect_str_eq(out, want, "format %d: %s", go123, out);
 		free(out);
-		out = json_query(odd_name_in, v2, odd);
-		cr_expect_str_eq(out, "True True\n", "format %d", v2);
+		out = json_query(odd_name_in, go123, odd);
+		cr_expect_str_eq(out, "True True\n", "format %d", go123);
 		free(out);
 	}
 }
 
 /* A futex wait inside a call (--syscalls=all, both formats): the call lasts from its entry to
- * its return, the wait in it keeps its reason, and the Go 1.22+ file, which ends the syscall
+ * its return, the wait in it keeps its reason, and the go1.23 file, which ends the syscall
  * at the block, has the return as a log (user/model/out_go123.c). */
-static void futex_caller_in(struct mt *t, bool v2)
+static void futex_caller_in(struct mt *t, bool go123)
 {
-	struct model_opts base = { .sz = sizeof(base), .writer2 = v2 ? (void *)1 : NULL,
+	struct model_opts base = { .sz = sizeof(base), .writer2 = go123 ? (void *)1 : NULL,
 				   .sysrets = true };
 	char *proc = mt_proc_new();
 
@@ -1003,15 +1003,15 @@ Test(report, a_call_that_waits_for_a_lock_lasts_to_its_return)
 	struct report s;
 	struct mt t;
 
-	for (int v2 = 0; v2 < 2; v2++) {
-		futex_caller_in(&t, v2);
+	for (int go123 = 0; go123 < 2; go123++) {
+		futex_caller_in(&t, go123);
 		read_file(t.path, &all, &s);
 		h = syslat__calls(s.sys, "futex");
-		cr_assert(h, "format %d: no futex call with a length", v2);
-		cr_expect_eq(h->count, ROUNDS, "format %d", v2);
-		cr_expect_eq(h->max, 3070 * US, "format %d: %llu", v2, (unsigned long long)h->max);
+		cr_assert(h, "format %d: no futex call with a length", go123);
+		cr_expect_eq(h->count, ROUNDS, "format %d", go123);
+		cr_expect_eq(h->max, 3070 * US, "format %d: %llu", go123, (unsigned long long)h->max);
 		h = offcpu__hist(s.off, WALK_OFF_LOCK);
-		cr_assert(h, "format %d: no wait for a lock", v2);
+		cr_assert(h, "format %d: no wait for a lock", go123);
 		cr_expect_eq(h->count, ROUNDS);
 		cr_expect_eq(h->max, 2950 * US);
 		report__free(&s);

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "tests/lib/v1bytes.h"
+#include "tests/lib/go119bytes.h"
 #include "user/report/folded.h"
 #include "user/report/pprof.h"
 #include "user/report/profile.h"
@@ -20,13 +20,13 @@ TestSuite(report_safety, .timeout = 60);
 static const struct walk_filter everything = { .to_ns = UINT64_MAX };
 
 /* The folded profile of the file, or NULL with the refusal in err. */
-static char *folded(const struct v1bytes *b, enum profile_kind kind, char *err, size_t errlen)
+static char *folded(const struct go119bytes *b, enum profile_kind kind, char *err, size_t errlen)
 {
 	struct profile *p;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out;
-	int fd = v1b_memfd(b);
+	int fd = go119b_memfd(b);
 
 	cr_assert(fd >= 0);
 	if (profile__read(fd, kind, &everything, 0, &p, err, errlen)) {
@@ -42,7 +42,7 @@ static char *folded(const struct v1bytes *b, enum profile_kind kind, char *err, 
 	return text;
 }
 
-static void sample(struct v1bytes *b, uint64_t ts, uint64_t stk)
+static void sample(struct go119bytes *b, uint64_t ts, uint64_t stk)
 {
 	V1B(b, GT_EV_CPU_SAMPLE, 0, ts, 0, 0, stk);
 }
@@ -52,20 +52,20 @@ static void sample(struct v1bytes *b, uint64_t ts, uint64_t stk)
  * does with the second. */
 Test(report_safety, a_stack_id_defined_again_keeps_each_sample_where_it_was_taken)
 {
-	struct v1bytes b;
+	struct go119bytes b;
 	char err[256] = "", *text;
 
-	v1b_init(&b);
-	v1b_batch(&b, 0, 100);
-	v1b_frequency(&b, 1000000000);
-	v1b_string(&b, 1, "funcA");
-	v1b_string(&b, 2, "funcB");
-	v1b_string(&b, 3, "funcC");
-	v1b_string(&b, 4, "f.go");
-	v1b_stack1(&b, 1, 0x10, 1, 4, 1);
+	go119b_init(&b);
+	go119b_batch(&b, 0, 100);
+	go119b_frequency(&b, 1000000000);
+	go119b_string(&b, 1, "funcA");
+	go119b_string(&b, 2, "funcB");
+	go119b_string(&b, 3, "funcC");
+	go119b_string(&b, 4, "f.go");
+	go119b_stack1(&b, 1, 0x10, 1, 4, 1);
 	sample(&b, 101, 1);
-	v1b_stack1(&b, 1, 0x20, 2, 4, 2);
-	v1b_stack1(&b, 1, 0x30, 3, 4, 3);
+	go119b_stack1(&b, 1, 0x20, 2, 4, 2);
+	go119b_stack1(&b, 1, 0x30, 3, 4, 3);
 	sample(&b, 102, 1);
 	V1B(&b, GT_EV_HEAP_ALLOC, 3, 5);
 	text = folded(&b, PROFILE_CPU, err, sizeof(err));
@@ -80,24 +80,24 @@ Test(report_safety, a_stack_id_defined_again_keeps_each_sample_where_it_was_take
  * changes a named frame does not reach back. */
 Test(report_safety, a_stack_defined_again_naming_its_unknown_frames_names_the_samples_before)
 {
-	struct v1bytes b;
+	struct go119bytes b;
 	char err[256] = "", *text;
 
-	v1b_init(&b);
-	v1b_batch(&b, 0, 100);
-	v1b_frequency(&b, 1000000000);
-	v1b_string(&b, 1, "[unknown] 0x10");
-	v1b_string(&b, 2, "[unknown]");
-	v1b_string(&b, 3, "funcC");
-	v1b_string(&b, 4, "f.go");
-	v1b_stack1(&b, 1, 0x10, 1, 2, 0);
+	go119b_init(&b);
+	go119b_batch(&b, 0, 100);
+	go119b_frequency(&b, 1000000000);
+	go119b_string(&b, 1, "[unknown] 0x10");
+	go119b_string(&b, 2, "[unknown]");
+	go119b_string(&b, 3, "funcC");
+	go119b_string(&b, 4, "f.go");
+	go119b_stack1(&b, 1, 0x10, 1, 2, 0);
 	sample(&b, 101, 1);
 	sample(&b, 102, 1);
-	v1b_string(&b, 5, "long Hot.leaf(long)");
-	v1b_string(&b, 6, "/tmp/perf-1.map");
-	v1b_stack1(&b, 1, 0x4010, 5, 6, 0);
+	go119b_string(&b, 5, "long Hot.leaf(long)");
+	go119b_string(&b, 6, "/tmp/perf-1.map");
+	go119b_stack1(&b, 1, 0x4010, 5, 6, 0);
 	sample(&b, 103, 1);
-	v1b_stack1(&b, 1, 0x30, 3, 4, 3);
+	go119b_stack1(&b, 1, 0x30, 3, 4, 3);
 	sample(&b, 104, 1);
 	V1B(&b, GT_EV_HEAP_ALLOC, 3, 5);
 	text = folded(&b, PROFILE_CPU, err, sizeof(err));
@@ -110,22 +110,22 @@ Test(report_safety, a_stack_defined_again_naming_its_unknown_frames_names_the_sa
  * stack 1 is defined again before it comes back. */
 Test(report_safety, time_off_the_cpu_keeps_the_stack_the_thread_left_with)
 {
-	struct v1bytes b;
+	struct go119bytes b;
 	char err[256] = "", *text;
 
-	v1b_init(&b);
-	v1b_batch(&b, 0, 100);
-	v1b_frequency(&b, 1000000000);
-	v1b_string(&b, 1, "funcA");
-	v1b_string(&b, 2, "funcB");
-	v1b_string(&b, 3, "f.go");
-	v1b_stack1(&b, 1, 0x10, 1, 3, 1);
+	go119b_init(&b);
+	go119b_batch(&b, 0, 100);
+	go119b_frequency(&b, 1000000000);
+	go119b_string(&b, 1, "funcA");
+	go119b_string(&b, 2, "funcB");
+	go119b_string(&b, 3, "f.go");
+	go119b_stack1(&b, 1, 0x10, 1, 3, 1);
 	V1B(&b, GT_EV_GOMAXPROCS, 1, 1, 0);
 	V1B(&b, GT_EV_PROC_START, 1, 7);
 	V1B(&b, GT_EV_GO_CREATE, 1, 5, 0, 0);
 	V1B(&b, GT_EV_GO_START, 1, 5, 1);
 	V1B(&b, GT_EV_GO_SLEEP, 1, 1);
-	v1b_stack1(&b, 1, 0x20, 2, 3, 2);
+	go119b_stack1(&b, 1, 0x20, 2, 3, 2);
 	V1B(&b, GT_EV_GO_UNBLOCK, 10, 5, 2, 0);
 	V1B(&b, GT_EV_GO_START, 1, 5, 3);
 	text = folded(&b, PROFILE_OFFCPU, err, sizeof(err));
@@ -134,27 +134,27 @@ Test(report_safety, time_off_the_cpu_keeps_the_stack_the_thread_left_with)
 	free(text);
 }
 
-/* A Go 1.19 file up to a running goroutine 5 on P 0 (created at tick 102, started at 103). */
-static void g5_running(struct v1bytes *b)
+/* A go1.19 file up to a running goroutine 5 on P 0 (created at tick 102, started at 103). */
+static void g5_running(struct go119bytes *b)
 {
-	v1b_init(b);
-	v1b_batch(b, 0, 100);
-	v1b_frequency(b, 1000000000);
+	go119b_init(b);
+	go119b_batch(b, 0, 100);
+	go119b_frequency(b, 1000000000);
 	V1B(b, GT_EV_GOMAXPROCS, 1, 1, 0);
 	V1B(b, GT_EV_PROC_START, 1, 7);
 	V1B(b, GT_EV_GO_CREATE, 1, 5, 0, 0);
 	V1B(b, GT_EV_GO_START, 1, 5, 1);
 }
 
-/* report and every profile refuse the file in dump's one line (format/v1/state.h), and print
+/* report and every profile refuse the file in dump's one line (format/go119/state.h), and print
  * nothing. */
-static void refused_as_dump_refuses(const struct v1bytes *b, const char *want)
+static void refused_as_dump_refuses(const struct go119bytes *b, const char *want)
 {
 	struct report_opts o = { .sections = REPORT_ALL, .top = 10, .filter = everything };
 	char err[256] = "", *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
-	int fd = v1b_memfd(b);
+	int fd = go119b_memfd(b);
 
 	cr_assert(fd >= 0 && out);
 	cr_expect_lt(report__file(fd, "bad.trace", &o, out, err, sizeof(err)), 0);
@@ -176,7 +176,7 @@ static void refused_as_dump_refuses(const struct v1bytes *b, const char *want)
 
 Test(report_safety, a_start_of_a_goroutine_that_does_not_exist_is_refused)
 {
-	struct v1bytes b;
+	struct go119bytes b;
 
 	g5_running(&b);
 	V1B(&b, GT_EV_GO_BLOCK, 1, 0);
@@ -189,7 +189,7 @@ Test(report_safety, a_start_of_a_goroutine_that_does_not_exist_is_refused)
  * it as a wait of minus one tick, 18446744074 s once unsigned. */
 Test(report_safety, two_events_swapped_are_refused)
 {
-	struct v1bytes b;
+	struct go119bytes b;
 
 	g5_running(&b);
 	V1B(&b, GT_EV_GO_UNBLOCK, 1, 5, 2, 0);
@@ -205,32 +205,32 @@ Test(report_safety, two_events_swapped_are_refused)
 Test(report_safety, times_past_what_go_clocks_hold_are_refused)
 {
 	struct report_opts o = { .sections = REPORT_ALL, .top = 10, .filter = everything };
-	/* Go 1.23's smallest file (tests/fuzz/v2-corpus/v2-min.trace), its first batch at tick
+	/* Go 1.23's smallest file (tests/fuzz/go123-corpus/go123-min.trace), its first batch at tick
 	 * 2^63 at 1e9 ticks a second. */
-	static const char v2[] = "go 1.23 trace\0\0\0"
+	static const char go123[] = "go 1.23 trace\0\0\0"
 		"\x01\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"
 		"\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01" "\x04\x0d\x00\x00\x02"
 		"\x01\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x01\x06\x08\x80\x94\xeb\xdc\x03";
-	struct v1bytes b;
+	struct go119bytes b;
 	char err[256] = "";
 	FILE *out = fopen("/dev/null", "w");
 	int fd;
 
 	/* One tick a second, the second batch 2^40 s after the first. */
-	v1b_init(&b);
-	v1b_batch(&b, 0, 100);
-	v1b_frequency(&b, 1);
+	go119b_init(&b);
+	go119b_batch(&b, 0, 100);
+	go119b_frequency(&b, 1);
 	V1B(&b, GT_EV_HEAP_ALLOC, 1, 5);
-	v1b_batch(&b, 1, 1ull << 40);
+	go119b_batch(&b, 1, 1ull << 40);
 	V1B(&b, GT_EV_HEAP_ALLOC, 1, 6);
-	fd = v1b_memfd(&b);
+	fd = go119b_memfd(&b);
 	cr_assert(fd >= 0 && out);
 	cr_expect_lt(report__file(fd, "far.trace", &o, out, err, sizeof(err)), 0);
 	cr_expect(strstr(err, "span more than 2^63 ns") && !strchr(err, '\n'), "%s", err);
 	close(fd);
 
-	fd = memfd_create("v2", MFD_CLOEXEC);
-	cr_assert(fd >= 0 && write(fd, v2, sizeof(v2) - 1) == sizeof(v2) - 1);
+	fd = memfd_create("go123", MFD_CLOEXEC);
+	cr_assert(fd >= 0 && write(fd, go123, sizeof(go123) - 1) == sizeof(go123) - 1);
 	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
 	err[0] = '\0';
 	cr_expect_lt(report__file(fd, "far2.trace", &o, out, err, sizeof(err)), 0);
@@ -244,21 +244,21 @@ Test(report_safety, times_past_what_go_clocks_hold_are_refused)
 Test(report_safety, pprof_names_are_utf8_whatever_the_trace_names)
 {
 	struct profile *p;
-	struct v1bytes b;
+	struct go119bytes b;
 	char err[256] = "", path[] = "/tmp/lxtrace-test-pprof-XXXXXX";
 	uint8_t buf[65536];
 	int fd, out = mkstemp(path), n;
 	gzFile z;
 
-	v1b_init(&b);
-	v1b_batch(&b, 0, 100);
-	v1b_frequency(&b, 1000000000);
-	v1b_string(&b, 1, "bad\xff\xfe");
-	v1b_string(&b, 2, "f.go");
-	v1b_stack1(&b, 1, 0x10, 1, 2, 1);
+	go119b_init(&b);
+	go119b_batch(&b, 0, 100);
+	go119b_frequency(&b, 1000000000);
+	go119b_string(&b, 1, "bad\xff\xfe");
+	go119b_string(&b, 2, "f.go");
+	go119b_stack1(&b, 1, 0x10, 1, 2, 1);
 	sample(&b, 101, 1);
 	V1B(&b, GT_EV_HEAP_ALLOC, 3, 5);
-	fd = v1b_memfd(&b);
+	fd = go119b_memfd(&b);
 	cr_assert(fd >= 0 && out >= 0);
 	cr_assert_eq(profile__read(fd, PROFILE_CPU, &everything, 0, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(pprof__write(p, out, err, sizeof(err)), 0, "%s", err);

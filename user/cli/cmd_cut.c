@@ -1,5 +1,5 @@
 /* cmd_cut.c - `lxtrace cut FILE --from T --to T -o OUT`: a window of a trace written as a trace
- * of its own, which opens faster and smaller in the viewers (format/v1/cut.h). */
+ * of its own, which opens faster and smaller in the viewers (format/go119/cut.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/v1/cut.h"
-#include "format/v2/cut.h"
+#include "format/go119/cut.h"
+#include "format/go123/cut.h"
 #include "lib/duration.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
@@ -26,7 +26,7 @@ static void usage(FILE *f)
 		   "the window's events, then the ends of what is still open. Times count from the\n"
 		   "trace's first event, as both viewers show them: seconds, or a number with a unit\n"
 		   "(ns, us, ms, s), e.g. 2.5 or 2500ms.\n\n"
-		   "A Go 1.22+ trace (\"go 1.23 trace\") is cut by whole generations (about a\n"
+		   "A go1.23 trace (\"go 1.23 trace\") is cut by whole generations (about a\n"
 		   "second each), copied as they are: every one that holds an event of the window,\n"
 		   "the first one's statuses being the start.\n\n"
 		   "  -f, --from T        the window's start (default: the trace's start)\n"
@@ -35,15 +35,15 @@ static void usage(FILE *f)
 		   "  -h, --help          show this help\n");
 }
 
-/* A Go 1.22+ trace: the generations of the window copied (format/v2/cut.h). 0, or 1 after
+/* A go1.23 trace: the generations of the window copied (format/go123/cut.h). 0, or 1 after
  * saying why; of is closed either way. */
 static int cut_v2(const char *path, int fd, struct output_file *of, const char *out,
 		  uint64_t from_ns, uint64_t to_ns)
 {
-	struct gt2_cut_report rep;
+	struct go123_cut_report rep;
 	char err[512];
 
-	if (gt2_cut(fd, output_file__fd(of), from_ns, to_ns, &rep, err, sizeof(err))) {
+	if (go123_cut(fd, output_file__fd(of), from_ns, to_ns, &rep, err, sizeof(err))) {
 		fprintf(stderr, PREFIX "%s: %s\n", path, err);
 		output_file__close(of);
 		return 1;

@@ -1,7 +1,7 @@
 /* cmd_dump.c - `lxtrace dump FILE`: prints a trace's events one per line, like `go tool trace -d`,
- * streaming: memory does not grow with the file (format/v1/reader.h), but for a trace Go's
- * runtime wrote, read whole to be put in order (format/v1/order.h); what Go's parsers refuse
- * is refused, goroutine states and their order included (format/v1/state.h). */
+ * streaming: memory does not grow with the file (format/go119/reader.h), but for a trace Go's
+ * runtime wrote, read whole to be put in order (format/go119/order.h); what Go's parsers refuse
+ * is refused, goroutine states and their order included (format/go119/state.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/v1/dump.h"
-#include "format/v1/order.h"
-#include "format/v1/reader.h"
-#include "format/v1/state.h"
-#include "format/v2/print.h"
-#include "format/v2/reader.h"
+#include "format/go119/dump.h"
+#include "format/go119/order.h"
+#include "format/go119/reader.h"
+#include "format/go119/state.h"
+#include "format/go123/print.h"
+#include "format/go123/reader.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
 
@@ -28,7 +28,7 @@ static void usage(FILE *f)
 		   "each P's events in time order (sort by TIME to merge the Ps). A trace Go's\n"
 		   "runtime wrote (runtime/trace of Go 1.19) is read whole and printed in the\n"
 		   "order Go 1.19's parser puts it, its ...Local events as their plain kind.\n\n"
-		   "A Go 1.22+ trace (\"go 1.23 trace\", told by its header) prints as TIME gen=N m=M\n"
+		   "A go1.23 trace (\"go 1.23 trace\", told by its header) prints as TIME gen=N m=M\n"
 		   "EVENT ARGS: batch by batch, each M's events in time order, then the generation's\n"
 		   "CPU samples; strings resolved, stacks by id with their frames. Its generations\n"
 		   "are checked whole before any of their events is printed.\n\n"
@@ -114,7 +114,7 @@ static int print(int fd, const struct gt_dict *whole, uint64_t t0, char *err, si
 	return ret ? 1 : 0;
 }
 
-/* A Go 1.19 file Go's runtime wrote (format/v1/order.h): read whole, put in Go's order, checked
+/* A go1.19 file Go's runtime wrote (format/go119/order.h): read whole, put in Go's order, checked
  * whole, then printed in that order. 0, 1 on a bad file (err says why), -1 when stdout fails. */
 static int dump_ordered(int fd, char *err, size_t errlen)
 {
@@ -140,12 +140,12 @@ static int dump_ordered(int fd, char *err, size_t errlen)
 	return out || fflush(stdout) ? -1 : 0;
 }
 
-/* A Go 1.22+ file: the reader checks a generation whole before it hands out its events, so
- * what it prints of a stream is whole generations (format/v2/reader.h). */
-static struct gt2_reader *open_v2(int fd, char *err, size_t errlen)
+/* A go1.23 file: the reader checks a generation whole before it hands out its events, so
+ * what it prints of a stream is whole generations (format/go123/reader.h). */
+static struct go123_reader *open_v2(int fd, char *err, size_t errlen)
 {
-	struct gt2_reader *r = gt2_reader__new(&(struct gt2_reader_opts){
-		.sz = sizeof(struct gt2_reader_opts), .fd = fd, .header_read = header_read });
+	struct go123_reader *r = go123_reader__new(&(struct go123_reader_opts){
+		.sz = sizeof(struct go123_reader_opts), .fd = fd, .header_read = header_read });
 
 	if (!r)
 		snprintf(err, errlen, "%s", strerror(errno));
@@ -154,48 +154,48 @@ static struct gt2_reader *open_v2(int fd, char *err, size_t errlen)
 
 static int scan_v2(int fd, int64_t *t0, char *err, size_t errlen)
 {
-	struct gt2_reader *r = open_v2(fd, err, errlen);
-	struct gt2_event e;
+	struct go123_reader *r = open_v2(fd, err, errlen);
+	struct go123_event e;
 	int ret;
 
 	if (!r)
 		return 1;
 	*t0 = INT64_MAX;
-	while ((ret = gt2_reader__next(r, &e)) == 1)
-		if (gt2_reader__ns(r, e.ts) < *t0)
-			*t0 = gt2_reader__ns(r, e.ts);
+	while ((ret = go123_reader__next(r, &e)) == 1)
+		if (go123_reader__ns(r, e.ts) < *t0)
+			*t0 = go123_reader__ns(r, e.ts);
 	if (ret)
-		snprintf(err, errlen, "%s", gt2_reader__error(r));
-	gt2_reader__free(r);
+		snprintf(err, errlen, "%s", go123_reader__error(r));
+	go123_reader__free(r);
 	return ret ? 1 : 0;
 }
 
 static int print_v2(int fd, int64_t t0, char *err, size_t errlen)
 {
-	struct gt2_reader *r = open_v2(fd, err, errlen);
-	struct gt2_event e;
+	struct go123_reader *r = open_v2(fd, err, errlen);
+	struct go123_event e;
 	int ret = 0, out = 0;
 
 	if (!r)
 		return 1;
-	while (!out && (ret = gt2_reader__next(r, &e)) == 1) {
+	while (!out && (ret = go123_reader__next(r, &e)) == 1) {
 		if (t0 == INT64_MAX)
-			t0 = gt2_reader__ns(r, e.ts);
-		out = gt2_print__event(stdout, r, &e, t0);
+			t0 = go123_reader__ns(r, e.ts);
+		out = go123_print__event(stdout, r, &e, t0);
 	}
 	if (ret < 0)
-		snprintf(err, errlen, "%s", gt2_reader__error(r));
-	gt2_reader__free(r);
+		snprintf(err, errlen, "%s", go123_reader__error(r));
+	go123_reader__free(r);
 	if (out || fflush(stdout))
 		return -1;
 	return ret ? 1 : 0;
 }
 
-/* Whether fd holds a Go 1.22+ trace, from its header: read in place when fd can be read
+/* Whether fd holds a go1.23 trace, from its header: read in place when fd can be read
  * twice, else taken from the stream (header_read). */
 static bool is_v2(int fd)
 {
-	uint8_t hdr[GT2_HEADER_LEN];
+	uint8_t hdr[GO123_HEADER_LEN];
 	ssize_t n;
 
 	if (lseek(fd, 0, SEEK_CUR) >= 0)
@@ -210,10 +210,10 @@ static bool is_v2(int fd)
 			break;
 		n += k;
 	}
-	header_read = n == (ssize_t)sizeof(hdr) && (gt2_reader__is_header(hdr, sizeof(hdr)) ||
+	header_read = n == (ssize_t)sizeof(hdr) && (go123_reader__is_header(hdr, sizeof(hdr)) ||
 						      !memcmp(hdr, GT_HEADER, GT_HEADER_LEN));
-	/* Neither header: the 1.19 reader, told of none, refuses what follows. */
-	return header_read && gt2_reader__is_header(hdr, sizeof(hdr));
+	/* Neither header: the go1.19 reader, told of none, refuses what follows. */
+	return header_read && go123_reader__is_header(hdr, sizeof(hdr));
 }
 
 int cmd_dump(int argc, char **argv)

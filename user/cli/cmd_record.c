@@ -26,10 +26,10 @@
 
 #include <bpf/libbpf.h>
 
-#include "format/v1/close.h"
-#include "format/v2/restack.h"
-#include "format/v2/writer.h"
-#include "format/v1/writer.h"
+#include "format/go119/close.h"
+#include "format/go123/restack.h"
+#include "format/go123/writer.h"
+#include "format/go119/writer.h"
 #include "lib/clock.h"
 #include "lib/disk_cache.h"
 #include "lib/file_worker.h"
@@ -333,18 +333,18 @@ static void close_after_write_error(const char *path, int err, struct gt_writer 
 
 struct output {
 	const char *path;
-	struct gt_writer *writer;	/* NULL for the Go 1.22+ format */
+	struct gt_writer *writer;	/* NULL for the go1.23 format */
 	int fd;
 	uint32_t nprocs;
-	struct gt2_writer *writer2;	/* the Go 1.22+ format's, or NULL */
+	struct go123_writer *writer2;	/* the go1.23 format's, or NULL */
 };
 
-/* The Go 1.22+ writer cut the file back to its last whole generation, if any. */
+/* The go1.23 writer cut the file back to its last whole generation, if any. */
 static void report_v2_write_error(const struct output *o, int err)
 {
-	struct gt2_writer_stats st;
+	struct go123_writer_stats st;
 
-	gt2_writer__stats(o->writer2, &st);
+	go123_writer__stats(o->writer2, &st);
 	if (st.generations)
 		fprintf(stderr, PREFIX "%s: %s; the trace ends on its last whole generation (%llu "
 			"of about a second each), which Go 1.23's viewer opens; %llu events not "
@@ -627,9 +627,9 @@ struct recording {
 	struct output_file *file, *held;
 	struct capture *cap;
 	struct gt_writer *writer;	/* --format=go1.19 */
-	struct gt2_writer *writer2;	/* --format=go1.23 */
+	struct go123_writer *writer2;	/* --format=go1.23 */
 	struct model *model;
-	struct gt2_restack_stats restacked;	/* the go1.23 file copied with JIT names */
+	struct go123_restack_stats restacked;	/* the go1.23 file copied with JIT names */
 	bool restack_tried;
 	struct startstate *start_state;	/* the stacks of the threads off the CPU at the start */
 	struct record_flight *flight;
@@ -686,7 +686,7 @@ static struct capture_opts capture_options(struct recording *r, bool annotations
 		.sz = sizeof(struct capture_opts),
 		.ring_bytes = (size_t)(a->buffer_mib * 1024 * 1024),
 		.syscalls = a->syscalls == MODEL_SYSCALLS_ALL,
-		/* Each call's length, in either format (a 1.19 file marks returns with a log). */
+		/* Each call's length, in either format (a go1.19 file marks returns with a log). */
 		.sysrets = a->syscalls == MODEL_SYSCALLS_ALL,
 		.annotations = annotations,
 		.self_tgid = getpid(),
@@ -774,12 +774,12 @@ static int open_trace(struct recording *r)
 		wo.reserve = 0;
 	}
 	if (a->format == FORMAT_GO123) {
-		struct gt2_writer_opts wo2 = { .sz = sizeof(wo2), .fd = wo.fd, .nprocs = wo.nprocs,
+		struct go123_writer_opts wo2 = { .sz = sizeof(wo2), .fd = wo.fd, .nprocs = wo.nprocs,
 					       .frequency = wo.frequency };
 
 		if (r->flight)
 			record_flight__writer2_opts(r->flight, &wo2);
-		r->writer2 = gt2_writer__new(&wo2);
+		r->writer2 = go123_writer__new(&wo2);
 	} else
 		r->writer = gt_writer__new(&wo);
 	if (!r->writer && !r->writer2) {
@@ -1042,7 +1042,7 @@ static int run_recording(struct recording *r)
 		if (!r->flight && now - flushed >= FLUSH_PERIOD_NS) {
 			flushed = now;
 			r->sink.err = r->writer ? gt_writer__flush(r->writer) :
-						  gt2_writer__flush(r->writer2);
+						  go123_writer__flush(r->writer2);
 			if (r->sink.err)
 				break;
 			check_vanished(a, r->file, &file_gone, &cgroup_gone);
@@ -1076,11 +1076,11 @@ static int copy_named(void *ctx, int in, int out, char *why, size_t whylen)
 {
 	struct recording *r = ctx;
 
-	return gt2_restack__copy(in, out, model__late_named, r->model, &r->restacked, why, whylen);
+	return go123_restack__copy(in, out, model__late_named, r->model, &r->restacked, why, whylen);
 }
 
 /* JIT frames named at the stop reach a go1.23 file, whose generations' stack tables are in it
- * for good, by a copy of the file (format/v2/restack.h) put at the path. One that fails leaves
+ * for good, by a copy of the file (format/go123/restack.h) put at the path. One that fails leaves
  * the file as written, and says so. */
 static void name_jit_in_copy(struct recording *r)
 {
@@ -1207,7 +1207,7 @@ static int recording__close(struct recording *r)
 	cfi_loader__free(r->sink.cfi);
 	disk_cache__free(r->row_cache);
 	gt_writer__free(r->writer);
-	gt2_writer__free(r->writer2);
+	go123_writer__free(r->writer2);
 	record_flight__free(r->flight);
 	capture__free(r->cap);
 	output_file__close(r->held);

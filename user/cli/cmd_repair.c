@@ -1,5 +1,5 @@
 /* cmd_repair.c - `lxtrace repair FILE [-o OUT]`: makes a trace cut short by kill -9, a crash,
- * power loss or a full disk one that every viewer opens (format/v1/repair.h), and says what it
+ * power loss or a full disk one that every viewer opens (format/go119/repair.h), and says what it
  * did in one line. */
 #include <errno.h>
 #include <fcntl.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/v1/repair.h"
-#include "format/v2/repair.h"
+#include "format/go119/repair.h"
+#include "format/go123/repair.h"
 #include "user/cli/cmd.h"
 #include "user/cli/file_cmd.h"
 #include "user/cli/output_file.h"
@@ -28,7 +28,7 @@ static void usage(FILE *f)
 		   "trace is left as it is, so repairing twice changes nothing. Prints one line\n"
 		   "saying what it did; exit status 1, with the reason, when there is no trace left\n"
 		   "to repair.\n\n"
-		   "A Go 1.22+ trace (\"go 1.23 trace\") is cut back to its last whole generation,\n"
+		   "A go1.23 trace (\"go 1.23 trace\") is cut back to its last whole generation,\n"
 		   "which Go 1.23 reads as the end: nothing needs closing there.\n\n"
 		   "  -o, --output OUT  write the repaired trace to OUT (mode 0600) and leave FILE\n"
 		   "                    as it is; by default FILE is repaired in place\n"
@@ -54,14 +54,14 @@ static void print_report(const char *path, const char *out, const struct gt_repa
 	       (unsigned long long)r->appended);
 }
 
-/* A Go 1.22+ trace: its whole generations kept (format/v2/repair.h). 0, or 1 after saying why;
+/* A go1.23 trace: its whole generations kept (format/go123/repair.h). 0, or 1 after saying why;
  * of is closed either way. */
 static int repair_v2(const char *path, int fd, struct output_file *of, const char *out)
 {
-	struct gt2_repair_report rep;
+	struct go123_repair_report rep;
 	char err[512];
 
-	if (gt2_repair(fd, of ? output_file__fd(of) : -1, &rep, err, sizeof(err))) {
+	if (go123_repair(fd, of ? output_file__fd(of) : -1, &rep, err, sizeof(err))) {
 		fprintf(stderr, PREFIX "%s: %s\n", path, err);
 		output_file__close(of);
 		return 1;

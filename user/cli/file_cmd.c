@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/v2/reader.h"
+#include "format/go123/reader.h"
 #include "lib/sudo_user.h"
 #include "user/cli/file_cmd.h"
 #include "user/cli/output_file.h"
@@ -78,8 +78,8 @@ int file_cmd__finish(const char *cmd, struct output_file *f)
 
 bool file_cmd__is_v2(int fd)
 {
-	uint8_t hdr[GT2_HEADER_LEN];
+	uint8_t hdr[GO123_HEADER_LEN];
 
 	return pread(fd, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) &&
-	       gt2_reader__is_header(hdr, sizeof(hdr));
+	       go123_reader__is_header(hdr, sizeof(hdr));
 }

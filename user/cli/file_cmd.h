@@ -14,7 +14,7 @@ int file_cmd__bad_option(const char *cmd, char **argv, const char *with_value);
  * that there is none or more than one. */
 const char *file_cmd__one_file(const char *cmd, int argc, char **argv);
 
-/* Whether the file open on fd is a Go 1.22+ trace, by its header (read in place). */
+/* Whether the file open on fd is a go1.23 trace, by its header (read in place). */
 bool file_cmd__is_v2(int fd);
 
 struct output_file;

@@ -14,7 +14,7 @@
 
 enum stacks_mode { STACKS_NONE, STACKS_USER, STACKS_KERNEL, STACKS_BOTH };
 
-/* The file's format: Go 1.19's (format/v1/writer.h) or Go 1.22+'s (format/v2/writer.h). */
+/* The file's format: Go 1.19's (format/go119/writer.h) or go1.23's (format/go123/writer.h). */
 enum record_format { FORMAT_GO119, FORMAT_GO123 };
 
 struct record_args {

@@ -10,7 +10,7 @@
 
 #include "lib/clock.h"
 #include "lib/escape.h"
-#include "format/v2/restack.h"
+#include "format/go123/restack.h"
 #include "user/cli/output_file.h"
 #include "user/cli/record_flight.h"
 #include "user/flight/flight.h"
@@ -119,7 +119,7 @@ void record_flight__writer_opts(struct record_flight *rf, struct gt_writer_opts 
 	wo->forgot = flight__forgot;
 }
 
-void record_flight__writer2_opts(struct record_flight *rf, struct gt2_writer_opts *wo)
+void record_flight__writer2_opts(struct record_flight *rf, struct go123_writer_opts *wo)
 {
 	wo->fd = -1;
 	wo->sink = flight__generation;
@@ -213,13 +213,13 @@ static void say_trigger(const struct trigger_fired *f)
 static int copy_named(void *ctx, int in, int out, char *why, size_t whylen)
 {
 	struct record_flight *rf = ctx;
-	struct gt2_restack_stats st;
+	struct go123_restack_stats st;
 
-	return gt2_restack__copy(in, out, model__late_named, rf->model, &st, why, whylen);
+	return go123_restack__copy(in, out, model__late_named, rf->model, &st, why, whylen);
 }
 
 /* A go1.23 file, written whole, whose late JIT frames (kept unnamed, their perf map written
- * after their stacks) a perf map names now: copied with them named (format/v2/restack.h) before
+ * after their stacks) a perf map names now: copied with them named (format/go123/restack.h) before
  * it is put at its name. A go1.19 window keeps one definition per id (format/window.h): as
  * written. A copy that fails leaves the file as written, said and counted. */
 static void name_jit(struct record_flight *rf)
@@ -299,7 +299,7 @@ int record_flight__take_signals(struct capture *cap)
 }
 
 int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt_writer *w,
-			struct gt2_writer *w2, uint64_t now)
+			struct go123_writer *w2, uint64_t now)
 {
 	bool due;
 	int err;
@@ -311,7 +311,7 @@ int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt
 		end_file(rf, false);
 	due = !flight__writing(rf->flight) && flight__due(rf->flight, now - DELIVERY_LAG_NS);
 	if (now >= rf->next_flush || due) {
-		err = w ? gt_writer__flush(w) : gt2_writer__flush(w2);
+		err = w ? gt_writer__flush(w) : go123_writer__flush(w2);
 		if (err)
 			return err;
 		flight__note_memory(rf->flight);

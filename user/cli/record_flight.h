@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "format/v1/writer.h"
-#include "format/v2/writer.h"
+#include "format/go119/writer.h"
+#include "format/go123/writer.h"
 #include "user/capture/capture.h"
 #include "user/cli/record_args.h"
 #include "user/model/model.h"
@@ -31,7 +31,7 @@ struct record_flight *record_flight__new(const struct record_args *args, uint32_
 void record_flight__writer_opts(struct record_flight *rf, struct gt_writer_opts *wo);
 /* The same for --format=go1.23: its generations, each ended at the latest every tenth of the
  * window (at least 50 ms, at most 1 s) and within an eighth of its memory. */
-void record_flight__writer2_opts(struct record_flight *rf, struct gt2_writer_opts *wo);
+void record_flight__writer2_opts(struct record_flight *rf, struct go123_writer_opts *wo);
 void record_flight__model_opts(struct record_flight *rf, struct model_opts *mo);
 
 /* The recording started at tick start: each file's line says where in it the file lies. A
@@ -51,7 +51,7 @@ int record_flight__take_signals(struct capture *cap);
  * --after has passed is written. The writer is w, or w2 for go1.23. Returns 1 once every file
  * --max-files allows is written (the recording stops), else 0, or a negative errno. */
 int record_flight__poll(struct record_flight *rf, struct capture *cap, struct gt_writer *w,
-			struct gt2_writer *w2, uint64_t now);
+			struct go123_writer *w2, uint64_t now);
 
 /* After the trace's end (model__finish): a file still waiting for its --after is written with
  * what there is. 0 or a negative errno. */

@@ -220,21 +220,21 @@ static bool newer_go(char *out, size_t len)
 }
 
 /* The command that opens the file on this machine. */
-static void print_open_it(const char *path, bool v2)
+static void print_open_it(const char *path, bool go123)
 {
 	char go[64];
-	bool found = v2 && newer_go(go, sizeof(go));
+	bool found = go123 && newer_go(go, sizeof(go));
 
 	fprintf(stderr, "  open it:       %s tool trace ", found ? go : "go");
 	print_shell_word(path);
-	fputs(v2 && !found ? "   (Go 1.22 or later; on a server: README.md, \"Viewing on a "
+	fputs(go123 && !found ? "   (Go 1.22 or later; on a server: README.md, \"Viewing on a "
 			     "server\")\n" : "   (on a server: README.md, \"Viewing on a server\")\n",
 	      stderr);
 }
 
 /* JIT code a perf map did not name when its stacks were written, named at the end from the map
  * as it stood then (a map the runtime writes at its exit, or when asked). */
-static void print_jit(const struct model_stats *ms, const struct gt2_restack_stats *copied)
+static void print_jit(const struct model_stats *ms, const struct go123_restack_stats *copied)
 {
 	if (!ms->jit_kept && !ms->jit_unkept)
 		return;
@@ -297,9 +297,9 @@ void record_summary__print(const struct record_summary *s)
 	if (s->writer) {
 		gt_writer__stats(s->writer, &ws);
 	} else {
-		struct gt2_writer_stats w2;
+		struct go123_writer_stats w2;
 
-		gt2_writer__stats(s->writer2, &w2);
+		go123_writer__stats(s->writer2, &w2);
 		ws = (struct gt_writer_stats){ .events = w2.events, .batches = w2.batches,
 					       .bytes = w2.bytes, .strings = w2.strings,
 					       .stacks = w2.stacks };

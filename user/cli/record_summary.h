@@ -6,9 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "format/v2/restack.h"
-#include "format/v2/writer.h"
-#include "format/v1/writer.h"
+#include "format/go123/restack.h"
+#include "format/go123/writer.h"
+#include "format/go119/writer.h"
 #include "lib/disk_cache.h"
 #include "user/capture/capture.h"
 #include "user/model/model.h"
@@ -22,7 +22,7 @@ struct record_summary {
 	double secs;			/* the trace's length */
 	const struct model *model;
 	const struct gt_writer *writer;	/* the one of the two that wrote the trace */
-	const struct gt2_writer *writer2;
+	const struct go123_writer *writer2;
 	const struct capture *cap;
 	struct cfi_loader *cfi;		/* NULL without user stacks */
 	struct disk_cache *row_cache;	/* the cfi loader's; NULL: none */
@@ -30,7 +30,7 @@ struct record_summary {
 	unsigned uses;			/* what the recording used of the kernel (enum feature_use) */
 	bool verbose;			/* -v: the internals too */
 	/* A go1.23 file copied to hold the JIT frames named at the end; NULL: none tried. */
-	const struct gt2_restack_stats *restacked;
+	const struct go123_restack_stats *restacked;
 };
 
 /* What a person reads after a recording: what was recorded, what was lost, what this kernel

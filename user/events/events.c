@@ -6,32 +6,32 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/v1/dict.h"
-#include "format/v1/order.h"
-#include "format/v1/reader.h"
-#include "format/v1/state.h"
-#include "format/v2/reader.h"
+#include "format/go119/dict.h"
+#include "format/go119/order.h"
+#include "format/go119/reader.h"
+#include "format/go119/state.h"
+#include "format/go123/reader.h"
 #include "user/events/events.h"
-#include "user/events/events_v2.h"
+#include "user/events/events_go123.h"
 
 struct events {
-	/* One of: a Go 1.19 file read as it is (r, state), or loaded whole and put in order
-	 * (tr, ordered), or a Go 1.22+ file (v2), or a window of batches (r, batch). */
+	/* One of: a go1.19 file read as it is (r, state), or loaded whole and put in order
+	 * (tr, ordered), or a go1.23 file (go123), or a window of batches (r, batch). */
 	struct gt_reader *r;
 	struct gt_state *state;
 	struct gt_trace *tr;
 	struct gt_event *ordered;
 	size_t nordered, next;
-	struct events_v2 *v2;
+	struct events_go123 *go123;
 	events_batch_fn batch;
 	void *batch_ctx;
 	const struct gt_dict *dict;
-	/* A Go 1.19 file lxtrace wrote: r's dictionary, and the file's definitions read to its
+	/* A go1.19 file lxtrace wrote: r's dictionary, and the file's definitions read to its
 	 * end beforehand, whose refined stacks it takes (gt_dict__refine_from). */
 	struct gt_dict *own, *whole;
 };
 
-/* A Go 1.19 file Go's runtime wrote, read whole and put in Go's order: 0, or a negative errno
+/* A go1.19 file Go's runtime wrote, read whole and put in Go's order: 0, or a negative errno
  * with the message in err. */
 static int open_ordered(struct events *s, int fd, char *err, size_t errlen)
 {
@@ -54,7 +54,7 @@ static int open_ordered(struct events *s, int fd, char *err, size_t errlen)
 	return 0;
 }
 
-/* The definitions of the Go 1.19 file open on fd (at its first batch), read to its end, fd put
+/* The definitions of the go1.19 file open on fd (at its first batch), read to its end, fd put
  * back: the stacks the recorder named at its stop refine those its events were written under
  * (JIT frames a perf map written at exit names), which one pass would show unnamed. NULL when
  * fd cannot be read twice (a pipe: each event keeps its stack as written); a bad file's
@@ -99,9 +99,9 @@ static int open_source(struct events *s, int fd, char *err, size_t errlen)
 		}
 		got += (size_t)n;
 	}
-	if (got == sizeof(hdr) && gt2_reader__is_header(hdr, got)) {
-		s->v2 = events_v2__new(fd);
-		s->dict = s->v2 ? events_v2__dict(s->v2) : NULL;
+	if (got == sizeof(hdr) && go123_reader__is_header(hdr, got)) {
+		s->go123 = events_go123__new(fd);
+		s->dict = s->go123 ? events_go123__dict(s->go123) : NULL;
 	} else if (got == sizeof(hdr) && !memcmp(hdr, GT_HEADER, GT_HEADER_LEN) &&
 		   gt_order__needed(fd)) {
 		return open_ordered(s, fd, err, errlen);
@@ -113,7 +113,7 @@ static int open_source(struct events *s, int fd, char *err, size_t errlen)
 		s->state = gt_state__new();
 		s->dict = s->r && s->state ? gt_reader__dict(s->r) : NULL;
 	} else {
-		snprintf(err, errlen, "offset 0: not a Go 1.19 or Go 1.22+ trace (bad header)");
+		snprintf(err, errlen, "offset 0: not a go1.19 or go1.23 trace (bad header)");
 		return -EINVAL;
 	}
 	if (!s->dict) {
@@ -199,11 +199,11 @@ int events__next(struct events *s, struct gt_event *e, char *err, size_t errlen)
 		*e = s->ordered[s->next++];
 		return 1;
 	}
-	if (!s->v2)
+	if (!s->go123)
 		return gt_state__next(s->state, s->r, e, err, errlen);
-	ret = events_v2__next(s->v2, e);
+	ret = events_go123__next(s->go123, e);
 	if (ret < 0)
-		snprintf(err, errlen, "%s", *events_v2__error(s->v2) ? events_v2__error(s->v2) :
+		snprintf(err, errlen, "%s", *events_go123__error(s->go123) ? events_go123__error(s->go123) :
 					    strerror(-ret));
 	return ret;
 }
@@ -215,15 +215,15 @@ const struct gt_dict *events__dict(const struct events *s)
 
 uint64_t events__frequency(const struct events *s)
 {
-	/* Go 1.22+ times are told in ns. */
+	/* go1.23 times are told in ns. */
 	if (s->tr)
 		return gt_trace__frequency(s->tr);
-	return s->v2 ? 1000000000u : gt_reader__frequency(s->r);
+	return s->go123 ? 1000000000u : gt_reader__frequency(s->r);
 }
 
 uint64_t events__last(const struct events *s)
 {
-	return s->v2 ? events_v2__last_ns(s->v2) : 0;
+	return s->go123 ? events_go123__last_ns(s->go123) : 0;
 }
 
 void events__free(struct events *s)
@@ -236,6 +236,6 @@ void events__free(struct events *s)
 	gt_state__free(s->state);
 	gt_trace__free(s->tr);
 	free(s->ordered);
-	events_v2__free(s->v2);
+	events_go123__free(s->go123);
 	free(s);
 }

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/v1/dict.h"
+#include "format/go119/dict.h"
 
 /* Names are cut at this many bytes (a comm is at most 15). */
 #define IDENT_NAME_MAX 31

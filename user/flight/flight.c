@@ -1,7 +1,7 @@
 /* flight.c - the flight recorder (flight.h): the window of batches, the state at its start,
  * and each file written from them.
  *
- * A file from memory, after format/v1/cut.h: the tracker of the evicted batches holds the state at
+ * A file from memory, after format/go119/cut.h: the tracker of the evicted batches holds the state at
  * its last event. The window is in the writer's output order, not in time order: a P's batch
  * that stayed open long comes after other Ps' batches holding later events, so the window can
  * begin with events older than the tracker's last one. Those are folded into a copy of the
@@ -10,7 +10,7 @@
  * (user/events/events.h), each with its own reader, because a dictionary refuses a string
  * defined twice; both resolve ids through the evicted batches' dictionary, under their own.
  *
- * A window of Go 1.22+ generations keeps each as its event count (8 bytes, for the count of
+ * A window of go1.23 generations keeps each as its event count (8 bytes, for the count of
  * what eviction drops) then its bytes; a file is the header then those bytes.
  */
 #include <errno.h>
@@ -25,9 +25,9 @@
 #include <unistd.h>
 #include <linux/close_range.h>
 
-#include "format/v1/cut.h"
-#include "format/v1/dict.h"
-#include "format/v1/state.h"
+#include "format/go119/cut.h"
+#include "format/go119/dict.h"
+#include "format/go119/state.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
 #include "user/events/events.h"
@@ -162,7 +162,7 @@ int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, s
 	return err;
 }
 
-int flight__generation(void *ctx, const struct gt2_generation *g)
+int flight__generation(void *ctx, const struct go123_generation *g)
 {
 	struct flight *f = ctx;
 	int err = gt_window__push(f->window, 0, g->first_ts, g->last_ts, (const uint8_t *)&g->events,
@@ -318,7 +318,7 @@ static int write_generations(struct flight *f, int fd, char *err, size_t errlen)
 {
 	struct gt_window_batch b;
 	uint64_t pos = 0;
-	int ret = write_all(fd, (const uint8_t *)GT2_HEADER, GT2_HEADER_LEN, err, errlen);
+	int ret = write_all(fd, (const uint8_t *)GO123_HEADER, GO123_HEADER_LEN, err, errlen);
 
 	while (!ret && gt_window__next(f->window, &pos, &b))
 		ret = write_all(fd, b.data + sizeof(uint64_t), b.len - sizeof(uint64_t), err,

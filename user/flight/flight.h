@@ -4,15 +4,15 @@
  *
  * The way of a batch: the writer hands it over complete (gt_writer_opts.sink = flight__sink);
  * it waits in the window (format/window.h) until the budget or the time limit evicts it; then a
- * state tracker reads it (format/v1/state.h), so the state of every goroutine and P at the
+ * state tracker reads it (format/go119/state.h), so the state of every goroutine and P at the
  * window's start is always known. A file is that state as an init phase, then the window's
- * events, then what is still open closed (format/v1/cut.h). The trigger's mark (a UserLog the
+ * events, then what is still open closed (format/go119/cut.h). The trigger's mark (a UserLog the
  * model wrote at the moment it fired) is one of the window's events.
  *
- * A Go 1.22+ trace (opts.generations) needs no state tracker: the writer hands over whole
- * generations (gt2_writer_opts.sink = flight__generation), each restating every thread's and
+ * A go1.23 trace (opts.generations) needs no state tracker: the writer hands over whole
+ * generations (go123_writer_opts.sink = flight__generation), each restating every thread's and
  * P's status, so the window is whole generations and a file is the header and them, as bytes.
- * The caller ends the current generation (gt2_writer__flush) before a file, which so holds
+ * The caller ends the current generation (go123_writer__flush) before a file, which so holds
  * everything written until then.
  *
  * A file is written by a child process forked for it: it sees the window and the state as they
@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "format/outq.h"
-#include "format/v2/writer.h"
+#include "format/go123/writer.h"
 #include "format/window.h"
 #include "user/flight/plan.h"
 #include "user/flight/tally.h"
@@ -45,7 +45,7 @@ struct flight_opts {
 	unsigned max_files;	/* 0: no limit */
 	uint32_t nprocs;	/* the writer's */
 	uint64_t frequency;	/* the writer's */
-	bool generations;	/* the window holds Go 1.22+ generations, not Go 1.19 batches */
+	bool generations;	/* the window holds go1.23 generations, not go1.19 batches */
 };
 
 struct flight_stats {
@@ -67,9 +67,9 @@ struct flight *flight__new(const struct flight_opts *opts);
 int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, size_t hlen,
 		 const uint8_t *body, size_t blen);
 
-/* The Go 1.22+ writer's sink (gt2_writer_opts.sink): ctx is the flight. A generation larger
+/* The go1.23 writer's sink (go123_writer_opts.sink): ctx is the flight. A generation larger
  * than the whole window is dropped as it comes, counted (stats.window.oversize). */
-int flight__generation(void *ctx, const struct gt2_generation *g);
+int flight__generation(void *ctx, const struct go123_generation *g);
 
 /* The writer forgot string or stack id (gt_writer_opts.forgot): the state tracker forgets
  * its definition once every batch pushed so far has left the window, so what it keeps follows

@@ -30,7 +30,7 @@ int model_found_asleep(struct model *m, struct thread *t, uint64_t new_stk,
 	 * unknown); a GoInSyscall would make
 	 * Go 1.23 draw the thread as running a syscall on the housekeeping P (its view=proc) or on
 	 * its thread (view=thread) from the start until it wakes (docs/viewing.md). The Go
-	 * 1.22+ format states it waiting, with the stack it waits at: the one read when the
+	 * go1.23 format states it waiting, with the stack it waits at: the one read when the
 	 * recording started (model__start_stacks), or its syscall alone. */
 	/* Uninterruptible: the kernel doing the syscall's work, which no block of a thread
 	 * found asleep can say (a switch says it with GoSysBlock). */

@@ -15,7 +15,7 @@
 #include "bpf/lxtrace.h"
 #include "bpf/python.h"
 #include "format/tables.h"
-#include "format/v1/writer.h"
+#include "format/go119/writer.h"
 #include "user/flight/trigger.h"
 #include "user/model/model.h"
 #include "user/model/out.h"
@@ -42,14 +42,14 @@ struct held {
 struct u64map;
 struct annotations;
 struct callstacks;
-struct gt2_writer;
-struct gt2_tables;
+struct go123_writer;
+struct go123_tables;
 
 struct model {
 	const struct model_out *out;	/* the encoder behind the model's facts (out.h) */
 	struct gt_writer *w;		/* Go 1.19 (model_out_go119), or NULL */
-	struct gt2_writer *w2;		/* Go 1.22+ (model_out_go123), or NULL */
-	struct gt2_tables *t2;		/* with w2: stacks and strings by id */
+	struct go123_writer *w2;		/* go1.23 (model_out_go123), or NULL */
+	struct go123_tables *t2;		/* with w2: stacks and strings by id */
 	struct gt_tables tables;	/* where stacks and strings get their ids: w's, or t2 */
 	uint32_t ncpus;
 	uint32_t hk;			/* housekeeping P: ncpus */
@@ -96,7 +96,7 @@ struct model {
 	uint64_t now;			/* time of every event written for the current record */
 	uint64_t scan_ts;		/* CLOCK_MONOTONIC when the /proc scan ended */
 	uint64_t lx_seq;		/* seq of lxtrace's goroutine, which sleeps between logs */
-	bool lx_off;			/* Go 1.22+: a thread took the housekeeping P from
+	bool lx_off;			/* go1.23: a thread took the housekeeping P from
 					 * lxtrace's (model_out_go123) */
 	uint64_t key_lost;		/* UserLog key string */
 	uint64_t key_trigger;		/* the same, 0 until the first trigger fires */

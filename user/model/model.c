@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
-#include "format/v1/tables.h"
-#include "format/v2/tables.h"
+#include "format/go119/tables.h"
+#include "format/go123/tables.h"
 #include "lib/u64map.h"
 #include "user/model/annotations.h"
 #include "user/model/core.h"
@@ -82,8 +82,8 @@ struct model *model__new(const struct model_opts *opts)
 	m->out = m->w ? &model_out_go119 : &model_out_go123;
 	if (m->w)
 		gt_tables__writer(&m->tables, m->w);
-	else if ((m->t2 = gt2_tables__new(0)))
-		gt2_tables__as(m->t2, &m->tables);
+	else if ((m->t2 = go123_tables__new(0)))
+		go123_tables__as(m->t2, &m->tables);
 	m->ncpus = opts->ncpus;
 	m->hk = opts->ncpus;
 	m->syscalls = opts->syscalls;
@@ -554,6 +554,6 @@ void model__free(struct model *m)
 	idents__free(m->idents);
 	threads__free(m->threads);
 	free(m->proc_root);
-	gt2_tables__free(m->t2);
+	go123_tables__free(m->t2);
 	free(m);
 }

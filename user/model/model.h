@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "bpf/lxtrace.h"
-#include "format/v1/writer.h"
+#include "format/go119/writer.h"
 #include "user/proc/procscan.h"
 #include "user/proc/syscalls.h"
 
@@ -22,11 +22,11 @@ struct cfi_loader;
 struct python;
 struct trigger;
 struct trigger_fired;
-struct gt2_writer;
+struct go123_writer;
 
 /* A goroutine id the model never gives (a thread's is its tid, never 0, with the tid's
  * generation above bit 32): for events written about the file by others, such as the note
- * that closes it on a full disk (format/v1/close.h). */
+ * that closes it on a full disk (format/go119/close.h). */
 #define MODEL_SPARE_GOID (1ull << 32)
 /* The goroutines that stand for what holds a CPU when no recorded thread does (docs/model.md,
  * "What holds a CPU"): on CPU c, one for untraced programs (self 0) and one for lxtrace's own
@@ -62,15 +62,15 @@ enum model_syscalls {
 
 struct model_opts {
 	size_t sz;			/* sizeof(struct model_opts) */
-	/* Where events go, one of the two: a Go 1.19 writer, or a Go 1.22+ one (docs/format.md
+	/* Where events go, one of the two: a go1.19 writer, or a go1.23 one (docs/format.md
 	 * §18). Either's nprocs is ncpus + 1. */
 	struct gt_writer *writer;
-	struct gt2_writer *writer2;
+	struct go123_writer *writer2;
 	uint32_t ncpus;			/* possible CPUs: P 0..ncpus-1; P ncpus is housekeeping */
 	enum model_syscalls syscalls;
 	/* With MODEL_SYSCALLS_ALL: the records carry each syscall's return too
 	 * (LX_REC_SYSCALL_EXIT), so a syscall lasts from its entry to its return in the formats
-	 * that can say so (Go 1.22+). Without, an entry is a syscall of no length there. */
+	 * that can say so (go1.23). Without, an entry is a syscall of no length there. */
 	bool sysrets;
 	const char *proc_root;		/* "/proc" unless a test substitutes one */
 	/* The threads alive at start that the init phase creates: all when NULL, else those it
@@ -279,9 +279,9 @@ const struct foreign_log *model__refused(const struct model *m);
  * model's life. */
 const struct foreign_log *model__unread(const struct model *m);
 
-/* After model__finish, for a file whose encoder could not define its stacks again (Go 1.22+,
+/* After model__finish, for a file whose encoder could not define its stacks again (go1.23,
  * jit_err -ENOTSUP): the frames, named at the end, of the stack written with PCs pcs[0, n),
- * or NULL (callstacks__late_named). A gt2_restack_fn for format/v2/restack.h. */
+ * or NULL (callstacks__late_named). A go123_restack_fn for format/go123/restack.h. */
 const struct gt_frame *model__late_named(void *m, const uint64_t *pcs, size_t n);
 
 /* A flight recorder's go1.23 window is written: the kept stacks are named from their perf

@@ -1,14 +1,14 @@
 /* out.h - the model's output: one call per fact of the model, behind which either encoder
- * writes it (docs/format.md §18.8). model_out_go119 writes Go 1.19 events on Ps as the model
- * always has (format/v1/writer.h); model_out_go123 writes the Go 1.22+ format, CPUs as Ps and each
- * thread a goroutine and an M (format/v2/writer.h). Private to user/model/.
+ * writes it (docs/format.md §18.8). model_out_go119 writes go1.19 events on Ps as the model
+ * always has (format/go119/writer.h); model_out_go123 writes the go1.23 format, CPUs as Ps and each
+ * thread a goroutine and an M (format/go123/writer.h). Private to user/model/.
  *
  * The core (core.c) changes the model's state and then calls one of these, at m->now; the
  * calls change nothing of the model but what only their format has (m->now in the 1.19 init
  * phase, which gives each of its events a tick of its own). Stacks and strings are ids of
- * m->tables (format/tables.h), which the 1.19 side writes into the P's batch and the 1.22+ side
- * looks up by content. Threads are the model's (threads.h): the 1.19 side writes their goid
- * and seq, the 1.22+ side names them by tid.
+ * m->tables (format/tables.h), which the go1.19 side writes into the P's batch and the go1.23 side
+ * looks up by content. Threads are the model's (threads.h): the go1.19 side writes their goid
+ * and seq, the go1.23 side names them by tid.
  */
 #ifndef LXTRACE_USER_MODEL_OUT_H
 #define LXTRACE_USER_MODEL_OUT_H
@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/v1/wire.h"
+#include "format/go119/wire.h"
 
 struct model;
 struct thread;
@@ -25,7 +25,7 @@ struct thread;
 struct model_out {
 	/* The init phase: lxtrace's own goroutine, asleep on the housekeeping P at stk; a thread
 	 * alive at the start, created at new_stk and runnable (wait GT_EV_NONE), or blocked by
-	 * event wait in syscall nr (-1: none); Go 1.19's Gomaxprocs; P p started or stopped (nothing in 1.22+, where a P is
+	 * event wait in syscall nr (-1: none); Go 1.19's Gomaxprocs; P p started or stopped (nothing in go1.23, where a P is
 	 * taken by the thread that runs on it). */
 	int (*lx_found)(struct model *m, uint64_t stk);
 	int (*found)(struct model *m, struct thread *t, uint64_t new_stk, enum gt_type wait,

@@ -1,4 +1,4 @@
-/* out_go119.c - the model's facts as Go 1.19 events on Ps (format/v1/writer.h): each CPU a P, each
+/* out_go119.c - the model's facts as go1.19 events on Ps (format/go119/writer.h): each CPU a P, each
  * thread a goroutine whose seq the model keeps, blocking as Go's block events, the P of a
  * thread blocked in a syscall handed off, the housekeeping P for the init phase and repairs,
  * lxtrace's goroutine for logs (docs/format.md §11).

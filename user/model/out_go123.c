@@ -1,4 +1,4 @@
-/* out_go123.c - the model's facts in the Go 1.22+ format (format/v2/writer.h, docs/format.md
+/* out_go123.c - the model's facts in the go1.23 format (format/go123/writer.h, docs/format.md
  * §18.7, §18.8): each thread an M and a goroutine named by its tid, each CPU a P, the
  * housekeeping P one more, lxtrace's goroutine one more thread, which holds the housekeeping
  * P inside a syscall all along, so that its logs, the heap counter and the wakeups no thread
@@ -10,16 +10,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format/v2/tables.h"
-#include "format/v2/writer.h"
+#include "format/go123/tables.h"
+#include "format/go123/writer.h"
 #include "user/model/core.h"
 #include "user/model/out.h"
 #include "user/model/threads.h"
 #include "user/proc/syscalls.h"
 
-static struct gt2_stack stack_of(const struct model *m, uint64_t stk)
+static struct go123_stack stack_of(const struct model *m, uint64_t stk)
 {
-	return gt2_tables__stack_of(m->t2, stk);
+	return go123_tables__stack_of(m->t2, stk);
 }
 
 /* Why a thread waits: the syscall it waits in, or where it is when in none. */
@@ -36,9 +36,9 @@ static const char *reason(int nr)
 
 static int lx_found(struct model *m, uint64_t stk)
 {
-	struct gt2_stack s = stack_of(m, stk);
+	struct go123_stack s = stack_of(m, stk);
 
-	return gt2_writer__thread_found(m->w2, m->now, LXTRACE_GOID, GT2_G_SYSCALL, (int32_t)m->hk,
+	return go123_writer__thread_found(m->w2, m->now, LXTRACE_GOID, GO123_G_SYSCALL, (int32_t)m->hk,
 					NULL, &s);
 }
 
@@ -47,18 +47,18 @@ static int lx_found(struct model *m, uint64_t stk)
  * always, also when it holds it already: it returns and enters anew. */
 static int lx_hold_now(struct model *m, bool always)
 {
-	struct gt2_stack s;
+	struct go123_stack s;
 	uint64_t stk;
 	int err;
 
 	if (!m->lx_off && !always)
 		return 0;
 	if ((err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk)) ||
-	    (m->lx_off && (err = gt2_writer__run(m->w2, m->now, m->hk, LXTRACE_GOID))) ||
-	    (err = gt2_writer__syscall_end(m->w2, m->now, LXTRACE_GOID)))
+	    (m->lx_off && (err = go123_writer__run(m->w2, m->now, m->hk, LXTRACE_GOID))) ||
+	    (err = go123_writer__syscall_end(m->w2, m->now, LXTRACE_GOID)))
 		return err;
 	s = stack_of(m, stk);
-	err = gt2_writer__syscall_begin(m->w2, m->now, LXTRACE_GOID, &s);
+	err = go123_writer__syscall_begin(m->w2, m->now, LXTRACE_GOID, &s);
 	m->lx_off = err != 0;
 	return err;
 }
@@ -71,25 +71,25 @@ static int lx_hold(struct model *m)
 /* A wait on a lock or on descriptors, which 1.19 writes as GoBlockSync or GoBlockSelect: its
  * reason says so first ("sync: futex", "select: read"). Go 1.23's block profile (-pprof=sync,
  * the viewer's /block) takes only waits whose reason holds "chan", "sync" or "select", as it
- * reads those 1.19 events ("sync", "select"): with the syscall's name alone it was empty. */
+ * reads those go1.19 events ("sync", "select"): with the syscall's name alone it was empty. */
 static int block_classed(struct model *m, struct thread *t, enum gt_type ev, int nr,
-			 const struct gt2_stack *s)
+			 const struct go123_stack *s)
 {
 	char why[64];
 
-	snprintf(why, sizeof(why), "%s: %s", ev == GT_EV_GO_BLOCK_SYNC ? GT2_REASON_SYNC :
-		 GT2_REASON_SELECT, reason(nr));
-	return gt2_writer__leave(m->w2, m->now, t->tid, GT2_BLOCKED, why, s);
+	snprintf(why, sizeof(why), "%s: %s", ev == GT_EV_GO_BLOCK_SYNC ? GO123_REASON_SYNC :
+		 GO123_REASON_SELECT, reason(nr));
+	return go123_writer__leave(m->w2, m->now, t->tid, GO123_BLOCKED, why, s);
 }
 
 /* Found runnable at its program's frame (at its stack if it waits for a CPU); a waiting one
  * then runs on the housekeeping P for an instant and blocks there at the stack it waits at,
- * as in the 1.19 format: Go 1.23's
+ * as in the go1.19 format: Go 1.23's
  * goroutine table names a goroutine by the root frame of its first transition with a stack,
  * which a GoStatusStack is not, so a thread asleep throughout would have no name there. */
 static int found(struct model *m, struct thread *t, uint64_t new_stk, enum gt_type wait, int nr)
 {
-	struct gt2_stack s = stack_of(m, new_stk);
+	struct go123_stack s = stack_of(m, new_stk);
 	uint64_t stk;
 	int err;
 
@@ -100,17 +100,17 @@ static int found(struct model *m, struct thread *t, uint64_t new_stk, enum gt_ty
 			return err;
 		s = stack_of(m, stk);
 	}
-	err = gt2_writer__thread_found(m->w2, m->now, t->tid, GT2_G_RUNNABLE, -1, NULL, &s);
+	err = go123_writer__thread_found(m->w2, m->now, t->tid, GO123_G_RUNNABLE, -1, NULL, &s);
 	if (err || wait == GT_EV_NONE || wait == GT_EV_GO_PREEMPT)
 		return err;
 	m->lx_off = true;
-	if ((err = gt2_writer__run(m->w2, m->now, m->hk, t->tid)) ||
+	if ((err = go123_writer__run(m->w2, m->now, m->hk, t->tid)) ||
 	    (err = model_thread_stack(m, m->hk, t, nr, &stk)))
 		return err;
 	s = stack_of(m, stk);
 	if (wait == GT_EV_GO_BLOCK_SYNC || wait == GT_EV_GO_BLOCK_SELECT)
 		return block_classed(m, t, wait, nr, &s);
-	return gt2_writer__leave(m->w2, m->now, t->tid, GT2_BLOCKED, reason(nr), &s);
+	return go123_writer__leave(m->w2, m->now, t->tid, GO123_BLOCKED, reason(nr), &s);
 }
 
 /* A P is taken by the thread that runs on it: nothing to write. */
@@ -121,7 +121,7 @@ static int gomaxprocs(struct model *m)
 }
 
 /* A P is taken by the thread that runs on it; but the recording's end is an event, as the
- * 1.19 format's ProcStops are, so that a reader knows until when a thread still asleep then
+ * go1.19 format's ProcStops are, so that a reader knows until when a thread still asleep then
  * was off the CPU: lxtrace's thread, which stops the recording, returns from its syscall. */
 static int proc(struct model *m, uint32_t p, bool start)
 {
@@ -132,28 +132,28 @@ static int create(struct model *m, uint32_t p, struct thread *t, uint64_t new_st
 		  uint64_t creator_stk)
 {
 	struct thread *parent = m->cur[p];
-	struct gt2_stack s, start;
+	struct go123_stack s, start;
 
 	if (!parent) {
 		s = stack_of(m, new_stk);
-		return gt2_writer__thread_found(m->w2, m->now, t->tid, GT2_G_RUNNABLE, -1, NULL, &s);
+		return go123_writer__thread_found(m->w2, m->now, t->tid, GO123_G_RUNNABLE, -1, NULL, &s);
 	}
 	s = stack_of(m, creator_stk);
 	start = stack_of(m, new_stk);
-	return gt2_writer__thread_new(m->w2, m->now, parent->tid, t->tid, &s, &start);
+	return go123_writer__thread_new(m->w2, m->now, parent->tid, t->tid, &s, &start);
 }
 
 /* Back from a syscall it slept in, it returns when it runs again, or (m->sysrets) at its
  * return. */
 static int run(struct model *m, uint32_t p, struct thread *t)
 {
-	int err = gt2_writer__run(m->w2, m->now, p, t->tid);
+	int err = go123_writer__run(m->w2, m->now, p, t->tid);
 
 	if (p == m->hk)
 		m->lx_off = true;
 	if (!err && t->insys && !m->sysrets) {
 		t->insys = 0;
-		err = gt2_writer__syscall_end(m->w2, m->now, t->tid);
+		err = go123_writer__syscall_end(m->w2, m->now, t->tid);
 	}
 	return err;
 }
@@ -161,7 +161,7 @@ static int run(struct model *m, uint32_t p, struct thread *t)
 static int stop(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, uint64_t stk,
 		int nr)
 {
-	struct gt2_stack s = stack_of(m, stk);
+	struct go123_stack s = stack_of(m, stk);
 	int err;
 
 	(void)p;
@@ -170,21 +170,21 @@ static int stop(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, 
 	 * it stays in the syscall, which lasts until its return. */
 	if (ev != GT_EV_GO_END && ev != GT_EV_GO_PREEMPT && t->insys) {
 		t->insys = 0;
-		if ((err = gt2_writer__syscall_end(m->w2, m->now, t->tid)))
+		if ((err = go123_writer__syscall_end(m->w2, m->now, t->tid)))
 			return err;
 	}
 	switch (ev) {
 	case GT_EV_GO_END:
-		return gt2_writer__thread_exit(m->w2, m->now, t->tid);
+		return go123_writer__thread_exit(m->w2, m->now, t->tid);
 	case GT_EV_GO_PREEMPT:
-		return gt2_writer__leave(m->w2, m->now, t->tid, GT2_PREEMPTED, NULL, &s);
+		return go123_writer__leave(m->w2, m->now, t->tid, GO123_PREEMPTED, NULL, &s);
 	case GT_EV_GO_SCHED:
-		return gt2_writer__leave(m->w2, m->now, t->tid, GT2_PREEMPTED, "yield", &s);
+		return go123_writer__leave(m->w2, m->now, t->tid, GO123_PREEMPTED, "yield", &s);
 	case GT_EV_GO_BLOCK_SYNC:
 	case GT_EV_GO_BLOCK_SELECT:
 		return block_classed(m, t, ev, nr, &s);
 	default:
-		return gt2_writer__leave(m->w2, m->now, t->tid, GT2_BLOCKED, reason(nr), &s);
+		return go123_writer__leave(m->w2, m->now, t->tid, GO123_BLOCKED, reason(nr), &s);
 	}
 }
 
@@ -193,13 +193,13 @@ static int stop(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, 
  * runs again. */
 static int sysblock(struct model *m, uint32_t p, struct thread *t, uint64_t stk, bool begun)
 {
-	struct gt2_stack s = stack_of(m, stk);
-	int err = t->insys ? 0 : gt2_writer__syscall_begin(m->w2, m->now, t->tid, &s);
+	struct go123_stack s = stack_of(m, stk);
+	int err = t->insys ? 0 : go123_writer__syscall_begin(m->w2, m->now, t->tid, &s);
 
 	(void)p;
 	(void)begun;
 	if (!err)
-		err = gt2_writer__leave(m->w2, m->now, t->tid, GT2_BLOCKED, NULL, &s);
+		err = go123_writer__leave(m->w2, m->now, t->tid, GO123_BLOCKED, NULL, &s);
 	if (!err)
 		t->insys = 1;
 	return err;
@@ -211,7 +211,7 @@ static int sysblock(struct model *m, uint32_t p, struct thread *t, uint64_t stk,
 static int ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 {
 	struct thread *by = m->cur[p];
-	struct gt2_stack s;
+	struct go123_stack s;
 	int err;
 
 	if (t->state == THREAD_SYSBLOCKED)
@@ -221,7 +221,7 @@ static int ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 	if (!by && (err = lx_hold(m)))
 		return err;
 	s = stack_of(m, stk);
-	return gt2_writer__wake(m->w2, m->now, by ? by->tid : LXTRACE_GOID, t->tid, &s);
+	return go123_writer__wake(m->w2, m->now, by ? by->tid : LXTRACE_GOID, t->tid, &s);
 }
 
 /* old's goroutine ends and t's begins on c: the same M when t is old; else t's tid (its
@@ -229,29 +229,29 @@ static int ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 static int exec_image(struct model *m, uint32_t c, struct thread *old, struct thread *t,
 		      uint64_t new_stk, uint64_t stk)
 {
-	struct gt2_stack s = stack_of(m, stk), start = stack_of(m, new_stk);
+	struct go123_stack s = stack_of(m, stk), start = stack_of(m, new_stk);
 	int err;
 
 	if (old == t)
-		return gt2_writer__exec(m->w2, m->now, t->tid, t->goid, &s, &start);
-	err = gt2_writer__thread_new(m->w2, m->now, old->tid, t->tid, &s, &start);
+		return go123_writer__exec(m->w2, m->now, t->tid, t->goid, &s, &start);
+	err = go123_writer__thread_new(m->w2, m->now, old->tid, t->tid, &s, &start);
 	if (!err)
-		err = gt2_writer__thread_exit(m->w2, m->now, old->tid);
-	return err ? err : gt2_writer__run(m->w2, m->now, c, t->tid);
+		err = go123_writer__thread_exit(m->w2, m->now, old->tid);
+	return err ? err : go123_writer__run(m->w2, m->now, c, t->tid);
 }
 
 /* Without m->sysrets an entry is a syscall of no length; with, it lasts until sys_ret. */
 static int sys_enter(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 {
-	struct gt2_stack s = stack_of(m, stk);
-	int err = gt2_writer__syscall_begin(m->w2, m->now, t->tid, &s);
+	struct go123_stack s = stack_of(m, stk);
+	int err = go123_writer__syscall_begin(m->w2, m->now, t->tid, &s);
 
 	(void)p;
 	if (err || m->sysrets) {
 		t->insys = !err;
 		return err;
 	}
-	return gt2_writer__syscall_end(m->w2, m->now, t->tid);
+	return go123_writer__syscall_end(m->w2, m->now, t->tid);
 }
 
 /* A syscall a block or a yield ended early (stop) returns now: a log says so, as the 1.19
@@ -261,56 +261,56 @@ static int sys_ret(struct model *m, uint32_t p, struct thread *t)
 	if (!t->insys)
 		return model_sysret_log(m, p, t);
 	t->insys = 0;
-	return gt2_writer__syscall_end(m->w2, m->now, t->tid);
+	return go123_writer__syscall_end(m->w2, m->now, t->tid);
 }
 
 static int user(struct model *m, uint32_t p, struct thread *t, enum gt_type ev, uint64_t a0,
 		uint64_t a1, uint64_t a2, uint64_t stk)
 {
-	struct gt2_stack s = stack_of(m, stk);
-	const char *name = gt2_tables__string_of(m->t2, a2);
+	struct go123_stack s = stack_of(m, stk);
+	const char *name = go123_tables__string_of(m->t2, a2);
 
 	(void)p;
 	switch (ev) {
 	case GT_EV_USER_TASK_CREATE:
-		return gt2_writer__task_begin(m->w2, m->now, t->tid, a0, a1, name, &s);
+		return go123_writer__task_begin(m->w2, m->now, t->tid, a0, a1, name, &s);
 	case GT_EV_USER_TASK_END:
-		return gt2_writer__task_end(m->w2, m->now, t->tid, a0, &s);
+		return go123_writer__task_end(m->w2, m->now, t->tid, a0, &s);
 	default:
-		return gt2_writer__region(m->w2, m->now, t->tid, !a1, a0, name, &s);
+		return go123_writer__region(m->w2, m->now, t->tid, !a1, a0, name, &s);
 	}
 }
 
 static int user_log(struct model *m, uint32_t p, struct thread *t, uint64_t task, uint64_t key,
 		    uint64_t stk, const char *msg, size_t len)
 {
-	struct gt2_stack s = stack_of(m, stk);
+	struct go123_stack s = stack_of(m, stk);
 
 	(void)p;
-	return gt2_writer__log(m->w2, m->now, t->tid, task, gt2_tables__string_of(m->t2, key), msg,
+	return go123_writer__log(m->w2, m->now, t->tid, task, go123_tables__string_of(m->t2, key), msg,
 			       len, &s);
 }
 
 static int lx_log(struct model *m, uint64_t key, const char *msg)
 {
-	struct gt2_stack s;
+	struct go123_stack s;
 	uint64_t stk;
 	int err = lx_hold(m);
 
 	if (err || (err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk)))
 		return err;
 	s = stack_of(m, stk);
-	return gt2_writer__log(m->w2, m->now, LXTRACE_GOID, 0, gt2_tables__string_of(m->t2, key),
+	return go123_writer__log(m->w2, m->now, LXTRACE_GOID, 0, go123_tables__string_of(m->t2, key),
 			       msg, strlen(msg), &s);
 }
 
 /* A thread that exited can still be sampled in its exit: its M and tid are named then. */
 static int sample(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
 {
-	struct gt2_stack s = stack_of(m, stk);
+	struct go123_stack s = stack_of(m, stk);
 	uint64_t tid = t && t->goid ? t->tid : 0;
 
-	return gt2_writer__cpu_sample(m->w2, m->now, tid, p, &s);
+	return go123_writer__cpu_sample(m->w2, m->now, tid, p, &s);
 }
 
 static int heap(struct model *m, uint32_t p, uint64_t bytes)
@@ -318,12 +318,12 @@ static int heap(struct model *m, uint32_t p, uint64_t bytes)
 	int err = lx_hold(m);
 
 	(void)p;
-	return err ? err : gt2_writer__heap(m->w2, m->now, LXTRACE_GOID, bytes);
+	return err ? err : go123_writer__heap(m->w2, m->now, LXTRACE_GOID, bytes);
 }
 
 static int flush(struct model *m)
 {
-	return gt2_writer__flush(m->w2);
+	return go123_writer__flush(m->w2);
 }
 
 const struct model_out model_out_go123 = {

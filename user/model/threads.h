@@ -48,7 +48,7 @@ struct thread {
 				 * an expected placement, not a repair */
 	uint8_t scanned;	/* created from the /proc scan and not seen in any record since */
 	uint8_t reborn;		/* a new entry of a tid whose earlier thread had a goroutine */
-	uint8_t insys;		/* Go 1.22+: inside a syscall in the file, not returned from
+	uint8_t insys;		/* go1.23: inside a syscall in the file, not returned from
 				 * yet (model_out_go123) */
 	uint8_t sysopen;	/* with m->sysrets: its latest syscall entry has had no return */
 };

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "format/v1/wire.h"
+#include "format/go119/wire.h"
 
 /* What an interruptible sleep in a syscall waits for (docs/model.md). An uninterruptible one,
  * in any syscall, is the syscall's own work (disk, page cache, kernel locks) and shows as a
@@ -35,18 +35,18 @@ enum syscall_class syscalls__class(int nr);
  * one, whatever class the trace shows its wait as. */
 bool syscalls__waits(int nr);
 
-/* The key of the log that marks a syscall's return in the Go 1.19 format (--syscalls=all),
+/* The key of the log that marks a syscall's return in the go1.19 format (--syscalls=all),
  * which has no event for it (docs/format.md §10.3). */
 #define LXTRACE_SYSRET_KEY "lxtrace.sysret"
 /* The log of lxtrace's goroutine at the start of a recording that has each syscall's entry
- * and return (value "entries and returns"): in the 1.22+ format, where a syscall that begins
+ * and return (value "entries and returns"): in the go1.23 format, where a syscall that begins
  * at its entry and one that begins where the thread blocked in it look the same. */
 #define LXTRACE_SYSCALLS_KEY "lxtrace.syscalls"
 
 /* The event a thread sleeping (interruptibly) in syscall nr (-1: none) blocks with, for the
  * kind of wait the syscall is (syscalls__class): the recorder's rule for go1.19 files, which a
  * reader of a go1.23 file, whose blocks give the syscall's name, tells as the same event
- * (user/events/events_v2.h). Here, with the classes, so that the offline tools, which need
+ * (user/events/events_go123.h). Here, with the classes, so that the offline tools, which need
  * this one rule of the recorder's, link none of its model. */
 static inline enum gt_type syscalls__wait_event(int nr)
 {

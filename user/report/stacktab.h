@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/v1/dict.h"
+#include "format/go119/dict.h"
 
 struct st_frame {
 	const char *func, *file;	/* interned: equal names, equal pointers */
@@ -35,7 +35,7 @@ struct stacktab *stacktab__new(bool lines);
 /* Adds count and value to the entry of (label, the first n frames of s, leaf first; all when
  * n exceeds them). A NULL stack is the stack of no frames. A stack with an id is told from
  * others by its address, so it must be one no other stack takes while the table lives (a
- * reader's dictionary keeps every definition, format/v1/dict.h); one with id 0 is read
+ * reader's dictionary keeps every definition, format/go119/dict.h); one with id 0 is read
  * whole each time. 0 or -ENOMEM. */
 int stacktab__add(struct stacktab *t, uint32_t label, const struct gt_stack *s, size_t n,
 		  uint64_t count, uint64_t value);

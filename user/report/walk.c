@@ -19,7 +19,7 @@ struct tstate {
 	bool live;
 	bool runnable;		/* since runnable_at, for runnable_kind */
 	bool off;		/* off the CPU since left_at, for left_why */
-	/* Created by its own exec, or found by a Go 1.22+ file's status (no creator, no P):
+	/* Created by its own exec, or found by a go1.23 file's status (no creator, no P):
 	 * its first start is no wait. */
 	bool exec_start;
 	/* Made runnable by a repair (a wakeup the kernel's records lost, written on the
@@ -455,7 +455,7 @@ static void on_log(struct walk *w, const struct gt_event *e)
 	const char *key = gt_dict__string(w->dict, e->args[1]);
 	uint64_t at = ns_of(w, e->ts);
 
-	/* A syscall's return (Go 1.19 files, docs/format.md §10.3): one with no entry open
+	/* A syscall's return (go1.19 files, docs/format.md §10.3): one with no entry open
 	 * (before the start, or in the image an exec left) has no length. */
 	if (t && key && !strcmp(key, LXTRACE_SYSRET_KEY)) {
 		if (t->call_open)
@@ -625,7 +625,7 @@ int walk__file(int fd, const struct walk_filter *f, const struct walk_sink *s,
 			w.base = e.ts;
 			first = false;
 		}
-		/* Go's runtime wrote it (format/v1/order.h): from a pipe, not read whole. */
+		/* Go's runtime wrote it (format/go119/order.h): from a pipe, not read whole. */
 		if (!freq_read && !events__frequency(w.src)) {
 			snprintf(err, errlen, "a trace Go's runtime wrote is read whole, to be put "
 				 "in Go's order: give it as a file, not a pipe");

@@ -6,9 +6,9 @@
  *
  * It streams the file through the one event stream (events.h), either format alike: memory
  * follows the threads alive (a small state each) and the CPUs (the latest runs of each, for
- * walk__runs), never the events; but a Go 1.19 file Go's runtime wrote is read whole and put
- * in Go's order (format/v1/order.h). It
- * keeps its own small state per thread rather than format/v1/state.h's, which forgets at a
+ * walk__runs), never the events; but a go1.19 file Go's runtime wrote is read whole and put
+ * in Go's order (format/go119/order.h). It
+ * keeps its own small state per thread rather than format/go119/state.h's, which forgets at a
  * wakeup why and when the thread left the CPU, and at a GoSysBlock the stack of its syscall.
  *
  * Times are ns from the trace's first event (as `lxtrace dump`, `lxtrace cut` and both viewers
@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/v1/dict.h"
+#include "format/go119/dict.h"
 #include "user/events/ident.h"
 
 enum walk_wait {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/v1/wire.h"
+#include "format/go119/wire.h"
 #include "format/varint.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
@@ -128,7 +128,7 @@ struct callstacks {
 	uint64_t jit_bytes;
 	struct u64map *jit_ids;		/* the stack ids kept in jit_stacks */
 	struct u64map *jit_pids;	/* pid -> 1 + the index of its last kept stack */
-	/* Where the encoder cannot define a stack again (Go 1.22+): the PCs a named stack was
+	/* Where the encoder cannot define a stack again (go1.23): the PCs a named stack was
 	 * written with (their hash) -> index + 1 in jit_stacks, for a copy of the file. */
 	struct u64map *jit_written;
 	struct gt_frame **window;	/* [njit_window]: the kept stacks named for a flight

@@ -78,7 +78,7 @@ struct callstacks_stats {
 					 * perf map */
 	uint64_t late_jit_named;	/* of the kept, defined again with names at the end */
 	uint64_t late_jit_frames;	/* the frames that got their names then */
-	int late_jit_err;		/* why a stack was not defined again (-ENOTSUP: Go 1.22+) */
+	int late_jit_err;		/* why a stack was not defined again (-ENOTSUP: go1.23) */
 	uint64_t late_jit_ns;		/* the time naming them at the end took */
 	uint64_t late_jit_window;	/* of the kept, named in a flight recorder's window, summed
 					 * over its windows (callstacks__name_window) */
@@ -183,19 +183,19 @@ const struct foreign_log *callstacks__refused(const struct callstacks *cs);
 void callstacks__finish(struct callstacks *cs);
 
 /* The frames a file can hold of a stack where the encoder cannot define a stack again (Go
- * 1.22+'s parser takes GT2_MAX_FRAMES): a stack written longer is known by its first ones. */
+ * go1.23's parser takes GO123_MAX_FRAMES): a stack written longer is known by its first ones. */
 #define CALLSTACKS_WRITTEN_FRAMES 128
 
 /* After callstacks__finish, where the encoder could not define the stacks named then again
  * (late_jit_err -ENOTSUP), or between callstacks__name_window and callstacks__window_done:
  * the frames, named, of the stack that was written with PCs pcs[0, n)
  * (its first n when n is CALLSTACKS_WRITTEN_FRAMES), for a copy of the file that names them
- * (format/v2/restack.h); NULL for any other stack. Valid as long as cs. */
+ * (format/go123/restack.h); NULL for any other stack. Valid as long as cs. */
 const struct gt_frame *callstacks__late_named(const struct callstacks *cs, const uint64_t *pcs,
 					      size_t n);
 
 /* A flight recorder's window is written where the encoder cannot define a stack again (Go
- * 1.22+): the kept stacks are named from their perf maps as they stand now, for a copy of the
+ * go1.23): the kept stacks are named from their perf maps as they stand now, for a copy of the
  * window that names them (callstacks__late_named, until callstacks__window_done); the kept
  * stacks themselves stay as written, for the next window and the end. The stacks named. */
 size_t callstacks__name_window(struct callstacks *cs);

@@ -49,7 +49,7 @@ enum ident_special {
 
 struct idents;
 
-/* Stacks get their ids from w (format/tables.h), which must outlive s: with the 1.19 writer's
+/* Stacks get their ids from w (format/tables.h), which must outlive s: with the go1.19 writer's
  * tables, new stacks and their strings go into the batch of the P passed to each call, which
  * must be the P of the event about to use them. NULL with errno set. */
 struct idents *idents__new(const struct gt_tables *w);
