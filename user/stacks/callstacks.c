@@ -214,6 +214,10 @@ void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size
 		symbolizer__file(cs->sym, &m);
 		python__mapped(cs->py, (const struct lx_mmap *)r);
 	}
+	/* A new thread of a process (child_pid its tgid, not its own tid). */
+	if (r->type == LX_REC_FORK && size >= sizeof(struct lx_fork) &&
+	    ((const struct lx_fork *)r)->child_pid != r->tid)
+		python__thread_created(cs->py, (pid_t)((const struct lx_fork *)r)->child_pid, r->ts);
 	if (r->type == LX_REC_PYSTACK && size >= sizeof(struct lx_pyrec) &&
 	    size == sizeof(struct lx_pyrec) +
 		    ((const struct lx_pyrec *)r)->ps.n * sizeof(struct lx_pyframe))

@@ -27,6 +27,10 @@
 #define MAX_THREADS 4096	/* a process's threads read per scan */
 #define MAX_TRIES 100		/* looks for a candidate's interpreter before giving up */
 #define SCAN_NS (50 * 1000 * 1000ull)	/* between two reads of a process's threads */
+/* After a process creates a thread, its threads are read at every refresh for this long: the
+ * new thread writes its tid into its PyThreadState as it starts (t_bootstrap), and until the
+ * walk is told of it its stacks have no Python frames. */
+#define NEW_THREAD_NS (50 * 1000 * 1000ull)
 #define MAX_STR 256		/* a name or file's characters kept */
 #define MAX_LINETABLE (64 * 1024)
 #define MAX_CODES 65536		/* code objects kept named; past it the cache starts again */
@@ -42,6 +46,7 @@ struct pyproc {
 	bool dead;		/* to forget: gone, or not Python after all */
 	unsigned tries;
 	uint64_t next_ns;	/* its next look or scan */
+	uint64_t new_until;	/* scanned at every refresh until then: it created a thread */
 	const struct py_layout *l;
 	uint64_t runtime;	/* _PyRuntime's address */
 	uint64_t code_type;	/* PyCode_Type's */
@@ -349,7 +354,7 @@ static void refresh_one(struct python *py, struct pyproc *p, uint64_t now)
 {
 	int r;
 
-	if (now < p->next_ns)
+	if (now < p->next_ns && !(p->found && now < p->new_until))
 		return;
 	p->next_ns = now + SCAN_NS;
 	if (!p->found) {
@@ -376,6 +381,14 @@ static void refresh_one(struct python *py, struct pyproc *p, uint64_t now)
 	}
 	if (py->has_maps && !scan_threads(py, p))
 		forget(py, p);
+}
+
+void python__thread_created(struct python *py, pid_t pid, uint64_t ts)
+{
+	struct pyproc *p = py ? proc_find(py, pid) : NULL;
+
+	if (p && ts + NEW_THREAD_NS > p->new_until)
+		p->new_until = ts + NEW_THREAD_NS;
 }
 
 void python__refresh(struct python *py, uint64_t now_ns)
