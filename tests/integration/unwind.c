@@ -291,7 +291,14 @@ Test(unwind, interrupt_wakeups_carry_the_interrupt)
 	}
 	cr_log_info("irq: %zu wakeups of the sleeper, %zu by [irq], %zu by the spinner", n, irq,
 		    spinner);
-	cr_assert_geq(n, sleeps, "only %zu wakeups of the sleeper's %zu sleeps", n, sleeps);
+	/* Each sleep ends in a wakeup, in the trace unless records were lost, which must then
+	 * be counted there (on a loaded machine the reader can fall behind whatever this does). */
+	cr_assert_gt(n, 0, "no wakeup of the sleeper");
+	if (itest_summary_lost() > 0)
+		itest_expect_losses_counted();
+	else
+		cr_assert_geq(n, sleeps, "only %zu wakeups of the sleeper's %zu sleeps, no record "
+			      "lost", n, sleeps);
 	cr_assert_eq(spinner, 0, "%zu of %zu timer wakeups carry the interrupted thread's stack",
 		     spinner, n);
 	cr_assert_geq(irq * 100, n * 95, "only %zu of %zu timer wakeups carry [irq]", irq, n);
