@@ -72,6 +72,9 @@ struct walk {
 	__u8 may_copy;		/* walk_io.may_copy */
 	bool stale;		/* walk_io.stale */
 	bool switched;		/* a frame-pointer step went to another stack (fp_step) */
+	bool sig_switched;	/* a signal frame went to another stack */
+	bool guessed;		/* ip came from a frame-pointer step through code that need not
+				 * keep rbp: a 0 there ends nothing */
 };
 
 /* The user word at a, logging it into the cache slot; a failed read sets w->fault. Global, as
@@ -155,13 +158,15 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 	const struct lx_file_rows *fr;
 	struct lx_file_key key = {};
 	struct lx_map *m;
-	bool exact;
+	bool exact, guessed, guess;
 	__u32 n;
 	int mi, err;
 
 	if (!w || !t || !log || !out)
 		return 1;
 	exact = w->exact;
+	guessed = w->guessed;
+	w->guessed = false;
 	ip = w->ip;
 	sp = w->sp;
 	n = w->n;
@@ -170,7 +175,7 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 		return 1;
 	}
 	if (ip < USER_ADDR_MIN || ip >= USER_ADDR_MAX) {
-		if (ip)	/* 0 ends some runtimes' stacks */
+		if (ip || guessed)	/* 0 ends some runtimes' stacks */
 			w->flags |= LX_USTACK_TRUNCATED;
 		return 1;
 	}
@@ -201,6 +206,7 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 		if (mi != w->last_map) {
 			w->last_map = mi;
 			w->nrows = 0;
+			w->first = 0;
 			key.ino = m->ino;
 			key.dev = m->dev;
 			fr = m->ino ? bpf_map_lookup_elem(&cfi_files, &key) : NULL;
@@ -257,8 +263,15 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 		nbp = read_word(w, log, sp + LX_SIGFRAME_RBP);
 		if (w->fault)
 			goto truncated;
-		if (cfa <= sp)
-			goto truncated;
+		/* A handler on a stack of its own (sigaltstack; every Go handler) returns to
+		 * the interrupted code's: once a walk, so none loops, and not cached, as the
+		 * words it reads there are not above sp. */
+		if (cfa <= sp) {
+			if (w->sig_switched)
+				goto truncated;
+			w->sig_switched = true;
+			w->logging = false;
+		}
 		w->ip = nip;
 		w->sp = cfa;
 		w->bp = nbp;
@@ -281,17 +294,20 @@ __noinline int walk_step(struct walk *w, struct lx_pmaps *t, struct uc_slot *log
 		w->ip = w->di;
 		return 0;
 	default:
-		err = fp_step(w, log, &ra, row ? LX_CFI_KIND(row->kind) == LX_CFA_SWITCH :
-						 !w->nrows && w->want != mi);
 		/* rbp 0 ends a frame-pointer chain, but code under a rule the rows cannot hold
-		 * or whose rows are not loaded yet need not keep rbp at all. */
-		if (err == 1 && (w->want == mi || (row && LX_CFI_KIND(row->kind) == LX_CFA_NONE)))
+		 * or whose rows are not loaded (yet, or at all) need not keep rbp at all. */
+		guess = w->want == mi || (row && LX_CFI_KIND(row->kind) == LX_CFA_NONE) ||
+			(!w->nrows && w->first == LX_ROWS_UNLOADED);
+		err = fp_step(w, log, &ra, row ? LX_CFI_KIND(row->kind) == LX_CFA_SWITCH :
+						 !w->nrows && !guess);
+		if (err == 1 && guess)
 			goto truncated;
 		if (err == 1)
 			return 1;
 		if (err < 0 || (err == 0 && w->sp <= sp))
 			goto truncated;
 		w->ip = ra;
+		w->guessed = guess;
 		return 0;
 	}
 	if (cfa <= sp)

@@ -88,6 +88,11 @@ struct lx_file_rows {
 	__u32 n;
 };
 
+/* lx_file_rows.first of a file published without the rows it has (the rows map full, the
+ * compile out of time): a frame-pointer step there is a guess, whose end proves nothing. With
+ * n 0, first 0 is a file without rows at all (no CFI: its frame pointers are all there is). */
+#define LX_ROWS_UNLOADED 0xffffffffu
+
 /* A process's executable mappings, sorted by start, as the BPF side keeps them (proc_maps). */
 #define LX_PMAPS_MAX 128	/* a power of two: the search masks its index */
 

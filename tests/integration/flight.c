@@ -217,7 +217,10 @@ Test(flight, induced_stall_writes_one_file_with_the_seconds_before_it)
 }
 
 /* The line of file n says, at its end, that it was written for mark m at its time in the
- * recording: the mark's distance from the file's first event, from where the file begins. */
+ * recording: the mark's distance from the file's first event, from where the file begins.
+ * Both times on the line (where the file begins, when it fired) are rounded to a tenth of a
+ * second, each by up to 0.05 s: the mark's time from them is the line's within 0.1 s (0.11
+ * for the printed figures' own rounding). */
 static void expect_at(unsigned n, const struct file_line *l, const struct gt_event *m)
 {
 	double when, want = l->from + (m->ts - gt_trace__events(it.trace)[0].ts) / 1e9;
@@ -227,7 +230,7 @@ static void expect_at(unsigned n, const struct file_line *l, const struct gt_eve
 		at = s;
 	cr_assert(at && sscanf(at, " at %lf s", &when) == 1, "%s: no time: %s", file_name(n),
 		  l->rest);
-	cr_expect(fabs(when - want) <= 0.06 && when >= l->from && when <= l->to + 0.05,
+	cr_expect(fabs(when - want) <= 0.11 && when >= l->from && when <= l->to + 0.05,
 		  "%s: fired at %.1f s says its line, the mark is at %.3f s", file_name(n), when,
 		  want);
 }
@@ -378,12 +381,21 @@ Test(flight, sigusr1_three_times_makes_three_files)
 		  recorder__stderr(it.rec));
 	for (unsigned n = 1; n <= 3; n++) {
 		const struct gt_event *m;
+		unsigned marks = 0, near = 1;
 
 		load_file(n);
 		struct file_line l;
 
-		m = mark(n - 1);
-		cr_assert(m, "file %u: no mark of SIGUSR1 number %u", n, n);
+		/* File n holds signal n's mark, the last, and those of the signals before it
+		 * that its window reaches: each sent 0.4 s after the last file was written,
+		 * which on a busy machine is seconds after the signal it was for. */
+		while (mark(marks))
+			marks++;
+		for (unsigned j = 0; j + 1 < n; j++)
+			near += sent_ns[n - 1] - sent_ns[j] <= 1000 * MS;
+		cr_assert(marks >= near && marks <= n, "file %u: %u marks of SIGUSR1, %u of them "
+			  "sent within 1 s, %u in all", n, marks, near, n);
+		m = mark(marks - 1);
 		cr_expect(says(m, "SIGUSR1"));
 		cr_expect_eq(m->g, 0xffffffffull, "on lxtrace's own goroutine");
 		l = expect_span(n);

@@ -272,12 +272,13 @@ Test(unwind, signal_handler_stack_reaches_the_interrupted_code)
 Test(unwind, interrupt_wakeups_carry_the_interrupt)
 {
 	const struct gt_event *e;
-	size_t i = 0, n = 0, irq = 0, spinner = 0;
+	size_t i = 0, n = 0, irq = 0, spinner = 0, sleeps;
 	const char *ident;
 	pid_t tid;
 
-	itest_record(NULL, "frameless", (const char *[]){ "irq", "1500", NULL }, 60);
+	itest_record(NULL, "frameless", (const char *[]){ "irq", "300", NULL }, 60);
 	tid = itest_tid("sleeper");
+	sleeps = (size_t)itest_stat("sleeps");
 	ident = itest_ident("frameless");
 	while ((e = tq_next(it.trace, &i, TQ_BIT(GT_EV_GO_UNBLOCK), tid))) {
 		const char *outer;
@@ -290,7 +291,14 @@ Test(unwind, interrupt_wakeups_carry_the_interrupt)
 	}
 	cr_log_info("irq: %zu wakeups of the sleeper, %zu by [irq], %zu by the spinner", n, irq,
 		    spinner);
-	cr_assert_geq(n, 300, "only %zu wakeups of a 1 ms sleep loop in 1.5 s", n);
+	/* Each sleep ends in a wakeup, in the trace unless records were lost, which must then
+	 * be counted there (on a loaded machine the reader can fall behind whatever this does). */
+	cr_assert_gt(n, 0, "no wakeup of the sleeper");
+	if (itest_summary_lost() > 0)
+		itest_expect_losses_counted();
+	else
+		cr_assert_geq(n, sleeps, "only %zu wakeups of the sleeper's %zu sleeps, no record "
+			      "lost", n, sleeps);
 	cr_assert_eq(spinner, 0, "%zu of %zu timer wakeups carry the interrupted thread's stack",
 		     spinner, n);
 	cr_assert_geq(irq * 100, n * 95, "only %zu of %zu timer wakeups carry [irq]", irq, n);

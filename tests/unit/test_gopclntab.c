@@ -86,7 +86,8 @@ static void symbol(const struct bin *b, const char *name, uint64_t *lo, uint64_t
 
 /* Every 7th byte of the text: where Go's .debug_frame has an FDE, the row's CFA is rsp plus
  * the same offset (rows of functions that switch stacks or end them are frame-pointer steps
- * and ends, which .debug_frame does not tell; a frame too large for a row has none). */
+ * and ends, and the signal restorer's reads the signal frame, which .debug_frame does not
+ * tell; a frame too large for a row has none). */
 static void agrees_with_debug_frame(const char *name)
 {
 	struct bin b;
@@ -127,6 +128,7 @@ static void agrees_with_debug_frame(const char *name)
 
 				cr_assert(LX_CFI_KIND(r->kind) == LX_CFA_SWITCH ||
 					  LX_CFI_KIND(r->kind) == LX_CFA_END ||
+					  LX_CFI_KIND(r->kind) == LX_CFA_SIGNAL ||
 					  (LX_CFI_KIND(r->kind) == LX_CFA_NONE && huge),
 					  "%#llx: row of kind %d", (unsigned long long)a,
 					  LX_CFI_KIND(r->kind));
@@ -192,6 +194,42 @@ static void leaf_and_caller(const char *name)
 	}
 	cr_assert(saved, "%s: main.cpuLoop never has rbp saved at CFA - 16", name);
 	close_bin(&b);
+}
+
+/* A Go handler's stack goes on through the signal frame, as gdb shows it (Go 1.20 renamed its
+ * restorer for gdb to): sigtramp, which Go flags as a stack's top, has the caller at rsp plus
+ * its frame, not an end; the restorer it returns to reads the interrupted registers from the
+ * ucontext at rsp. */
+static void signal_frame(const char *name, const char *restorer)
+{
+	const struct lx_cfi_row *r;
+	uint64_t lo, hi;
+	struct bin b;
+
+	open_bin(name, &b);
+	symbol(&b, "runtime.sigtramp.abi0", &lo, &hi);
+	for (uint64_t a = lo; a < hi; a++) {
+		r = cfi_rows__find(b.t.rows, b.t.n, (uint32_t)offset_of(&b, a));
+		cr_assert(r && LX_CFI_KIND(r->kind) == LX_CFA_SP, "%s: runtime.sigtramp+%#llx: not "
+			  "from rsp", name, (unsigned long long)(a - lo));
+	}
+	symbol(&b, restorer, &lo, &hi);
+	for (uint64_t a = lo; a < hi; a++) {
+		r = cfi_rows__find(b.t.rows, b.t.n, (uint32_t)offset_of(&b, a));
+		cr_assert(r && LX_CFI_KIND(r->kind) == LX_CFA_SIGNAL, "%s: %s+%#llx: not the signal "
+			  "frame", name, restorer, (unsigned long long)(a - lo));
+	}
+	close_bin(&b);
+}
+
+Test(gopclntab, go119_signal_frame)
+{
+	signal_frame("gostacks-go1.19", "runtime.sigreturn.abi0");
+}
+
+Test(gopclntab, go123_signal_frame)
+{
+	signal_frame("gostacks-go1.23", "runtime.sigreturn__sigaction.abi0");
 }
 
 Test(gopclntab, go119_leaf_and_caller)

@@ -9,8 +9,9 @@
  *                          the same and only the return address into them differs
  *   frameless leaf MS      main -> spin_outer -> spin_middle -> spin_leaf, a leaf without a
  *                          frame of its own, for MS ms
- *   frameless irq MS       a thread sleeping 1 ms at a time beside a thread spinning on the
- *                          same CPU, for MS ms: the sleeper's wakeups come from the timer
+ *   frameless irq N        a thread sleeping 1 ms at a time, N times, beside a thread spinning
+ *                          on the same CPU until it is done: the sleeper's wakeups come from
+ *                          the timer
  *   frameless signal N     main -> spin_outer spinning, interrupted N times by SIGALRM, whose
  *                          handler sleeps 2 ms: a stack through the signal trampoline
  *   frameless pool N       a stuck pool: N threads pool_worker -> pool_wait -> read() of a
@@ -224,27 +225,34 @@ static void pool(long n)
 
 static void *sleeper(void *arg)
 {
+	long n = *(long *)arg;
+
 	wl_tid("sleeper");
-	while (!stop)
+	for (long i = 0; i < n; i++)
 		sleep_ms(1);
+	stop = 1;
 	return NULL;
 }
 
 /* Both threads on the CPU the process started on: the timer that ends each sleep interrupts
- * the spinning thread. */
-static void irq(long ms)
+ * the spinning thread. By count, not time: on a busy CPU a 1 ms sleep takes what the queue
+ * gives it. */
+static void irq(long n)
 {
+	unsigned long x = 1;
 	cpu_set_t set;
 	pthread_t t;
 
 	CPU_ZERO(&set);
 	CPU_SET(sched_getcpu(), &set);
-	if (sched_setaffinity(0, sizeof(set), &set) || pthread_create(&t, NULL, sleeper, NULL))
+	if (sched_setaffinity(0, sizeof(set), &set) || pthread_create(&t, NULL, sleeper, &n))
 		wl_die("start the sleeper");
 	wl_tid("spinner");
-	spin_outer(ms);
-	stop = 1;
+	while (!stop)
+		x = spin_middle(x);
 	pthread_join(t, NULL);
+	wl_stat("x", (long long)(x & 1));
+	wl_stat("sleeps", n);
 }
 
 int main(int argc, char **argv)
@@ -261,7 +269,7 @@ int main(int argc, char **argv)
 		wl_stat("middle_line", middle_line);
 		wl_stat("outer_line", outer_line);
 	} else if (!strcmp(mode, "irq")) {
-		irq(wl_arg(argc, argv, 2, 1000, 1, 600000));
+		irq(wl_arg(argc, argv, 2, 1000, 1, 100000));
 	} else if (!strcmp(mode, "signal")) {
 		wl_tid("spinner");
 		signal_spin(wl_arg(argc, argv, 2, 100, 1, 100000));

@@ -238,10 +238,10 @@ static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, b
 	} else if (err == -EFBIG || (!err && t.n > l->o.maps.rows_max - l->next)) {
 		/* -EFBIG: more rows than there was room for when the compile began. */
 		l->st.files_full++;
-		err = publish(l, &q->key, 0, 0);
+		err = publish(l, &q->key, LX_ROWS_UNLOADED, 0);
 	} else if (err == -ETIME) {
 		l->st.files_costly++;
-		err = publish(l, &q->key, 0, 0);
+		err = publish(l, &q->key, LX_ROWS_UNLOADED, 0);
 	} else if (err || !t.n) {
 		l->st.files_empty++;
 		l->st.files_cached += cached;
@@ -474,7 +474,9 @@ int cfi_loader__rows(struct cfi_loader *l, uint32_t dev, uint64_t ino,
 	pthread_mutex_lock(&l->lock);
 	state = devino_map__get(l->files, dev, ino);
 	pub = devino_map__get(l->published, dev, ino);
-	if (state && *state == FILE_DONE && pub) {
+	if (state && *state == FILE_DONE && pub && *pub >> 32 == LX_ROWS_UNLOADED) {
+		ret = 2;
+	} else if (state && *state == FILE_DONE && pub) {
 		*rows = &l->o.maps.rows[*pub >> 32];
 		*n = (uint32_t)*pub;
 		ret = 1;

@@ -87,7 +87,8 @@ int cfi_loader__want_process(struct cfi_loader *l, pid_t pid);
 bool cfi_loader__wait_urgent(struct cfi_loader *l, uint64_t timeout_ns);
 
 /* The rows of file (dev, ino) (the kernel's encoding) for a walk the daemon finishes
- * (late_walk.h): 1 with *rows and *n once published (n 0: none, frame pointers there); 0 while
+ * (late_walk.h): 1 with *rows and *n once published (n 0: none, frame pointers there); 2 when
+ * published without the rows the file has (LX_ROWS_UNLOADED: frame pointers there a guess); 0 while
  * they are compiled or queued, the file then going first to the worker; -ENOENT when nothing
  * asked for them yet (cfi_loader__want). Published rows stay for the loader's life. */
 int cfi_loader__rows(struct cfi_loader *l, uint32_t dev, uint64_t ino,

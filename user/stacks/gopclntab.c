@@ -119,6 +119,24 @@ static void functab_at(const struct pcln *t, uint64_t i, uint64_t *entry, uint64
 	}
 }
 
+/* The name of the function whose _func is at offset fo of the function table, or NULL when
+ * the table holds none there. */
+static const char *func_name(const struct pcln *t, uint64_t fo)
+{
+	const char *name;
+	uint64_t at;
+
+	/* _func: nameOff, an int32 at 4 (at 8 in 1.16's, whose entry is 8 bytes). */
+	if (fo > t->size - t->functab || t->size - t->functab - fo < 12)
+		return NULL;
+	at = (uint64_t)rd32(t->d + t->functab + fo + (t->ver == 116 ? 8 : 4));
+	if (at >= t->size - t->funcname)
+		return NULL;
+	name = (const char *)t->d + t->funcname + at;
+	/* A name must end inside the section: the file is the program's owner's. */
+	return *name && memchr(name, '\0', t->size - t->funcname - at) ? name : NULL;
+}
+
 /* An unsigned varint of the pc tables; false past end. */
 static bool uvarint(const uint8_t **p, const uint8_t *end, uint32_t *v)
 {
@@ -221,6 +239,29 @@ static struct lx_cfi_row sp_rule(int32_t delta, bool rbp_saved, struct cfi_stats
 	return r;
 }
 
+/* Whether the function at entry is a signal restorer: `mov $SYS_rt_sigreturn,%rax; syscall`,
+ * where the kernel makes a handler return to (Go's runtime.sigreturn, sigreturn__sigaction
+ * from 1.20), as gdb tells __restore_rt by its code. rsp there points at the ucontext. */
+static bool is_restorer(const uint8_t *file, size_t fsize, const struct cfi_segs *segs,
+			uint64_t entry)
+{
+	static const uint8_t code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+	const uint8_t *c = code_at(file, fsize, segs, entry, sizeof(code));
+
+	return c && !memcmp(c, code, sizeof(code));
+}
+
+/* Whether a function Go flags as a stack's top is its signal handler's entry, which the kernel
+ * calls on the signal stack with the restorer as return address: Go's traceback of the
+ * handler ends there, but the thread's stack goes on, through the signal frame, in the code the
+ * signal interrupted (gdb shows it under "<signal handler called>"). */
+static bool is_sigtramp(const struct pcln *t, uint64_t fo)
+{
+	const char *name = func_name(t, fo);
+
+	return name && (!strcmp(name, "runtime.sigtramp") || !strcmp(name, "runtime.sigtramp.abi0"));
+}
+
 /* The spans of one function: [entry, end), its pcsp table at offset pcsp of the pc tables. */
 static int func_spans(const struct pcln *t, const uint8_t *file, size_t fsize,
 		      const struct cfi_segs *segs, uint64_t entry, uint64_t end, uint32_t pcsp,
@@ -299,7 +340,9 @@ int gopclntab__spans(Elf *elf, Elf_Data *pclntab, const struct cfi_segs *segs,
 		pcsp = rd32(f + (t.ver == 116 ? 20 : 16));
 		flag = f[t.ver == 118 ? 37 : 41];
 		st->fdes++;
-		if (flag & FLAG_TOPFRAME)
+		if (is_restorer(file, fsize, segs, entry))
+			err = add(sp, segs, entry, end, cfi_rule(LX_CFA_SIGNAL));
+		else if ((flag & FLAG_TOPFRAME) && !is_sigtramp(&t, fo))
 			err = add(sp, segs, entry, end, cfi_rule(LX_CFA_END));
 		else if (flag & FLAG_SPWRITE)
 			err = add(sp, segs, entry, end, cfi_rule(LX_CFA_SWITCH));
@@ -320,20 +363,15 @@ int gopclntab__funcs(Elf *elf, Elf_Data *pclntab,
 	if (err)
 		return err;
 	for (uint64_t i = 0; i < t.nfunc; i++) {
-		uint64_t entry, end, fo, unused, at;
+		uint64_t entry, end, fo, unused;
 		const char *name;
 
 		functab_at(&t, i, &entry, &fo);
 		functab_at(&t, i + 1, &end, &unused);
-		/* _func: nameOff, an int32 at 4 (at 8 in 1.16's, whose entry is 8 bytes). */
-		if (end <= entry || fo > t.size - t.functab || t.size - t.functab - fo < 12)
+		if (end <= entry)
 			continue;
-		at = (uint64_t)rd32(t.d + t.functab + fo + (t.ver == 116 ? 8 : 4));
-		if (at >= t.size - t.funcname)
-			continue;
-		name = (const char *)t.d + t.funcname + at;
-		/* A name must end inside the section: the file is the program's owner's. */
-		if (!*name || !memchr(name, '\0', t.size - t.funcname - at))
+		name = func_name(&t, fo);
+		if (!name)
 			continue;
 		err = fn(ctx, entry, end, name);
 		if (err)

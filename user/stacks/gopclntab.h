@@ -22,7 +22,8 @@ Elf_Data *gopclntab__find(Elf *elf);
 
 /* Adds a span for every PC range of every function of pclntab (gopclntab__find) to sp: the CFA
  * from the stack pointer, the caller's rbp where the function saved it, LX_CFA_END for the
- * functions Go's traceback ends a stack at (goexit, mstart, rt0_go), LX_CFA_SWITCH for those
+ * functions Go's traceback ends a stack at (goexit, mstart, rt0_go; not sigtramp, whose stack
+ * goes on through the signal frame), LX_CFA_SIGNAL for the signal restorer, LX_CFA_SWITCH for those
  * that move the stack pointer to another stack (systemstack, mcall, the vDSO calls). Counts go
  * to st (fdes: functions). 0, -EINVAL for tables that do not hold together, or the errors of
  * cfi_spans__add and cfi_budget__spent. */

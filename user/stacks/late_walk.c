@@ -27,8 +27,9 @@ static bool word(const struct lx_ucopy *c, uint64_t a, uint64_t *v)
 	return true;
 }
 
-/* The rows of the file code is in: 1 with *rows, *n (n 0: none, as for anonymous code, or none
- * for now, the file late); 0 when they are not there yet (asked for). */
+/* The rows of the file code is in: 1 with *rows, *n (n 0: none, as for anonymous code); 2 when
+ * the file has rows this walk cannot have (the file late, or its rows not loaded: frame
+ * pointers there are a guess); 0 when they are not there yet (asked for). */
 static int rows_of(const struct late_walk *lw, const struct sym_code *code,
 		   const struct lx_cfi_row **rows, uint32_t *n)
 {
@@ -47,8 +48,9 @@ static int rows_of(const struct late_walk *lw, const struct sym_code *code,
 	/* A file late to open (its filesystem slow or stalled) holds no stack back: this walk
 	 * takes frame pointers there, and a later one asks again. */
 	if (cfi_loader__want_file(lw->cfi, &w, code->path) == -ETIMEDOUT)
-		return 1;
-	return cfi_loader__rows(lw->cfi, dev, code->ino, rows, n) == 1;
+		return 2;
+	ret = cfi_loader__rows(lw->cfi, dev, code->ino, rows, n);
+	return ret > 0 ? ret : 0;
 }
 
 /* One frame-pointer step from r (a frame without a usable row); false: the walk ends, *end
@@ -111,8 +113,11 @@ static bool row_step(const struct lx_ucopy *c, const struct lx_cfi_row *row, str
 			*end = LATE_WALK_COPY_SHORT;
 			return false;
 		}
-		if (nsp <= r->sp)
+		/* A handler on a stack of its own returns to another: not in the copy. */
+		if (nsp <= r->sp) {
+			*end = LATE_WALK_COPY_SHORT;
 			return false;
+		}
 		*r = (struct regs){ ra, nsp, nbp, true, true };
 		return true;
 	default:	/* LX_CFA_END */
@@ -148,6 +153,7 @@ int late_walk__finish(const struct late_walk *lw, const struct lx_ucopy *c, uint
 {
 	struct regs r = { c->ip, c->sp, c->bp, c->flags & LX_UCOPY_BP_OK,
 			  c->flags & LX_UCOPY_EXACT };
+	bool guessed = false;
 
 	for (;;) {
 		uint64_t look = r.exact ? r.ip : r.ip - 1, sp = r.sp;
@@ -155,21 +161,23 @@ int late_walk__finish(const struct late_walk *lw, const struct lx_ucopy *c, uint
 		struct sym_code code;
 		uint32_t nrows;
 		bool exact = r.exact, ok;
-		int kind;
+		int kind, got;
 
 		if (*n >= LX_STACK_USER_MAX) {
 			*end = LATE_WALK_DEEP;
 			return 0;
 		}
 		if (r.ip < USER_MIN || r.ip >= USER_END) {
-			*end = r.ip ? LATE_WALK_NOT_CODE : LATE_WALK_WHOLE;	/* 0 ends some */
+			/* 0 ends some runtimes' stacks */
+			*end = r.ip || guessed ? LATE_WALK_NOT_CODE : LATE_WALK_WHOLE;
 			return 0;
 		}
 		if (symbolizer__code_at(lw->sym, lw->proc, look, &code)) {
 			*end = LATE_WALK_NOT_CODE;
 			return 0;
 		}
-		if (!rows_of(lw, &code, &rows, &nrows)) {
+		got = rows_of(lw, &code, &rows, &nrows);
+		if (!got) {
 			if (wait)
 				return -EAGAIN;
 			pcs[(*n)++] = exact ? r.ip | LX_PC_EXACT : r.ip;
@@ -180,12 +188,19 @@ int late_walk__finish(const struct late_walk *lw, const struct lx_ucopy *c, uint
 		r.exact = false;
 		row = nrows ? cfi_rows__find(rows, nrows, (uint32_t)(look - code.start + code.pgoff))
 			    : NULL;
-		kind = row ? LX_CFI_KIND(row->kind) : LX_CFA_GAP;
+		kind = row ? LX_CFI_KIND(row->kind) : got == 2 ? LX_CFA_NONE : LX_CFA_GAP;
 		/* Code that switched stacks is followed as far as the copy goes: its own stack. */
 		if (kind == LX_CFA_NONE || kind == LX_CFA_GAP || kind == LX_CFA_SWITCH)
 			ok = fp_step(c, &r, kind != LX_CFA_NONE, end);
 		else
 			ok = row_step(c, row, &r, exact && *n == 1, end);
+		/* The kernel made the handler return to the restorer's first instruction, as
+		 * bpf/unwind.bpf.h marks it: not the inside of a call before it. */
+		if (kind == LX_CFA_SIGNAL)
+			pcs[*n - 1] |= LX_PC_EXACT;
+		/* A step through code that need not keep rbp is a guess: a 0 it finds ends
+		 * nothing. */
+		guessed = kind == LX_CFA_NONE;
 		if (!ok)
 			return 0;
 		/* Every step rises, so no walk loops; the leaf whose return address is in rdi
