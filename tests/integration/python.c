@@ -369,3 +369,49 @@ Test(python, pyenv_313_stacks_match_cpythons_own_view)
 {
 	view_matches(PYENV_PY("3.13.0"));
 }
+
+/* Started first, the program parks its threads and takes its own view; then recorded with -p:
+ * the threads asleep through the whole recording have only their stacks read at the start,
+ * which must carry their Python frames. */
+static void parked_match_at_the_start(const char *python)
+{
+	static char script[PATH_MAX], ready[PATH_MAX], pid[16];
+	struct stat sb;
+
+	if (stat(python, &sb)) {
+		cr_skip_test("%s is not installed", python);
+		return;
+	}
+	cr_assert_eq(record__tmpfile(ready, sizeof(ready), ".ready"), 0);
+	unlink(ready);
+	snprintf(script, sizeof(script), "%s", record__workload_path("pyspin.py"));
+	it.wl = workload__start(python, (const char *[]){ script, "parked", "0", ready, NULL });
+	cr_assert(it.wl, "cannot start %s: %s", python, strerror(errno));
+	/* Its threads park after their first 0.3 s, then it looks twice 0.5 s apart. */
+	for (int i = 0; i < 600 && access(ready, F_OK); i++)
+		usleep(100 * 1000);
+	cr_assert_eq(access(ready, F_OK), 0, "%s did not park its threads in 60 s", python);
+	unlink(ready);
+	snprintf(pid, sizeof(pid), "%d", (int)workload__pid(it.wl));
+	itest_start((const char *[]){ "-p", pid, "-d", "1", NULL });
+	itest_stop(0, 0);
+	cr_assert_eq(workload__send(it.wl, "go\n"), 0);
+	cr_assert_eq(workload__finish(it.wl, 60), 0);
+	itest_load();
+	stacks_match_the_view(python);
+}
+
+Test(python, debian_311_parked_threads_have_python_frames_at_the_start)
+{
+	parked_match_at_the_start(DEBIAN_PY);
+}
+
+Test(python, pyenv_310_parked_threads_have_python_frames_at_the_start)
+{
+	parked_match_at_the_start(PYENV_PY("3.10.13"));
+}
+
+Test(python, pyenv_313_parked_threads_have_python_frames_at_the_start)
+{
+	parked_match_at_the_start(PYENV_PY("3.13.0"));
+}
