@@ -6,7 +6,8 @@
  *
  * Two programs, user space loads one: start_copy (a sleepable iterator, 5.18+) takes the
  * kernel stack and copies the top of the user stack with bpf_copy_from_user_task, from the
- * registers the thread entered the kernel with; start_kern (5.9+) the kernel stack alone.
+ * registers the thread entered the kernel with, and walks a Python thread's frames
+ * (python_walk.bpf.h); start_kern (5.9+) the kernel stack alone.
  * Only the threads user space names (start_tids, or every thread) are read, and only while they are off the
  * CPU: the saved registers of a thread running now would be stale. Kept apart from lxtrace.bpf.c so
  * that a kernel refusing it costs the start's stacks, never the recording. */
