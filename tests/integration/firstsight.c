@@ -2,12 +2,8 @@
  * beside CPU hogs, has its stacks whole from the recording's first second, when none of its
  * binaries' unwind rows are loaded yet and every walk needs a copy of the stack
  * (docs/stacks.md, "First sight"); every copy the ring had no room for is counted. */
-#include <fcntl.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-
-#include "format/pcs.h"
 #include "tests/integration/itest.h"
+#include "tests/lib/busy.h"
 
 #define PYTHON "/usr/bin/python3"
 
@@ -63,62 +59,13 @@ static const char server[] =
 
 #define SERVER_THREADS 201
 
-/* CPU hogs beyond the cores: two a CPU and two more. */
-#define MAX_HOGS 258
-static pid_t hogs[MAX_HOGS];
-static size_t nhogs;
-
-static void start_hogs(void)
-{
-	long n = 2 * sysconf(_SC_NPROCESSORS_ONLN) + 2;
-
-	for (nhogs = 0; nhogs < (size_t)n && nhogs < MAX_HOGS; nhogs++) {
-		pid_t pid = fork();
-
-		cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
-		if (!pid) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			for (;;)
-				__asm__ volatile("");
-		}
-		hogs[nhogs] = pid;
-	}
-}
-
-static void stop_hogs(void)
-{
-	for (size_t i = 0; i < nhogs; i++)
-		kill(hogs[i], SIGKILL);
-	for (size_t i = 0; i < nhogs; i++)
-		waitpid(hogs[i], NULL, 0);
-	nhogs = 0;
-}
-
 static void firstsight_fini(void)
 {
-	stop_hogs();
+	busy__stop();
 	itest_fini();
 }
 
 TestSuite(firstsight, .fini = firstsight_fini, .timeout = 240);
-
-/* A user frame: neither lxtrace's (the synthetic bit, format/pcs.h) nor the kernel's. */
-static bool has_user_frame(const struct gt_stack *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->frames[i].pc < (1ull << 63) && !(s->frames[i].pc & GT_PC_IDENT))
-			return true;
-	return false;
-}
-
-/* The frame that ends a cut user stack: "[truncated]" or "[truncated: ...]", or NULL. */
-static const char *cut_mark(const struct gt_stack *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (!strncmp(s->frames[i].func, "[truncated", 10))
-			return s->frames[i].func;
-	return NULL;
-}
 
 #define BLOCKS (TQ_BIT(GT_EV_GO_SLEEP) | TQ_BIT(GT_EV_GO_BLOCK) | TQ_BIT(GT_EV_GO_BLOCK_SEND) | \
 		TQ_BIT(GT_EV_GO_BLOCK_RECV) | TQ_BIT(GT_EV_GO_BLOCK_SELECT) |                   \
@@ -131,7 +78,7 @@ static bool is_server_stack(const struct gt_event *e, const char *ident)
 	const char *proc = tq_process(e->stack);
 
 	return (BLOCKS & TQ_BIT(e->type)) && e->stack && proc && strstr(proc, ident) &&
-	       has_user_frame(e->stack);
+	       tq_user_frames(e->stack);
 }
 
 /* The server's stacks within window ns of t0. */
@@ -143,15 +90,6 @@ static size_t window_stacks(const struct gt_event *ev, size_t nev, const char *i
 	for (size_t i = 0; i < nev; i++)
 		n += is_server_stack(&ev[i], ident) && tq_ns(it.trace, t0, ev[i].ts) < window;
 	return n;
-}
-
-/* A count the summary states after `label` ("  stacks cut:    N ..."), 0 when it has none. */
-static long long summary_count(const char *label)
-{
-	const char *p = strstr(recorder__stderr(it.rec), label);
-	long long v;
-
-	return p && sscanf(p + strlen(label), "%lld", &v) == 1 ? v : 0;
 }
 
 /* Issue 30: attached with -p to a busy Python server on a loaded machine, 29% of the stacks
@@ -175,7 +113,8 @@ Test(firstsight, attached_busy_python_is_whole_from_the_first_second)
 	unlink(ready);
 	/* Rows compiled in this recording, none from an earlier one's cache: a first sight. */
 	setenv("LXTRACE_CACHE_DIR", "off", 1);
-	start_hogs();
+	/* CPU hogs beyond the cores: two a CPU and two more. */
+	cr_assert_eq(busy__start(2 * (size_t)sysconf(_SC_NPROCESSORS_ONLN) + 2, false), 0);
 	py = workload__start(PYTHON, (const char *[]){ "-c", server, ready, NULL });
 	cr_assert(py, "cannot start python3: %s", strerror(errno));
 	pid = workload__pid(py);
@@ -189,7 +128,7 @@ Test(firstsight, attached_busy_python_is_whole_from_the_first_second)
 	itest_start((const char *[]){ "-p", pidarg, "-F", "999", "-b", "0.25", NULL });
 	usleep(4000 * 1000);
 	itest_stop(SIGINT, 0);
-	stop_hogs();
+	busy__stop();
 	kill(pid, SIGKILL);
 	workload__finish(py, 10);
 	workload__free(py);
@@ -214,7 +153,7 @@ Test(firstsight, attached_busy_python_is_whole_from_the_first_second)
 		if (!is_server_stack(&ev[i], ident) || tq_ns(it.trace, t0, ev[i].ts) >= window)
 			continue;
 		n++;
-		cut = cut_mark(s);
+		cut = tq_cut_mark(s);
 		if (!cut) {
 			whole++;
 			continue;
@@ -232,7 +171,7 @@ Test(firstsight, attached_busy_python_is_whole_from_the_first_second)
 		    window / 1e9, whole, no_room, recorder__stderr(it.rec));
 	cr_assert_geq(n, 200, "only %zu user stacks of python3 in %.1f s", n, window / 1e9);
 	/* Every copy refused is counted: each such stack in the file, and in the summary. */
-	cr_assert_geq(summary_count("stacks cut:"), (long long)no_room,
+	cr_assert_geq(itest_summary_count("stacks cut:", 0), (long long)no_room,
 		      "%zu stacks end [truncated: no room for a copy], the summary counts fewer",
 		      no_room);
 	cr_assert_geq(whole * 100, n * 95, "only %zu of %zu stacks of the first %.1f s whole", whole,

@@ -234,14 +234,21 @@ static inline size_t itest_timed_blocks(pid_t tid, enum gt_type block, const cha
 	return n;
 }
 
+/* The count the recorder's summary states after label ("  stacks cut:    N ..."); def when
+ * it does not say. */
+static inline long long itest_summary_count(const char *label, long long def)
+{
+	const char *p = strstr(recorder__stderr(it.rec), label);
+	long long v;
+
+	return p && sscanf(p + strlen(label), "%lld", &v) == 1 ? v : def;
+}
+
 /* Records lost, as the recorder's summary states them ("records lost:  N"); -1 when the
  * summary does not say. */
 static inline long long itest_summary_lost(void)
 {
-	const char *p = strstr(recorder__stderr(it.rec), "records lost:");
-	long long v;
-
-	return p && sscanf(p + strlen("records lost:"), "%lld", &v) == 1 ? v : -1;
+	return itest_summary_count("records lost:", -1);
 }
 
 /* CPU samples the recorder read but shed because it fell behind, as the summary counts them

@@ -7,8 +7,20 @@
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
+#include "tests/lib/busy.h"
 
-TestSuite(python, .fini = itest_fini, .timeout = 240);
+static struct workload *client;
+
+static void python_fini(void)
+{
+	workload__free(client);
+	client = NULL;
+	busy__stop();
+	unsetenv("LXTRACE_CACHE_DIR");
+	itest_fini();
+}
+
+TestSuite(python, .fini = python_fini, .timeout = 240);
 
 #define DEBIAN_PY "/usr/bin/python3"
 #define PYENV_PY(v) "/root/.pyenv/versions/" v "/bin/python3"
@@ -414,4 +426,253 @@ Test(python, pyenv_310_parked_threads_have_python_frames_at_the_start)
 Test(python, pyenv_313_parked_threads_have_python_frames_at_the_start)
 {
 	parked_match_at_the_start(PYENV_PY("3.13.0"));
+}
+
+/* The service's events with a thread's stack: where it blocks and its samples. */
+#define STACKED (BLOCKS | TQ_BIT(GT_EV_CPU_SAMPLE))
+
+#define SERVICE_CPU_S "3"	/* the CPU time the service runs for, its own */
+#define SERVICE_CONNS "64"	/* the client's connections: one a handler */
+#define SERVICE_WAIT_S 800	/* the most the test waits for it */
+#define SERVICE_THREADS 199	/* the threads it starts and reports */
+#define MIN_STACKS 200		/* the service's stacks its first second must have */
+#define MAX_ROLES 16
+
+/* The service's threads the test knows: by tid, each with its role. */
+struct service {
+	char ident[32];		/* its process frame's "(pid N)" */
+	struct svc_thread {
+		pid_t tid;
+		const char *role;
+	} t[SERVICE_THREADS];
+	size_t nt;
+	const char *roles[MAX_ROLES];
+	size_t nroles;
+};
+
+static int cmp_svc(const void *a, const void *b)
+{
+	const struct svc_thread *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Runs tests/workloads/pyservice.py beside CPU hogs beyond the cores and an exec churn,
+ * recorded with -p PID -F 999 from before it starts its threads (it waits for a line), the row
+ * cache off (a first sight), and driven by its client; the recording ends with it, after its
+ * CPU time. Loads the trace and the service's threads into *svc. */
+static void record_service(struct service *svc)
+{
+	char sock[PATH_MAX], script[PATH_MAX], pid[16];
+	const char *role;
+	pid_t tid;
+
+	itest_require_root();
+	setenv("LXTRACE_CACHE_DIR", "off", 1);
+	cr_assert_eq(busy__start(2 * (size_t)sysconf(_SC_NPROCESSORS_ONLN) + 2, true), 0);
+	cr_assert_eq(record__tmpfile(sock, sizeof(sock), ".sock"), 0);
+	unlink(sock);
+	snprintf(script, sizeof(script), "%s", record__workload_path("pyservice.py"));
+	it.wl = workload__start(DEBIAN_PY, (const char *[]){ script, "serve", sock, SERVICE_CPU_S,
+							     NULL });
+	cr_assert(it.wl, "cannot start %s: %s", DEBIAN_PY, strerror(errno));
+	snprintf(pid, sizeof(pid), "%d", (int)workload__pid(it.wl));
+	/* -v: the log shows how the first stacks were taken (first sight, rows). */
+	itest_start((const char *[]){ "-p", pid, "-F", "999", "-v", NULL });
+	cr_assert_eq(workload__send(it.wl, "go\n"), 0);
+	client = workload__start(DEBIAN_PY, (const char *[]){ script, "client", sock,
+							      SERVICE_CONNS, NULL });
+	cr_assert(client, "cannot start the client: %s", strerror(errno));
+	/* Its CPU time, however long a busy machine takes to give it (load 36: minutes). */
+	cr_assert_eq(workload__finish(it.wl, SERVICE_WAIT_S), 0);
+	cr_assert_eq(workload__status(it.wl), 0, "the service exited with %d",
+		     workload__status(it.wl));
+	/* The recorder stops by itself: every target process has exited. */
+	itest_stop(0, 0);
+	cr_assert_eq(workload__finish(client, 30), 0);
+	busy__stop();
+	unsetenv("LXTRACE_CACHE_DIR");
+	itest_load();
+
+	snprintf(svc->ident, sizeof(svc->ident), "(pid %s)", pid);
+	while (svc->nt < SERVICE_THREADS && workload__thread(it.wl, svc->nt, &role, &tid)) {
+		size_t r = 0;
+
+		svc->t[svc->nt++] = (struct svc_thread){ tid, role };
+		while (r < svc->nroles && strcmp(svc->roles[r], role))
+			r++;
+		if (r == svc->nroles && r < MAX_ROLES)
+			svc->roles[svc->nroles++] = role;
+	}
+	cr_assert_eq(svc->nt, SERVICE_THREADS, "the service reported %zu threads", svc->nt);
+	qsort(svc->t, svc->nt, sizeof(svc->t[0]), cmp_svc);
+}
+
+/* Whether e is a stacked event of the service with user frames; *th: its thread (NULL for the
+ * main thread). */
+static bool service_stack(const struct service *svc, const struct gt_event *e,
+			  const struct svc_thread **th)
+{
+	const char *proc = tq_process(e->stack);
+	struct svc_thread key = { (pid_t)(uint32_t)tq_subject(e), NULL };
+
+	if (!(STACKED & TQ_BIT(e->type)) || !proc || !strstr(proc, svc->ident) ||
+	    !tq_user_frames(e->stack))
+		return false;
+	*th = bsearch(&key, svc->t, svc->nt, sizeof(svc->t[0]), cmp_svc);
+	return true;
+}
+
+/* The service's stacks from t0 within window ns. */
+static size_t window_stacks(const struct service *svc, uint64_t t0, double window)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+	size_t nev = gt_trace__nevents(it.trace), n = 0;
+	const struct svc_thread *th;
+
+	for (size_t i = 0; i < nev; i++)
+		n += service_stack(svc, &ev[i], &th) && ev[i].ts >= t0 &&
+		     tq_ns(it.trace, t0, ev[i].ts) < window;
+	return n;
+}
+
+/* The service's first second in the trace: from the first stack of a thread it started (into
+ * *t0), a second, longer by half seconds while the machine's load let it make fewer than
+ * MIN_STACKS stacks. Its length in ns. */
+static double first_second(const struct service *svc, uint64_t *t0)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+	size_t nev = gt_trace__nevents(it.trace);
+	const struct svc_thread *th;
+	double window = 1e9;
+
+	*t0 = UINT64_MAX;
+	for (size_t i = 0; i < nev; i++)
+		if (service_stack(svc, &ev[i], &th) && th && ev[i].ts < *t0)
+			*t0 = ev[i].ts;
+	while (window_stacks(svc, *t0, window) < MIN_STACKS && window < 10e9)
+		window += 0.5e9;
+	return window;
+}
+
+/* Stacks of the file cut short, whoever's. */
+static size_t cut_stacks(void)
+{
+	const struct gt_event *ev = gt_trace__events(it.trace);
+	size_t nev = gt_trace__nevents(it.trace), n = 0;
+
+	for (size_t i = 0; i < nev; i++)
+		n += tq_cut_mark(ev[i].stack) != NULL;
+	return n;
+}
+
+/* Whether s has a Python frame (its file a .py). */
+static bool has_python_frame(const struct gt_stack *s)
+{
+	for (size_t i = 0; s && i < s->n; i++) {
+		size_t len = s->frames[i].file ? strlen(s->frames[i].file) : 0;
+
+		if (len > 3 && !strcmp(s->frames[i].file + len - 3, ".py"))
+			return true;
+	}
+	return false;
+}
+
+/* The service's stacks: in its first second, and in the interpreter (with its evaluation
+ * loop's native frame) of a thread it started, over the recording and in the first second. */
+struct tally {
+	size_t n, whole, cut_shown;
+	size_t py, named, bare;		/* in the interpreter: all, naming their thread's
+					 * function, with no Python frame at all */
+	size_t py_first, named_first;
+	bool role_named[MAX_ROLES];
+};
+
+static void tally_stack(const struct service *svc, const struct gt_event *e,
+			const struct svc_thread *th, bool first, struct tally *t)
+{
+	char want[64];
+
+	if (first) {
+		t->n++;
+		if (!tq_cut_mark(e->stack))
+			t->whole++;
+		else if (t->cut_shown++ < 3)
+			dump_stack(e->stack);
+	}
+	if (!th || !tq_stack_has(e->stack, "_PyEval_EvalFrameDefault"))
+		return;
+	t->py++;
+	t->py_first += first;
+	snprintf(want, sizeof(want), "pyservice.lx_%s", th->role);
+	if (tq_stack_has(e->stack, want)) {
+		t->named++;
+		t->named_first += first;
+		for (size_t r = 0; r < svc->nroles; r++)
+			t->role_named[r] = t->role_named[r] || !strcmp(svc->roles[r], th->role);
+	} else if (!has_python_frame(e->stack)) {
+		t->bare++;
+	} else if (t->py - t->named - t->bare <= 3) {
+		fprintf(stderr, "--- Python frames without %s:\n", want);
+		dump_stack(e->stack);
+	}
+}
+
+/* Issue 30 (first sight under load) with issue 32's Python frames: a Python service of 200
+ * threads (tests/workloads/pyservice.py) whose libraries (libcrypto, libssl, libsqlite3,
+ * libmpdec, asyncio's and json's extensions) are loaded by its threads as they start, after
+ * the recorder attached with -p, beside CPU hogs beyond the cores and an exec churn. In its
+ * first second at least 95% of its blocking and sampled stacks are whole (no "[truncated"
+ * mark); in the recording every thread's function is named where the interpreter runs it, at
+ * least 95% of the stacks there with Python frames name it, and those without are counted;
+ * the summary counts every cut stack of the file. */
+Test(python, service_of_200_threads_is_whole_and_named_from_its_first_second,
+     .timeout = SERVICE_WAIT_S + 100)
+{
+	static struct service svc;
+	static struct tally t;
+	const struct gt_event *ev;
+	size_t nev, cut;
+	long long native_only, not_named;
+	uint64_t t0;
+	double window;
+	struct stat sb;
+
+	if (stat(DEBIAN_PY, &sb))
+		cr_skip_test("%s is not installed", DEBIAN_PY);
+	memset(&svc, 0, sizeof(svc));
+	memset(&t, 0, sizeof(t));
+	record_service(&svc);
+	window = first_second(&svc, &t0);
+	ev = gt_trace__events(it.trace);
+	nev = gt_trace__nevents(it.trace);
+	for (size_t i = 0; i < nev; i++) {
+		const struct svc_thread *th;
+
+		if (service_stack(&svc, &ev[i], &th))
+			tally_stack(&svc, &ev[i], th,
+				    ev[i].ts >= t0 && tq_ns(it.trace, t0, ev[i].ts) < window, &t);
+	}
+	cut = cut_stacks();
+	/* "native frames only: N stacks of threads not seen yet, M with a frame not named" */
+	native_only = itest_summary_count("native frames only:", 0);
+	not_named = itest_summary_count("threads not seen yet,", 0);
+	cr_log_info("pyservice: %zu stacks in its first second (%.1f s), %zu whole; %zu in the "
+		    "interpreter, %zu name their function (first second: %zu, %zu); %zu without "
+		    "Python frames; %zu cut stacks in the file; the summary:\n%s", t.n,
+		    window / 1e9, t.whole, t.py, t.named, t.py_first, t.named_first, t.bare, cut,
+		    recorder__stderr(it.rec));
+	cr_assert_geq(t.n, MIN_STACKS, "only %zu stacks of the service in %.1f s", t.n,
+		      window / 1e9);
+	cr_assert_geq(t.whole * 100, t.n * 95, "only %zu of %zu stacks of the first second whole",
+		      t.whole, t.n);
+	for (size_t r = 0; r < svc.nroles; r++)
+		cr_assert(t.role_named[r], "no stack names pyservice.lx_%s", svc.roles[r]);
+	cr_assert_geq(t.named * 100, (t.py - t.bare) * 95, "only %zu of %zu stacks with Python "
+		      "frames name their thread's function", t.named, t.py - t.bare);
+	cr_assert_geq(native_only + not_named, (long long)t.bare, "%zu stacks in the interpreter "
+		      "have no Python frame, the summary counts %lld", t.bare,
+		      native_only + not_named);
+	cr_assert_geq(itest_summary_count("stacks cut:", 0), (long long)cut,
+		      "%zu stacks of the file are cut, the summary counts fewer", cut);
 }

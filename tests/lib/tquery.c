@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/pcs.h"
 #include "tests/lib/tquery.h"
 
 uint64_t tq_subject(const struct gt_event *e)
@@ -97,6 +98,22 @@ const char *tq_outermost(const struct gt_stack *s)
 const char *tq_process(const struct gt_stack *s)
 {
 	return s && s->n > 1 ? s->frames[s->n - 2].func : NULL;
+}
+
+bool tq_user_frames(const struct gt_stack *s)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (s->frames[i].pc < (1ull << 63) && !(s->frames[i].pc & GT_PC_IDENT))
+			return true;
+	return false;
+}
+
+const char *tq_cut_mark(const struct gt_stack *s)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (!strncmp(s->frames[i].func, "[truncated", 10))
+			return s->frames[i].func;
+	return NULL;
 }
 
 const struct gt_stack *tq_create_stack(const struct gt_trace *t, const struct gt_event *e)

@@ -48,6 +48,13 @@ const char *tq_outermost(const struct gt_stack *s);
 /* The process frame: the one inside the outermost, NULL for a stack of fewer than 2 frames. */
 const char *tq_process(const struct gt_stack *s);
 
+/* Whether s has a user frame: neither lxtrace's (the synthetic bit, format/pcs.h) nor the
+ * kernel's. */
+bool tq_user_frames(const struct gt_stack *s);
+
+/* The frame that ends a cut user stack ("[truncated]" or "[truncated: ...]"), or NULL. */
+const char *tq_cut_mark(const struct gt_stack *s);
+
 /* The stack a GoCreate gives its new goroutine (its name), NULL when none. */
 const struct gt_stack *tq_create_stack(const struct gt_trace *t, const struct gt_event *e);
 

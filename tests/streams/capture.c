@@ -55,7 +55,7 @@ static int on_peek(void *ctx, const struct lx_rec *r, size_t size)
 	if (cfi && r->type == LX_REC_CFI_WANT && size >= sizeof(struct lx_cfi_want))
 		cfi_loader__want(cfi, (const struct lx_cfi_want *)r);
 	if (cfi && r->type == LX_REC_MMAP && size >= sizeof(struct lx_mmap))
-		cfi_loader__mapped(cfi, (const struct lx_mmap *)r);
+		cfi_loader__mapped(cfi, (const struct lx_mmap *)r, false);
 	return 0;
 }
 

@@ -488,6 +488,30 @@ Test(callstacks, walk_cut_for_want_of_a_copy_is_marked_and_counted)
 	cr_expect_eq(st.copies_refused, 2);
 }
 
+/* Every stack handed out cut short is counted, each time (the summary's "stacks cut:"): a walk
+ * cut in BPF, the same one again from the memory of stacks, and a kernel's frame-pointer walk
+ * (the compat programs') that went on past the mappings, cut there; a whole one is not. */
+Test(callstacks, every_stack_handed_out_cut_is_counted)
+{
+	struct callstacks_stats st;
+	const struct gt_stack *s;
+
+	make_raw(0, 2);
+	raw.h.uflags = LX_USTACK_TRUNCATED;
+	(void)callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL);
+	(void)callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL);
+	make_raw(0, 3);
+	raw.pc[2] = 0x200000;	/* in no mapping */
+	raw.h.uflags = LX_USTACK_FP | LX_USTACK_KWALK;
+	s = decoded(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL));
+	cr_assert_geq(s->n, 3);
+	cr_expect_str_eq(s->frames[s->n - 3].func, "[truncated]");
+	make_raw(0, 2);
+	(void)callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, &raw.h, NULL);
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.cut, 3);
+}
+
 /* A stack kept to name its JIT frames at the end (an address in no mapping: JIT code whose
  * perf map may come later) is dropped when its process exits without a perf map, which can no
  * longer come; with one, it stays to be named. */

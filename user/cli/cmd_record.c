@@ -210,6 +210,7 @@ static void catch_signals(void)
 struct sink {
 	struct model *model;
 	struct cfi_loader *cfi;
+	bool chosen;			/* chosen processes are recorded, not the whole machine */
 	struct capture *cap;
 	uint64_t deliver_until;		/* CLOCK_MONOTONIC ns: this round's delivery ends */
 	uint64_t stop_at;		/* the recording's end, once it is being finished; else 0 */
@@ -286,9 +287,11 @@ static int peek_to_model(void *ctx, const struct lx_rec *r, size_t size)
 	/* A stack is waiting for these rows: load them now, while the process runs. */
 	if (r->type == LX_REC_CFI_WANT && size >= sizeof(struct lx_cfi_want) && s->cfi)
 		cfi_loader__want(s->cfi, (const struct lx_cfi_want *)r);
-	/* A new mapping of code: its rows are loaded before a stack needs them. */
+	/* A new mapping of code: its rows are loaded before a stack needs them; a chosen
+	 * process's at once, as its binaries' were before the start (docs/stacks.md, "First sight
+	 * under load"): the whole machine maps too many. */
 	if (r->type == LX_REC_MMAP && size >= sizeof(struct lx_mmap) && s->cfi)
-		cfi_loader__mapped(s->cfi, (const struct lx_mmap *)r);
+		cfi_loader__mapped(s->cfi, (const struct lx_mmap *)r, s->chosen);
 	if (s->model)
 		model__peek(s->model, r, size);
 	return 0;
@@ -728,6 +731,7 @@ static int open_capture(struct recording *r)
 	if (!err)
 		err = new_cfi_loader(r->cap, &r->row_cache, &r->sink.cfi);
 	r->sink.cap = r->cap;
+	r->sink.chosen = r->target != NULL;
 	return err;
 }
 

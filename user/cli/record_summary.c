@@ -331,11 +331,13 @@ void record_summary__print(const struct record_summary *s)
 		fprintf(stderr, "  not recorded:  CPUs held %.3f s by lxtrace itself, %.3f s by "
 			"untraced programs (shown as [lxtrace] and [untraced])\n",
 			ms.held_self_ns / 1e9, ms.held_untraced_ns / 1e9);
-	/* Walks that went on without the copy they wanted (docs/stacks.md, "First sight"). */
-	if (ms.copies_refused)
-		fprintf(stderr, "  stacks cut:    %llu user stacks walked on by frame pointers where "
-			"the ring had no room for a copy of the stack (those cut short end "
-			"\"[truncated: no room for a copy]\"; a larger --buffer-size keeps them)\n",
+	/* Every stack cut short, and the walks that went on without the copy they wanted
+	 * (docs/stacks.md, "First sight"). */
+	if (ms.stacks_cut || ms.copies_refused)
+		fprintf(stderr, "  stacks cut:    %llu user stacks end \"[truncated\"; %llu walked on "
+			"by frame pointers where the ring had no room for a copy of the stack (those "
+			"cut short end \"[truncated: no room for a copy]\"; a larger --buffer-size "
+			"keeps them)\n", (unsigned long long)ms.stacks_cut,
 			(unsigned long long)ms.copies_refused);
 	if (ms.start_stacks_late)
 		fprintf(stderr, "  at the start:  %llu threads off the CPU shown without their stack "

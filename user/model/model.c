@@ -478,6 +478,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->jit_window = cs.late_jit_window;
 	out->jit_err = cs.late_jit_err;
 	out->copies_refused = cs.copies_refused;
+	out->stacks_cut = cs.cut;
 	out->py_stacks = cs.py_stacks;
 	out->py_frames = cs.py_frames;
 	out->py_unnamed = cs.py_unnamed;

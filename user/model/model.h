@@ -193,6 +193,7 @@ struct model_stats {
 	uint64_t jit_window;	/* of the kept, named in a flight recorder's go1.23 files, summed */
 	int jit_err;
 	uint64_t copies_refused;	/* callstacks_stats.copies_refused */
+	uint64_t stacks_cut;		/* callstacks_stats.cut */
 	/* Threads off the CPU at the start whose stack was read but not walked and named within
 	 * the start's budget (model__prepare): their blocks name their syscall alone. */
 	uint64_t start_stacks_late;

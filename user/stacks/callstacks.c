@@ -214,6 +214,10 @@ void callstacks__peek(struct callstacks *cs, const struct lx_rec *r, size_t size
 		symbolizer__file(cs->sym, &m);
 		python__mapped(cs->py, (const struct lx_mmap *)r);
 	}
+	/* A new thread of a process (child_pid its tgid, not its own tid). */
+	if (r->type == LX_REC_FORK && size >= sizeof(struct lx_fork) &&
+	    ((const struct lx_fork *)r)->child_pid != r->tid)
+		python__thread_created(cs->py, (pid_t)((const struct lx_fork *)r)->child_pid, r->ts);
 	if (r->type == LX_REC_PYSTACK && size >= sizeof(struct lx_pyrec) &&
 	    size == sizeof(struct lx_pyrec) +
 		    ((const struct lx_pyrec *)r)->ps.n * sizeof(struct lx_pyframe))
@@ -383,13 +387,6 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		/* Nothing runs below mmap_min_addr, and the symbolizer has no PC for address 0. */
 		if (a < MIN_USER_ADDR)
 			continue;
-		/* The kernel's walk went on through code without frame pointers: from here on
-		 * it read words that are no return addresses. */
-		if ((uflags & LX_USTACK_KWALK) && i > 0 &&
-		    !symbolizer__mapped(cs->sym, proc, a - 1)) {
-			uflags |= LX_USTACK_TRUNCATED;
-			break;
-		}
 		k = symbolizer__user(cs->sym, proc, a, !(upc[i] & LX_PC_EXACT), cs->sf,
 				     (int)(GATHER_MAX - n));
 		if (k < 0)
@@ -735,6 +732,24 @@ static unsigned finish_late(struct callstacks *cs, uint64_t proc, const struct l
 	return n;
 }
 
+/* How many of the nuser addresses of a kernel's walk (LX_USTACK_KWALK) of process proc to
+ * keep: those before the first one past the leaf that lies in no mapping, where the walk, gone
+ * on through code without frame pointers, read words that are no return addresses; that cut
+ * is marked in *uflags. */
+static unsigned kwalk_kept(struct callstacks *cs, uint64_t proc, const uint64_t *upc,
+			   unsigned nuser, unsigned *uflags)
+{
+	for (unsigned i = 1; i < nuser; i++) {
+		uint64_t a = upc[i] & ~LX_PC_EXACT;
+
+		if (a >= MIN_USER_ADDR && !symbolizer__mapped(cs->sym, proc, a - 1)) {
+			*uflags |= LX_USTACK_TRUNCATED;
+			return i;
+		}
+	}
+	return nuser;
+}
+
 /* Whether a user address of st (or of the walk it hits) lies in a binary whose file is late
  * and worth waiting for (symbolizer__awaited). */
 static bool awaits_file(struct callstacks *cs, uint32_t pid, const struct lx_stack *st)
@@ -887,9 +902,13 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 		uflags |= USTACK_NO_ROOM;
 		cs->st.copies_refused++;
 	}
+	if (uflags & LX_USTACK_KWALK)
+		nuser = kwalk_kept(cs, proc_of(cs, pid), upc, nuser, &uflags);
 	/* A walk cut at its most frames is as incomplete as one cut at a frame that is no code. */
 	if (uflags & LX_USTACK_DEEP)
 		uflags |= LX_USTACK_TRUNCATED;
+	/* Every stack handed out cut short is counted: nothing is lost silently. */
+	cs->st.cut += !!(uflags & LX_USTACK_TRUNCATED);
 	if (uflags & LX_USTACK_IRQ)
 		nr = -1;
 	proc = nuser ? proc_of(cs, pid) : 0;

@@ -61,6 +61,8 @@ struct callstacks_stats {
 	uint64_t late_held;	/* records the stream held until their rows were loaded */
 	uint64_t copies_refused;	/* stacks BPF walked on by frame pointers where the
 					 * ring had no room for their copy (LX_USLOT_NO_ROOM) */
+	uint64_t cut;		/* stacks handed out cut short, their user frames ending
+				 * "[truncated]" or "[truncated: no room for a copy]" */
 	uint64_t walks;		/* walks of live threads' BPF caches held now */
 	uint64_t prepared;	/* binaries read ahead by callstacks__prepare */
 	uint64_t prepared_dwarf;	/* of which with their DWARF */

@@ -429,16 +429,30 @@ static int enqueue(struct cfi_loader *l, const struct lx_cfi_want *w, const char
 	return err;
 }
 
-int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m)
+/* Wants w's file (at path when not NULL) now, ahead of other files, the worker at the caller's
+ * nice value: queued (or compiled at once when small), then marked urgent. */
+static int want_urgent(struct cfi_loader *l, const struct lx_cfi_want *w, const char *path)
+{
+	const struct lx_cfi_row *rows;
+	uint32_t n;
+	int err = enqueue(l, w, path, false);
+
+	if (!err)
+		(void)cfi_loader__rows(l, w->dev, w->ino, &rows, &n);
+	return err;
+}
+
+int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m, bool urgent)
 {
 	struct lx_cfi_want w = { .start = m->start, .end = m->end, .ino = m->ino, .pid = m->pid,
 				 .dev = m->dev };
 	char path[PATH_MAX];
+	const char *at;
 
 	if (!m->ino)
 		return 0;
-	return enqueue(l, &w, m->ino == LX_VDSO_INO || mmap_path__get(m, path, sizeof(path)) ?
-				      NULL : path, true);
+	at = m->ino == LX_VDSO_INO || mmap_path__get(m, path, sizeof(path)) ? NULL : path;
+	return urgent ? want_urgent(l, &w, at) : enqueue(l, &w, at, true);
 }
 
 int cfi_loader__want(struct cfi_loader *l, const struct lx_cfi_want *w)
@@ -477,11 +491,9 @@ int cfi_loader__rows(struct cfi_loader *l, uint32_t dev, uint64_t ino,
 
 int cfi_loader__want_process(struct cfi_loader *l, pid_t pid)
 {
-	const struct lx_cfi_row *rows;
 	struct procmaps_entry e;
 	char path[64], *line = NULL;
 	size_t cap = 0;
-	uint32_t n;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -495,9 +507,7 @@ int cfi_loader__want_process(struct cfi_loader *l, pid_t pid)
 			continue;
 		w = (struct lx_cfi_want){ .start = e.start, .end = e.end, .ino = e.ino,
 					  .pid = (uint32_t)pid, .dev = kdev__from_dev(e.dev) };
-		/* Queued (or compiled at once when small), then marked urgent. */
-		if (!cfi_loader__want_file(l, &w, e.name))
-			(void)cfi_loader__rows(l, w.dev, w.ino, &rows, &n);
+		(void)want_urgent(l, &w, e.name);
 	}
 	free(line);
 	fclose(f);

@@ -68,8 +68,12 @@ int cfi_loader__want(struct cfi_loader *l, const struct lx_cfi_want *w);
  * exec'ed since: the file is also looked for at path, if it is still that file. */
 int cfi_loader__want_file(struct cfi_loader *l, const struct lx_cfi_want *w, const char *path);
 
-/* A process mapped a file (LX_REC_MMAP): the same, before a stack needs the rows. */
-int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m);
+/* A process mapped a file (LX_REC_MMAP): the same, before a stack needs the rows; a small file
+ * only (compiled at once), or with urgent any file, wanted now as cfi_loader__want_process
+ * wants them: a recording of chosen processes, whose libraries loaded after the start (a
+ * dlopen, a new program) would otherwise wait for their first walks, each sending a copy of
+ * the stack until the rows come. */
+int cfi_loader__mapped(struct cfi_loader *l, const struct lx_mmap *m, bool urgent);
 
 /* Before a recording of chosen processes starts: the rows of every file process pid runs code
  * from (its /proc/PID/maps) are wanted now and compiled ahead of other files, the worker at the

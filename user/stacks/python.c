@@ -30,6 +30,14 @@
 #define MAX_TRIES 100		/* looks for a candidate's interpreter before giving up */
 #define SCAN_NS (50 * 1000 * 1000ull)	/* between two reads of a process's threads */
 #define JUDGED_NS (1000 * 1000 * 1000ull)	/* between two looks whether a judged one lives */
+/* After a process creates a thread, its threads are read at every refresh for this long: the
+ * new thread writes its tid into its PyThreadState as it starts (t_bootstrap), and until the
+ * walk is told of it its stacks have no Python frames. */
+#define NEW_THREAD_NS (50 * 1000 * 1000ull)
+/* A thread created but not run yet (its state in the list without a tid: under load it waits
+ * for a CPU) keeps its process read at every refresh, this long after the creation at most. */
+#define UNBORN_NS (1000 * 1000 * 1000ull)
+#define TSTATE_READ 256		/* the bytes of a PyThreadState read to find its tid and next */
 #define MAX_STR 256		/* a name or file's characters kept */
 #define MAX_LINETABLE (64 * 1024)
 #define MAX_CODES 65536		/* code objects kept named; past it the cache starts again */
@@ -50,6 +58,9 @@ struct pyproc {
 					 * under its pid */
 	unsigned tries;
 	uint64_t next_ns;	/* its next look or scan */
+	uint64_t new_until;	/* scanned at every refresh until then: it created a thread */
+	uint64_t created_ns;	/* when it last created one */
+	size_t unborn;		/* thread states without a tid at the last scan */
 	const struct py_layout *l;
 	uint64_t runtime;	/* _PyRuntime's address */
 	uint64_t code_type;	/* PyCode_Type's */
@@ -466,22 +477,27 @@ static void drop_threads(struct python *py, struct pyproc *p)
 	p->nthreads = 0;
 }
 
-/* The kernel tid of the thread whose state is at ts in p: its native_thread_id, or before
- * 3.11 the tid in its struct pthread. */
-static bool thread_tid(const struct pyproc *p, uint64_t ts, uint64_t *tid)
+/* Where a thread state of p's version says which thread it is: native_thread_id, or before
+ * 3.11 thread_id, its pthread_t. */
+static uint16_t tid_field(const struct py_layout *l)
 {
-	uint64_t pt = 0;
+	return l->tstate_native_tid != LX_PY_NONE ? l->tstate_native_tid : l->tstate_pthread;
+}
+
+/* The kernel tid of the thread whose state begins with buf (through tid_field) in p: its
+ * native_thread_id, or before 3.11 the tid in its struct pthread; 0 for a thread not started
+ * yet, or whose struct pthread does not read (gone). */
+static uint64_t thread_tid(const struct pyproc *p, const uint8_t *buf)
+{
+	uint64_t v;
 	uint32_t t = 0;
 
+	memcpy(&v, buf + tid_field(p->l), sizeof(v));
 	if (p->l->tstate_native_tid != LX_PY_NONE)
-		return peek_u64(p->pid, ts + p->l->tstate_native_tid, tid);
-	if (!peek_u64(p->pid, ts + p->l->tstate_pthread, &pt))
-		return false;
-	/* 0: a thread state made for a thread not started yet; tid 0 is skipped. */
-	if (pt && !peek(p->pid, pt + p->pthread_tid, &t, sizeof(t)))
-		return false;
-	*tid = t;
-	return true;
+		return v;
+	if (v && !peek(p->pid, v + p->pthread_tid, &t, sizeof(t)))
+		t = 0;
+	return t;
 }
 
 /* Reads p's thread list and gives the walk what changed. False when the process is gone. */
@@ -489,18 +505,25 @@ static bool scan_threads(struct python *py, struct pyproc *p)
 {
 	struct pythread *now = NULL, *old = p->threads;
 	size_t n = 0, cap = 0, j = 0, nold = p->nthreads;
+	size_t span = (size_t)(tid_field(p->l) > p->l->tstate_next ? tid_field(p->l) :
+								     p->l->tstate_next) + 8;
 	uint64_t interp = 0, ts = 0;
+	uint8_t buf[TSTATE_READ];
 
 	if (!peek_u64(p->pid, p->runtime + p->l->runtime_interp_head, &interp))
 		return false;
 	if (interp && !peek_u64(p->pid, interp + p->l->interp_threads_head, &ts))
 		return false;
+	p->unborn = 0;
 	for (unsigned k = 0; ts && k < MAX_THREADS; k++) {
-		uint64_t tid = 0, next = 0;
+		uint64_t tid, next;
 
-		if (!thread_tid(p, ts, &tid) ||
-		    !peek_u64(p->pid, ts + p->l->tstate_next, &next))
+		/* One read a thread: its tid and next in the same bytes. */
+		if (span > sizeof(buf) || !peek(p->pid, ts, buf, span))
 			break;
+		tid = thread_tid(p, buf);
+		memcpy(&next, buf + p->l->tstate_next, sizeof(next));
+		p->unborn += !tid;
 		if (tid && tid < (1u << 22) &&
 		    !grow_array((void **)&now, &cap, n + 1, sizeof(*now), 16))
 			now[n++] = (struct pythread){ (uint32_t)tid, ts };
@@ -555,7 +578,8 @@ static void refresh_one(struct python *py, struct pyproc *p, uint64_t now)
 	unsigned long long start;
 	int r;
 
-	if (now < p->next_ns)
+	if (now < p->next_ns && !(p->found && now < p->new_until) &&
+	    !(p->unborn && now < p->created_ns + UNBORN_NS))
 		return;
 	if (p->judged) {
 		p->next_ns = now + JUDGED_NS;
@@ -587,6 +611,16 @@ static void refresh_one(struct python *py, struct pyproc *p, uint64_t now)
 	}
 	if (py->has_maps && !scan_threads(py, p))
 		forget(py, p);
+}
+
+void python__thread_created(struct python *py, pid_t pid, uint64_t ts)
+{
+	struct pyproc *p = py ? proc_find(py, pid) : NULL;
+
+	if (p && ts + NEW_THREAD_NS > p->new_until) {
+		p->new_until = ts + NEW_THREAD_NS;
+		p->created_ns = ts;
+	}
 }
 
 void python__refresh(struct python *py, uint64_t now_ns)

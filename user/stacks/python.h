@@ -58,8 +58,14 @@ void python__note(struct python *py, pid_t pid);
  * libpython makes it a candidate, found once its interpreter is up (python__refresh). */
 void python__mapped(struct python *py, const struct lx_mmap *m);
 
+/* Process pid created a thread at ts (the BPF clock, as python__refresh's now_ns), seen as
+ * soon as the record is read: its threads are read at every refresh for a while, so that the
+ * new one's Python frames are walked from its first stacks, not tens of milliseconds later. */
+void python__thread_created(struct python *py, pid_t pid, uint64_t ts);
+
 /* Every poll: candidates looked for again, the threads of Python processes read again (each
- * at most every few tens of milliseconds), processes gone forgotten. */
+ * at most every few tens of milliseconds, at every poll for a while after they created a
+ * thread), processes gone forgotten. */
 void python__refresh(struct python *py, uint64_t now_ns);
 
 /* A thread's Python frames as soon as the record is read, in any order: its code objects are
