@@ -2,8 +2,9 @@
 # python.sh - what Python frames cost: the switch and waking programs' own time per run
 # (kernel.bpf_stats_enabled) while a CPython ping-pong (tests/workloads/pyspin.py pingpong:
 # two threads hand a token through queues, a switch and a wakeup with a stack per hand),
-# pinned to one CPU, is recorded with -p -F 0: with a Python whose frames lxtrace walks
-# (Debian's 3.11) and one it leaves native (pyenv's 3.10: no known layout).
+# pinned to one CPU, is recorded with -p -F 0: with Pythons whose frames lxtrace walks
+# (Debian's 3.11; pyenv's 3.10, whose frames are objects read 104 bytes each) and one it leaves
+# native (pyenv's 3.9: no known layout).
 #
 # Usage: bench/python.sh [--rounds N]. Run as root after make.
 set -euo pipefail
@@ -11,13 +12,13 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LXTRACE=${LXTRACE:-$ROOT/build/lxtrace}
 SCRIPT=$ROOT/build/tests/workloads/pyspin.py
-PYTHONS="/usr/bin/python3 /root/.pyenv/versions/3.10.13/bin/python3"
+PYTHONS="/usr/bin/python3 /root/.pyenv/versions/3.10.13/bin/python3 /root/.pyenv/versions/3.9.18/bin/python3"
 ROUNDS=20000
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) ROUNDS=$2; shift ;;
-	-h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "python.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift

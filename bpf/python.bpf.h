@@ -1,7 +1,5 @@
-/* python.bpf.h - a Python thread's frames, read in BPF beside its native stack: the chain of
- * _PyInterpreterFrame from its PyThreadState, as (code object, instruction) pairs, with the
- * frames where each run of the evaluation loop began. User space tells which threads are
- * Python's and how their version lays its structures out (bpf/python.h); it names the pairs.
+/* python.bpf.h - a Python thread's frames, read in BPF beside its native stack by the walk of
+ * python_walk.bpf.h, and sent as a record of their own.
  *
  * Read at every stack, hit or walk: the native stack of a Python program is the same
  * _PyEval_EvalFrameDefault whatever Python function it runs (3.11+ calls Python from Python
@@ -11,16 +9,8 @@
 #ifndef LXTRACE_BPF_PYTHON_BPF_H
 #define LXTRACE_BPF_PYTHON_BPF_H
 
-#include "python.h"
+#include "python_walk.bpf.h"
 #include "ring.bpf.h"
-
-/* Threads whose frames to read (user/stacks/python.c keeps it): tid -> struct lx_py_thread. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct lx_py_thread);
-} py_threads SEC(".maps");
 
 /* Processes known to run Python (tgid -> layout): a thread of one missing from py_threads is
  * counted, its frames unread until user space has seen it. */
@@ -32,44 +22,13 @@ struct {
 } py_procs SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, LX_PY_LAYOUTS);
-	__type(key, __u32);
-	__type(value, struct lx_py_layout);
-} py_layouts SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LX_PY_NSTATS);
 	__type(key, __u32);
 	__type(value, __u64);
 } py_stats SEC(".maps");
 
-/* A walk's state between frames: scalars only, as struct walk in unwind.bpf.h. */
-struct py_walk {
-	__u64 f;		/* the next frame to read, 0: the chain's end */
-	__u32 n;		/* frames written */
-	__u16 flags;		/* enum lx_pystack_flags */
-	__u16 pad;
-};
-
-/* The Python frames as sent. */
-struct py_out {
-	struct lx_rec h;	/* struct lx_pyrec, its frames at most */
-	struct lx_pystack ps;
-	struct lx_pyframe f[LX_PY_FRAMES_MAX];
-};
-
-/* A walk's state and one frame's bytes as read, off the program's stack (the 512 bytes of
- * the deepest call chain are nearly all taken); one per nesting level, as the records'
- * scratch buffers. b is 128 bytes so that a masked offset (< 64) plus the word read stays
- * inside. */
-struct py_scratch {
-	struct py_walk w;
-	__u8 b[128];
-	struct py_out out;
-};
-
+/* One walk's scratch per nesting level, as the records' scratch buffers. */
 #define PY_LEVELS 4
 
 struct {
@@ -111,85 +70,25 @@ static __always_inline const struct lx_py_thread *py_thread_of_current(bool coun
 	return NULL;
 }
 
-static __always_inline __u64 py_word(const struct py_scratch *s, __u16 off)
-{
-	__u64 v;
-
-	__builtin_memcpy(&v, &s->b[off & 63], sizeof(v));
-	return v;
-}
-
-/* Reads frame w->f into out and steps to the one before it. 0: go on; 1: stop. A global
- * function: checked once, not per frame. */
+/* One frame of the current thread's walk (python_walk.bpf.h). A global function: checked
+ * once, not per frame. */
 __noinline int py_step(struct py_scratch *s, const struct lx_py_layout *l)
 {
-	struct py_walk *w;
-	__u64 code, instr;
-	__u32 n, i;
-
-	if (!s || !l || !s->w.f)
-		return 1;
-	w = &s->w;
-	if (bpf_probe_read_user(s->b, LX_PY_FRAME_READ, (void *)w->f)) {
-		w->flags |= LX_PYSTACK_FAULT;
-		return 1;
-	}
-	n = w->n;
-	w->f = py_word(s, l->frame_previous);
-	if (l->frame_owner != LX_PY_NONE && s->b[l->frame_owner & 127] == l->owner_shim) {
-		/* The frame before it was the first of an evaluation loop's run. */
-		if (n)
-			s->out.f[(n - 1) & (LX_PY_FRAMES_MAX - 1)].flags |= LX_PYF_ENTRY;
-		return 0;
-	}
-	if (n >= LX_PY_FRAMES_MAX) {
-		w->flags |= LX_PYSTACK_DEEP;
-		return 1;
-	}
-	i = n & (LX_PY_FRAMES_MAX - 1);
-	code = py_word(s, l->frame_code);
-	instr = py_word(s, l->frame_instr);
-	s->out.f[i].code = code;
-	s->out.f[i].instr = instr >= code && instr - code < 0xffffffffull ? instr - code : ~0u;
-	s->out.f[i].flags = l->frame_entry != LX_PY_NONE && s->b[l->frame_entry & 127] ?
-			    LX_PYF_ENTRY : 0;
-	w->n = n + 1;
-	return 0;
+	return py_step_of(s, l, NULL);
 }
 
 /* Reads the frames of thread t into s->out. Returns how many. */
 static __always_inline __u32 py_walk(const struct lx_py_thread *t, struct py_scratch *s)
 {
-	const struct lx_py_layout *l;
-	struct py_walk *w = &s->w;
-	__u32 key = t->layout, n;
+	const struct lx_py_layout *l = py_walk_start(t, s, NULL);
 
-	l = bpf_map_lookup_elem(&py_layouts, &key);
-	if (!l)
-		return 0;
 	py_count(LX_PY_WALKS);
-	w->f = 0;
-	w->n = 0;
-	w->flags = 0;
-	if (bpf_probe_read_user(&w->f, sizeof(w->f), (void *)(t->tstate + l->tstate_frame)) ||
-	    (l->cframe_frame != LX_PY_NONE && w->f &&
-	     bpf_probe_read_user(&w->f, sizeof(w->f), (void *)(w->f + l->cframe_frame))))
-		w->flags |= LX_PYSTACK_FAULT;
-	else
-		for (int i = 0; i < 2 * LX_PY_FRAMES_MAX; i++)
-			if (py_step(s, l))
-				break;
-	if (w->f && !(w->flags & LX_PYSTACK_FAULT))
-		w->flags |= LX_PYSTACK_DEEP;
-	if (w->flags & LX_PYSTACK_FAULT)
+	for (int i = 0; l && i < 2 * LX_PY_FRAMES_MAX; i++)
+		if (py_step(s, l))
+			break;
+	if (s->w.flags & LX_PYSTACK_FAULT)
 		py_count(LX_PY_FAULTS);
-	n = w->n;
-	if (n > LX_PY_FRAMES_MAX)
-		n = LX_PY_FRAMES_MAX;
-	s->out.ps.n = n;
-	s->out.ps.flags = w->flags;
-	s->out.ps.pad = 0;
-	return n;
+	return py_walk_end(s);
 }
 
 /* When the current thread is a Python thread user space told of: sends its frames as an

@@ -20,24 +20,35 @@
 #define LX_PY_FRAMES_MAX 32
 /* An offset a layout does not have. */
 #define LX_PY_NONE 0xffff
-/* The bytes of an _PyInterpreterFrame the walk reads at once: every field it needs lies in
- * them (the owner byte, the last, at 70 in 3.12 and 3.13). */
-#define LX_PY_FRAME_READ 72
+/* The most bytes of a frame the walk reads at once: every field it needs lies in them (3.10's
+ * f_lasti, the furthest, at 96). Each layout says how many it reads (frame_read): no more than
+ * its frame has, or a frame at the end of its memory would fail to read. */
+#define LX_PY_FRAME_READ_MAX 104
 /* Layouts user space may fill (py_layouts): one per CPython minor version it knows. */
 #define LX_PY_LAYOUTS 8
 
+enum lx_py_layout_flags {
+	LX_PY_LASTI = 1 << 0,		/* frame_instr is an int, the index of the instruction
+					 * in 2-byte code units (3.10's f_lasti), not a pointer */
+	LX_PY_EVERY_ENTRY = 1 << 1,	/* every frame has a run of the evaluation loop of its
+					 * own (3.10: each Python call is a C call) */
+};
+
 /* Where the walk finds what it reads, in bytes (LX_PY_NONE: absent in this version). */
 struct lx_py_layout {
-	__u16 tstate_frame;	/* PyThreadState: cframe (3.11, 3.12) or current_frame (3.13+) */
+	__u16 tstate_frame;	/* PyThreadState: frame (3.10), cframe (3.11, 3.12) or
+				 * current_frame (3.13+) */
 	__u16 cframe_frame;	/* _PyCFrame.current_frame; LX_PY_NONE: tstate_frame is the frame */
-	__u16 frame_code;	/* _PyInterpreterFrame: f_code (f_executable in 3.13) */
-	__u16 frame_previous;	/* previous */
-	__u16 frame_instr;	/* prev_instr (instr_ptr in 3.13) */
+	__u16 frame_code;	/* the frame's code: f_code (f_executable in 3.13) */
+	__u16 frame_previous;	/* previous (f_back in 3.10) */
+	__u16 frame_instr;	/* prev_instr (instr_ptr in 3.13, f_lasti in 3.10) */
 	__u16 frame_entry;	/* is_entry (3.11): the first frame of an evaluation loop's run */
 	__u16 frame_owner;	/* owner: with value owner_shim, a frame on the C stack that only
 				 * marks where an evaluation loop's run began (3.12+) */
 	__u8 owner_shim;	/* FRAME_OWNED_BY_CSTACK; 0xff: none (3.11) */
-	__u8 pad;
+	__u8 flags;		/* enum lx_py_layout_flags */
+	__u16 frame_read;	/* bytes of a frame read, at most LX_PY_FRAME_READ_MAX */
+	__u16 pad;
 };
 
 /* A thread the walk may follow (py_threads, keyed by tid): its PyThreadState, in process pid
@@ -91,7 +102,7 @@ enum lx_py_stat {
 	LX_PY_NSTATS,
 };
 
-_Static_assert(sizeof(struct lx_py_layout) == 16, "lx_py_layout layout");
+_Static_assert(sizeof(struct lx_py_layout) == 20, "lx_py_layout layout");
 _Static_assert(sizeof(struct lx_py_thread) == 16, "lx_py_thread layout");
 _Static_assert(sizeof(struct lx_pystack) == 8, "lx_pystack layout");
 _Static_assert(sizeof(struct lx_pyframe) == 16, "lx_pyframe layout");

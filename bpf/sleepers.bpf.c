@@ -6,7 +6,8 @@
  *
  * Two programs, user space loads one: start_copy (a sleepable iterator, 5.18+) takes the
  * kernel stack and copies the top of the user stack with bpf_copy_from_user_task, from the
- * registers the thread entered the kernel with; start_kern (5.9+) the kernel stack alone.
+ * registers the thread entered the kernel with, and walks a Python thread's frames
+ * (python_walk.bpf.h); start_kern (5.9+) the kernel stack alone.
  * Only the threads user space names (start_tids, or every thread) are read, and only while they are off the
  * CPU: the saved registers of a thread running now would be stale. Kept apart from lxtrace.bpf.c so
  * that a kernel refusing it costs the start's stacks, never the recording. */
@@ -15,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
+#include "python_walk.bpf.h"
 #include "sleepers.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -50,6 +52,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct start_buf);
 } start_scratch SEC(".maps");
+
+/* A Python thread's walk (python_walk.bpf.h); its maps, py_threads and py_layouts, are
+ * lxtrace.bpf.c's, given by user space before the load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_scratch);
+} start_py SEC(".maps");
 
 /* task_struct before 5.14, whose state was a long named state. */
 struct task_struct___long_state {
@@ -94,6 +105,28 @@ static __always_inline bool on_a_cpu(const struct task_struct *t)
 	return BPF_CORE_READ_BITFIELD(t, on_cpu) != 0;
 }
 
+/* Writes at dst the Python frames of t (tid), when user space gave the walk its thread state;
+ * returns their bytes, 0 for none. */
+static __always_inline __u32 start_python(__u8 *dst, struct task_struct *t, __u32 tid)
+{
+	const struct lx_py_thread *pt = bpf_map_lookup_elem(&py_threads, &tid);
+	const struct lx_py_layout *l;
+	struct py_scratch *s;
+	__u32 zero = 0, n;
+
+	if (!pt || pt->pid != t->tgid || !(s = bpf_map_lookup_elem(&start_py, &zero)))
+		return 0;
+	l = py_walk_start(pt, s, t);
+	for (int i = 0; l && i < 2 * LX_PY_FRAMES_MAX; i++)
+		if (py_step_of(s, l, t))
+			break;
+	n = py_walk_end(s);
+	if (bpf_probe_read_kernel(dst, LX_START_PY_MAX, &s->out.ps))
+		return 0;
+	return sizeof(struct lx_pystack) + (n & (2 * LX_PY_FRAMES_MAX - 1)) *
+					   sizeof(struct lx_pyframe);
+}
+
 static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 {
 	struct task_struct *t = ctx->task;
@@ -101,7 +134,7 @@ static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 	struct lx_start *h;
 	struct lx_stack *st;
 	struct pt_regs *regs;
-	__u32 zero = 0, tid, size;
+	__u32 zero = 0, tid, size, at;
 	__u64 n, switches;
 	__u8 *buf;
 	long got;
@@ -121,6 +154,8 @@ static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 	h->tid = tid;
 	h->pid = t->tgid;
 	h->state = start_task_state(t);
+	h->pysize = 0;
+	h->pad = 0;
 	/* Running now: its saved registers are stale. Runnable (waiting for a CPU) or asleep,
 	 * the thread keeps them until it runs again, which switches says below. */
 	switches = t->nvcsw + t->nivcsw;
@@ -153,6 +188,12 @@ static __always_inline int start_thread(struct bpf_iter__task *ctx, bool copy)
 		c->len = copy_task_stack(c->bytes, c->sp, t);
 		st->uflags = LX_USTACK_COPY;
 		size += sizeof(*c) + c->len;
+		/* A bound the verifier sees on the value itself: the frames fit after. */
+		at = size;
+		asm volatile("" : "+r"(at));
+		if (at <= LX_START_MAX - LX_START_PY_MAX)
+			h->pysize = start_python(buf + at, t, tid);
+		size += h->pysize;
 	}
 	/* It ran while it was read: the stack may mix two moments. Left out. */
 	if (size > LX_START_MAX || on_a_cpu(t) || t->nvcsw + t->nivcsw != switches)

@@ -1,7 +1,8 @@
 /* python.c - Python frames: a CPython program's samples and blocking stacks name its Python
  * functions (module.qualname, file and line) where its evaluation loop runs them, for
- * Debian's own python3 (3.11) and pyenv's 3.12 and 3.13 where installed; a program that forges
- * its own frame gets native frames and a count. The workload is tests/workloads/pyspin.py. */
+ * Debian's own python3 (3.11) and pyenv's 3.10, 3.12 and 3.13 where installed; a program that
+ * forges its own frame, or the offsets 3.13 publishes, gets native frames and a count. The
+ * workload is tests/workloads/pyspin.py. */
 #include <limits.h>
 #include <sys/stat.h>
 
@@ -68,20 +69,42 @@ static void record_py(const char *python, const char *mode, const char *secs,
 
 static long long inner_line, middle_line, outer_line;
 
+/* Whether frame i of s is a Python frame: in a .py file. */
+static bool py_frame(const struct gt_stack *s, size_t i)
+{
+	size_t len = strlen(s->frames[i].file);
+
+	return len > 3 && !strcmp(s->frames[i].file + len - 3, ".py");
+}
+
+/* The index of the first Python frame of s after frame i (rootward), or s->n. */
+static size_t next_py(const struct gt_stack *s, size_t i)
+{
+	while (++i < s->n && !py_frame(s, i))
+		;
+	return i;
+}
+
 /* lx_hidden_inner on its loop's line <- lx_hidden_middle at its call <- lx_hidden_outer at its
- * call <- spin, each in pyspin.py. */
+ * call <- spin, each in pyspin.py: the Python frames in that order, whatever native frames lie
+ * between (3.10 calls each through C). */
 static bool spin_chain(const struct gt_stack *s)
 {
 	int i = frame_at(s, "pyspin.lx_hidden_inner");
+	size_t m, o, sp;
 
-	return i >= 0 && (size_t)i + 3 < s->n && strstr(s->frames[i].file, "pyspin.py") &&
-	       (long long)s->frames[i].line >= inner_line - 1 &&
-	       (long long)s->frames[i].line <= inner_line + 1 &&
-	       !strcmp(s->frames[i + 1].func, "pyspin.lx_hidden_middle") &&
-	       (long long)s->frames[i + 1].line == middle_line &&
-	       !strcmp(s->frames[i + 2].func, "pyspin.lx_hidden_outer") &&
-	       (long long)s->frames[i + 2].line == outer_line &&
-	       !strcmp(s->frames[i + 3].func, "pyspin.spin");
+	if (i < 0 || !strstr(s->frames[i].file, "pyspin.py") ||
+	    (long long)s->frames[i].line < inner_line - 1 ||
+	    (long long)s->frames[i].line > inner_line + 1)
+		return false;
+	m = next_py(s, (size_t)i);
+	o = m < s->n ? next_py(s, m) : s->n;
+	sp = o < s->n ? next_py(s, o) : s->n;
+	return sp < s->n && !strcmp(s->frames[m].func, "pyspin.lx_hidden_middle") &&
+	       (long long)s->frames[m].line == middle_line &&
+	       !strcmp(s->frames[o].func, "pyspin.lx_hidden_outer") &&
+	       (long long)s->frames[o].line == outer_line &&
+	       !strcmp(s->frames[sp].func, "pyspin.spin");
 }
 
 /* Of the spinning thread's samples from its first in pyspin.spin on (before it the interpreter
@@ -121,6 +144,11 @@ static void spin_named(const char *python, const char *format)
 Test(python, debian_311_samples_name_the_chain)
 {
 	spin_named(DEBIAN_PY, "go1.19");
+}
+
+Test(python, pyenv_310_samples_name_the_chain)
+{
+	spin_named(PYENV_PY("3.10.13"), "go1.19");
 }
 
 
@@ -184,36 +212,220 @@ Test(python, pyenv_313_blocking_stacks_name_the_function)
 	blocking_named(PYENV_PY("3.13.0"));
 }
 
-/* A process that points its own frame's code at an int: native frames, counted, no crash. */
-Test(python, forged_code_pointer_gives_native_frames_and_a_count)
+Test(python, pyenv_310_blocking_stacks_name_the_function)
 {
-	const char *err, *p;
+	blocking_named(PYENV_PY("3.10.13"));
+}
+
+/* The count the summary prints just before what, or -1: "..., N what". */
+static long long summary_count(const char *what)
+{
+	const char *err = recorder__stderr(it.rec), *p = strstr(err, what);
+
+	while (p && p > err && p[-1] == ' ')
+		p--;
+	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return p ? atoll(p) : -1;
+}
+
+/* A process that points its own frame's code at an int: native frames, counted, no crash. */
+static void forged_code_native(const char *python)
+{
 	const struct gt_event *ev;
 	size_t i = 0, n = 0, named = 0;
-	long long unnamed = -1;
+	long long unnamed;
 	pid_t tid;
 
-	record_py(DEBIAN_PY, "forge", "2", "go1.19");
+	record_py(python, "forge", "2", "go1.19");
 	tid = itest_tid("forge");
 	while ((ev = tq_next(it.trace, &i, TQ_BIT(GT_EV_CPU_SAMPLE), tid))) {
 		i++;
 		n++;
 		named += frame_at(ev->stack, "pyspin.lx_forged") >= 0;
 	}
-	err = recorder__stderr(it.rec);
-	p = strstr(err, "with a frame not named");
-	/* "..., N with a frame not named" */
-	while (p && p > err && p[-1] == ' ')
-		p--;
-	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	if (p)
-		unnamed = atoll(p);
+	unnamed = summary_count("with a frame not named");
 	cr_assert_gt(n, 50, "%zu samples of the forging thread", n);
 	/* Before the forgery (the function's first lines) its frames are real. */
 	cr_assert_leq(named * 10, n, "%zu of %zu samples name Python frames of a forged chain",
 		      named, n);
-	cr_assert_gt(unnamed, 0, "the summary does not count the stacks left native:\n%s", err);
+	cr_assert_gt(unnamed, 0, "the summary does not count the stacks left native:\n%s",
+		     recorder__stderr(it.rec));
+}
+
+Test(python, forged_code_pointer_gives_native_frames_and_a_count)
+{
+	forged_code_native(DEBIAN_PY);
+}
+
+Test(python, pyenv_310_forged_code_pointer_gives_native_frames_and_a_count)
+{
+	forged_code_native(PYENV_PY("3.10.13"));
+}
+
+/* 3.13 publishes its offsets (_Py_DebugOffsets): a process whose block says other than
+ * lxtrace's table is left native, counted, though the table is right for it; the same
+ * recording of a true block is counted as agreeing (none refused). */
+Test(python, pyenv_313_own_offsets_that_disagree_leave_it_native)
+{
+	const struct gt_event *ev;
+	size_t i = 0, n = 0, named = 0;
+	pid_t tid;
+
+	record_py(PYENV_PY("3.13.0"), "offsets", "2", "go1.19");
+	tid = itest_tid("spin");
+	while ((ev = tq_next(it.trace, &i, TQ_BIT(GT_EV_CPU_SAMPLE), tid))) {
+		i++;
+		n++;
+		named += frame_at(ev->stack, "pyspin.lx_hidden_inner") >= 0;
+	}
+	cr_assert_gt(n, 50, "%zu samples of the spinning thread", n);
+	cr_assert_eq(named, 0, "%zu of %zu samples name Python frames read by a table the "
+		     "process's own offsets contradict", named, n);
+	cr_assert_eq(summary_count("whose own offsets are not lxtrace's"), 1,
+		     "the summary does not count the process refused:\n%s",
+		     recorder__stderr(it.rec));
+}
+
+/* CPython's own view of a parked thread, as pyspin.py view prints it: "view TID FUNC:LINE ...",
+ * leaf first. */
+struct py_view {
+	pid_t tid;
+	char chain[2048];	/* " FUNC:LINE" each */
+};
+
+/* The views the workload printed, at most max. */
+static size_t read_views(struct py_view *v, size_t max)
+{
+	const char *out = workload__stdout(it.wl);
+	size_t n = 0;
+
+	for (const char *l = out; l && *l && n < max; l = strchr(l, '\n')) {
+		int tid, skip = 0;
+		size_t len;
+
+		l += *l == '\n';
+		if (sscanf(l, "view %d%n", &tid, &skip) != 1)
+			continue;
+		len = strcspn(l + skip, "\n");
+		v[n].tid = tid;
+		snprintf(v[n].chain, sizeof(v[n].chain), "%.*s", (int)len, l + skip);
+		n++;
+	}
+	return n;
+}
+
+/* The Python frames of s, leaf first, as the view prints them: " FUNC:LINE" each. */
+static void python_chain(const struct gt_stack *s, char *out, size_t cap)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; s && i < s->n && at < cap; i++)
+		if (py_frame(s, i))
+			at += (size_t)snprintf(out + at, cap - at, " %s:%llu", s->frames[i].func,
+					       (unsigned long long)s->frames[i].line);
+}
+
+/* Each parked thread's last blocking stack names the Python frames CPython's own view of it
+ * names, function and line, the whole chain in order. */
+static void stacks_match_the_view(const char *python)
+{
+	struct py_view v[8];
+	size_t n = read_views(v, 8);
+	char got[2048];
+
+	cr_assert_eq(n, 4, "%zu views of the 4 parked threads:\n%s", n, workload__stdout(it.wl));
+	for (size_t k = 0; k < n; k++) {
+		const struct gt_event *e, *last = NULL;
+		size_t i = 0;
+
+		while ((e = tq_next(it.trace, &i, BLOCKS, v[k].tid))) {
+			i++;
+			last = e;
+		}
+		cr_assert(last, "%s: thread %d has no blocking event", python, (int)v[k].tid);
+		python_chain(last->stack, got, sizeof(got));
+		if (strcmp(got, v[k].chain))
+			dump_stack(last->stack);
+		cr_assert_str_eq(got, v[k].chain, "%s: thread %d's last blocking stack names\n "
+				 "%s\nCPython's own view names\n %s", python, (int)v[k].tid, got,
+				 v[k].chain);
+	}
+}
+
+/* Recorded first, the program parks its threads, takes its own view, and exits without
+ * waking them. */
+static void view_matches(const char *python)
+{
+	record_py(python, "view", "0.5", "go1.19");
+	stacks_match_the_view(python);
+}
+
+Test(python, debian_311_stacks_match_cpythons_own_view)
+{
+	view_matches(DEBIAN_PY);
+}
+
+Test(python, pyenv_310_stacks_match_cpythons_own_view)
+{
+	view_matches(PYENV_PY("3.10.13"));
+}
+
+Test(python, pyenv_312_stacks_match_cpythons_own_view)
+{
+	view_matches(PYENV_PY("3.12.1"));
+}
+
+Test(python, pyenv_313_stacks_match_cpythons_own_view)
+{
+	view_matches(PYENV_PY("3.13.0"));
+}
+
+/* Started first, the program parks its threads and takes its own view; then recorded with -p:
+ * the threads asleep through the whole recording have only their stacks read at the start,
+ * which must carry their Python frames. */
+static void parked_match_at_the_start(const char *python)
+{
+	static char script[PATH_MAX], ready[PATH_MAX], pid[16];
+	struct stat sb;
+
+	if (stat(python, &sb)) {
+		cr_skip_test("%s is not installed", python);
+		return;
+	}
+	cr_assert_eq(record__tmpfile(ready, sizeof(ready), ".ready"), 0);
+	unlink(ready);
+	snprintf(script, sizeof(script), "%s", record__workload_path("pyspin.py"));
+	it.wl = workload__start(python, (const char *[]){ script, "parked", "0", ready, NULL });
+	cr_assert(it.wl, "cannot start %s: %s", python, strerror(errno));
+	/* Its threads park after their first 0.3 s, then it looks twice 0.5 s apart. */
+	for (int i = 0; i < 600 && access(ready, F_OK); i++)
+		usleep(100 * 1000);
+	cr_assert_eq(access(ready, F_OK), 0, "%s did not park its threads in 60 s", python);
+	unlink(ready);
+	snprintf(pid, sizeof(pid), "%d", (int)workload__pid(it.wl));
+	itest_start((const char *[]){ "-p", pid, "-d", "1", NULL });
+	itest_stop(0, 0);
+	cr_assert_eq(workload__send(it.wl, "go\n"), 0);
+	cr_assert_eq(workload__finish(it.wl, 60), 0);
+	itest_load();
+	stacks_match_the_view(python);
+}
+
+Test(python, debian_311_parked_threads_have_python_frames_at_the_start)
+{
+	parked_match_at_the_start(DEBIAN_PY);
+}
+
+Test(python, pyenv_310_parked_threads_have_python_frames_at_the_start)
+{
+	parked_match_at_the_start(PYENV_PY("3.10.13"));
+}
+
+Test(python, pyenv_313_parked_threads_have_python_frames_at_the_start)
+{
+	parked_match_at_the_start(PYENV_PY("3.13.0"));
 }
 
 /* The service's events with a thread's stack: where it blocks and its samples. */

@@ -9,6 +9,16 @@
   pyspin.py MODE SECS wait  the same once a line comes on stdin (for lxtrace record -p)
   pyspin.py forge SECS     overwrites its own frame's code pointer with ctypes, then spins: the
                            tracer must show native frames and count them, not crash
+  pyspin.py view SECS      threads park under known functions (time.sleep, Lock.acquire, a
+                           method in Event.wait, queue.Queue.get); once all are parked the
+                           program prints CPython's own view of each (sys._current_frames()):
+                           "view TID FUNC:LINE ..." leaf first, then sleeps SECS and exits
+                           without waking them
+  pyspin.py parked SECS FILE  the same, then creates FILE and waits for a line on stdin (the
+                           recorder started with -p after the threads parked) before it exits
+  pyspin.py offsets SECS   3.13+: changes one offset of the interpreter's own _Py_DebugOffsets
+                           (which only debuggers read), then spins as spin does: the tracer must
+                           leave it native, counted, rather than trust its table
 
 Reports as tests/workloads/workload.h says: "stat KEY LINE" for the lines the test expects
 (inner_line, middle_line, ...), "tid ROLE TID" for each thread that matters.
@@ -93,6 +103,84 @@ def block(secs):
         t.join()
 
 
+def lx_view_nap_inner(secs):
+    time.sleep(secs)
+
+
+def lx_view_nap(secs):
+    report_tid("nap")
+    first_sight()
+    lx_view_nap_inner(secs)
+
+
+def lx_view_lock(lock):
+    report_tid("lock")
+    first_sight()
+    lock.acquire()
+
+
+class LxViewer:
+    def lx_wait(self, event):
+        report_tid("event")
+        first_sight()
+        event.wait()
+
+    def lx_get(self, q):
+        report_tid("queue")
+        first_sight()
+        q.get()
+
+
+def frame_name(code):
+    # As lxtrace names a frame: the file's module, then the qualified name (3.11+; 3.10 has
+    # only the name).
+    base = os.path.basename(code.co_filename)
+    module = base.split(".")[0]
+    if module == "__init__":
+        module = os.path.basename(os.path.dirname(code.co_filename))
+    return "%s.%s" % (module, getattr(code, "co_qualname", code.co_name))
+
+
+def parks(frame, leaf):
+    # Parked: the thread's leaf Python frame is at the call it blocks in.
+    return frame is not None and frame.f_code.co_name == leaf
+
+
+def view(secs, ready=None):
+    import queue
+    lock, event, q = threading.Lock(), threading.Event(), queue.Queue()
+    lock.acquire()
+    viewer = LxViewer()
+    ts = [(threading.Thread(target=lx_view_nap, args=(1000,), daemon=True), "lx_view_nap_inner"),
+          (threading.Thread(target=lx_view_lock, args=(lock,), daemon=True), "lx_view_lock"),
+          (threading.Thread(target=viewer.lx_wait, args=(event,), daemon=True), "wait"),
+          (threading.Thread(target=viewer.lx_get, args=(q,), daemon=True), "wait")]
+    for t, _ in ts:
+        t.start()
+    while True:
+        # Parked twice 0.5 s apart: in the blocking call by then, C entered well before.
+        frames = sys._current_frames()
+        if all(parks(frames.get(t.ident), leaf) for t, leaf in ts):
+            time.sleep(0.5)
+            frames = sys._current_frames()
+            if all(parks(frames.get(t.ident), leaf) for t, leaf in ts):
+                break
+        time.sleep(0.05)
+    for t, _ in ts:
+        chain, f = [], frames[t.ident]
+        while f is not None:
+            chain.append("%s:%d" % (frame_name(f.f_code), f.f_lineno))
+            f = f.f_back
+        os.write(1, ("view %d %s\n" % (t.native_id, " ".join(chain))).encode())
+    if ready:
+        open(ready, "w").close()
+        sys.stdin.readline()
+    else:
+        time.sleep(secs)
+    # Out without waking them: their last blocks are the ones viewed.
+    os._exit(0)
+
+
 def pingpong(rounds):
     # Two threads hand a token back and forth: a switch and a wakeup per hand, each with the
     # thread's stack (bench/python.sh).
@@ -118,9 +206,13 @@ def lx_forged(secs):
     # walk reads it, the tracer must refuse it. Put back before the caller runs again.
     frame = sys._getframe(1)
     bogus = 12345678901234567
-    iframe = ctypes.c_void_p.from_address(id(frame) + 24).value  # PyFrameObject.f_frame
-    off = {(3, 11): 32, (3, 12): 0, (3, 13): 0}[sys.version_info[:2]]
-    slot = ctypes.c_void_p.from_address(iframe + off)
+    if sys.version_info[:2] == (3, 10):
+        # The frame object is the frame: PyFrameObject.f_code.
+        slot = ctypes.c_void_p.from_address(id(frame) + 32)
+    else:
+        iframe = ctypes.c_void_p.from_address(id(frame) + 24).value  # PyFrameObject.f_frame
+        off = {(3, 11): 32, (3, 12): 0, (3, 13): 0}[sys.version_info[:2]]
+        slot = ctypes.c_void_p.from_address(iframe + off)
     saved = slot.value
     slot.value = id(bogus)
     report_tid("forge")
@@ -134,9 +226,23 @@ def forge(secs):
     lx_forged(secs)
 
 
+def lie_in_debug_offsets():
+    import ctypes
+    # _Py_DebugOffsets.thread_state.current_frame, the 24th word of the block that starts
+    # _PyRuntime (3.13's internal/pycore_runtime.h): moved by a word, a lie only a reader of
+    # the block believes. Before the recorder starts, which reads the block once.
+    runtime = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
+    word = ctypes.c_uint64.from_address(runtime + 23 * 8)
+    word.value += 8
+
+
 if __name__ == "__main__":
     report_lines()
+    if sys.argv[1] == "offsets":
+        lie_in_debug_offsets()
     if len(sys.argv) > 3 and sys.argv[3] == "wait":
         # Started before the recorder (lxtrace record -p PID): a line on stdin says go.
         sys.stdin.readline()
-    {"spin": spin, "block": block, "forge": forge, "pingpong": pingpong}[sys.argv[1]](float(sys.argv[2]))
+    {"spin": spin, "block": block, "forge": forge, "pingpong": pingpong,
+     "offsets": spin, "view": view,
+     "parked": lambda secs: view(secs, sys.argv[3])}[sys.argv[1]](float(sys.argv[2]))

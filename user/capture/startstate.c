@@ -22,10 +22,10 @@ struct startstate {
 	size_t with_user;
 };
 
-/* Opens and loads the object with one of its programs; NULL with errno set and the libbpf
- * error in why. */
-static struct sleepers *load(bool copy, bool kern, bool every, size_t n, char *why,
-			     size_t why_size)
+/* Opens and loads the object with one of its programs, the Python walk's maps py's when
+ * given; NULL with errno set and the libbpf error in why. */
+static struct sleepers *load(bool copy, bool kern, bool every, size_t n,
+			     const struct startstate_py *py, char *why, size_t why_size)
 {
 	struct sleepers *skel = sleepers__open();
 	int err;
@@ -39,6 +39,10 @@ static struct sleepers *load(bool copy, bool kern, bool every, size_t n, char *w
 	bpf_program__set_autoload(skel->progs.start_copy, copy);
 	bpf_program__set_autoload(skel->progs.start_kern, !copy);
 	err = bpf_map__set_max_entries(skel->maps.start_tids, n ? (uint32_t)n : 1);
+	if (!err && py)
+		err = bpf_map__reuse_fd(skel->maps.py_threads, py->threads_fd);
+	if (!err && py)
+		err = bpf_map__reuse_fd(skel->maps.py_layouts, py->layouts_fd);
 	if (!err)
 		err = sleepers__load(skel);
 	if (err) {
@@ -81,20 +85,27 @@ static int run_iter(struct startstate *s, struct bpf_program *prog)
 	return err;
 }
 
-/* Whether the record h of size bytes holds a stack as startstate.h says: kernel frames, no
- * user ones, and with LX_USTACK_COPY a copy that ends the record. */
+/* Whether the record h holds a stack as startstate.h says: kernel frames, no user ones, and
+ * with LX_USTACK_COPY a copy, then the Python frames when there are, ending the record. */
 static bool whole(const struct lx_start *h)
 {
 	const struct lx_stack *st = (const void *)(h + 1);
 	size_t frames = sizeof(*h) + sizeof(*st) + (size_t)st->nkern * sizeof(st->pc[0]);
 	const struct lx_ucopy *c = (const void *)((const char *)h + frames);
+	const struct lx_pystack *ps;
+	size_t body;
 
-	if (st->tid != h->tid || st->nkern > LX_STACK_KERN_MAX || st->nuser || h->size < frames)
+	if (st->tid != h->tid || st->nkern > LX_STACK_KERN_MAX || st->nuser ||
+	    h->pysize > h->size || (body = h->size - h->pysize) < frames)
 		return false;
 	if (!(st->uflags & LX_USTACK_COPY))
-		return !st->uflags && h->size == frames;
-	return st->uflags == LX_USTACK_COPY && h->size >= frames + sizeof(*c) &&
-	       c->len <= LX_UCOPY_MAX && !(c->len & 7) && h->size == frames + sizeof(*c) + c->len;
+		return !st->uflags && body == frames && !h->pysize;
+	if (st->uflags != LX_USTACK_COPY || body < frames + sizeof(*c) || c->len > LX_UCOPY_MAX ||
+	    (c->len & 7) || body != frames + sizeof(*c) + c->len)
+		return false;
+	ps = (const void *)((const char *)h + body);
+	return !h->pysize || (h->pysize >= sizeof(*ps) && ps->n <= LX_PY_FRAMES_MAX &&
+			      h->pysize == sizeof(*ps) + ps->n * sizeof(struct lx_pyframe));
 }
 
 /* Indexes the records by thread; a record that is not whole ends the list. */
@@ -122,7 +133,8 @@ static int index_records(struct startstate *s)
 }
 
 struct startstate *startstate__read(const struct features *f, const uint32_t *tids, size_t n,
-				    bool kern, bool user, char *why, size_t why_size)
+				    bool kern, bool user, const struct startstate_py *py, char *why,
+				    size_t why_size)
 {
 	bool copy = user && f->have[FEAT_TASK_COPY] && features__cfi_stacks(f);
 	struct startstate *s = calloc(1, sizeof(*s));
@@ -140,10 +152,10 @@ struct startstate *startstate__read(const struct features *f, const uint32_t *ti
 	/* Without a copy a user stack would be nothing: then nothing is read. */
 	if (!copy && !kern)
 		return s;
-	skel = load(copy, kern, !tids, n, refused, sizeof(refused));
+	skel = load(copy, kern, !tids, n, py, refused, sizeof(refused));
 	if (!skel && copy && kern) {
 		snprintf(why, why_size, "kernel frames only, refused: %s", refused);
-		skel = load(false, kern, !tids, n, refused, sizeof(refused));
+		skel = load(false, kern, !tids, n, py, refused, sizeof(refused));
 	}
 	if (!skel) {
 		err = -errno;
@@ -171,7 +183,8 @@ struct startstate *startstate__read(const struct features *f, const uint32_t *ti
 }
 
 const struct lx_stack *startstate__stack(const struct startstate *s, uint32_t tid,
-					 bool *runnable, size_t *size)
+					 bool *runnable, size_t *size,
+					 const struct lx_pystack **py)
 {
 	const uint64_t *off = s ? u64map__get(s->by_tid, tid) : NULL;
 	const struct lx_start *h;
@@ -180,7 +193,9 @@ const struct lx_stack *startstate__stack(const struct startstate *s, uint32_t ti
 		return NULL;
 	h = (const void *)(s->bytes + *off);
 	*runnable = h->state == LX_START_RUNNABLE;
-	*size = h->size - sizeof(*h);
+	*size = h->size - h->pysize - sizeof(*h);
+	if (py)
+		*py = h->pysize ? (const void *)(s->bytes + *off + h->size - h->pysize) : NULL;
 	return (const struct lx_stack *)(h + 1);
 }
 

@@ -850,7 +850,7 @@ static int print_check(struct recording *r)
 	/* The start's program is loaded too: its refusal is a loss of its own. */
 	if (!err && (r->stack_kern || r->stack_user))
 		startstate__free(startstate__read(&r->feat, (uint32_t[]){ 0 }, 0, r->stack_kern,
-						  r->stack_user, start_why, sizeof(start_why)));
+						  r->stack_user, NULL, start_why, sizeof(start_why)));
 	features__print_table(&r->feat, stdout);
 	printf("\nA recording with these options, here:\n");
 	if (err)
@@ -864,9 +864,20 @@ static int print_check(struct recording *r)
 }
 
 static const struct lx_stack *start_stack(void *ctx, uint32_t tid, bool *runnable,
-					  size_t *size)
+					  size_t *size, const struct lx_pystack **py)
 {
-	return startstate__stack(ctx, tid, runnable, size);
+	return startstate__stack(ctx, tid, runnable, size, py);
+}
+
+/* The Python walk's maps, for the stacks read at the start to have their Python frames:
+ * into *py, NULL where the programs walk none. */
+static const struct startstate_py *start_python(const struct recording *r,
+						 struct startstate_py *py)
+{
+	int procs_fd;
+
+	return r->py && !capture__python_maps(r->cap, &py->threads_fd, &procs_fd,
+					       &py->layouts_fd) ? py : NULL;
 }
 
 /* With stacks: the stacks of the threads asleep or waiting for a CPU now, for the init phase
@@ -874,6 +885,7 @@ static const struct lx_stack *start_stack(void *ctx, uint32_t tid, bool *runnabl
  * on, their blocks naming the syscall alone, said in one line with say. */
 static void read_start_state(struct recording *r, bool say)
 {
+	struct startstate_py py;
 	char why[160];
 	uint32_t *tids = NULL;
 	size_t n = 0;
@@ -885,7 +897,8 @@ static void read_start_state(struct recording *r, bool say)
 		return;
 	if (!err) {
 		r->start_state = startstate__read(capture__features(r->cap), tids, n, r->stack_kern,
-						  r->stack_user, why, sizeof(why));
+						  r->stack_user, start_python(r, &py), why,
+						  sizeof(why));
 		err = r->start_state ? 0 : -errno;
 	} else {
 		snprintf(why, sizeof(why), "%s", strerror(-err));
@@ -915,8 +928,8 @@ static void read_late_state(struct recording *r)
 		free(tids);
 		return;
 	}
-	s = startstate__read(capture__features(r->cap), tids, n, r->stack_kern, r->stack_user, why,
-			     sizeof(why));
+	s = startstate__read(capture__features(r->cap), tids, n, r->stack_kern, r->stack_user, NULL,
+			     why, sizeof(why));
 	free(tids);
 	if (s)
 		model__late_stacks(r->model, start_stack, s, now_ns());
@@ -964,6 +977,9 @@ static int start_recording(struct recording *r)
 		err = attach_usdt(r->cap, r->usdt, r->target, r->cmd);
 	if (err)
 		return err;
+	/* The Python processes' threads given to the walk first, for the stacks read at the
+	 * start to have their Python frames. */
+	python__refresh(r->py, now_ns());
 	if (start_stacks_wanted(r))
 		read_start_state(r, false);
 	err = model__start(r->model, r->start);

@@ -106,7 +106,7 @@ static const struct record_opt options[] = {
 	  "User stacks are unwound from the binaries' CFI, and a stack\n"
 	  "unchanged since the thread's last is proven so, not walked\n"
 	  "again; kernel stacks cost each switch and wakeup a walk.\n"
-	  "CPython 3.11-3.13 programs' user stacks name their Python\n"
+	  "CPython 3.10-3.13 programs' user stacks name their Python\n"
 	  "functions too (module.qualname, file, line)" },
 	{ "check", OPT_CHECK, NULL,
 	  "print what this kernel offers lxtrace's programs, load the\n"

@@ -269,15 +269,17 @@ static void print_python(const struct record_summary *s, const struct model_stat
 	uint64_t b[LX_PY_NSTATS] = { 0 };
 
 	python__stats(s->py, &ps);
-	if (!s->py || (!ps.processes && !ps.unknown_version && !ps.not_found))
+	if (!s->py || (!ps.processes && !ps.unknown_version && !ps.not_found &&
+			!ps.offsets_refused))
 		return;
 	(void)capture__python_stats(s->cap, b);
 	fprintf(stderr, "  python:        %llu processes (%llu of a version not known, %llu not "
-		"found), %llu threads; %llu stacks with %llu Python frames; native frames only: "
-		"%llu stacks of threads not seen yet, %llu with a frame not named, %llu without "
-		"the evaluation loop\n",
+		"found, %llu whose own offsets are not lxtrace's), %llu threads; %llu stacks with "
+		"%llu Python frames; native frames only: %llu stacks of threads not seen yet, %llu "
+		"with a frame not named, %llu without the evaluation loop\n",
 		(unsigned long long)ps.processes, (unsigned long long)ps.unknown_version,
-		(unsigned long long)ps.not_found, (unsigned long long)ps.threads,
+		(unsigned long long)ps.not_found, (unsigned long long)ps.offsets_refused,
+		(unsigned long long)ps.threads,
 		(unsigned long long)ms->py_stacks, (unsigned long long)ms->py_frames,
 		(unsigned long long)b[LX_PY_UNKNOWN_THREAD], (unsigned long long)ms->py_unnamed,
 		(unsigned long long)ms->py_no_eval);

@@ -37,6 +37,7 @@ int model_found_asleep(struct model *m, struct thread *t, uint64_t new_stk,
 	wait = pt->state == 'D' ? GT_EV_GO_BLOCK : syscalls__wait_event(pt->syscall);
 	err = m->out->found(m, t, new_stk, wait, pt->syscall);
 	m->rs = NULL;
+	m->rpy = NULL;
 	t->seq++;
 	t->state = THREAD_WAITING;
 	return err;

@@ -88,7 +88,7 @@ void model__late_stacks(struct model *m, model_start_stack_fn fn, void *ctx, uin
 		bool runnable;
 		size_t size;
 
-		if (l->st || !(st = fn(ctx, l->pt.tid, &runnable, &size)) || runnable)
+		if (l->st || !(st = fn(ctx, l->pt.tid, &runnable, &size, NULL)) || runnable)
 			continue;
 		l->st = malloc(size);
 		if (!l->st)
@@ -115,6 +115,7 @@ struct thread *model_late_found(struct model *m, uint32_t tid, uint64_t ts, int 
 {
 	struct late_thread *l = find(m, tid);
 	const struct lx_stack *rs;
+	const struct lx_pystack *rpy;
 	struct thread *t;
 	uint64_t new_stk = 0;
 
@@ -138,11 +139,15 @@ struct thread *model_late_found(struct model *m, uint32_t tid, uint64_t ts, int 
 	model_born(m, t);
 	m->st.threads++;
 	m->st.late_found++;
-	/* The record's own stack (a waker's) is back for the wakeup. */
+	/* The record's own stack (a waker's) is back for the wakeup; its Python frames are the
+	 * waker's, not this thread's. */
 	rs = m->rs;
+	rpy = m->rpy;
 	m->rs = l->st;
+	m->rpy = NULL;
 	*err = model_found_asleep(m, t, new_stk, &l->pt);
 	m->rs = rs;
+	m->rpy = rpy;
 	drop(m, l);
 	return *err ? NULL : t;
 }

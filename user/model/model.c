@@ -125,9 +125,10 @@ struct model *model__new(const struct model_opts *opts)
 
 /* The stack read at the start (model__start_stacks) of pt, kept, or NULL: one read while
  * the thread was as the scan found it, asleep or waiting for a CPU ('R' is both running and
- * waiting; a running thread has none). *late: left out, as the budget ran out before it. */
+ * waiting; a running thread has none); with py, its Python frames. *late: left out, as the
+ * budget ran out before it. */
 static const struct lx_stack *start_stack(const struct model *m, const struct procscan_thread *pt,
-					  bool *late)
+					  bool *late, const struct lx_pystack **py)
 {
 	const struct lx_stack *st;
 	bool runnable;
@@ -135,7 +136,7 @@ static const struct lx_stack *start_stack(const struct model *m, const struct pr
 
 	if (!m->start_stack || !m->cs || model_left_out(m, pt))
 		return NULL;
-	st = m->start_stack(m->start_ctx, pt->tid, &runnable, &size);
+	st = m->start_stack(m->start_ctx, pt->tid, &runnable, &size, py);
 	if (!st || runnable != (pt->state == 'R'))
 		return NULL;
 	/* Past the budget of model__prepare: not named ahead, so left out. */
@@ -179,7 +180,9 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 	model_born(m, t);
 	m->st.threads++;
 	t->scanned = 1;
-	m->rs = start_stack(m, pt, &late);
+	m->rs = start_stack(m, pt, &late, &m->rpy);
+	if (!m->rs)
+		m->rpy = NULL;
 	m->st.start_stacks_late += late;
 	if (pt->state == 'R') {
 		/* Waiting for a CPU, with the stack it was preempted at: run on the housekeeping P
@@ -189,6 +192,7 @@ static int init_thread(struct model *m, const struct procscan_thread *pt)
 		err = m->out->found(m, t, new_stk, m->rs ? GT_EV_GO_PREEMPT : GT_EV_NONE, -1);
 		t->seq += m->rs != NULL;
 		m->rs = NULL;
+		m->rpy = NULL;
 		return err;
 	}
 	return model_found_asleep(m, t, new_stk, pt);
@@ -248,13 +252,13 @@ static void await_rows(struct model *m, const struct procscan_thread *live, size
 
 	/* Each process once: its maps are read (a map of thousands of threads' stacks). */
 	for (size_t k = 0; noted && k < n; k++)
-		if (start_stack(m, &live[k], &late) && u64map__put(noted, live[k].pid, &added) &&
-		    added)
+		if (start_stack(m, &live[k], &late, NULL) &&
+		    u64map__put(noted, live[k].pid, &added) && added)
 			callstacks__note(m->cs, live[k].pid);
 	u64map__free(noted);
 	for (;;) {
 		for (const struct lx_stack *st; i < n; i++)
-			if ((st = start_stack(m, &live[i], &late)) &&
+			if ((st = start_stack(m, &live[i], &late, NULL)) &&
 			    !callstacks__ready_within(m->cs, live[i].pid, st, limit_ns))
 				break;
 		if ((i == n && (!targets || callstacks__rows_loaded(m->cs))) || now_ns() >= until)
@@ -267,7 +271,7 @@ static void await_rows(struct model *m, const struct procscan_thread *live, size
 	noted = u64map__new();
 	until = thread_cpu_ns() + MODEL_PREPARE_NS;
 	for (size_t k = 0; noted && k < n; k++) {
-		const struct lx_stack *st = start_stack(m, &live[k], &late);
+		const struct lx_stack *st = start_stack(m, &live[k], &late, NULL);
 
 		if (!st)
 			continue;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "bpf/lxtrace.h"
+#include "bpf/python.h"
 #include "format/go119/writer.h"
 #include "user/proc/procscan.h"
 #include "user/proc/syscalls.h"
@@ -216,9 +217,11 @@ int model__start_threads(struct model *m, uint32_t **tids, size_t *n);
 
 /* Thread tid's call stack when the recording started and its size in bytes (a struct lx_stack
  * and its copy of the user stack, as records carry them), or NULL; *runnable when the thread
- * was waiting for a CPU then, not asleep. */
+ * was waiting for a CPU then, not asleep; with py, its Python frames read with it (as an
+ * LX_REC_PYSTACK record carries them), or NULL. */
 typedef const struct lx_stack *(*model_start_stack_fn)(void *ctx, uint32_t tid, bool *runnable,
-							size_t *size);
+							size_t *size,
+							const struct lx_pystack **py);
 
 /* Before model__start: the init phase blocks each thread found asleep at the stack fn gives
  * (its syscall alone without one), and preempts there each found waiting for a CPU that fn

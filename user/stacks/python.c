@@ -18,6 +18,8 @@
 #include "lib/u64map.h"
 #include "user/proc/mapped_file.h"
 #include "user/proc/procmaps.h"
+#include "user/proc/procstat.h"
+#include "user/stacks/py_debug_offsets.h"
 #include "user/stacks/py_layouts.h"
 #include "user/stacks/py_lines.h"
 #include "user/stacks/python.h"
@@ -27,6 +29,7 @@
 #define MAX_THREADS 4096	/* a process's threads read per scan */
 #define MAX_TRIES 100		/* looks for a candidate's interpreter before giving up */
 #define SCAN_NS (50 * 1000 * 1000ull)	/* between two reads of a process's threads */
+#define JUDGED_NS (1000 * 1000 * 1000ull)	/* between two looks whether a judged one lives */
 /* After a process creates a thread, its threads are read at every refresh for this long: the
  * new thread writes its tid into its PyThreadState as it starts (t_bootstrap), and until the
  * walk is told of it its stacks have no Python frames. */
@@ -48,6 +51,11 @@ struct pyproc {
 	pid_t pid;
 	bool found;		/* its interpreter is known */
 	bool dead;		/* to forget: gone, or not Python after all */
+	bool judged;		/* left native for good (a version not known, its own offsets
+				 * refused, no interpreter found): kept, so that a process noted
+				 * again is judged and counted once, until it is gone */
+	unsigned long long starttime;	/* /proc/PID/stat's: tells it from a later process
+					 * under its pid */
 	unsigned tries;
 	uint64_t next_ns;	/* its next look or scan */
 	uint64_t new_until;	/* scanned at every refresh until then: it created a thread */
@@ -56,6 +64,8 @@ struct pyproc {
 	const struct py_layout *l;
 	uint64_t runtime;	/* _PyRuntime's address */
 	uint64_t code_type;	/* PyCode_Type's */
+	uint32_t pthread_tid;	/* the kernel tid's offset in glibc's struct pthread, where the
+				 * layout has no native_thread_id */
 	struct pythread *threads;	/* given to the walk, by tid */
 	size_t nthreads, threads_cap;
 };
@@ -71,6 +81,7 @@ struct pycode {
 	pid_t pid;
 	uint64_t addr;
 	uint16_t adaptive;	/* its version's co_code_adaptive */
+	uint8_t lines;		/* its version's enum py_lines_format */
 	struct code_ident id;
 	char func[2 * MAX_STR + 2];
 	char file[MAX_STR + 1];
@@ -145,17 +156,49 @@ static bool python_name(const char *path)
 	return !strncmp(base, "python3", 7);
 }
 
+/* The start time of the process pid is now; false when it is gone. */
+static bool starttime_of(const struct python *py, pid_t pid, unsigned long long *out)
+{
+	char path[300], text[1024];
+	struct procstat st;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", py->proc_root, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	if (procstat__parse(text, &st) || !st.has_starttime)
+		return false;
+	*out = st.starttime;
+	return true;
+}
+
+static void forget(struct python *py, struct pyproc *p);
+
 static void proc_add(struct python *py, pid_t pid)
 {
-	struct pyproc *p;
+	struct pyproc *p = proc_find(py, pid);
+	unsigned long long start;
 
-	if (proc_find(py, pid) || py->nprocs >= MAX_PROCS ||
+	if (!starttime_of(py, pid, &start))
+		return;
+	/* Known: the same process, or a later one under its pid, which replaces it. */
+	if (p && p->starttime == start)
+		return;
+	if (p)
+		forget(py, p);
+	if (py->nprocs >= MAX_PROCS ||
 	    grow_array((void **)&py->procs, &py->procs_cap, py->nprocs + 1, sizeof(*py->procs), 16))
 		return;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return;
 	p->pid = pid;
+	p->starttime = start;
 	py->procs[py->nprocs++] = p;
 }
 
@@ -194,20 +237,16 @@ void python__mapped(struct python *py, const struct lx_mmap *m)
 /* The symbols lxtrace needs of the interpreter's binary, at their link-time addresses. */
 struct py_syms {
 	uint64_t runtime, code_type, version;
+	bool is_none;		/* Py_IsNone: 3.10 or later */
 	uint64_t load_delta;	/* p_vaddr - p_offset of the segment holding the code mapped */
 };
 
-static void syms_of(Elf *elf, uint64_t pgoff, struct py_syms *out)
+/* Calls fn with each named symbol of elf that has a value, until it returns true. */
+static void each_symbol(Elf *elf, bool (*fn)(const char *name, const GElf_Sym *sym, void *ctx),
+			void *ctx)
 {
 	Elf_Scn *scn = NULL;
-	GElf_Phdr ph;
-	size_t nph = 0;
 
-	if (!elf_getphdrnum(elf, &nph))
-		for (size_t i = 0; i < nph; i++)
-			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    pgoff >= (ph.p_offset & ~0xfffull) && pgoff < ph.p_offset + ph.p_filesz)
-				out->load_delta = ph.p_vaddr - ph.p_offset;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -219,21 +258,151 @@ static void syms_of(Elf *elf, uint64_t pgoff, struct py_syms *out)
 			GElf_Sym sym;
 			const char *name;
 
-			if (!gelf_getsym(d, (int)i, &sym) || !sym.st_value ||
-			    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
-				continue;
-			if (!strcmp(name, "_PyRuntime"))
-				out->runtime = sym.st_value;
-			else if (!strcmp(name, "PyCode_Type"))
-				out->code_type = sym.st_value;
-			else if (!strcmp(name, "Py_Version"))
-				out->version = sym.st_value;
+			if (gelf_getsym(d, (int)i, &sym) && sym.st_value &&
+			    (name = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
+			    fn(name, &sym, ctx))
+				return;
 		}
 	}
 }
 
+static bool py_sym(const char *name, const GElf_Sym *sym, void *ctx)
+{
+	struct py_syms *out = ctx;
+
+	if (!strcmp(name, "_PyRuntime"))
+		out->runtime = sym->st_value;
+	else if (!strcmp(name, "PyCode_Type"))
+		out->code_type = sym->st_value;
+	else if (!strcmp(name, "Py_Version"))
+		out->version = sym->st_value;
+	else if (!strcmp(name, "Py_IsNone"))
+		out->is_none = true;
+	return false;
+}
+
+static void syms_of(Elf *elf, uint64_t pgoff, struct py_syms *out)
+{
+	GElf_Phdr ph;
+	size_t nph = 0;
+
+	if (!elf_getphdrnum(elf, &nph))
+		for (size_t i = 0; i < nph; i++)
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    pgoff >= (ph.p_offset & ~0xfffull) && pgoff < ph.p_offset + ph.p_filesz)
+				out->load_delta = ph.p_vaddr - ph.p_offset;
+	each_symbol(elf, py_sym, out);
+}
+
+/* The minor version a CPython file's name says: python3.N, libpython3.N.so; -1 for none. */
+static int minor_of_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	char *end;
+	long v;
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "lib", 3))
+		base += 3;
+	if (strncmp(base, "python3.", 8))
+		return -1;
+	v = strtol(base + 8, &end, 10);
+	return end > base + 8 && v >= 0 && v < 100 && (!*end || *end == '.') ? (int)v : -1;
+}
+
+/* glibc's description of struct pthread's tid, for libthread_db: its bits, count and offset. */
+struct tid_desc {
+	bool found;
+	uint32_t d[3];
+	Elf *elf;
+};
+
+static bool tid_sym(const char *name, const GElf_Sym *sym, void *ctx)
+{
+	struct tid_desc *t = ctx;
+	Elf_Scn *scn = NULL;
+
+	if (strcmp(name, "_thread_db_pthread_tid") || sym->st_size != sizeof(t->d))
+		return false;
+	while ((scn = elf_nextscn(t->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+		    sh.sh_size >= sizeof(t->d) && sym->st_value >= sh.sh_addr &&
+		    sym->st_value - sh.sh_addr <= sh.sh_size - sizeof(t->d) &&
+		    (d = elf_getdata(scn, NULL)) && d->d_buf && d->d_size == sh.sh_size) {
+			memcpy(t->d, (const char *)d->d_buf + (sym->st_value - sh.sh_addr),
+			       sizeof(t->d));
+			t->found = true;
+			break;
+		}
+	}
+	return true;
+}
+
+/* Where p's threads keep their kernel tid in their struct pthread, from the glibc it maps
+ * (libc.so.6 since 2.34, libpthread.so.0 before): the offset libthread_db reads, for the
+ * versions whose thread states have only the pthread_t (3.10). False when it has none. */
+static bool find_pthread_tid(struct python *py, struct pyproc *p)
+{
+	char path[300], line[4096];
+	struct procmaps_entry e;
+	struct tid_desc t = { 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", py->proc_root, (int)p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!t.found && fgets(line, sizeof(line), f)) {
+		const char *base;
+		struct mapped_file mf;
+		int fd;
+
+		if (!procmaps__parse_exec(line, &e) || !e.ino)
+			continue;
+		base = strrchr(e.name, '/');
+		base = base ? base + 1 : e.name;
+		if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5) &&
+		    strncmp(base, "libpthread", 10))
+			continue;
+		mf = (struct mapped_file){ py->proc_root, p->pid, e.start, e.end, e.name, e.dev,
+					   e.ino };
+		fd = mapped_file__open(&mf, NULL);
+		if (fd < 0)
+			continue;
+		t.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		if (t.elf) {
+			each_symbol(t.elf, tid_sym, &t);
+			elf_end(t.elf);
+		}
+		close(fd);
+	}
+	fclose(f);
+	/* A 32-bit pid_t, one of it, inside the struct (2,304 bytes in glibc 2.36). */
+	if (!t.found || t.d[0] != 32 || t.d[1] != 1 || t.d[2] > 16384)
+		return false;
+	p->pthread_tid = t.d[2];
+	return true;
+}
+
+/* Whether the offsets p publishes (3.13+: _Py_DebugOffsets, at runtime, its _PyRuntime) are
+ * those of p's table; counted when not. */
+static bool offsets_agree(struct python *py, const struct pyproc *p, uint64_t runtime,
+			  uint32_t version)
+{
+	uint8_t block[PY_DEBUG_OFFSETS_SIZE];
+
+	if (peek(p->pid, runtime, block, sizeof(block)) &&
+	    py_debug_offsets__check(block, sizeof(block), version, p->l) == PY_DEBUG_AGREE)
+		return true;
+	py->st.offsets_refused++;
+	return false;
+}
+
 /* Looks for p's interpreter in its mappings: 1 found (p->l set, or p->dead for a version not
- * known), 0 not yet, -1 never. */
+ * known), 0 not yet, -1 never (counted where it is not plain: no python file mapped). */
 static int find_interpreter(struct python *py, struct pyproc *p)
 {
 	char path[300], line[4096];
@@ -241,6 +410,7 @@ static int find_interpreter(struct python *py, struct pyproc *p)
 	struct py_syms s = { 0 };
 	uint64_t bias = 0;
 	uint32_t ver = 0;
+	int name_minor = -1;
 	bool seen = false;
 	FILE *f;
 
@@ -266,6 +436,7 @@ static int find_interpreter(struct python *py, struct pyproc *p)
 			s = (struct py_syms){ 0 };
 			syms_of(elf, e.pgoff, &s);
 			bias = e.start - e.pgoff - s.load_delta;
+			name_minor = minor_of_name(e.name);
 			elf_end(elf);
 		}
 		close(fd);
@@ -273,10 +444,19 @@ static int find_interpreter(struct python *py, struct pyproc *p)
 	fclose(f);
 	if (!s.runtime || !s.code_type)
 		return seen ? 0 : -1;
-	/* Py_Version (3.11+): 0xMMmmppXX, as PY_VERSION_HEX. */
-	if (!s.version || !peek(p->pid, bias + s.version, &ver, sizeof(ver)))
+	/* Py_Version (3.11+): 0xMMmmppXX, as PY_VERSION_HEX. Before it, the file's name says
+	 * the version, for 3.10 alone, which a function new in 3.10 (Py_IsNone) confirms. */
+	if (s.version && !peek(p->pid, bias + s.version, &ver, sizeof(ver)))
 		return 0;
+	if (!s.version)
+		ver = s.is_none && name_minor == 10 ? 0x030a0000 : 0;
 	p->l = py_layouts__find(ver >> 24, (ver >> 16) & 0xff);
+	if (p->l && p->l->minor >= 13 && !offsets_agree(py, p, bias + s.runtime, ver))
+		return -1;
+	if (p->l && p->l->tstate_native_tid == LX_PY_NONE && !find_pthread_tid(py, p)) {
+		py->st.not_found++;
+		return -1;
+	}
 	p->runtime = bias + s.runtime;
 	p->code_type = bias + s.code_type;
 	return 1;
@@ -297,13 +477,36 @@ static void drop_threads(struct python *py, struct pyproc *p)
 	p->nthreads = 0;
 }
 
+/* Where a thread state of p's version says which thread it is: native_thread_id, or before
+ * 3.11 thread_id, its pthread_t. */
+static uint16_t tid_field(const struct py_layout *l)
+{
+	return l->tstate_native_tid != LX_PY_NONE ? l->tstate_native_tid : l->tstate_pthread;
+}
+
+/* The kernel tid of the thread whose state begins with buf (through tid_field) in p: its
+ * native_thread_id, or before 3.11 the tid in its struct pthread; 0 for a thread not started
+ * yet, or whose struct pthread does not read (gone). */
+static uint64_t thread_tid(const struct pyproc *p, const uint8_t *buf)
+{
+	uint64_t v;
+	uint32_t t = 0;
+
+	memcpy(&v, buf + tid_field(p->l), sizeof(v));
+	if (p->l->tstate_native_tid != LX_PY_NONE)
+		return v;
+	if (v && !peek(p->pid, v + p->pthread_tid, &t, sizeof(t)))
+		t = 0;
+	return t;
+}
+
 /* Reads p's thread list and gives the walk what changed. False when the process is gone. */
 static bool scan_threads(struct python *py, struct pyproc *p)
 {
 	struct pythread *now = NULL, *old = p->threads;
 	size_t n = 0, cap = 0, j = 0, nold = p->nthreads;
-	size_t span = (size_t)(p->l->tstate_native_tid > p->l->tstate_next ?
-			       p->l->tstate_native_tid : p->l->tstate_next) + 8;
+	size_t span = (size_t)(tid_field(p->l) > p->l->tstate_next ? tid_field(p->l) :
+								     p->l->tstate_next) + 8;
 	uint64_t interp = 0, ts = 0;
 	uint8_t buf[TSTATE_READ];
 
@@ -318,7 +521,7 @@ static bool scan_threads(struct python *py, struct pyproc *p)
 		/* One read a thread: its tid and next in the same bytes. */
 		if (span > sizeof(buf) || !peek(p->pid, ts, buf, span))
 			break;
-		memcpy(&tid, buf + p->l->tstate_native_tid, sizeof(tid));
+		tid = thread_tid(p, buf);
 		memcpy(&next, buf + p->l->tstate_next, sizeof(next));
 		p->unborn += !tid;
 		if (tid && tid < (1u << 22) &&
@@ -363,13 +566,26 @@ static void forget(struct python *py, struct pyproc *p)
 	p->dead = true;
 }
 
+/* Leaves p native for good, looked at again only to learn when it is gone. */
+static void judge(struct pyproc *p, uint64_t now)
+{
+	p->judged = true;
+	p->next_ns = now + JUDGED_NS;
+}
+
 static void refresh_one(struct python *py, struct pyproc *p, uint64_t now)
 {
+	unsigned long long start;
 	int r;
 
 	if (now < p->next_ns && !(p->found && now < p->new_until) &&
 	    !(p->unborn && now < p->created_ns + UNBORN_NS))
 		return;
+	if (p->judged) {
+		p->next_ns = now + JUDGED_NS;
+		p->dead = !starttime_of(py, p->pid, &start) || start != p->starttime;
+		return;
+	}
 	p->next_ns = now + SCAN_NS;
 	if (!p->found) {
 		r = find_interpreter(py, p);
@@ -377,12 +593,12 @@ static void refresh_one(struct python *py, struct pyproc *p, uint64_t now)
 			return;
 		if (r < 0 || (r == 0 && p->tries >= MAX_TRIES)) {
 			py->st.not_found += r == 0;
-			p->dead = true;
+			judge(p, now);
 			return;
 		}
 		if (!p->l) {
 			py->st.unknown_version++;
-			p->dead = true;
+			judge(p, now);
 			return;
 		}
 		p->found = true;
@@ -442,9 +658,9 @@ static bool read_str(pid_t pid, const struct py_layout *l, uint64_t addr, char *
 
 	if (!peek(pid, addr, hdr, sizeof(hdr)))
 		return false;
-	memcpy(&len, hdr + 16, sizeof(len));	/* PyASCIIObject.length */
-	memcpy(&state, hdr + 32, sizeof(state));	/* .state: interned 2, kind 3, compact 1,
-							 * ascii 1 bits */
+	memcpy(&len, hdr + PY_STR_LENGTH, sizeof(len));
+	memcpy(&state, hdr + PY_STR_STATE, sizeof(state));	/* interned 2, kind 3, compact 1,
+								 * ascii 1 bits */
 	kind = (state >> 2) & 7;
 	if (!((state >> 5) & 1) || (kind != 1 && kind != 2 && kind != 4))
 		return false;
@@ -493,7 +709,7 @@ static bool code_header(const struct pyproc *p, uint64_t addr, struct code_ident
 	_Static_assert(sizeof(hdr) >= 208, "the code header read holds co_code_adaptive's offset");
 	if (!peek(p->pid, addr, hdr, sizeof(hdr)))
 		return false;
-	memcpy(&type, hdr + 8, sizeof(type));	/* ob_type */
+	memcpy(&type, hdr + PY_OB_TYPE, sizeof(type));
 	if (type != p->code_type)
 		return false;
 	memcpy(&id->fname, hdr + l->code_filename, sizeof(id->fname));
@@ -516,6 +732,7 @@ static struct pycode *read_code(struct python *py, const struct pyproc *p, uint6
 	c->pid = p->pid;
 	c->addr = addr;
 	c->adaptive = p->l->code_adaptive;
+	c->lines = p->l->linetable;
 	c->id = *id;
 	if (!read_str(p->pid, p->l, id->fname, c->file, sizeof(c->file)) ||
 	    !read_str(p->pid, p->l, id->qname, qual, sizeof(qual))) {
@@ -524,10 +741,10 @@ static struct pycode *read_code(struct python *py, const struct pyproc *p, uint6
 	}
 	module_of(c->file, mod, sizeof(mod));
 	snprintf(c->func, sizeof(c->func), "%s.%s", mod, qual);
-	/* co_linetable, a bytes object: ob_size at 16, its bytes at 32 (bytesobject.h). */
-	if (peek_u64(p->pid, id->table + 16, &size) && size <= MAX_LINETABLE) {
+	/* co_linetable, a bytes object. */
+	if (peek_u64(p->pid, id->table + PY_BYTES_SIZE, &size) && size <= MAX_LINETABLE) {
 		c->linetable = malloc(size ? size : 1);
-		if (c->linetable && peek(p->pid, id->table + 32, c->linetable, size))
+		if (c->linetable && peek(p->pid, id->table + PY_BYTES_DATA, c->linetable, size))
 			c->linetable_len = size;
 	}
 	py->st.codes++;
@@ -604,7 +821,7 @@ static bool name_frame(struct python *py, pid_t pid, const struct lx_pyframe *f,
 	out->func = c->func;
 	out->file = c->file;
 	index = f->instr == ~0u ? -1 : ((int64_t)f->instr - c->adaptive) / 2;
-	out->line = py_lines__line(c->linetable, c->linetable_len, c->id.first, index);
+	out->line = py_lines__line(c->lines, c->linetable, c->linetable_len, c->id.first, index);
 	return true;
 }
 

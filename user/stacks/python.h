@@ -29,6 +29,8 @@ struct python_stats {
 	uint64_t unknown_version;	/* processes running one it does not: native frames */
 	uint64_t not_found;		/* processes mapping a python binary whose interpreter
 					 * was never found (symbols missing, file unreadable) */
+	uint64_t offsets_refused;	/* processes whose own offsets (3.13's _Py_DebugOffsets)
+					 * are not lxtrace's table's, or do not read as any */
 	uint64_t threads;		/* threads given to the walk */
 	uint64_t threads_full;		/* threads the walk's map had no room for */
 	uint64_t codes;			/* code objects read */
