@@ -2,8 +2,8 @@
  * down to main with lines, a frameless leaf with its caller, a changed caller at the same
  * stack pointer seen through the walk cache, Python's stacks against gdb's, samples that reach
  * main, short-lived processes fully named, wakeups from interrupts attributed to them, code
- * mapped anew where other code was named as it is now, and rows taken from the cache a
- * recording before filled. */
+ * mapped anew where other code was named as it is now, rows taken from the cache a recording
+ * before filled, and the rows map mapped only as far as rows fill it. */
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
