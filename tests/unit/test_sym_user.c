@@ -573,7 +573,7 @@ static size_t heap_in_use(void)
 
 /* A whole machine brings new unknown addresses all the time (short processes' anonymous
  * memory): what their frames take stays bounded, and a frame still in use keeps its PC. Before
- * the generations (sym_unknowns.h), 786,432 such addresses took 100+ MB. */
+ * the generations (sym_unknowns.h), 786,432 such addresses took 216 MiB. */
 Test(sym_user, unknown_addresses_are_held_in_bounded_memory, .timeout = 300)
 {
 	const size_t warm = 1 << 18, n = 1 << 20;
