@@ -70,6 +70,10 @@ struct lx_cfi_row {
 struct lx_unwind_maps {
 	struct lx_cfi_row *rows;	/* the cfi_rows array map, mmap'ed, owned by the capture */
 	__u32 rows_max;			/* its entries */
+	/* Makes rows [0, n) of rows writable (the capture maps the array as it fills): 0 or
+	 * -errno. Rows already published stay where they are. */
+	int (*map_rows)(void *ctx, __u32 n);
+	void *map_ctx;
 	int files_fd;			/* the cfi_files hash map */
 	int wanted_fd;			/* the cfi_wanted LRU hash map */
 	volatile __u64 *gen;		/* cfi_gen: bumped after each file published */

@@ -2,8 +2,8 @@
  * down to main with lines, a frameless leaf with its caller, a changed caller at the same
  * stack pointer seen through the walk cache, Python's stacks against gdb's, samples that reach
  * main, short-lived processes fully named, wakeups from interrupts attributed to them, code
- * mapped anew where other code was named as it is now, and rows taken from the cache a
- * recording before filled. */
+ * mapped anew where other code was named as it is now, rows taken from the cache a recording
+ * before filled, and the rows map mapped only as far as rows fill it. */
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -1929,4 +1929,54 @@ Test(unwind, code_moved_to_new_mappings_resolves_where_it_runs_now_rebuilt_whole
 	itest_mask("mm_seq");
 	code_moved();
 	itest_expect_without("mm_lock_seq seqcount");
+}
+
+/* The KiB of the recorder's mappings of BPF maps whose size is a whole number of MiB: the rows
+ * map's (the rings' mappings have a page or two more than their data twice over). */
+static long rows_mapped_kb(pid_t pid)
+{
+	char path[64], line[512];
+	long size = 0, kb = 0;
+	bool bpf = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, ' ')) {
+			bpf = strstr(line, "anon_inode:bpf-map") != NULL;
+			size = (long)((hi - lo) >> 10);
+		} else if (bpf && size >= 1024 && size % 1024 == 0 && !strncmp(line, "Rss:", 4)) {
+			kb += size;
+		}
+	}
+	fclose(f);
+	return kb;
+}
+
+/* The rows map is 16 MiB of kernel memory, and the kernel puts every page of a BPF array in a
+ * mapping of it at once: mapped whole, all of it counted in the recorder's RSS from the start.
+ * The recorder maps it in 1 MiB steps as rows are appended (docs/stacks.md, "Rows"): a
+ * recording of one program holds what that program's rows take. */
+Test(unwind, the_rows_map_is_mapped_as_far_as_rows_fill_it)
+{
+	unsigned long long files = 0, rows = 0;
+	const char *line;
+	long kb;
+
+	itest_start((const char *[]){ "-v", "-b", "2", "--", "/bin/sleep", "3", NULL });
+	/* sleep blocks: its walk asks for libc's rows. */
+	usleep(1500 * 1000);
+	kb = rows_mapped_kb(recorder__pid(it.rec));
+	itest_stop(0, 0);
+	line = strstr(recorder__stderr(it.rec), "unwind rows:");
+	cr_assert(line && sscanf(line, "unwind rows: %llu binaries (%llu rows)", &files, &rows) == 2,
+		  "no rows in the summary:\n%s", recorder__stderr(it.rec));
+	cr_log_info("rows map: %ld KiB mapped for %llu rows of %llu binaries", kb, rows, files);
+	cr_expect_gt(kb, 0, "no rows mapped, %llu rows", rows);
+	cr_expect_leq(kb, (long)((rows * 8 + (1 << 20) - 1) >> 20 << 10) + 1024,
+		      "%ld KiB of the rows map mapped for %llu rows", kb, rows);
 }

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -165,4 +166,50 @@ Test(sym_names, a_binarys_pages_given_back_are_read_again)
 	cr_expect_str_eq(f.func, func);
 	cr_expect_str_eq(f.file ? f.file : "", file);
 	cr_expect_eq(f.line, line);
+}
+
+/* What glibc's malloc has handed out, small blocks and mapped ones. */
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 m = mallinfo2();
+
+	return m.uordblks + m.hblkhd;
+}
+
+/* The budget of open binaries (docs/symbolize.md, "Caching and memory") is only as good as
+ * sym_elf__bytes: what it counts must be what reading the binary took. Looked up every 64
+ * bytes of its code, so that every CU's tables are read: path's count against the heap. */
+static void check_counted(const char *path)
+{
+	struct sym_elf_load loads[16];
+	struct sym_elf_frame f[16];
+	size_t before = heap_in_use(), real;
+	struct sym_elf *e = sym_elf__open(open(path, O_RDONLY), path, NULL, NULL);
+	uint64_t counted;
+	int n;
+
+	cr_assert_not_null(e, "%s", path);
+	n = sym_elf__loads(e, loads, 16);
+	cr_assert_gt(n, 0);
+	for (int i = 0; i < n && i < 16; i++)
+		for (uint64_t a = loads[i].vaddr; a < loads[i].vaddr + loads[i].size; a += 64)
+			sym_elf__frames(e, a, f, 16);
+	real = heap_in_use() - before;
+	counted = sym_elf__bytes(e);
+	cr_log_warn("%s: counted %.1f MiB, the heap grew %.1f MiB", path, counted / 1048576.0,
+		    real / 1048576.0);
+	cr_expect_geq(counted, real / 20 * 19, "%s: counted %lu of %zu bytes", path,
+		      (unsigned long)counted, real);
+	cr_expect_leq(counted, real / 2 * 3, "%s: counted %lu of %zu bytes", path,
+		      (unsigned long)counted, real);
+	sym_elf__free(e);
+}
+
+Test(sym_names, what_reading_a_binary_takes_is_counted, .timeout = 300)
+{
+	Dl_info info;
+
+	cr_assert(dladdr((void *)&printf, &info));
+	check_counted(info.dli_fname);
+	check_counted("/proc/self/exe");
 }

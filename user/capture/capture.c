@@ -103,8 +103,9 @@ struct capture {
 	uint64_t until;		/* records after this time are not delivered (capture__drain) */
 	uint64_t after_stop;	/* how many were not, lost ones included */
 	uint64_t lost_after_stop;
-	struct lx_cfi_row *rows;	/* the unwind rows, mmap'ed once asked for */
+	struct lx_cfi_row *rows;	/* the unwind rows' place, reserved once asked for */
 	size_t rows_bytes;
+	size_t rows_mapped;		/* of them, bytes mapped from the start (map_rows) */
 	struct maps_proc *maps;		/* answers for the kernel that cannot list mappings */
 };
 
@@ -1029,16 +1030,47 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 	};
 }
 
+/* The kernel puts every page of the rows map in a mapping of it when it is made (BPF arrays
+ * are mapped whole at mmap), so a mapping of all of it counted 16 MiB in the recorder's RSS
+ * from the start, whatever the rows took: the array is mapped in steps of this much as rows
+ * are appended, into a place reserved for all of it. */
+#define ROWS_STEP_BYTES (1u << 20)
+
+/* map_rows of lx_unwind_maps: maps the rows up to n, in steps, after those mapped already. */
+static int map_rows(void *ctx, uint32_t n)
+{
+	struct capture *c = ctx;
+	size_t want = (size_t)n * sizeof(struct lx_cfi_row), end;
+	void *at;
+
+	if (want <= c->rows_mapped)
+		return 0;
+	if (want > c->rows_bytes)
+		return -EFBIG;
+	end = (want + ROWS_STEP_BYTES - 1) / ROWS_STEP_BYTES * ROWS_STEP_BYTES;
+	if (end > c->rows_bytes)
+		end = c->rows_bytes;
+	at = mmap((char *)c->rows + c->rows_mapped, end - c->rows_mapped, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_FIXED, bpf_map__fd(c->skel->maps.cfi_rows), (off_t)c->rows_mapped);
+	if (at == MAP_FAILED)
+		return -errno;
+	c->rows_mapped = end;
+	return 0;
+}
+
 int capture__unwind_maps(struct capture *c, struct lx_unwind_maps *out)
 {
 	size_t bytes = (size_t)bpf_map__max_entries(c->skel->maps.cfi_rows) * sizeof(struct lx_cfi_row);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	void *rows;
 
 	if (!bpf_walker(c))
 		return -ENOENT;
 	if (!c->rows) {
-		rows = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-			    bpf_map__fd(c->skel->maps.cfi_rows), 0);
+		/* Reserved, not mapped: map_rows maps the map's pages in place. */
+		bytes = (bytes + page - 1) / page * page;
+		rows = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			    -1, 0);
 		if (rows == MAP_FAILED) {
 			int err = -errno;
 
@@ -1050,6 +1082,8 @@ int capture__unwind_maps(struct capture *c, struct lx_unwind_maps *out)
 	}
 	out->rows = c->rows;
 	out->rows_max = bpf_map__max_entries(c->skel->maps.cfi_rows);
+	out->map_rows = map_rows;
+	out->map_ctx = c;
 	out->files_fd = bpf_map__fd(c->skel->maps.cfi_files);
 	out->wanted_fd = bpf_map__fd(c->skel->maps.cfi_wanted);
 	out->gen = (volatile __u64 *)&c->skel->bss->cfi_gen;

@@ -235,8 +235,11 @@ static int load(struct cfi_loader *l, const struct queued *q, uint64_t max_ns, b
 		/* Not published: the next walk that meets the file asks again (none will after a
 		 * cancel: the recording is over). */
 		devino_map__del(l->files, q->key.dev, q->key.ino);
-	} else if (err == -EFBIG || (!err && t.n > l->o.maps.rows_max - l->next)) {
-		/* -EFBIG: more rows than there was room for when the compile began. */
+	} else if (err == -EFBIG || (!err && t.n > l->o.maps.rows_max - l->next) ||
+		   (!err && t.n && l->o.maps.map_rows &&
+		    l->o.maps.map_rows(l->o.maps.map_ctx, l->next + (uint32_t)t.n))) {
+		/* -EFBIG: more rows than there was room for when the compile began. Or no room
+		 * could be mapped for them. */
 		l->st.files_full++;
 		err = publish(l, &q->key, LX_ROWS_UNLOADED, 0);
 	} else if (err == -ETIME) {

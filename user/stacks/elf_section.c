@@ -73,3 +73,32 @@ void elf_section__sizes(Elf *elf, struct elf_sizes *out)
 			out->dwarf = add(out->dwarf, n ? n : sh.sh_size);
 	}
 }
+
+uint64_t elf_section__dwarf_held(Elf *elf)
+{
+	size_t shstrndx, size = 0;
+	const char *raw = elf_rawfile(elf, &size);
+	Elf_Scn *scn = NULL;
+	uint64_t held = 0;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strncmp(name, ".debug", 6) && strncmp(name, ".zdebug", 7)))
+			continue;
+		/* libdw reads every DWARF section it knows when it opens the file: these are read,
+		 * and one it does not know, read here, points into the mapping. */
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_buf && d->d_size &&
+		    (!raw || (const char *)d->d_buf < raw || (const char *)d->d_buf >= raw + size))
+			held = add(held, d->d_size);
+	}
+	return held;
+}

@@ -24,4 +24,10 @@ struct elf_sizes {
 
 void elf_section__sizes(Elf *elf, struct elf_sizes *out);
 
+/* The bytes of elf's DWARF sections that libelf holds in memory of its own: those inflated (a
+ * compressed section, once libdw has read it, is inflated in place, its header no longer saying
+ * it was compressed: elf_section__sizes then sees none), not those that lie in the file's
+ * mapping. Reads no section that was not read yet. */
+uint64_t elf_section__dwarf_held(Elf *elf);
+
 #endif

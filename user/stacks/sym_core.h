@@ -21,6 +21,7 @@
 struct gt_tracemap;
 struct pcclaims;
 struct sym_kernel;
+struct sym_unknowns;
 struct u64map;
 
 struct module {
@@ -113,6 +114,7 @@ struct symbolizer {
 	struct process **plist;
 	size_t nprocs, procs_cap;
 	struct pcclaims *claims;	/* pc -> frame id */
+	struct sym_unknowns *unknowns;	/* "[unknown] ..." frames, in generations */
 
 	struct sym_kernel *kernel;	/* NULL when unreadable or addresses hidden */
 	uint64_t kernel_read_at;	/* CLOCK_MONOTONIC ns of the last read; 0 = never */
@@ -131,9 +133,10 @@ int sym_grow(void **arr, size_t *cap, size_t need, size_t elem);
 const char *sym_intern(struct symbolizer *s, const char *str);
 /* The id (> 0) of the frame (func, file, line) with its strings interned; 0 on ENOMEM. */
 uint32_t sym_frame_id(struct symbolizer *s, const char *func, const char *file, uint64_t line);
-/* The id of an "[unknown] ..." frame named by fmt, counted as unknown; 0 on ENOMEM. */
-uint32_t sym_unknown_frame(struct symbolizer *s, const char *file, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* Fills out with the "[unknown] ..." frame named by fmt, at address a, counted as unknown:
+ * kept in generations (sym_unknowns.h), not for good. 1 or -ENOMEM. */
+int sym_emit_unknown(struct symbolizer *s, uint64_t a, struct sym_frame *out, const char *file,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Fills out[0..n) from frame ids looked up at address a (see PCs in symbolize.h). Returns n
  * or -ENOMEM. */
 int sym_emit(struct symbolizer *s, uint64_t a, const uint32_t *ids, int n,

@@ -10,6 +10,7 @@
 #include "lib/grow.h"
 #include "user/stacks/pcclaims.h"
 #include "user/stacks/sym_core.h"
+#include "user/stacks/sym_unknowns.h"
 
 #define ADDR_MASK ((1ull << 47) - 1)
 #define MAX_DEPTH_PC 255
@@ -61,16 +62,25 @@ uint32_t sym_frame_id(struct symbolizer *s, const char *func, const char *file, 
 	return id <= s->frames_cap && s->frames[id - 1].func ? (uint32_t)id : 0;
 }
 
-uint32_t sym_unknown_frame(struct symbolizer *s, const char *file, const char *fmt, ...)
+int sym_emit_unknown(struct symbolizer *s, uint64_t a, struct sym_frame *out, const char *file,
+		     const char *fmt, ...)
 {
-	char func[512];
+	const char *func;
+	char name[512];
+	uint64_t id, pc;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(func, sizeof(func), fmt, ap);
+	vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
 	s->st.unknown++;
-	return sym_frame_id(s, func, file, 0);
+	file = sym_intern(s, file);
+	func = file ? sym_unknowns__get(s->unknowns, file, name, &id) : NULL;
+	pc = func ? pcclaims__claim(s->claims, a, id) : 0;
+	if (!pc)
+		return -ENOMEM;
+	*out = (struct sym_frame){ pc, func, file, 0, false };
+	return 1;
 }
 
 int sym_emit(struct symbolizer *s, uint64_t a, const uint32_t *ids, int n,

@@ -19,10 +19,15 @@
 #include "user/stacks/sym_elf.h"
 #include "user/stacks/sym_kernel.h"
 #include "user/stacks/sym_perfmap.h"
+#include "user/stacks/sym_unknowns.h"
 #include "user/stacks/symbolize.h"
 
 /* PC claims a generation holds (pcclaims.h): ~4 MiB of them at most. */
 #define GEN_CLAIMS (1u << 16)
+/* Frames of unknown addresses a generation holds (sym_unknowns.h): ~1.5 MiB with their strings
+ * and keys. A whole machine under bench/soak.sh's churn made 8.4 MB of them in 3 minutes, kept
+ * for good before. */
+#define GEN_UNKNOWNS (1u << 14)
 /* An address kallsyms did not name (a module or BPF program loaded since it was read) reads
  * it again, at most this often: a read takes tens of milliseconds. */
 #define KALLSYMS_RELOAD_NS 10000000000ull
@@ -103,8 +108,8 @@ int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is
 			return n;
 		if (n > 0)
 			return sym_emit(s, a, s->pool + first, n < max ? n : max, out);
-		return sym_emit_one(s, a, sym_unknown_frame(s, m->file, "[unknown] %s+0x%" PRIx64,
-						    m->name, vaddr), out);
+		return sym_emit_unknown(s, a, out, m->file, "[unknown] %s+0x%" PRIx64, m->name,
+					vaddr);
 	}
 	/* JIT code lives in anonymous memory; look up unmapped addresses too, as the
 	 * process may have unmapped the code since it ran. */
@@ -115,9 +120,9 @@ int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is
 					out);
 	}
 	if (mp && *mp->name)
-		return sym_emit_one(s, a, sym_unknown_frame(s, mp->name, "[unknown] %s+0x%" PRIx64,
-						    mp->name, a - mp->start + mp->pgoff), out);
-	n = sym_emit_one(s, a, sym_unknown_frame(s, "[unknown]", "[unknown] 0x%" PRIx64, a), out);
+		return sym_emit_unknown(s, a, out, mp->name, "[unknown] %s+0x%" PRIx64, mp->name,
+					a - mp->start + mp->pgoff);
+	n = sym_emit_unknown(s, a, out, "[unknown]", "[unknown] 0x%" PRIx64, a);
 	if (n > 0 && p)
 		out->late_jit = note_jit_owner(s, p);
 	return n;
@@ -226,7 +231,7 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return_addr,
 			func = sym_kernel__find(s->kernel, a, &module);
 	}
 	if (!func)
-		return sym_emit_one(s, a, sym_unknown_frame(s, "[kernel]", "[unknown] 0x%" PRIx64, a), out);
+		return sym_emit_unknown(s, a, out, "[kernel]", "[unknown] 0x%" PRIx64, a);
 	snprintf(file, sizeof(file), "[%s]", module ? module : "kernel");
 	id = sym_frame_id(s, func, file, 0);
 	slot = id ? u64map__put(s->kcache, a, &added) : NULL;
@@ -295,6 +300,7 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	pcclaims__stats(s->claims, &cs);
 	*out = s->st;
 	out->remapped = cs.moved;
+	out->unknown_held = sym_unknowns__held(s->unknowns);
 	out->files_refused = foreign_log__count(s->refused);
 }
 
@@ -344,12 +350,13 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->mod_ids = gt_tracemap__new();
 	s->procs = u64map__new();
 	s->claims = pcclaims__new(GEN_CLAIMS, SYM_PC_SYNTHETIC | SYM_PC_REMAPPED, SYM_PC_REMAPPED - 1);
+	s->unknowns = sym_unknowns__new(GEN_UNKNOWNS);
 	s->kcache = u64map__new();
 	s->jit_owners = u64map__new();
 	s->late_maps = u64map__new();
 	if (!s->jit_owners || !s->late_maps ||
 	    (o.debuginfo_path && !s->debuginfo_path) || !s->str_ids || !s->frame_ids ||
-	    !s->mod_ids || !s->procs || !s->claims || !s->kcache || !s->refused ||
+	    !s->mod_ids || !s->procs || !s->claims || !s->unknowns || !s->kcache || !s->refused ||
 	    !s->unread) {
 		symbolizer__free(s);
 		errno = ENOMEM;
@@ -390,6 +397,7 @@ void symbolizer__free(struct symbolizer *s)
 	gt_tracemap__free(s->frame_ids);
 	free(s->pool);
 	pcclaims__free(s->claims);
+	sym_unknowns__free(s->unknowns);
 	u64map__free(s->kcache);
 	u64map__free(s->jit_owners);
 	u64map__free(s->late_maps);

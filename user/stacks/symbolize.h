@@ -87,6 +87,8 @@ struct symbolizer_stats {
 	uint64_t lookups;		/* user addresses resolved */
 	uint64_t cache_hits;		/* of which answered from a binary's cache */
 	uint64_t unknown;		/* frames that read "[unknown] ..." */
+	uint64_t unknown_held;		/* distinct such frames held now: two generations, not
+					 * the whole file's (sym_unknowns.h) */
 	uint64_t remapped;		/* PCs moved because another frame had (or may have had)
 					 * them: pcclaims.h */
 	uint64_t maps_reads;		/* /proc/PID/maps reads */
