@@ -483,6 +483,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->py_frames = cs.py_frames;
 	out->py_unnamed = cs.py_unnamed;
 	out->py_no_eval = cs.py_no_eval;
+	out->py_deep = cs.py_deep;
 }
 
 void model__use_rows(struct model *m, struct cfi_loader *cfi)

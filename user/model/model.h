@@ -193,8 +193,9 @@ struct model_stats {
 	 * stack read while they slept (model__late_threads), not repaired. */
 	uint64_t late_found;
 	/* Python frames (callstacks_stats.py_*): stacks given them and the frames, stacks left
-	 * native because a frame could not be named or no evaluation loop was there to hold them. */
-	uint64_t py_stacks, py_frames, py_unnamed, py_no_eval;
+	 * native because a frame could not be named or no evaluation loop was there to hold them,
+	 * stacks whose outermost Python frames were cut (deeper than the walk keeps). */
+	uint64_t py_stacks, py_frames, py_unnamed, py_no_eval, py_deep;
 	bool prepared_kernel;			/* kallsyms read ahead too */
 };
 

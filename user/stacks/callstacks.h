@@ -90,6 +90,8 @@ struct callstacks_stats {
 					 * (python_stats.bad_codes): native frames */
 	uint64_t py_no_eval;		/* stacks with Python frames but no evaluation loop in
 					 * their native frames to put them at: native frames */
+	uint64_t py_deep;		/* stacks given Python frames whose outermost ones
+					 * the walk did not keep (LX_PYSTACK_DEEP): marked where */
 };
 
 /* Stacks get their ids from w (which must outlive cs), identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
