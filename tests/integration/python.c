@@ -510,7 +510,7 @@ static void deep_marked(const char *python)
 	size_t i = 0, n = 0, marked = 0;
 	pid_t tid;
 
-	record_py(python, "deep", "1.5", "go1.19");
+	record_py(python, "deep", "1", "go1.19");
 	tid = itest_tid("deep");
 	while ((ev = tq_next(it.trace, &i, TQ_BIT(GT_EV_CPU_SAMPLE), tid))) {
 		int leaf = frame_at(ev->stack, "pyspin.lx_deep_leaf");

@@ -23,7 +23,7 @@
                            once they blocked, then the program exits SECS later without waking
                            them: each thread's last block is its first in Python
   pyspin.py deep SECS      the main thread recurses 100 calls deep (lx_deep) and spins in the
-                           innermost (lx_deep_leaf) for SECS seconds
+                           innermost (lx_deep_leaf) for SECS seconds of its own CPU time
   pyspin.py offsets SECS   3.13+: changes one offset of the interpreter's own _Py_DebugOffsets
                            (which only debuggers read), then spins as spin does: the tracer must
                            leave it native, counted, rather than trust its table
@@ -242,7 +242,7 @@ def first(secs):
 
 def lx_deep_leaf(until):
     n = 0
-    while time.monotonic() < until:  # LX_DEEP_LEAF_LINE
+    while time.thread_time() < until:  # LX_DEEP_LEAF_LINE
         n += 1
     return n
 
@@ -255,7 +255,7 @@ def lx_deep(depth, until):
 
 def deep(secs):
     report_tid("deep")
-    lx_deep(100, time.monotonic() + secs)
+    lx_deep(100, time.thread_time() + secs)
 
 
 def pingpong(rounds):

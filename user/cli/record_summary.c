@@ -338,7 +338,7 @@ void record_summary__print(const struct record_summary *s)
 	/* Every stack cut short, and the walks that went on without the copy they wanted
 	 * (docs/stacks.md, "First sight"). */
 	if (ms.stacks_cut || ms.copies_refused)
-		fprintf(stderr, "  stacks cut:    %llu user stacks end \"[truncated\"; %llu walked on "
+		fprintf(stderr, "  stacks cut:    %llu user stacks with a \"[truncated\" mark; %llu walked on "
 			"by frame pointers where the ring had no room for a copy of the stack (those "
 			"cut short end \"[truncated: no room for a copy]\"; a larger --buffer-size "
 			"keeps them)\n", (unsigned long long)ms.stacks_cut,

@@ -357,7 +357,6 @@ static int splice_python(struct callstacks *cs, pid_t pid, const struct lx_pysta
 							named[next].file, named[next].line };
 	if (cut && next == ps->n && out < GATHER_MAX)
 		cs->spliced[out++] = mark;
-	cs->st.py_deep += !!(ps->flags & LX_PYSTACK_DEEP);
 	if (from + out > GATHER_MAX)
 		out = GATHER_MAX - from;
 	memcpy(&cs->frames[from], cs->spliced, out * sizeof(cs->spliced[0]));
@@ -890,6 +889,7 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	struct stored *sv = NULL;
 	struct entry *young, *e;
 	size_t nkey = 0;
+	bool deep;
 
 	cs->st.lookups++;
 	memo_forget_late(cs);
@@ -921,8 +921,11 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	/* A walk cut at its most frames is as incomplete as one cut at a frame that is no code. */
 	if (uflags & LX_USTACK_DEEP)
 		uflags |= LX_USTACK_TRUNCATED;
-	/* Every stack handed out cut short is counted: nothing is lost silently. */
-	cs->st.cut += !!(uflags & LX_USTACK_TRUNCATED);
+	/* Every stack handed out cut short is counted, its native walk or its Python frames
+	 * (deeper than the walk keeps: marked where by splice_python): nothing is lost silently. */
+	deep = cs->py && ps && ps->n && (ps->flags & LX_PYSTACK_DEEP);
+	cs->st.py_deep += deep;
+	cs->st.cut += (uflags & LX_USTACK_TRUNCATED) || deep;
 	if (uflags & LX_USTACK_IRQ)
 		nr = -1;
 	proc = nuser ? proc_of(cs, pid) : 0;

@@ -62,7 +62,8 @@ struct callstacks_stats {
 	uint64_t copies_refused;	/* stacks BPF walked on by frame pointers where the
 					 * ring had no room for their copy (LX_USLOT_NO_ROOM) */
 	uint64_t cut;		/* stacks handed out cut short, their user frames ending
-				 * "[truncated]" or "[truncated: no room for a copy]" */
+				 * "[truncated]" or "[truncated: no room for a copy]", or
+				 * their Python frames cut by "[truncated: Python frames]" */
 	uint64_t walks;		/* walks of live threads' BPF caches held now */
 	uint64_t prepared;	/* binaries read ahead by callstacks__prepare */
 	uint64_t prepared_dwarf;	/* of which with their DWARF */
@@ -90,7 +91,7 @@ struct callstacks_stats {
 					 * (python_stats.bad_codes): native frames */
 	uint64_t py_no_eval;		/* stacks with Python frames but no evaluation loop in
 					 * their native frames to put them at: native frames */
-	uint64_t py_deep;		/* stacks given Python frames whose outermost ones
+	uint64_t py_deep;		/* stacks handed out whose outermost Python frames
 					 * the walk did not keep (LX_PYSTACK_DEEP): marked where */
 };
 
