@@ -686,6 +686,18 @@ static size_t cut_stacks(void)
 	return n;
 }
 
+/* The mark of s's native walk cut short ("[truncated]", "[truncated: no room for a copy]"),
+ * not the one of Python frames cut deeper than the walk keeps (a limit of its own, not of the
+ * first sight), or NULL. */
+static const char *native_cut_mark(const struct gt_stack *s)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (!strncmp(s->frames[i].func, "[truncated", 10) &&
+		    strcmp(s->frames[i].func, "[truncated: Python frames]"))
+			return s->frames[i].func;
+	return NULL;
+}
+
 /* Whether s has a Python frame (its file a .py). */
 static bool has_python_frame(const struct gt_stack *s)
 {
@@ -715,7 +727,7 @@ static void tally_stack(const struct service *svc, const struct gt_event *e,
 
 	if (first) {
 		t->n++;
-		if (!tq_cut_mark(e->stack))
+		if (!native_cut_mark(e->stack))
 			t->whole++;
 		else if (t->cut_shown++ < 3)
 			dump_stack(e->stack);
@@ -743,7 +755,8 @@ static void tally_stack(const struct service *svc, const struct gt_event *e,
  * libmpdec, asyncio's and json's extensions) are loaded by its threads as they start, after
  * the recorder attached with -p, beside CPU hogs beyond the cores and an exec churn. In its
  * first second at least 95% of its blocking and sampled stacks are whole (no "[truncated"
- * mark); in the recording every thread's function is named where the interpreter runs it, at
+ * mark of a native walk; Python frames cut deeper than 32 are marked too, a limit of their
+ * own); in the recording every thread's function is named where the interpreter runs it, at
  * least 95% of the stacks there with Python frames name it, and those without are counted;
  * the summary counts every cut stack of the file. */
 Test(python, service_of_200_threads_is_whole_and_named_from_its_first_second,
