@@ -140,10 +140,11 @@ static uint64_t subject(const struct gt_cut *c, uint32_t p, enum gt_type t, cons
 	case GT_G_START:
 	case GT_G_SELF:
 		return args[0];
+	case GT_G_GC:
+		return 0;
 	default:
 		ps = gt_state__proc(c->out, p);
-		return ps && t != GT_EV_GC_START && t != GT_EV_GC_DONE &&
-		       t != GT_EV_GC_STW_START && t != GT_EV_GC_STW_DONE ? ps->g : 0;
+		return ps ? ps->g : 0;
 	}
 }
 

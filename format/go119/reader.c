@@ -469,16 +469,13 @@ static int make_event(struct gt_reader *r, const uint8_t *rec, uint8_t type, str
 	case GT_G_SELF:
 		e->g = e->args[0];
 		break;
+	case GT_G_GC:
+		e->g = 0;
+		break;
 	default:
 		break;
 	}
 	switch (type) {
-	case GT_EV_GC_START:
-	case GT_EV_GC_DONE:
-	case GT_EV_GC_STW_START:
-	case GT_EV_GC_STW_DONE:
-		e->g = 0;
-		break;
 	case GT_EV_CPU_SAMPLE:
 		if (e->args[0] > INT64_MAX)
 			return failf(r, rec, "CPUSample time past 2^63");

@@ -340,6 +340,11 @@ static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_psta
 	uint64_t *slot;
 	int err = 0, ret;
 
+	if (gt_blocks(e->type)) {
+		err = check_running(s, e, p, g, false);
+		leave(p, g, e, GT_GS_WAITING);
+		return err;
+	}
 	switch (e->type) {
 	case GT_EV_GO_CREATE:
 		err = check_running(s, e, p, g, true);
@@ -396,18 +401,6 @@ static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_psta
 	case GT_EV_GO_PREEMPT:
 		err = check_running(s, e, p, g, false);
 		leave(p, g, e, GT_GS_RUNNABLE);
-		return err;
-	case GT_EV_GO_SLEEP:
-	case GT_EV_GO_BLOCK:
-	case GT_EV_GO_BLOCK_SEND:
-	case GT_EV_GO_BLOCK_RECV:
-	case GT_EV_GO_BLOCK_SELECT:
-	case GT_EV_GO_BLOCK_SYNC:
-	case GT_EV_GO_BLOCK_COND:
-	case GT_EV_GO_BLOCK_NET:
-	case GT_EV_GO_BLOCK_GC:
-		err = check_running(s, e, p, g, false);
-		leave(p, g, e, GT_GS_WAITING);
 		return err;
 	case GT_EV_GO_SYSBLOCK:
 		err = check_running(s, e, p, g, false);
@@ -589,7 +582,8 @@ int gt_state__event(struct gt_state *s, const struct gt_event *e)
 		if (g && e->type != GT_EV_GO_SYSBLOCK)
 			g->syscall = false;
 	}
-	if (gt_specs[e->type].g != GT_G_NONE || e->type == GT_EV_GO_SYSCALL)
+	if ((gt_specs[e->type].g != GT_G_NONE && gt_specs[e->type].g != GT_G_GC) ||
+	    e->type == GT_EV_GO_SYSCALL)
 		return go_event(s, e, p, g);
 	return other_event(s, e, p, g);
 }

@@ -94,6 +94,7 @@ enum gt_g_effect {
 	GT_G_END,	/* the P's running G is gone for good (GoEnd, GoStop) */
 	GT_G_TARGET,	/* the P's running G acts on the G in args[0] (create, unblock) */
 	GT_G_SELF,	/* the event is about the G in args[0], not the P's (syscall exit, status) */
+	GT_G_GC,	/* the GC's, global across Ps: no G's (GC and stop-the-world start, end) */
 };
 
 struct gt_spec {
@@ -109,6 +110,27 @@ extern const struct gt_spec gt_specs[GT_EV_COUNT];
 static inline unsigned gt_nvalues(enum gt_type t)
 {
 	return gt_specs[t].nargs + !!(gt_specs[t].flags & GT_STACK);
+}
+
+/* Whether the P's running G blocks until a GoUnblock readies it (Go 1.19's parser moves it
+ * to waiting): not a yield or a preemption (runnable at once), nor GoSysBlock (its
+ * GoSysExit readies it). */
+static inline bool gt_blocks(enum gt_type t)
+{
+	switch (t) {
+	case GT_EV_GO_SLEEP:
+	case GT_EV_GO_BLOCK:
+	case GT_EV_GO_BLOCK_SEND:
+	case GT_EV_GO_BLOCK_RECV:
+	case GT_EV_GO_BLOCK_SELECT:
+	case GT_EV_GO_BLOCK_SYNC:
+	case GT_EV_GO_BLOCK_COND:
+	case GT_EV_GO_BLOCK_NET:
+	case GT_EV_GO_BLOCK_GC:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* Header byte: type in the low 6 bits, in the top 2 the count of values after the first one

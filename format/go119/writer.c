@@ -707,11 +707,13 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 	case GT_G_END:
 		g = pr->cur_g;
 		break;
-	default:
+	case GT_G_GC:
 		/* A GCDone must not reach the file before its GCStart, nor a stop-the-world's
 		 * end before its start (both are global to the parsers). */
-		g = t == GT_EV_GC_START || t == GT_EV_GC_DONE || t == GT_EV_GC_STW_START ||
-		    t == GT_EV_GC_STW_DONE ? GC_PSEUDO_G : 0;
+		g = GC_PSEUDO_G;
+		break;
+	default:
+		g = 0;
 	}
 	err = event_deps(w, a, t, args, nargs, g);
 	if (!err)
