@@ -547,7 +547,8 @@ static struct gt_reader *rewind_reader(int fd, char *err, size_t errlen)
 		snprintf(err, errlen, "the input cannot be read again: %s", strerror(errno));
 		return NULL;
 	}
-	r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
+	r = gt_reader__new(
+		&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
 	if (!r)
 		snprintf(err, errlen, "%s", strerror(errno));
 	return r;

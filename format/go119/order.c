@@ -206,7 +206,8 @@ int gt_order__events(const struct gt_event *ev, size_t n, struct gt_event **orde
 			e = &ev[q.idx[q.start[k] + q.head[k]]];
 			s = step_of(e);
 			if (ready(&s, state_of(gs, s.g)) &&
-			    (best == SIZE_MAX || e->ts < ev[q.idx[q.start[best] + q.head[best]]].ts)) {
+			    (best == SIZE_MAX ||
+			     e->ts < ev[q.idx[q.start[best] + q.head[best]]].ts)) {
 				best = k;
 				bs = s;
 			}
@@ -222,7 +223,8 @@ int gt_order__events(const struct gt_event *ev, size_t n, struct gt_event **orde
 			continue;
 		cur = state_of(gs, bs.g);
 		unlocal(&out[done], cur.seq);
-		bs.to.seq = bs.to.seq == NOSEQ ? cur.seq : bs.to.seq == SEQINC ? cur.seq + 1 : bs.to.seq;
+		bs.to.seq = bs.to.seq == NOSEQ ? cur.seq :
+			    bs.to.seq == SEQINC ? cur.seq + 1 : bs.to.seq;
 		if (!(slot = u64map__put(gs, bs.g, &added))) {
 			ret = -ENOMEM;
 			goto done;

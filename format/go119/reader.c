@@ -15,7 +15,8 @@
  * 2^63 (the parsers' clocks are signed), times spanning more than 2^63 ns at the file's
  * frequency (both parsers turn ticks since the first event into int64 ns, through a float64:
  * past that their times are garbage, and so would ours be) and a P's events going back in time
- * from one of its batches to the next. The goroutine state machine is the tracker's business (format/go119/state.h).
+ * from one of its batches to the next. The goroutine state machine is the tracker's business
+ * (format/go119/state.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -296,7 +297,8 @@ static int name_stack(struct gt_reader *r, const uint8_t *rec, const char *who, 
 	if (!id || gt_dict__stack(r->dict, id) || u64map__get(r->fwd, id))
 		return 0;
 	if (id > UINT32_MAX)
-		return failf(r, rec, "%s names stack %llu, past 32 bits", who, (unsigned long long)id);
+		return failf(r, rec, "%s names stack %llu, past 32 bits", who,
+			     (unsigned long long)id);
 	if (r->nfwd == MAX_FORWARD_STACKS)
 		return failf(r, rec, "more than %u stacks named before their definition",
 			     MAX_FORWARD_STACKS);
@@ -488,7 +490,8 @@ static int make_event(struct gt_reader *r, const uint8_t *rec, uint8_t type, str
 		if (err)
 			return err;
 		if (len > GT_MAX_STRING_LEN)
-			return failf(r, rec, "UserLog message of %llu bytes", (unsigned long long)len);
+			return failf(r, rec, "UserLog message of %llu bytes",
+				     (unsigned long long)len);
 		if (len > (uint64_t)(r->end - r->p))
 			return failf(r, rec, "truncated UserLog message");
 		e->msg = (const char *)r->p;

@@ -81,8 +81,8 @@ enum gt_type {
 enum gt_spec_flags {
 	GT_NO_TS = 1 << 0,	/* no timestamp diff on the wire */
 	GT_STACK = 1 << 1,	/* a trailing stack id follows the arguments */
-	GT_SPECIAL = 1 << 2,	/* Batch, Stack, String: own layout, never through the generic path */
-	GT_AVOID = 1 << 3,	/* valid in 1.19 but rejected or mishandled by 1.23: lxtrace never writes it */
+	GT_SPECIAL = 1 << 2,	/* Batch, Stack, String: own layout, not the generic path's */
+	GT_AVOID = 1 << 3,	/* valid in 1.19, refused or misread by 1.23: never written */
 };
 
 /* What an event does to goroutines, as both parsers track it: the encoder orders batches by
@@ -93,7 +93,7 @@ enum gt_g_effect {
 	GT_G_STOP,	/* the P's running G stops: blocks, yields, is preempted, syscall-blocks */
 	GT_G_END,	/* the P's running G is gone for good (GoEnd, GoStop) */
 	GT_G_TARGET,	/* the P's running G acts on the G in args[0] (create, unblock) */
-	GT_G_SELF,	/* the event is about the G in args[0], not the P's (syscall exit, status) */
+	GT_G_SELF,	/* about the G in args[0], not the P's (syscall exit, status) */
 	GT_G_GC,	/* the GC's, global across Ps: no G's (GC and stop-the-world start, end) */
 };
 

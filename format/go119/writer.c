@@ -82,7 +82,7 @@ struct gt_writer {
 	/* The Ps written to, in the order first written, by slot (the P of a location). The
 	 * functions below take a P's slot (p or a); only the gt_writer__ ones take its id. */
 	struct proc **procs;
-	uint32_t *by_id;	/* the slots in the order of their Ps' ids, which batches leave in */
+	uint32_t *by_id;	/* slots in their Ps' ids' order, which batches leave in */
 	size_t nslots, slots_cap, by_id_cap;
 	bool by_id_stale;	/* a slot was added since by_id was sorted */
 	struct u64map *slot_of;	/* P id -> slot + 1 */
@@ -395,7 +395,8 @@ static int make_room(struct gt_writer *w, struct gt_dedup *t)
 		return 0;
 	err = write_all(w);
 	if (!err)
-		gt_dedup__rotate(t, w->forgot ? t == w->stacks ? forgot_stack : forgot_string : NULL,
+		gt_dedup__rotate(t,
+				 w->forgot ? t == w->stacks ? forgot_stack : forgot_string : NULL,
 				 w);
 	return err;
 }

@@ -84,8 +84,9 @@ static int check_generation(struct go123_reader *r)
 	r->hi = 0;
 
 	if (!r->freq)
-		return go123_reader_fail(r, -EINVAL, r->gen_start, "generation %llu has no Frequency",
-				       (unsigned long long)r->gen);
+		return go123_reader_fail(r, -EINVAL, r->gen_start,
+					 "generation %llu has no Frequency",
+					 (unsigned long long)r->gen);
 	for (size_t i = 0; i < r->nfr; i++)
 		if (!go123_reader_has_string(r, r->fr[i].func) ||
 		    !go123_reader_has_string(r, r->fr[i].file))

@@ -252,7 +252,8 @@ int symbolizer__image_copy(struct symbolizer *s, uint64_t proc, uint64_t from)
 /* The mapping of m as a process holds it, its module opened or found. */
 static int mapping_of(struct symbolizer *s, const struct sym_mapping *m, struct mapping *mp)
 {
-	*mp = (struct mapping){ m->start, m->end, m->pgoff, 0, sym_intern(s, m->path ? m->path : "") };
+	*mp = (struct mapping){ m->start, m->end, m->pgoff, 0,
+				sym_intern(s, m->path ? m->path : "") };
 	if (!mp->name)
 		return -ENOMEM;
 	if (m->ino) {
@@ -363,7 +364,7 @@ const struct mapping *sym_lookup_mapping(struct symbolizer *s, struct process *p
 	const struct mapping *mp = find_mapping(p, a);
 	unsigned long long starttime;
 
-	/* Images made from the kernel's own reports of each mapping are exact: a miss is no code. */
+	/* Images made from the kernel's reports of each mapping are exact: a miss is no code. */
 	if (mp || !p->refresh || now_ns() - p->read_at < REFRESH_NS)
 		return mp;
 	p->read_at = now_ns();
