@@ -465,13 +465,12 @@ int gt_cut__event(struct gt_cut *c, const struct gt_event *e, const struct gt_di
 	if (t == GT_EV_USER_LOG)
 		return window_log(c, e, p);
 	memcpy(a, e->args, sizeof(a));
+	if (gt_specs[t].stk_arg)
+		a[gt_specs[t].stk_arg - 1] = name_stack(c, p, a[gt_specs[t].stk_arg - 1], &err);
+	if (gt_specs[t].str_arg)
+		a[gt_specs[t].str_arg - 1] = map_string(c, p, a[gt_specs[t].str_arg - 1]);
 	switch (t) {
-	case GT_EV_GO_CREATE:
-		a[1] = name_stack(c, p, a[1], &err);
-		break;
 	case GT_EV_GO_START_LABEL:
-		a[2] = map_string(c, p, a[2]);
-		/* fall through */
 	case GT_EV_GO_START:
 	case GT_EV_GO_UNBLOCK:
 	case GT_EV_GO_SYSEXIT:
@@ -481,10 +480,6 @@ int gt_cut__event(struct gt_cut *c, const struct gt_event *e, const struct gt_di
 		break;
 	case GT_EV_GC_START:
 		a[0] = gt_state__gc(c->out)->gc_seq;
-		break;
-	case GT_EV_USER_TASK_CREATE:
-	case GT_EV_USER_REGION:
-		a[2] = map_string(c, p, a[2]);
 		break;
 	default:
 		break;

@@ -405,26 +405,15 @@ static int read_batch(struct gt_reader *r, const uint8_t *rec, uint8_t b)
 static int check_names(struct gt_reader *r, const uint8_t *rec, uint8_t type,
 		       const struct gt_event *e)
 {
-	const char *name = gt_specs[type].name;
+	const struct gt_spec *s = &gt_specs[type];
 	int err = 0;
 
-	switch (type) {
-	case GT_EV_USER_TASK_CREATE:
-	case GT_EV_USER_REGION:
-	case GT_EV_GO_START_LABEL:
-		err = check_string(r, rec, name, e->args[2]);
-		break;
-	case GT_EV_USER_LOG:
-		err = check_string(r, rec, name, e->args[1]);
-		break;
-	case GT_EV_GO_CREATE:
-		err = name_stack(r, rec, name, e->args[1]);
-		break;
-	default:
-		break;
-	}
-	if (!err && e->nargs && (gt_specs[type].flags & GT_STACK))
-		err = name_stack(r, rec, name, e->args[e->nargs - 1]);
+	if (s->str_arg)
+		err = check_string(r, rec, s->name, e->args[s->str_arg - 1]);
+	if (!err && s->stk_arg)
+		err = name_stack(r, rec, s->name, e->args[s->stk_arg - 1]);
+	if (!err && e->nargs && (s->flags & GT_STACK))
+		err = name_stack(r, rec, s->name, e->args[e->nargs - 1]);
 	return err;
 }
 

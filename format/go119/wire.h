@@ -102,6 +102,11 @@ struct gt_spec {
 	uint8_t nargs;		/* arguments after the diff, not counting the stack id */
 	uint8_t flags;		/* enum gt_spec_flags */
 	uint8_t g;		/* enum gt_g_effect */
+	/* 1 + the argument that is a string id (a label, a name, a key); 0: none. */
+	uint8_t str_arg;
+	/* 1 + the argument that is a stack id besides the trailing one (GoCreate's new
+	 * goroutine's); 0: none. */
+	uint8_t stk_arg;
 };
 
 extern const struct gt_spec gt_specs[GT_EV_COUNT];

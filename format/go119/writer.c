@@ -631,20 +631,10 @@ static int event_deps(struct gt_writer *w, uint32_t p, enum gt_type t, const uin
 		err = add_dep(w, p, *loc);
 	if (!err && (gt_specs[t].flags & GT_STACK))
 		err = use_stack(w, p, args[nargs - 1]);
-	switch (t) {
-	case GT_EV_GO_CREATE:
-		if (!err)
-			err = use_stack(w, p, args[1]);
-		break;
-	case GT_EV_GO_START_LABEL:
-	case GT_EV_USER_TASK_CREATE:
-	case GT_EV_USER_REGION:
-		if (!err)
-			err = use_string_id(w, p, args[2]);
-		break;
-	default:
-		break;
-	}
+	if (!err && gt_specs[t].stk_arg)
+		err = use_stack(w, p, args[gt_specs[t].stk_arg - 1]);
+	if (!err && gt_specs[t].str_arg)
+		err = use_string_id(w, p, args[gt_specs[t].str_arg - 1]);
 	return err;
 }
 
