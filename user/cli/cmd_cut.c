@@ -114,11 +114,9 @@ int cmd_cut(int argc, char **argv)
 	}
 
 	/* Open. */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
+	fd = file_cmd__open("cut", path, O_RDONLY, false);
+	if (fd < 0)
 		goto fail;
-	}
 	of = file_cmd__create("cut", out, fd);
 	if (!of)
 		goto fail;

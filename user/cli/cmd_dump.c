@@ -244,11 +244,9 @@ int cmd_dump(int argc, char **argv)
 	path = file_cmd__one_file("dump", argc, argv);
 	if (!path)
 		return 2;
-	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
-	if (fd < 0) {
-		fprintf(stderr, "lxtrace dump: %s: %s\n", path, strerror(errno));
+	fd = file_cmd__open("dump", path, O_RDONLY, true);
+	if (fd < 0)
 		return 1;
-	}
 	ret = 0;
 	err[0] = '\0';
 	if (is_v2(fd)) {

@@ -127,11 +127,9 @@ int cmd_pprof(int argc, char **argv)
 	if (filter_args__check("pprof", &filter))
 		return 2;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
+	fd = file_cmd__open("pprof", path, O_RDONLY, false);
+	if (fd < 0)
 		return 1;
-	}
 	if (out && !(of = file_cmd__create("pprof", out, fd)))
 		goto done;
 	ret = profile__read(fd, (enum profile_kind)kind, &filter, flags, &p, err, sizeof(err));

@@ -115,11 +115,9 @@ int cmd_repair(int argc, char **argv)
 		return 2;
 
 	/* Open: FILE for reading (and writing, in place), OUT when given. */
-	fd = open(path, (out ? O_RDONLY : O_RDWR) | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
+	fd = file_cmd__open("repair", path, out ? O_RDONLY : O_RDWR, false);
+	if (fd < 0)
 		goto fail;
-	}
 	if (out && !(of = file_cmd__create("repair", out, fd)))
 		goto fail;
 

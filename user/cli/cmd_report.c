@@ -143,11 +143,9 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	if (!o.sections)
 		o.sections = REPORT_ALL;
-	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
-	if (fd < 0) {
-		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
+	fd = file_cmd__open("report", path, O_RDONLY, true);
+	if (fd < 0)
 		return 1;
-	}
 	ret = report__file(fd, path, &o, stdout, err, sizeof(err));
 	if (fd)
 		close(fd);

@@ -43,6 +43,18 @@ const char *file_cmd__one_file(const char *cmd, int argc, char **argv)
 	return NULL;
 }
 
+int file_cmd__open(const char *cmd, const char *path, int flags, bool stdin_ok)
+{
+	int fd;
+
+	if (stdin_ok && !strcmp(path, "-"))
+		return STDIN_FILENO;
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		fprintf(stderr, "lxtrace %s: %s: %s\n", cmd, path, strerror(errno));
+	return fd;
+}
+
 struct output_file *file_cmd__create(const char *cmd, const char *path, int in_fd)
 {
 	char why[PATH_MAX + 256];
