@@ -48,7 +48,7 @@ struct python;
 struct callstacks_stats {
 	uint64_t lookups;	/* stacks asked for */
 	uint64_t distinct;	/* of which new: symbolized (again when not seen for a
-				 * generation of the memory of stacks: CACHE_WORDS in callstacks.c) */
+				 * generation of the stacks' memory: CACHE_WORDS in callstacks.c) */
 	uint64_t cache_clears;	/* generations of that memory dropped */
 	uint64_t live_images;	/* process images held now: their processes still run */
 	uint64_t trimmed;	/* distinct stacks that lost outer frames */
@@ -95,10 +95,10 @@ struct callstacks_stats {
 					 * the walk did not keep (LX_PYSTACK_DEEP): marked where */
 };
 
-/* Stacks get their ids from w (which must outlive cs), identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
- * test substitutes one; kernel symbols are read from its "kallsyms", so a test's fake /proc
- * can hold a fixture kallsyms. trusted_uid: symbolizer_opts.trusted_uid. NULL with errno
- * set. */
+/* Stacks get their ids from w (which must outlive cs), identity and syscall frames come from
+ * ids. proc_root: "/proc" (NULL) unless a test substitutes one; kernel symbols are read from its
+ * "kallsyms", so a test's fake /proc can hold a fixture kallsyms. trusted_uid:
+ * symbolizer_opts.trusted_uid. NULL with errno set. */
 struct callstacks *callstacks__new(const struct gt_tables *w, struct idents *ids,
 				   const char *proc_root, uid_t trusted_uid);
 

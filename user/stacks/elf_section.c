@@ -16,7 +16,8 @@ Elf_Scn *elf_section__named(Elf *elf, const char *name, GElf_Shdr *sh)
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
-		const char *s = gelf_getshdr(scn, sh) ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+		const char *s =
+			gelf_getshdr(scn, sh) ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
 
 		if (s && !strcmp(s, name))
 			return scn;
