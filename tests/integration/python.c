@@ -217,18 +217,6 @@ Test(python, pyenv_310_blocking_stacks_name_the_function)
 	blocking_named(PYENV_PY("3.10.13"));
 }
 
-/* The count the summary prints just before what, or -1: "..., N what". */
-static long long summary_count(const char *what)
-{
-	const char *err = recorder__stderr(it.rec), *p = strstr(err, what);
-
-	while (p && p > err && p[-1] == ' ')
-		p--;
-	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	return p ? atoll(p) : -1;
-}
-
 /* A process that points its own frame's code at an int: native frames, counted, no crash. */
 static void forged_code_native(const char *python)
 {
@@ -244,7 +232,7 @@ static void forged_code_native(const char *python)
 		n++;
 		named += frame_at(ev->stack, "pyspin.lx_forged") >= 0;
 	}
-	unnamed = summary_count("with a frame not named");
+	unnamed = itest_summary_count_before("with a frame not named");
 	cr_assert_gt(n, 50, "%zu samples of the forging thread", n);
 	/* Before the forgery (the function's first lines) its frames are real. */
 	cr_assert_leq(named * 10, n, "%zu of %zu samples name Python frames of a forged chain",
@@ -282,7 +270,7 @@ Test(python, pyenv_313_own_offsets_that_disagree_leave_it_native)
 	cr_assert_gt(n, 50, "%zu samples of the spinning thread", n);
 	cr_assert_eq(named, 0, "%zu of %zu samples name Python frames read by a table the "
 		     "process's own offsets contradict", named, n);
-	cr_assert_eq(summary_count("whose own offsets are not lxtrace's"), 1,
+	cr_assert_eq(itest_summary_count_before("whose own offsets are not lxtrace's"), 1,
 		     "the summary does not count the process refused:\n%s",
 		     recorder__stderr(it.rec));
 }

@@ -19,6 +19,11 @@
   pyspin.py offsets SECS   3.13+: changes one offset of the interpreter's own _Py_DebugOffsets
                            (which only debuggers read), then spins as spin does: the tracer must
                            leave it native, counted, rather than trust its table
+  pyspin.py reuse NAME     makes a function named NAME at run time and reports its code
+                           object's address ("stat code ADDR"), then on a line on stdin sleeps
+                           0.2 s in it and exits: two processes run alike (address space not
+                           randomized, PYTHONHASHSEED=0, -S, names of one length) make it at one
+                           address (tests/integration/pyreuse.c)
 
 Reports as tests/workloads/workload.h says: "stat KEY LINE" for the lines the test expects
 (inner_line, middle_line, ...), "tid ROLE TID" for each thread that matters.
@@ -236,8 +241,21 @@ def lie_in_debug_offsets():
     word.value += 8
 
 
+def reuse(name):
+    ns = {}
+    exec(compile("def %s():\n    time.sleep(0.2)\n" % name, "pyreuse.py", "exec"),
+         {"time": time}, ns)
+    fn = ns[name]
+    os.write(1, b"stat code %d\n" % id(fn.__code__))
+    sys.stdin.readline()
+    fn()
+
+
 if __name__ == "__main__":
     report_lines()
+    if sys.argv[1] == "reuse":
+        reuse(sys.argv[2])
+        sys.exit(0)
     if sys.argv[1] == "offsets":
         lie_in_debug_offsets()
     if len(sys.argv) > 3 and sys.argv[3] == "wait":

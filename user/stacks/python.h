@@ -5,9 +5,11 @@
  * docs/stacks.md, "Python frames".
  *
  * What it reads of a process it reads with process_vm_readv of that very pid, a bounded
- * number of bytes each time, and it believes nothing: a code object whose type is not the
- * process's PyCode_Type, a string that is not a compact one, a table that does not parse, each
- * makes the stack keep its native frames, counted (python_stats.unnamed).
+ * number of bytes each time, and uses only if the process, held by a pidfd since it was noted,
+ * is still alive after the reads (not another that took its pid meanwhile). It believes
+ * nothing: a code object whose type is not the process's PyCode_Type, a string that is not a
+ * compact one, a table that does not parse, each makes the stack keep its native frames,
+ * counted (python_stats.unnamed).
  */
 #ifndef LXTRACE_USER_STACKS_PYTHON_H
 #define LXTRACE_USER_STACKS_PYTHON_H
@@ -28,7 +30,8 @@ struct python_stats {
 	uint64_t processes;		/* processes found running a CPython lxtrace knows */
 	uint64_t unknown_version;	/* processes running one it does not: native frames */
 	uint64_t not_found;		/* processes mapping a python binary whose interpreter
-					 * was never found (symbols missing, file unreadable) */
+					 * was never found (symbols missing, file unreadable, no
+					 * pidfd to hold it by) */
 	uint64_t offsets_refused;	/* processes whose own offsets (3.13's _Py_DebugOffsets)
 					 * are not lxtrace's table's, or do not read as any */
 	uint64_t threads;		/* threads given to the walk */
