@@ -15,7 +15,8 @@
                            "view TID FUNC:LINE ..." leaf first, then sleeps SECS and exits
                            without waking them
   pyspin.py parked SECS FILE  the same, then creates FILE and waits for a line on stdin (the
-                           recorder started with -p after the threads parked) before it exits
+                           recorder started with -p after the threads parked), then releases the
+                           lock (its thread wakes, the others stay parked) and exits 0.5 s later
   pyspin.py offsets SECS   3.13+: changes one offset of the interpreter's own _Py_DebugOffsets
                            (which only debuggers read), then spins as spin does: the tracer must
                            leave it native, counted, rather than trust its table
@@ -180,6 +181,10 @@ def view(secs, ready=None):
     if ready:
         open(ready, "w").close()
         sys.stdin.readline()
+        # The lock's thread woken, the others left parked (python/*_late_thread_*: the
+        # process moved into the recorded cgroup meanwhile, its thread first seen then).
+        lock.release()
+        time.sleep(0.5)
     else:
         time.sleep(secs)
     # Out without waking them: their last blocks are the ones viewed.

@@ -874,17 +874,25 @@ int python__line(struct python *py, pid_t pid, const struct lx_pyframe *f)
 	return py && name_frame(py, pid, f, &nm, false) ? nm.line : -1;
 }
 
+void python__peek_frames(struct python *py, pid_t pid, const struct lx_pystack *ps)
+{
+	const struct lx_pyframe *f = (const struct lx_pyframe *)(ps + 1);
+	struct python_name nm;
+
+	for (unsigned i = 0; py && i < ps->n && i < LX_PY_FRAMES_MAX; i++)
+		(void)name_frame(py, pid, &f[i], &nm, false);
+}
+
 void python__peek(struct python *py, const struct lx_pyrec *r)
 {
-	struct python_name nm;
 	pid_t pid = 0;
 
 	for (size_t i = 0; py && i < py->nprocs && !pid; i++)
 		for (size_t j = 0; j < py->procs[i]->nthreads && !pid; j++)
 			if (py->procs[i]->threads[j].tid == r->h.tid && !py->procs[i]->dead)
 				pid = py->procs[i]->pid;
-	for (unsigned i = 0; pid && i < r->ps.n && i < LX_PY_FRAMES_MAX; i++)
-		(void)name_frame(py, pid, &r->f[i], &nm, false);
+	if (pid)
+		python__peek_frames(py, pid, &r->ps);
 }
 
 void python__stats(const struct python *py, struct python_stats *out)

@@ -75,6 +75,10 @@ void python__refresh(struct python *py, uint64_t now_ns);
  * named now, while the process runs, and kept for python__name. */
 void python__peek(struct python *py, const struct lx_pyrec *r);
 
+/* The same for the Python frames ps (followed by its frames) of a thread of process pid read
+ * otherwise (a sleeping thread's, user/capture/startstate.h), to be written later. */
+void python__peek_frames(struct python *py, pid_t pid, const struct lx_pystack *ps);
+
 /* Frame f of a stack of process pid, named into *out: read again when the process still runs,
  * else as python__peek read it. False when it cannot be (not a code object, memory
  * unreadable, a process not known to run Python). */
