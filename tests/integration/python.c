@@ -218,6 +218,18 @@ Test(python, pyenv_310_blocking_stacks_name_the_function)
 	blocking_named(PYENV_PY("3.10.13"));
 }
 
+/* A thread made after the start that sleeps at once, through the rest of the recording: its
+ * sleep, made before the daemon has read the new thread's state (docs/stacks.md, "threads not
+ * seen yet"), still names its Python function. Disabled until the BPF walk finds a new
+ * thread's state itself: before, that sleep has native frames only, and only a wakeup would
+ * bring another stack. */
+Test(python, debian_311_thread_made_after_the_start_sleeps_under_its_function,
+     .disabled = true)
+{
+	record_py(DEBIAN_PY, "late", "1", "go1.19");
+	blocked_in("late", "pyspin.lx_late_nap", "late_line");
+}
+
 /* A process that points its own frame's code at an int: native frames, counted, no crash. */
 static void forged_code_native(const char *python)
 {

@@ -20,6 +20,8 @@
   pyspin.py offsets SECS   3.13+: changes one offset of the interpreter's own _Py_DebugOffsets
                            (which only debuggers read), then spins as spin does: the tracer must
                            leave it native, counted, rather than trust its table
+  pyspin.py late SECS      a thread made then (once the recorder runs, with wait) sleeps at once
+                           and for good; the program exits SECS seconds later
   pyspin.py reuse NAME     makes a function named NAME at run time and reports its code
                            object's address ("stat code ADDR"), then on a line on stdin sleeps
                            0.2 s in it and exits: two processes run alike (address space not
@@ -246,6 +248,23 @@ def lie_in_debug_offsets():
     word.value += 8
 
 
+def lx_late_nap():
+    time.sleep(1000)  # LX_LATE_LINE
+
+
+def lx_late_sleeper():
+    report_tid("late")
+    lx_late_nap()
+
+
+def late(secs):
+    # No first_sight(): the thread's first stacks come before the tracer has read the thread
+    # list, and its sleep, the only stack it has after its start, is one of them.
+    threading.Thread(target=lx_late_sleeper, daemon=True).start()
+    time.sleep(secs)
+    os._exit(0)
+
+
 def reuse(name):
     ns = {}
     exec(compile("def %s():\n    time.sleep(0.2)\n" % name, "pyreuse.py", "exec"),
@@ -267,5 +286,5 @@ if __name__ == "__main__":
         # Started before the recorder (lxtrace record -p PID): a line on stdin says go.
         sys.stdin.readline()
     {"spin": spin, "block": block, "forge": forge, "pingpong": pingpong,
-     "offsets": spin, "view": view,
+     "offsets": spin, "view": view, "late": late,
      "parked": lambda secs: view(secs, sys.argv[3])}[sys.argv[1]](float(sys.argv[2]))
