@@ -9,6 +9,7 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -94,6 +95,7 @@ struct python {
 	bool has_maps;
 	struct pyproc **procs;
 	size_t nprocs, procs_cap;
+	size_t max_procs;	/* MAX_PROCS, or fewer: each holds a descriptor (proc_add) */
 	struct u64map *codes;	/* hash of (pid, code) -> struct pycode * */
 	struct pycode **code_list;	/* every one of them, to free */
 	size_t ncodes, codes_cap;
@@ -103,10 +105,17 @@ struct python {
 struct python *python__new(const char *proc_root, const struct python_maps *maps)
 {
 	struct python *py = calloc(1, sizeof(*py));
+	struct rlimit lim;
 
 	if (!py)
 		return NULL;
 	snprintf(py->proc_root, sizeof(py->proc_root), "%s", proc_root ? proc_root : "/proc");
+	/* A process is held by a pidfd: a quarter of the descriptors at most, so that Python
+	 * processes by the thousand leave the binaries' opens theirs. */
+	py->max_procs = MAX_PROCS;
+	if (!getrlimit(RLIMIT_NOFILE, &lim) && lim.rlim_cur != RLIM_INFINITY &&
+	    lim.rlim_cur / 4 < MAX_PROCS)
+		py->max_procs = (size_t)lim.rlim_cur / 4;
 	py->codes = u64map__new();
 	if (!py->codes) {
 		free(py);
@@ -192,13 +201,13 @@ static void proc_add(struct python *py, pid_t pid)
 		return;
 	if (p)
 		forget(py, p);
-	if (py->nprocs >= MAX_PROCS ||
-	    grow_array((void **)&py->procs, &py->procs_cap, py->nprocs + 1, sizeof(*py->procs), 16))
+	if (grow_array((void **)&py->procs, &py->procs_cap, py->nprocs + 1, sizeof(*py->procs), 16))
 		return;
-	fd = pidfd_open(pid, 0);
+	fd = py->nprocs < py->max_procs ? pidfd_open(pid, 0) : -1;
 	if (fd < 0) {
-		/* Gone already; or no pidfd to hold it by (out of descriptors): never read. */
-		py->st.not_found += errno != ESRCH;
+		/* Gone already; or no pidfd to hold it by (past the bound, out of descriptors):
+		 * never read. */
+		py->st.not_found += py->nprocs >= py->max_procs || errno != ESRCH;
 		return;
 	}
 	p = calloc(1, sizeof(*p));
