@@ -3,18 +3,22 @@
 # -g -F HZ on a CPU-bound workload; stacks on scheduler events on pinned pipe ping-pong, lxtrace
 # in its modes beside perf and bpftrace taking a stack at every switch and wakeup; and the
 # daemon's time spent symbolizing; a Go program's blocking stacks (part go: Go 1.23 ping-pong
-# through pipes, its code unwound from its pc tables).
+# through pipes, its code unwound from its pc tables); a CPython program's (part python: a
+# ping-pong of two threads and a sampled loop, under a Python whose frames lxtrace walks, and
+# under pyenv's 3.9, which it leaves native: the cost of the Python frames).
 #
 # Method (docs/bench.md): alternate untraced and traced runs (A B B A ...), medians with
 # min..max. The CPU-bound workload (tests/workloads/hotspin chain, pinned to CPU 1) runs for a
 # fixed time and counts its rounds, so the slowdown is untraced rounds / traced rounds.
 #
 # Usage: bench/stacks.sh [--pairs N] [--part "sampling stacks symbolize go"] [--old LXTRACE]
+# (part python runs only when named: --part python.)
 # --old: another build of lxtrace (before a change), whose runs alternate with this one's as
 # old-NAME. Every run also has lxcompat and lxproc: this build on what kernels 5.10 and 6.1
 # give it (LXTRACE_MASK_FEATURES, docs/testing.md).
 # Run as root; needs build/lxtrace, build/tests/workloads/hotspin and
-# build/tests/symfix/gostacks-go1.23 (make), perf, bpftrace, taskset.
+# build/tests/symfix/gostacks-go1.23 (make), perf, bpftrace, taskset; part python the Pythons of
+# PYTHONS (default: /usr/bin/python3, walked, and pyenv's 3.9.18, left native).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +30,9 @@ PARTS="sampling stacks symbolize go"
 SPIN_MS=3000
 PIPE_N=100000
 GO_N=100000
+PYSPIN=$ROOT/build/tests/workloads/pyspin.py
+PYTHONS=${PYTHONS:-"/usr/bin/python3 /root/.pyenv/versions/3.9.18/bin/python3"}
+PY_N=50000
 OLD=
 
 while [ $# -gt 0 ]; do
@@ -33,7 +40,7 @@ while [ $# -gt 0 ]; do
 	--pairs) PAIRS=$2; shift ;;
 	--part) PARTS=$2; shift ;;
 	--old) OLD=$2; shift ;;
-	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "stacks.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -129,6 +136,23 @@ go_run() {
 	echo "$t1 - $t0" | bc -l
 }
 
+# One pinned CPython ping-pong of $PY (two threads handing a token through queues: a switch and
+# a wakeup with a stack per hand): prints its wall time in s, the interpreter's start included.
+pypong_run() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	taskset -c 1 "$PY" "$PYSPIN" pingpong "$PY_N" >/dev/null
+	t1=$(date +%s.%N)
+	echo "$t1 - $t0" | bc -l
+}
+
+# One pinned CPU-bound loop of $PY (lx_hidden_outer -> middle -> inner for SPIN_MS): prints its
+# rounds.
+pyspin_run() {
+	taskset -c 1 "$PY" "$PYSPIN" spin "$(echo "$SPIN_MS / 1000" | bc -l)" |
+		awk '$1 == "stat" && $2 == "rounds" { print $3 }'
+}
+
 # median (min..max) of the numbers on stdin
 stats() {
 	python3 -c 'import sys, statistics as s
@@ -158,6 +182,32 @@ if d > 0.15:
           "the host is contended, and these ratios compare little" % (100 * d))' "$1"
 }
 
+# The table of a part's wall times: $1 its title, then its tracers (slowdown: traced / untraced).
+wall_table() {
+	local title=$1 t
+	shift
+	echo "## $title: wall s, median (min..max) of $PAIRS"
+	echo "| tracer | wall s | slowdown |"
+	echo "|---|---|---|"
+	for t in none "$@"; do
+		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/$t.vals" "$TMP/none.vals") |"
+	done
+	spread_note "$TMP/none.vals"
+}
+
+# The same for rounds done in a fixed time (slowdown: untraced / traced).
+rounds_table() {
+	local title=$1 t
+	shift
+	echo "## $title: rounds, median (min..max) of $PAIRS"
+	echo "| tracer | rounds | slowdown (untraced / traced) |"
+	echo "|---|---|---|"
+	for t in none "$@"; do
+		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/none.vals" "$TMP/$t.vals") |"
+	done
+	spread_note "$TMP/none.vals"
+}
+
 # Alternates the untraced baseline with each tracer in $2, running $1 (spin_run or pipe_run).
 compare() {
 	local fn=$1 tracers=$2 i t order
@@ -185,13 +235,8 @@ with_old() {
 if [[ " $PARTS " == *" sampling "* ]]; then
 	SAMPLERS=$(with_old lxoff lx-99 perf-99 lx-999 perf-999 | tr '\n' ' ')
 	compare spin_run "$SAMPLERS"
-	echo "## CPU-bound workload (taskset -c 1 hotspin chain $SPIN_MS): rounds, median (min..max) of $PAIRS"
-	echo "| tracer | rounds | slowdown (untraced / traced) |"
-	echo "|---|---|---|"
-	for t in none $SAMPLERS; do
-		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/none.vals" "$TMP/$t.vals") |"
-	done
-	spread_note "$TMP/none.vals"
+	# shellcheck disable=SC2086
+	rounds_table "CPU-bound workload (taskset -c 1 hotspin chain $SPIN_MS)" $SAMPLERS
 	grep -h "samples" "$TMP"/lx-999.log | head -1 || true
 	echo
 fi
@@ -199,13 +244,8 @@ fi
 if [[ " $PARTS " == *" stacks "* ]]; then
 	PEERS=$(with_old lxnone lxdefault lxboth lxcompat lxproc perfsched bpftrace | tr '\n' ' ')
 	compare pipe_run "$PEERS"
-	echo "## taskset -c 1 perf bench sched pipe -l $PIPE_N: wall s, median (min..max) of $PAIRS"
-	echo "| tracer | wall s | slowdown |"
-	echo "|---|---|---|"
-	for t in none $PEERS; do
-		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/$t.vals" "$TMP/none.vals") |"
-	done
-	spread_note "$TMP/none.vals"
+	# shellcheck disable=SC2086
+	wall_table "taskset -c 1 perf bench sched pipe -l $PIPE_N" $PEERS
 	for t in lxdefault lxboth lxcompat lxproc; do
 		echo "$t:"
 		grep -h "call stacks\|user stacks\|unwind rows\|daemon CPU\|by kind" "$TMP/$t.log" | tr -s ' '
@@ -226,17 +266,31 @@ if [[ " $PARTS " == *" go "* ]]; then
 	[ -x "$GOSTACKS" ] || die "build first (make): no $GOSTACKS"
 	GOPEERS=$(with_old lxnone lxdefault | tr '\n' ' ')
 	compare go_run "$GOPEERS"
-	echo "## taskset -c 1 gostacks-go1.23 pingpong $GO_N: wall s, median (min..max) of $PAIRS"
-	echo "| tracer | wall s | slowdown |"
-	echo "|---|---|---|"
-	for t in none $GOPEERS; do
-		echo "| $t | $(stats <"$TMP/$t.vals") | $(ratio "$TMP/$t.vals" "$TMP/none.vals") |"
-	done
-	spread_note "$TMP/none.vals"
+	# shellcheck disable=SC2086
+	wall_table "taskset -c 1 gostacks-go1.23 pingpong $GO_N" $GOPEERS
 	for t in $GOPEERS; do
 		case $t in *lxnone) continue ;; esac
 		echo "$t:"
 		grep -h "call stacks\|user stacks\|unwind rows\|daemon CPU" "$TMP/$t.log" | tr -s ' '
 	done
 	echo
+fi
+
+if [[ " $PARTS " == *" python "* ]]; then
+	[ -f "$PYSPIN" ] || die "build first (make): no $PYSPIN"
+	for PY in $PYTHONS; do
+		[ -x "$PY" ] || { echo "$PY: not installed, skipped"; continue; }
+		PYV=$("$PY" -V 2>&1)
+		PYPEERS=$(with_old lxnone lxdefault perfsched | tr '\n' ' ')
+		compare pypong_run "$PYPEERS"
+		# shellcheck disable=SC2086
+		wall_table "$PYV: taskset -c 1 pyspin.py pingpong $PY_N" $PYPEERS
+		grep -h "python:" "$TMP/lxdefault.log" | tr -s ' ' || true
+		PYSAMPLERS=$(with_old lx-999 perf-999 | tr '\n' ' ')
+		compare pyspin_run "$PYSAMPLERS"
+		# shellcheck disable=SC2086
+		rounds_table "$PYV: taskset -c 1 pyspin.py spin $SPIN_MS ms" $PYSAMPLERS
+		grep -h "python:" "$TMP/lx-999.log" | tr -s ' ' || true
+		echo
+	done
 fi

@@ -244,6 +244,19 @@ static inline long long itest_summary_count(const char *label, long long def)
 	return p && sscanf(p + strlen(label), "%lld", &v) == 1 ? v : def;
 }
 
+/* The count the recorder's summary puts just before phrase ("3 with a frame not named"), or
+ * -1 when it has no such phrase. */
+static inline long long itest_summary_count_before(const char *phrase)
+{
+	const char *err = recorder__stderr(it.rec), *p = strstr(err, phrase);
+
+	while (p && p > err && p[-1] == ' ')
+		p--;
+	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return p ? atoll(p) : -1;
+}
+
 /* Records lost, as the recorder's summary states them ("records lost:  N"); -1 when the
  * summary does not say. */
 static inline long long itest_summary_lost(void)

@@ -9,6 +9,7 @@
 #include "tests/integration/itest.h"
 #include "bpf/python.h"
 #include "tests/lib/busy.h"
+#include "tests/lib/tcgroup.h"
 
 static struct workload *client;
 
@@ -218,16 +219,16 @@ Test(python, pyenv_310_blocking_stacks_name_the_function)
 	blocking_named(PYENV_PY("3.10.13"));
 }
 
-/* The count the summary prints just before what, or -1: "..., N what". */
-static long long summary_count(const char *what)
+/* A thread made after the start that sleeps at once, through the rest of the recording: its
+ * sleep, made before the daemon has read the new thread's state (docs/stacks.md, "threads not
+ * seen yet"), still names its Python function. Disabled until the BPF walk finds a new
+ * thread's state itself: before, that sleep has native frames only, and only a wakeup would
+ * bring another stack. */
+Test(python, debian_311_thread_made_after_the_start_sleeps_under_its_function,
+     .disabled = false)
 {
-	const char *err = recorder__stderr(it.rec), *p = strstr(err, what);
-
-	while (p && p > err && p[-1] == ' ')
-		p--;
-	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	return p ? atoll(p) : -1;
+	record_py(DEBIAN_PY, "late", "1", "go1.19");
+	blocked_in("late", "pyspin.lx_late_nap", "late_line");
 }
 
 /* A process that points its own frame's code at an int: native frames, counted, no crash. */
@@ -245,7 +246,7 @@ static void forged_code_native(const char *python)
 		n++;
 		named += frame_at(ev->stack, "pyspin.lx_forged") >= 0;
 	}
-	unnamed = summary_count("with a frame not named");
+	unnamed = itest_summary_count_before("with a frame not named");
 	cr_assert_gt(n, 50, "%zu samples of the forging thread", n);
 	/* Before the forgery (the function's first lines) its frames are real. */
 	cr_assert_leq(named * 10, n, "%zu of %zu samples name Python frames of a forged chain",
@@ -283,7 +284,7 @@ Test(python, pyenv_313_own_offsets_that_disagree_leave_it_native)
 	cr_assert_gt(n, 50, "%zu samples of the spinning thread", n);
 	cr_assert_eq(named, 0, "%zu of %zu samples name Python frames read by a table the "
 		     "process's own offsets contradict", named, n);
-	cr_assert_eq(summary_count("whose own offsets are not lxtrace's"), 1,
+	cr_assert_eq(itest_summary_count_before("whose own offsets are not lxtrace's"), 1,
 		     "the summary does not count the process refused:\n%s",
 		     recorder__stderr(it.rec));
 }
@@ -386,14 +387,16 @@ Test(python, pyenv_313_stacks_match_cpythons_own_view)
 /* Started first, the program parks its threads and takes its own view; then recorded with -p:
  * the threads asleep through the whole recording have only their stacks read at the start,
  * which must carry their Python frames. */
-static void parked_match_at_the_start(const char *python)
+/* Starts pyspin.py parked under python and waits until its threads have parked and it has
+ * taken its view of them; false (the test skipped) when python is not installed. */
+static bool start_parked(const char *python)
 {
-	static char script[PATH_MAX], ready[PATH_MAX], pid[16];
+	static char script[PATH_MAX], ready[PATH_MAX];
 	struct stat sb;
 
 	if (stat(python, &sb)) {
 		cr_skip_test("%s is not installed", python);
-		return;
+		return false;
 	}
 	cr_assert_eq(record__tmpfile(ready, sizeof(ready), ".ready"), 0);
 	unlink(ready);
@@ -405,6 +408,15 @@ static void parked_match_at_the_start(const char *python)
 		usleep(100 * 1000);
 	cr_assert_eq(access(ready, F_OK), 0, "%s did not park its threads in 60 s", python);
 	unlink(ready);
+	return true;
+}
+
+static void parked_match_at_the_start(const char *python)
+{
+	static char pid[16];
+
+	if (!start_parked(python))
+		return;
 	snprintf(pid, sizeof(pid), "%d", (int)workload__pid(it.wl));
 	itest_start((const char *[]){ "-p", pid, "-d", "1", NULL });
 	itest_stop(0, 0);
@@ -424,9 +436,72 @@ Test(python, pyenv_310_parked_threads_have_python_frames_at_the_start)
 	parked_match_at_the_start(PYENV_PY("3.10.13"));
 }
 
+Test(python, pyenv_312_parked_threads_have_python_frames_at_the_start)
+{
+	parked_match_at_the_start(PYENV_PY("3.12.1"));
+}
+
 Test(python, pyenv_313_parked_threads_have_python_frames_at_the_start)
 {
 	parked_match_at_the_start(PYENV_PY("3.13.0"));
+}
+
+/* Started first, the program parks its threads and takes its own view, outside the cgroup a
+ * recording targets; moved into it while recorded, then its lock's thread woken: that thread,
+ * first seen at its wakeup (user/model/late.c), is blocked first at the stack read while it
+ * slept, which must carry the Python frames of CPython's view of it. */
+static void late_thread_matches(const char *python)
+{
+	char cg[640] = "", sub[700], got[2048];
+	const struct gt_event *e;
+	struct py_view v[8];
+	size_t n, i = 0, k;
+	int err;
+
+	itest_require_root();
+	if (!start_parked(python))
+		return;
+	err = tcgroup_make(cg, sizeof(cg));
+	cr_assert_eq(err, 0, "cannot make a cgroup: %s", strerror(-err));
+	snprintf(sub, sizeof(sub), "%s/below", cg);
+	cr_assert(!mkdir(sub, 0755), "cannot make %s: %s", sub, strerror(errno));
+	itest_start((const char *[]){ "--cgroup", cg, "-d", "30", NULL });
+	err = tcgroup_move(sub, workload__pid(it.wl));
+	/* The recorder looks for threads new to the target once a second. */
+	usleep(3000 * 1000);
+	if (!err)
+		cr_assert_eq(workload__send(it.wl, "go\n"), 0);
+	cr_assert_eq(workload__finish(it.wl, 60), 0);
+	itest_stop(SIGINT, 0);
+	tcgroup_remove(sub);
+	tcgroup_remove(cg);
+	cr_assert_eq(err, 0, "cannot put %s in the cgroup: %s", python, strerror(-err));
+	itest_load();
+	cr_log_info("the recorder:\n%s", recorder__stderr(it.rec));
+	n = read_views(v, 8);
+	for (k = 0; k < n && strncmp(v[k].chain, " pyspin.lx_view_lock:", 21); k++)
+		;
+	cr_assert_lt(k, n, "no view of the lock's thread:\n%s", workload__stdout(it.wl));
+	e = tq_next(it.trace, &i, BLOCKS | TQ_WAKEUPS, v[k].tid);
+	cr_assert(e && !(TQ_BIT(e->type) & TQ_WAKEUPS),
+		  "%s: thread %d, first seen at its wakeup, is not blocked first", python,
+		  (int)v[k].tid);
+	python_chain(e->stack, got, sizeof(got));
+	if (strcmp(got, v[k].chain))
+		dump_stack(e->stack);
+	cr_assert_str_eq(got, v[k].chain, "%s: thread %d, first seen asleep after the start, is "
+			 "blocked at\n %s\nCPython's own view names\n %s", python, (int)v[k].tid,
+			 got, v[k].chain);
+}
+
+Test(python, debian_311_late_thread_has_python_frames_when_first_seen)
+{
+	late_thread_matches(DEBIAN_PY);
+}
+
+Test(python, pyenv_310_late_thread_has_python_frames_when_first_seen)
+{
+	late_thread_matches(PYENV_PY("3.10.13"));
 }
 
 /* Thread role's last block (where it stays blocked until the program exits) names func at
@@ -534,7 +609,7 @@ static void deep_marked(const char *python)
 	cr_assert_geq(marked * 100, n * 95, "only %zu of %zu samples 100 calls deep keep 32 Python "
 		      "frames and mark the rest", marked, n);
 	/* Counted as the other stacks of the line are: each distinct stack once. */
-	cr_assert_gt(summary_count("cut deeper than"), 0, "the summary counts no stack cut:\n%s",
+	cr_assert_gt(itest_summary_count_before("cut deeper than"), 0, "the summary counts no stack cut:\n%s",
 		     recorder__stderr(it.rec));
 }
 

@@ -2,7 +2,7 @@
 (tests/integration/python.c).
 
   pyspin.py spin SECS      the main thread spins in lx_hidden_outer -> lx_hidden_middle ->
-                           lx_hidden_inner for SECS seconds
+                           lx_hidden_inner for SECS seconds, then reports its rounds
   pyspin.py block SECS     threads (Python's threading) wait under known functions: one in
                            time.sleep, one in socket.recv, one in threading.Lock.acquire
   pyspin.py pingpong N     two threads hand a token N times (bench/python.sh)
@@ -15,7 +15,8 @@
                            "view TID FUNC:LINE ..." leaf first, then sleeps SECS and exits
                            without waking them
   pyspin.py parked SECS FILE  the same, then creates FILE and waits for a line on stdin (the
-                           recorder started with -p after the threads parked) before it exits
+                           recorder started with -p after the threads parked), then releases the
+                           lock (its thread wakes, the others stay parked) and exits 0.5 s later
   pyspin.py first SECS     threads block at their first line, never to run again: Python's
                            threads in time.sleep, Lock.acquire and socket.recv, and a thread
                            created by C (pthread_create through ctypes) that calls a Python
@@ -27,6 +28,13 @@
   pyspin.py offsets SECS   3.13+: changes one offset of the interpreter's own _Py_DebugOffsets
                            (which only debuggers read), then spins as spin does: the tracer must
                            leave it native, counted, rather than trust its table
+  pyspin.py late SECS      a thread made then (once the recorder runs, with wait) sleeps at once
+                           and for good; the program exits SECS seconds later
+  pyspin.py reuse NAME     makes a function named NAME at run time and reports its code
+                           object's address ("stat code ADDR"), then on a line on stdin sleeps
+                           0.2 s in it and exits: two processes run alike (address space not
+                           randomized, PYTHONHASHSEED=0, -S, names of one length) make it at one
+                           address (tests/integration/pyreuse.c)
 
 Reports as tests/workloads/workload.h says: "stat KEY LINE" for the lines the test expects
 (inner_line, middle_line, ...), "tid ROLE TID" for each thread that matters.
@@ -91,7 +99,7 @@ def report_lines():
 
 def spin(secs):
     report_tid("spin")
-    lx_hidden_outer(time.monotonic() + secs)
+    os.write(1, b"stat rounds %d\n" % lx_hidden_outer(time.monotonic() + secs))
 
 
 def block(secs):
@@ -183,6 +191,10 @@ def view(secs, ready=None):
     if ready:
         open(ready, "w").close()
         sys.stdin.readline()
+        # The lock's thread woken, the others left parked (python/*_late_thread_*: the
+        # process moved into the recorded cgroup meanwhile, its thread first seen then).
+        lock.release()
+        time.sleep(0.5)
     else:
         time.sleep(secs)
     # Out without waking them: their last blocks are the ones viewed.
@@ -313,13 +325,43 @@ def lie_in_debug_offsets():
     word.value += 8
 
 
+def lx_late_nap():
+    time.sleep(1000)  # LX_LATE_LINE
+
+
+def lx_late_sleeper():
+    report_tid("late")
+    lx_late_nap()
+
+
+def late(secs):
+    # No first_sight(): the thread's first stacks come before the tracer has read the thread
+    # list, and its sleep, the only stack it has after its start, is one of them.
+    threading.Thread(target=lx_late_sleeper, daemon=True).start()
+    time.sleep(secs)
+    os._exit(0)
+
+
+def reuse(name):
+    ns = {}
+    exec(compile("def %s():\n    time.sleep(0.2)\n" % name, "pyreuse.py", "exec"),
+         {"time": time}, ns)
+    fn = ns[name]
+    os.write(1, b"stat code %d\n" % id(fn.__code__))
+    sys.stdin.readline()
+    fn()
+
+
 if __name__ == "__main__":
     report_lines()
+    if sys.argv[1] == "reuse":
+        reuse(sys.argv[2])
+        sys.exit(0)
     if sys.argv[1] == "offsets":
         lie_in_debug_offsets()
     if len(sys.argv) > 3 and sys.argv[3] == "wait":
         # Started before the recorder (lxtrace record -p PID): a line on stdin says go.
         sys.stdin.readline()
     {"spin": spin, "block": block, "forge": forge, "pingpong": pingpong,
-     "offsets": spin, "view": view, "first": first, "deep": deep,
+     "offsets": spin, "view": view, "late": late, "first": first, "deep": deep,
      "parked": lambda secs: view(secs, sys.argv[3])}[sys.argv[1]](float(sys.argv[2]))

@@ -915,6 +915,7 @@ static void read_start_state(struct recording *r, bool say)
 static void read_late_state(struct recording *r)
 {
 	uint32_t *tids = NULL, *in = NULL;
+	struct startstate_py py;
 	size_t n = 0, nin = 0;
 	struct startstate *s;
 	char why[160];
@@ -928,8 +929,11 @@ static void read_late_state(struct recording *r)
 		free(tids);
 		return;
 	}
-	s = startstate__read(capture__features(r->cap), tids, n, r->stack_kern, r->stack_user, NULL,
-			     why, sizeof(why));
+	/* Their processes, noted by model__late_threads, read if they run Python: the stacks
+	 * read next carry their Python frames, as the start's do. */
+	python__refresh(r->py, now_ns());
+	s = startstate__read(capture__features(r->cap), tids, n, r->stack_kern, r->stack_user,
+			     start_python(r, &py), why, sizeof(why));
 	free(tids);
 	if (s)
 		model__late_stacks(r->model, start_stack, s, now_ns());

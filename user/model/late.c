@@ -22,6 +22,7 @@
 struct late_thread {
 	struct procscan_thread pt;	/* as the scan found it, asleep */
 	struct lx_stack *st;		/* the stack it sleeps at (malloc'd), NULL until read */
+	struct lx_pystack *py;		/* its Python frames read with it (malloc'd), or NULL */
 	uint64_t ts;			/* read before this time */
 };
 
@@ -37,6 +38,7 @@ static struct late_thread *find(const struct model *m, uint32_t tid)
 static void drop(struct model *m, struct late_thread *l)
 {
 	free(l->st);
+	free(l->py);
 	*l = m->late[--m->nlate];
 }
 
@@ -76,6 +78,9 @@ int model__late_threads(struct model *m, const uint32_t *cand, size_t ncand, uin
 			return -ENOMEM;
 		m->late[m->nlate++] = (struct late_thread){ .pt = pt };
 		(*tids)[(*n)++] = pt.tid;
+		/* Its rows load now, for the walk at its wakeup; a Python process is found, its
+		 * threads read, before the stacks are (for their Python frames). */
+		callstacks__note(m->cs, pt.pid);
 	}
 	return 0;
 }
@@ -84,19 +89,30 @@ void model__late_stacks(struct model *m, model_start_stack_fn fn, void *ctx, uin
 {
 	for (size_t i = 0; i < m->nlate; i++) {
 		struct late_thread *l = &m->late[i];
+		const struct lx_pystack *py = NULL;
 		const struct lx_stack *st;
 		bool runnable;
-		size_t size;
+		size_t size, pysize;
 
-		if (l->st || !(st = fn(ctx, l->pt.tid, &runnable, &size, NULL)) || runnable)
+		if (l->st || !(st = fn(ctx, l->pt.tid, &runnable, &size, &py)) || runnable)
 			continue;
+		pysize = py ? sizeof(*py) + py->n * sizeof(struct lx_pyframe) : 0;
 		l->st = malloc(size);
-		if (!l->st)
+		l->py = py ? malloc(pysize) : NULL;
+		if (!l->st || (py && !l->py)) {
+			free(l->st);
+			free(l->py);
+			l->st = NULL;
+			l->py = NULL;
 			continue;
+		}
 		memcpy(l->st, st, size);
+		/* Its code objects named now: the process may be gone by its wakeup's turn. */
+		if (py) {
+			memcpy(l->py, py, pysize);
+			callstacks__peek_python(m->cs, l->pt.pid, l->py);
+		}
 		l->ts = ts;
-		/* Its rows load now, for the walk at its wakeup. */
-		callstacks__note(m->cs, l->pt.pid);
 	}
 }
 
@@ -139,12 +155,13 @@ struct thread *model_late_found(struct model *m, uint32_t tid, uint64_t ts, int 
 	model_born(m, t);
 	m->st.threads++;
 	m->st.late_found++;
-	/* The record's own stack (a waker's) is back for the wakeup; its Python frames are the
-	 * waker's, not this thread's. */
+	/* The record's own stack (a waker's) is back for the wakeup, with its Python frames;
+	 * the thread blocks at the stack read while it slept, with the Python frames read with
+	 * it. */
 	rs = m->rs;
 	rpy = m->rpy;
 	m->rs = l->st;
-	m->rpy = NULL;
+	m->rpy = l->py;
 	*err = model_found_asleep(m, t, new_stk, &l->pt);
 	m->rs = rs;
 	m->rpy = rpy;

@@ -234,14 +234,17 @@ void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx);
  * target now: user/target/members.h), the ones opts.keep keeps, asleep, that the model has
  * never seen (a process moved into the target cgroup while it sleeps, a thread of a -p
  * process the start missed) and that were not offered before, in *tids (malloc'd) and *n,
- * whose stacks the caller reads (as for model__start_stacks) and gives to model__late_stacks.
- * The BPF side sends nothing of such a thread until it wakes. 0 or -errno. */
+ * whose stacks the caller reads (as for model__start_stacks) and gives to model__late_stacks;
+ * their processes are noted (callstacks__note: their rows wanted, a Python one looked at and,
+ * at the caller's python__refresh, its threads read for the walk). The BPF side sends nothing
+ * of such a thread until it wakes. 0 or -errno. */
 int model__late_threads(struct model *m, const uint32_t *cand, size_t ncand, uint32_t **tids,
 			size_t *n);
 
-/* The stacks of the threads model__late_threads gave, through fn, all read before ts: each is
- * kept until the thread wakes, whose first record, a wakeup after ts, first writes it blocked
- * at that stack, as the init phase writes a thread found asleep. */
+/* The stacks of the threads model__late_threads gave, through fn, all read before ts, with
+ * their Python frames (named now): each is kept until the thread wakes, whose first record, a
+ * wakeup after ts, first writes it blocked at that stack, as the init phase writes a thread
+ * found asleep. */
 void model__late_stacks(struct model *m, model_start_stack_fn fn, void *ctx, uint64_t ts);
 
 /* Writes the init phase at tick ts: every thread alive now (from proc_root), then Gomaxprocs,

@@ -229,6 +229,11 @@ void callstacks__use_python(struct callstacks *cs, struct python *py)
 	cs->py = py;
 }
 
+void callstacks__peek_python(struct callstacks *cs, uint32_t pid, const struct lx_pystack *ps)
+{
+	python__peek_frames(cs->py, (pid_t)pid, ps);
+}
+
 /* Makes proc the image of pid from now on: every stack of the old image is older. */
 static void switch_image(struct callstacks *cs, uint32_t pid, uint64_t proc)
 {

@@ -153,6 +153,10 @@ void callstacks__warm(struct callstacks *cs, uint32_t pid, const struct lx_stack
  * noted and the mappings peeked at. */
 void callstacks__use_python(struct callstacks *cs, struct python *py);
 
+/* The Python frames ps of a sleeping thread of process pid, read with its stack to be written
+ * later (at its wakeup): named now, while the process surely runs (python__peek_frames). */
+void callstacks__peek_python(struct callstacks *cs, uint32_t pid, const struct lx_pystack *ps);
+
 /* Late walks (late_walk.h) take their rows from cfi (NULL: none loaded; frame pointers). */
 void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi);
 

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
+#include <poll.h>
+#include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -18,7 +20,6 @@
 #include "lib/u64map.h"
 #include "user/proc/mapped_file.h"
 #include "user/proc/procmaps.h"
-#include "user/proc/procstat.h"
 #include "user/stacks/elf_section.h"
 #include "user/stacks/py_debug_offsets.h"
 #include "user/stacks/py_layouts.h"
@@ -51,13 +52,12 @@ struct pythread {
 
 struct pyproc {
 	pid_t pid;
+	int pidfd;		/* the process noted, whatever later holds its pid (proc_alive) */
 	bool found;		/* its interpreter is known */
 	bool dead;		/* to forget: gone, or not Python after all */
 	bool judged;		/* left native for good (a version not known, its own offsets
 				 * refused, no interpreter found): kept, so that a process noted
 				 * again is judged and counted once, until it is gone */
-	unsigned long long starttime;	/* /proc/PID/stat's: tells it from a later process
-					 * under its pid */
 	unsigned tries;
 	uint64_t next_ns;	/* its next look or scan */
 	uint64_t new_until;	/* scanned at every refresh until then: it created a thread */
@@ -98,6 +98,7 @@ struct python {
 	bool has_maps;
 	struct pyproc **procs;
 	size_t nprocs, procs_cap;
+	size_t max_procs;	/* MAX_PROCS, or fewer: each holds a descriptor (proc_add) */
 	struct u64map *codes;	/* hash of (pid, code) -> struct pycode * */
 	struct pycode **code_list;	/* every one of them, to free */
 	size_t ncodes, codes_cap;
@@ -127,10 +128,17 @@ static void walk_layout(int fd, uint32_t i)
 struct python *python__new(const char *proc_root, const struct python_maps *maps)
 {
 	struct python *py = calloc(1, sizeof(*py));
+	struct rlimit lim;
 
 	if (!py)
 		return NULL;
 	snprintf(py->proc_root, sizeof(py->proc_root), "%s", proc_root ? proc_root : "/proc");
+	/* A process is held by a pidfd: a quarter of the descriptors at most, so that Python
+	 * processes by the thousand leave the binaries' opens theirs. */
+	py->max_procs = MAX_PROCS;
+	if (!getrlimit(RLIMIT_NOFILE, &lim) && lim.rlim_cur != RLIM_INFINITY &&
+	    lim.rlim_cur / 4 < MAX_PROCS)
+		py->max_procs = (size_t)lim.rlim_cur / 4;
 	py->codes = u64map__new();
 	if (!py->codes) {
 		free(py);
@@ -146,7 +154,16 @@ struct python *python__new(const char *proc_root, const struct python_maps *maps
 	return py;
 }
 
-/* Reads len bytes at addr of process pid; false unless all of them came. */
+/* Reads len bytes at addr of process pid; false unless all of them came.
+ *
+ * A read by pid reads whichever process holds the pid when it runs: the process noted may have
+ * exited since and another, another user's, taken its pid, whose memory would then go into
+ * the trace under the old one's name. So each process is held by a pidfd, opened when it is
+ * noted, and what a batch of reads returned is used only if that process is still alive after
+ * the batch (proc_alive): the kernel gives a pid to no other process until the one holding it
+ * has exited and been reaped, and its pidfd polls readable from its exit on, so a process alive
+ * after the reads held its pid during them. A check before the reads (its start time, as
+ * /proc says) would leave the reads themselves unguarded. */
 static bool peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
@@ -178,25 +195,19 @@ static bool python_name(const char *path)
 	return !strncmp(base, "python3", 7);
 }
 
-/* The start time of the process pid is now; false when it is gone. */
-static bool starttime_of(const struct python *py, pid_t pid, unsigned long long *out)
+/* Whether the process p noted has not exited: then every read of its pid before was of it. */
+static bool proc_alive(const struct pyproc *p)
 {
-	char path[300], text[1024];
-	struct procstat st;
-	size_t n;
-	FILE *f;
+	struct pollfd pfd = { p->pidfd, POLLIN, 0 };
 
-	snprintf(path, sizeof(path), "%s/%d/stat", py->proc_root, (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	if (procstat__parse(text, &st) || !st.has_starttime)
-		return false;
-	*out = st.starttime;
-	return true;
+	return poll(&pfd, 1, 0) == 0;
+}
+
+static void proc_free(struct pyproc *p)
+{
+	free(p->threads);
+	close(p->pidfd);
+	free(p);
 }
 
 static void forget(struct python *py, struct pyproc *p);
@@ -204,23 +215,30 @@ static void forget(struct python *py, struct pyproc *p);
 static void proc_add(struct python *py, pid_t pid)
 {
 	struct pyproc *p = proc_find(py, pid);
-	unsigned long long start;
+	int fd;
 
-	if (!starttime_of(py, pid, &start))
-		return;
-	/* Known: the same process, or a later one under its pid, which replaces it. */
-	if (p && p->starttime == start)
+	/* Known and alive: the same process, as no other can hold its pid meanwhile. Gone: a
+	 * later process under its pid replaces it. */
+	if (p && proc_alive(p))
 		return;
 	if (p)
 		forget(py, p);
-	if (py->nprocs >= MAX_PROCS ||
-	    grow_array((void **)&py->procs, &py->procs_cap, py->nprocs + 1, sizeof(*py->procs), 16))
+	if (grow_array((void **)&py->procs, &py->procs_cap, py->nprocs + 1, sizeof(*py->procs), 16))
 		return;
+	fd = py->nprocs < py->max_procs ? pidfd_open(pid, 0) : -1;
+	if (fd < 0) {
+		/* Gone already; or no pidfd to hold it by (past the bound, out of descriptors):
+		 * never read. */
+		py->st.not_found += py->nprocs >= py->max_procs || errno != ESRCH;
+		return;
+	}
 	p = calloc(1, sizeof(*p));
-	if (!p)
+	if (!p) {
+		close(fd);
 		return;
+	}
 	p->pid = pid;
-	p->starttime = start;
+	p->pidfd = fd;
 	py->procs[py->nprocs++] = p;
 }
 
@@ -308,21 +326,21 @@ static int minor_of_name(const char *path)
 }
 
 /* Whether the offsets p publishes (3.13+: _Py_DebugOffsets, at runtime, its _PyRuntime) are
- * those of p's table; counted when not. */
-static bool offsets_agree(struct python *py, const struct pyproc *p, uint64_t runtime,
-			  uint32_t version)
+ * those of p's table. */
+static bool offsets_agree(const struct pyproc *p, uint64_t runtime, uint32_t version)
 {
 	uint8_t block[PY_DEBUG_OFFSETS_SIZE];
 
-	if (peek(p->pid, runtime, block, sizeof(block)) &&
-	    py_debug_offsets__check(block, sizeof(block), version, p->l) == PY_DEBUG_AGREE)
-		return true;
-	py->st.offsets_refused++;
-	return false;
+	return peek(p->pid, runtime, block, sizeof(block)) &&
+	       py_debug_offsets__check(block, sizeof(block), version, p->l) == PY_DEBUG_AGREE;
 }
 
+/* find_interpreter's answer for a process gone while it read: nothing read is the process's. */
+#define FIND_GONE (-2)
+
 /* Looks for p's interpreter in its mappings: 1 found (p->l set, or p->dead for a version not
- * known), 0 not yet, -1 never (counted where it is not plain: no python file mapped). */
+ * known), 0 not yet, -1 never (counted where it is not plain: no python file mapped),
+ * FIND_GONE. */
 static int find_interpreter(struct python *py, struct pyproc *p)
 {
 	char path[300], line[4096];
@@ -331,7 +349,7 @@ static int find_interpreter(struct python *py, struct pyproc *p)
 	uint64_t bias = 0;
 	uint32_t ver = 0;
 	int name_minor = -1;
-	bool seen = false;
+	bool seen = false, agree, tid;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%d/maps", py->proc_root, (int)p->pid);
@@ -371,12 +389,19 @@ static int find_interpreter(struct python *py, struct pyproc *p)
 	if (!s.version)
 		ver = s.is_none && name_minor == 10 ? 0x030a0000 : 0;
 	p->l = py_layouts__find(ver >> 24, (ver >> 16) & 0xff);
-	if (p->l && p->l->minor >= 13 && !offsets_agree(py, p, bias + s.runtime, ver))
-		return -1;
+	agree = !p->l || p->l->minor < 13 || offsets_agree(p, bias + s.runtime, ver);
 	/* glibc's descriptors: the threads' keys, and their tid where the thread state has
 	 * none (3.10), without which it is not walked. */
-	if (p->l && !thread_db__read(py->proc_root, p->pid, &p->db) &&
-	    p->l->tstate_native_tid == LX_PY_NONE) {
+	tid = !p->l || thread_db__read(py->proc_root, p->pid, &p->db) ||
+	      p->l->tstate_native_tid != LX_PY_NONE;
+	/* Its maps, files and memory read by pid: another process's if p has gone. */
+	if (!proc_alive(p))
+		return FIND_GONE;
+	if (!agree) {
+		py->st.offsets_refused++;
+		return -1;
+	}
+	if (!tid) {
 		py->st.not_found++;
 		return -1;
 	}
@@ -445,6 +470,11 @@ static bool scan_threads(struct python *py, struct pyproc *p)
 			now[n++] = (struct pythread){ (uint32_t)tid, ts };
 		ts = next;
 	}
+	/* Another process's list if p has gone meanwhile: none of it given to the walk. */
+	if (!proc_alive(p)) {
+		free(now);
+		return false;
+	}
 	qsort(now, n, sizeof(*now), cmp_tid);
 	for (size_t i = 0; i < n; i++) {
 		struct lx_py_thread v = { now[i].tstate, (uint32_t)p->pid, py_layouts__index(p->l) };
@@ -511,7 +541,6 @@ static void judge(struct pyproc *p, uint64_t now)
 
 static void refresh_one(struct python *py, struct pyproc *p, uint64_t now)
 {
-	unsigned long long start;
 	int r;
 
 	if (now < p->next_ns && !(p->found && now < p->new_until) &&
@@ -519,12 +548,16 @@ static void refresh_one(struct python *py, struct pyproc *p, uint64_t now)
 		return;
 	if (p->judged) {
 		p->next_ns = now + JUDGED_NS;
-		p->dead = !starttime_of(py, p->pid, &start) || start != p->starttime;
+		p->dead = !proc_alive(p);
 		return;
 	}
 	p->next_ns = now + SCAN_NS;
 	if (!p->found) {
 		r = find_interpreter(py, p);
+		if (r == FIND_GONE) {
+			forget(py, p);
+			return;
+		}
 		if (r == 0 && ++p->tries < MAX_TRIES)
 			return;
 		if (r < 0 || (r == 0 && p->tries >= MAX_TRIES)) {
@@ -570,12 +603,10 @@ void python__refresh(struct python *py, uint64_t now_ns)
 	for (size_t i = 0; i < py->nprocs; i++) {
 		struct pyproc *p = py->procs[i];
 
-		if (p->dead) {
-			free(p->threads);
-			free(p);
-		} else {
+		if (p->dead)
+			proc_free(p);
+		else
 			py->procs[k++] = p;
-		}
 	}
 	py->nprocs = k;
 }
@@ -655,8 +686,7 @@ static bool code_header(const struct pyproc *p, uint64_t addr, struct code_ident
 }
 
 /* Reads the code object at addr of p, whose header says id; NULL when it is none. */
-static struct pycode *read_code(struct python *py, const struct pyproc *p, uint64_t addr,
-				const struct code_ident *id)
+static struct pycode *read_code(const struct pyproc *p, uint64_t addr, const struct code_ident *id)
 {
 	char mod[MAX_STR + 1], qual[MAX_STR + 1];
 	struct pycode *c = calloc(1, sizeof(*c));
@@ -682,16 +712,21 @@ static struct pycode *read_code(struct python *py, const struct pyproc *p, uint6
 		if (c->linetable && peek(p->pid, id->table + PY_BYTES_DATA, c->linetable, size))
 			c->linetable_len = size;
 	}
-	py->st.codes++;
 	return c;
+}
+
+/* Accepts NULL. */
+static void code_free(struct pycode *c)
+{
+	if (c)
+		free(c->linetable);
+	free(c);
 }
 
 static void codes_clear(struct python *py)
 {
-	for (size_t i = 0; i < py->ncodes; i++) {
-		free(py->code_list[i]->linetable);
-		free(py->code_list[i]);
-	}
+	for (size_t i = 0; i < py->ncodes; i++)
+		code_free(py->code_list[i]);
 	py->ncodes = 0;
 	u64map__clear(py->codes);
 }
@@ -709,10 +744,10 @@ static bool code_keep(struct python *py, uint64_t key, struct pycode *c)
 	if (grow_array((void **)&py->code_list, &py->codes_cap, py->ncodes + 1,
 		       sizeof(*py->code_list), 64) ||
 	    !(v = u64map__put(py->codes, key, &added))) {
-		free(c->linetable);
-		free(c);
+		code_free(c);
 		return false;
 	}
+	py->st.codes++;
 	py->code_list[py->ncodes++] = c;
 	*v = (uint64_t)(uintptr_t)c;
 	return true;
@@ -728,7 +763,7 @@ static uint64_t code_key(pid_t pid, uint64_t addr)
 static bool name_frame(struct python *py, pid_t pid, const struct lx_pyframe *f,
 		       struct python_name *out, bool recheck)
 {
-	const struct pyproc *p = proc_find(py, pid);
+	struct pyproc *p = proc_find(py, pid);
 	struct code_ident id;
 	struct pycode *c;
 	uint64_t key, *v;
@@ -741,14 +776,19 @@ static bool name_frame(struct python *py, pid_t pid, const struct lx_pyframe *f,
 	if (c && (c->pid != pid || c->addr != f->code))
 		c = NULL;
 	if (p && p->found && (recheck || !c)) {
-		if (!code_header(p, f->code, &id)) {
-			/* Gone since: what was read of it stands. */
-			if (!c || kill(pid, 0) == 0 || errno != ESRCH)
-				return false;
-		} else if (!c || memcmp(&c->id, &id, sizeof(id))) {
-			c = read_code(py, p, f->code, &id);
-			if (!c || !code_keep(py, key, c))
-				return false;
+		bool read = code_header(p, f->code, &id);
+		bool stale = read && (!c || memcmp(&c->id, &id, sizeof(id)));
+		struct pycode *fresh = stale ? read_code(p, f->code, &id) : NULL;
+
+		if (!proc_alive(p)) {
+			/* Gone: what was read now may be another process's (peek), what was read
+			 * of it before stands. */
+			code_free(fresh);
+			forget(py, p);
+		} else if (!read || (stale && (!fresh || !code_keep(py, key, fresh)))) {
+			return false;
+		} else if (fresh) {
+			c = fresh;
 		}
 	}
 	if (!c)
@@ -778,13 +818,19 @@ int python__line(struct python *py, pid_t pid, const struct lx_pyframe *f)
 	return py && name_frame(py, pid, f, &nm, false) ? nm.line : -1;
 }
 
-void python__peek(struct python *py, const struct lx_pyrec *r)
+void python__peek_frames(struct python *py, pid_t pid, const struct lx_pystack *ps)
 {
-	const struct pyproc *p = py ? proc_find(py, (pid_t)r->ps.pid) : NULL;
+	const struct lx_pyframe *f = (const struct lx_pyframe *)(ps + 1);
 	struct python_name nm;
 
-	for (unsigned i = 0; p && i < r->ps.n && i < LX_PY_FRAMES_MAX; i++)
-		(void)name_frame(py, p->pid, &r->f[i], &nm, false);
+	for (unsigned i = 0; py && i < ps->n && i < LX_PY_FRAMES_MAX; i++)
+		(void)name_frame(py, pid, &f[i], &nm, false);
+}
+
+void python__peek(struct python *py, const struct lx_pyrec *r)
+{
+	if (py)
+		python__peek_frames(py, (pid_t)r->ps.pid, &r->ps);
 }
 
 void python__stats(const struct python *py, struct python_stats *out)
@@ -796,10 +842,8 @@ void python__free(struct python *py)
 {
 	if (!py)
 		return;
-	for (size_t i = 0; i < py->nprocs; i++) {
-		free(py->procs[i]->threads);
-		free(py->procs[i]);
-	}
+	for (size_t i = 0; i < py->nprocs; i++)
+		proc_free(py->procs[i]);
 	free(py->procs);
 	codes_clear(py);
 	free(py->code_list);

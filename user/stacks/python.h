@@ -7,9 +7,11 @@
  * docs/stacks.md, "Python frames".
  *
  * What it reads of a process it reads with process_vm_readv of that very pid, a bounded
- * number of bytes each time, and it believes nothing: a code object whose type is not the
- * process's PyCode_Type, a string that is not a compact one, a table that does not parse, each
- * makes the stack keep its native frames, counted (python_stats.unnamed).
+ * number of bytes each time, and uses only if the process, held by a pidfd since it was noted,
+ * is still alive after the reads (not another that took its pid meanwhile). It believes
+ * nothing: a code object whose type is not the process's PyCode_Type, a string that is not a
+ * compact one, a table that does not parse, each makes the stack keep its native frames,
+ * counted (python_stats.unnamed).
  */
 #ifndef LXTRACE_USER_STACKS_PYTHON_H
 #define LXTRACE_USER_STACKS_PYTHON_H
@@ -30,7 +32,8 @@ struct python_stats {
 	uint64_t processes;		/* processes found running a CPython lxtrace knows */
 	uint64_t unknown_version;	/* processes running one it does not: native frames */
 	uint64_t not_found;		/* processes mapping a python binary whose interpreter
-					 * was never found (symbols missing, file unreadable) */
+					 * was never found (symbols missing, file unreadable, no
+					 * pidfd to hold it by) */
 	uint64_t offsets_refused;	/* processes whose own offsets (3.13's _Py_DebugOffsets)
 					 * are not lxtrace's table's, or do not read as any */
 	uint64_t threads;		/* threads given to the walk */
@@ -74,6 +77,10 @@ void python__refresh(struct python *py, uint64_t now_ns);
  * named now, while the process runs (r->ps.pid, found by the daemon or by BPF), and kept for
  * python__name. */
 void python__peek(struct python *py, const struct lx_pyrec *r);
+
+/* The same for the Python frames ps (followed by its frames) of a thread of process pid read
+ * otherwise (a sleeping thread's, user/capture/startstate.h), to be written later. */
+void python__peek_frames(struct python *py, pid_t pid, const struct lx_pystack *ps);
 
 /* Frame f of a stack of process pid, named into *out: read again when the process still runs,
  * else as python__peek read it. False when it cannot be (not a code object, memory
