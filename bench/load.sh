@@ -5,7 +5,8 @@
 #
 #   start   from its exec to recording (lxtrace: its --ready-fd line; perf: its whole run less
 #           D and its stop, as perf says no "ready")
-#   stop    from the end of D to the file complete and the tool exited
+#   stop    from the end of D to the file complete and the tool exited (lxtrace: from its
+#           SIGINT, sent D s after its ready line)
 #   named   the share of CPU samples whose leaf frame has a name (not [unknown], not an
 #           address in a file): lxtrace's folded CPU profile, perf script's symbols
 #   whole   lxtrace's share with no frame unnamed and none cut ([truncated]); perf's
@@ -57,14 +58,15 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 peak_kb() { awk '/Maximum resident set size/ { print $NF }' "$1"; }
 
 # The share (percent) of samples, folded "ROOT;...;LEAF COUNT" lines, whose leaf frame is named
-# (not [unknown], not a bare address or one in a file, FILE+0x...); with "whole", none of whose
+# (not [unknown], not shed unsymbolized by a recorder behind, not a bare address or one in a
+# file, FILE+0x...); with "whole", none of whose
 # frames is unnamed and none [truncated].
 named_share() {
 	awk -v whole="${2:-}" '{ n = $NF; all += n; $NF = ""; sub(/ +$/, "")
 	       k = split($0, f, ";"); leaf = f[k]
-	       bad = leaf ~ /\[unknown\]|\+0x[0-9a-f]+$|^0x[0-9a-f]+$/
+	       bad = leaf ~ /\[unknown\]|\[not symbolized|\+0x[0-9a-f]+$|^0x[0-9a-f]+$/
 	       if (whole != "")
-		       bad = $0 ~ /\[unknown\]|\[truncated(\]|:)|\+0x[0-9a-f]+(;|$)|(^|;)0x[0-9a-f]+(;|$)/
+		       bad = $0 ~ /\[unknown\]|\[not symbolized|\[truncated(\]|:)|\+0x[0-9a-f]+(;|$)|(^|;)0x[0-9a-f]+(;|$)/
 	       if (!bad) ok += n }
 	     END { printf "%.1f\n", all ? 100 * ok / all : 0 }' "$1"
 }
@@ -73,16 +75,21 @@ one_lxtrace() {
 	local out=$TMP/lx.trace t0 tready tend pid
 	rm -f "$out"
 	t0=$(now_ms)
-	/usr/bin/time -v -o "$TMP/lx.time" "$LXTRACE" record -F "$F" -d "$D" -o "$out" \
+	/usr/bin/time -v -o "$TMP/lx.time" "$LXTRACE" record -F "$F" -o "$out" \
 		--ready-fd 3 3>"$TMP/ready" 2>"$TMP/lx.log" &
 	pid=$!
 	read -r -t 120 _ <"$TMP/ready" || die "lxtrace did not start: $(cat "$TMP/lx.log")"
 	tready=$(now_ms)
+	# Stopped as a person does, D s after it said it records: -d counts from before the
+	# ready line, which a busy start takes seconds to reach, and its end is not seen here.
+	sleep "$D"
+	tstop=$(now_ms)
+	kill -INT "$(pgrep -P $pid -x lxtrace || echo $pid)"
 	wait $pid || die "lxtrace failed: $(tail -n 3 "$TMP/lx.log")"
 	tend=$(now_ms)
 	"$LXTRACE" pprof "$out" --cpu --folded -o "$TMP/lx.folded" 2>/dev/null ||
 		die "lxtrace pprof failed"
-	echo "$((tready - t0)) $((tend - tready - D * 1000)) $(named_share "$TMP/lx.folded")" \
+	echo "$((tready - t0)) $((tend - tstop)) $(named_share "$TMP/lx.folded")" \
 		"$(named_share "$TMP/lx.folded" whole) $(($(peak_kb "$TMP/lx.time") / 1024))"
 }
 

@@ -550,3 +550,41 @@ Test(callstacks, late_jit_stacks_go_with_a_process_that_left_no_map)
 	cr_expect_eq(st.late_jit_kept, 3);
 	callstacks__finish(cs);
 }
+
+/* While the recorder is behind, a stack not met before is not symbolized: its identity under
+ * one frame that says so, counted; one met before keeps its id (a lookup); once caught up,
+ * stacks are symbolized again. An interrupt's stack, with no thread's identity, is shed too. */
+Test(callstacks, stacks_shed_while_behind_are_marked_and_counted)
+{
+	uint64_t known = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(0, 2), NULL);
+	struct callstacks_stats st;
+	const struct gt_stack *s;
+	uint64_t shed, again, irq;
+
+	cr_assert_neq(known, 0);
+	callstacks__shed(cs, false, true);
+	cr_expect_eq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(0, 2), NULL),
+		     known, "a stack met before keeps its id");
+	shed = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(1, 2), NULL);
+	cr_assert_neq(shed, 0);
+	raw.h.uflags = LX_USTACK_IRQ;
+	irq = callstacks__get(cs, 0, 0, 0, -1, &raw.h, NULL);
+	cr_assert_neq(irq, 0, "%s", strerror(errno));
+	s = decoded(shed);
+	cr_assert_eq(s->n, 3);
+	cr_expect_str_eq(s->frames[0].func, "[not symbolized: the recorder was behind]");
+	cr_expect_str_eq(s->frames[1].func, idents__name(ids, ident));
+	cr_expect_str_eq(s->frames[2].func, "hot");
+	s = decoded(irq);
+	cr_assert_eq(s->n, 2);
+	cr_expect_str_eq(s->frames[1].func, "[irq]");
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.shed, 2);
+	cr_expect_eq(st.distinct, 1, "nothing symbolized while shedding");
+	callstacks__shed(cs, false, false);
+	again = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(1, 2), NULL);
+	cr_expect_neq(again, shed);
+	cr_expect_str_eq(decoded(again)->frames[0].file, "[kernel]");
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.distinct, 2);
+}

@@ -989,7 +989,7 @@ static void stop_annotations(struct capture *c)
 		detach_usdt(c);
 }
 
-int capture__drain(struct capture *c, uint64_t until)
+int capture__drain(struct capture *c, uint64_t until, uint64_t deadline)
 {
 	uint64_t now;
 	int err;
@@ -1001,6 +1001,13 @@ int capture__drain(struct capture *c, uint64_t until)
 	detach_links(c);
 	err = collect(c, &now, true);
 	while (!err) {
+		/* Out of time: what is left is counted, in one loss report a CPU, not written. */
+		if (now_ns() >= deadline) {
+			c->after_stop += merge__abandon(c->merge, until, &err);
+			deadline = UINT64_MAX;
+			if (err)
+				break;
+		}
 		err = merge__deliver(c->merge, UINT64_MAX);
 		/* A held record waits for work of another thread (unwind rows): not a spin. */
 		if (err == -EBUSY)
@@ -1027,6 +1034,7 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 		.after_stop = c->after_stop,
 		.staged = ms.staged,
 		.dropped_samples = ms.dropped_samples,
+		.abandoned = ms.abandoned,
 	};
 }
 

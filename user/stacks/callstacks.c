@@ -35,6 +35,9 @@
 /* A stack's flags here are enum lx_ustack_flags and this: BPF walked it on by frame pointers
  * where the ring had no room for its copy (LX_USLOT_NO_ROOM): a cut there is marked so. */
 #define USTACK_NO_ROOM (1u << 8)
+/* The second word of a shed stack's key (shed_stack): two words, where every stack's own key
+ * has three or more, so the two never meet. */
+#define SHED_KEY (~0ull)
 /* Key words the memory of distinct stacks holds at most (4 MiB). Its keys name process
  * images, which exit for good, so it is kept in two generations of half that each: lookups
  * try the young one, then the old one, whose hits move to the young one; when the young one
@@ -108,6 +111,7 @@ struct callstacks {
 	struct cfi_loader *cfi;		/* the rows of late walks (late_walk.h), or NULL */
 	uint64_t held_since;		/* CLOCK_MONOTONIC ns: a late walk waits since, 0: none */
 	bool no_wait;			/* the recording ends: no late walk waits for rows */
+	bool shed_waits, shed_symbols;	/* the recorder is behind: callstacks__shed */
 	uint64_t read_late;		/* symbolizer_stats.modules_read_late the memo was made with */
 	uint64_t late[LX_STACK_USER_MAX];	/* a late walk's frames */
 	struct u64map *slots;		/* tid << 8 | cache slot -> its struct stored */
@@ -544,27 +548,38 @@ static void drop_late(struct callstacks *cs, uint32_t pid)
 }
 
 /* Symbolizes, trims and writes the stack; 0 with errno set on failure. */
-static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_t proc, int nr,
-		      const struct lx_stack *st, const uint64_t *upc, unsigned nuser, unsigned uflags,
-		      pid_t pid, const struct lx_pystack *ps)
+/* The outermost frames of a stack: the thread's identity, or what stands for one (an
+ * interrupt, the idle task). Their number, or -errno. */
+static int identity(struct callstacks *cs, uint32_t ident, unsigned uflags,
+		    struct gt_frame ids[IDENT_FRAMES])
 {
-	struct gt_frame ids[IDENT_FRAMES];
-	size_t keep, len, nid = 1;
-	uint64_t stk;
-	int n, err = 0;
+	int err;
 
 	if (uflags & LX_USTACK_IRQ)
 		err = idents__special_frame(cs->ids, IDENT_SPECIAL_IRQ, &ids[0]);
 	else if (ident == CALLSTACKS_IDLE)
 		err = idents__special_frame(cs->ids, IDENT_SPECIAL_IDLE, &ids[0]);
 	else
-		nid = idents__frames(cs->ids, ident, ids);
-	n = err ? err : gather(cs, proc, nr, st, upc, nuser, uflags, pid, ps);
+		return (int)idents__frames(cs->ids, ident, ids);
+	return err ? err : 1;
+}
+
+static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_t proc, int nr,
+		      const struct lx_stack *st, const uint64_t *upc, unsigned nuser, unsigned uflags,
+		      pid_t pid, const struct lx_pystack *ps)
+{
+	struct gt_frame ids[IDENT_FRAMES];
+	int nid = identity(cs, ident, uflags, ids);
+	size_t keep, len;
+	uint64_t stk;
+	int n;
+
+	n = nid < 0 ? nid : gather(cs, proc, nr, st, upc, nuser, uflags, pid, ps);
 	if (n < 0) {
 		errno = -n;
 		return 0;
 	}
-	keep = fit(cs->frames, (size_t)n, ids, nid);
+	keep = fit(cs->frames, (size_t)n, ids, (size_t)nid);
 	for (;;) {
 		len = keep;
 
@@ -572,7 +587,7 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 			idents__trim_frame((uint64_t)n - keep, cs->trim_func, sizeof(cs->trim_func),
 						 &cs->frames[len++]);
 		}
-		for (size_t i = 0; i < nid; i++)
+		for (int i = 0; i < nid; i++)
 			cs->frames[len++] = ids[i];
 		stk = gt_tables__stack(cs->w, p, cs->frames, len);
 		/* The estimate of string ids' sizes was short: keep half as many frames. */
@@ -801,8 +816,9 @@ held:
 		cs->held_since = now;
 		cs->st.late_held++;
 	}
-	if (now - cs->held_since < limit_ns && !cs->no_wait)
+	if (now - cs->held_since < limit_ns && !cs->no_wait && !cs->shed_waits)
 		return false;
+	cs->st.unwaited += cs->shed_waits && !cs->no_wait;
 	cs->held_since = 0;
 	return true;
 }
@@ -833,6 +849,42 @@ void callstacks__use_rows(struct callstacks *cs, struct cfi_loader *cfi)
 void callstacks__stop_waiting(struct callstacks *cs)
 {
 	cs->no_wait = true;
+}
+
+void callstacks__shed(struct callstacks *cs, bool waits, bool symbols)
+{
+	cs->shed_waits = waits;
+	cs->shed_symbols = symbols;
+}
+
+/* The stack of a thread whose stack is shed: its identity under the one frame that says so,
+ * remembered by the identity alone. */
+static uint64_t shed_stack(struct callstacks *cs, uint32_t p, uint32_t ident, unsigned uflags)
+{
+	uint64_t key[2] = { (uint64_t)ident << 32 | !!(uflags & LX_USTACK_IRQ), SHED_KEY };
+	uint64_t h = key_hash(key, 2), stk;
+	struct gt_frame frames[1 + IDENT_FRAMES];
+	struct entry *e = memo_find(&cs->memo[cs->young], key, 2, h);
+	int n;
+
+	cs->st.shed++;
+	if (e && gt_tables__current(cs->w, true, e->stk))
+		return e->stk;
+	n = idents__special_frame(cs->ids, IDENT_SPECIAL_SHED, &frames[0]);
+	if (!n)
+		n = identity(cs, ident, uflags, &frames[1]);
+	if (n < 0) {
+		errno = -n;
+		return 0;
+	}
+	stk = gt_tables__stack(cs->w, p, frames, (size_t)n + 1);
+	if (!stk)
+		return 0;
+	if (e)
+		e->stk = stk;
+	else
+		memo_put(cs, key, 2, h, stk);
+	return stk;
 }
 
 /* Notes stk, young in the memory, as the answer for sv's hits with (ident, nr, proc). */
@@ -955,6 +1007,8 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 		return stk;
 	}
 
+	if (cs->shed_symbols)
+		return shed_stack(cs, p, ident, uflags);
 	t0 = now_ns();
 	stk = build(cs, p, ident, proc, nr, st, upc, nuser, uflags, (pid_t)pid, ps);
 	cs->st.symbolize_ns += now_ns() - t0;

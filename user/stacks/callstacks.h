@@ -59,6 +59,8 @@ struct callstacks_stats {
 	uint64_t late_frames;	/* the frames they gained */
 	uint64_t late_ends[LATE_WALK_DEEP + 1];	/* how they ended (enum late_walk_end) */
 	uint64_t late_held;	/* records the stream held until their rows were loaded */
+	uint64_t shed;		/* stacks not symbolized while shedding (callstacks__shed) */
+	uint64_t unwaited;	/* stacks that did not wait for rows or a file, shedding */
 	uint64_t copies_refused;	/* stacks BPF walked on by frame pointers where the
 					 * ring had no room for their copy (LX_USLOT_NO_ROOM) */
 	uint64_t cut;		/* stacks handed out cut short, their user frames ending
@@ -165,6 +167,13 @@ bool callstacks__ready_within(struct callstacks *cs, uint32_t pid, const struct 
  * whose rows are not loaded end at that file, marked and counted (late_no_rows), as those
  * that waited too long. For a recording's end, which must not wait on the rows' compiles. */
 void callstacks__stop_waiting(struct callstacks *cs);
+
+/* The recorder is behind (user/capture/shed.h). With waits, no stack waits for rows or a file
+ * (callstacks__ready is true at once; stats.unwaited counts those that would have). With
+ * symbols, a stack not met before is not symbolized but made of its identity under one
+ * "[not symbolized: the recorder was behind]" frame (stats.shed); stacks met before still
+ * get the id they have: a lookup. */
+void callstacks__shed(struct callstacks *cs, bool waits, bool symbols);
 
 /* The trace stack of st, taken from a thread of process pid with identity ident (or
  * CALLSTACKS_IDLE) while in syscall nr (-1: none), for an event on P p, with the thread's
