@@ -17,6 +17,8 @@
 #include "user/stacks/callstacks.h"
 
 #define NR_GETPPID 110
+/* Frames a test stack has at most. */
+#define GATHER_TEST_MAX 64
 
 static struct symfix fix;
 static char path[64];
@@ -65,18 +67,23 @@ static void teardown(void)
 
 TestSuite(callstacks, .init = setup, .fini = teardown, .timeout = 60);
 
-/* A raw stack of nk kernel addresses and nu user addresses alternating between two return
- * addresses of the fixture (each expands to an inlined chain). */
-static const struct lx_stack *make_raw(unsigned nk, unsigned nu)
+/* A raw stack of process f of nk kernel addresses and nu user addresses alternating between
+ * two return addresses of the fixture (each expands to an inlined chain). */
+static const struct lx_stack *make_raw_of(const struct symfix *f, unsigned nk, unsigned nu)
 {
-	uint64_t a = symfix__addr(&fix, "probe_ret"), b = symfix__addr(&fix, "middle_ret");
+	uint64_t a = symfix__addr(f, "probe_ret"), b = symfix__addr(f, "middle_ret");
 
-	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .nkern = nk, .nuser = nu };
+	raw.h = (struct lx_stack){ .tid = (uint32_t)f->pid, .nkern = nk, .nuser = nu };
 	for (unsigned i = 0; i < nk; i++)
 		raw.pc[i] = 0xffffffff81000000ull + i * 0x1000;
 	for (unsigned i = 0; i < nu; i++)
 		raw.pc[nk + i] = i % 2 ? b : a;
 	return &raw.h;
+}
+
+static const struct lx_stack *make_raw(unsigned nk, unsigned nu)
+{
+	return make_raw_of(&fix, nk, nu);
 }
 
 /* The stack as the file holds it: written with a CPU sample, flushed and decoded. */
@@ -587,4 +594,55 @@ Test(callstacks, stacks_shed_while_behind_are_marked_and_counted)
 	cr_expect_str_eq(decoded(again)->frames[0].file, "[kernel]");
 	callstacks__stats(cs, &st);
 	cr_expect_eq(st.distinct, 2);
+}
+
+/* Two processes of one program, loaded at other addresses (ASLR): a stack of the second that
+ * runs the code of a stack of the first is not symbolized again but takes the first one's
+ * frames, their PCs included (one PC, one frame: the same code), so under the same identity
+ * (a process that executed its program again keeps its pid and name) it is the same trace
+ * stack, and under its own it differs in its identity frames only. */
+Test(callstacks, one_binary_at_two_bases_is_named_once)
+{
+	struct symfix two = { 0 };
+	struct callstacks_stats st;
+	uint64_t first, again, own, pcs[GATHER_TEST_MAX];
+	const struct gt_stack *s;
+	uint32_t ident2;
+	size_t n;
+
+	symfix__start(&two, "hot");
+	if (symfix__addr(&two, "probe_ret") == symfix__addr(&fix, "probe_ret")) {
+		symfix__stop(&two);
+		cr_skip_test("ASLR is off: both processes load the program at one address");
+	}
+	first = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(0, 3), NULL);
+	cr_assert_neq(first, 0);
+	s = decoded(first);
+	n = s->n;
+	cr_assert_leq(n, GATHER_TEST_MAX);
+	for (size_t i = 0; i < n; i++)
+		pcs[i] = s->frames[i].pc;
+	again = callstacks__get(cs, 0, ident, (uint32_t)two.pid, NR_GETPPID, make_raw_of(&two, 0, 3),
+				NULL);
+	cr_expect_eq(again, first, "the same code at other addresses is the same trace stack");
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.distinct, 2, "each image's stack is looked up");
+	cr_expect_eq(st.shared, 1, "the second is named from the first, not symbolized");
+	cr_assert_eq(idents__get(ids, (uint32_t)two.pid, "hot", NULL, &ident2), 0);
+	own = callstacks__get(cs, 0, ident2, (uint32_t)two.pid, NR_GETPPID, make_raw_of(&two, 0, 3),
+			      NULL);
+	cr_assert_neq(own, 0);
+	cr_expect_neq(own, first);
+	s = decoded(own);
+	cr_assert_eq(s->n, n);
+	for (size_t i = 0; i + 2 < n; i++)
+		cr_expect_eq(s->frames[i].pc, pcs[i], "frame %zu", i);
+	cr_expect_str_eq(s->frames[n - 2].func, idents__name(ids, ident2));
+	/* A stack of code the first did not run so is symbolized. */
+	cr_assert_neq(callstacks__get(cs, 0, ident2, (uint32_t)two.pid, NR_GETPPID,
+				      make_raw_of(&two, 0, 2), NULL), 0);
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.shared, 2);
+	cr_expect_eq(st.distinct, 4);
+	symfix__stop(&two);
 }

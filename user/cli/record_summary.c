@@ -132,11 +132,13 @@ static void print_details(const struct model_stats *ms, const struct gt_writer_s
 		fprintf(stderr, " %llu %s%s", (unsigned long long)ms->kinds[i], model__kind_name(i),
 			i + 1 < MODEL_KIND_COUNT ? "," : "\n");
 	if (ms->stack_lookups)
-		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed), %llu process images; "
+		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed, %llu named as "
+			"another process's of the same code), %llu process images; "
 			"symbolizing took %.3f s (%.0f us per distinct stack); %llu binaries, "
 			"%llu closed unused or past the budget (%llu past it), %llu read again\n",
 			(unsigned long long)ms->stack_lookups, (unsigned long long)ms->stacks_distinct,
-			(unsigned long long)ms->stacks_trimmed, (unsigned long long)ms->images,
+			(unsigned long long)ms->stacks_trimmed, (unsigned long long)ms->stacks_shared,
+			(unsigned long long)ms->images,
 			ms->symbolize_ns / 1e9,
 			ms->stacks_distinct ? ms->symbolize_ns / 1e3 / ms->stacks_distinct : 0.0,
 			(unsigned long long)ms->binaries, (unsigned long long)ms->binaries_closed,
@@ -345,8 +347,8 @@ void record_summary__print(const struct record_summary *s)
 			(unsigned long long)ms.copies_refused);
 	/* Work shed while the recorder was behind (user/capture/shed.h): counted, not lost. */
 	if (s->shed && s->shed->waits.spells)
-		fprintf(stderr, "  shed:          %llu stacks did not wait for unwind rows or their "
-			"file (%.1f s in all, from %.1f s behind); %llu new stacks not symbolized, "
+		fprintf(stderr, "  shed:          %llu stacks did not wait for unwind rows "
+			"(%.1f s in all, from %.1f s behind); %llu new stacks not symbolized, "
 			"each \"[not symbolized: the recorder was behind]\" (%.1f s in all, from "
 			"%.1f s behind); the most behind: %.1f s\n",
 			(unsigned long long)ms.stacks_unwaited,

@@ -453,6 +453,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 		callstacks__stats(m->cs, &cs);
 	out->stack_lookups = cs.lookups;
 	out->stacks_distinct = cs.distinct;
+	out->stacks_shared = cs.shared;
 	out->stacks_trimmed = cs.trimmed;
 	out->images = cs.images;
 	out->symbolize_ns = cs.symbolize_ns;

@@ -169,6 +169,7 @@ struct model_stats {
 	/* Call stacks (all 0 without opts.stacks): stacks looked up, distinct ones symbolized,
 	 * trimmed to fit, process images noted, time spent symbolizing. */
 	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;
+	uint64_t stacks_shared;		/* callstacks_stats.shared */
 	/* callstacks_stats */
 	uint64_t binaries, binaries_closed, binaries_over_budget, binaries_reread;
 	uint64_t prepared, prepared_dwarf, prepare_ns;	/* binaries read ahead before the start
@@ -269,7 +270,7 @@ void model__use_python(struct model *m, struct python *py);
 void model__stop_waiting(struct model *m);
 
 /* What the recorder sheds, being behind (user/capture/shed.h, callstacks__shed): waits, no
- * record waits for unwind rows or a binary's file; symbols, new stacks are not symbolized. */
+ * record waits for unwind rows; symbols, new stacks are not symbolized. */
 void model__shed(struct model *m, bool waits, bool symbols);
 
 /* Notes that `n` records of CPU cpu were lost before ts; written into the trace as a UserLog. */

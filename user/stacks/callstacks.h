@@ -49,6 +49,9 @@ struct callstacks_stats {
 	uint64_t lookups;	/* stacks asked for */
 	uint64_t distinct;	/* of which new: symbolized (again when not seen for a
 				 * generation of the memory of stacks: CACHE_WORDS in callstacks.c) */
+	uint64_t shared;	/* of them, built from the kernel and user frames of a stack of
+				 * the same code in another image (another process, or an exec
+				 * of the same binaries at other addresses): not symbolized */
 	uint64_t cache_clears;	/* generations of that memory dropped */
 	uint64_t live_images;	/* process images held now: their processes still run */
 	uint64_t trimmed;	/* distinct stacks that lost outer frames */
@@ -168,11 +171,13 @@ bool callstacks__ready_within(struct callstacks *cs, uint32_t pid, const struct 
  * that waited too long. For a recording's end, which must not wait on the rows' compiles. */
 void callstacks__stop_waiting(struct callstacks *cs);
 
-/* The recorder is behind (user/capture/shed.h). With waits, no stack waits for rows or a file
- * (callstacks__ready is true at once; stats.unwaited counts those that would have). With
- * symbols, a stack not met before is not symbolized but made of its identity under one
- * "[not symbolized: the recorder was behind]" frame (stats.shed); stacks met before still
- * get the id they have: a lookup. */
+/* The recorder is behind (user/capture/shed.h). With waits, no stack waits for rows
+ * (callstacks__ready is true at once; stats.unwaited counts those that would have), though
+ * one still waits for a late binary's file, which names it. With
+ * symbols, nothing is symbolized: a stack not met before takes the frames of a stack of the
+ * same code in another image if there is one (stats.shared: lookups), else it is made of its
+ * identity under one "[not symbolized: the recorder was behind]" frame (stats.shed); stacks
+ * met before still get the id they have: a lookup. */
 void callstacks__shed(struct callstacks *cs, bool waits, bool symbols);
 
 /* The trace stack of st, taken from a thread of process pid with identity ident (or
