@@ -5,8 +5,9 @@
  * first stacks of every process). Behind, it sheds in two steps, each counted:
  *
  *   waits    from SHED_WAITS_AFTER_NS behind until caught up to SHED_WAITS_UNTIL_NS: no record
- *            waits for a binary's unwind rows or file (a waiting record holds every later one
- *            of every CPU); its stack ends where the rows are missing, marked and counted;
+ *            waits for a binary's unwind rows (a waiting record holds every later one of
+ *            every CPU); its stack ends where the rows are missing, marked and counted (a
+ *            wait for a late binary's file, which names the stack, is not shed);
  *   symbols  from SHED_SYMBOLS_AFTER_NS until SHED_SYMBOLS_UNTIL_NS: new call stacks are not
  *            symbolized but marked (one frame that says so, counted in the summary), before
  *            the merge engine, at twice that, drops CPU samples whole (merge_opts).
