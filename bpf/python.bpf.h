@@ -12,13 +12,13 @@
 #include "python_walk.bpf.h"
 #include "ring.bpf.h"
 
-/* Processes known to run Python (tgid -> layout): a thread of one missing from py_threads is
- * counted, its frames unread until user space has seen it. */
+/* Processes known to run Python (tgid -> struct lx_py_proc): the state of a thread of one
+ * missing from py_threads is looked for where the thread keeps it, or the thread counted. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct lx_py_proc);
 } py_procs SEC(".maps");
 
 struct {
@@ -55,18 +55,48 @@ static __always_inline void py_count(__u32 which)
 		__sync_fetch_and_add(v, 1);
 }
 
-/* The current thread, if its Python frames are to be read; with count, a thread of a Python
- * process user space has not seen yet is counted. */
-static __always_inline const struct lx_py_thread *py_thread_of_current(bool count)
+/* The PyThreadState of the current thread (tid of process pid, p's), found where the thread
+ * keeps it itself: the value of CPython's pthread key in the thread's struct pthread, at its
+ * thread pointer. Into s->found; NULL, counted, when the key has no value (the thread runs no
+ * Python now) or the value does not prove to be this thread's state: its owner field must
+ * name this very thread. A process can write anything there: what is read is its own memory,
+ * a fixed number of reads. */
+static __always_inline const struct lx_py_thread *py_thread_by_tsd(struct py_scratch *s,
+								    const struct lx_py_proc *p,
+								    __u32 tid, __u32 pid)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, pid = id >> 32;
-	const struct lx_py_thread *t = bpf_map_lookup_elem(&py_threads, &tid);
+	struct task_struct *task = bpf_get_current_task_btf();
+	const struct lx_py_layout *l;
+	__u32 key = p->layout;
+	__u64 tp, *v = (__u64 *)s->b;
 
-	if (t && t->pid == pid)
-		return t;
-	if (count && bpf_map_lookup_elem(&py_procs, &pid))
+	if (p->tsd_block == LX_PY_NO_TSD) {
 		py_count(LX_PY_UNKNOWN_THREAD);
+		return NULL;
+	}
+	l = bpf_map_lookup_elem(&py_layouts, &key);
+	if (!l)
+		return NULL;
+	tp = task->thread.fsbase;
+	/* The key's block (none: the thread never set a key of it), then its value. */
+	if (py_read(v, sizeof(*v), tp + p->tsd_block, NULL))
+		goto refused;
+	if (*v && py_read(v, sizeof(*v), *v + p->tsd_value, NULL))
+		goto refused;
+	if (!*v) {
+		py_count(LX_PY_TSD_NONE);
+		return NULL;
+	}
+	s->found.tstate = *v;
+	if (py_read(v, sizeof(*v), s->found.tstate + l->tstate_owner, NULL) ||
+	    *v != (l->flags & LX_PY_OWNER_PTHREAD ? tp : tid))
+		goto refused;
+	s->found.pid = pid;
+	s->found.layout = key;
+	py_count(LX_PY_TSD_FOUND);
+	return &s->found;
+refused:
+	py_count(LX_PY_TSD_REFUSED);
 	return NULL;
 }
 
@@ -91,31 +121,38 @@ static __always_inline __u32 py_walk(const struct lx_py_thread *t, struct py_scr
 	return py_walk_end(s);
 }
 
-/* When the current thread is a Python thread user space told of: sends its frames as an
- * LX_REC_PYSTACK record of time ts into CPU cpu's ring, for the record with a stack the
- * caller sends next. A global function, as py_step, called where the caller has the fewest
- * values to keep. */
+/* When the current thread is a Python thread (user space told of it, or its state is found
+ * where it keeps it): sends its frames as an LX_REC_PYSTACK record of time ts into CPU cpu's
+ * ring, for the record with a stack the caller sends next. A global function, as py_step,
+ * called where the caller has the fewest values to keep. */
 __noinline int py_send(__u32 cpu, __u64 ts)
 {
-	const struct lx_py_thread *t;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, pid = id >> 32, zero = 0, level, n, size;
+	const struct lx_py_thread *t = bpf_map_lookup_elem(&py_threads, &tid);
+	const struct lx_py_proc *p = NULL;
 	struct py_scratch *s;
-	__u32 zero = 0, level, n, size;
 	__u32 *depth;
 	void *ring;
 
-	t = py_thread_of_current(true);
+	if (t && t->pid != pid)
+		t = NULL;
+	if (!t && !(p = bpf_map_lookup_elem(&py_procs, &pid)))
+		return 0;
 	depth = bpf_map_lookup_elem(&py_depth, &zero);
 	ring = bpf_map_lookup_elem(&rings, &cpu);
-	if (!t || !depth || !ring)
+	if (!depth || !ring)
 		return 0;
 	/* Interrupts nest strictly: a nested walk restores the depth before this one goes on. */
 	level = (*depth)++;
 	barrier();
 	s = level < PY_LEVELS ? bpf_map_lookup_elem(&py_scratch, &level) : NULL;
-	if (s) {
+	if (s && p)
+		t = py_thread_by_tsd(s, p, tid, pid);
+	if (s && t) {
 		n = py_walk(t, s);
 		s->out.h.ts = ts;
-		s->out.h.tid = (__u32)bpf_get_current_pid_tgid();
+		s->out.h.tid = tid;
 		s->out.h.cpu = cpu;
 		s->out.h.type = LX_REC_PYSTACK;
 		s->out.h.flags = 0;

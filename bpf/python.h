@@ -32,6 +32,8 @@ enum lx_py_layout_flags {
 					 * in 2-byte code units (3.10's f_lasti), not a pointer */
 	LX_PY_EVERY_ENTRY = 1 << 1,	/* every frame has a run of the evaluation loop of its
 					 * own (3.10: each Python call is a C call) */
+	LX_PY_OWNER_PTHREAD = 1 << 2,	/* tstate_owner holds the thread's pthread_t, which is
+					 * its thread pointer (3.10's thread_id), not its tid */
 };
 
 /* Where the walk finds what it reads, in bytes (LX_PY_NONE: absent in this version). */
@@ -48,7 +50,8 @@ struct lx_py_layout {
 	__u8 owner_shim;	/* FRAME_OWNED_BY_CSTACK; 0xff: none (3.11) */
 	__u8 flags;		/* enum lx_py_layout_flags */
 	__u16 frame_read;	/* bytes of a frame read, at most LX_PY_FRAME_READ_MAX */
-	__u16 pad;
+	__u16 tstate_owner;	/* PyThreadState: which thread it is, native_thread_id (3.11+)
+				 * or thread_id (3.10, LX_PY_OWNER_PTHREAD) */
 };
 
 /* A thread the walk may follow (py_threads, keyed by tid): its PyThreadState, in process pid
@@ -59,6 +62,21 @@ struct lx_py_thread {
 	__u32 layout;
 };
 
+/* A Python process (py_procs, keyed by tgid): its layout, and where each of its threads keeps
+ * its own PyThreadState, for the stacks of a thread user space has not read yet. CPython keeps
+ * it in a pthread key (autoTSSkey), whose value glibc keeps for each thread in the thread's
+ * struct pthread, at the thread pointer (x86_64's fs base): there a pointer to the block of
+ * values the key is in, and in that block the value. */
+struct lx_py_proc {
+	__u32 layout;
+	__u32 tsd_block;	/* from the thread pointer, the pointer to the key's block;
+				 * LX_PY_NO_TSD: the key is not known (yet) */
+	__u32 tsd_value;	/* in that block, the key's value */
+	__u32 pad;
+};
+
+#define LX_PY_NO_TSD 0xffffffffu
+
 /* A thread's Python frames, leaf first (struct lx_pyrec). */
 enum lx_pystack_flags {
 	LX_PYSTACK_DEEP = 1 << 0,	/* more frames than LX_PY_FRAMES_MAX */
@@ -68,7 +86,7 @@ enum lx_pystack_flags {
 struct lx_pystack {
 	__u16 n;
 	__u16 flags;		/* enum lx_pystack_flags */
-	__u32 pad;
+	__u32 pid;		/* the thread's process: its code objects are read there */
 };
 
 enum lx_pyframe_flags {
@@ -97,13 +115,22 @@ struct lx_pyrec {
 enum lx_py_stat {
 	LX_PY_WALKS = 0,	/* Python frame chains read */
 	LX_PY_UNKNOWN_THREAD,	/* stacks of a Python process's thread not known to user space
-				 * yet: native frames only */
+				 * yet, whose state the walk cannot look for (the process's
+				 * key not known): native frames only */
 	LX_PY_FAULTS,		/* chains cut short by a read that failed */
+	LX_PY_TSD_FOUND,	/* stacks of a thread not known to user space yet whose state
+				 * the walk found itself, in the thread's pthread key */
+	LX_PY_TSD_NONE,		/* stacks of a thread not known to user space holding no
+				 * thread state (the key's value empty: it runs no Python now,
+				 * or not yet): native frames only */
+	LX_PY_TSD_REFUSED,	/* a key's value that did not prove to be the thread's own
+				 * state (forged, stale), or did not read: native frames only */
 	LX_PY_NSTATS,
 };
 
 _Static_assert(sizeof(struct lx_py_layout) == 20, "lx_py_layout layout");
 _Static_assert(sizeof(struct lx_py_thread) == 16, "lx_py_thread layout");
+_Static_assert(sizeof(struct lx_py_proc) == 16, "lx_py_proc layout");
 _Static_assert(sizeof(struct lx_pystack) == 8, "lx_pystack layout");
 _Static_assert(sizeof(struct lx_pyframe) == 16, "lx_pyframe layout");
 _Static_assert(sizeof(struct lx_pyrec) == 24, "lx_pyrec layout");

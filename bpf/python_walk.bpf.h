@@ -48,6 +48,7 @@ struct py_out {
 struct py_scratch {
 	struct py_walk w;
 	__u8 b[192];
+	struct lx_py_thread found;	/* a thread whose state the walk found itself */
 	struct py_out out;
 };
 
@@ -126,6 +127,7 @@ static __always_inline const struct lx_py_layout *py_walk_start(const struct lx_
 	w->f = 0;
 	w->n = 0;
 	w->flags = 0;
+	s->out.ps.pid = t->pid;
 	l = bpf_map_lookup_elem(&py_layouts, &key);
 	if (!l)
 		return NULL;
@@ -151,7 +153,6 @@ static __always_inline __u32 py_walk_end(struct py_scratch *s)
 		n = LX_PY_FRAMES_MAX;
 	s->out.ps.n = n;
 	s->out.ps.flags = w->flags;
-	s->out.ps.pad = 0;
 	return n;
 }
 

@@ -9,10 +9,11 @@
  * callback and for whoever writes it out.
  *
  * Memory: private anonymous pages, so a process forked to write a file from the window keeps
- * the bytes as they were while this one goes on (copy on write). Pages are touched as the tail moves through the ring; those of evicted batches are given
- * back (MADV_DONTNEED) once PUNCH_MIN of them have gathered, so under a time limit the window's
- * memory is what it holds plus less than one chunk, not the whole budget; the chunk keeps the
- * cost to one system call per PUNCH_MIN bytes recorded.
+ * the bytes as they were while this one goes on (copy on write). Pages are touched as the tail
+ * moves through the ring; those of evicted batches are given back (MADV_DONTNEED) once PUNCH_MIN
+ * of them have gathered, so under a time limit the window's memory is what it holds plus less
+ * than one chunk, not the whole budget; the chunk keeps the cost to one system call per
+ * PUNCH_MIN bytes recorded.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -191,8 +192,8 @@ static int make_room(struct gt_window *w, size_t need)
 			return err;
 	}
 	if (waste >= sizeof(struct note))
-		*note_at(w, w->tail) = (struct note){ .len = (uint32_t)(waste - sizeof(struct note)),
-						      .p = PAD_P };
+		*note_at(w, w->tail) = (struct note){
+			.len = (uint32_t)(waste - sizeof(struct note)), .p = PAD_P };
 	w->tail += waste;
 	if (w->head == w->tail - waste)
 		w->head = w->tail;

@@ -6,6 +6,11 @@
  * young one holds its keys the old one is emptied and becomes the young one. A key in use
  * stays, a key unused for a whole generation is forgotten, and the cache holds at most twice
  * gen_keys keys. The caller must be able to rebuild what a forgotten key held.
+ *
+ * A value may own memory (a pointer to what the key names): a key lives in one generation at
+ * a time, and the function set with u64cache__on_forget is told of each value the cache
+ * forgets, once, so that it can free it. A value the caller got stays valid until then: at
+ * least until the cache has taken gen_keys more keys.
  */
 #ifndef LXTRACE_LIB_U64CACHE_H
 #define LXTRACE_LIB_U64CACHE_H
@@ -19,14 +24,20 @@ struct u64cache;
 /* gen_keys (> 0): keys a generation holds. NULL with errno set. */
 struct u64cache *u64cache__new(size_t gen_keys);
 
+/* Tells forget(key, val, ctx) of every value forgotten from now on: its generation emptied,
+ * its key put again with another value, or the cache freed. */
+void u64cache__on_forget(struct u64cache *c, void (*forget)(uint64_t key, uint64_t val,
+							      void *ctx), void *ctx);
+
 /* Whether key is cached, and its value in *val. A key of the old generation moves to the young
- * one; out of memory it stays where it is, to be forgotten with it. */
+ * one; out of memory it is forgotten instead (a value that owns memory too: then the answer
+ * is false). */
 bool u64cache__get(struct u64cache *c, uint64_t key, uint64_t *val);
 
-/* Caches key with val in the young generation. 0 or -ENOMEM. */
+/* Caches key with val in the young generation. 0 or -ENOMEM (val is then not the cache's). */
 int u64cache__put(struct u64cache *c, uint64_t key, uint64_t val);
 
-/* Entries held in both generations (a key that moved to the young one may count twice). */
+/* Keys held in both generations. */
 size_t u64cache__count(const struct u64cache *c);
 
 /* Generations forgotten so far. */

@@ -52,6 +52,16 @@ void u64map__clear(struct u64map *m)
 	m->has_zero = false;
 }
 
+void u64map__each(const struct u64map *m, void (*fn)(uint64_t key, uint64_t val, void *ctx),
+		  void *ctx)
+{
+	if (m->has_zero)
+		fn(0, m->zero_val, ctx);
+	for (size_t i = 0; i <= m->mask; i++)
+		if (m->slots[i].key)
+			fn(m->slots[i].key, m->slots[i].val, ctx);
+}
+
 uint64_t *u64map__get(const struct u64map *m, uint64_t key)
 {
 	if (!key)

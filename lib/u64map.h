@@ -17,6 +17,9 @@ uint64_t *u64map__get(const struct u64map *m, uint64_t key);
 uint64_t *u64map__put(struct u64map *m, uint64_t key, bool *added);
 void u64map__del(struct u64map *m, uint64_t key);
 size_t u64map__count(const struct u64map *m);
+/* Calls fn with every key and its value, in no order; fn must not change m. */
+void u64map__each(const struct u64map *m, void (*fn)(uint64_t key, uint64_t val, void *ctx),
+		  void *ctx);
 /* Removes every key; the table keeps its size for what comes next. */
 void u64map__clear(struct u64map *m);
 /* Accepts NULL. */

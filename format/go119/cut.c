@@ -140,10 +140,11 @@ static uint64_t subject(const struct gt_cut *c, uint32_t p, enum gt_type t, cons
 	case GT_G_START:
 	case GT_G_SELF:
 		return args[0];
+	case GT_G_GC:
+		return 0;
 	default:
 		ps = gt_state__proc(c->out, p);
-		return ps && t != GT_EV_GC_START && t != GT_EV_GC_DONE &&
-		       t != GT_EV_GC_STW_START && t != GT_EV_GC_STW_DONE ? ps->g : 0;
+		return ps ? ps->g : 0;
 	}
 }
 
@@ -464,13 +465,12 @@ int gt_cut__event(struct gt_cut *c, const struct gt_event *e, const struct gt_di
 	if (t == GT_EV_USER_LOG)
 		return window_log(c, e, p);
 	memcpy(a, e->args, sizeof(a));
+	if (gt_specs[t].stk_arg)
+		a[gt_specs[t].stk_arg - 1] = name_stack(c, p, a[gt_specs[t].stk_arg - 1], &err);
+	if (gt_specs[t].str_arg)
+		a[gt_specs[t].str_arg - 1] = map_string(c, p, a[gt_specs[t].str_arg - 1]);
 	switch (t) {
-	case GT_EV_GO_CREATE:
-		a[1] = name_stack(c, p, a[1], &err);
-		break;
 	case GT_EV_GO_START_LABEL:
-		a[2] = map_string(c, p, a[2]);
-		/* fall through */
 	case GT_EV_GO_START:
 	case GT_EV_GO_UNBLOCK:
 	case GT_EV_GO_SYSEXIT:
@@ -480,10 +480,6 @@ int gt_cut__event(struct gt_cut *c, const struct gt_event *e, const struct gt_di
 		break;
 	case GT_EV_GC_START:
 		a[0] = gt_state__gc(c->out)->gc_seq;
-		break;
-	case GT_EV_USER_TASK_CREATE:
-	case GT_EV_USER_REGION:
-		a[2] = map_string(c, p, a[2]);
 		break;
 	default:
 		break;
@@ -546,7 +542,8 @@ static struct gt_reader *rewind_reader(int fd, char *err, size_t errlen)
 		snprintf(err, errlen, "the input cannot be read again: %s", strerror(errno));
 		return NULL;
 	}
-	r = gt_reader__new(&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
+	r = gt_reader__new(
+		&(struct gt_reader_opts){ .sz = sizeof(struct gt_reader_opts), .fd = fd });
 	if (!r)
 		snprintf(err, errlen, "%s", strerror(errno));
 	return r;

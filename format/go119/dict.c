@@ -100,7 +100,8 @@ int gt_dict__add_string(struct gt_dict *d, uint64_t id, const void *bytes, size_
 	err = spend(d, len + 1 + ENTRY_COST);
 	if (err)
 		return err;
-	if (grow_array((void **)&d->strings, &d->strings_cap, d->nstrings + 1, sizeof(*d->strings), 64))
+	if (grow_array((void **)&d->strings, &d->strings_cap, d->nstrings + 1, sizeof(*d->strings),
+		       64))
 		return -ENOMEM;
 	s = malloc(sizeof(*s) + len + 1);
 	slot = s ? u64map__put(d->string_ids, id, &added) : NULL;
@@ -122,7 +123,8 @@ static void name_frames(const struct gt_dict *d, struct dstack *s)
 {
 	for (size_t i = 0; i < s->pub.n; i++) {
 		struct gt_rframe *f = &s->frames[i];
-		const char *fn = gt_dict__string(d, f->func_id), *file = gt_dict__string(d, f->file_id);
+		const char *fn = gt_dict__string(d, f->func_id),
+			   *file = gt_dict__string(d, f->file_id);
 
 		if (s->final) {
 			f->pc = s->final->frames[i].pc;
@@ -202,8 +204,9 @@ int gt_dict__add_stack(struct gt_dict *d, uint64_t id, const uint64_t *vals, siz
 	*s = (struct dstack){ .nth = slot ? d->stacks[*slot]->nth + 1 : 0,
 			      .pub = (struct gt_stack){ id, n, s->frames } };
 	for (size_t i = 0; i < n; i++)
-		s->frames[i] = (struct gt_rframe){ .pc = vals[4 * i], .func_id = vals[4 * i + 1],
-						   .file_id = vals[4 * i + 2], .line = vals[4 * i + 3] };
+		s->frames[i] = (struct gt_rframe){
+			.pc = vals[4 * i], .func_id = vals[4 * i + 1], .file_id = vals[4 * i + 2],
+			.line = vals[4 * i + 3] };
 	name_frames(d, s);
 	s->final = final_of(d, s);
 	if (s->final)
@@ -323,7 +326,7 @@ int gt_dict__refine_from(struct gt_dict *d, const struct gt_dict *whole)
 	for (size_t i = 0; i < whole->nstacks; i++) {
 		const struct dstack *last = whole->stacks[i];
 
-		/* Newest first: each refined definition takes the last of the refinements after it. */
+		/* Newest first: each refined definition takes the last refinement after it. */
 		for (const struct dstack *s = last->older; s; s = s->older) {
 			if (!s->refined) {
 				last = s;

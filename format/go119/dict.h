@@ -1,10 +1,11 @@
 /* dict.h - the string and stack definitions a trace has made so far, as a reader resolves them.
  *
  * A trace defines each string once (id -> bytes) and each stack by id (a later definition of a
- * stack id wins for the events after it; the earlier one stays for those before). The dictionary keeps what has been defined so far, and no
- * more than a byte budget: a file cannot make its reader hold more than the budget, whatever
- * it claims. A dictionary may sit on a parent whose definitions it sees but never changes
- * (a reader of batches kept in memory on top of the dictionary of batches already read).
+ * stack id wins for the events after it; the earlier one stays for those before). The dictionary
+ * keeps what has been defined so far, and no more than a byte budget: a file cannot make its
+ * reader hold more than the budget, whatever it claims. A dictionary may sit on a parent whose
+ * definitions it sees but never changes (a reader of batches kept in memory on top of the
+ * dictionary of batches already read).
  */
 #ifndef LXTRACE_FORMAT_GO119_DICT_H
 #define LXTRACE_FORMAT_GO119_DICT_H

@@ -6,7 +6,8 @@
 #include "format/go119/dump.h"
 #include "lib/escape.h"
 
-/* Argument names as Go's parser prints them; "*" marks a string id, resolved when printed. */
+/* Argument names as Go's parser prints them; a string id (gt_spec.str_arg) is printed
+ * resolved. */
 static const char *const arg_names[GT_EV_COUNT][GT_MAX_ARGS] = {
 	[GT_EV_GOMAXPROCS] = { "procs" },
 	[GT_EV_PROC_START] = { "thread" },
@@ -24,11 +25,11 @@ static const char *const arg_names[GT_EV_COUNT][GT_MAX_ARGS] = {
 	[GT_EV_GO_START_LOCAL] = { "g" },
 	[GT_EV_GO_UNBLOCK_LOCAL] = { "g" },
 	[GT_EV_GO_SYSEXIT_LOCAL] = { "g", "ts" },
-	[GT_EV_GO_START_LABEL] = { "g", "seq", "*label" },
-	[GT_EV_USER_TASK_CREATE] = { "taskid", "pid", "*name" },
+	[GT_EV_GO_START_LABEL] = { "g", "seq", "label" },
+	[GT_EV_USER_TASK_CREATE] = { "taskid", "pid", "name" },
 	[GT_EV_USER_TASK_END] = { "taskid" },
-	[GT_EV_USER_REGION] = { "taskid", "mode", "*name" },
-	[GT_EV_USER_LOG] = { "taskid", "*key" },
+	[GT_EV_USER_REGION] = { "taskid", "mode", "name" },
+	[GT_EV_USER_LOG] = { "taskid", "key" },
 	[GT_EV_CPU_SAMPLE] = { "ts", "p", "g" },
 };
 
@@ -63,10 +64,10 @@ int gt_dump__event(FILE *f, const struct gt_dict *d, uint64_t freq, const struct
 
 		if (!name)
 			fprintf(f, " arg%u=%" PRIu64, i, e->args[i]);
-		else if (name[0] == '*') {
+		else if (i + 1 == s->str_arg) {
 			const char *str = gt_dict__string(d, e->args[i]);
 
-			fprintf(f, " %s=", name + 1);
+			fprintf(f, " %s=", name);
 			escape__quoted(f, str ? str : "", str ? strlen(str) : 0);
 		}
 		else if (e->type == GT_EV_CPU_SAMPLE && i == 1)

@@ -45,6 +45,8 @@ bool gt_order__needed(int fd)
 /* What the event does to which goroutine (Go 1.19's stateTransition). */
 static struct step step_of(const struct gt_event *e)
 {
+	if (gt_blocks(e->type) || e->type == GT_EV_GO_SYSBLOCK)
+		return (struct step){ e->g, { NOSEQ, G_RUNNING }, { NOSEQ, G_WAITING } };
 	switch (e->type) {
 	case GT_EV_GO_CREATE:
 		return (struct step){ e->args[0], { 0, G_DEAD }, { 1, G_RUNNABLE } };
@@ -57,17 +59,6 @@ static struct step step_of(const struct gt_event *e)
 				      { e->args[1] + 1, G_RUNNING } };
 	case GT_EV_GO_START_LOCAL:
 		return (struct step){ e->args[0], { NOSEQ, G_RUNNABLE }, { SEQINC, G_RUNNING } };
-	case GT_EV_GO_BLOCK:
-	case GT_EV_GO_BLOCK_SEND:
-	case GT_EV_GO_BLOCK_RECV:
-	case GT_EV_GO_BLOCK_SELECT:
-	case GT_EV_GO_BLOCK_SYNC:
-	case GT_EV_GO_BLOCK_COND:
-	case GT_EV_GO_BLOCK_NET:
-	case GT_EV_GO_SLEEP:
-	case GT_EV_GO_SYSBLOCK:
-	case GT_EV_GO_BLOCK_GC:
-		return (struct step){ e->g, { NOSEQ, G_RUNNING }, { NOSEQ, G_WAITING } };
 	case GT_EV_GO_SCHED:
 	case GT_EV_GO_PREEMPT:
 		return (struct step){ e->g, { NOSEQ, G_RUNNING }, { NOSEQ, G_RUNNABLE } };
@@ -215,7 +206,8 @@ int gt_order__events(const struct gt_event *ev, size_t n, struct gt_event **orde
 			e = &ev[q.idx[q.start[k] + q.head[k]]];
 			s = step_of(e);
 			if (ready(&s, state_of(gs, s.g)) &&
-			    (best == SIZE_MAX || e->ts < ev[q.idx[q.start[best] + q.head[best]]].ts)) {
+			    (best == SIZE_MAX ||
+			     e->ts < ev[q.idx[q.start[best] + q.head[best]]].ts)) {
 				best = k;
 				bs = s;
 			}
@@ -231,7 +223,8 @@ int gt_order__events(const struct gt_event *ev, size_t n, struct gt_event **orde
 			continue;
 		cur = state_of(gs, bs.g);
 		unlocal(&out[done], cur.seq);
-		bs.to.seq = bs.to.seq == NOSEQ ? cur.seq : bs.to.seq == SEQINC ? cur.seq + 1 : bs.to.seq;
+		bs.to.seq = bs.to.seq == NOSEQ ? cur.seq :
+			    bs.to.seq == SEQINC ? cur.seq + 1 : bs.to.seq;
 		if (!(slot = u64map__put(gs, bs.g, &added))) {
 			ret = -ENOMEM;
 			goto done;

@@ -15,7 +15,8 @@
  * 2^63 (the parsers' clocks are signed), times spanning more than 2^63 ns at the file's
  * frequency (both parsers turn ticks since the first event into int64 ns, through a float64:
  * past that their times are garbage, and so would ours be) and a P's events going back in time
- * from one of its batches to the next. The goroutine state machine is the tracker's business (format/go119/state.h).
+ * from one of its batches to the next. The goroutine state machine is the tracker's business
+ * (format/go119/state.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -296,7 +297,8 @@ static int name_stack(struct gt_reader *r, const uint8_t *rec, const char *who, 
 	if (!id || gt_dict__stack(r->dict, id) || u64map__get(r->fwd, id))
 		return 0;
 	if (id > UINT32_MAX)
-		return failf(r, rec, "%s names stack %llu, past 32 bits", who, (unsigned long long)id);
+		return failf(r, rec, "%s names stack %llu, past 32 bits", who,
+			     (unsigned long long)id);
 	if (r->nfwd == MAX_FORWARD_STACKS)
 		return failf(r, rec, "more than %u stacks named before their definition",
 			     MAX_FORWARD_STACKS);
@@ -403,26 +405,15 @@ static int read_batch(struct gt_reader *r, const uint8_t *rec, uint8_t b)
 static int check_names(struct gt_reader *r, const uint8_t *rec, uint8_t type,
 		       const struct gt_event *e)
 {
-	const char *name = gt_specs[type].name;
+	const struct gt_spec *s = &gt_specs[type];
 	int err = 0;
 
-	switch (type) {
-	case GT_EV_USER_TASK_CREATE:
-	case GT_EV_USER_REGION:
-	case GT_EV_GO_START_LABEL:
-		err = check_string(r, rec, name, e->args[2]);
-		break;
-	case GT_EV_USER_LOG:
-		err = check_string(r, rec, name, e->args[1]);
-		break;
-	case GT_EV_GO_CREATE:
-		err = name_stack(r, rec, name, e->args[1]);
-		break;
-	default:
-		break;
-	}
-	if (!err && e->nargs && (gt_specs[type].flags & GT_STACK))
-		err = name_stack(r, rec, name, e->args[e->nargs - 1]);
+	if (s->str_arg)
+		err = check_string(r, rec, s->name, e->args[s->str_arg - 1]);
+	if (!err && s->stk_arg)
+		err = name_stack(r, rec, s->name, e->args[s->stk_arg - 1]);
+	if (!err && e->nargs && (s->flags & GT_STACK))
+		err = name_stack(r, rec, s->name, e->args[e->nargs - 1]);
 	return err;
 }
 
@@ -469,16 +460,13 @@ static int make_event(struct gt_reader *r, const uint8_t *rec, uint8_t type, str
 	case GT_G_SELF:
 		e->g = e->args[0];
 		break;
+	case GT_G_GC:
+		e->g = 0;
+		break;
 	default:
 		break;
 	}
 	switch (type) {
-	case GT_EV_GC_START:
-	case GT_EV_GC_DONE:
-	case GT_EV_GC_STW_START:
-	case GT_EV_GC_STW_DONE:
-		e->g = 0;
-		break;
 	case GT_EV_CPU_SAMPLE:
 		if (e->args[0] > INT64_MAX)
 			return failf(r, rec, "CPUSample time past 2^63");
@@ -491,7 +479,8 @@ static int make_event(struct gt_reader *r, const uint8_t *rec, uint8_t type, str
 		if (err)
 			return err;
 		if (len > GT_MAX_STRING_LEN)
-			return failf(r, rec, "UserLog message of %llu bytes", (unsigned long long)len);
+			return failf(r, rec, "UserLog message of %llu bytes",
+				     (unsigned long long)len);
 		if (len > (uint64_t)(r->end - r->p))
 			return failf(r, rec, "truncated UserLog message");
 		e->msg = (const char *)r->p;

@@ -25,7 +25,7 @@ struct gt_event {
 	uint64_t ts;		/* absolute ticks; a CPUSample's own real timestamp */
 	uint64_t off;		/* byte offset of the event in the file */
 	int64_t p;		/* P of the batch; a CPUSample's P argument */
-	uint64_t g;		/* G running on p, or the G the event is about (GoSysExit, GoWaiting, ...) */
+	uint64_t g;		/* G running on p, or the G it is about (GoSysExit, GoWaiting) */
 	uint8_t type;		/* enum gt_type */
 	uint8_t nargs;		/* values after the diff: arguments, then the stack id */
 	uint64_t args[GT_MAX_ARGS];
@@ -96,7 +96,8 @@ struct gt_trace;
  * like `go tool trace -d`, with every stack resolved against the whole file's definitions.
  * On failure returns a negative errno and, when err is not NULL, writes a one-line message
  * such as "offset 1234: string id 7 redefined". Memory grows with the events. */
-int gt_trace__parse(const uint8_t *buf, size_t len, struct gt_trace **out, char *err, size_t errlen);
+int gt_trace__parse(const uint8_t *buf, size_t len, struct gt_trace **out, char *err,
+		    size_t errlen);
 
 /* Reads and decodes a file. */
 int gt_trace__load(const char *path, struct gt_trace **out, char *err, size_t errlen);

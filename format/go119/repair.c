@@ -126,7 +126,8 @@ static int append_close(int ofd, const struct gt_open *o, const struct gt_state 
 		 rep->why[0] ? " (dropped the rest: " : "", rep->why, rep->why[0] ? ")" : "",
 		 (unsigned long long)rep->goroutines, (unsigned long long)rep->procs,
 		 (unsigned long long)rep->phases);
-	note = (struct gt_close_note){ st.max_goid + 1, np, "lxtrace repair", "lxtrace.repair", msg };
+	note = (struct gt_close_note){ st.max_goid + 1, np, "lxtrace repair", "lxtrace.repair",
+				       msg };
 	w = gt_writer__new(&(struct gt_writer_opts){ .sz = sizeof(struct gt_writer_opts),
 		.fd = ofd, .nprocs = np + 1, .append = true,
 		.string_base = gt_dict__max_string_id(d), .stack_base = gt_dict__max_stack_id(d) });
@@ -191,7 +192,8 @@ int gt_repair(int fd, int out_fd, struct gt_repair_report *rep, char *err, size_
 	rep->events = st.events;
 	ret = gt_close__plan(s, st.last_ts, &o);
 	if (ret) {
-		snprintf(err, errlen, "%s", ret == -ERANGE ? "a P id out of range" : strerror(-ret));
+		snprintf(err, errlen, "%s",
+			 ret == -ERANGE ? "a P id out of range" : strerror(-ret));
 		goto out;
 	}
 	count(rep, &o);

@@ -2,11 +2,12 @@
  * viewer opens: `lxtrace repair`.
  *
  * The file is read to its first bad byte, or to the first event either Go parser would refuse
- * (the state tracker's problems, format/go119/state.h). Whatever follows the last whole batch before
- * it (a batch cut by power loss, garbage, a batch out of order) is dropped and counted. The
- * state tracker replays what is kept, and what it leaves open is closed at the trace's last
- * time (format/go119/close.h), with a note in the file saying what was done. A file that ends whole,
- * with nothing open, is left as it is: repairing twice changes nothing. docs/format.md §15.
+ * (the state tracker's problems, format/go119/state.h). Whatever follows the last whole batch
+ * before it (a batch cut by power loss, garbage, a batch out of order) is dropped and counted.
+ * The state tracker replays what is kept, and what it leaves open is closed at the trace's last
+ * time (format/go119/close.h), with a note in the file saying what was done. A file that ends
+ * whole, with nothing open, is left as it is: repairing twice changes nothing.
+ * docs/format.md §15.
  */
 #ifndef LXTRACE_FORMAT_GO119_REPAIR_H
 #define LXTRACE_FORMAT_GO119_REPAIR_H

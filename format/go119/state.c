@@ -248,9 +248,11 @@ static int user_task(struct gt_state *s, const struct gt_event *e)
 			return 0;
 		i = (size_t)*slot;
 		/* Task events are merged by time alone: an earlier end would come first. */
-		if (e->ts < s->tasks[i].since || (e->ts == s->tasks[i].since && e->p != s->tasks[i].p))
-			return problem(s, e, "time stamps out of order: at %llu, task %llu created at "
-				       "%llu", (unsigned long long)e->ts, (unsigned long long)e->args[0],
+		if (e->ts < s->tasks[i].since ||
+		    (e->ts == s->tasks[i].since && e->p != s->tasks[i].p))
+			return problem(s, e, "time stamps out of order: at %llu, task %llu created "
+				       "at %llu", (unsigned long long)e->ts,
+				       (unsigned long long)e->args[0],
 				       (unsigned long long)s->tasks[i].since);
 		u64map__del(s->task_index, e->args[0]);
 		if (i != --s->ntasks) {
@@ -340,6 +342,11 @@ static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_psta
 	uint64_t *slot;
 	int err = 0, ret;
 
+	if (gt_blocks(e->type)) {
+		err = check_running(s, e, p, g, false);
+		leave(p, g, e, GT_GS_WAITING);
+		return err;
+	}
 	switch (e->type) {
 	case GT_EV_GO_CREATE:
 		err = check_running(s, e, p, g, true);
@@ -372,8 +379,9 @@ static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_psta
 			err = problem(s, e, "p %lld runs g %llu", (long long)e->p,
 				      (unsigned long long)p->g);
 		else if (e->args[1] != g->seq)
-			err = problem(s, e, "g %llu has seq %llu, not %llu", (unsigned long long)g->id,
-				      (unsigned long long)g->seq, (unsigned long long)e->args[1]);
+			err = problem(s, e, "g %llu has seq %llu, not %llu",
+				      (unsigned long long)g->id, (unsigned long long)g->seq,
+				      (unsigned long long)e->args[1]);
 		else
 			err = in_order(s, e, g);
 		g->state = GT_GS_RUNNING;
@@ -396,18 +404,6 @@ static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_psta
 	case GT_EV_GO_PREEMPT:
 		err = check_running(s, e, p, g, false);
 		leave(p, g, e, GT_GS_RUNNABLE);
-		return err;
-	case GT_EV_GO_SLEEP:
-	case GT_EV_GO_BLOCK:
-	case GT_EV_GO_BLOCK_SEND:
-	case GT_EV_GO_BLOCK_RECV:
-	case GT_EV_GO_BLOCK_SELECT:
-	case GT_EV_GO_BLOCK_SYNC:
-	case GT_EV_GO_BLOCK_COND:
-	case GT_EV_GO_BLOCK_NET:
-	case GT_EV_GO_BLOCK_GC:
-		err = check_running(s, e, p, g, false);
-		leave(p, g, e, GT_GS_WAITING);
 		return err;
 	case GT_EV_GO_SYSBLOCK:
 		err = check_running(s, e, p, g, false);
@@ -432,7 +428,8 @@ static int go_event(struct gt_state *s, const struct gt_event *e, struct gt_psta
 		if (!g)
 			return problem(s, e, "g %llu does not exist", (unsigned long long)e->g);
 		if (g->state != GT_GS_RUNNABLE || g->why != GT_EV_GO_CREATE)
-			err = problem(s, e, "g %llu is not freshly created", (unsigned long long)g->id);
+			err = problem(s, e, "g %llu is not freshly created",
+				      (unsigned long long)g->id);
 		else
 			err = in_order(s, e, g);
 		g->state = e->type == GT_EV_GO_WAITING ? GT_GS_WAITING : GT_GS_SYSCALL;
@@ -522,7 +519,8 @@ static int other_event(struct gt_state *s, const struct gt_event *e, struct gt_p
 	case GT_EV_GC_MARK_ASSIST_DONE:
 		/* A done without its start is allowed: assists can span the trace's start. */
 		if (g && g->mark_assist && e->type == GT_EV_GC_MARK_ASSIST_START)
-			err = problem(s, e, "g %llu is assisting already", (unsigned long long)g->id);
+			err = problem(s, e, "g %llu is assisting already",
+				      (unsigned long long)g->id);
 		if (g)
 			g->mark_assist = e->type == GT_EV_GC_MARK_ASSIST_START;
 		return err;
@@ -556,8 +554,8 @@ static int sample(struct gt_state *s, const struct gt_event *e)
 		s->st.max_goid = e->g;
 	g = find_g(s, e->g);
 	if (g && e->ts <= g->created)
-		return problem(s, e, "g %llu is created after it, at %llu", (unsigned long long)e->g,
-			       (unsigned long long)g->created);
+		return problem(s, e, "g %llu is created after it, at %llu",
+			       (unsigned long long)e->g, (unsigned long long)g->created);
 	if (g || u64map__get(s->ended, e->g))
 		return 0;
 	return remember(s->sampled, e->g, e->ts);
@@ -589,7 +587,8 @@ int gt_state__event(struct gt_state *s, const struct gt_event *e)
 		if (g && e->type != GT_EV_GO_SYSBLOCK)
 			g->syscall = false;
 	}
-	if (gt_specs[e->type].g != GT_G_NONE || e->type == GT_EV_GO_SYSCALL)
+	if ((gt_specs[e->type].g != GT_G_NONE && gt_specs[e->type].g != GT_G_GC) ||
+	    e->type == GT_EV_GO_SYSCALL)
 		return go_event(s, e, p, g);
 	return other_event(s, e, p, g);
 }

@@ -44,13 +44,13 @@ struct gt_gstat {
 	uint64_t id;
 	uint8_t state;		/* enum gt_gstate */
 	uint8_t why;		/* the type of the event that gave it its state */
-	bool syscall;		/* RUNNING: its latest event is a GoSysCall (the syscall may block) */
+	bool syscall;		/* RUNNING: its latest event is a GoSysCall (which may block) */
 	bool mark_assist;	/* in a GC mark assist */
 	int64_t p;		/* RUNNING: its P */
 	uint64_t seq;		/* what its next start, unblock or syscall exit carries */
-	uint64_t name_stk;	/* the new-goroutine stack of its GoCreate (its name), 0 if unknown */
-	uint64_t stk;		/* stack of the event that gave it its state (RUNNING: of its GoSysCall
-				 * when `syscall`); 0 when none */
+	uint64_t name_stk;	/* its GoCreate's new-goroutine stack (its name), 0 if unknown */
+	uint64_t stk;		/* stack of the event that gave it its state (RUNNING: of its
+				 * GoSysCall when `syscall`); 0 when none */
 	uint64_t label;		/* RUNNING after GoStartLabel: the label string */
 	uint64_t since;		/* time of that event */
 	uint64_t created;	/* time of its GoCreate */

@@ -81,8 +81,8 @@ enum gt_type {
 enum gt_spec_flags {
 	GT_NO_TS = 1 << 0,	/* no timestamp diff on the wire */
 	GT_STACK = 1 << 1,	/* a trailing stack id follows the arguments */
-	GT_SPECIAL = 1 << 2,	/* Batch, Stack, String: own layout, never through the generic path */
-	GT_AVOID = 1 << 3,	/* valid in 1.19 but rejected or mishandled by 1.23: lxtrace never writes it */
+	GT_SPECIAL = 1 << 2,	/* Batch, Stack, String: own layout, not the generic path's */
+	GT_AVOID = 1 << 3,	/* valid in 1.19, refused or misread by 1.23: never written */
 };
 
 /* What an event does to goroutines, as both parsers track it: the encoder orders batches by
@@ -93,7 +93,8 @@ enum gt_g_effect {
 	GT_G_STOP,	/* the P's running G stops: blocks, yields, is preempted, syscall-blocks */
 	GT_G_END,	/* the P's running G is gone for good (GoEnd, GoStop) */
 	GT_G_TARGET,	/* the P's running G acts on the G in args[0] (create, unblock) */
-	GT_G_SELF,	/* the event is about the G in args[0], not the P's (syscall exit, status) */
+	GT_G_SELF,	/* about the G in args[0], not the P's (syscall exit, status) */
+	GT_G_GC,	/* the GC's, global across Ps: no G's (GC and stop-the-world start, end) */
 };
 
 struct gt_spec {
@@ -101,6 +102,11 @@ struct gt_spec {
 	uint8_t nargs;		/* arguments after the diff, not counting the stack id */
 	uint8_t flags;		/* enum gt_spec_flags */
 	uint8_t g;		/* enum gt_g_effect */
+	/* 1 + the argument that is a string id (a label, a name, a key); 0: none. */
+	uint8_t str_arg;
+	/* 1 + the argument that is a stack id besides the trailing one (GoCreate's new
+	 * goroutine's); 0: none. */
+	uint8_t stk_arg;
 };
 
 extern const struct gt_spec gt_specs[GT_EV_COUNT];
@@ -109,6 +115,27 @@ extern const struct gt_spec gt_specs[GT_EV_COUNT];
 static inline unsigned gt_nvalues(enum gt_type t)
 {
 	return gt_specs[t].nargs + !!(gt_specs[t].flags & GT_STACK);
+}
+
+/* Whether the P's running G blocks until a GoUnblock readies it (Go 1.19's parser moves it
+ * to waiting): not a yield or a preemption (runnable at once), nor GoSysBlock (its
+ * GoSysExit readies it). */
+static inline bool gt_blocks(enum gt_type t)
+{
+	switch (t) {
+	case GT_EV_GO_SLEEP:
+	case GT_EV_GO_BLOCK:
+	case GT_EV_GO_BLOCK_SEND:
+	case GT_EV_GO_BLOCK_RECV:
+	case GT_EV_GO_BLOCK_SELECT:
+	case GT_EV_GO_BLOCK_SYNC:
+	case GT_EV_GO_BLOCK_COND:
+	case GT_EV_GO_BLOCK_NET:
+	case GT_EV_GO_BLOCK_GC:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* Header byte: type in the low 6 bits, in the top 2 the count of values after the first one

@@ -82,7 +82,7 @@ struct gt_writer {
 	/* The Ps written to, in the order first written, by slot (the P of a location). The
 	 * functions below take a P's slot (p or a); only the gt_writer__ ones take its id. */
 	struct proc **procs;
-	uint32_t *by_id;	/* the slots in the order of their Ps' ids, which batches leave in */
+	uint32_t *by_id;	/* slots in their Ps' ids' order, which batches leave in */
 	size_t nslots, slots_cap, by_id_cap;
 	bool by_id_stale;	/* a slot was added since by_id was sorted */
 	struct u64map *slot_of;	/* P id -> slot + 1 */
@@ -395,7 +395,8 @@ static int make_room(struct gt_writer *w, struct gt_dedup *t)
 		return 0;
 	err = write_all(w);
 	if (!err)
-		gt_dedup__rotate(t, w->forgot ? t == w->stacks ? forgot_stack : forgot_string : NULL,
+		gt_dedup__rotate(t,
+				 w->forgot ? t == w->stacks ? forgot_stack : forgot_string : NULL,
 				 w);
 	return err;
 }
@@ -630,20 +631,10 @@ static int event_deps(struct gt_writer *w, uint32_t p, enum gt_type t, const uin
 		err = add_dep(w, p, *loc);
 	if (!err && (gt_specs[t].flags & GT_STACK))
 		err = use_stack(w, p, args[nargs - 1]);
-	switch (t) {
-	case GT_EV_GO_CREATE:
-		if (!err)
-			err = use_stack(w, p, args[1]);
-		break;
-	case GT_EV_GO_START_LABEL:
-	case GT_EV_USER_TASK_CREATE:
-	case GT_EV_USER_REGION:
-		if (!err)
-			err = use_string_id(w, p, args[2]);
-		break;
-	default:
-		break;
-	}
+	if (!err && gt_specs[t].stk_arg)
+		err = use_stack(w, p, args[gt_specs[t].stk_arg - 1]);
+	if (!err && gt_specs[t].str_arg)
+		err = use_string_id(w, p, args[gt_specs[t].str_arg - 1]);
 	return err;
 }
 
@@ -707,11 +698,13 @@ int gt_writer__event(struct gt_writer *w, uint32_t p, uint64_t ts, enum gt_type 
 	case GT_G_END:
 		g = pr->cur_g;
 		break;
-	default:
+	case GT_G_GC:
 		/* A GCDone must not reach the file before its GCStart, nor a stop-the-world's
 		 * end before its start (both are global to the parsers). */
-		g = t == GT_EV_GC_START || t == GT_EV_GC_DONE || t == GT_EV_GC_STW_START ||
-		    t == GT_EV_GC_STW_DONE ? GC_PSEUDO_G : 0;
+		g = GC_PSEUDO_G;
+		break;
+	default:
+		g = 0;
 	}
 	err = event_deps(w, a, t, args, nargs, g);
 	if (!err)

@@ -53,7 +53,7 @@ struct go123_reader_opts {
 	size_t sz;		/* sizeof(struct go123_reader_opts) */
 	int fd;			/* read from here, from its current offset (not closed) */
 	uint64_t limit;		/* the input ends at this offset of the file; 0: no limit */
-	size_t gen_budget;	/* bytes one generation may take in memory; 0: GO123_READER_BUDGET */
+	size_t gen_budget;	/* a generation's bytes in memory; 0: GO123_READER_BUDGET */
 	bool header_read;	/* the caller has read and checked the header: the input starts
 				 * at offset 16, or at start */
 	uint64_t start;		/* with header_read: the offset the fd is at, a batch's (0: 16);

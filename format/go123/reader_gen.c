@@ -84,8 +84,9 @@ static int check_generation(struct go123_reader *r)
 	r->hi = 0;
 
 	if (!r->freq)
-		return go123_reader_fail(r, -EINVAL, r->gen_start, "generation %llu has no Frequency",
-				       (unsigned long long)r->gen);
+		return go123_reader_fail(r, -EINVAL, r->gen_start,
+					 "generation %llu has no Frequency",
+					 (unsigned long long)r->gen);
 	for (size_t i = 0; i < r->nfr; i++)
 		if (!go123_reader_has_string(r, r->fr[i].func) ||
 		    !go123_reader_has_string(r, r->fr[i].file))
@@ -111,21 +112,19 @@ static int check_generation(struct go123_reader *r)
 			r->hi = ts > r->hi ? ts : r->hi;
 			s = go123_spec(e.type);
 			for (unsigned a = 0; a < s->nargs; a++) {
+				const char *missing = NULL;
+
 				if ((s->strings >> a & 1) && !go123_reader_has_string(r, e.args[a]))
+					missing = "string";
+				else if ((s->stacks >> a & 1) && e.args[a] &&
+					 !u64map__get(r->stks, e.args[a]))
+					missing = "stack";
+				if (missing)
 					return go123_reader_fail(r, -EINVAL, e.off,
-							       "%s names string %llu, not in "
-							       "generation %llu's table",
-							       s->name,
-							       (unsigned long long)e.args[a],
-							       (unsigned long long)r->gen);
-				if ((s->stacks >> a & 1) && e.args[a] &&
-				    !u64map__get(r->stks, e.args[a]))
-					return go123_reader_fail(r, -EINVAL, e.off,
-							       "%s names stack %llu, not in "
-							       "generation %llu's table",
-							       s->name,
-							       (unsigned long long)e.args[a],
-							       (unsigned long long)r->gen);
+								 "%s names %s %llu, not in "
+								 "generation %llu's table", s->name,
+								 missing, (unsigned long long)e.args[a],
+								 (unsigned long long)r->gen);
 			}
 			off += n;
 		}

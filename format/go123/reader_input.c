@@ -131,8 +131,8 @@ int go123_reader_take_body(struct go123_reader *r, const struct hdr *h, uint8_t 
 	if (n < 0)
 		return (int)n;
 	if ((uint64_t)n != h->len)
-		return go123_reader_fail(r, -EINVAL, h->off, "batch cut short: %zd of %llu bytes", n,
-				       (unsigned long long)h->len);
+		return go123_reader_fail(r, -EINVAL, h->off, "batch cut short: %zd of %llu bytes",
+					 n, (unsigned long long)h->len);
 	return 0;
 }
 

@@ -139,8 +139,9 @@ int go123_reader_add_samples(struct go123_reader *r, struct cur *c)
 int go123_reader_add_frequency(struct go123_reader *r, const struct hdr *h, struct cur *c)
 {
 	if (r->freq)
-		return go123_reader_fail(r, -EINVAL, h->off, "a second Frequency in generation %llu",
-				       (unsigned long long)r->gen);
+		return go123_reader_fail(r, -EINVAL, h->off,
+					 "a second Frequency in generation %llu",
+					 (unsigned long long)r->gen);
 	if (!cur_varint(c, &r->freq))
 		return go123_reader_fail(r, -EINVAL, h->off, "Frequency cut short");
 	if (!r->freq)

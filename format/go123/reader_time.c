@@ -11,9 +11,9 @@ int go123_reader_check_time(struct go123_reader *r)
 	 * would every difference taken of them. */
 	if ((unsigned __int128)r->hi * 1000000000u / r->freq > INT64_MAX)
 		return go123_reader_fail(r, -EINVAL, r->gen_start, "generation %llu: time %llu at "
-				       "%llu ticks per second is past 2^63 ns, what Go's clock holds",
-				       (unsigned long long)r->gen, (unsigned long long)r->hi,
-				       (unsigned long long)r->freq);
+					 "%llu ticks per second is past 2^63 ns, what Go's clock "
+					 "holds", (unsigned long long)r->gen,
+					 (unsigned long long)r->hi, (unsigned long long)r->freq);
 	return 0;
 }
 

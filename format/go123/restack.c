@@ -151,7 +151,8 @@ static int index_strings(struct copy *c)
 			continue;
 		while (p < end) {
 			if (*p++ != GO123_EV_STRING || !(k = gt_varint_get(p, end, &sid)) ||
-			    !(p += k, k = gt_varint_get(p, end, &len)) || len > (size_t)(end - p - k))
+			    !(p += k, k = gt_varint_get(p, end, &len)) ||
+			    len > (size_t)(end - p - k))
 				return bad(c, "bad string table");
 			p += k;
 			if ((err = index_string(c, sid, p, len)))
@@ -188,8 +189,8 @@ static int string_id(struct copy *c, const char *name, uint64_t *sid)
 	*sid = 0;
 	if (!len || find_string(c, name, len, sid))
 		return 0;
-	if (grow_array((void **)&c->added, &c->added_cap, c->nadded + 2 + 2 * GT_MAX_VARINT_LEN + len,
-		       1, 4096))
+	if (grow_array((void **)&c->added, &c->added_cap,
+		       c->nadded + 2 + 2 * GT_MAX_VARINT_LEN + len, 1, 4096))
 		return -ENOMEM;
 	if (!c->nadded)
 		c->added[c->nadded++] = GO123_EV_STRINGS;

@@ -397,8 +397,8 @@ static int proc_status(struct go123_state *s, const struct cursor *e, struct ctx
 	int ret;
 
 	if (st >= GO123_P_STATUSES)
-		return fail(s, -EINVAL, "ProcStatus of P %llu: status %llu", (unsigned long long)pid,
-			    (unsigned long long)st);
+		return fail(s, -EINVAL, "ProcStatus of P %llu: status %llu",
+			    (unsigned long long)pid, (unsigned long long)st);
 	if (p) {
 		if (st == GO123_P_SYSCALL_ABANDONED && p->status == GO123_P_SYSCALL)
 			was_running = true;
@@ -417,8 +417,8 @@ static int proc_status(struct go123_state *s, const struct cursor *e, struct ctx
 		for (size_t i = 0; i < s->nms; i++)
 			found |= s->ms[i].p == pid;
 		if (!found)
-			return fail(s, -EINVAL, "ProcStatus: P %llu abandoned in a syscall, but no M "
-				    "holds it", (unsigned long long)pid);
+			return fail(s, -EINVAL, "ProcStatus: P %llu abandoned in a syscall, but no "
+				    "M holds it", (unsigned long long)pid);
 	}
 	(void)c;
 	return 1;
@@ -855,8 +855,8 @@ static int go_range(struct go123_state *s, const struct cursor *e, struct ctx c,
 	(void)n;
 	if (e->type == GO123_EV_GC_MARK_ASSIST_ACTIVE) {
 		if (!(g = gfind(s, e->args[0])))
-			return fail(s, -EINVAL, "GCMarkAssistActive of goroutine %llu, which has no "
-				    "status", (unsigned long long)e->args[0]);
+			return fail(s, -EINVAL, "GCMarkAssistActive of goroutine %llu, which has "
+				    "no status", (unsigned long long)e->args[0]);
 		return active_range(s, &g->rg, e->type) ?: 1;
 	}
 	if ((ret = user_go(s, e->type, c)))
@@ -1127,10 +1127,11 @@ int go123_state__generation(struct go123_state *s, uint64_t gen, uint64_t freq,
 				const struct cursor *h = &s->cur[s->heap[0].c];
 
 				s->off = h->evoff;
-				return fail(s, -EINVAL, "generation %llu cannot be ordered: M %lld's %s "
-					    "and the next events of %zu other Ms all wait for a state "
-					    "none of them reaches", (unsigned long long)gen,
-					    (long long)h->m, name(h->type), s->nheap - 1);
+				return fail(s, -EINVAL, "generation %llu cannot be ordered: M "
+					    "%lld's %s and the next events of %zu other Ms all "
+					    "wait for a state none of them reaches",
+					    (unsigned long long)gen, (long long)h->m, name(h->type),
+					    s->nheap - 1);
 			}
 		}
 		if (ret < 0)

@@ -89,7 +89,8 @@ static void *make_stack(const void *key, size_t len, void *arg)
 	s = (char *)&e->frames[stk->n];
 	for (size_t i = 0; i < stk->n; i++) {
 		const struct gt_frame *f = &stk->frames[i];
-		size_t fl = strlen(f->func ? f->func : "") + 1, il = strlen(f->file ? f->file : "") + 1;
+		size_t fl = strlen(f->func ? f->func : "") + 1;
+		size_t il = strlen(f->file ? f->file : "") + 1;
 
 		e->frames[i] = (struct gt_frame){ .pc = f->pc, .func = s, .file = s + fl,
 						  .line = f->line };

@@ -384,13 +384,14 @@ int go123_writer__thread_exit(struct go123_writer *w, uint64_t ts, uint64_t tid)
 	if ((err = go123_writer_enter(w, ts)))
 		return err;
 	if (t->st == GO123_G_RUNNING) {
-		if ((err = EV0(w, t, ts, GO123_EV_GO_DESTROY)) || (err = release_proc(w, ts, t, NULL)))
+		if ((err = EV0(w, t, ts, GO123_EV_GO_DESTROY)) ||
+		    (err = release_proc(w, ts, t, NULL)))
 			return err;
 	} else {
 		/* Let go of the P first: a P that leaves with its thread's end is lost to the
 		 * parser ("abandoned"), never to be started again. */
-		if (t->p >= 0 && (err = release_proc(w, ts, t,
-						     w->procs[t->p].st == GO123_P_SYSCALL ? t : NULL)))
+		if (t->p >= 0 &&
+		    (err = release_proc(w, ts, t, w->procs[t->p].st == GO123_P_SYSCALL ? t : NULL)))
 			return err;
 		if ((err = EV0(w, t, ts, GO123_EV_GO_DESTROY_SYSCALL)))
 			return err;
@@ -475,8 +476,8 @@ int go123_writer__region(struct go123_writer *w, uint64_t ts, uint64_t tid, bool
 	if (!t || (err = go123_writer_cstring_id(w, name, &sid)) ||
 	    (err = go123_writer_stack_id(w, stk, &sk)))
 		return err;
-	return EV(w, t, ts, begin ? GO123_EV_USER_REGION_BEGIN : GO123_EV_USER_REGION_END, task, sid,
-		  sk);
+	return EV(w, t, ts, begin ? GO123_EV_USER_REGION_BEGIN : GO123_EV_USER_REGION_END, task,
+		  sid, sk);
 }
 
 int go123_writer__log(struct go123_writer *w, uint64_t ts, uint64_t tid, uint64_t task,

@@ -59,9 +59,9 @@ struct go123_writer_opts {
 	void *sink_ctx;
 	uint32_t nprocs;	/* CPUs (P ids) are 0 .. nprocs-1 */
 	uint64_t frequency;	/* ticks per second; > 0 */
-	size_t batch_size;	/* bytes of one M's batch; 0 or above GO123_MAX_BATCH: the maximum */
+	size_t batch_size;	/* an M's batch's bytes; 0 or above GO123_MAX_BATCH: the most */
 	uint64_t gen_ticks;	/* a generation's longest duration; 0: one second */
-	size_t gen_bytes;	/* what a generation may hold in memory; 0: GO123_WRITER_GEN_BYTES */
+	size_t gen_bytes;	/* a generation's bytes in memory; 0: GO123_WRITER_GEN_BYTES */
 };
 
 #define GO123_WRITER_GEN_BYTES (16u << 20)

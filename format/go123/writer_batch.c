@@ -73,8 +73,8 @@ int go123_writer_put_batch(struct go123_writer *w, uint64_t m, struct buf *b)
 	return 0;
 }
 
-int go123_writer_table_add(struct go123_writer *w, struct buf *b, uint8_t kind, const uint8_t *entry,
-			 size_t len)
+int go123_writer_table_add(struct go123_writer *w, struct buf *b, uint8_t kind,
+			   const uint8_t *entry, size_t len)
 {
 	int err;
 

@@ -99,8 +99,8 @@ int go123_writer_grow(struct buf *b, size_t need);
 /* Writes b as one batch of M m (GO123_NO_THREAD for tables) and empties it. */
 int go123_writer_put_batch(struct go123_writer *w, uint64_t m, struct buf *b);
 /* Appends entry (len bytes) to a table batch whose first byte is kind. */
-int go123_writer_table_add(struct go123_writer *w, struct buf *b, uint8_t kind, const uint8_t *entry,
-			 size_t len);
+int go123_writer_table_add(struct go123_writer *w, struct buf *b, uint8_t kind,
+			   const uint8_t *entry, size_t len);
 /* Appends a timed event to batch b of M m: type t, then args. */
 int go123_writer_ev(struct go123_writer *w, uint64_t m, struct buf *b, uint64_t ts, uint8_t t,
 		  const uint64_t *args, unsigned nargs);

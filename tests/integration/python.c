@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "tests/integration/itest.h"
+#include "bpf/python.h"
 #include "tests/lib/busy.h"
 
 static struct workload *client;
@@ -428,6 +429,125 @@ Test(python, pyenv_313_parked_threads_have_python_frames_at_the_start)
 	parked_match_at_the_start(PYENV_PY("3.13.0"));
 }
 
+/* Thread role's last block (where it stays blocked until the program exits) names func at
+ * the line the workload reported as line_key. */
+static void last_block_named(const char *role, const char *func, const char *line_key)
+{
+	pid_t tid = itest_tid(role);
+	long long line = itest_stat(line_key);
+	const struct gt_event *e, *last = NULL;
+	size_t i = 0, n = 0;
+	int k;
+
+	while ((e = tq_next(it.trace, &i, BLOCKS, tid))) {
+		i++;
+		n++;
+		last = e;
+	}
+	cr_assert(last, "%s: no block in the trace", role);
+	k = frame_at(last->stack, func);
+	if (k < 0 || (long long)last->stack->frames[k].line != line)
+		dump_stack(last->stack);
+	cr_assert_geq(k, 0, "%s: its last block (of %zu) does not name %s", role, n, func);
+	cr_assert_eq((long long)last->stack->frames[k].line, line, "%s: %s at line %llu, not %lld",
+		     role, func, (unsigned long long)last->stack->frames[k].line, line);
+}
+
+/* Threads that block at their first line, within a millisecond of their start and long before
+ * the daemon reads their thread list: Python's threads in time.sleep, Lock.acquire and
+ * socket.recv, and a thread C created that calls Python through PyGILState_Ensure. Their one
+ * block in Python names its function: BPF found the thread state itself. hogs: CPU hogs beyond
+ * the cores beside it. */
+static void first_blocks_named(const char *python, bool hogs)
+{
+	if (hogs)
+		cr_assert_eq(busy__start(2 * (size_t)sysconf(_SC_NPROCESSORS_ONLN) + 2, false), 0);
+	record_py(python, "first", "1", "go1.19");
+	busy__stop();
+	last_block_named("first_sleeper", "pyspin.lx_first_sleeper", "first_sleep_line");
+	last_block_named("first_locker", "pyspin.lx_first_locker", "first_lock_line");
+	last_block_named("first_receiver", "pyspin.lx_first_receiver", "first_recv_line");
+	/* 3.10 has no qualified name: a nested function is named alone. */
+	last_block_named("first_from_c", strstr(python, "3.10") ? "pyspin.lx_first_from_c" :
+				       "pyspin.first.<locals>.lx_first_from_c", "first_from_c_line");
+	cr_assert_gt(itest_summary_count("Python frames (", 0), 0,
+		     "the summary counts no stack whose thread state BPF found:\n%s",
+		     recorder__stderr(it.rec));
+}
+
+Test(python, debian_311_first_blocks_of_new_threads_are_named)
+{
+	first_blocks_named(DEBIAN_PY, false);
+}
+
+Test(python, debian_311_first_blocks_of_new_threads_are_named_under_load)
+{
+	first_blocks_named(DEBIAN_PY, true);
+}
+
+Test(python, pyenv_310_first_blocks_of_new_threads_are_named)
+{
+	first_blocks_named(PYENV_PY("3.10.13"), false);
+}
+
+Test(python, pyenv_312_first_blocks_of_new_threads_are_named)
+{
+	first_blocks_named(PYENV_PY("3.12.1"), false);
+}
+
+Test(python, pyenv_313_first_blocks_of_new_threads_are_named)
+{
+	first_blocks_named(PYENV_PY("3.13.0"), false);
+}
+
+/* A Python stack 100 calls deep: its samples keep the 32 leaf frames, lx_deep_leaf then 31
+ * lx_deep, and mark where the rest were dropped; the summary counts them. (3.10, each call a
+ * run of the evaluation loop of its own, 5 native frames, makes stacks longer than a trace's
+ * stack may be: they lose their outer frames to "[trimmed N frames]" first.) */
+static void deep_marked(const char *python)
+{
+	const struct gt_event *ev;
+	size_t i = 0, n = 0, marked = 0;
+	pid_t tid;
+
+	record_py(python, "deep", "1", "go1.19");
+	tid = itest_tid("deep");
+	while ((ev = tq_next(it.trace, &i, TQ_BIT(GT_EV_CPU_SAMPLE), tid))) {
+		int leaf = frame_at(ev->stack, "pyspin.lx_deep_leaf");
+		int mark = frame_at(ev->stack, "[truncated: Python frames]");
+		size_t deep = 0, k;
+
+		i++;
+		if (leaf < 0)
+			continue;
+		n++;
+		for (k = (size_t)leaf + 1; k < ev->stack->n && (int)k != mark; k++)
+			deep += !strcmp(ev->stack->frames[k].func, "pyspin.lx_deep");
+		if (mark > leaf && deep == LX_PY_FRAMES_MAX - 1)
+			marked++;
+		else if (n - marked <= 2)
+			dump_stack(ev->stack);
+	}
+	cr_log_info("%s: %zu samples in lx_deep_leaf, %zu marked after 31 lx_deep", python, n,
+		    marked);
+	cr_assert_geq(n, 50, "%zu samples in lx_deep_leaf", n);
+	cr_assert_geq(marked * 100, n * 95, "only %zu of %zu samples 100 calls deep keep 32 Python "
+		      "frames and mark the rest", marked, n);
+	/* Counted as the other stacks of the line are: each distinct stack once. */
+	cr_assert_gt(summary_count("cut deeper than"), 0, "the summary counts no stack cut:\n%s",
+		     recorder__stderr(it.rec));
+}
+
+Test(python, debian_311_deep_stacks_mark_the_python_frames_dropped)
+{
+	deep_marked(DEBIAN_PY);
+}
+
+Test(python, pyenv_313_deep_stacks_mark_the_python_frames_dropped)
+{
+	deep_marked(PYENV_PY("3.13.0"));
+}
+
 /* The service's events with a thread's stack: where it blocks and its samples. */
 #define STACKED (BLOCKS | TQ_BIT(GT_EV_CPU_SAMPLE))
 
@@ -566,6 +686,18 @@ static size_t cut_stacks(void)
 	return n;
 }
 
+/* The mark of s's native walk cut short ("[truncated]", "[truncated: no room for a copy]"),
+ * not the one of Python frames cut deeper than the walk keeps (a limit of its own, not of the
+ * first sight), or NULL. */
+static const char *native_cut_mark(const struct gt_stack *s)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (!strncmp(s->frames[i].func, "[truncated", 10) &&
+		    strcmp(s->frames[i].func, "[truncated: Python frames]"))
+			return s->frames[i].func;
+	return NULL;
+}
+
 /* Whether s has a Python frame (its file a .py). */
 static bool has_python_frame(const struct gt_stack *s)
 {
@@ -595,7 +727,7 @@ static void tally_stack(const struct service *svc, const struct gt_event *e,
 
 	if (first) {
 		t->n++;
-		if (!tq_cut_mark(e->stack))
+		if (!native_cut_mark(e->stack))
 			t->whole++;
 		else if (t->cut_shown++ < 3)
 			dump_stack(e->stack);
@@ -623,7 +755,8 @@ static void tally_stack(const struct service *svc, const struct gt_event *e,
  * libmpdec, asyncio's and json's extensions) are loaded by its threads as they start, after
  * the recorder attached with -p, beside CPU hogs beyond the cores and an exec churn. In its
  * first second at least 95% of its blocking and sampled stacks are whole (no "[truncated"
- * mark); in the recording every thread's function is named where the interpreter runs it, at
+ * mark of a native walk; Python frames cut deeper than 32 are marked too, a limit of their
+ * own); in the recording every thread's function is named where the interpreter runs it, at
  * least 95% of the stacks there with Python frames name it, and those without are counted;
  * the summary counts every cut stack of the file. */
 Test(python, service_of_200_threads_is_whole_and_named_from_its_first_second,
@@ -633,7 +766,7 @@ Test(python, service_of_200_threads_is_whole_and_named_from_its_first_second,
 	static struct tally t;
 	const struct gt_event *ev;
 	size_t nev, cut;
-	long long native_only, not_named;
+	long long native_only, not_named, refused;
 	uint64_t t0;
 	double window;
 	struct stat sb;
@@ -654,9 +787,11 @@ Test(python, service_of_200_threads_is_whole_and_named_from_its_first_second,
 				    ev[i].ts >= t0 && tq_ns(it.trace, t0, ev[i].ts) < window, &t);
 	}
 	cut = cut_stacks();
-	/* "native frames only: N stacks of threads not seen yet, M with a frame not named" */
+	/* "native frames only: N stacks of threads not seen yet, M with a frame not named, ...,
+	 * R whose state did not prove its own" */
 	native_only = itest_summary_count("native frames only:", 0);
 	not_named = itest_summary_count("threads not seen yet,", 0);
+	refused = itest_summary_count("holding no thread state,", 0);
 	cr_log_info("pyservice: %zu stacks in its first second (%.1f s), %zu whole; %zu in the "
 		    "interpreter, %zu name their function (first second: %zu, %zu); %zu without "
 		    "Python frames; %zu cut stacks in the file; the summary:\n%s", t.n,
@@ -670,9 +805,9 @@ Test(python, service_of_200_threads_is_whole_and_named_from_its_first_second,
 		cr_assert(t.role_named[r], "no stack names pyservice.lx_%s", svc.roles[r]);
 	cr_assert_geq(t.named * 100, (t.py - t.bare) * 95, "only %zu of %zu stacks with Python "
 		      "frames name their thread's function", t.named, t.py - t.bare);
-	cr_assert_geq(native_only + not_named, (long long)t.bare, "%zu stacks in the interpreter "
-		      "have no Python frame, the summary counts %lld", t.bare,
-		      native_only + not_named);
+	cr_assert_geq(native_only + not_named + refused, (long long)t.bare, "%zu stacks in the "
+		      "interpreter have no Python frame, the summary counts %lld", t.bare,
+		      native_only + not_named + refused);
 	cr_assert_geq(itest_summary_count("stacks cut:", 0), (long long)cut,
 		      "%zu stacks of the file are cut, the summary counts fewer", cut);
 }

@@ -58,3 +58,50 @@ Test(u64cache, a_key_of_the_old_generation_moves_to_the_young_one)
 	cr_assert_not(u64cache__get(c, 3, &v));
 	u64cache__free(c);
 }
+
+/* Values that own memory: each told forgotten once, a moved one not while it is held. */
+struct told {
+	unsigned times[64];
+	unsigned total;
+};
+
+static void told_forgotten(uint64_t key, uint64_t val, void *ctx)
+{
+	struct told *t = ctx;
+
+	cr_assert_eq(val, key * 10, "key %llu forgotten with value %llu",
+		     (unsigned long long)key, (unsigned long long)val);
+	t->times[key]++;
+	t->total++;
+}
+
+Test(u64cache, each_value_it_forgets_is_told_once)
+{
+	struct u64cache *c = u64cache__new(4);
+	struct told t = { { 0 }, 0 };
+	uint64_t v = 0;
+
+	cr_assert(c);
+	u64cache__on_forget(c, told_forgotten, &t);
+	for (uint64_t i = 1; i <= 5; i++)
+		cr_assert_eq(u64cache__put(c, i, 10 * i), 0);	/* 1..4 old, 5 young */
+	cr_assert(u64cache__get(c, 2, &v));			/* moves, not copied */
+	cr_assert_eq(u64cache__count(c), 5);
+	for (uint64_t i = 6; i <= 8; i++)
+		cr_assert_eq(u64cache__put(c, i, 10 * i), 0);	/* 1, 3, 4 forgotten */
+	cr_assert_eq(t.total, 3);
+	cr_assert(t.times[1] == 1 && t.times[3] == 1 && t.times[4] == 1);
+	cr_assert_eq(t.times[2], 0, "a value moved to the young generation is still held");
+	cr_assert(u64cache__get(c, 2, &v));
+	cr_assert_eq(v, 20);
+	for (uint64_t i = 9; i <= 10; i++)
+		cr_assert_eq(u64cache__put(c, i, 10 * i), 0);	/* young full: 8, 2, 9, 10 */
+	/* Moved with the young generation full: the generation it was in is emptied, it stays. */
+	cr_assert(u64cache__get(c, 5, &v));
+	cr_assert_eq(v, 50);
+	cr_assert(t.times[5] == 0 && t.times[6] == 1 && t.times[7] == 1);
+	u64cache__free(c);
+	for (uint64_t i = 1; i <= 10; i++)
+		cr_assert_eq(t.times[i], 1, "key %llu told %u times", (unsigned long long)i,
+			     t.times[i]);
+}

@@ -16,6 +16,14 @@
                            without waking them
   pyspin.py parked SECS FILE  the same, then creates FILE and waits for a line on stdin (the
                            recorder started with -p after the threads parked) before it exits
+  pyspin.py first SECS     threads block at their first line, never to run again: Python's
+                           threads in time.sleep, Lock.acquire and socket.recv, and a thread
+                           created by C (pthread_create through ctypes) that calls a Python
+                           function (PyGILState_Ensure) which sleeps; their tids reported
+                           once they blocked, then the program exits SECS later without waking
+                           them: each thread's last block is its first in Python
+  pyspin.py deep SECS      the main thread recurses 100 calls deep (lx_deep) and spins in the
+                           innermost (lx_deep_leaf) for SECS seconds of its own CPU time
   pyspin.py offsets SECS   3.13+: changes one offset of the interpreter's own _Py_DebugOffsets
                            (which only debuggers read), then spins as spin does: the tracer must
                            leave it native, counted, rather than trust its table
@@ -181,6 +189,75 @@ def view(secs, ready=None):
     os._exit(0)
 
 
+def lx_first_sleeper(tids, secs):
+    tids["first_sleeper"] = threading.get_native_id()
+    time.sleep(secs)  # LX_FIRST_SLEEP_LINE
+
+
+def lx_first_locker(tids, lock):
+    tids["first_locker"] = threading.get_native_id()
+    lock.acquire()  # LX_FIRST_LOCK_LINE
+
+
+def lx_first_receiver(tids, sock):
+    tids["first_receiver"] = threading.get_native_id()
+    sock.recv(1)  # LX_FIRST_RECV_LINE
+
+
+def first(secs):
+    # No syscall in the threads before they block (the tids are reported by the main thread):
+    # their first stacks in Python are the blocks, within a millisecond of their start.
+    import ctypes
+    import socket
+    tids = {}
+    lock = threading.Lock()
+    lock.acquire()
+    a, b = socket.socketpair()
+
+    def lx_first_from_c(arg):
+        tids["first_from_c"] = threading.get_native_id()
+        time.sleep(secs + 100)  # LX_FIRST_FROM_C_LINE
+        return 0
+
+    start = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+    callback = start(lx_first_from_c)
+    libc = ctypes.CDLL(None)
+    libc.pthread_create.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p, start,
+                                    ctypes.c_void_p]
+    for target, arg in ((lx_first_sleeper, secs + 100), (lx_first_locker, lock),
+                        (lx_first_receiver, a)):
+        threading.Thread(target=target, args=(tids, arg), daemon=True).start()
+    handle = ctypes.c_ulong()
+    if libc.pthread_create(ctypes.byref(handle), None, callback, None):
+        sys.exit("pthread_create failed")
+    while len(tids) < 4:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    for role, tid in sorted(tids.items()):
+        os.write(1, b"tid %s %d\n" % (role.encode(), tid))
+    time.sleep(secs)
+    # Out without waking them: each thread's last block is the one at its first line.
+    os._exit(0)
+
+
+def lx_deep_leaf(until):
+    n = 0
+    while time.thread_time() < until:  # LX_DEEP_LEAF_LINE
+        n += 1
+    return n
+
+
+def lx_deep(depth, until):
+    if depth <= 1:
+        return lx_deep_leaf(until)
+    return lx_deep(depth - 1, until)  # LX_DEEP_LINE
+
+
+def deep(secs):
+    report_tid("deep")
+    lx_deep(100, time.thread_time() + secs)
+
+
 def pingpong(rounds):
     # Two threads hand a token back and forth: a switch and a wakeup per hand, each with the
     # thread's stack (bench/python.sh).
@@ -244,5 +321,5 @@ if __name__ == "__main__":
         # Started before the recorder (lxtrace record -p PID): a line on stdin says go.
         sys.stdin.readline()
     {"spin": spin, "block": block, "forge": forge, "pingpong": pingpong,
-     "offsets": spin, "view": view,
+     "offsets": spin, "view": view, "first": first, "deep": deep,
      "parked": lambda secs: view(secs, sys.argv[3])}[sys.argv[1]](float(sys.argv[2]))

@@ -19,20 +19,22 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: lxtrace cut FILE [--from T] [--to T] -o OUT\n\n"
-		   "Writes the events of FILE from T to T (the end excluded) as a trace of its own:\n"
-		   "the state at the window's start (each thread created, running, runnable, waiting,\n"
-		   "in a syscall; open tasks and the regions of running threads) as an init phase,\n"
-		   "the window's events, then the ends of what is still open. Times count from the\n"
-		   "trace's first event, as both viewers show them: seconds, or a number with a unit\n"
-		   "(ns, us, ms, s), e.g. 2.5 or 2500ms.\n\n"
-		   "A go1.23 trace (\"go 1.23 trace\") is cut by whole generations (about a\n"
-		   "second each), copied as they are: every one that holds an event of the window,\n"
-		   "the first one's statuses being the start.\n\n"
-		   "  -f, --from T        the window's start (default: the trace's start)\n"
-		   "  -t, --to T          its end (default: the trace's end)\n"
-		   "  -o, --output OUT    write it to OUT (mode 0600)\n"
-		   "  -h, --help          show this help\n");
+	fprintf(f,
+		"usage: lxtrace cut FILE [--from T] [--to T] -o OUT\n\n"
+		"Writes the events of FILE from T to T (the end excluded) as a trace of its own:\n"
+		"the state at the window's start (each thread created, running, runnable, "
+		"waiting,\n"
+		"in a syscall; open tasks and the regions of running threads) as an init phase,\n"
+		"the window's events, then the ends of what is still open. Times count from the\n"
+		"trace's first event, as both viewers show them: seconds, or a number with a unit\n"
+		"(ns, us, ms, s), e.g. 2.5 or 2500ms.\n\n"
+		"A go1.23 trace (\"go 1.23 trace\") is cut by whole generations (about a\n"
+		"second each), copied as they are: every one that holds an event of the window,\n"
+		"the first one's statuses being the start.\n\n"
+		"  -f, --from T        the window's start (default: the trace's start)\n"
+		"  -t, --to T          its end (default: the trace's end)\n"
+		"  -o, --output OUT    write it to OUT (mode 0600)\n"
+		"  -h, --help          show this help\n");
 }
 
 /* A go1.23 trace: the generations of the window copied (format/go123/cut.h). 0, or 1 after
@@ -84,7 +86,8 @@ int cmd_cut(int argc, char **argv)
 			return 0;
 		case 'f':
 		case 't':
-			if (duration__parse(optarg, strlen(optarg), false, c == 'f' ? &from_ns : &to_ns)) {
+			if (duration__parse(optarg, strlen(optarg), false,
+					    c == 'f' ? &from_ns : &to_ns)) {
 				fprintf(stderr, PREFIX "bad time '%s' for --%s: seconds, or a number "
 					"with ns, us, ms or s " SEE_HELP "\n", optarg,
 					c == 'f' ? "from" : "to");
@@ -111,11 +114,9 @@ int cmd_cut(int argc, char **argv)
 	}
 
 	/* Open. */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
+	fd = file_cmd__open("cut", path, O_RDONLY, false);
+	if (fd < 0)
 		goto fail;
-	}
 	of = file_cmd__create("cut", out, fd);
 	if (!of)
 		goto fail;

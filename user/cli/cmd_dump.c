@@ -21,24 +21,26 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: lxtrace dump FILE\n\n"
-		   "Prints the events of a Go execution trace, one per line: TIME p=P g=G EVENT ARGS,\n"
-		   "followed by the event's stack frames, indented. TIME is in ns since the trace's\n"
-		   "first event, as the viewers count it. Events come in file order: batch by batch,\n"
-		   "each P's events in time order (sort by TIME to merge the Ps). A trace Go's\n"
-		   "runtime wrote (runtime/trace of Go 1.19) is read whole and printed in the\n"
-		   "order Go 1.19's parser puts it, its ...Local events as their plain kind.\n\n"
-		   "A go1.23 trace (\"go 1.23 trace\", told by its header) prints as TIME gen=N m=M\n"
-		   "EVENT ARGS: batch by batch, each M's events in time order, then the generation's\n"
-		   "CPU samples; strings resolved, stacks by id with their frames. Its generations\n"
-		   "are checked whole before any of their events is printed.\n\n"
-		   "The file is read as a stream, in constant memory; a file that can be read twice\n"
-		   "is checked whole before anything is printed, and a stack whose JIT frames the\n"
-		   "recorder named at its end is shown named for every event, as the viewers do.\n"
-		   "A malformed file, or one Go's parsers refuse (goroutine states, their order\n"
-		   "across Ps), is refused at its first bad record, with the byte offset (exit\n"
-		   "status 1). FILE - reads stdin.\n\n"
-		   "  -h, --help  show this help\n");
+	fprintf(f,
+		"usage: lxtrace dump FILE\n\n"
+		"Prints the events of a Go execution trace, one per line: TIME p=P g=G EVENT "
+		"ARGS,\n"
+		"followed by the event's stack frames, indented. TIME is in ns since the trace's\n"
+		"first event, as the viewers count it. Events come in file order: batch by batch,\n"
+		"each P's events in time order (sort by TIME to merge the Ps). A trace Go's\n"
+		"runtime wrote (runtime/trace of Go 1.19) is read whole and printed in the\n"
+		"order Go 1.19's parser puts it, its ...Local events as their plain kind.\n\n"
+		"A go1.23 trace (\"go 1.23 trace\", told by its header) prints as TIME gen=N m=M\n"
+		"EVENT ARGS: batch by batch, each M's events in time order, then the generation's\n"
+		"CPU samples; strings resolved, stacks by id with their frames. Its generations\n"
+		"are checked whole before any of their events is printed.\n\n"
+		"The file is read as a stream, in constant memory; a file that can be read twice\n"
+		"is checked whole before anything is printed, and a stack whose JIT frames the\n"
+		"recorder named at its end is shown named for every event, as the viewers do.\n"
+		"A malformed file, or one Go's parsers refuse (goroutine states, their order\n"
+		"across Ps), is refused at its first bad record, with the byte offset (exit\n"
+		"status 1). FILE - reads stdin.\n\n"
+		"  -h, --help  show this help\n");
 }
 
 /* Whether fd's header has been read (from a stream that cannot be read twice). */
@@ -242,11 +244,9 @@ int cmd_dump(int argc, char **argv)
 	path = file_cmd__one_file("dump", argc, argv);
 	if (!path)
 		return 2;
-	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
-	if (fd < 0) {
-		fprintf(stderr, "lxtrace dump: %s: %s\n", path, strerror(errno));
+	fd = file_cmd__open("dump", path, O_RDONLY, true);
+	if (fd < 0)
 		return 1;
-	}
 	ret = 0;
 	err[0] = '\0';
 	if (is_v2(fd)) {

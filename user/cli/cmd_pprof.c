@@ -21,32 +21,35 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: lxtrace pprof FILE --cpu|--offcpu|--sched|--syscall [-o OUT] [--folded]\n"
-		   "                          [--merge-pids] [-p PID] [--comm NAME] [--from T] [--to T]\n\n"
-		   "Writes a profile of the trace by call stack, each stack ending in its thread's\n"
-		   "process and program, for pprof (`go tool pprof -top OUT`; a flame graph with\n"
-		   "`-http=127.0.0.1:8080 OUT`; `-diff_base OLD NEW`) or, with --folded, as folded\n"
-		   "stacks for flamegraph.pl or speedscope. FILE is either format lxtrace writes\n"
-		   "(go1.19, go1.23). One profile:\n\n"
-		   "  --cpu               CPU samples (lxtrace record -F) by the stack sampled\n"
-		   "  --offcpu            time off the CPU by the stack the thread left it with,\n"
-		   "                      labelled with the reason (io, lock, sleep, fd-wait, ...)\n"
-		   "  --sched             waits for a CPU by the stack the thread stopped at,\n"
-		   "                      labelled after=wakeup or after=preemption\n"
-		   "  --syscall           syscalls by stack, labelled with the syscall: each\n"
-		   "                      call's count and length from entry to return (record\n"
-		   "                      --syscalls=all), apart the times calls blocked and\n"
-		   "                      their time off the CPU (-sample_index=off-cpu); the\n"
-		   "                      blocks alone when the file has no entries\n\n"
-		   "  -o, --output OUT    write it to OUT (mode 0600): gzip'd protobuf, or folded\n"
-		   "                      text (without -o: on stdout)\n"
-		   "      --folded        folded stacks, one line each: ROOT;...;LEAF VALUE, VALUE\n"
-		   "                      in samples (--cpu) or nanoseconds\n"
-		   "      --merge-pids    leave out each stack's process frame COMM (pid PID): the\n"
-		   "                      processes of one program (a build's compilers, a\n"
-		   "                      server's workers) add up under its program frame\n"
-		   FILTER_ARGS_HELP
-		   "  -h, --help          show this help\n");
+	fprintf(f,
+		"usage: lxtrace pprof FILE --cpu|--offcpu|--sched|--syscall [-o OUT] [--folded]\n"
+		"                          [--merge-pids] [-p PID] [--comm NAME] [--from T] "
+		"[--to T]\n"
+		"\n"
+		"Writes a profile of the trace by call stack, each stack ending in its thread's\n"
+		"process and program, for pprof (`go tool pprof -top OUT`; a flame graph with\n"
+		"`-http=127.0.0.1:8080 OUT`; `-diff_base OLD NEW`) or, with --folded, as folded\n"
+		"stacks for flamegraph.pl or speedscope. FILE is either format lxtrace writes\n"
+		"(go1.19, go1.23). One profile:\n\n"
+		"  --cpu               CPU samples (lxtrace record -F) by the stack sampled\n"
+		"  --offcpu            time off the CPU by the stack the thread left it with,\n"
+		"                      labelled with the reason (io, lock, sleep, fd-wait, ...)\n"
+		"  --sched             waits for a CPU by the stack the thread stopped at,\n"
+		"                      labelled after=wakeup or after=preemption\n"
+		"  --syscall           syscalls by stack, labelled with the syscall: each\n"
+		"                      call's count and length from entry to return (record\n"
+		"                      --syscalls=all), apart the times calls blocked and\n"
+		"                      their time off the CPU (-sample_index=off-cpu); the\n"
+		"                      blocks alone when the file has no entries\n\n"
+		"  -o, --output OUT    write it to OUT (mode 0600): gzip'd protobuf, or folded\n"
+		"                      text (without -o: on stdout)\n"
+		"      --folded        folded stacks, one line each: ROOT;...;LEAF VALUE, VALUE\n"
+		"                      in samples (--cpu) or nanoseconds\n"
+		"      --merge-pids    leave out each stack's process frame COMM (pid PID): the\n"
+		"                      processes of one program (a build's compilers, a\n"
+		"                      server's workers) add up under its program frame\n"
+		FILTER_ARGS_HELP
+		"  -h, --help          show this help\n");
 }
 
 int cmd_pprof(int argc, char **argv)
@@ -85,8 +88,8 @@ int cmd_pprof(int argc, char **argv)
 		case OPT_SCHED:
 		case OPT_SYSCALL:
 			if (kind >= 0 && kind != c - OPT_CPU) {
-				fprintf(stderr, PREFIX "one profile at a time: --cpu, --offcpu, --sched "
-					"or --syscall " SEE_HELP "\n");
+				fprintf(stderr, PREFIX "one profile at a time: --cpu, --offcpu, "
+					"--sched or --syscall " SEE_HELP "\n");
 				return 2;
 			}
 			kind = c - OPT_CPU;
@@ -124,11 +127,9 @@ int cmd_pprof(int argc, char **argv)
 	if (filter_args__check("pprof", &filter))
 		return 2;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
+	fd = file_cmd__open("pprof", path, O_RDONLY, false);
+	if (fd < 0)
 		return 1;
-	}
 	if (out && !(of = file_cmd__create("pprof", out, fd)))
 		goto done;
 	ret = profile__read(fd, (enum profile_kind)kind, &filter, flags, &p, err, sizeof(err));

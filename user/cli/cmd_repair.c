@@ -18,21 +18,22 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: lxtrace repair FILE [-o OUT]\n\n"
-		   "Makes a trace that was cut short (lxtrace killed, a crash, power loss, a full\n"
-		   "disk) open in every viewer: Go 1.19's `go tool trace` panics on goroutines still\n"
-		   "running where the file ends. What follows the last whole batch before the first\n"
-		   "bad byte (a batch torn by power loss), or before the first event Go's parsers\n"
-		   "would refuse, is dropped; the goroutines, Ps and GC phases the file leaves open\n"
-		   "are ended at its last time; a log event in the file says what was done. A whole\n"
-		   "trace is left as it is, so repairing twice changes nothing. Prints one line\n"
-		   "saying what it did; exit status 1, with the reason, when there is no trace left\n"
-		   "to repair.\n\n"
-		   "A go1.23 trace (\"go 1.23 trace\") is cut back to its last whole generation,\n"
-		   "which Go 1.23 reads as the end: nothing needs closing there.\n\n"
-		   "  -o, --output OUT  write the repaired trace to OUT (mode 0600) and leave FILE\n"
-		   "                    as it is; by default FILE is repaired in place\n"
-		   "  -h, --help        show this help\n");
+	fprintf(f,
+		"usage: lxtrace repair FILE [-o OUT]\n\n"
+		"Makes a trace that was cut short (lxtrace killed, a crash, power loss, a full\n"
+		"disk) open in every viewer: Go 1.19's `go tool trace` panics on goroutines still\n"
+		"running where the file ends. What follows the last whole batch before the first\n"
+		"bad byte (a batch torn by power loss), or before the first event Go's parsers\n"
+		"would refuse, is dropped; the goroutines, Ps and GC phases the file leaves open\n"
+		"are ended at its last time; a log event in the file says what was done. A whole\n"
+		"trace is left as it is, so repairing twice changes nothing. Prints one line\n"
+		"saying what it did; exit status 1, with the reason, when there is no trace left\n"
+		"to repair.\n\n"
+		"A go1.23 trace (\"go 1.23 trace\") is cut back to its last whole generation,\n"
+		"which Go 1.23 reads as the end: nothing needs closing there.\n\n"
+		"  -o, --output OUT  write the repaired trace to OUT (mode 0600) and leave FILE\n"
+		"                    as it is; by default FILE is repaired in place\n"
+		"  -h, --help        show this help\n");
 }
 
 static void print_report(const char *path, const char *out, const struct gt_repair_report *r)
@@ -69,8 +70,8 @@ static int repair_v2(const char *path, int fd, struct output_file *of, const cha
 	if (of && file_cmd__finish("repair", of))
 		return 1;
 	if (rep.kept == rep.size) {
-		printf("%s: a whole trace (%llu generations, %llu events): nothing to do%s%s\n", path,
-		       (unsigned long long)rep.generations, (unsigned long long)rep.events,
+		printf("%s: a whole trace (%llu generations, %llu events): nothing to do%s%s\n",
+		       path, (unsigned long long)rep.generations, (unsigned long long)rep.events,
 		       out ? "; copied to " : "", out ? out : "");
 		return 0;
 	}
@@ -114,11 +115,9 @@ int cmd_repair(int argc, char **argv)
 		return 2;
 
 	/* Open: FILE for reading (and writing, in place), OUT when given. */
-	fd = open(path, (out ? O_RDONLY : O_RDWR) | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
+	fd = file_cmd__open("repair", path, out ? O_RDONLY : O_RDWR, false);
+	if (fd < 0)
 		goto fail;
-	}
 	if (out && !(of = file_cmd__create("repair", out, fd)))
 		goto fail;
 

@@ -19,39 +19,40 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: lxtrace report FILE [SECTIONS] [-p PID] [--comm NAME] [--from T] [--to T]\n"
-		   "                           [--top N] [--depth N] [--hist] [--json]\n\n"
-		   "Prints what a trace lxtrace recorded says, in 80 columns, reading it once as a\n"
-		   "stream (memory follows the threads, not the file's length). Sections (all when\n"
-		   "none is given):\n\n"
-		   "  --sched             scheduler latency per process and thread: the waits for a\n"
-		   "                      CPU after a wakeup and after a preemption, p50/p90/p99/max\n"
-		   "                      and when the max was; the worst waits, with the threads\n"
-		   "                      that ran on that CPU meanwhile\n"
-		   "  --offcpu            time off the CPU by reason (I/O, lock, sleep, pipe or\n"
-		   "                      socket, other waits, the run queue) and by stack\n"
-		   "  --syscalls          per syscall, each call from its entry to its return\n"
-		   "                      (record --syscalls=all; count, total, p50/p99/max), and\n"
-		   "                      apart the times calls blocked, each off the CPU\n"
-		   "  --cpu               CPU samples (record -F) by function, self and total, and\n"
-		   "                      by stack\n"
-		   "  --triggers          the recording itself: records lost, events lxtrace\n"
-		   "                      invented (repairs), triggers that fired; when and why\n\n"
-		   "Filters and layout:\n\n"
-		   FILTER_ARGS_HELP
-		   "  -n, --top N         rows of each table (default 10)\n"
-		   "      --depth N       frames of code shown of each stack (default 8; the\n"
-		   "                      rest are counted)\n"
-		   "      --hist          log2 histograms of the latencies, as runqlat prints them,\n"
-		   "                      each named\n"
-		   "      --json          one JSON object of the same figures, whole stacks,\n"
-		   "                      times in ns (its schema: docs/report.md, \"JSON\")\n"
-		   "  -h, --help          show this help\n\n"
-		   "A wait, a time off the CPU or a syscall counts in the window it ends in, whole.\n"
-		   "Percentiles are within 3%%; counts, totals and maxima are exact. FILE - reads\n"
-		   "stdin; either format lxtrace writes (go1.19, go1.23). docs/report.md says what\n"
-		   "each number is, what a go1.23 file tells otherwise, and how it compares with\n"
-		   "perf's.\n");
+	fprintf(f,
+		"usage: lxtrace report FILE [SECTIONS] [-p PID] [--comm NAME] [--from T] [--to T]\n"
+		"                           [--top N] [--depth N] [--hist] [--json]\n\n"
+		"Prints what a trace lxtrace recorded says, in 80 columns, reading it once as a\n"
+		"stream (memory follows the threads, not the file's length). Sections (all when\n"
+		"none is given):\n\n"
+		"  --sched             scheduler latency per process and thread: the waits for a\n"
+		"                      CPU after a wakeup and after a preemption, p50/p90/p99/max\n"
+		"                      and when the max was; the worst waits, with the threads\n"
+		"                      that ran on that CPU meanwhile\n"
+		"  --offcpu            time off the CPU by reason (I/O, lock, sleep, pipe or\n"
+		"                      socket, other waits, the run queue) and by stack\n"
+		"  --syscalls          per syscall, each call from its entry to its return\n"
+		"                      (record --syscalls=all; count, total, p50/p99/max), and\n"
+		"                      apart the times calls blocked, each off the CPU\n"
+		"  --cpu               CPU samples (record -F) by function, self and total, and\n"
+		"                      by stack\n"
+		"  --triggers          the recording itself: records lost, events lxtrace\n"
+		"                      invented (repairs), triggers that fired; when and why\n\n"
+		"Filters and layout:\n\n"
+		FILTER_ARGS_HELP
+		"  -n, --top N         rows of each table (default 10)\n"
+		"      --depth N       frames of code shown of each stack (default 8; the\n"
+		"                      rest are counted)\n"
+		"      --hist          log2 histograms of the latencies, as runqlat prints them,\n"
+		"                      each named\n"
+		"      --json          one JSON object of the same figures, whole stacks,\n"
+		"                      times in ns (its schema: docs/report.md, \"JSON\")\n"
+		"  -h, --help          show this help\n\n"
+		"A wait, a time off the CPU or a syscall counts in the window it ends in, whole.\n"
+		"Percentiles are within 3%%; counts, totals and maxima are exact. FILE - reads\n"
+		"stdin; either format lxtrace writes (go1.19, go1.23). docs/report.md says what\n"
+		"each number is, what a go1.23 file tells otherwise, and how it compares with\n"
+		"perf's.\n");
 }
 
 /* optarg as the count of option opt (1 to 100000) in *out: 0, or -1 after saying why. */
@@ -142,11 +143,9 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	if (!o.sections)
 		o.sections = REPORT_ALL;
-	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
-	if (fd < 0) {
-		fprintf(stderr, PREFIX "%s: %s\n", path, strerror(errno));
+	fd = file_cmd__open("report", path, O_RDONLY, true);
+	if (fd < 0)
 		return 1;
-	}
 	ret = report__file(fd, path, &o, stdout, err, sizeof(err));
 	if (fd)
 		close(fd);

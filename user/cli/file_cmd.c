@@ -22,23 +22,37 @@ int file_cmd__bad_option(const char *cmd, char **argv, const char *with_value)
 	if (strncmp(arg, "--", 2))
 		arg = shortopt;
 	if (optopt && strchr(with_value, optopt))
-		fprintf(stderr, "lxtrace %s: %s needs a value (see lxtrace %s --help)\n", cmd, arg, cmd);
-	else
-		fprintf(stderr, "lxtrace %s: unknown option '%s' (see lxtrace %s --help)\n", cmd, arg,
+		fprintf(stderr, "lxtrace %s: %s needs a value (see lxtrace %s --help)\n", cmd, arg,
 			cmd);
+	else
+		fprintf(stderr, "lxtrace %s: unknown option '%s' (see lxtrace %s --help)\n", cmd,
+			arg, cmd);
 	return 2;
 }
 
 const char *file_cmd__one_file(const char *cmd, int argc, char **argv)
 {
 	if (optind == argc)
-		fprintf(stderr, "lxtrace %s: no trace file given (see lxtrace %s --help)\n", cmd, cmd);
+		fprintf(stderr, "lxtrace %s: no trace file given (see lxtrace %s --help)\n", cmd,
+			cmd);
 	else if (optind < argc - 1)
-		fprintf(stderr, "lxtrace %s: unexpected argument '%s' (see lxtrace %s --help)\n", cmd,
-			argv[optind + 1], cmd);
+		fprintf(stderr, "lxtrace %s: unexpected argument '%s' (see lxtrace %s --help)\n",
+			cmd, argv[optind + 1], cmd);
 	else
 		return argv[optind];
 	return NULL;
+}
+
+int file_cmd__open(const char *cmd, const char *path, int flags, bool stdin_ok)
+{
+	int fd;
+
+	if (stdin_ok && !strcmp(path, "-"))
+		return STDIN_FILENO;
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		fprintf(stderr, "lxtrace %s: %s: %s\n", cmd, path, strerror(errno));
+	return fd;
 }
 
 struct output_file *file_cmd__create(const char *cmd, const char *path, int in_fd)
@@ -51,7 +65,8 @@ struct output_file *file_cmd__create(const char *cmd, const char *path, int in_f
 
 	if (!fstat(in_fd, &in) && !stat(path, &out) && in.st_dev == out.st_dev &&
 	    in.st_ino == out.st_ino) {
-		fprintf(stderr, "lxtrace %s: %s is the input file: write to another one\n", cmd, path);
+		fprintf(stderr, "lxtrace %s: %s is the input file: write to another one\n", cmd,
+			path);
 		return NULL;
 	}
 	f = sudo_user__ids(&uid, &gid, why, sizeof(why)) ? NULL :

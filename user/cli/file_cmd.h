@@ -1,5 +1,6 @@
-/* file_cmd.h - what the commands that read a trace file (dump, repair, cut) share: their
- * one-line usage errors, their one FILE argument, the output file they create. */
+/* file_cmd.h - what the commands that read a trace file (dump, repair, cut, report, pprof)
+ * share: their one-line usage errors, their one FILE argument and its opening, the output file
+ * they create. */
 #ifndef LXTRACE_USER_CLI_FILE_CMD_H
 #define LXTRACE_USER_CLI_FILE_CMD_H
 
@@ -13,6 +14,10 @@ int file_cmd__bad_option(const char *cmd, char **argv, const char *with_value);
 /* The one FILE left in argv after the options (at optind), or NULL after saying, in one line,
  * that there is none or more than one. */
 const char *file_cmd__one_file(const char *cmd, int argc, char **argv);
+
+/* FILE opened with flags (O_RDONLY, or O_RDWR to change it in place; O_CLOEXEC is added), "-"
+ * being standard input where stdin_ok; -1 after saying why in one line. */
+int file_cmd__open(const char *cmd, const char *path, int flags, bool stdin_ok);
 
 /* Whether the file open on fd is a go1.23 trace, by its header (read in place). */
 bool file_cmd__is_v2(int fd);

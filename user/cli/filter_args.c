@@ -37,7 +37,8 @@ int filter_args__apply(const char *cmd, int c, const char *value, struct walk_fi
 		return 0;
 	case 'f':
 	case 't':
-		if (duration__parse(value, strlen(value), false, c == 'f' ? &f->from_ns : &f->to_ns)) {
+		if (duration__parse(value, strlen(value), false,
+				    c == 'f' ? &f->from_ns : &f->to_ns)) {
 			fprintf(stderr, "lxtrace %s: bad time '%s' for --%s: seconds, or a number "
 				"with ns, us, ms or s (see lxtrace %s --help)\n", cmd, value,
 				c == 'f' ? "from" : "to", cmd);

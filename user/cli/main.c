@@ -14,15 +14,18 @@ static const struct {
 	{ "dump", cmd_dump, "print the events of a trace file, one per line" },
 	{ "repair", cmd_repair, "make a trace cut short (crash, kill -9) open in every viewer" },
 	{ "cut", cmd_cut, "write a window of a trace as a trace of its own" },
-	{ "report", cmd_report, "print scheduler latency, off-CPU time, syscalls, CPU samples of a trace" },
+	{ "report", cmd_report,
+	  "print scheduler latency, off-CPU time, syscalls, CPU samples of a trace" },
 	{ "pprof", cmd_pprof, "write a trace's profile by stack for pprof, or as folded stacks" },
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: lxtrace COMMAND [OPTIONS]\n\n"
-		   "Linux execution tracer writing Go execution traces (open them with `go tool trace`).\n\n"
-		   "Commands:\n");
+	fprintf(f,
+		"usage: lxtrace COMMAND [OPTIONS]\n\n"
+		"Linux execution tracer writing Go execution traces "
+		"(open them with `go tool trace`).\n\n"
+		"Commands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\nRun `lxtrace COMMAND --help` for a command's options; `lxtrace --version` "

@@ -28,8 +28,8 @@
 #define STR_(x) #x
 
 /* Keys of the options that have no short form. */
-enum { OPT_SAMPLE_IDLE = 256, OPT_FORMAT, OPT_STACKS, OPT_AS_ROOT, OPT_FLIGHT, OPT_FLIGHT_SIZE, OPT_TRIGGER,
-       OPT_AFTER, OPT_MAX_FILES, OPT_MIN_GAP, OPT_CHECK, OPT_READY_FD };
+enum { OPT_SAMPLE_IDLE = 256, OPT_FORMAT, OPT_STACKS, OPT_AS_ROOT, OPT_FLIGHT, OPT_FLIGHT_SIZE,
+       OPT_TRIGGER, OPT_AFTER, OPT_MAX_FILES, OPT_MIN_GAP, OPT_CHECK, OPT_READY_FD };
 
 /* The options of `lxtrace record`, the one list: the parser's getopt tables and --help are
  * built from it, and the README shows --help (`make docs`, checked by `make test`). */
@@ -96,7 +96,8 @@ static const struct record_opt options[] = {
 	{ "freq", 'F', "HZ",
 	  "CPU samples per second and CPU, with kernel and user call\n"
 	  "stacks (cpu-clock; default: " STR(DEFAULT_SAMPLE_HZ) "; 0: no sampling)" },
-	{ "sample-idle", OPT_SAMPLE_IDLE, NULL, "keep samples of idle CPUs too (dropped by default)" },
+	{ "sample-idle", OPT_SAMPLE_IDLE, NULL,
+	  "keep samples of idle CPUs too (dropped by default)" },
 	{ "stacks", OPT_STACKS, "MODE",
 	  "call stacks on blocking (in a syscall too), preemption,\n"
 	  "wakeup and create events: user (default), kernel, both, or\n"
@@ -127,7 +128,8 @@ static const struct record_opt options[] = {
 
 static const struct record_opt flight[] = {
 	{ "flight-recorder", OPT_FLIGHT, "[=SECONDS]",
-	  "keep only the last SECONDS in memory (default: " STR(DEFAULT_FLIGHT_SECONDS) "), no file;\n"
+	  "keep only the last SECONDS in memory (default: "
+	  STR(DEFAULT_FLIGHT_SECONDS) "), no file;\n"
 	  "each trigger writes them to the next numbered file. -o is\n"
 	  "held, not written: a second recording to it is refused" },
 	{ "trigger", OPT_TRIGGER, "EXPR",
@@ -196,14 +198,16 @@ static void print_opts(FILE *f, const struct record_opt *o, size_t n)
 static void usage(FILE *f)
 {
 	fputs("usage: lxtrace record [OPTIONS]                     the whole machine\n"
-	      "       lxtrace record [OPTIONS] -p PID[,PID...]     those processes and their children\n"
+	      "       lxtrace record [OPTIONS] -p PID[,PID...]     "
+	      "those processes and their children\n"
 	      "       lxtrace record [OPTIONS] --cgroup PATH       the threads in a cgroup v2\n"
 	      "       lxtrace record [OPTIONS] [--as-root] -- COMMAND [ARGS...]\n"
 	      "\n"
 	      "Records what threads do (runs, blocks, wakeups, forks, execs, exits, syscalls) and\n"
 	      "samples of what the CPUs run, with call stacks, into a Go execution trace; open it\n"
 	      "with `go tool trace FILE`. Stops after SECONDS, on Ctrl-C\n"
-	      "(SIGINT), SIGTERM or SIGHUP (a closed terminal), when the target processes have all\n"
+	      "(SIGINT), SIGTERM or SIGHUP (a closed terminal), when the target processes "
+	      "have all\n"
 	      "exited, or when COMMAND and its descendants have.\n"
 	      "Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
 	      "\n"
@@ -239,8 +243,9 @@ static void getopt_tables(char *shorts, struct option *longs)
 
 			if (!o->name)
 				continue;
-			longs[n++] = (struct option){ o->name, !o->arg ? no_argument : o->arg[0] == '[' ?
-						      optional_argument : required_argument, NULL, o->key };
+			longs[n++] = (struct option){ o->name, !o->arg ? no_argument :
+						      o->arg[0] == '[' ? optional_argument :
+						      required_argument, NULL, o->key };
 			if (o->key < 256) {
 				*shorts++ = (char)o->key;
 				if (o->arg)
@@ -279,15 +284,15 @@ static int check_flight(struct record_args *a, const char *needs_flight)
 {
 	if (!a->flight) {
 		if (needs_flight) {
-			fprintf(stderr, PREFIX "--%s needs --flight-recorder (see lxtrace record --help)\n",
-				needs_flight);
+			fprintf(stderr, PREFIX "--%s needs --flight-recorder (see lxtrace record "
+				"--help)\n", needs_flight);
 			return 2;
 		}
 		return 0;
 	}
 	if (a->after >= a->flight) {
-		fprintf(stderr, PREFIX "--after %g: must be shorter than the flight recorder's %g s, "
-			"or the file would not hold the trigger\n", a->after, a->flight);
+		fprintf(stderr, PREFIX "--after %g: must be shorter than the flight recorder's %g "
+			"s, or the file would not hold the trigger\n", a->after, a->flight);
 		return 2;
 	}
 	if (a->min_gap < 0)
@@ -369,26 +374,28 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			a->as_root = true;
 			break;
 		case 'o':
-			/* Every prefix of a trace that ends on a batch boundary is valid, and a viewer
-			 * reads the whole file: a pipe holds neither. */
+			/* Every prefix of a trace that ends on a batch boundary is valid, and a
+			 * viewer reads the whole file: a pipe holds neither. */
 			if (!strcmp(optarg, "-") || !*optarg) {
-				fprintf(stderr, PREFIX "--output: '%s' is not a file name (a trace goes to a "
-					"regular file, not to standard output)\n", optarg);
+				fprintf(stderr, PREFIX "--output: '%s' is not a file name (a trace "
+					"goes to a regular file, not to standard output)\n",
+					optarg);
 				return 2;
 			}
 			a->output = optarg;
 			break;
 		case 'd':
 			if (!parse_seconds(optarg, false, &a->duration)) {
-				fprintf(stderr, PREFIX "--duration: '%s' is not a duration above 0 (seconds, "
-					"or a number with ns, us, ms or s)\n", optarg);
+				fprintf(stderr, PREFIX "--duration: '%s' is not a duration above 0 "
+					"(seconds, or a number with ns, us, ms or s)\n", optarg);
 				return 2;
 			}
 			break;
 		case 'b':
-			if (!parse_positive(optarg, &a->buffer_mib) || a->buffer_mib > MAX_BUFFER_MIB) {
-				fprintf(stderr, PREFIX "--buffer-size: '%s' is not a size in MiB above 0 and "
-					"up to %g\n", optarg, MAX_BUFFER_MIB);
+			if (!parse_positive(optarg, &a->buffer_mib) ||
+			    a->buffer_mib > MAX_BUFFER_MIB) {
+				fprintf(stderr, PREFIX "--buffer-size: '%s' is not a size in MiB "
+					"above 0 and up to %g\n", optarg, MAX_BUFFER_MIB);
 				return 2;
 			}
 			break;
@@ -400,14 +407,15 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			} else if (!strcmp(optarg, "none")) {
 				a->syscalls = MODEL_SYSCALLS_NONE;
 			} else {
-				fprintf(stderr, PREFIX "--syscalls: '%s' is not one of blocking, all, none\n",
-					optarg);
+				fprintf(stderr, PREFIX "--syscalls: '%s' is not one of blocking, "
+					"all, none\n", optarg);
 				return 2;
 			}
 			break;
 		case 'u':
 			if (a->n_usdt == MAX_USDT_PATHS) {
-				fprintf(stderr, PREFIX "--usdt: at most %d paths\n", MAX_USDT_PATHS);
+				fprintf(stderr, PREFIX "--usdt: at most %d paths\n",
+					MAX_USDT_PATHS);
 				return 2;
 			}
 			a->usdt[a->n_usdt++] = optarg;
@@ -418,9 +426,10 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 
 			errno = 0;
 			hz = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-' || hz > MAX_SAMPLE_HZ) {
-				fprintf(stderr, PREFIX "--freq: '%s' is not a frequency in Hz between 0 and %d\n",
-					optarg, MAX_SAMPLE_HZ);
+			if (errno || end == optarg || *end || *optarg == '-' ||
+			    hz > MAX_SAMPLE_HZ) {
+				fprintf(stderr, PREFIX "--freq: '%s' is not a frequency in Hz "
+					"between 0 and %d\n", optarg, MAX_SAMPLE_HZ);
 				return 2;
 			}
 			a->sample_hz = hz;
@@ -439,7 +448,8 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			break;
 		}
 		case OPT_STACKS: {
-			static const char *const names[] = { "none", "user", "kernel", "both", NULL };
+			static const char *const names[] = { "none", "user", "kernel", "both",
+							     NULL };
 			int i = pick("stacks", optarg, names);
 
 			if (i < 0)
@@ -461,8 +471,8 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			a->flight = DEFAULT_FLIGHT_SECONDS;
 			if (optarg && (!parse_seconds(optarg, false, &a->flight) ||
 				       a->flight > MAX_FLIGHT_SECONDS)) {
-				fprintf(stderr, PREFIX "--flight-recorder: '%s' is not a duration above 0 "
-					"and up to %d s\n", optarg, MAX_FLIGHT_SECONDS);
+				fprintf(stderr, PREFIX "--flight-recorder: '%s' is not a duration "
+					"above 0 and up to %d s\n", optarg, MAX_FLIGHT_SECONDS);
 				return 2;
 			}
 			break;
@@ -470,8 +480,8 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			needs_flight = "flight-size";
 			if (!parse_positive(optarg, &a->flight_mib) || a->flight_mib < 1 ||
 			    a->flight_mib > MAX_FLIGHT_MIB) {
-				fprintf(stderr, PREFIX "--flight-size: '%s' is not a size in MiB between 1 "
-					"and %d\n", optarg, MAX_FLIGHT_MIB);
+				fprintf(stderr, PREFIX "--flight-size: '%s' is not a size in MiB "
+					"between 1 and %d\n", optarg, MAX_FLIGHT_MIB);
 				return 2;
 			}
 			break;
@@ -496,8 +506,8 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 
 			needs_flight = opt == OPT_AFTER ? "after" : "min-gap";
 			if (!parse_seconds(optarg, true, v) || *v > MAX_FLIGHT_SECONDS) {
-				fprintf(stderr, PREFIX "--%s: '%s' is not a duration between 0 and %d s\n",
-					needs_flight, optarg, MAX_FLIGHT_SECONDS);
+				fprintf(stderr, PREFIX "--%s: '%s' is not a duration between 0 and "
+					"%d s\n", needs_flight, optarg, MAX_FLIGHT_SECONDS);
 				return 2;
 			}
 			break;
@@ -509,9 +519,10 @@ int record_args__parse(int argc, char **argv, struct record_args *a)
 			needs_flight = "max-files";
 			errno = 0;
 			n = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-' || !n || n > MAX_MAX_FILES) {
-				fprintf(stderr, PREFIX "--max-files: '%s' is not a count between 1 and %d\n",
-					optarg, MAX_MAX_FILES);
+			if (errno || end == optarg || *end || *optarg == '-' || !n ||
+			    n > MAX_MAX_FILES) {
+				fprintf(stderr, PREFIX "--max-files: '%s' is not a count between 1 "
+					"and %d\n", optarg, MAX_MAX_FILES);
 				return 2;
 			}
 			a->max_files = (unsigned)n;

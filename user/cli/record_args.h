@@ -23,7 +23,7 @@ struct record_args {
 	double duration;	/* seconds; 0 = until a signal */
 	double buffer_mib;	/* per CPU */
 	enum model_syscalls syscalls;
-	const char *usdt[MAX_USDT_PATHS];	/* binaries and libraries whose annotations to trace */
+	const char *usdt[MAX_USDT_PATHS];	/* binaries, libraries whose annotations to trace */
 	size_t n_usdt;
 	unsigned sample_hz;	/* 0: no sampling */
 	bool sample_idle;

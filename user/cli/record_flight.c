@@ -235,8 +235,8 @@ static void name_jit(struct record_flight *rf)
 		rf->jit_files++;
 	} else {
 		rf->jit_failed++;
-		fprintf(stderr, "%s" PREFIX "warning: the JIT frames named now are not in the file: "
-			"%s\n", rf->tty ? "\r\033[K" : "", why);
+		fprintf(stderr, "%s" PREFIX "warning: the JIT frames named now are not in the "
+			"file: %s\n", rf->tty ? "\r\033[K" : "", why);
 	}
 	model__window_done(rf->model);
 }
@@ -362,7 +362,8 @@ void record_flight__summary(const struct record_flight *rf)
 	struct flight_stats st;
 
 	flight__stats(rf->flight, &st);
-	fprintf(stderr, "  flight:        %llu files", (unsigned long long)(st.plan.files - rf->lost));
+	fprintf(stderr, "  flight:        %llu files",
+		(unsigned long long)(st.plan.files - rf->lost));
 	if (rf->failed)
 		fprintf(stderr, " (%u could not be written)", rf->failed);
 	if (st.plan.files > rf->lost)
@@ -384,8 +385,9 @@ void record_flight__summary(const struct record_flight *rf)
 		"%.1f MiB); ", st.window.bytes / 1048576.0, st.window.peak_bytes / 1048576.0,
 		rf->args->flight_mib, st.peak_resident / 1048576.0);
 	if (rf->args->format == FORMAT_GO123)
-		fprintf(stderr, "%llu generations evicted, %llu events (%llu larger than the window)",
-			(unsigned long long)st.window.evicted, (unsigned long long)st.evicted_events,
+		fprintf(stderr, "%llu generations evicted, %llu events (%llu larger than the "
+			"window)", (unsigned long long)st.window.evicted,
+			(unsigned long long)st.evicted_events,
 			(unsigned long long)st.window.oversize);
 	else
 		fprintf(stderr, "%llu events read at its start (strings and stacks: %.1f MiB)",

@@ -281,14 +281,18 @@ static void print_python(const struct record_summary *s, const struct model_stat
 	(void)capture__python_stats(s->cap, b);
 	fprintf(stderr, "  python:        %llu processes (%llu of a version not known, %llu not "
 		"found, %llu whose own offsets are not lxtrace's), %llu threads; %llu stacks with "
-		"%llu Python frames; native frames only: %llu stacks of threads not seen yet, %llu "
-		"with a frame not named, %llu without the evaluation loop\n",
+		"%llu Python frames (%llu of threads not read yet, their state found by BPF; %llu "
+		"cut deeper than %d frames, marked); native frames only: %llu stacks of threads not "
+		"seen yet, %llu with a frame not named, %llu without the evaluation loop, %llu "
+		"holding no thread state, %llu whose state did not prove its own\n",
 		(unsigned long long)ps.processes, (unsigned long long)ps.unknown_version,
 		(unsigned long long)ps.not_found, (unsigned long long)ps.offsets_refused,
 		(unsigned long long)ps.threads,
 		(unsigned long long)ms->py_stacks, (unsigned long long)ms->py_frames,
-		(unsigned long long)b[LX_PY_UNKNOWN_THREAD], (unsigned long long)ms->py_unnamed,
-		(unsigned long long)ms->py_no_eval);
+		(unsigned long long)b[LX_PY_TSD_FOUND], (unsigned long long)ms->py_deep,
+		LX_PY_FRAMES_MAX, (unsigned long long)b[LX_PY_UNKNOWN_THREAD],
+		(unsigned long long)ms->py_unnamed, (unsigned long long)ms->py_no_eval,
+		(unsigned long long)b[LX_PY_TSD_NONE], (unsigned long long)b[LX_PY_TSD_REFUSED]);
 }
 
 void record_summary__print(const struct record_summary *s)
@@ -340,7 +344,7 @@ void record_summary__print(const struct record_summary *s)
 	/* Every stack cut short, and the walks that went on without the copy they wanted
 	 * (docs/stacks.md, "First sight"). */
 	if (ms.stacks_cut || ms.copies_refused)
-		fprintf(stderr, "  stacks cut:    %llu user stacks end \"[truncated\"; %llu walked on "
+		fprintf(stderr, "  stacks cut:    %llu user stacks with a \"[truncated\" mark; %llu walked on "
 			"by frame pointers where the ring had no room for a copy of the stack (those "
 			"cut short end \"[truncated: no room for a copy]\"; a larger --buffer-size "
 			"keeps them)\n", (unsigned long long)ms.stacks_cut,

@@ -28,7 +28,7 @@ struct record_summary {
 	struct cfi_loader *cfi;		/* NULL without user stacks */
 	struct disk_cache *row_cache;	/* the cfi loader's; NULL: none */
 	const struct python *py;	/* NULL: no Python frames walked */
-	unsigned uses;			/* what the recording used of the kernel (enum feature_use) */
+	unsigned uses;			/* what it used of the kernel (enum feature_use) */
 	bool verbose;			/* -v: the internals too */
 	/* A go1.23 file copied to hold the JIT frames named at the end; NULL: none tried. */
 	const struct go123_restack_stats *restacked;

@@ -43,8 +43,8 @@ static int open_ordered(struct events *s, int fd, char *err, size_t errlen)
 	}
 	ret = gt_trace__read(fd, &s->tr, err, errlen);
 	if (!ret)
-		ret = gt_order__events(gt_trace__events(s->tr), gt_trace__nevents(s->tr), &s->ordered,
-				       err, errlen);
+		ret = gt_order__events(gt_trace__events(s->tr), gt_trace__nevents(s->tr),
+				       &s->ordered, err, errlen);
 	if (!ret)
 		ret = gt_state__check(s->ordered, gt_trace__nevents(s->tr), err, errlen);
 	if (ret)
@@ -203,8 +203,8 @@ int events__next(struct events *s, struct gt_event *e, char *err, size_t errlen)
 		return gt_state__next(s->state, s->r, e, err, errlen);
 	ret = events_go123__next(s->go123, e);
 	if (ret < 0)
-		snprintf(err, errlen, "%s", *events_go123__error(s->go123) ? events_go123__error(s->go123) :
-					    strerror(-ret));
+		snprintf(err, errlen, "%s", *events_go123__error(s->go123) ?
+			 events_go123__error(s->go123) : strerror(-ret));
 	return ret;
 }
 

@@ -140,7 +140,8 @@ static bool same_stack(const struct gt_stack *a, const uint64_t *vals, size_t n)
 static int gen_stack(struct events_go123 *s, uint64_t gid, uint64_t *id)
 {
 	struct go123_frame fr[GO123_MAX_FRAMES];
-	uint64_t vals[4 * GO123_MAX_FRAMES], h = HASH_BYTES_INIT, *slot = u64map__get(s->gen_stacks, gid);
+	uint64_t vals[4 * GO123_MAX_FRAMES], h = HASH_BYTES_INIT;
+	uint64_t *slot = u64map__get(s->gen_stacks, gid);
 	bool added;
 	int n, err;
 
@@ -365,7 +366,8 @@ static struct gstate *g_of(struct events_go123 *s, uint64_t g, bool *fresh)
 		*fresh = !slot;
 	if (slot)
 		return &s->gv[*slot - 1];
-	if (!g || (!s->nfree && grow_array((void **)&s->gv, &s->gcap, s->ng + 1, sizeof(*s->gv), 64)) ||
+	if (!g ||
+	    (!s->nfree && grow_array((void **)&s->gv, &s->gcap, s->ng + 1, sizeof(*s->gv), 64)) ||
 	    !(slot = u64map__put(s->gs, g, &added))) {
 		s->failed = g != 0;
 		return NULL;
@@ -515,7 +517,8 @@ static bool ended_early(const struct events_go123 *s, const struct rec *r)
 {
 	for (size_t j = s->reci + 1; j < s->nrecs && s->recs[j].ticks - r->ticks <= 2; j++)
 		if (s->recs[j].m == r->m)
-			return s->recs[j].type == GO123_EV_GO_BLOCK || s->recs[j].type == GO123_EV_GO_STOP;
+			return s->recs[j].type == GO123_EV_GO_BLOCK ||
+			       s->recs[j].type == GO123_EV_GO_STOP;
 	return false;
 }
 
@@ -738,8 +741,8 @@ int events_go123__next(struct events_go123 *s, struct gt_event *e)
 			if (ret <= 0) {
 				if (ret < 0 && !s->err[0])
 					snprintf(s->err, sizeof(s->err), "%s",
-						 *go123_reader__error(s->r) ? go123_reader__error(s->r) :
-						 strerror(-ret));
+						 *go123_reader__error(s->r) ?
+						 go123_reader__error(s->r) : strerror(-ret));
 				return ret;
 			}
 			if (!s->first_gen_done)

@@ -1,10 +1,10 @@
 /* flight.c - the flight recorder (flight.h): the window of batches, the state at its start,
  * and each file written from them.
  *
- * A file from memory, after format/go119/cut.h: the tracker of the evicted batches holds the state at
- * its last event. The window is in the writer's output order, not in time order: a P's batch
- * that stayed open long comes after other Ps' batches holding later events, so the window can
- * begin with events older than the tracker's last one. Those are folded into a copy of the
+ * A file from memory, after format/go119/cut.h: the tracker of the evicted batches holds the
+ * state at its last event. The window is in the writer's output order, not in time order: a P's
+ * batch that stayed open long comes after other Ps' batches holding later events, so the window
+ * can begin with events older than the tracker's last one. Those are folded into a copy of the
  * state (first pass over the window), and the file begins just after the tracker's last event
  * (second pass, through the cut). Both passes read the window through the event stream
  * (user/events/events.h), each with its own reader, because a dictionary refuses a string
@@ -165,8 +165,8 @@ int flight__sink(void *ctx, const struct gt_batch_info *b, const uint8_t *hdr, s
 int flight__generation(void *ctx, const struct go123_generation *g)
 {
 	struct flight *f = ctx;
-	int err = gt_window__push(f->window, 0, g->first_ts, g->last_ts, (const uint8_t *)&g->events,
-				  sizeof(g->events), g->data, g->len);
+	int err = gt_window__push(f->window, 0, g->first_ts, g->last_ts,
+				  (const uint8_t *)&g->events, sizeof(g->events), g->data, g->len);
 
 	if (!err)
 		f->pushed++;
@@ -424,7 +424,8 @@ int flight__reap(struct flight *f, bool wait, int *result, char *err, size_t err
 		n = read(f->child_pipe, err, errlen - 1);
 		err[n > 0 ? n : 0] = '\0';
 		if (!err[0])
-			snprintf(err, errlen, "%s", r < 0 || WIFEXITED(status) ? strerror(-*result) :
+			snprintf(err, errlen, "%s",
+				 r < 0 || WIFEXITED(status) ? strerror(-*result) :
 				 "the process writing it was killed");
 	}
 	close(f->child_pipe);
@@ -457,7 +458,8 @@ void flight__stats(const struct flight *f, struct flight_stats *out)
 		return;
 	gt_state__stats(f->evicted, &ss);
 	out->evicted_events = ss.events;
-	out->dict_bytes = gt_state__dict(f->evicted) ? gt_dict__bytes(gt_state__dict(f->evicted)) : 0;
+	out->dict_bytes =
+		gt_state__dict(f->evicted) ? gt_dict__bytes(gt_state__dict(f->evicted)) : 0;
 }
 
 const struct tally *flight__too_soon(const struct flight *f)

@@ -51,8 +51,8 @@ struct flight_opts {
 struct flight_stats {
 	struct flight_plan_stats plan;
 	struct gt_window_stats window;
-	uint64_t peak_resident;		/* the window's memory at most, as flight__note_memory saw it */
-	uint64_t evicted_events;	/* events the state tracker read (or evicted generations held) */
+	uint64_t peak_resident;		/* the window's peak memory (flight__note_memory) */
+	uint64_t evicted_events;	/* events the tracker read (evicted generations held) */
 	uint64_t dict_bytes;		/* the strings and stacks it keeps */
 	uint64_t last_file_bytes;
 	uint64_t last_write_ns, max_write_ns;	/* from the fork to the file complete */

@@ -54,7 +54,8 @@ static int parse_kind(const char *s, size_t len, struct trigger *t, char *err, s
 		t->kind = TRIGGER_SYSCALL;
 		t->nr = syscalls__nr(name);
 		if (t->nr < 0)
-			return fail(err, errlen, "'%s' is not a syscall name of this machine", name);
+			return fail(err, errlen, "'%s' is not a syscall name of this machine",
+				    name);
 		return 0;
 	}
 	return fail(err, errlen, "'%.*s' is not sched-latency, syscall, syscall:NAME or offcpu",
@@ -70,7 +71,8 @@ static int parse_duration(const char *s, size_t len, uint64_t *ns, char *err, si
 		return fail(err, errlen, "a duration must follow '>' (e.g. 50ms)");
 	ret = duration__parse(s, len, true, ns);
 	if (ret == -ENOMSG)
-		return fail(err, errlen, "duration '%.*s' needs a unit: ns, us, ms or s", (int)len, s);
+		return fail(err, errlen, "duration '%.*s' needs a unit: ns, us, ms or s", (int)len,
+			    s);
 	if (ret == -EINVAL) {
 		size_t num = 0;
 
@@ -83,8 +85,8 @@ static int parse_duration(const char *s, size_t len, uint64_t *ns, char *err, si
 			    (int)len, s);
 	}
 	if (ret || !*ns || *ns > MAX_SECONDS * 1000000000ull)
-		return fail(err, errlen, "duration '%.*s' must be above 0 and at most %llu s", (int)len,
-			    s, MAX_SECONDS);
+		return fail(err, errlen, "duration '%.*s' must be above 0 and at most %llu s",
+			    (int)len, s, MAX_SECONDS);
 	return 0;
 }
 
@@ -111,7 +113,8 @@ static int parse_filter(const char *s, size_t len, struct trigger *t, char *err,
 		if (t->pid)
 			return fail(err, errlen, "pid= given twice");
 		if (len - 4 >= sizeof(buf) || len == 4)
-			return fail(err, errlen, "'%.*s' is not a process id", (int)(len - 4), s + 4);
+			return fail(err, errlen, "'%.*s' is not a process id", (int)(len - 4),
+				    s + 4);
 		memcpy(buf, s + 4, len - 4);
 		buf[len - 4] = '\0';
 		errno = 0;

@@ -90,7 +90,8 @@ int model_on_user(struct model *m, const struct lx_rec *r)
 	const struct lx_user *u = (const struct lx_user *)r;
 	uint32_t c = u->h.cpu;
 	uint64_t stk, task = 0, parent, name = 0, key = 0;
-	bool reused = false, cut = u->flags & LX_USER_NAME_CUT, fault = u->flags & LX_USER_NAME_FAULT;
+	bool reused = false, cut = u->flags & LX_USER_NAME_CUT,
+	     fault = u->flags & LX_USER_NAME_FAULT;
 	struct thread *t;
 	int err;
 

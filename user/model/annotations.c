@@ -114,7 +114,8 @@ static struct rstack *rstack_of(struct annotations *a, uint64_t g)
 	if (a->free_stack) {
 		i = a->free_stack - 1;
 	} else {
-		if (grow_array((void **)&a->stacks, &a->cap_stacks, a->nstacks + 1, sizeof(*a->stacks), 64))
+		if (grow_array((void **)&a->stacks, &a->cap_stacks, a->nstacks + 1,
+			       sizeof(*a->stacks), 64))
 			return NULL;
 		i = a->nstacks;
 		a->stacks[i] = (struct rstack){ 0 };

@@ -134,7 +134,8 @@ static int watch(struct model *m, uint32_t p, struct thread *t)
 	uint32_t pid;
 	int len;
 
-	if (lat <= m->trigger_over[TRIGGER_SCHED_LATENCY] && off <= m->trigger_over[TRIGGER_OFFCPU] &&
+	if (lat <= m->trigger_over[TRIGGER_SCHED_LATENCY] &&
+	    off <= m->trigger_over[TRIGGER_OFFCPU] &&
 	    (nr < 0 || off <= m->trigger_over[TRIGGER_SYSCALL]))
 		return 0;
 	pid = idents__pid(m->idents, t->ident);
@@ -151,8 +152,8 @@ static int watch(struct model *m, uint32_t p, struct thread *t)
 		f = (struct trigger_fired){ .trigger = tr, .nr = knr, .ns = ns, .tid = t->tid,
 					    .pid = pid };
 		strncpy(f.comm, comm, sizeof(f.comm) - 1);
-		return model_fire(m, p, t, msg, len < (int)sizeof(msg) ? (size_t)len : sizeof(msg) - 1,
-				  &f);
+		return model_fire(m, p, t, msg,
+				  len < (int)sizeof(msg) ? (size_t)len : sizeof(msg) - 1, &f);
 	}
 	return 0;
 }
@@ -274,7 +275,8 @@ int model_stop_unseen(struct model *m, uint32_t p)
 	int err;
 
 	err = model_special_stack(m, p, IDENT_SPECIAL_REPAIR, &stk);
-	return err ? err : model_go_stop(m, p, GT_EV_GO_BLOCK, stk, MODEL_NR_UNSEEN, THREAD_WAITING);
+	return err ? err
+		   : model_go_stop(m, p, GT_EV_GO_BLOCK, stk, MODEL_NR_UNSEEN, THREAD_WAITING);
 }
 
 int model_go_ready(struct model *m, uint32_t p, struct thread *t, uint64_t stk)
@@ -611,7 +613,8 @@ void model_reap(struct model *m, struct thread *t)
 {
 	t->state = THREAD_REAPED;
 	/* Out of memory its entry stays: the table holds more, never less. */
-	if (!grow_array((void **)&m->reaped, &m->reaped_cap, m->nreaped + 1, sizeof(*m->reaped), 16))
+	if (!grow_array((void **)&m->reaped, &m->reaped_cap, m->nreaped + 1, sizeof(*m->reaped),
+			16))
 		m->reaped[m->nreaped++] = t;
 }
 
@@ -625,7 +628,8 @@ void model_exited(struct model *m, struct thread *t)
 		m->exited_head = 0;
 	}
 	/* Out of memory its entry stays until it is reaped: the table holds more, never less. */
-	if (!grow_array((void **)&m->exited, &m->exited_cap, m->nexited + 1, sizeof(*m->exited), 64))
+	if (!grow_array((void **)&m->exited, &m->exited_cap, m->nexited + 1, sizeof(*m->exited),
+			64))
 		m->exited[m->nexited++] = (struct exited){ t, m->now, t->tid, t->gen };
 }
 

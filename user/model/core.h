@@ -70,7 +70,7 @@ struct model {
 	size_t nlate, late_cap;
 	uint32_t helper_pid;		/* opts.helper_pid */
 	bool rss;
-	struct u64map *rss_pages;	/* pid -> resident pages, for the processes that have some */
+	struct u64map *rss_pages;	/* pid -> resident pages, of processes that have some */
 	uint64_t rss_total;		/* their sum */
 	uint64_t page_size;
 	struct threads *threads;
@@ -104,10 +104,10 @@ struct model {
 	const struct trigger *triggers;	/* opts.triggers */
 	size_t ntriggers;
 	uint64_t trigger_over[TRIGGER_KINDS];	/* each kind's lowest threshold; UINT64_MAX: none */
-	uint64_t lost_ts;		/* time of the latest loss report: times across it are unsure */
+	uint64_t lost_ts;		/* latest loss report's time: times across it are unsure */
 	void (*on_trigger)(void *ctx, const struct trigger_fired *f);
 	void *trigger_ctx;
-	int err;			/* sticky: the first error, after which nothing is written */
+	int err;			/* sticky: the first error; nothing is written after it */
 	bool started, finished;
 	struct model_stats st;
 };

@@ -113,9 +113,8 @@ struct model *model__new(const struct model_opts *opts)
 	m->helper_pid = opts->helper_pid;
 	if (opts->stacks && m->idents)
 		m->cs = callstacks__new(&m->tables, m->idents, m->proc_root, opts->trusted_uid);
-	if ((!m->w && !m->t2) || !m->proc_root || !m->rss_pages || !m->threads || !m->idents || !m->ann || !m->cur ||
-	    !m->held || !m->py ||
-	    (opts->stacks && !m->cs)) {
+	if ((!m->w && !m->t2) || !m->proc_root || !m->rss_pages || !m->threads || !m->idents ||
+	    !m->ann || !m->cur || !m->held || !m->py || (opts->stacks && !m->cs)) {
 		model__free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -311,7 +310,8 @@ int model__prepare(struct model *m, bool kernel, bool user, bool rows)
 	/* The whole machine's: short, as its short-lived processes (a compiler's) would often
 	 * hold the start for the whole bound while their large binaries compile. */
 	if (!err)
-		await_rows(m, live, n, user && rows, m->keep ? MODEL_ROWS_NS : MODEL_MACHINE_ROWS_NS);
+		await_rows(m, live, n, user && rows,
+			   m->keep ? MODEL_ROWS_NS : MODEL_MACHINE_ROWS_NS);
 	if (!err)
 		callstacks__prepare(m->cs, pids, user ? np : 0, kernel, MODEL_PREPARE_NS);
 	free(pids);
@@ -486,6 +486,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->py_frames = cs.py_frames;
 	out->py_unnamed = cs.py_unnamed;
 	out->py_no_eval = cs.py_no_eval;
+	out->py_deep = cs.py_deep;
 }
 
 void model__use_rows(struct model *m, struct cfi_loader *cfi)

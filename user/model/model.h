@@ -107,7 +107,7 @@ enum model_repair {
 	MODEL_REPAIR_MIGRATED,		/* started on one CPU while modelled running on another */
 	MODEL_REPAIR_STALE_SWITCH,	/* switched out while not modelled running there */
 	MODEL_REPAIR_EXIT_UNKNOWN,	/* exit of a thread not running per the model */
-	MODEL_REPAIR_MISSED_WAKEUP,	/* seen running while modelled blocked: its wakeup was lost */
+	MODEL_REPAIR_MISSED_WAKEUP,	/* running while modelled blocked: its wakeup was lost */
 	MODEL_REPAIR_FOREIGN,		/* fork, exec or syscall of a thread not running there (a
 					 * switch record was lost): the thread is moved there */
 	MODEL_REPAIR_TIME_CLAMPED,	/* older than the last event written, or past 2^63: written
@@ -155,8 +155,8 @@ struct model_stats {
 	uint64_t threads_held, idents_held;	/* thread entries and identities kept now */
 	uint64_t lost;			/* records the kernel could not deliver */
 	uint64_t repairs[MODEL_REPAIR_COUNT];
-	uint64_t ignored;		/* records about exiting threads or the idle task, enqueues of
-					 * wakeups written or dropped already: expected */
+	uint64_t ignored;		/* records about exiting threads or the idle task, enqueues
+					 * of wakeups written or dropped already: expected */
 	/* Time the CPUs were held by what the trace does not follow, shown by stand-ins:
 	 * lxtrace's own threads and its helpers', and (with a target) untraced programs. */
 	uint64_t held_self_ns, held_untraced_ns;
@@ -196,8 +196,9 @@ struct model_stats {
 	 * stack read while they slept (model__late_threads), not repaired. */
 	uint64_t late_found;
 	/* Python frames (callstacks_stats.py_*): stacks given them and the frames, stacks left
-	 * native because a frame could not be named or no evaluation loop was there to hold them. */
-	uint64_t py_stacks, py_frames, py_unnamed, py_no_eval;
+	 * native because a frame could not be named or no evaluation loop held them, stacks
+	 * whose outermost Python frames were cut (deeper than the walk keeps). */
+	uint64_t py_stacks, py_frames, py_unnamed, py_no_eval, py_deep;
 	bool prepared_kernel;			/* kallsyms read ahead too */
 };
 
@@ -228,8 +229,8 @@ typedef const struct lx_stack *(*model_start_stack_fn)(void *ctx, uint32_t tid, 
 
 /* Before model__start: the init phase blocks each thread found asleep at the stack fn gives
  * (its syscall alone without one), and preempts there each found waiting for a CPU that fn
- * gives a stack (created runnable without one); fn's stacks are read until model__start returns or the
- * next call. */
+ * gives a stack (created runnable without one); fn's stacks are read until model__start returns
+ * or the next call. */
 void model__start_stacks(struct model *m, model_start_stack_fn fn, void *ctx);
 
 /* During the recording, with targets and stacks: of the threads cand (ncand, those in the

@@ -25,8 +25,8 @@ struct thread;
 struct model_out {
 	/* The init phase: lxtrace's own goroutine, asleep on the housekeeping P at stk; a thread
 	 * alive at the start, created at new_stk and runnable (wait GT_EV_NONE), or blocked by
-	 * event wait in syscall nr (-1: none); Go 1.19's Gomaxprocs; P p started or stopped (nothing in go1.23, where a P is
-	 * taken by the thread that runs on it). */
+	 * event wait in syscall nr (-1: none); Go 1.19's Gomaxprocs; P p started or stopped
+	 * (nothing in go1.23, where a P is taken by the thread that runs on it). */
 	int (*lx_found)(struct model *m, uint64_t stk);
 	int (*found)(struct model *m, struct thread *t, uint64_t new_stk, enum gt_type wait,
 		     int nr);

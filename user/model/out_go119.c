@@ -1,5 +1,5 @@
-/* out_go119.c - the model's facts as go1.19 events on Ps (format/go119/writer.h): each CPU a P, each
- * thread a goroutine whose seq the model keeps, blocking as Go's block events, the P of a
+/* out_go119.c - the model's facts as go1.19 events on Ps (format/go119/writer.h): each CPU a P,
+ * each thread a goroutine whose seq the model keeps, blocking as Go's block events, the P of a
  * thread blocked in a syscall handed off, the housekeeping P for the init phase and repairs,
  * lxtrace's goroutine for logs (docs/format.md §11).
  */
@@ -182,6 +182,6 @@ static int flush(struct model *m)
 const struct model_out model_out_go119 = {
 	.lx_found = lx_found, .found = found, .gomaxprocs = gomaxprocs, .proc = proc,
 	.create = create, .run = run, .stop = stop, .sysblock = sysblock, .ready = ready,
-	.exec = exec_image, .syscall = sys_enter, .sysret = sys_ret, .user = user, .log = user_log, .lx_log = lx_log,
-	.sample = sample, .heap = heap, .flush = flush,
+	.exec = exec_image, .syscall = sys_enter, .sysret = sys_ret, .user = user, .log = user_log,
+	.lx_log = lx_log, .sample = sample, .heap = heap, .flush = flush,
 };

@@ -38,8 +38,8 @@ static int lx_found(struct model *m, uint64_t stk)
 {
 	struct go123_stack s = stack_of(m, stk);
 
-	return go123_writer__thread_found(m->w2, m->now, LXTRACE_GOID, GO123_G_SYSCALL, (int32_t)m->hk,
-					NULL, &s);
+	return go123_writer__thread_found(m->w2, m->now, LXTRACE_GOID, GO123_G_SYSCALL,
+					  (int32_t)m->hk, NULL, &s);
 }
 
 /* lxtrace's thread holds the housekeeping P again, in its syscall: runs there, returns and
@@ -136,7 +136,8 @@ static int create(struct model *m, uint32_t p, struct thread *t, uint64_t new_st
 
 	if (!parent) {
 		s = stack_of(m, new_stk);
-		return go123_writer__thread_found(m->w2, m->now, t->tid, GO123_G_RUNNABLE, -1, NULL, &s);
+		return go123_writer__thread_found(m->w2, m->now, t->tid, GO123_G_RUNNABLE, -1, NULL,
+						  &s);
 	}
 	s = stack_of(m, creator_stk);
 	start = stack_of(m, new_stk);
@@ -287,8 +288,8 @@ static int user_log(struct model *m, uint32_t p, struct thread *t, uint64_t task
 	struct go123_stack s = stack_of(m, stk);
 
 	(void)p;
-	return go123_writer__log(m->w2, m->now, t->tid, task, go123_tables__string_of(m->t2, key), msg,
-			       len, &s);
+	return go123_writer__log(m->w2, m->now, t->tid, task, go123_tables__string_of(m->t2, key),
+				 msg, len, &s);
 }
 
 static int lx_log(struct model *m, uint64_t key, const char *msg)
@@ -300,8 +301,8 @@ static int lx_log(struct model *m, uint64_t key, const char *msg)
 	if (err || (err = model_special_stack(m, m->hk, IDENT_SPECIAL_LXTRACE, &stk)))
 		return err;
 	s = stack_of(m, stk);
-	return go123_writer__log(m->w2, m->now, LXTRACE_GOID, 0, go123_tables__string_of(m->t2, key),
-			       msg, strlen(msg), &s);
+	return go123_writer__log(m->w2, m->now, LXTRACE_GOID, 0,
+				 go123_tables__string_of(m->t2, key), msg, strlen(msg), &s);
 }
 
 /* A thread that exited can still be sampled in its exit: its M and tid are named then. */
@@ -327,8 +328,22 @@ static int flush(struct model *m)
 }
 
 const struct model_out model_out_go123 = {
-	.lx_found = lx_found, .found = found, .gomaxprocs = gomaxprocs, .proc = proc,
-	.create = create, .run = run, .stop = stop, .sysblock = sysblock, .ready = ready,
-	.exec = exec_image, .syscall = sys_enter, .sysret = sys_ret, .user = user, .log = user_log, .lx_log = lx_log,
-	.sample = sample, .heap = heap, .flush = flush,
+	.lx_found = lx_found,
+	.found = found,
+	.gomaxprocs = gomaxprocs,
+	.proc = proc,
+	.create = create,
+	.run = run,
+	.stop = stop,
+	.sysblock = sysblock,
+	.ready = ready,
+	.exec = exec_image,
+	.syscall = sys_enter,
+	.sysret = sys_ret,
+	.user = user,
+	.log = user_log,
+	.lx_log = lx_log,
+	.sample = sample,
+	.heap = heap,
+	.flush = flush,
 };

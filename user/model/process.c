@@ -46,7 +46,7 @@ int model_on_fork(struct model *m, const struct lx_rec *r)
 		return 0;
 	}
 	if (child && child->goid && child->state < THREAD_EXITED) {
-		/* The tid is new to the kernel, so the thread the model has under it ended unseen. */
+		/* The tid is new to the kernel: the thread the model has under it ended unseen. */
 		err = model_end_elsewhere(m, child);
 		if (err)
 			return err;

@@ -47,7 +47,7 @@ static int switch_out(struct model *m, uint32_t c, struct thread *t, unsigned st
 	}
 	if (ev == GT_EV_GO_SYSBLOCK) {
 		/* In --syscalls=all the entry's GoSysCall may already be its latest event; then the
-		 * syscall began there, and the block must follow it directly to count as blocking. */
+		 * syscall began there, and only a block right after it counts as blocking. */
 		err = model_sys_block(m, c, stk, t->sysenter == nr);
 	} else {
 		err = model_go_stop(m, c, ev, stk, nr, THREAD_WAITING);
@@ -97,8 +97,8 @@ int model_on_switch(struct model *m, const struct lx_rec *r)
 				return err;
 			if (m->cur[c] != t) {
 				stale = !model_placeable(m, c, t);
-				/* What the model runs here left unseen; coming back next, unwoken, it
-				 * was preempted by t. */
+				/* What the model runs here left unseen; coming back next,
+				 * unwoken, it was preempted by t. */
 				if (m->cur[c] && m->cur[c]->tid == s->next_tid)
 					err = model_preempt(m, c);
 				if (!err)
@@ -149,7 +149,8 @@ int model_on_wakeup(struct model *m, const struct lx_rec *r)
 		return 0;
 	}
 	/* First seen now, asleep since before a read of its stack: blocked at it, then woken. */
-	if ((!t || t->state == THREAD_REAPED) && !(t = model_late_found(m, w->h.tid, r->ts, &err))) {
+	if ((!t || t->state == THREAD_REAPED) &&
+	    !(t = model_late_found(m, w->h.tid, r->ts, &err))) {
 		if (err)
 			return err;
 		/* Created runnable, which is what the wakeup would have made it. */

@@ -11,8 +11,8 @@ enum thread_state {
 	THREAD_RUNNABLE = 0,	/* created, preempted or woken: waiting for a CPU */
 	THREAD_RUNNING,		/* on P `cpu` */
 	THREAD_WAITING,		/* blocked (GoBlock*, GoSleep, GoWaiting): a GoUnblock readies it */
-	THREAD_SYSBLOCKED,	/* blocked in a syscall (GoSysBlock, GoInSyscall): a GoSysExit readies it */
-	THREAD_EXITED,		/* GoEnd written; its last records until the final switch are ignored */
+	THREAD_SYSBLOCKED,	/* in a blocking syscall (GoSysBlock, GoInSyscall) till GoSysExit */
+	THREAD_EXITED,		/* GoEnd written; its records until the final switch ignored */
 	THREAD_REAPED,		/* switched out dead: seen again only when the tid is reused */
 };
 

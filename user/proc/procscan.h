@@ -15,7 +15,7 @@ struct procscan_thread {
 	char comm[LX_COMM_LEN];		/* the thread's name, NUL-terminated */
 	char program[LX_COMM_LEN];	/* the process's (PID/comm), "" when unreadable */
 	char state;			/* from stat: 'R', 'S', 'D', 'T', 'Z', 'I', ... */
-	int32_t syscall;		/* syscall it is blocked in, or -1 (running, none, unreadable) */
+	int32_t syscall;		/* syscall it blocks in; -1: running, none, unreadable */
 };
 
 /* Every thread under proc_root, sorted by tid, in *out (malloc'd, the caller frees it) and *n.

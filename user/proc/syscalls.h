@@ -16,8 +16,8 @@
 enum syscall_class {
 	SYSCALL_CLASS_OTHER = 0,	/* a child, a signal, anything else: GoBlock */
 	SYSCALL_CLASS_SYNC,		/* futex: GoBlockSync */
-	SYSCALL_CLASS_FD,		/* a file descriptor: poll, epoll, select, sockets, and reads
-					 * and writes of pipes, sockets, terminals: GoBlockSelect */
+	SYSCALL_CLASS_FD,		/* a file descriptor: poll, epoll, select, sockets, I/O
+					 * of pipes, sockets, terminals: GoBlockSelect */
 	SYSCALL_CLASS_SLEEP,		/* nanosleep: GoSleep */
 	SYSCALL_CLASS_YIELD,		/* sched_yield: GoSched */
 };

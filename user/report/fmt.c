@@ -94,7 +94,8 @@ void fmt__stack(FILE *out, const struct st_entry *e, size_t max)
 			fprintf(out, "      %s\n", fmt__cut(buf, 72, f->func));
 	}
 	if (shown > max)
-		fprintf(out, "      ... %zu frame%s more\n", shown - max, shown - max > 1 ? "s" : "");
+		fprintf(out, "      ... %zu frame%s more\n", shown - max,
+			shown - max > 1 ? "s" : "");
 	/* "in COMM (pid PID), program PROG" in 80 columns. */
 	if (i < e->n) {
 		fprintf(out, "      in %s", fmt__cut(buf, 40, e->frames[i].func));

@@ -99,7 +99,8 @@ void notes__repair(struct notes *n, const struct walk_thread *t, const char *eve
 		if (!strcmp(n->repairs[i].event, event))
 			r = &n->repairs[i];
 	if (!r) {
-		if (grow_array((void **)&n->repairs, &n->cap, n->nrepairs + 1, sizeof(*n->repairs), 8)) {
+		if (grow_array((void **)&n->repairs, &n->cap, n->nrepairs + 1, sizeof(*n->repairs),
+			       8)) {
 			n->oom = true;
 			return;
 		}

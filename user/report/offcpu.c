@@ -113,7 +113,8 @@ void offcpu__print(const struct offcpu *o, bool hist, size_t depth, FILE *out)
 	char a[FMT_DUR], b[FMT_DUR], c[FMT_DUR], d[FMT_DUR];
 
 	fprintf(out, "\n== Off-CPU time: why threads left the CPU, until they ran again ==\n\n");
-	fprintf(out, "%-24s %9s %7s %7s %7s %7s\n", "REASON", "COUNT", "TOTAL", "P50", "P99", "MAX");
+	fprintf(out, "%-24s %9s %7s %7s %7s %7s\n", "REASON", "COUNT", "TOTAL", "P50", "P99",
+		"MAX");
 	for (int k = 0; k < WALK_OFFS; k++) {
 		const struct hist *h = &o->h[k];
 

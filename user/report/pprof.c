@@ -243,7 +243,8 @@ static int gzip_to(int fd, const uint8_t *data, size_t len)
 	z_stream z = { 0 };
 	int ret = 0, zr;
 
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
 		return -ENOMEM;
 	z.next_in = (uint8_t *)data;
 	z.avail_in = (uInt)len;

@@ -20,7 +20,7 @@
 enum profile_kind {
 	PROFILE_CPU,		/* CPU samples by the stack sampled */
 	PROFILE_OFFCPU,		/* time off the CPU by the stack it left with, label "reason" */
-	PROFILE_SCHED,		/* waits for a CPU by the stack the thread stopped at, label "after" */
+	PROFILE_SCHED,		/* waits for a CPU by the stack stopped at, label "after" */
 	/* syscalls by the stack they were entered with, label "syscall": each call's count
 	 * and whole length (recorded with --syscalls=all), apart the times they blocked and
 	 * their time off the CPU; a file without entries has the blocks alone */

@@ -138,13 +138,13 @@ void report__print(const struct report *r, const char *name, const struct report
 	fprintf(out, "lxtrace report: ");
 	escape__print(out, name, strlen(name));
 	if (r->st.go_runtime)
-		fprintf(out, ": %.6f s, %llu events,\n%llu goroutines, %lld Ps (a trace Go's runtime "
-			     "wrote: CPU below means P)", r->st.span_ns / 1e9,
+		fprintf(out, ": %.6f s, %llu events,\n%llu goroutines, %lld Ps (a trace Go's "
+			"runtime wrote: CPU below means P)", r->st.span_ns / 1e9,
 			(unsigned long long)r->st.events, (unsigned long long)r->st.threads,
 			(long long)r->st.cpus);
 	else
-		fprintf(out, ": %.6f s, %llu events,\n%llu threads (once per program run), %lld CPUs",
-			r->st.span_ns / 1e9, (unsigned long long)r->st.events,
+		fprintf(out, ": %.6f s, %llu events,\n%llu threads (once per program run), %lld "
+			"CPUs", r->st.span_ns / 1e9, (unsigned long long)r->st.events,
 			(unsigned long long)r->st.threads, (long long)r->st.cpus);
 	print_filter(&o->filter, out);
 	fprintf(out, "\n");

@@ -254,8 +254,9 @@ static void print_worst(const struct sched_report *s, FILE *out)
 		const struct sched_worst *x = &s->worst[i];
 
 		walk__name(&x->who, name, sizeof(name));
-		fprintf(out, "%2zu. %6s %s\n    after %s, until %.6f s, on CPU %lld; it ran:\n", i + 1,
-			fmt__dur(d, x->ns), name, kind_after[x->kind], x->at / 1e9, (long long)x->p);
+		fprintf(out, "%2zu. %6s %s\n    after %s, until %.6f s, on CPU %lld; it ran:\n",
+			i + 1, fmt__dur(d, x->ns), name, kind_after[x->kind], x->at / 1e9,
+			(long long)x->p);
 		for (size_t j = 0; j < x->nruns; j++) {
 			walk__name(&x->runs[j].who, name, sizeof(name));
 			fprintf(out, "      %6s %s\n", fmt__dur(e, x->runs[j].ns), name);
@@ -267,7 +268,8 @@ static void print_worst(const struct sched_report *s, FILE *out)
 				fmt__dur(e, x->unsure_ns));
 		if (x->idle_ns)
 			fprintf(out, "      %6s %s\n", fmt__dur(e, x->idle_ns),
-				x->complete ? "no thread (the CPU idle, or the wakeup's way to it)" :
+				x->complete ?
+				"no thread (the CPU idle, or the wakeup's way to it)" :
 				"before the latest runs of that CPU kept");
 	}
 }

@@ -153,8 +153,8 @@ static void print_calls(const struct syslat *s, const struct sysrow **v, bool hi
 	for (size_t i = 0; i < s->n; i++)
 		unknown += s->v[i].entries - s->v[i].calls.count;
 	if (unknown)
-		fprintf(out, "(%llu calls with no return in the file, counted in CALLS alone: exit, "
-			     "execve,\n those still in their syscall at the end, returns lost)\n",
+		fprintf(out, "(%llu calls with no return in the file, counted in CALLS alone: "
+			"exit, execve,\n those still in their syscall at the end, returns lost)\n",
 			(unsigned long long)unknown);
 }
 
@@ -205,13 +205,13 @@ void syslat__print(const struct syslat *s, bool hist, FILE *out)
 	for (size_t i = 0; i < s->n; i++)
 		lengths |= s->v[i].calls.count > 0;
 	if (lengths)
-		fprintf(out, "\n== Syscalls: each call from its entry to its return ==\n"
-			     "(and apart, the times calls blocked: BLOCKED of them, OFF-CPU in all, "
-			     "each\n until the thread ran again; a call may block several times)\n\n");
+		fprintf(out, "\n== Syscalls: each call from its entry to its return ==\n(and "
+			"apart, the times calls blocked: BLOCKED of them, OFF-CPU in all, each\n "
+			"until the thread ran again; a call may block several times)\n\n");
 	else
-		fprintf(out, "\n== Syscalls: the times calls blocked, each until the thread ran again "
-			     "==\n(a call may block several times; calls that did not block are seen "
-			     "only\n as entries, and each call's length, with --syscalls=all)\n\n");
+		fprintf(out, "\n== Syscalls: the times calls blocked, each until the thread ran "
+			"again ==\n(a call may block several times; calls that did not block are "
+			"seen only\n as entries, and each call's length, with --syscalls=all)\n\n");
 	if (!s->n) {
 		fprintf(out, "no syscalls\n");
 		return;

@@ -26,7 +26,7 @@ struct tstate {
 	 * housekeeping P or with the "[lxtrace repair]" stack): its wait is not known. Stopped by
 	 * one: its time off the CPU is not known (nor a wait, when the stop was a preemption). */
 	bool invented_wake, invented_stop;
-	bool own;		/* lxtrace's goroutine (creation stack "lxtrace"), which writes logs */
+	bool own;		/* lxtrace's goroutine (creation stack "lxtrace"): writes logs */
 	bool matched;		/* counted in walk_stats.matched */
 	uint8_t runnable_kind;	/* enum walk_wait */
 	uint8_t left_why;	/* enum walk_off */
@@ -48,7 +48,7 @@ struct tstate {
 	uint8_t pend_kind;
 	int64_t pend_p;
 	uint64_t pend_ns, pend_at;
-	const struct gt_stack *pend_stk;	/* it left the CPU with, NULL for none (a new thread) */
+	const struct gt_stack *pend_stk;	/* it left the CPU with; NULL: none (new thread) */
 };
 
 struct pstate {
@@ -128,7 +128,8 @@ static struct tstate *thread_of(struct walk *w, uint64_t g, bool create)
 	if (reused) {
 		i = w->free_slots[--w->nfree];
 	} else {
-		if (grow_array((void **)&w->threads, &w->cap, w->nthreads + 1, sizeof(*w->threads), 64)) {
+		if (grow_array((void **)&w->threads, &w->cap, w->nthreads + 1, sizeof(*w->threads),
+			       64)) {
 			w->oom = true;
 			return NULL;
 		}
@@ -266,7 +267,8 @@ size_t walk__runs(const struct walk *w, int64_t p, uint64_t from, uint64_t to,
 	if (!ps)
 		return 0;
 	for (k = 0; k < ps->n; k++) {
-		const struct walk_run *r = &ps->runs[(ps->next + WALK_RUNS_KEPT - 1 - k) % WALK_RUNS_KEPT];
+		const struct walk_run *r =
+			&ps->runs[(ps->next + WALK_RUNS_KEPT - 1 - k) % WALK_RUNS_KEPT];
 
 		if (r->to <= from)
 			return found < n ? found : n;
@@ -387,8 +389,8 @@ static void on_start(struct walk *w, const struct gt_event *e)
 	/* What began in the init phase or ends on the housekeeping P is the recorder's making. */
 	/* A stand-in's runs are what held the CPU (walk__runs), never a thread's waits. */
 	if (w->init_end && e->p < w->st->cpus && !model__standin(e->g)) {
-		if (t->runnable && !t->exec_start && !t->invented_wake && t->runnable_at > w->init_end &&
-		    w->s->wait) {
+		if (t->runnable && !t->exec_start && !t->invented_wake &&
+		    t->runnable_at > w->init_end && w->s->wait) {
 			if (t->wait_pending)
 				tell_wait(w, t);
 			t->wait_pending = true;
@@ -577,7 +579,8 @@ static int event(struct walk *w, const struct gt_event *e)
 	case GT_EV_CPU_SAMPLE:
 		if (w->s->sample && (!t || keeps(w, &t->pub, ns_of(w, e->ts))) &&
 		    (t || (!w->f->pid && !w->f->comm)))
-			w->s->sample(w->s->ctx, t ? &t->pub : NULL, e->stack, e->p, ns_of(w, e->ts));
+			w->s->sample(w->s->ctx, t ? &t->pub : NULL, e->stack, e->p,
+				     ns_of(w, e->ts));
 		break;
 	case GT_EV_USER_LOG:
 		on_log(w, e);

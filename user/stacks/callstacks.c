@@ -317,16 +317,20 @@ static bool go_top_frame(const char *func)
 
 /* Puts the Python frames of ps (process pid) into cs->frames[from, *n), each run of the
  * evaluation loop's frames (as the walk marked them, LX_PYF_ENTRY) just leafward of the
- * loop's native frame, which stays: the native stack is kept whole, as a debugger shows it. A native walk cut short (truncated) before any loop gets them all at
- * its root end, where the frames it could not take were. A frame that cannot be named leaves
- * the stack native, counted. */
+ * loop's native frame, which stays: the native stack is kept whole, as a debugger shows it. A
+ * native walk cut short (truncated) gets those its loops did not take at its root end, where
+ * the frames it could not take were. Where the walk kept fewer than the thread had (deeper than
+ * LX_PY_FRAMES_MAX), a "[truncated: Python frames]" follows the last one kept, counted. A
+ * frame that cannot be named leaves the stack native, counted. */
 static int splice_python(struct callstacks *cs, pid_t pid, const struct lx_pystack *ps,
 			 size_t from, size_t *n, bool truncated)
 {
 	const struct lx_pyframe *pf = (const struct lx_pyframe *)(ps + 1);
 	struct sym_frame named[LX_PY_FRAMES_MAX];
 	size_t out = 0, next = 0, eval = 0;
+	bool cut = ps->flags & LX_PYSTACK_DEEP;
 	struct python_name nm;
+	struct gt_frame mark;
 	int err;
 
 	for (size_t i = from; i < *n; i++)
@@ -345,6 +349,8 @@ static int splice_python(struct callstacks *cs, pid_t pid, const struct lx_pysta
 		if (err < 0)
 			return err;
 	}
+	if (cut && (err = idents__special_frame(cs->ids, IDENT_SPECIAL_PY_DEEP, &mark)))
+		return err;
 	for (size_t i = from; i < *n; i++) {
 		bool is_eval = cs->frames[i].func && !strcmp(cs->frames[i].func, EVAL_FUNC);
 
@@ -355,15 +361,22 @@ static int splice_python(struct callstacks *cs, pid_t pid, const struct lx_pysta
 			if (pf[next++].flags & LX_PYF_ENTRY)
 				break;
 		}
+		if (is_eval && cut && next == ps->n && out < GATHER_MAX) {
+			cs->spliced[out++] = mark;
+			cut = false;
+		}
 		for (uint32_t j = 0; j < cs->njit; j++)
 			if (cs->jit[j].idx == i)
 				cs->jit[j].idx = (uint32_t)(from + out);
 		if (out < GATHER_MAX)
 			cs->spliced[out++] = cs->frames[i];
 	}
-	for (; !eval && next < ps->n && out < GATHER_MAX; next++)
+	/* What no loop of a walk cut short took goes at its root end. */
+	for (; truncated && next < ps->n && out < GATHER_MAX; next++)
 		cs->spliced[out++] = (struct gt_frame){ named[next].pc, named[next].func,
 							named[next].file, named[next].line };
+	if (cut && next == ps->n && out < GATHER_MAX)
+		cs->spliced[out++] = mark;
 	if (from + out > GATHER_MAX)
 		out = GATHER_MAX - from;
 	memcpy(&cs->frames[from], cs->spliced, out * sizeof(cs->spliced[0]));
@@ -1081,6 +1094,7 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	struct stored *sv = NULL;
 	struct entry *young, *e;
 	size_t nkey = 0;
+	bool deep;
 
 	cs->st.lookups++;
 	memo_forget_late(cs);
@@ -1112,8 +1126,11 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	/* A walk cut at its most frames is as incomplete as one cut at a frame that is no code. */
 	if (uflags & LX_USTACK_DEEP)
 		uflags |= LX_USTACK_TRUNCATED;
-	/* Every stack handed out cut short is counted: nothing is lost silently. */
-	cs->st.cut += !!(uflags & LX_USTACK_TRUNCATED);
+	/* Every stack handed out cut short is counted, its native walk or its Python frames
+	 * (deeper than the walk keeps: marked where by splice_python): nothing is lost silently. */
+	deep = cs->py && ps && ps->n && (ps->flags & LX_PYSTACK_DEEP);
+	cs->st.py_deep += deep;
+	cs->st.cut += (uflags & LX_USTACK_TRUNCATED) || deep;
 	if (uflags & LX_USTACK_IRQ)
 		nr = -1;
 	proc = nuser ? proc_of(cs, pid) : 0;

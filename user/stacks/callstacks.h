@@ -48,7 +48,7 @@ struct python;
 struct callstacks_stats {
 	uint64_t lookups;	/* stacks asked for */
 	uint64_t distinct;	/* of which new: symbolized (again when not seen for a
-				 * generation of the memory of stacks: CACHE_WORDS in callstacks.c) */
+				 * generation of the stacks' memory: CACHE_WORDS in callstacks.c) */
 	uint64_t shared;	/* of them, built from the kernel and user frames of a stack of
 				 * the same code in another image (another process, or an exec
 				 * of the same binaries at other addresses): not symbolized */
@@ -67,7 +67,8 @@ struct callstacks_stats {
 	uint64_t copies_refused;	/* stacks BPF walked on by frame pointers where the
 					 * ring had no room for their copy (LX_USLOT_NO_ROOM) */
 	uint64_t cut;		/* stacks handed out cut short, their user frames ending
-				 * "[truncated]" or "[truncated: no room for a copy]" */
+				 * "[truncated]" or "[truncated: no room for a copy]", or
+				 * their Python frames cut by "[truncated: Python frames]" */
 	uint64_t walks;		/* walks of live threads' BPF caches held now */
 	uint64_t prepared;	/* binaries read ahead by callstacks__prepare */
 	uint64_t prepared_dwarf;	/* of which with their DWARF */
@@ -95,12 +96,14 @@ struct callstacks_stats {
 					 * (python_stats.bad_codes): native frames */
 	uint64_t py_no_eval;		/* stacks with Python frames but no evaluation loop in
 					 * their native frames to put them at: native frames */
+	uint64_t py_deep;		/* stacks handed out whose outermost Python frames
+					 * the walk did not keep (LX_PYSTACK_DEEP): marked where */
 };
 
-/* Stacks get their ids from w (which must outlive cs), identity and syscall frames come from ids. proc_root: "/proc" (NULL) unless a
- * test substitutes one; kernel symbols are read from its "kallsyms", so a test's fake /proc
- * can hold a fixture kallsyms. trusted_uid: symbolizer_opts.trusted_uid. NULL with errno
- * set. */
+/* Stacks get their ids from w (which must outlive cs), identity and syscall frames come from
+ * ids. proc_root: "/proc" (NULL) unless a test substitutes one; kernel symbols are read from its
+ * "kallsyms", so a test's fake /proc can hold a fixture kallsyms. trusted_uid:
+ * symbolizer_opts.trusted_uid. NULL with errno set. */
 struct callstacks *callstacks__new(const struct gt_tables *w, struct idents *ids,
 				   const char *proc_root, uid_t trusted_uid);
 

@@ -1,4 +1,5 @@
-/* elf_section.c - an ELF file's sections: by name, and inflated sizes (elf_section.h). */
+/* elf_section.c - an ELF file's sections: by name, their symbols, bytes at an address, and
+ * inflated sizes (elf_section.h). */
 #include <stdbool.h>
 #include <string.h>
 
@@ -15,12 +16,56 @@ Elf_Scn *elf_section__named(Elf *elf, const char *name, GElf_Shdr *sh)
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
-		const char *s = gelf_getshdr(scn, sh) ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+		const char *s =
+			gelf_getshdr(scn, sh) ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
 
 		if (s && !strcmp(s, name))
 			return scn;
 	}
 	return NULL;
+}
+
+void elf_section__each_symbol(Elf *elf, bool (*fn)(const char *name, const GElf_Sym *sym,
+						   void *ctx),
+			      void *ctx)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (gelf_getsym(d, (int)i, &sym) && sym.st_value &&
+			    (name = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
+			    fn(name, &sym, ctx))
+				return;
+		}
+	}
+}
+
+bool elf_section__read(Elf *elf, uint64_t addr, void *buf, size_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS && sh.sh_size >= len &&
+		    addr >= sh.sh_addr && addr - sh.sh_addr <= sh.sh_size - len &&
+		    (d = elf_getdata(scn, NULL)) && d->d_buf && d->d_size == sh.sh_size) {
+			memcpy(buf, (const char *)d->d_buf + (addr - sh.sh_addr), len);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* A GNU-style compressed section: "ZLIB", then its inflated size as 8 big-endian bytes. */

@@ -1,13 +1,26 @@
-/* elf_section.h - an ELF file's sections: one by name, and what the compressed ones inflate to. */
+/* elf_section.h - an ELF file's sections: one by name, the symbols of its tables, the bytes at an
+ * address, and what the compressed ones inflate to. */
 #ifndef LXTRACE_USER_STACKS_ELF_SECTION_H
 #define LXTRACE_USER_STACKS_ELF_SECTION_H
 
 #include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The first section of elf called name, its header in *sh (sh may be NULL); NULL when there is
  * none or the section names cannot be read. */
 Elf_Scn *elf_section__named(Elf *elf, const char *name, GElf_Shdr *sh);
+
+/* Calls fn with each named symbol of elf's symbol tables (.dynsym, .symtab) that has a value,
+ * until it returns true. */
+void elf_section__each_symbol(Elf *elf, bool (*fn)(const char *name, const GElf_Sym *sym,
+						   void *ctx),
+			      void *ctx);
+
+/* Copies the len bytes of elf's file at link-time address addr, from the section that holds
+ * them all (not .bss: bytes in the file); false when none does. */
+bool elf_section__read(Elf *elf, uint64_t addr, void *buf, size_t len);
 
 /* What reading an ELF file's sections would take. */
 struct elf_sizes {

@@ -259,7 +259,8 @@ static bool is_sigtramp(const struct pcln *t, uint64_t fo)
 {
 	const char *name = func_name(t, fo);
 
-	return name && (!strcmp(name, "runtime.sigtramp") || !strcmp(name, "runtime.sigtramp.abi0"));
+	return name &&
+	       (!strcmp(name, "runtime.sigtramp") || !strcmp(name, "runtime.sigtramp.abi0"));
 }
 
 /* The spans of one function: [entry, end), its pcsp table at offset pcsp of the pc tables. */

@@ -74,6 +74,7 @@ static const char *const special_func[IDENT_SPECIAL_COUNT] = {
 	[IDENT_SPECIAL_TRUNCATED] = "[truncated]",
 	[IDENT_SPECIAL_NO_ROOM] = "[truncated: no room for a copy]",
 	[IDENT_SPECIAL_SHED] = "[not symbolized: the recorder was behind]",
+	[IDENT_SPECIAL_PY_DEEP] = "[truncated: Python frames]",
 };
 
 /* A PC for a new func string: a hash of it (so the same name keeps its PC across files), moved
@@ -133,7 +134,8 @@ static int add_prog(struct idents *s, const char *name, const char *func, uint32
 	struct prog *pr;
 	int err;
 
-	if (grow_array((void **)&s->progs, &s->cap_progs, (size_t)s->nprogs + 1, sizeof(*s->progs), 64))
+	if (grow_array((void **)&s->progs, &s->cap_progs, (size_t)s->nprogs + 1, sizeof(*s->progs),
+		       64))
 		return -ENOMEM;
 	pr = &s->progs[s->nprogs];
 	memset(pr, 0, sizeof(*pr));
@@ -192,7 +194,8 @@ static int get_prog(struct idents *s, const char *name, uint32_t *out)
  * then. Out of memory it is kept: the table holds more, never less. */
 static void unheld(struct idents *s, uint32_t ident)
 {
-	if (!grow_array((void **)&s->unheld, &s->unheld_cap, s->nunheld + 1, sizeof(*s->unheld), 16))
+	if (!grow_array((void **)&s->unheld, &s->unheld_cap, s->nunheld + 1, sizeof(*s->unheld),
+			16))
 		s->unheld[s->nunheld++] = ident;
 }
 
@@ -213,7 +216,8 @@ static int add_ident(struct idents *s, uint64_t key, uint32_t pid, const char *c
 	bool added;
 	int err;
 
-	if (grow_array((void **)&s->idents, &s->cap, (size_t)s->nidents + 1, sizeof(*s->idents), 64))
+	if (grow_array((void **)&s->idents, &s->cap, (size_t)s->nidents + 1, sizeof(*s->idents),
+		       64))
 		return -ENOMEM;
 	id = &s->idents[s->nidents];
 	memset(id, 0, sizeof(*id));
@@ -225,7 +229,8 @@ static int add_ident(struct idents *s, uint64_t key, uint32_t pid, const char *c
 		snprintf(id->func, sizeof(id->func), "[unknown thread]");
 		snprintf(id->file, sizeof(id->file), "unknown");
 	} else {
-		snprintf(id->func, sizeof(id->func), "%s%s (pid %u)", idents__guard(comm), comm[0] ? comm : "?", pid);
+		snprintf(id->func, sizeof(id->func), "%s%s (pid %u)", idents__guard(comm),
+			 comm[0] ? comm : "?", pid);
 		snprintf(id->file, sizeof(id->file), "pid %u", pid);
 	}
 	err = new_pc(s, id->func, &id->pc);
@@ -277,7 +282,8 @@ int idents__get(struct idents *s, uint32_t pid, const char *comm_in, const char 
 		if (slot) {
 			const struct ident *id = ident_of(s, (uint32_t)*slot);
 
-			if (id->pid == pid && id->prog == prog && !memcmp(id->comm, comm, sizeof(comm))) {
+			if (id->pid == pid && id->prog == prog &&
+			    !memcmp(id->comm, comm, sizeof(comm))) {
 				*out = id->id;
 				return 0;
 			}
@@ -365,7 +371,8 @@ int idents__special_frame(struct idents *s, enum ident_special k, struct gt_fram
 		if (err)
 			return err;
 	}
-	*f = (struct gt_frame){ .pc = s->special_pc[k], .func = special_func[k], .file = "lxtrace" };
+	*f = (struct gt_frame){ .pc = s->special_pc[k], .func = special_func[k],
+				.file = "lxtrace" };
 	return 0;
 }
 

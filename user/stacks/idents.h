@@ -39,6 +39,9 @@ enum ident_special {
 				 * the copy of the stack it wanted */
 	IDENT_SPECIAL_SHED,	/* "[not symbolized: the recorder was behind]": a stack shed
 				 * (user/capture/shed.h), its frames not looked at */
+	IDENT_SPECIAL_PY_DEEP,	/* "[truncated: Python frames]": where a Python stack deeper
+				 * than the walk keeps (LX_PY_FRAMES_MAX) lost its outermost
+				 * frames */
 	IDENT_SPECIAL_COUNT,
 };
 

@@ -108,7 +108,8 @@ static bool row_step(const struct lx_ucopy *c, const struct lx_cfi_row *row, str
 		cfa = r->sp + row->cfa_off * 8ull + ((r->ip & 15) >= (uint8_t)row->rbp_off ? 8 : 0);
 		break;
 	case LX_CFA_SIGNAL:
-		if (!word(c, r->sp + LX_SIGFRAME_RIP, &ra) || !word(c, r->sp + LX_SIGFRAME_RSP, &nsp) ||
+		if (!word(c, r->sp + LX_SIGFRAME_RIP, &ra) ||
+		    !word(c, r->sp + LX_SIGFRAME_RSP, &nsp) ||
 		    !word(c, r->sp + LX_SIGFRAME_RBP, &nbp)) {
 			*end = LATE_WALK_COPY_SHORT;
 			return false;
@@ -186,7 +187,8 @@ int late_walk__finish(const struct late_walk *lw, const struct lx_ucopy *c, uint
 		}
 		pcs[(*n)++] = exact ? r.ip | LX_PC_EXACT : r.ip;
 		r.exact = false;
-		row = nrows ? cfi_rows__find(rows, nrows, (uint32_t)(look - code.start + code.pgoff))
+		row = nrows ? cfi_rows__find(rows, nrows,
+					     (uint32_t)(look - code.start + code.pgoff))
 			    : NULL;
 		kind = row ? LX_CFI_KIND(row->kind) : got == 2 ? LX_CFA_NONE : LX_CFA_GAP;
 		/* Code that switched stacks is followed as far as the copy goes: its own stack. */

@@ -30,6 +30,8 @@ static const struct py_layout layouts[] = {
 		.tstate_next = 8,		/* PyThreadState.next: cpython/pystate.h */
 		.tstate_native_tid = LX_PY_NONE,	/* none before 3.11 */
 		.tstate_pthread = 176,		/* .thread_id: cpython/pystate.h */
+		.runtime_tss = 584,		/* _PyRuntimeState.gilstate.autoTSSkey:
+						 * internal/pycore_runtime.h */
 		.code_filename = 104,		/* PyCodeObject.co_filename: cpython/code.h */
 		.code_qualname = 112,		/* .co_name, no co_qualname yet: cpython/code.h */
 		.code_linetable = 120,		/* .co_linetable: cpython/code.h */
@@ -60,6 +62,8 @@ static const struct py_layout layouts[] = {
 		.tstate_next = 8,		/* PyThreadState.next: cpython/pystate.h */
 		.tstate_native_tid = 160,	/* .native_thread_id: cpython/pystate.h */
 		.tstate_pthread = LX_PY_NONE,
+		.runtime_tss = 592,		/* _PyRuntimeState.gilstate.autoTSSkey:
+						 * internal/pycore_runtime.h */
 		.code_filename = 112,		/* PyCodeObject.co_filename: cpython/code.h */
 		.code_qualname = 128,		/* .co_qualname: cpython/code.h */
 		.code_linetable = 136,		/* .co_linetable: cpython/code.h */
@@ -90,6 +94,8 @@ static const struct py_layout layouts[] = {
 		.tstate_next = 8,		/* PyThreadState.next: cpython/pystate.h */
 		.tstate_native_tid = 144,	/* .native_thread_id: cpython/pystate.h */
 		.tstate_pthread = LX_PY_NONE,
+		.runtime_tss = 1544,		/* _PyRuntimeState.autoTSSkey:
+						 * internal/pycore_runtime.h */
 		.code_filename = 112,		/* PyCodeObject.co_filename: cpython/code.h */
 		.code_qualname = 128,		/* .co_qualname: cpython/code.h */
 		.code_linetable = 136,		/* .co_linetable: cpython/code.h */
@@ -120,6 +126,8 @@ static const struct py_layout layouts[] = {
 		.tstate_next = 8,		/* PyThreadState.next: cpython/pystate.h */
 		.tstate_native_tid = 160,	/* .native_thread_id: cpython/pystate.h */
 		.tstate_pthread = LX_PY_NONE,
+		.runtime_tss = 2160,		/* _PyRuntimeState.autoTSSkey:
+						 * internal/pycore_runtime.h */
 		.code_filename = 112,		/* PyCodeObject.co_filename: cpython/code.h */
 		.code_qualname = 128,		/* .co_qualname: cpython/code.h */
 		.code_linetable = 136,		/* .co_linetable: cpython/code.h */

@@ -32,6 +32,9 @@ struct py_layout {
 	uint16_t tstate_next;
 	uint16_t tstate_native_tid;	/* LX_PY_NONE: none, tstate_pthread instead */
 	uint16_t tstate_pthread;
+	/* Where a thread keeps its own state: _PyRuntime's autoTSSkey, a Py_tss_t (an int that
+	 * says it is made, then the pthread key), whose value is the thread's state. */
+	uint16_t runtime_tss;
 	/* Naming a code object (PyCodeObject). */
 	uint16_t code_filename;
 	uint16_t code_qualname;		/* co_name before 3.11, which has no co_qualname */

@@ -19,10 +19,12 @@
 #include "user/proc/mapped_file.h"
 #include "user/proc/procmaps.h"
 #include "user/proc/procstat.h"
+#include "user/stacks/elf_section.h"
 #include "user/stacks/py_debug_offsets.h"
 #include "user/stacks/py_layouts.h"
 #include "user/stacks/py_lines.h"
 #include "user/stacks/python.h"
+#include "user/stacks/thread_db.h"
 
 /* Bounds on what a process can make lxtrace read or keep. */
 #define MAX_PROCS 4096		/* candidates and Python processes (py_procs' size) */
@@ -64,8 +66,9 @@ struct pyproc {
 	const struct py_layout *l;
 	uint64_t runtime;	/* _PyRuntime's address */
 	uint64_t code_type;	/* PyCode_Type's */
-	uint32_t pthread_tid;	/* the kernel tid's offset in glibc's struct pthread, where the
-				 * layout has no native_thread_id */
+	struct thread_db db;	/* its glibc's struct pthread: the kernel tid's offset, where
+				 * the layout has no native_thread_id; its pthread keys' */
+	struct lx_py_proc bpf;	/* what the walk has of it (py_procs) */
 	struct pythread *threads;	/* given to the walk, by tid */
 	size_t nthreads, threads_cap;
 };
@@ -101,6 +104,26 @@ struct python {
 	struct python_stats st;
 };
 
+/* Where a thread state of p's version says which thread it is: native_thread_id, or before
+ * 3.11 thread_id, its pthread_t. */
+static uint16_t tid_field(const struct py_layout *l)
+{
+	return l->tstate_native_tid != LX_PY_NONE ? l->tstate_native_tid : l->tstate_pthread;
+}
+
+/* Gives the walk layout i: the table's, with where a thread state says which thread it is, for
+ * the states the walk finds itself. */
+static void walk_layout(int fd, uint32_t i)
+{
+	const struct py_layout *l = py_layouts__at(i);
+	struct lx_py_layout w = l->walk;
+
+	w.tstate_owner = tid_field(l);
+	if (l->tstate_native_tid == LX_PY_NONE)
+		w.flags |= LX_PY_OWNER_PTHREAD;
+	(void)bpf_map_update_elem(fd, &i, &w, BPF_ANY);
+}
+
 struct python *python__new(const char *proc_root, const struct python_maps *maps)
 {
 	struct python *py = calloc(1, sizeof(*py));
@@ -117,8 +140,7 @@ struct python *python__new(const char *proc_root, const struct python_maps *maps
 		py->maps = *maps;
 		py->has_maps = true;
 		for (uint32_t i = 0; i < py_layouts__count(); i++)
-			(void)bpf_map_update_elem(maps->layouts_fd, &i, &py_layouts__at(i)->walk,
-						  BPF_ANY);
+			walk_layout(maps->layouts_fd, i);
 	}
 	elf_version(EV_CURRENT);
 	return py;
@@ -241,31 +263,6 @@ struct py_syms {
 	uint64_t load_delta;	/* p_vaddr - p_offset of the segment holding the code mapped */
 };
 
-/* Calls fn with each named symbol of elf that has a value, until it returns true. */
-static void each_symbol(Elf *elf, bool (*fn)(const char *name, const GElf_Sym *sym, void *ctx),
-			void *ctx)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (gelf_getsym(d, (int)i, &sym) && sym.st_value &&
-			    (name = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
-			    fn(name, &sym, ctx))
-				return;
-		}
-	}
-}
-
 static bool py_sym(const char *name, const GElf_Sym *sym, void *ctx)
 {
 	struct py_syms *out = ctx;
@@ -291,7 +288,7 @@ static void syms_of(Elf *elf, uint64_t pgoff, struct py_syms *out)
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
 			    pgoff >= (ph.p_offset & ~0xfffull) && pgoff < ph.p_offset + ph.p_filesz)
 				out->load_delta = ph.p_vaddr - ph.p_offset;
-	each_symbol(elf, py_sym, out);
+	elf_section__each_symbol(elf, py_sym, out);
 }
 
 /* The minor version a CPython file's name says: python3.N, libpython3.N.so; -1 for none. */
@@ -308,83 +305,6 @@ static int minor_of_name(const char *path)
 		return -1;
 	v = strtol(base + 8, &end, 10);
 	return end > base + 8 && v >= 0 && v < 100 && (!*end || *end == '.') ? (int)v : -1;
-}
-
-/* glibc's description of struct pthread's tid, for libthread_db: its bits, count and offset. */
-struct tid_desc {
-	bool found;
-	uint32_t d[3];
-	Elf *elf;
-};
-
-static bool tid_sym(const char *name, const GElf_Sym *sym, void *ctx)
-{
-	struct tid_desc *t = ctx;
-	Elf_Scn *scn = NULL;
-
-	if (strcmp(name, "_thread_db_pthread_tid") || sym->st_size != sizeof(t->d))
-		return false;
-	while ((scn = elf_nextscn(t->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
-		    sh.sh_size >= sizeof(t->d) && sym->st_value >= sh.sh_addr &&
-		    sym->st_value - sh.sh_addr <= sh.sh_size - sizeof(t->d) &&
-		    (d = elf_getdata(scn, NULL)) && d->d_buf && d->d_size == sh.sh_size) {
-			memcpy(t->d, (const char *)d->d_buf + (sym->st_value - sh.sh_addr),
-			       sizeof(t->d));
-			t->found = true;
-			break;
-		}
-	}
-	return true;
-}
-
-/* Where p's threads keep their kernel tid in their struct pthread, from the glibc it maps
- * (libc.so.6 since 2.34, libpthread.so.0 before): the offset libthread_db reads, for the
- * versions whose thread states have only the pthread_t (3.10). False when it has none. */
-static bool find_pthread_tid(struct python *py, struct pyproc *p)
-{
-	char path[300], line[4096];
-	struct procmaps_entry e;
-	struct tid_desc t = { 0 };
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%d/maps", py->proc_root, (int)p->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!t.found && fgets(line, sizeof(line), f)) {
-		const char *base;
-		struct mapped_file mf;
-		int fd;
-
-		if (!procmaps__parse_exec(line, &e) || !e.ino)
-			continue;
-		base = strrchr(e.name, '/');
-		base = base ? base + 1 : e.name;
-		if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5) &&
-		    strncmp(base, "libpthread", 10))
-			continue;
-		mf = (struct mapped_file){ py->proc_root, p->pid, e.start, e.end, e.name, e.dev,
-					   e.ino };
-		fd = mapped_file__open(&mf, NULL);
-		if (fd < 0)
-			continue;
-		t.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-		if (t.elf) {
-			each_symbol(t.elf, tid_sym, &t);
-			elf_end(t.elf);
-		}
-		close(fd);
-	}
-	fclose(f);
-	/* A 32-bit pid_t, one of it, inside the struct (2,304 bytes in glibc 2.36). */
-	if (!t.found || t.d[0] != 32 || t.d[1] != 1 || t.d[2] > 16384)
-		return false;
-	p->pthread_tid = t.d[2];
-	return true;
 }
 
 /* Whether the offsets p publishes (3.13+: _Py_DebugOffsets, at runtime, its _PyRuntime) are
@@ -453,7 +373,10 @@ static int find_interpreter(struct python *py, struct pyproc *p)
 	p->l = py_layouts__find(ver >> 24, (ver >> 16) & 0xff);
 	if (p->l && p->l->minor >= 13 && !offsets_agree(py, p, bias + s.runtime, ver))
 		return -1;
-	if (p->l && p->l->tstate_native_tid == LX_PY_NONE && !find_pthread_tid(py, p)) {
+	/* glibc's descriptors: the threads' keys, and their tid where the thread state has
+	 * none (3.10), without which it is not walked. */
+	if (p->l && !thread_db__read(py->proc_root, p->pid, &p->db) &&
+	    p->l->tstate_native_tid == LX_PY_NONE) {
 		py->st.not_found++;
 		return -1;
 	}
@@ -477,13 +400,6 @@ static void drop_threads(struct python *py, struct pyproc *p)
 	p->nthreads = 0;
 }
 
-/* Where a thread state of p's version says which thread it is: native_thread_id, or before
- * 3.11 thread_id, its pthread_t. */
-static uint16_t tid_field(const struct py_layout *l)
-{
-	return l->tstate_native_tid != LX_PY_NONE ? l->tstate_native_tid : l->tstate_pthread;
-}
-
 /* The kernel tid of the thread whose state begins with buf (through tid_field) in p: its
  * native_thread_id, or before 3.11 the tid in its struct pthread; 0 for a thread not started
  * yet, or whose struct pthread does not read (gone). */
@@ -495,7 +411,7 @@ static uint64_t thread_tid(const struct pyproc *p, const uint8_t *buf)
 	memcpy(&v, buf + tid_field(p->l), sizeof(v));
 	if (p->l->tstate_native_tid != LX_PY_NONE)
 		return v;
-	if (v && !peek(p->pid, v + p->pthread_tid, &t, sizeof(t)))
+	if (v && !peek(p->pid, v + p->db.tid, &t, sizeof(t)))
 		t = 0;
 	return t;
 }
@@ -566,6 +482,26 @@ static void forget(struct python *py, struct pyproc *p)
 	p->dead = true;
 }
 
+/* Gives the walk what it needs of p (py_procs): its layout, and where its threads keep their
+ * states, once its interpreter has made the key (read at every scan: an interpreter made
+ * again makes another), for the stacks of the threads the scans have not read yet. always:
+ * even when unchanged. */
+static void publish(struct python *py, struct pyproc *p, bool always)
+{
+	struct lx_py_proc v = { .layout = py_layouts__index(p->l) };
+	uint32_t pid = (uint32_t)p->pid;
+	int32_t tss[2];		/* Py_tss_t: made (1), the key */
+
+	if (!peek(p->pid, p->runtime + p->l->runtime_tss, tss, sizeof(tss)) || tss[0] != 1 ||
+	    tss[1] < 0 || !thread_db__key(&p->db, (uint32_t)tss[1], &v.tsd_block, &v.tsd_value)) {
+		v.tsd_block = LX_PY_NO_TSD;
+		v.tsd_value = 0;
+	}
+	if ((always || memcmp(&v, &p->bpf, sizeof(v))) &&
+	    !bpf_map_update_elem(py->maps.procs_fd, &pid, &v, BPF_ANY))
+		p->bpf = v;
+}
+
 /* Leaves p native for good, looked at again only to learn when it is gone. */
 static void judge(struct pyproc *p, uint64_t now)
 {
@@ -603,11 +539,10 @@ static void refresh_one(struct python *py, struct pyproc *p, uint64_t now)
 		}
 		p->found = true;
 		py->st.processes++;
-		if (py->has_maps) {
-			uint32_t pid = (uint32_t)p->pid, li = py_layouts__index(p->l);
-
-			(void)bpf_map_update_elem(py->maps.procs_fd, &pid, &li, BPF_ANY);
-		}
+		if (py->has_maps)
+			publish(py, p, true);
+	} else if (py->has_maps) {
+		publish(py, p, false);
 	}
 	if (py->has_maps && !scan_threads(py, p))
 		forget(py, p);
@@ -845,15 +780,11 @@ int python__line(struct python *py, pid_t pid, const struct lx_pyframe *f)
 
 void python__peek(struct python *py, const struct lx_pyrec *r)
 {
+	const struct pyproc *p = py ? proc_find(py, (pid_t)r->ps.pid) : NULL;
 	struct python_name nm;
-	pid_t pid = 0;
 
-	for (size_t i = 0; py && i < py->nprocs && !pid; i++)
-		for (size_t j = 0; j < py->procs[i]->nthreads && !pid; j++)
-			if (py->procs[i]->threads[j].tid == r->h.tid && !py->procs[i]->dead)
-				pid = py->procs[i]->pid;
-	for (unsigned i = 0; pid && i < r->ps.n && i < LX_PY_FRAMES_MAX; i++)
-		(void)name_frame(py, pid, &r->f[i], &nm, false);
+	for (unsigned i = 0; p && i < r->ps.n && i < LX_PY_FRAMES_MAX; i++)
+		(void)name_frame(py, p->pid, &r->f[i], &nm, false);
 }
 
 void python__stats(const struct python *py, struct python_stats *out)

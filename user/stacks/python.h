@@ -1,7 +1,9 @@
 /* python.h - the Python processes being traced, for their stacks' Python frames: which
  * processes run CPython (its _PyRuntime found in their python binary or libpython, its version
- * from Py_Version), their threads' PyThreadState given to the BPF walk (bpf/python.h), and the
- * code objects the walk reports named from the process's memory: function, file and line.
+ * from Py_Version), their threads' PyThreadState given to the BPF walk (bpf/python.h), and where
+ * a thread keeps its own (CPython's pthread key, in glibc's struct pthread) for the threads not
+ * read yet, and the code objects the walk reports named from the process's memory: function,
+ * file and line.
  * docs/stacks.md, "Python frames".
  *
  * What it reads of a process it reads with process_vm_readv of that very pid, a bounded
@@ -69,7 +71,8 @@ void python__thread_created(struct python *py, pid_t pid, uint64_t ts);
 void python__refresh(struct python *py, uint64_t now_ns);
 
 /* A thread's Python frames as soon as the record is read, in any order: its code objects are
- * named now, while the process runs, and kept for python__name. */
+ * named now, while the process runs (r->ps.pid, found by the daemon or by BPF), and kept for
+ * python__name. */
 void python__peek(struct python *py, const struct lx_pyrec *r);
 
 /* Frame f of a stack of process pid, named into *out: read again when the process still runs,

@@ -65,7 +65,7 @@ struct process {
 	size_t n, cap;
 	bool refresh;			/* read from /proc: a miss may re-read it */
 	uint64_t read_at;		/* CLOCK_MONOTONIC ns of the last maps read */
-	uid_t uid;			/* its user: the owner its perf map may have, besides root */
+	uid_t uid;			/* its user: its perf map's owner may be it or root */
 	struct sym_perfmap *perfmap;
 	bool gone;			/* found gone by the last sym_process_sweep */
 };

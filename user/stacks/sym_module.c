@@ -218,7 +218,8 @@ static void count_elf(struct symbolizer *s, struct module *m)
 		for (size_t i = 0; i < s->mods_cap; i++) {
 			struct module *o = s->mods[i];
 
-			if (o && o != m && o->elf && o->closable && (!lru || o->used_at < lru->used_at))
+			if (o && o != m && o->elf && o->closable &&
+			    (!lru || o->used_at < lru->used_at))
 				lru = o;
 		}
 		if (!lru)

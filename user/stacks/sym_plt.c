@@ -94,7 +94,8 @@ struct sym_plt *sym_plt__new(Elf *elf)
 		if (sh.sh_type == SHT_RELA && !strcmp(name, ".rela.plt")) {
 			err = -read_relocs(p, elf, scn, &sh);
 		} else if ((!strcmp(name, ".plt") || !strcmp(name, ".plt.sec")) &&
-			   sh.sh_type == SHT_PROGBITS && p->nsecs < sizeof(p->secs) / sizeof(p->secs[0]) &&
+			   sh.sh_type == SHT_PROGBITS &&
+			   p->nsecs < sizeof(p->secs) / sizeof(p->secs[0]) &&
 			   (d = elf_getdata(scn, NULL)) && d->d_buf && d->d_size >= sh.sh_size) {
 			p->secs[p->nsecs++] = (struct plt_sec){ sh.sh_addr, sh.sh_size, d->d_buf,
 								!strcmp(name, ".plt") };

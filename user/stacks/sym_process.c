@@ -133,32 +133,21 @@ static int read_maps(struct symbolizer *s, struct process *p)
 	return 0;
 }
 
-/* The snapshot of proc this one replaces, when it is of the same process (the start reads a
- * process before attaching and again once attached); NULL otherwise. */
-static struct process *same_process(struct symbolizer *s, const struct process *p)
+/* Whether old, the snapshot p replaces, is of the same process (the start reads a process
+ * before attaching and again once attached). */
+static bool same_process(const struct process *old, const struct process *p)
 {
-	const uint64_t *slot = u64map__get(s->procs, p->key);
-	struct process *old = slot ? s->plist[*slot] : NULL;
-
-	return old && old->starttime == p->starttime && old->uid == p->uid ? old : NULL;
+	return old && old->starttime == p->starttime && old->uid == p->uid;
 }
 
 /* Puts p in as proc's snapshot, replacing an earlier one. Takes p, even on failure. */
 static int process_put(struct symbolizer *s, struct process *p)
 {
-	struct process *old = same_process(s, p);
+	struct process *old;
 	uint64_t *slot;
 	bool added;
 
-	/* The same process keeps its perf map as read so far: read again from the start, a map
-	 * refused would be named twice in the summary, and one indexed be indexed twice. */
-	if (old) {
-		p->perfmap = old->perfmap;
-		old->perfmap = NULL;
-	} else {
-		p->perfmap = sym_perfmap__new(&s->perfmaps, p->pid, p->uid);
-	}
-	slot = p->perfmap ? u64map__put(s->procs, p->key, &added) : NULL;
+	slot = u64map__put(s->procs, p->key, &added);
 	if (slot && added && sym_grow((void **)&s->plist, &s->procs_cap, s->nprocs + 1,
 				  sizeof(*s->plist))) {
 		u64map__del(s->procs, p->key);
@@ -168,12 +157,26 @@ static int process_put(struct symbolizer *s, struct process *p)
 		sym_process_free(p);
 		return -ENOMEM;
 	}
+	old = added ? NULL : s->plist[*slot];
+	/* The same process keeps its perf map as read so far: read again from the start, a map
+	 * refused would be named twice in the summary, and one indexed be indexed twice. */
+	if (same_process(old, p)) {
+		p->perfmap = old->perfmap;
+		old->perfmap = NULL;
+	} else {
+		p->perfmap = sym_perfmap__new(&s->perfmaps, p->pid, p->uid);
+	}
+	if (!p->perfmap) {
+		if (added)
+			u64map__del(s->procs, p->key);
+		sym_process_free(p);
+		return -ENOMEM;
+	}
 	if (added) {
 		*slot = s->nprocs++;
 		s->st.processes++;
-	} else {
-		sym_process_free(s->plist[*slot]);
 	}
+	sym_process_free(old);
 	s->plist[*slot] = p;
 	return 0;
 }
@@ -249,7 +252,8 @@ int symbolizer__image_copy(struct symbolizer *s, uint64_t proc, uint64_t from)
 /* The mapping of m as a process holds it, its module opened or found. */
 static int mapping_of(struct symbolizer *s, const struct sym_mapping *m, struct mapping *mp)
 {
-	*mp = (struct mapping){ m->start, m->end, m->pgoff, 0, sym_intern(s, m->path ? m->path : "") };
+	*mp = (struct mapping){ m->start, m->end, m->pgoff, 0,
+				sym_intern(s, m->path ? m->path : "") };
 	if (!mp->name)
 		return -ENOMEM;
 	if (m->ino) {
@@ -360,7 +364,7 @@ const struct mapping *sym_lookup_mapping(struct symbolizer *s, struct process *p
 	const struct mapping *mp = find_mapping(p, a);
 	unsigned long long starttime;
 
-	/* Images made from the kernel's own reports of each mapping are exact: a miss is no code. */
+	/* Images made from the kernel's reports of each mapping are exact: a miss is no code. */
 	if (mp || !p->refresh || now_ns() - p->read_at < REFRESH_NS)
 		return mp;
 	p->read_at = now_ns();

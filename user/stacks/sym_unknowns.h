@@ -4,11 +4,12 @@
  * Every distinct unknown address is a frame of its own, and a whole machine brings new ones
  * all the time (short processes' anonymous memory, addresses of processes never seen): kept
  * for the file's life, as named frames are, they grew without end (8.4 MB in 3 minutes of
- * bench/soak.sh). So they are kept in two generations: a frame is put in the young one, a
- * frame found in the old one moves to the young one, and when the young one holds its frames
- * the old one is forgotten and the young one becomes old. A frame unused for a whole
- * generation is forgotten; met again, it is made again with a new id, which its PC claim
- * (pcclaims.h) then tells apart from the old one: its frames stay right, its PC may move.
+ * bench/soak.sh). So they are kept in two generations (lib/u64cache.h): a frame is put in
+ * the young one, a frame found in the old one moves to the young one, and when the young one
+ * holds its frames the old one is forgotten and the young one becomes old. A frame unused for
+ * a whole generation is forgotten; met again, it is made again with a new id, which its PC
+ * claim (pcclaims.h) then tells apart from the old one: its frames stay right, its PC may
+ * move.
  *
  * Ids are handed out from SYM_UNKNOWN_ID up, never twice, apart from the named frames' ids
  * (below 2^32). A frame's strings stay valid until two generations later: whatever was handed

@@ -72,7 +72,8 @@ int target__threads(const struct target *t, uint32_t **tids, size_t *n)
 		/* Without following links, without recursion of our own: a tree another user
 		 * made deep costs no stack. */
 		char *roots[] = { (char *)target__cgroup_dir(t), NULL };
-		FTS *fts = fts_open(roots, FTS_PHYSICAL | FTS_NOCHDIR | FTS_XDEV | FTS_NOSTAT, NULL);
+		FTS *fts =
+			fts_open(roots, FTS_PHYSICAL | FTS_NOCHDIR | FTS_XDEV | FTS_NOSTAT, NULL);
 		FTSENT *e;
 
 		while (fts && !err && l.n < MEMBERS_MAX && (e = fts_read(fts)))

@@ -75,7 +75,8 @@ int target__add_pids(struct target *t, const char *list)
 	const char *p = list;
 
 	if (!target__pid_list_ok(list)) {
-		fprintf(stderr, PREFIX "-p: '%s' is not a list of process ids (PID[,PID...])\n", list);
+		fprintf(stderr, PREFIX "-p: '%s' is not a list of process ids (PID[,PID...])\n",
+			list);
 		return -EINVAL;
 	}
 	do {
@@ -90,7 +91,8 @@ int target__add_pids(struct target *t, const char *list)
 			err = -ESRCH;
 		if (err) {
 			fprintf(stderr, PREFIX "-p %lu: %s\n", v,
-				err == -ENOENT || err == -ESRCH ? "no such process" : strerror(-err));
+				err == -ENOENT || err == -ESRCH ? "no such process" :
+				strerror(-err));
 			return err == -ENOENT ? -ESRCH : err;
 		}
 		err = target__add_pid(t, info.pid);
@@ -119,7 +121,8 @@ static int cgroup_place(const char *dir, uint32_t *level, char **rel)
 		if (stat(path, &st) || stat(parent, &up) || statfs(parent, &fs))
 			return -errno;
 		/* The mount root: its parent is another filesystem (or itself at "/"). */
-		if (fs.f_type != CGROUP2_SUPER_MAGIC || up.st_dev != st.st_dev || up.st_ino == st.st_ino)
+		if (fs.f_type != CGROUP2_SUPER_MAGIC || up.st_dev != st.st_dev ||
+		    up.st_ino == st.st_ino)
 			break;
 		(*level)++;
 		slash = strrchr(path, '/');
