@@ -5,15 +5,19 @@
 #
 #   start   from its exec to recording (lxtrace: its --ready-fd line; perf: its whole run less
 #           D and its stop, as perf says no "ready")
-#   stop    from the end of D to the file complete and the tool exited
+#   stop    from the end of D to the file complete and the tool exited (lxtrace: from its
+#           SIGINT, sent D s after its ready line)
 #   named   the share of CPU samples whose leaf frame has a name (not [unknown], not an
 #           address in a file): lxtrace's folded CPU profile, perf script's symbols
 #   whole   lxtrace's share with no frame unnamed and none cut ([truncated]); perf's
 #           frame-pointer walk drops the callers of frameless code unmarked, so it has none
 #   rss     the tool's peak resident memory (its wait4 rusage, GNU time)
+#   cpu     lxtrace's CPU (user and system, all its threads) per record it wrote, in us
 #
-# Method (docs/bench.md): the tools alternate, RUNS times each; medians with min..max.
-# Usage: bench/load.sh [--runs N] [--duration D] [--freq F]      (LXTRACE= names another binary)
+# Method (docs/bench.md): the tools alternate, RUNS times each; medians with min..max. With
+# --old LXTRACE another build runs each round too, beside this one, in the same load.
+# Usage: bench/load.sh [--runs N] [--duration D] [--freq F] [--old LXTRACE]
+#        (LXTRACE= names another binary)
 # Run as root; needs build/lxtrace (make), perf and GNU time (make deps).
 set -euo pipefail
 
@@ -22,13 +26,15 @@ LXTRACE=${LXTRACE:-$ROOT/build/lxtrace}
 RUNS=${RUNS:-3}
 D=${D:-8}
 F=${F:-999}
+OLD=${OLD:-}
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) RUNS=$2; shift ;;
 	--duration) D=$2; shift ;;
 	--freq) F=$2; shift ;;
-	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--old) OLD=$2; shift ;;
+	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	--inner) shift; break ;;
 	*) echo "load.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
@@ -41,10 +47,12 @@ die() { echo "load.sh: $*" >&2; exit 1; }
 if [ "${LOAD_SH_INNER:-}" != 1 ]; then
 	[ "$(id -u)" = 0 ] || die "must run as root"
 	[ -x "$LXTRACE" ] || die "build first (make)"
+	[ -z "$OLD" ] || [ -x "$OLD" ] || die "--old $OLD: not an executable"
 	command -v perf >/dev/null || die "perf not found (make deps)"
 	[ -x /usr/bin/time ] || die "GNU time not found (make deps)"
 	LOAD_SH_INNER=1 exec bash "$ROOT/scripts/load.sh" --quiet -- \
-		env LOAD_SH_INNER=1 RUNS="$RUNS" D="$D" F="$F" LXTRACE="$LXTRACE" bash "$0" --inner
+		env LOAD_SH_INNER=1 RUNS="$RUNS" D="$D" F="$F" LXTRACE="$LXTRACE" OLD="$OLD" \
+		bash "$0" --inner
 fi
 
 TMP=$(mktemp -d /tmp/lxtrace-loadbench.XXXXXX)
@@ -57,33 +65,55 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 peak_kb() { awk '/Maximum resident set size/ { print $NF }' "$1"; }
 
 # The share (percent) of samples, folded "ROOT;...;LEAF COUNT" lines, whose leaf frame is named
-# (not [unknown], not a bare address or one in a file, FILE+0x...); with "whole", none of whose
+# (not [unknown], not shed unsymbolized by a recorder behind, not a bare address or one in a
+# file, FILE+0x...); with "whole", none of whose
 # frames is unnamed and none [truncated].
 named_share() {
 	awk -v whole="${2:-}" '{ n = $NF; all += n; $NF = ""; sub(/ +$/, "")
 	       k = split($0, f, ";"); leaf = f[k]
-	       bad = leaf ~ /\[unknown\]|\+0x[0-9a-f]+$|^0x[0-9a-f]+$/
+	       bad = leaf ~ /\[unknown\]|\[not symbolized|\+0x[0-9a-f]+$|^0x[0-9a-f]+$/
 	       if (whole != "")
-		       bad = $0 ~ /\[unknown\]|\[truncated(\]|:)|\+0x[0-9a-f]+(;|$)|(^|;)0x[0-9a-f]+(;|$)/
+		       bad = $0 ~ /\[unknown\]|\[not symbolized|\[truncated(\]|:)|\+0x[0-9a-f]+(;|$)|(^|;)0x[0-9a-f]+(;|$)/
 	       if (!bad) ok += n }
 	     END { printf "%.1f\n", all ? 100 * ok / all : 0 }' "$1"
 }
 
+# The CPU (s) GNU time measured, user and system.
+cpu_s() { awk -F': ' '/(User|System) time \(seconds\)/ { t += $2 } END { print t + 0 }' "$1"; }
+
+# One recording by lxtrace binary $1: "start stop named whole rss cpu_us_per_record".
 one_lxtrace() {
-	local out=$TMP/lx.trace t0 tready tend pid
+	local lx=$1 out=$TMP/lx.trace t0 tready tstop tend pid lxpid records
 	rm -f "$out"
 	t0=$(now_ms)
-	/usr/bin/time -v -o "$TMP/lx.time" "$LXTRACE" record -F "$F" -d "$D" -o "$out" \
+	/usr/bin/time -v -o "$TMP/lx.time" "$lx" record -F "$F" -o "$out" \
 		--ready-fd 3 3>"$TMP/ready" 2>"$TMP/lx.log" &
 	pid=$!
 	read -r -t 120 _ <"$TMP/ready" || die "lxtrace did not start: $(cat "$TMP/lx.log")"
 	tready=$(now_ms)
+	# Stopped as a person does, D s after it said it records: -d counts from before the
+	# ready line, which a busy start takes seconds to reach, and its end is not seen here.
+	sleep "$D"
+	tstop=$(now_ms)
+	lxpid=$(pgrep -P $pid -x lxtrace || echo $pid)
+	kill -INT "$lxpid"
+	# A stop that never ends is a result, not a bench that hangs (main e90a861 did, twice,
+	# spinning after its summary under this load beside kernel tests).
+	for _ in $(seq 1200); do
+		kill -0 "$lxpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$lxpid" 2>/dev/null && { kill -KILL "$lxpid"; wait $pid
+		die "$lx did not exit 120 s after its SIGINT: $(tail -n 2 "$TMP/lx.log")"; }
 	wait $pid || die "lxtrace failed: $(tail -n 3 "$TMP/lx.log")"
 	tend=$(now_ms)
-	"$LXTRACE" pprof "$out" --cpu --folded -o "$TMP/lx.folded" 2>/dev/null ||
+	"$lx" pprof "$out" --cpu --folded -o "$TMP/lx.folded" 2>/dev/null ||
 		die "lxtrace pprof failed"
-	echo "$((tready - t0)) $((tend - tready - D * 1000)) $(named_share "$TMP/lx.folded")" \
-		"$(named_share "$TMP/lx.folded" whole) $(($(peak_kb "$TMP/lx.time") / 1024))"
+	records=$(sed -n 's/.*: [0-9.]* s, \([0-9]*\) records.*/\1/p' "$TMP/lx.log" | head -n 1)
+	echo "$((tready - t0)) $((tend - tstop)) $(named_share "$TMP/lx.folded")" \
+		"$(named_share "$TMP/lx.folded" whole) $(($(peak_kb "$TMP/lx.time") / 1024))" \
+		"$(awk -v c="$(cpu_s "$TMP/lx.time")" -v r="${records:-0}" \
+			'BEGIN { printf "%.1f", r ? c * 1e6 / r : 0 }')"
 }
 
 one_perf() {
@@ -109,21 +139,33 @@ stats() {
 		printf "%g (%g..%g)\n", m, v[1], v[NR]}'
 }
 
-for f in lxs lxe lxn lxw lxr ps pn pr; do : >"$TMP/$f"; done
+# Each build's figures go to files named by its tag: new (LXTRACE) and old (--old).
+run_lx() {
+	local tag=$1 lx=$2 s e n w r c
+	read -r s e n w r c < <(one_lxtrace "$lx")
+	for f in s:"$s" e:"$e" n:"$n" w:"$w" r:"$r" c:"$c"; do
+		echo "${f#*:}" >>"$TMP/$tag.${f%%:*}"
+	done
+	echo "run $i: lxtrace ($tag) start $s ms, stop $e ms, named $n% (whole $w%), $r MiB," \
+		"$c us CPU a record" >&2
+}
+
+row() {
+	echo "| $1 | $(stats <"$TMP/$2.s") | $(stats <"$TMP/$2.e") | $(stats <"$TMP/$2.n") |" \
+		"$(stats <"$TMP/$2.w") | $(stats <"$TMP/$2.r") | $(stats <"$TMP/$2.c") |"
+}
+
+for f in ps pn pr; do : >"$TMP/$f"; done
 for i in $(seq "$RUNS"); do
-	read -r s e n w r < <(one_lxtrace)
-	echo "$s" >>"$TMP/lxs"; echo "$e" >>"$TMP/lxe"; echo "$n" >>"$TMP/lxn"; echo "$w" >>"$TMP/lxw"
-	echo "$r" >>"$TMP/lxr"
+	[ -z "$OLD" ] || run_lx old "$OLD"
+	run_lx new "$LXTRACE"
 	read -r s n r < <(one_perf)
 	echo "$s" >>"$TMP/ps"; echo "$n" >>"$TMP/pn"; echo "$r" >>"$TMP/pr"
-	echo "run $i: lxtrace start $(tail -n1 "$TMP/lxs") ms, stop $(tail -n1 "$TMP/lxe") ms," \
-		"named $(tail -n1 "$TMP/lxn")% (whole $(tail -n1 "$TMP/lxw")%), $(tail -n1 "$TMP/lxr") MiB;" \
-		"perf start+stop" \
-		"$(tail -n1 "$TMP/ps") ms, named $(tail -n1 "$TMP/pn")%, $(tail -n1 "$TMP/pr") MiB" >&2
+	echo "run $i: perf start+stop $s ms, named $n%, $r MiB" >&2
 done
 echo "## Under load (scripts/load.sh), whole machine, -F $F, $D s: median (min..max) of $RUNS"
-echo "| tool | start, ms | stop, ms | samples named, % | whole, % | peak RSS, MiB |"
-echo "|---|---|---|---|---|---|"
-echo "| lxtrace | $(stats <"$TMP/lxs") | $(stats <"$TMP/lxe") | $(stats <"$TMP/lxn") |" \
-	"$(stats <"$TMP/lxw") | $(stats <"$TMP/lxr") |"
-echo "| perf record -a -g | start + stop: $(stats <"$TMP/ps") | | $(stats <"$TMP/pn") | | $(stats <"$TMP/pr") |"
+echo "| tool | start, ms | stop, ms | samples named, % | whole, % | peak RSS, MiB | CPU a record, us |"
+echo "|---|---|---|---|---|---|---|"
+[ -z "$OLD" ] || row "lxtrace (old: $OLD)" old
+row lxtrace new
+echo "| perf record -a -g | start + stop: $(stats <"$TMP/ps") | | $(stats <"$TMP/pn") | | $(stats <"$TMP/pr") | |"

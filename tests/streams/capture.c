@@ -322,7 +322,7 @@ int main(int argc, char **argv)
 	}
 	s.end = now_ns();
 	if (!err)
-		err = capture__drain(cap, s.end);
+		err = capture__drain(cap, s.end, UINT64_MAX);
 	if (err)
 		goto out;
 	rebase(&s, s.start);

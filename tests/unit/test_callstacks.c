@@ -17,6 +17,8 @@
 #include "user/stacks/callstacks.h"
 
 #define NR_GETPPID 110
+/* Frames a test stack has at most. */
+#define GATHER_TEST_MAX 64
 
 static struct symfix fix;
 static char path[64];
@@ -65,18 +67,23 @@ static void teardown(void)
 
 TestSuite(callstacks, .init = setup, .fini = teardown, .timeout = 60);
 
-/* A raw stack of nk kernel addresses and nu user addresses alternating between two return
- * addresses of the fixture (each expands to an inlined chain). */
-static const struct lx_stack *make_raw(unsigned nk, unsigned nu)
+/* A raw stack of process f of nk kernel addresses and nu user addresses alternating between
+ * two return addresses of the fixture (each expands to an inlined chain). */
+static const struct lx_stack *make_raw_of(const struct symfix *f, unsigned nk, unsigned nu)
 {
-	uint64_t a = symfix__addr(&fix, "probe_ret"), b = symfix__addr(&fix, "middle_ret");
+	uint64_t a = symfix__addr(f, "probe_ret"), b = symfix__addr(f, "middle_ret");
 
-	raw.h = (struct lx_stack){ .tid = (uint32_t)fix.pid, .nkern = nk, .nuser = nu };
+	raw.h = (struct lx_stack){ .tid = (uint32_t)f->pid, .nkern = nk, .nuser = nu };
 	for (unsigned i = 0; i < nk; i++)
 		raw.pc[i] = 0xffffffff81000000ull + i * 0x1000;
 	for (unsigned i = 0; i < nu; i++)
 		raw.pc[nk + i] = i % 2 ? b : a;
 	return &raw.h;
+}
+
+static const struct lx_stack *make_raw(unsigned nk, unsigned nu)
+{
+	return make_raw_of(&fix, nk, nu);
 }
 
 /* The stack as the file holds it: written with a CPU sample, flushed and decoded. */
@@ -549,4 +556,93 @@ Test(callstacks, late_jit_stacks_go_with_a_process_that_left_no_map)
 	callstacks__stats(cs, &st);
 	cr_expect_eq(st.late_jit_kept, 3);
 	callstacks__finish(cs);
+}
+
+/* While the recorder is behind, a stack not met before is not symbolized: its identity under
+ * one frame that says so, counted; one met before keeps its id (a lookup); once caught up,
+ * stacks are symbolized again. An interrupt's stack, with no thread's identity, is shed too. */
+Test(callstacks, stacks_shed_while_behind_are_marked_and_counted)
+{
+	uint64_t known = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(0, 2), NULL);
+	struct callstacks_stats st;
+	const struct gt_stack *s;
+	uint64_t shed, again, irq;
+
+	cr_assert_neq(known, 0);
+	callstacks__shed(cs, false, true);
+	cr_expect_eq(callstacks__get(cs, 0, ident, (uint32_t)fix.pid, -1, make_raw(0, 2), NULL),
+		     known, "a stack met before keeps its id");
+	shed = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(1, 2), NULL);
+	cr_assert_neq(shed, 0);
+	raw.h.uflags = LX_USTACK_IRQ;
+	irq = callstacks__get(cs, 0, 0, 0, -1, &raw.h, NULL);
+	cr_assert_neq(irq, 0, "%s", strerror(errno));
+	s = decoded(shed);
+	cr_assert_eq(s->n, 3);
+	cr_expect_str_eq(s->frames[0].func, "[not symbolized: the recorder was behind]");
+	cr_expect_str_eq(s->frames[1].func, idents__name(ids, ident));
+	cr_expect_str_eq(s->frames[2].func, "hot");
+	s = decoded(irq);
+	cr_assert_eq(s->n, 2);
+	cr_expect_str_eq(s->frames[1].func, "[irq]");
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.shed, 2);
+	cr_expect_eq(st.distinct, 1, "nothing symbolized while shedding");
+	callstacks__shed(cs, false, false);
+	again = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(1, 2), NULL);
+	cr_expect_neq(again, shed);
+	cr_expect_str_eq(decoded(again)->frames[0].file, "[kernel]");
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.distinct, 2);
+}
+
+/* Two processes of one program, loaded at other addresses (ASLR): a stack of the second that
+ * runs the code of a stack of the first is not symbolized again but takes the first one's
+ * frames, their PCs included (one PC, one frame: the same code), so under the same identity
+ * (a process that executed its program again keeps its pid and name) it is the same trace
+ * stack, and under its own it differs in its identity frames only. */
+Test(callstacks, one_binary_at_two_bases_is_named_once)
+{
+	struct symfix two = { 0 };
+	struct callstacks_stats st;
+	uint64_t first, again, own, pcs[GATHER_TEST_MAX];
+	const struct gt_stack *s;
+	uint32_t ident2;
+	size_t n;
+
+	symfix__start(&two, "hot");
+	if (symfix__addr(&two, "probe_ret") == symfix__addr(&fix, "probe_ret")) {
+		symfix__stop(&two);
+		cr_skip_test("ASLR is off: both processes load the program at one address");
+	}
+	first = callstacks__get(cs, 0, ident, (uint32_t)fix.pid, NR_GETPPID, make_raw(0, 3), NULL);
+	cr_assert_neq(first, 0);
+	s = decoded(first);
+	n = s->n;
+	cr_assert_leq(n, GATHER_TEST_MAX);
+	for (size_t i = 0; i < n; i++)
+		pcs[i] = s->frames[i].pc;
+	again = callstacks__get(cs, 0, ident, (uint32_t)two.pid, NR_GETPPID, make_raw_of(&two, 0, 3),
+				NULL);
+	cr_expect_eq(again, first, "the same code at other addresses is the same trace stack");
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.distinct, 2, "each image's stack is looked up");
+	cr_expect_eq(st.shared, 1, "the second is named from the first, not symbolized");
+	cr_assert_eq(idents__get(ids, (uint32_t)two.pid, "hot", NULL, &ident2), 0);
+	own = callstacks__get(cs, 0, ident2, (uint32_t)two.pid, NR_GETPPID, make_raw_of(&two, 0, 3),
+			      NULL);
+	cr_assert_neq(own, 0);
+	cr_expect_neq(own, first);
+	s = decoded(own);
+	cr_assert_eq(s->n, n);
+	for (size_t i = 0; i + 2 < n; i++)
+		cr_expect_eq(s->frames[i].pc, pcs[i], "frame %zu", i);
+	cr_expect_str_eq(s->frames[n - 2].func, idents__name(ids, ident2));
+	/* A stack of code the first did not run so is symbolized. */
+	cr_assert_neq(callstacks__get(cs, 0, ident2, (uint32_t)two.pid, NR_GETPPID,
+				      make_raw_of(&two, 0, 2), NULL), 0);
+	callstacks__stats(cs, &st);
+	cr_expect_eq(st.shared, 2);
+	cr_expect_eq(st.distinct, 4);
+	symfix__stop(&two);
 }

@@ -382,3 +382,36 @@ Test(merge, a_trigger_is_kept_however_far_behind)
 	cr_expect_eq(got[1].size, sizeof(trig));
 	cr_expect_eq(stats().dropped, 1);
 }
+
+/* A stop out of time gives up on what is staged: each CPU's records up to the end become one
+ * loss report there (with the loss reports among them), later ones are counted apart, and a
+ * trigger stays to be delivered. */
+Test(merge, abandoned_records_become_one_loss_report_a_cpu)
+{
+	struct lx_user_log trig = { .u = { .h = { .ts = 40, .tid = 0, .cpu = 1,
+						 .type = LX_REC_TRIGGER } } };
+	struct lx_user_log big = { .u = { .h = { .ts = 20, .cpu = 0, .type = LX_REC_LOG } } };
+	uint64_t later;
+	int err;
+
+	add(0, 10, 10);
+	cr_assert_eq(merge__add(mg, 0, &big, sizeof(big)), 0);
+	add(0, 30, 30);
+	add(0, 120, 120);	/* after the end */
+	cr_assert_eq(merge__add_lost(mg, 1, 25, 5), 0);
+	add(1, 35, 35);
+	cr_assert_eq(merge__add(mg, 1, &trig, sizeof(trig)), 0);
+	later = merge__abandon(mg, 100, &err);
+	cr_assert_eq(err, 0);
+	cr_expect_eq(later, 1);
+	cr_assert_eq(merge__deliver(mg, UINT64_MAX), 0);
+	cr_assert_eq(ngot, 3);
+	cr_expect_eq(got[0].type, LX_REC_TRIGGER);
+	/* The reports, at the end: CPU 0's three records, CPU 1's record and its report of 5. */
+	cr_expect_eq(got[1].ts, 100);
+	cr_expect_eq(got[2].ts, 100);
+	cr_expect_eq(got[1].tid + got[2].tid, 3 + 6);
+	cr_expect_eq(stats().abandoned, 4);
+	cr_expect_eq(stats().lost, 9);
+	cr_expect_eq(stats().staged, 0);
+}

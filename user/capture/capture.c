@@ -75,6 +75,7 @@ struct ring {
 	int fd;
 	struct ring_buffer *rb;	/* its reader */
 	uint64_t lost_seen;	/* the CPU's loss counter at the last read */
+	uint64_t left;		/* records counted, not staged, by a stop out of time (give_up) */
 };
 
 struct capture {
@@ -91,6 +92,9 @@ struct capture {
 	uint64_t read_until;		/* CLOCK_MONOTONIC ns: the ring being read stops then */
 	unsigned reads;			/* records read this round, for the clock's reads */
 	bool read_cut;			/* a ring's read stopped at read_until */
+	bool counting;			/* the stop is out of time: records read are counted only */
+	uint64_t drain_by;		/* CLOCK_MONOTONIC ns: the stop's reads end then (drain) */
+	uint64_t unread_left;		/* records the stop counted in the rings, not read whole */
 	struct bpf_link **links;	/* MAX_LINKS + one sampling event per CPU */
 	unsigned nlinks;
 	struct ring *rings;
@@ -223,6 +227,13 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	const struct lx_rec *r = data;
 	int err = 0;
 
+	if (c->counting) {
+		if (size >= sizeof(*r) && r->ts <= c->until)
+			rg->left++;
+		else
+			c->after_stop++;
+		return 0;
+	}
 	if (c->maps && size >= sizeof(struct lx_exec) && r->type == LX_REC_EXEC &&
 	    !c->feat.have[FEAT_MMAP_TP] && maps_proc__exec(c->maps, data))
 		err = -ENOMEM;
@@ -300,7 +311,7 @@ static int collect(struct capture *c, uint64_t *now, bool all)
 		return err;
 	}
 	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
-		c->read_until = all ? UINT64_MAX : now_ns() + RING_READ_NS;
+		c->read_until = all ? c->drain_by : now_ns() + RING_READ_NS;
 		c->read_cut = false;
 		err = ring_buffer__consume(c->rings[cpu].rb);
 		merge__unread(c->merge, cpu, c->read_cut);
@@ -463,6 +474,7 @@ struct capture *capture__new(const struct capture_opts *opts)
 	c->opts = *opts;
 	c->ncpus = ncpus;
 	c->until = UINT64_MAX;
+	c->drain_by = UINT64_MAX;
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epfd < 0) {
 		err = -errno;
@@ -989,7 +1001,32 @@ static void stop_annotations(struct capture *c)
 		detach_usdt(c);
 }
 
-int capture__drain(struct capture *c, uint64_t until)
+/* The stop is out of time: what the rings still hold is read without staging it, each record
+ * counted, and with what is staged becomes one loss report a CPU at until (merge__abandon);
+ * records after until are not lost but after the stop. */
+static int give_up(struct capture *c, uint64_t until)
+{
+	int err = 0;
+
+	c->counting = true;
+	c->read_until = UINT64_MAX;
+	for (uint32_t cpu = 0; cpu < c->ncpus && !err; cpu++) {
+		struct ring *rg = &c->rings[cpu];
+
+		rg->left = 0;
+		err = ring_buffer__consume(rg->rb);
+		err = err < 0 ? err : 0;
+		c->unread_left += rg->left;
+		if (!err && rg->left)
+			err = merge__add_lost(c->merge, cpu, until, rg->left);
+	}
+	c->counting = false;
+	if (!err)
+		c->after_stop += merge__abandon(c->merge, until, &err);
+	return err;
+}
+
+int capture__drain(struct capture *c, uint64_t until, uint64_t deadline)
 {
 	uint64_t now;
 	int err;
@@ -999,8 +1036,18 @@ int capture__drain(struct capture *c, uint64_t until)
 	c->until = until;
 	stop_annotations(c);
 	detach_links(c);
+	/* A ring too full to read by the deadline (-F 100000) is left for give_up to count. */
+	c->drain_by = deadline;
 	err = collect(c, &now, true);
+	c->drain_by = UINT64_MAX;
 	while (!err) {
+		/* Out of time: what is left is counted, in one loss report a CPU, not written. */
+		if (now_ns() >= deadline) {
+			err = give_up(c, until);
+			deadline = UINT64_MAX;
+			if (err)
+				break;
+		}
 		err = merge__deliver(c->merge, UINT64_MAX);
 		/* A held record waits for work of another thread (unwind rows): not a spin. */
 		if (err == -EBUSY)
@@ -1027,6 +1074,7 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 		.after_stop = c->after_stop,
 		.staged = ms.staged,
 		.dropped_samples = ms.dropped_samples,
+		.abandoned = ms.abandoned + c->unread_left,
 	};
 }
 

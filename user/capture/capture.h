@@ -67,6 +67,7 @@ struct capture_stats {
 	uint64_t after_stop;		/* read after the stop, not delivered (capture__drain) */
 	uint64_t staged;		/* read and not delivered yet */
 	uint64_t dropped_samples;	/* of them, CPU samples: dropped first */
+	uint64_t abandoned;		/* of the lost, records not written by the stop's deadline */
 };
 
 /* Opens the BPF object and configures it; NULL with errno set on failure. */
@@ -102,10 +103,12 @@ int capture__poll(struct capture *c);
 
 /* Detaches the programs, then reads what is left in the rings and delivers all of it up to
  * until (CLOCK_MONOTONIC, the time recording stopped); later records are counted, not
- * delivered (capture_stats.after_stop). The annotation probes are stopped, not detached: the
+ * delivered (capture_stats.after_stop). What is not delivered by deadline (CLOCK_MONOTONIC;
+ * UINT64_MAX: none) is given up on, one loss report a CPU (capture_stats.abandoned): a
+ * recorder far behind stops on time. The annotation probes are stopped, not detached: the
  * kernel takes ~0.1 s for each, so a thread detaches them meanwhile, and capture__free waits
  * for it. */
-int capture__drain(struct capture *c, uint64_t until);
+int capture__drain(struct capture *c, uint64_t until, uint64_t deadline);
 
 void capture__stats(const struct capture *c, struct capture_stats *out);
 

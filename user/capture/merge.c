@@ -433,6 +433,41 @@ int merge__deliver(struct merge *mg, uint64_t upto)
 	return 0;
 }
 
+uint64_t merge__abandon(struct merge *mg, uint64_t upto, int *err)
+{
+	uint64_t later = 0;
+
+	*err = 0;
+	for (uint32_t cpu = 0; cpu < mg->opts.ncpus; cpu++) {
+		struct stage *s = &mg->stages[cpu];
+		size_t mask = s->cap - 1, kept = 0;
+		uint64_t lost = 0;
+
+		for (size_t i = 0; i < s->len; i++) {
+			struct slot *slot = &s->slots[(s->head + i) & mask];
+
+			if (slot->size && slot->rec.h.type == LX_REC_TRIGGER) {
+				s->slots[(s->head + kept++) & mask] = *slot;
+				continue;
+			}
+			if (is_big(slot)) {
+				s->copied -= slot->size;
+				free(slot->rec.big.copy);
+			}
+			if (slot->rec.h.ts > upto)
+				later += slot->size ? 1 : slot->lost;
+			else
+				lost += slot->size ? 1 : slot->lost;
+			if (slot->size && slot->rec.h.ts <= upto)
+				mg->stats.abandoned++;
+		}
+		s->len = kept;
+		if (lost && !*err)
+			*err = stage_lost(mg, cpu, upto, lost);
+	}
+	return later;
+}
+
 void merge__stats(const struct merge *mg, struct merge_stats *out)
 {
 	*out = mg->stats;

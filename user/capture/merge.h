@@ -55,6 +55,7 @@ struct merge_stats {
 	uint64_t out_of_order;		/* delivered older than an earlier record */
 	uint64_t staged;		/* read and not delivered yet */
 	uint64_t dropped_samples;	/* of them, CPU samples (opts.max_behind_ns) */
+	uint64_t abandoned;		/* of the lost, records given up on (merge__abandon) */
 };
 
 struct merge;
@@ -85,6 +86,14 @@ uint64_t merge__watermark(const struct merge *mg, uint64_t now);
 /* Delivers, oldest first across CPUs, every staged record no later than upto. Returns 0 or the
  * first negative return of a callback (the record it was given is consumed). */
 int merge__deliver(struct merge *mg, uint64_t upto);
+
+/* Gives up on what is still staged, for a consumer out of time (a stop bounded in time): each
+ * CPU's records no later than upto become one loss report of them, stamped upto, with the loss
+ * reports staged among them (stats.abandoned counts the records). Triggers are kept, in their
+ * place: a flight recorder's file is what a machine in trouble asks for. Returns how many
+ * records later than upto were dropped besides (not lost: after the end). 0 or -ENOMEM in
+ * *err. */
+uint64_t merge__abandon(struct merge *mg, uint64_t upto, int *err);
 
 void merge__stats(const struct merge *mg, struct merge_stats *out);
 

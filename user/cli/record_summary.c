@@ -95,12 +95,16 @@ static void print_losses(const struct model_stats *ms, const struct capture_stat
 	const char *sep = "; repairs (docs/model.md):";
 
 	fprintf(stderr, "  records lost:  %llu", (unsigned long long)cs->lost);
-	if (cs->lost > cs->malformed + cs->dropped)
+	if (cs->lost > cs->malformed + cs->dropped + cs->abandoned)
 		fprintf(stderr, " (ring buffer full: a larger --buffer-size keeps them)");
 	if (cs->dropped)
 		fprintf(stderr, "; %llu of them read but dropped: the recorder fell behind by more "
 			"than its queues hold (%llu CPU samples, dropped first: a lower -F keeps them)",
 			(unsigned long long)cs->dropped, (unsigned long long)cs->dropped_samples);
+	if (cs->abandoned)
+		fprintf(stderr, "; %llu of them still to write when the stop's time ran out (the "
+			"recorder was behind: docs/record.md, \"Stopping\")",
+			(unsigned long long)cs->abandoned);
 	if (cs->malformed)
 		fprintf(stderr, "; %llu of them malformed (dropped: a bug, please report it)",
 			(unsigned long long)cs->malformed);
@@ -128,11 +132,13 @@ static void print_details(const struct model_stats *ms, const struct gt_writer_s
 		fprintf(stderr, " %llu %s%s", (unsigned long long)ms->kinds[i], model__kind_name(i),
 			i + 1 < MODEL_KIND_COUNT ? "," : "\n");
 	if (ms->stack_lookups)
-		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed), %llu process images; "
+		fprintf(stderr, "  call stacks:   %llu, %llu distinct (%llu trimmed, %llu named as "
+			"another process's of the same code), %llu process images; "
 			"symbolizing took %.3f s (%.0f us per distinct stack); %llu binaries, "
 			"%llu closed unused or past the budget (%llu past it), %llu read again\n",
 			(unsigned long long)ms->stack_lookups, (unsigned long long)ms->stacks_distinct,
-			(unsigned long long)ms->stacks_trimmed, (unsigned long long)ms->images,
+			(unsigned long long)ms->stacks_trimmed, (unsigned long long)ms->stacks_shared,
+			(unsigned long long)ms->images,
 			ms->symbolize_ns / 1e9,
 			ms->stacks_distinct ? ms->symbolize_ns / 1e3 / ms->stacks_distinct : 0.0,
 			(unsigned long long)ms->binaries, (unsigned long long)ms->binaries_closed,
@@ -343,6 +349,16 @@ void record_summary__print(const struct record_summary *s)
 			"cut short end \"[truncated: no room for a copy]\"; a larger --buffer-size "
 			"keeps them)\n", (unsigned long long)ms.stacks_cut,
 			(unsigned long long)ms.copies_refused);
+	/* Work shed while the recorder was behind (user/capture/shed.h): counted, not lost. */
+	if (s->shed && s->shed->waits.spells)
+		fprintf(stderr, "  shed:          %llu stacks did not wait for unwind rows "
+			"(%.1f s in all, from %.1f s behind); %llu new stacks not symbolized, "
+			"each \"[not symbolized: the recorder was behind]\" (%.1f s in all, from "
+			"%.1f s behind); the most behind: %.1f s\n",
+			(unsigned long long)ms.stacks_unwaited,
+			shed__ns(&s->shed->waits, s->end) / 1e9, SHED_WAITS_AFTER_NS / 1e9,
+			(unsigned long long)ms.stacks_shed, shed__ns(&s->shed->symbols, s->end) / 1e9,
+			SHED_SYMBOLS_AFTER_NS / 1e9, s->shed->worst / 1e9);
 	if (ms.start_stacks_late)
 		fprintf(stderr, "  at the start:  %llu threads off the CPU shown without their stack "
 			"(their syscall alone): not walked and named within the start's budget\n",

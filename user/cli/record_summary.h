@@ -11,6 +11,7 @@
 #include "format/go119/writer.h"
 #include "lib/disk_cache.h"
 #include "user/capture/capture.h"
+#include "user/capture/shed.h"
 #include "user/model/model.h"
 #include "user/stacks/cfi_loader.h"
 #include "user/stacks/python.h"
@@ -31,6 +32,8 @@ struct record_summary {
 	bool verbose;			/* -v: the internals too */
 	/* A go1.23 file copied to hold the JIT frames named at the end; NULL: none tried. */
 	const struct go123_restack_stats *restacked;
+	const struct shed *shed;	/* when the recorder shed work, being behind */
+	uint64_t end;			/* CLOCK_MONOTONIC ns: the recording's end */
 };
 
 /* What a person reads after a recording: what was recorded, what was lost, what this kernel

@@ -453,6 +453,7 @@ void model__stats(const struct model *m, struct model_stats *out)
 		callstacks__stats(m->cs, &cs);
 	out->stack_lookups = cs.lookups;
 	out->stacks_distinct = cs.distinct;
+	out->stacks_shared = cs.shared;
 	out->stacks_trimmed = cs.trimmed;
 	out->images = cs.images;
 	out->symbolize_ns = cs.symbolize_ns;
@@ -479,6 +480,8 @@ void model__stats(const struct model *m, struct model_stats *out)
 	out->jit_err = cs.late_jit_err;
 	out->copies_refused = cs.copies_refused;
 	out->stacks_cut = cs.cut;
+	out->stacks_shed = cs.shed;
+	out->stacks_unwaited = cs.unwaited;
 	out->py_stacks = cs.py_stacks;
 	out->py_frames = cs.py_frames;
 	out->py_unnamed = cs.py_unnamed;
@@ -502,6 +505,12 @@ void model__stop_waiting(struct model *m)
 {
 	if (m->cs)
 		callstacks__stop_waiting(m->cs);
+}
+
+void model__shed(struct model *m, bool waits, bool symbols)
+{
+	if (m->cs)
+		callstacks__shed(m->cs, waits, symbols);
 }
 
 const struct foreign_log *model__refused(const struct model *m)

@@ -169,6 +169,7 @@ struct model_stats {
 	/* Call stacks (all 0 without opts.stacks): stacks looked up, distinct ones symbolized,
 	 * trimmed to fit, process images noted, time spent symbolizing. */
 	uint64_t stack_lookups, stacks_distinct, stacks_trimmed, images, symbolize_ns;
+	uint64_t stacks_shared;		/* callstacks_stats.shared */
 	/* callstacks_stats */
 	uint64_t binaries, binaries_closed, binaries_over_budget, binaries_reread;
 	uint64_t prepared, prepared_dwarf, prepare_ns;	/* binaries read ahead before the start
@@ -186,6 +187,8 @@ struct model_stats {
 	int jit_err;
 	uint64_t copies_refused;	/* callstacks_stats.copies_refused */
 	uint64_t stacks_cut;		/* callstacks_stats.cut */
+	uint64_t stacks_shed;		/* callstacks_stats.shed: not symbolized (model__shed) */
+	uint64_t stacks_unwaited;	/* callstacks_stats.unwaited: not waited for (the same) */
 	/* Threads off the CPU at the start whose stack was read but not walked and named within
 	 * the start's budget (model__prepare): their blocks name their syscall alone. */
 	uint64_t start_stacks_late;
@@ -269,6 +272,10 @@ void model__use_python(struct model *m, struct python *py);
 /* Stacks stop waiting for unwind rows (callstacks__stop_waiting): model__record no longer
  * returns -EBUSY. For the recording's end. */
 void model__stop_waiting(struct model *m);
+
+/* What the recorder sheds, being behind (user/capture/shed.h, callstacks__shed): waits, no
+ * record waits for unwind rows; symbols, new stacks are not symbolized. */
+void model__shed(struct model *m, bool waits, bool symbols);
 
 /* Notes that `n` records of CPU cpu were lost before ts; written into the trace as a UserLog. */
 int model__lost(struct model *m, uint32_t cpu, uint64_t ts, uint64_t n);

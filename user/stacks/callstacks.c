@@ -35,6 +35,9 @@
 /* A stack's flags here are enum lx_ustack_flags and this: BPF walked it on by frame pointers
  * where the ring had no room for its copy (LX_USLOT_NO_ROOM): a cut there is marked so. */
 #define USTACK_NO_ROOM (1u << 8)
+/* The second word of a shed stack's key (shed_stack): two words, where every stack's own key
+ * has three or more, so the two never meet. */
+#define SHED_KEY (~0ull)
 /* Key words the memory of distinct stacks holds at most (4 MiB). Its keys name process
  * images, which exit for good, so it is kept in two generations of half that each: lookups
  * try the young one, then the old one, whose hits move to the young one; when the young one
@@ -42,6 +45,10 @@
  * not seen for a generation is built again if it comes back, and gets the id it had if the
  * writer still knows its PCs (one-to-one with frames), or a new one with the same frames. */
 #define CACHE_WORDS (1u << 19)
+/* The memory of frames shared across process images (shared_key): key words and frames its
+ * two generations hold each at most (1 MiB and 2 MiB). */
+#define SHARED_WORDS (1u << 17)
+#define SHARED_FRAMES (1u << 16)
 /* What the stacks kept for naming JIT code at the end may hold together (a stack of 100
  * frames: 3.3 KB). Past it a stack keeps its unnamed frames, counted. */
 #define LATE_JIT_BYTES (32u << 20)
@@ -88,13 +95,16 @@ struct entry {
 	uint64_t stk;
 };
 
-/* One generation of the memory of distinct stacks. */
+/* One generation of a memory: of distinct stacks (an entry's stk their id), or of the frames
+ * shared across images (stk says where its frames are: shared_find). */
 struct memo {
 	struct u64map *by_hash;	/* hash of the key words -> entry index */
 	struct entry *entries;
 	size_t n, entries_cap;
 	uint64_t *pool;		/* key words of its entries */
 	size_t len, pool_cap;
+	struct gt_frame *frames;	/* the shared frames of its entries */
+	size_t nframes, frames_cap;
 };
 
 struct callstacks {
@@ -104,16 +114,23 @@ struct callstacks {
 	struct memo memo[2];		/* memo[young] and the older generation */
 	int young;
 	uint64_t memo_gen;		/* counts young generations, from 1 */
+	/* The kernel and user frames of stacks by the code they name, wherever each image
+	 * loaded it (shared_key): a stack of known code in a new process is not symbolized. */
+	struct memo shared[2];
+	int shared_young;
 	struct u64map *cur;		/* pid -> its current image's proc, when not the pid itself */
 	struct cfi_loader *cfi;		/* the rows of late walks (late_walk.h), or NULL */
 	uint64_t held_since;		/* CLOCK_MONOTONIC ns: a late walk waits since, 0: none */
 	bool no_wait;			/* the recording ends: no late walk waits for rows */
+	bool shed_waits, shed_symbols;	/* the recorder is behind: callstacks__shed */
 	uint64_t read_late;		/* symbolizer_stats.modules_read_late the memo was made with */
 	uint64_t late[LX_STACK_USER_MAX];	/* a late walk's frames */
 	struct u64map *slots;		/* tid << 8 | cache slot -> its struct stored */
 	struct stored *stored;		/* every one of them */
 	uint32_t next_gen;
 	uint64_t key[5 + LX_STACK_KERN_MAX + LX_STACK_USER_MAX + 2 * LX_PY_FRAMES_MAX];
+	uint64_t xkey[1 + LX_STACK_KERN_MAX + LX_STACK_USER_MAX];	/* a shared key */
+	uint64_t where[LX_STACK_USER_MAX];	/* its user addresses, then their where words */
 	struct gt_frame frames[GATHER_MAX + 1 + IDENT_FRAMES];
 	struct gt_frame spliced[GATHER_MAX];	/* frames as Python's are put in */
 	struct python *py;		/* names Python frames, or NULL */
@@ -159,14 +176,17 @@ struct callstacks *callstacks__new(const struct gt_tables *w, struct idents *ids
 		.kallsyms = proc_root ? kallsyms : NULL,
 		.trusted_uid = trusted_uid,
 	});
-	cs->memo[0].by_hash = u64map__new();
-	cs->memo[1].by_hash = u64map__new();
+	for (int i = 0; i < 2; i++) {
+		cs->memo[i].by_hash = u64map__new();
+		cs->shared[i].by_hash = u64map__new();
+	}
 	cs->cur = u64map__new();
 	cs->slots = u64map__new();
 	cs->jit_ids = u64map__new();
 	cs->jit_pids = u64map__new();
 	cs->jit_written = u64map__new();
-	if (!cs->sym || !cs->memo[0].by_hash || !cs->memo[1].by_hash || !cs->cur || !cs->slots ||
+	if (!cs->sym || !cs->memo[0].by_hash || !cs->memo[1].by_hash || !cs->shared[0].by_hash ||
+	    !cs->shared[1].by_hash || !cs->cur || !cs->slots ||
 	    !cs->jit_ids || !cs->jit_pids || !cs->jit_written) {
 		callstacks__free(cs);
 		errno = ENOMEM;
@@ -371,17 +391,36 @@ static int splice_python(struct callstacks *cs, pid_t pid, const struct lx_pysta
 	return 0;
 }
 
+static size_t shared_key(struct callstacks *cs, uint64_t proc, int nr, const struct lx_stack *st,
+			 const uint64_t *upc, unsigned nuser);
+static const struct gt_frame *shared_find(struct callstacks *cs, size_t nkey, uint64_t h,
+					  size_t *nk, size_t *nu, bool *top, bool *old);
+static void shared_put(struct callstacks *cs, size_t nkey, uint64_t h, size_t nk, size_t ufrom,
+		       size_t nu, bool top);
+static uint64_t key_hash(const uint64_t *key, size_t n);
+
 /* Frames leaf first into cs->frames: kernel, syscall, user (nuser addresses at upc), and a
- * mark where the user walk was cut; returns how many or -errno. */
+ * mark where the user walk was cut; returns how many or -errno. The kernel and user frames
+ * of code another image ran in the same stack come from the shared memory (shared_key). */
 static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_stack *st,
 		  const uint64_t *upc, unsigned nuser, unsigned uflags, pid_t pid,
 		  const struct lx_pystack *ps)
 {
-	size_t n = 0, ufrom;
+	size_t n = 0, ufrom, nk = 0, nu = 0, nkey = shared_key(cs, proc, nr, st, upc, nuser);
+	uint64_t h = nkey ? key_hash(cs->xkey, nkey) : 0;
+	bool top = false, old = false;
+	const struct gt_frame *known = nkey ? shared_find(cs, nkey, h, &nk, &nu, &top, &old) : NULL;
 	int err;
 
 	cs->njit = 0;
-	for (unsigned i = 0; i < st->nkern && n < GATHER_MAX; i++) {
+	/* Shedding (callstacks__shed): what is known is taken, nothing is symbolized. */
+	if (!known && cs->shed_symbols)
+		return -ENODATA;
+	if (known) {
+		memcpy(cs->frames, known, nk * sizeof(*known));
+		n = nk;
+	}
+	for (unsigned i = 0; !known && i < st->nkern && n < GATHER_MAX; i++) {
 		struct sym_frame f;
 
 		if (!st->pc[i])
@@ -391,6 +430,7 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 			return err;
 		cs->frames[n++] = (struct gt_frame){ f.pc, f.func, f.file, f.line };
 	}
+	nk = n;
 	if (nr >= 0) {
 		err = idents__syscall_frame(cs->ids, nr, cs->sys_func, sizeof(cs->sys_func),
 						  &cs->frames[n++]);
@@ -398,7 +438,15 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 			return err;
 	}
 	ufrom = n;
-	for (unsigned i = 0; i < nuser && n < GATHER_MAX; i++) {
+	if (known) {
+		nu = nu < GATHER_MAX - n ? nu : GATHER_MAX - n;
+		memcpy(&cs->frames[n], known + nk, nu * sizeof(*known));
+		n += nu;
+		cs->st.shared++;
+		if (top)
+			uflags &= ~LX_USTACK_TRUNCATED;
+	}
+	for (unsigned i = 0; !known && i < nuser && n < GATHER_MAX; i++) {
 		uint64_t a = upc[i] & ~LX_PC_EXACT;
 		int k;
 
@@ -421,9 +469,12 @@ static int gather(struct callstacks *cs, uint64_t proc, int nr, const struct lx_
 		 * past mstart a walk reads the creator's frames, no callers of this thread's. */
 		if (k > 0 && go_top_frame(cs->frames[n - 1].func)) {
 			uflags &= ~LX_USTACK_TRUNCATED;
+			top = true;
 			break;
 		}
 	}
+	if (nkey && (!known || old))
+		shared_put(cs, nkey, h, nk, ufrom, n - ufrom, top);
 	if (ps && ps->n && cs->py &&
 	    (err = splice_python(cs, pid, ps, ufrom, &n, uflags & LX_USTACK_TRUNCATED)) < 0)
 		return err;
@@ -562,27 +613,38 @@ static void drop_late(struct callstacks *cs, uint32_t pid)
 }
 
 /* Symbolizes, trims and writes the stack; 0 with errno set on failure. */
-static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_t proc, int nr,
-		      const struct lx_stack *st, const uint64_t *upc, unsigned nuser, unsigned uflags,
-		      pid_t pid, const struct lx_pystack *ps)
+/* The outermost frames of a stack: the thread's identity, or what stands for one (an
+ * interrupt, the idle task). Their number, or -errno. */
+static int identity(struct callstacks *cs, uint32_t ident, unsigned uflags,
+		    struct gt_frame ids[IDENT_FRAMES])
 {
-	struct gt_frame ids[IDENT_FRAMES];
-	size_t keep, len, nid = 1;
-	uint64_t stk;
-	int n, err = 0;
+	int err;
 
 	if (uflags & LX_USTACK_IRQ)
 		err = idents__special_frame(cs->ids, IDENT_SPECIAL_IRQ, &ids[0]);
 	else if (ident == CALLSTACKS_IDLE)
 		err = idents__special_frame(cs->ids, IDENT_SPECIAL_IDLE, &ids[0]);
 	else
-		nid = idents__frames(cs->ids, ident, ids);
-	n = err ? err : gather(cs, proc, nr, st, upc, nuser, uflags, pid, ps);
+		return (int)idents__frames(cs->ids, ident, ids);
+	return err ? err : 1;
+}
+
+static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_t proc, int nr,
+		      const struct lx_stack *st, const uint64_t *upc, unsigned nuser, unsigned uflags,
+		      pid_t pid, const struct lx_pystack *ps)
+{
+	struct gt_frame ids[IDENT_FRAMES];
+	int nid = identity(cs, ident, uflags, ids);
+	size_t keep, len;
+	uint64_t stk;
+	int n;
+
+	n = nid < 0 ? nid : gather(cs, proc, nr, st, upc, nuser, uflags, pid, ps);
 	if (n < 0) {
 		errno = -n;
 		return 0;
 	}
-	keep = fit(cs->frames, (size_t)n, ids, nid);
+	keep = fit(cs->frames, (size_t)n, ids, (size_t)nid);
 	for (;;) {
 		len = keep;
 
@@ -590,7 +652,7 @@ static uint64_t build(struct callstacks *cs, uint32_t p, uint32_t ident, uint64_
 			idents__trim_frame((uint64_t)n - keep, cs->trim_func, sizeof(cs->trim_func),
 						 &cs->frames[len++]);
 		}
-		for (size_t i = 0; i < nid; i++)
+		for (int i = 0; i < nid; i++)
 			cs->frames[len++] = ids[i];
 		stk = gt_tables__stack(cs->w, p, cs->frames, len);
 		/* The estimate of string ids' sizes was short: keep half as many frames. */
@@ -637,36 +699,139 @@ static struct entry *memo_find(const struct memo *m, const uint64_t *key, size_t
 	}
 }
 
-/* Remembers key -> stk in the young generation, starting a new one when it is full; false when
- * out of memory: then it is simply not remembered, built again next time, same id. */
-static bool memo_put(struct callstacks *cs, const uint64_t *key, size_t nkey, uint64_t h,
-		     uint64_t stk)
+static void memo_clear(struct memo *m)
 {
-	struct memo *m = &cs->memo[cs->young];
+	u64map__clear(m->by_hash);
+	m->n = m->len = m->nframes = 0;
+}
+
+/* The entry of key (its stk 0) in the young generation mem[*young] with room for nframes
+ * frames after m->nframes, starting a new generation (*rotated) when the young one would hold
+ * more than words key words or frames frames; NULL when out of memory: then the key is simply
+ * not remembered, and made again next time. */
+static struct entry *memo_add(struct memo mem[2], int *young, size_t words, size_t frames,
+			      const uint64_t *key, size_t nkey, uint64_t h, size_t nframes,
+			      bool *rotated)
+{
+	struct memo *m = &mem[*young];
 	uint64_t *slot;
 	bool added;
 
-	if (m->len + nkey > CACHE_WORDS / 2) {
-		cs->young ^= 1;
-		m = &cs->memo[cs->young];
-		u64map__clear(m->by_hash);
-		m->n = m->len = 0;
-		cs->st.cache_clears++;
-		cs->memo_gen++;
+	*rotated = m->len + nkey > words || m->nframes + nframes > frames;
+	if (*rotated) {
+		*young ^= 1;
+		m = &mem[*young];
+		memo_clear(m);
 	}
 	if (grow_array((void **)&m->entries, &m->entries_cap, m->n + 1, sizeof(*m->entries), 256) ||
-	    grow_array((void **)&m->pool, &m->pool_cap, m->len + nkey, sizeof(*m->pool), 4096))
-		return false;
+	    grow_array((void **)&m->pool, &m->pool_cap, m->len + nkey, sizeof(*m->pool), 4096) ||
+	    (nframes && grow_array((void **)&m->frames, &m->frames_cap, m->nframes + nframes,
+				   sizeof(*m->frames), 4096)))
+		return NULL;
 	while (u64map__get(m->by_hash, h))
 		h = hash_mix(h + 1);
 	slot = u64map__put(m->by_hash, h, &added);
 	if (!slot)
-		return false;
+		return NULL;
 	memcpy(&m->pool[m->len], key, nkey * sizeof(*key));
-	m->entries[m->n] = (struct entry){ .off = m->len, .len = (uint32_t)nkey, .stk = stk };
+	m->entries[m->n] = (struct entry){ .off = m->len, .len = (uint32_t)nkey };
 	m->len += nkey;
-	*slot = m->n++;
-	return true;
+	*slot = m->n;
+	return &m->entries[m->n++];
+}
+
+/* Remembers key -> stk in the memory of distinct stacks; false when out of memory: then it is
+ * simply not remembered, built again next time, same id. */
+static bool memo_put(struct callstacks *cs, const uint64_t *key, size_t nkey, uint64_t h,
+		     uint64_t stk)
+{
+	bool rotated;
+	struct entry *e = memo_add(cs->memo, &cs->young, CACHE_WORDS / 2, 0, key, nkey, h, 0,
+				   &rotated);
+
+	if (rotated) {
+		cs->st.cache_clears++;
+		cs->memo_gen++;
+	}
+	if (e)
+		e->stk = stk;
+	return e != NULL;
+}
+
+/* The key of st's kernel and user frames by the code they name (symbolizer__where), the same
+ * in every image that ran that code wherever it loaded it, into cs->xkey: its length, or 0
+ * when a user address is in no binary whose names are settled (JIT code, a file not read
+ * yet), whose frames are then its image's own. Whether the syscall frame comes between them
+ * is in it: it takes from the frames' budget (GATHER_MAX). */
+static size_t shared_key(struct callstacks *cs, uint64_t proc, int nr, const struct lx_stack *st,
+			 const uint64_t *upc, unsigned nuser)
+{
+	size_t nkey = 0, na = 0;
+
+	cs->xkey[nkey++] = (uint64_t)st->nkern << 32 | (uint64_t)nuser << 16 | (nr >= 0);
+	memcpy(&cs->xkey[nkey], st->pc, st->nkern * sizeof(uint64_t));
+	nkey += st->nkern;
+	for (unsigned i = 0; i < nuser; i++) {
+		uint64_t a = upc[i] & ~LX_PC_EXACT;
+
+		if (a >= MIN_USER_ADDR)
+			cs->where[na++] = upc[i] & LX_PC_EXACT ? a : a - 1;
+	}
+	if (na && !symbolizer__where(cs->sym, proc, cs->where, na, cs->where))
+		return 0;
+	na = 0;
+	/* An address below MIN_USER_ADDR is no frame (gather): 1, which no where word is. */
+	for (unsigned i = 0; i < nuser; i++)
+		cs->xkey[nkey++] = (upc[i] & ~LX_PC_EXACT) >= MIN_USER_ADDR ? cs->where[na++] : 1;
+	return nkey;
+}
+
+/* The frames of shared key cs->xkey (nkey words, hash h): nk kernel then nu user ones, top
+ * when the user walk ended at a Go top frame, old when found in the older generation (to be
+ * put in the young one); NULL when not known. */
+static const struct gt_frame *shared_find(struct callstacks *cs, size_t nkey, uint64_t h,
+					  size_t *nk, size_t *nu, bool *top, bool *old)
+{
+	for (int i = 0; i < 2; i++) {
+		const struct memo *m = &cs->shared[cs->shared_young ^ i];
+		const struct entry *e = memo_find(m, cs->xkey, nkey, h);
+
+		if (!e)
+			continue;
+		*nk = e->stk >> 12 & 0x7ff;
+		*nu = e->stk & 0x7ff;
+		*top = e->stk >> 23 & 1;
+		*old = i;
+		return &m->frames[e->stk >> 24];
+	}
+	return NULL;
+}
+
+/* Keeps the frames cs->frames[0, nk) and [ufrom, ufrom + nu) under shared key cs->xkey, unless
+ * one of them may yet read otherwise or goes with its process: JIT code a perf map did not
+ * name yet, or an "[unknown]" frame (kept only for a while: sym_unknowns.h). */
+static void shared_put(struct callstacks *cs, size_t nkey, uint64_t h, size_t nk, size_t ufrom,
+		       size_t nu, bool top)
+{
+	struct entry *e;
+	struct memo *m;
+	bool rotated;
+
+	if (cs->njit)
+		return;
+	for (size_t i = 0; i < ufrom + nu; i++)
+		if ((i < nk || i >= ufrom) && cs->frames[i].func &&
+		    !strncmp(cs->frames[i].func, "[unknown]", 9))
+			return;
+	e = memo_add(cs->shared, &cs->shared_young, SHARED_WORDS, SHARED_FRAMES, cs->xkey, nkey, h,
+		     nk + nu, &rotated);
+	if (!e)
+		return;
+	m = &cs->shared[cs->shared_young];
+	memcpy(&m->frames[m->nframes], cs->frames, nk * sizeof(cs->frames[0]));
+	memcpy(&m->frames[m->nframes + nk], &cs->frames[ufrom], nu * sizeof(cs->frames[0]));
+	e->stk = (uint64_t)m->nframes << 24 | (uint64_t)top << 23 | (uint64_t)nk << 12 | nu;
+	m->nframes += nk + nu;
 }
 
 static void stored_free(struct callstacks *cs, struct stored *v)
@@ -800,11 +965,13 @@ bool callstacks__ready_within(struct callstacks *cs, uint32_t pid, const struct 
 	const struct late_walk lw = { cs->sym, cs->cfi, proc_of(cs, pid) };
 	enum late_walk_end end;
 	unsigned n = st->nuser;
+	bool rows = false;
 	uint64_t now;
 
 	/* A stack in a binary whose open was late (a loaded disk) waits for the file, as a walk
 	 * for its rows, so that it is named: where the stream holds records for rows (a
-	 * recording, callstacks__use_rows), not in a replay that takes each record at once. */
+	 * recording, callstacks__use_rows), not in a replay that takes each record at once.
+	 * Shedding waits does not give names up: only a wait for rows is shed. */
 	if (cs->cfi && awaits_file(cs, pid, st))
 		goto held;
 	if (!(st->uflags & LX_USTACK_COPY) || !cs->cfi)
@@ -813,14 +980,16 @@ bool callstacks__ready_within(struct callstacks *cs, uint32_t pid, const struct 
 		cs->held_since = 0;
 		return true;
 	}
+	rows = true;
 held:
 	now = now_ns();
 	if (!cs->held_since) {
 		cs->held_since = now;
 		cs->st.late_held++;
 	}
-	if (now - cs->held_since < limit_ns && !cs->no_wait)
+	if (now - cs->held_since < limit_ns && !cs->no_wait && !(rows && cs->shed_waits))
 		return false;
+	cs->st.unwaited += rows && cs->shed_waits && !cs->no_wait;
 	cs->held_since = 0;
 	return true;
 }
@@ -853,6 +1022,42 @@ void callstacks__stop_waiting(struct callstacks *cs)
 	cs->no_wait = true;
 }
 
+void callstacks__shed(struct callstacks *cs, bool waits, bool symbols)
+{
+	cs->shed_waits = waits;
+	cs->shed_symbols = symbols;
+}
+
+/* The stack of a thread whose stack is shed: its identity under the one frame that says so,
+ * remembered by the identity alone. */
+static uint64_t shed_stack(struct callstacks *cs, uint32_t p, uint32_t ident, unsigned uflags)
+{
+	uint64_t key[2] = { (uint64_t)ident << 32 | !!(uflags & LX_USTACK_IRQ), SHED_KEY };
+	uint64_t h = key_hash(key, 2), stk;
+	struct gt_frame frames[1 + IDENT_FRAMES];
+	struct entry *e = memo_find(&cs->memo[cs->young], key, 2, h);
+	int n;
+
+	cs->st.shed++;
+	if (e && gt_tables__current(cs->w, true, e->stk))
+		return e->stk;
+	n = idents__special_frame(cs->ids, IDENT_SPECIAL_SHED, &frames[0]);
+	if (!n)
+		n = identity(cs, ident, uflags, &frames[1]);
+	if (n < 0) {
+		errno = -n;
+		return 0;
+	}
+	stk = gt_tables__stack(cs->w, p, frames, (size_t)n + 1);
+	if (!stk)
+		return 0;
+	if (e)
+		e->stk = stk;
+	else
+		memo_put(cs, key, 2, h, stk);
+	return stk;
+}
+
 /* Notes stk, young in the memory, as the answer for sv's hits with (ident, nr, proc). */
 static uint64_t hit_answer(const struct callstacks *cs, struct stored *sv, uint32_t ident, int nr,
 			   uint64_t proc, uint64_t stk)
@@ -877,8 +1082,8 @@ static void memo_forget_late(struct callstacks *cs)
 		return;
 	cs->read_late = read_late;
 	for (int i = 0; i < 2; i++) {
-		u64map__clear(cs->memo[i].by_hash);
-		cs->memo[i].n = cs->memo[i].len = 0;
+		memo_clear(&cs->memo[i]);
+		memo_clear(&cs->shared[i]);
 	}
 	cs->st.cache_clears++;
 	cs->memo_gen++;
@@ -980,6 +1185,8 @@ uint64_t callstacks__get(struct callstacks *cs, uint32_t p, uint32_t ident, uint
 	t0 = now_ns();
 	stk = build(cs, p, ident, proc, nr, st, upc, nuser, uflags, (pid_t)pid, ps);
 	cs->st.symbolize_ns += now_ns() - t0;
+	if (!stk && errno == ENODATA)
+		return shed_stack(cs, p, ident, uflags);
 	if (!stk)
 		return 0;
 	if (!young && !e)
@@ -1215,10 +1422,13 @@ void callstacks__free(struct callstacks *cs)
 	if (!cs)
 		return;
 	symbolizer__free(cs->sym);
-	for (int i = 0; i < 2; i++) {
-		u64map__free(cs->memo[i].by_hash);
-		free(cs->memo[i].entries);
-		free(cs->memo[i].pool);
+	for (int i = 0; i < 4; i++) {
+		struct memo *m = i < 2 ? &cs->memo[i] : &cs->shared[i - 2];
+
+		u64map__free(m->by_hash);
+		free(m->entries);
+		free(m->pool);
+		free(m->frames);
 	}
 	u64map__free(cs->cur);
 	u64map__free(cs->slots);

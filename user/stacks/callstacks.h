@@ -49,6 +49,9 @@ struct callstacks_stats {
 	uint64_t lookups;	/* stacks asked for */
 	uint64_t distinct;	/* of which new: symbolized (again when not seen for a
 				 * generation of the stacks' memory: CACHE_WORDS in callstacks.c) */
+	uint64_t shared;	/* of them, built from the kernel and user frames of a stack of
+				 * the same code in another image (another process, or an exec
+				 * of the same binaries at other addresses): not symbolized */
 	uint64_t cache_clears;	/* generations of that memory dropped */
 	uint64_t live_images;	/* process images held now: their processes still run */
 	uint64_t trimmed;	/* distinct stacks that lost outer frames */
@@ -59,6 +62,8 @@ struct callstacks_stats {
 	uint64_t late_frames;	/* the frames they gained */
 	uint64_t late_ends[LATE_WALK_DEEP + 1];	/* how they ended (enum late_walk_end) */
 	uint64_t late_held;	/* records the stream held until their rows were loaded */
+	uint64_t shed;		/* stacks not symbolized while shedding (callstacks__shed) */
+	uint64_t unwaited;	/* stacks that did not wait for rows or a file, shedding */
 	uint64_t copies_refused;	/* stacks BPF walked on by frame pointers where the
 					 * ring had no room for their copy (LX_USLOT_NO_ROOM) */
 	uint64_t cut;		/* stacks handed out cut short, their user frames ending
@@ -172,6 +177,15 @@ bool callstacks__ready_within(struct callstacks *cs, uint32_t pid, const struct 
  * whose rows are not loaded end at that file, marked and counted (late_no_rows), as those
  * that waited too long. For a recording's end, which must not wait on the rows' compiles. */
 void callstacks__stop_waiting(struct callstacks *cs);
+
+/* The recorder is behind (user/capture/shed.h). With waits, no stack waits for rows
+ * (callstacks__ready is true at once; stats.unwaited counts those that would have), though
+ * one still waits for a late binary's file, which names it. With
+ * symbols, nothing is symbolized: a stack not met before takes the frames of a stack of the
+ * same code in another image if there is one (stats.shared: lookups), else it is made of its
+ * identity under one "[not symbolized: the recorder was behind]" frame (stats.shed); stacks
+ * met before still get the id they have: a lookup. */
+void callstacks__shed(struct callstacks *cs, bool waits, bool symbols);
 
 /* The trace stack of st, taken from a thread of process pid with identity ident (or
  * CALLSTACKS_IDLE) while in syscall nr (-1: none), for an event on P p, with the thread's

@@ -73,6 +73,7 @@ static const char *const special_func[IDENT_SPECIAL_COUNT] = {
 	[IDENT_SPECIAL_IDLE] = "[idle]",
 	[IDENT_SPECIAL_TRUNCATED] = "[truncated]",
 	[IDENT_SPECIAL_NO_ROOM] = "[truncated: no room for a copy]",
+	[IDENT_SPECIAL_SHED] = "[not symbolized: the recorder was behind]",
 	[IDENT_SPECIAL_PY_DEEP] = "[truncated: Python frames]",
 };
 

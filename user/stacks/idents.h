@@ -37,6 +37,8 @@ enum ident_special {
 	IDENT_SPECIAL_NO_ROOM,	/* "[truncated: no room for a copy]": the same, in a walk that
 				 * went on by frame pointers where the ring had no room for
 				 * the copy of the stack it wanted */
+	IDENT_SPECIAL_SHED,	/* "[not symbolized: the recorder was behind]": a stack shed
+				 * (user/capture/shed.h), its frames not looked at */
 	IDENT_SPECIAL_PY_DEEP,	/* "[truncated: Python frames]": where a Python stack deeper
 				 * than the walk keeps (LX_PY_FRAMES_MAX) lost its outermost
 				 * frames */

@@ -78,6 +78,32 @@ static bool note_jit_owner(struct symbolizer *s, const struct process *p)
 #define PAGE_OUT_NS (10 * 1000 * 1000 * 1000ull)
 #define PAGE_OUT_LOOKUPS 4096
 
+/* A where word (symbolizer__where): SYM_WHERE, the module id in the bits below it, and the
+ * ELF virtual address in the low WHERE_VADDR_BITS (user code is below 2^47). */
+#define WHERE_VADDR_BITS 47
+#define WHERE_MODS ((1u << (63 - WHERE_VADDR_BITS)) - 1)
+
+bool symbolizer__where(struct symbolizer *s, uint64_t proc, const uint64_t *addrs, size_t n,
+		       uint64_t *out)
+{
+	struct process *p = sym_process_get(s, proc);
+
+	for (size_t i = 0; p && i < n; i++) {
+		const struct mapping *mp = sym_lookup_mapping(s, p, addrs[i]);
+		struct module *m = mp && mp->mod && mp->mod <= WHERE_MODS ? s->mods[mp->mod - 1] : NULL;
+		uint64_t vaddr;
+
+		/* A file not read yet names its addresses "[unknown]" now, and otherwise later. */
+		if (!m || m->late || m->failed)
+			return false;
+		vaddr = sym_module_vaddr(s, m, addrs[i] - mp->start + mp->pgoff);
+		if (vaddr >> WHERE_VADDR_BITS)
+			return false;
+		out[i] = SYM_WHERE | (uint64_t)mp->mod << WHERE_VADDR_BITS | vaddr;
+	}
+	return p != NULL;
+}
+
 int symbolizer__user(struct symbolizer *s, uint64_t proc, uint64_t addr, bool is_return_addr,
 		     struct sym_frame *out, int max)
 {

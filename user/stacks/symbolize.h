@@ -167,6 +167,16 @@ int symbolizer__map(struct symbolizer *s, uint64_t proc, const struct sym_mappin
  * symbolized. Unknown procs are ignored. */
 void symbolizer__forget_process(struct symbolizer *s, uint64_t proc);
 
+/* The same code in every process that maps its binary, wherever ASLR loaded it: for each of
+ * the n user addresses of proc at addrs (each as symbolizer__user looks it up: a return
+ * address less one), a word naming its binary and ELF virtual address (SYM_WHERE bits: never
+ * 0 or 1), which symbolizer__user expands to the same frames in any of them. False when one
+ * lies in no binary, or in one whose names may still change (its file late, or not opened
+ * yet): such a stack is named in its own process only. */
+#define SYM_WHERE (1ull << 63)
+bool symbolizer__where(struct symbolizer *s, uint64_t proc, const uint64_t *addrs, size_t n,
+		       uint64_t *out);
+
 /* Expands one user address of proc into frames, innermost first (inlined calls first, then the
  * function holding the code). is_return_addr: addr is a return address (every frame of a
  * sampled stack but the leaf), looked up at addr - 1 so the line is the call's. A pid never
