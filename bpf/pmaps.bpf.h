@@ -361,7 +361,8 @@ struct {
 } pmaps_asked SEC(".maps");
 
 /* The asks go to a ring of their own, which a thread of user space waits on: they are answered
- * while the reader of the records is busy, and no record of the trace waits for them. */
+ * while the reader of the records is busy, which holds back only the records after an ask
+ * until its answer is in (user/capture/maps_proc.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);	/* set before load */

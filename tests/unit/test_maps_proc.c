@@ -134,3 +134,48 @@ Test(maps_proc, an_execs_code_mappings_become_mapping_records)
 	cr_expect_eq(recs[4].ino, LX_VDSO_INO);
 	maps_proc__free(mp);
 }
+
+/* The answers are stamped with their asks' times: the reader holds back the records after an
+ * ask until its answer is handed over (capture.c), so an ask is open from the moment it is
+ * made until maps_proc__flush hands its records on, answered or not. A process that exited
+ * but is not reaped yet has a maps file with nothing in it: gone, as a reaped one. */
+Test(maps_proc, an_ask_is_open_until_its_answer_is_flushed)
+{
+	struct maps_proc_stats st;
+	struct maps_proc *mp;
+	char path[128];
+	bool unread = true;
+
+	snprintf(path, sizeof(path), "%s/%d", root, PID);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, PID);
+	cr_assert_eq(tfile_write(path, "55d0c0001000-55d0c0005000 r-xp 00001000 fd:01 1234 "
+				 "/usr/bin/prog\n", 0644), 0);
+	snprintf(path, sizeof(path), "%s/%d", root, PID + 2);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, PID + 2);
+	cr_assert_eq(tfile_write(path, "", 0644), 0);
+
+	mp = start();
+	cr_expect_eq(maps_proc__oldest_open(mp, &unread), UINT64_MAX, "nothing asked yet");
+	cr_expect_not(unread, "no ring to read");
+	exec_of(mp, PID + 1, 3000);	/* no such process */
+	exec_of(mp, PID, 1000);
+	exec_of(mp, PID + 2, 2000);	/* exited, not reaped */
+	cr_expect_eq(maps_proc__oldest_open(mp, &unread), 1000, "open once handed over");
+	for (int i = 0; i < 500; i++) {
+		maps_proc__stats(mp, &st);
+		if (st.answered + st.gone >= 3)
+			break;
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	cr_expect_eq(st.answered, 1);
+	cr_expect_eq(st.gone, 2, "%llu processes counted gone, expected the reaped and the exited",
+		     (unsigned long long)st.gone);
+	cr_expect_eq(maps_proc__oldest_open(mp, &unread), 1000,
+		     "answered, not handed on yet: still open");
+	cr_assert_eq(maps_proc__flush(mp), 0);
+	cr_expect_eq(nrecs, 1);
+	cr_expect_eq(maps_proc__oldest_open(mp, &unread), UINT64_MAX, "open after the flush");
+	maps_proc__free(mp);
+}

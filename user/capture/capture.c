@@ -67,6 +67,10 @@
 /* How long the stop waits for the annotation probe hits under way (a sleepable one may be
  * faulting a page in); past it the probes are detached there and then, which waits for them. */
 #define ANN_IDLE_NS (1000 * 1000 * 1000ULL)
+/* How long the records after an ask of a process's maps wait for its answer (maps_proc.h),
+ * stamped at the ask: a stack taken after the ask is walked with the mappings it found. Past
+ * it, a read of /proc that stalls holds nothing up, and its answer comes late. */
+#define MAPS_WAIT_NS (250 * 1000 * 1000ULL)
 
 /* One CPU's ring, as the ring buffer callback sees it. */
 struct ring {
@@ -111,6 +115,8 @@ struct capture {
 	size_t rows_bytes;
 	size_t rows_mapped;		/* of them, bytes mapped from the start (map_rows) */
 	struct maps_proc *maps;		/* answers for the kernel that cannot list mappings */
+	uint64_t delivered;		/* the watermark delivered up to */
+	uint64_t unread_since;		/* asks of maps not read since then (maps_watermark) */
 };
 
 /* Samples always carry the sampled thread's user stack. */
@@ -878,6 +884,29 @@ int capture__inject(struct capture *c, const struct lx_rec *r, size_t size)
 	return merge__add(c->merge, r->cpu, r, size);
 }
 
+/* mark, held before the oldest ask of maps not answered yet (MAPS_WAIT_NS): under load the
+ * thread that reads /proc answers tens of milliseconds after the ask, when the stacks taken
+ * since were walked without the new mappings (a short-lived process's every stack cut). */
+static uint64_t maps_watermark(struct capture *c, uint64_t mark, uint64_t now)
+{
+	bool unread;
+	uint64_t oldest;
+
+	if (!c->maps)
+		return mark;
+	oldest = maps_proc__oldest_open(c->maps, &unread);
+	if (!unread)
+		c->unread_since = 0;
+	else if (!c->unread_since)
+		c->unread_since = now;
+	/* Asks still in the ring, of unknown times: nothing newer goes for now. */
+	if (unread && now - c->unread_since < MAPS_WAIT_NS && c->delivered < mark)
+		mark = c->delivered;
+	if (oldest <= mark && now - oldest < MAPS_WAIT_NS)
+		mark = oldest - 1;
+	return mark;
+}
+
 int capture__poll(struct capture *c)
 {
 	uint64_t now;
@@ -892,8 +921,13 @@ int capture__poll(struct capture *c)
 		return err;
 	}
 	err = collect(c, &now, false);
-	if (!err)
-		err = merge__deliver(c->merge, merge__watermark(c->merge, now));
+	if (!err) {
+		uint64_t mark = maps_watermark(c, merge__watermark(c->merge, now), now);
+
+		if (mark > c->delivered)
+			c->delivered = mark;
+		err = merge__deliver(c->merge, mark);
+	}
 	return err == -EAGAIN || err == -EBUSY ? 0 : err;
 }
 

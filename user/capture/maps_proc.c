@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -72,6 +73,11 @@ struct maps_proc {
 	struct lx_mmap *out;		/* answered, not flushed yet */
 	size_t nout, cap_out;
 	struct maps_proc_stats st;
+	/* The oldest ask of each stage not flushed yet (UINT64_MAX: none): handed over (execs),
+	 * read from the ring or taken (pend), answered into out. */
+	uint64_t execs_open, pend_open, out_open;
+	/* The ring's consumer and producer positions, mapped read-only: asks not read yet. */
+	const unsigned long *cons_pos, *prod_pos;
 	/* The thread. */
 	pthread_t thread;
 	bool started;
@@ -119,8 +125,12 @@ static int on_want(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*w))
 		return 0;
+	/* Before libbpf moves the ring's consumer on: the ask is always in one count or the
+	 * other (maps_proc__oldest_open). */
 	pthread_mutex_lock(&mp->lock);
 	mp->st.asked++;
+	if (w->h.ts < mp->pend_open)
+		mp->pend_open = w->h.ts;
 	pthread_mutex_unlock(&mp->lock);
 	return keep(mp, &w->h, w->pid, w->mm, w->flags);
 }
@@ -293,13 +303,10 @@ static int answer(struct maps_proc *mp, const struct pending *p)
 
 	snprintf(path, sizeof(path), "%s/%u/maps", mp->o.proc_root, p->pid);
 	f = fopen(path, "re");
-	pthread_mutex_lock(&mp->lock);
-	if (f)
-		mp->st.answered++;
-	else
-		mp->st.gone++;
-	pthread_mutex_unlock(&mp->lock);
 	if (!f) {
+		pthread_mutex_lock(&mp->lock);
+		mp->st.gone++;
+		pthread_mutex_unlock(&mp->lock);
 		forget(mp, p->pid);
 		return 0;
 	}
@@ -329,6 +336,14 @@ static int answer(struct maps_proc *mp, const struct pending *p)
 	}
 	free(line);
 	fclose(f);
+	/* A process that has exited keeps its /proc directory until it is reaped, with no
+	 * mapping left: its stacks since the ask can no longer be walked. */
+	pthread_mutex_lock(&mp->lock);
+	if (nvmas)
+		mp->st.answered++;
+	else
+		mp->st.gone++;
+	pthread_mutex_unlock(&mp->lock);
 	if (!err)
 		err = publish(mp, p, &cur, nvmas);
 	if (!err)
@@ -347,6 +362,12 @@ static int answer_all(struct maps_proc *mp)
 		err = answer(mp, &mp->pend[i]);
 	mp->npend = 0;
 	u64map__clear(mp->pend_of);
+	/* Every ask read so far is answered: what it found waits in out. */
+	pthread_mutex_lock(&mp->lock);
+	if (mp->pend_open < mp->out_open)
+		mp->out_open = mp->pend_open;
+	mp->pend_open = UINT64_MAX;
+	pthread_mutex_unlock(&mp->lock);
 	return err;
 }
 
@@ -363,6 +384,9 @@ static int take_execs(struct maps_proc *mp)
 		err = keep(mp, &mp->execs[i].h, mp->execs[i].pid, 0,
 			   LX_MAPS_WANT_NEW | WANT_SNAPSHOT);
 	mp->nexecs = 0;
+	if (mp->execs_open < mp->pend_open)
+		mp->pend_open = mp->execs_open;
+	mp->execs_open = UINT64_MAX;
 	pthread_mutex_unlock(&mp->lock);
 	return err;
 }
@@ -392,6 +416,21 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* The ring's positions, as libbpf maps them for its consumer (the consumer's page first, the
+ * producer's next), read-only here: libbpf 1.1 has no call that tells what a ring holds. */
+static int map_positions(struct maps_proc *mp, int ring_fd)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *cons = mmap(NULL, page, PROT_READ, MAP_SHARED, ring_fd, 0);
+	void *prod = mmap(NULL, page, PROT_READ, MAP_SHARED, ring_fd, page);
+
+	if (cons != MAP_FAILED)
+		mp->cons_pos = cons;
+	if (prod != MAP_FAILED)
+		mp->prod_pos = prod;
+	return mp->cons_pos && mp->prod_pos ? 0 : -1;
+}
+
 struct maps_proc *maps_proc__new(const struct maps_proc_opts *o)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -407,6 +446,7 @@ struct maps_proc *maps_proc__new(const struct maps_proc_opts *o)
 		return NULL;
 	mp->o = *o;
 	mp->wake_fd = mp->epoll_fd = -1;
+	mp->execs_open = mp->pend_open = mp->out_open = UINT64_MAX;
 	pthread_mutex_init(&mp->lock, NULL);
 	mp->pend_of = u64map__new();
 	mp->known_of = u64map__new();
@@ -418,7 +458,7 @@ struct maps_proc *maps_proc__new(const struct maps_proc_opts *o)
 	if (o->ring_fd >= 0) {
 		mp->rb = ring_buffer__new(o->ring_fd, on_want, mp, NULL);
 		if (!mp->rb || epoll_ctl(mp->epoll_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(mp->rb),
-					 &ev))
+					 &ev) || map_positions(mp, o->ring_fd))
 			goto fail;
 	}
 	err = pthread_create(&mp->thread, NULL, run, mp);
@@ -445,6 +485,8 @@ int maps_proc__exec(struct maps_proc *mp, const struct lx_exec *e)
 		err = -ENOMEM;
 	else
 		mp->execs[mp->nexecs++] = *e;
+	if (!err && e->h.ts < mp->execs_open)
+		mp->execs_open = e->h.ts;
 	mp->st.asked += !err;
 	pthread_mutex_unlock(&mp->lock);
 	if (!err && write(mp->wake_fd, &one, sizeof(one)) < 0)
@@ -464,6 +506,7 @@ int maps_proc__flush(struct maps_proc *mp)
 	cap = mp->cap_out;
 	mp->out = NULL;
 	mp->nout = mp->cap_out = 0;
+	mp->out_open = UINT64_MAX;
 	err = mp->err;
 	pthread_mutex_unlock(&mp->lock);
 	for (size_t i = 0; i < n && !err; i++)
@@ -478,6 +521,21 @@ int maps_proc__flush(struct maps_proc *mp)
 	pthread_mutex_unlock(&mp->lock);
 	free(out);
 	return err;
+}
+
+uint64_t maps_proc__oldest_open(struct maps_proc *mp, bool *unread)
+{
+	uint64_t oldest;
+
+	/* The ring first: an ask read from it after this is in pend_open below. */
+	*unread = mp->prod_pos && __atomic_load_n(mp->prod_pos, __ATOMIC_ACQUIRE) !=
+				  __atomic_load_n(mp->cons_pos, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&mp->lock);
+	oldest = mp->execs_open < mp->pend_open ? mp->execs_open : mp->pend_open;
+	if (mp->out_open < oldest)
+		oldest = mp->out_open;
+	pthread_mutex_unlock(&mp->lock);
+	return oldest;
 }
 
 void maps_proc__stats(struct maps_proc *mp, struct maps_proc_stats *out)
@@ -500,6 +558,10 @@ void maps_proc__free(struct maps_proc *mp)
 		pthread_join(mp->thread, NULL);
 	}
 	ring_buffer__free(mp->rb);
+	if (mp->cons_pos)
+		munmap((void *)mp->cons_pos, sysconf(_SC_PAGESIZE));
+	if (mp->prod_pos)
+		munmap((void *)mp->prod_pos, sysconf(_SC_PAGESIZE));
 	if (mp->epoll_fd >= 0)
 		close(mp->epoll_fd);
 	if (mp->wake_fd >= 0)

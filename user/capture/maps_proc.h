@@ -8,14 +8,17 @@
  * and wakeup, one read of its maps fills the unwinder's table for it (when the unwinder runs in
  * BPF) and makes an LX_REC_MMAP record of each mapping not reported before, stamped with the
  * request's time, as the kernel-side tables would have reported it. The reader puts those into
- * the record stream (maps_proc__flush), so the consumers (symbolizer, row loader) cannot tell
- * the difference but for the delay: stacks taken between a change and its answer stop at the
- * new code. The thread is also what waits when a process's maps cannot be read at once (its
+ * the record stream (maps_proc__flush), holding the records after an open ask back until its
+ * answer is in (maps_proc__oldest_open; at most a quarter of a second), so the consumers (symbolizer,
+ * row loader) cannot tell the difference but for the delay: BPF's walks between a change and
+ * its answer stop at the new code and are finished from their copies with the answer's
+ * mappings. A process that exits before its maps are read has none left: counted gone. The thread is also what waits when a process's maps cannot be read at once (its
  * mmap lock held by a stalled fault): the recording goes on.
  */
 #ifndef LXTRACE_USER_CAPTURE_MAPS_PROC_H
 #define LXTRACE_USER_CAPTURE_MAPS_PROC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,7 +40,8 @@ struct maps_proc_opts {
 struct maps_proc_stats {
 	uint64_t asked;			/* requests (each a process whose code changed) */
 	uint64_t answered;		/* reads of /proc/PID/maps */
-	uint64_t gone;			/* processes gone before the answer */
+	uint64_t gone;			/* processes gone before the answer (reaped, or exited:
+					 * no mapping left) */
 	uint64_t reported;		/* mappings made into LX_REC_MMAP records */
 	uint64_t tables_full;		/* tables the unwinder's map had no room for */
 };
@@ -54,6 +58,12 @@ int maps_proc__exec(struct maps_proc *mp, const struct lx_exec *e);
 /* Hands the records answered since the last call to emit, on the caller's thread. 0, or the
  * first negative return of emit. */
 int maps_proc__flush(struct maps_proc *mp);
+
+/* The time of the oldest ask whose answer maps_proc__flush has not handed on yet (UINT64_MAX:
+ * none), and in *unread whether the ring holds asks the thread has not read yet (their times
+ * unknown). The answers are stamped with their asks' times, so the records after an ask wait
+ * for its answer to come in order (capture.c). */
+uint64_t maps_proc__oldest_open(struct maps_proc *mp, bool *unread);
 
 void maps_proc__stats(struct maps_proc *mp, struct maps_proc_stats *out);
 
