@@ -67,6 +67,7 @@ struct capture_stats {
 	uint64_t after_stop;		/* read after the stop, not delivered (capture__drain) */
 	uint64_t staged;		/* read and not delivered yet */
 	uint64_t dropped_samples;	/* of them, CPU samples: dropped first */
+	uint64_t staged_peak;		/* the most bytes one CPU's queue took (merge.h) */
 };
 
 /* Opens the BPF object and configures it; NULL with errno set on failure. */
