@@ -457,3 +457,40 @@ Test(merge, a_reader_that_stops_at_a_full_queue_keeps_it_bounded_and_loses_nothi
 	cr_expect_eq(st.staged, 0);
 	cr_expect_gt(rounds, 100, "the consumer was not slower than the rings");
 }
+
+/* A queue is full once it holds read_ahead_ns of records, however few bytes: its reader leaves
+ * the rest in the ring (what the consumer needs staged is what comes while it holds a record
+ * for a moment, not seconds of a backlog). */
+Test(merge, a_queue_holding_its_read_ahead_in_time_is_full)
+{
+	merge__free(mg);
+	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = NCPU,
+					      .on_record = on_record, .on_lost = on_lost,
+					      .stage_bytes = 1 << 20, .read_ahead_ns = 100 });
+	cr_assert_not_null(mg);
+	add(1, 1000, 1);
+	add(1, 1099, 2);
+	cr_expect_not(merge__full(mg, 1));
+	add(1, 1100, 3);
+	cr_expect(merge__full(mg, 1), "100 ns of records staged, the bound");
+	cr_expect_not(merge__full(mg, 0), "another CPU's queue is not full");
+	/* Delivered up to 1099, the queue holds one record: not full. */
+	cr_assert_eq(merge__deliver(mg, 1099), 0);
+	cr_expect_not(merge__full(mg, 1));
+}
+
+/* A loss report is stamped when the counters are read, later than the CPU's newest record
+ * read: a queue whose oldest is one spans no time, and its reader reads on (taken for full,
+ * the ring was never read again and the report never delivered: the stop spun). */
+Test(merge, a_queue_of_a_later_loss_report_is_not_full)
+{
+	merge__free(mg);
+	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = NCPU,
+					      .on_record = on_record, .on_lost = on_lost,
+					      .stage_bytes = 1 << 20, .read_ahead_ns = 100 });
+	cr_assert_not_null(mg);
+	add(0, 1000, 1);
+	cr_assert_eq(merge__deliver(mg, 1000), 0);
+	cr_assert_eq(merge__add_lost(mg, 0, 5000, 3), 0);
+	cr_expect_not(merge__full(mg, 0));
+}

@@ -352,11 +352,16 @@ static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 /* What a CPU's records read from its ring may take in the recorder while the model is behind
  * (merge.h, stage_bytes): as many bytes of slots as this many rings, and as many again of
  * stacks, of which the reader fills half (merge__full) and leaves the rest in the ring, where
- * the kernel bounds it and counts what does not fit; --buffer-size raises both. The queues
- * need only what a round delivers and the watermark holds back (milliseconds of records);
- * more only moved a backlog from the ring into the heap: at 16 rings the queues of a
- * whole-machine recording at load 25-49, behind all along, held 44 MB (docs/bench.md). */
-#define STAGE_RINGS 1
+ * the kernel bounds it and counts what does not fit; --buffer-size raises both. And at most
+ * READ_AHEAD_NS of records however few bytes: what the model needs staged is what arrives
+ * while it holds a record for unwind rows (a second at most, callstacks.h) or is slow for a
+ * moment; more only moved a backlog from the ring into the heap (at 16 rings and up to 4 s,
+ * the queues of a whole-machine recording at load 25-49, behind all along, held 44 MB:
+ * docs/bench.md). At 1 ring the first second of a busy Python process attached to kept 3% of
+ * its stacks whole (copies of stacks waiting for rows filled the queue, the ring then refused
+ * copies: firstsight/attached_busy_python_is_whole_from_the_first_second). */
+#define STAGE_RINGS 4
+#define READ_AHEAD_NS (1000 * 1000 * 1000ULL)
 
 /* The unwinder's tables: room for the rows of the binaries stacks meet (libc has ~23,000,
  * python3 ~58,000; 8 bytes each), one mapping table per process (4 KiB, allocated as used). */
@@ -495,6 +500,7 @@ struct capture *capture__new(const struct capture_opts *opts)
 		.on_lost = deliver_lost,
 		.ctx = c,
 		.stage_bytes = STAGE_RINGS * bytes,
+		.read_ahead_ns = READ_AHEAD_NS,
 	});
 	c->lost_vals = calloc(ncpus, sizeof(*c->lost_vals));
 	c->links = calloc(MAX_LINKS + ncpus, sizeof(*c->links));

@@ -329,6 +329,11 @@ bool merge__full(struct merge *mg, uint32_t cpu)
 
 	if (bytes > mg->peak_bytes)
 		mg->peak_bytes = bytes;
+	/* The oldest may be a loss report stamped later than any record read (at the read of
+	 * the counters): then the queue spans nothing yet. */
+	if (mg->opts.read_ahead_ns && s->len && s->newest > s->slots[s->head].rec.h.ts &&
+	    s->newest - s->slots[s->head].rec.h.ts >= mg->opts.read_ahead_ns)
+		return true;
 	return mg->opts.stage_bytes &&
 	       (s->len >= mg->max_slots / 2 || s->copied > mg->opts.stage_bytes / 2);
 }

@@ -47,6 +47,11 @@ struct merge_opts {
 	 * the other half is room for what comes besides the ring (loss reports, records injected,
 	 * a chunk of syscall entries unpacked), so that nothing read is dropped for the bound. */
 	size_t stage_bytes;
+	/* How much newer than a CPU's oldest staged record its newest may be before its reader
+	 * stops (merge__full), however few bytes that is: what the consumer may need staged is
+	 * what arrives while it holds a record (-EBUSY) or is slow for a moment, and no more. 0:
+	 * no such bound. */
+	uint64_t read_ahead_ns;
 };
 
 struct merge_stats {
@@ -73,10 +78,10 @@ struct merge *merge__new(const struct merge_opts *opts);
  * -ENOMEM. */
 int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size);
 
-/* Whether CPU cpu's queue holds half of its bound (opts.stage_bytes): its reader leaves what
- * its ring holds there, where the ring bounds it and counts what it has no room for, until
- * the consumer has taken some. The watermark stays at the CPU's newest meanwhile
- * (merge__unread), so the order holds. Never with no bound. */
+/* Whether CPU cpu's queue holds half of its bound (opts.stage_bytes) or opts.read_ahead_ns
+ * of records: its reader leaves what its ring holds there, where the ring bounds it and counts
+ * what it has no room for, until the consumer has taken some. The watermark stays at the
+ * CPU's newest meanwhile (merge__unread), so the order holds. Never with neither bound. */
 bool merge__full(struct merge *mg, uint32_t cpu);
 
 /* Stages a report that n records of CPU cpu were lost before ts. 0 or -ENOMEM. */
