@@ -116,4 +116,4 @@ awk -v forks="$forks" -v secs=$((MINUTES * 60)) \
 		printf "start %.1f MiB, end %.1f MiB, slope %.2f MiB/min (after the first minute), " \
 		       "%d forks (%.0f/s), trace %.0f MiB\n", start, end, slope, forks, forks / secs, size / 1048576
 	}' "$TMP/samples"
-grep -E "records lost|threads:|call stacks|unwind rows:|definitions:|window:|repairs" "$TMP/err" | sed 's/^ */  /'
+grep -E "records lost|threads:|call stacks|unwind rows:|definitions:|window:|repairs|queued:" "$TMP/err" | sed 's/^ */  /'

@@ -264,19 +264,6 @@ static inline long long itest_summary_lost(void)
 	return itest_summary_count("records lost:", -1);
 }
 
-/* CPU samples the recorder read but shed because it fell behind, as the summary counts them
- * ("(N CPU samples, dropped first"); 0 when it shed none. */
-static inline long long itest_summary_shed_samples(void)
-{
-	const char *p = strstr(recorder__stderr(it.rec), " CPU samples, dropped first");
-	const char *q = p;
-	long long v;
-
-	while (q && q > recorder__stderr(it.rec) && q[-1] != '(')
-		q--;
-	return p && q && sscanf(q, "%lld", &v) == 1 ? v : 0;
-}
-
 /* Sum of N over it.trace's "N records lost on CPU C" UserLogs (key lxtrace.lost). */
 static inline long long itest_lost_in_trace(size_t *nlogs)
 {

@@ -2,7 +2,9 @@
  * time order, the watermark holds back what a CPU may still precede, a record nested ahead of
  * its elder is put back in place, late records are delivered and counted, losses are ordered
  * among the records, syscall chunks are unpacked, large records pass whole, a consumer's
- * error stops the delivery, and a queue past its bound reports what it drops as lost. */
+ * error stops the delivery, a queue past its bound reports what it drops as lost, and a
+ * reader that leaves records in its rings once a queue is full keeps the queues within
+ * their bound, in order, losing nothing. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -414,4 +416,114 @@ Test(merge, abandoned_records_become_one_loss_report_a_cpu)
 	cr_expect_eq(stats().abandoned, 4);
 	cr_expect_eq(stats().lost, 9);
 	cr_expect_eq(stats().staged, 0);
+}
+
+/* A slow consumer: takes the record, checks the order, and ends the round every 50th (as the
+ * recorder's model does after its 10 ms). */
+static uint64_t slow_last_ts, slow_n;
+
+static int on_slow_record(void *ctx, const struct lx_rec *r, size_t size)
+{
+	cr_assert_geq(r->ts, slow_last_ts, "record %llu at %llu after %llu",
+		      (unsigned long long)slow_n, (unsigned long long)r->ts,
+		      (unsigned long long)slow_last_ts);
+	slow_last_ts = r->ts;
+	return ++slow_n % 50 ? 0 : -EAGAIN;
+}
+
+/* The capture's reader against a consumer far slower than its rings (the recorder behind on
+ * a loaded machine): each round reads a ring until its CPU's queue is full and leaves the
+ * rest there, which holds the watermark at the CPU's newest record read. The queues stay
+ * within their bound all along, and every record comes out once, in time order, none dropped
+ * (with 16 rings' worth of queues, a whole-machine recording behind all along held 44 MB in
+ * them). */
+Test(merge, a_reader_that_stops_at_a_full_queue_keeps_it_bounded_and_loses_nothing)
+{
+	enum { N = 30000, BOUND = 512 * 1024 };
+	struct lx_user_log big = { .u = { .h = { .type = LX_REC_LOG } } };
+	size_t pos[NCPU] = { 0 }, rounds = 0;
+	struct merge_stats st;
+	bool left = true;
+	int err;
+
+	merge__free(mg);
+	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = NCPU,
+					      .on_record = on_slow_record, .on_lost = on_lost,
+					      .stage_bytes = BOUND });
+	cr_assert_not_null(mg);
+	slow_last_ts = slow_n = 0;
+	while (left) {
+		left = false;
+		for (uint32_t cpu = 0; cpu < NCPU; cpu++) {
+			/* CPU cpu's ring: records every NCPU ns, every 7th copied whole. */
+			while (pos[cpu] < N && !merge__full(mg, cpu)) {
+				uint64_t ts = 1000 + pos[cpu] * NCPU + cpu;
+
+				if (pos[cpu] % 7 == 0) {
+					big.u.h.ts = ts;
+					big.u.h.cpu = (uint16_t)cpu;
+					cr_assert_eq(merge__add(mg, cpu, &big, sizeof(big)), 0);
+				} else {
+					add(cpu, ts, (uint32_t)pos[cpu]);
+				}
+				pos[cpu]++;
+			}
+			merge__unread(mg, cpu, pos[cpu] < N);
+			left = left || pos[cpu] < N;
+		}
+		merge__stats(mg, &st);
+		cr_assert_leq(st.peak_bytes, BOUND + sizeof(big), "round %zu: a queue took %llu "
+			      "bytes, bound %d", rounds, (unsigned long long)st.peak_bytes, BOUND);
+		/* The watermark as the recorder computes it, long after the records' times. */
+		err = merge__deliver(mg, merge__watermark(mg, 1ull << 40));
+
+		cr_assert(err == 0 || err == -EAGAIN, "deliver: %d", err);
+		rounds++;
+	}
+	while (merge__deliver(mg, UINT64_MAX) == -EAGAIN)
+		;
+	merge__stats(mg, &st);
+	cr_expect_eq(st.dropped, 0);
+	cr_expect_eq(st.lost, 0);
+	cr_expect_eq(st.records, (uint64_t)N * NCPU);
+	cr_expect_eq(slow_n, (uint64_t)N * NCPU);
+	cr_expect_eq(st.staged, 0);
+	cr_expect_gt(rounds, 100, "the consumer was not slower than the rings");
+}
+
+/* A queue is full once it holds read_ahead_ns of records, however few bytes: its reader leaves
+ * the rest in the ring (what the consumer needs staged is what comes while it holds a record
+ * for a moment, not seconds of a backlog). */
+Test(merge, a_queue_holding_its_read_ahead_in_time_is_full)
+{
+	merge__free(mg);
+	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = NCPU,
+					      .on_record = on_record, .on_lost = on_lost,
+					      .stage_bytes = 1 << 20, .read_ahead_ns = 100 });
+	cr_assert_not_null(mg);
+	add(1, 1000, 1);
+	add(1, 1099, 2);
+	cr_expect_not(merge__full(mg, 1));
+	add(1, 1100, 3);
+	cr_expect(merge__full(mg, 1), "100 ns of records staged, the bound");
+	cr_expect_not(merge__full(mg, 0), "another CPU's queue is not full");
+	/* Delivered up to 1099, the queue holds one record: not full. */
+	cr_assert_eq(merge__deliver(mg, 1099), 0);
+	cr_expect_not(merge__full(mg, 1));
+}
+
+/* A loss report is stamped when the counters are read, later than the CPU's newest record
+ * read: a queue whose oldest is one spans no time, and its reader reads on (taken for full,
+ * the ring was never read again and the report never delivered: the stop spun). */
+Test(merge, a_queue_of_a_later_loss_report_is_not_full)
+{
+	merge__free(mg);
+	mg = merge__new(&(struct merge_opts){ .sz = sizeof(struct merge_opts), .ncpus = NCPU,
+					      .on_record = on_record, .on_lost = on_lost,
+					      .stage_bytes = 1 << 20, .read_ahead_ns = 100 });
+	cr_assert_not_null(mg);
+	add(0, 1000, 1);
+	cr_assert_eq(merge__deliver(mg, 1000), 0);
+	cr_assert_eq(merge__add_lost(mg, 0, 5000, 3), 0);
+	cr_expect_not(merge__full(mg, 0));
 }

@@ -224,3 +224,32 @@ Test(sym_names, what_reading_a_binary_takes_is_counted, .timeout = 300)
 	check_counted(info.dli_fname);
 	check_counted("/proc/self/exe");
 }
+
+/* A binary with no separate debug file under the debug path is read without one: libdwfl's
+ * search would go on to a debuginfod server, loading libdebuginfod and with it libcurl,
+ * gnutls and kerberos (~7 MB of the recorder's memory), and with DEBUGINFOD_URLS in root's
+ * environment fetch the file over the network. /bin/true is stripped; the debug path an
+ * empty directory. */
+Test(sym_debug, a_binary_without_a_debug_file_loads_no_debuginfod_client)
+{
+	char dir[] = "/tmp/lxtrace-debugpath.XXXXXX";
+	struct sym_elf_load loads[8];
+	struct sym_elf_frame f[8];
+	struct sym_elf *e;
+	int n;
+
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_null(dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD));
+	e = sym_elf__open(open("/bin/true", O_RDONLY), "/bin/true", dir, NULL);
+	cr_assert_not_null(e);
+	n = sym_elf__loads(e, loads, 8);
+	cr_assert_gt(n, 0);
+	/* Every lookup asks for DWARF, which asks for the debug file first. */
+	for (int i = 0; i < n && i < 8; i++)
+		for (uint64_t a = loads[i].vaddr; a < loads[i].vaddr + loads[i].size; a += 512)
+			sym_elf__frames(e, a, f, 8);
+	cr_expect_null(dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD),
+		       "looking up /bin/true loaded libdebuginfod");
+	sym_elf__free(e);
+	rmdir(dir);
+}

@@ -95,10 +95,11 @@ struct capture {
 	int epfd;			/* the rings' readers, to wait for any */
 	uint64_t read_until;		/* CLOCK_MONOTONIC ns: the ring being read stops then */
 	unsigned reads;			/* records read this round, for the clock's reads */
-	bool read_cut;			/* a ring's read stopped at read_until */
+	bool read_cut;			/* a ring's read stopped at read_until or a full queue */
 	bool counting;			/* the stop is out of time: records read are counted only */
 	uint64_t drain_by;		/* CLOCK_MONOTONIC ns: the stop's reads end then (drain) */
 	uint64_t unread_left;		/* records the stop counted in the rings, not read whole */
+	bool any_unread;		/* some ring's read was cut this round */
 	struct bpf_link **links;	/* MAX_LINKS + one sampling event per CPU */
 	unsigned nlinks;
 	struct ring *rings;
@@ -246,8 +247,10 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	if (!err)
 		err = accept_record(c, rg->cpu, data, size);
 	/* Taken: a negative return stops libbpf's read after this record. The clock is read
-	 * every 64 records: a read costs more than many a record. */
-	if (!err && !(++c->reads % 64) && now_ns() > c->read_until) {
+	 * every 64 records: a read costs more than many a record. A queue that holds its part
+	 * leaves the rest in the ring (merge__full). */
+	if (!err && (merge__full(c->merge, rg->cpu) ||
+		     (!(++c->reads % 64) && now_ns() > c->read_until))) {
 		c->read_cut = true;
 		err = -ECANCELED;
 	}
@@ -300,7 +303,8 @@ static int flush_stale(struct capture *c, uint64_t before)
 }
 
 /* Reads every ring and the loss counters; returns the time the read started in *now. With
- * `all`, every staged syscall chunk is sent first (the programs are detached). */
+ * `all`, every staged syscall chunk is sent first (the programs are detached) and a ring is
+ * read to its end, unless its queue fills first (any_unread). */
 static int collect(struct capture *c, uint64_t *now, bool all)
 {
 	int err;
@@ -316,11 +320,13 @@ static int collect(struct capture *c, uint64_t *now, bool all)
 		fprintf(stderr, "lxtrace: capture: reading the loss counters: %s\n", strerror(-err));
 		return err;
 	}
+	c->any_unread = false;
 	for (uint32_t cpu = 0; cpu < c->ncpus; cpu++) {
 		c->read_until = all ? c->drain_by : now_ns() + RING_READ_NS;
-		c->read_cut = false;
-		err = ring_buffer__consume(c->rings[cpu].rb);
+		c->read_cut = merge__full(c->merge, cpu);
+		err = c->read_cut ? 0 : ring_buffer__consume(c->rings[cpu].rb);
 		merge__unread(c->merge, cpu, c->read_cut);
+		c->any_unread = c->any_unread || c->read_cut;
 		if (err < 0 && !c->read_cut) {
 			fprintf(stderr, "lxtrace: capture: reading the ring buffer of CPU %u: %s\n",
 				cpu, strerror(-err));
@@ -361,13 +367,18 @@ static int deliver_lost(void *ctx, uint32_t cpu, uint64_t ts, uint64_t n)
 }
 
 /* What a CPU's records read from its ring may take in the recorder while the model is behind
- * (merge.h, stage_bytes): as many bytes as this many rings, and as many again of stacks (at
- * most 256 MiB on 2 CPUs by default, reached only by a recorder half a million records a CPU
- * behind). Past it, records are lost as the ring's would be: --buffer-size raises both. The
- * start of a 3 s whole-machine recording at load 18 (scripts/demo.sh) outgrew 2 and 4 rings,
- * dropping 7,000-9,000 records that no bound kept; one ring dropped 397,000 records in 4
- * minutes of a whole machine. */
-#define STAGE_RINGS 16
+ * (merge.h, stage_bytes): as many bytes of slots as this many rings, and as many again of
+ * stacks, of which the reader fills half (merge__full) and leaves the rest in the ring, where
+ * the kernel bounds it and counts what does not fit; --buffer-size raises both. And at most
+ * READ_AHEAD_NS of records however few bytes: what the model needs staged is what arrives
+ * while it holds a record for unwind rows (a second at most, callstacks.h) or is slow for a
+ * moment; more only moved a backlog from the ring into the heap (at 16 rings and up to 4 s,
+ * the queues of a whole-machine recording at load 25-49, behind all along, held 44 MB:
+ * docs/bench.md). At 1 ring the first second of a busy Python process attached to kept 3% of
+ * its stacks whole (copies of stacks waiting for rows filled the queue, the ring then refused
+ * copies: firstsight/attached_busy_python_is_whole_from_the_first_second). */
+#define STAGE_RINGS 4
+#define READ_AHEAD_NS (1000 * 1000 * 1000ULL)
 
 /* The unwinder's tables: room for the rows of the binaries stacks meet (libc has ~23,000,
  * python3 ~58,000; 8 bytes each), one mapping table per process (4 KiB, allocated as used). */
@@ -507,6 +518,7 @@ struct capture *capture__new(const struct capture_opts *opts)
 		.on_lost = deliver_lost,
 		.ctx = c,
 		.stage_bytes = STAGE_RINGS * bytes,
+		.read_ahead_ns = READ_AHEAD_NS,
 	});
 	c->lost_vals = calloc(ncpus, sizeof(*c->lost_vals));
 	c->links = calloc(MAX_LINKS + ncpus, sizeof(*c->links));
@@ -928,6 +940,10 @@ int capture__poll(struct capture *c)
 			c->delivered = mark;
 		err = merge__deliver(c->merge, mark);
 	}
+	/* A held record waits for work of another thread (unwind rows), and a ring left unread
+	 * keeps epoll from waiting: not a spin. */
+	if (err == -EBUSY && c->any_unread)
+		usleep(1000);
 	return err == -EAGAIN || err == -EBUSY ? 0 : err;
 }
 
@@ -1070,25 +1086,32 @@ int capture__drain(struct capture *c, uint64_t until, uint64_t deadline)
 	c->until = until;
 	stop_annotations(c);
 	detach_links(c);
-	/* A ring too full to read by the deadline (-F 100000) is left for give_up to count. */
+	/* Until every ring is read to its end and delivered: a ring whose queue filled holds the
+	 * watermark at its newest record read, as in a round of the run, and is read again once
+	 * what could be delivered was; a ring too full to read by the deadline (-F 100000) is left
+	 * for give_up to count. */
 	c->drain_by = deadline;
 	err = collect(c, &now, true);
-	c->drain_by = UINT64_MAX;
 	while (!err) {
 		/* Out of time: what is left is counted, in one loss report a CPU, not written. */
 		if (now_ns() >= deadline) {
 			err = give_up(c, until);
 			deadline = UINT64_MAX;
+			c->drain_by = UINT64_MAX;
+			c->any_unread = false;
 			if (err)
 				break;
 		}
-		err = merge__deliver(c->merge, UINT64_MAX);
+		err = merge__deliver(c->merge, c->any_unread ? merge__watermark(c->merge, UINT64_MAX)
+							     : UINT64_MAX);
 		/* A held record waits for work of another thread (unwind rows): not a spin. */
 		if (err == -EBUSY)
 			usleep(1000);
+		else if (!err && c->any_unread)
+			err = collect(c, &now, true);
 		else if (err != -EAGAIN)
 			break;
-		err = 0;
+		err = err == -EBUSY || err == -EAGAIN ? 0 : err;
 	}
 	return err;
 }
@@ -1109,6 +1132,7 @@ void capture__stats(const struct capture *c, struct capture_stats *out)
 		.staged = ms.staged,
 		.dropped_samples = ms.dropped_samples,
 		.abandoned = ms.abandoned + c->unread_left,
+		.staged_peak = ms.peak_bytes,
 	};
 }
 

@@ -68,6 +68,7 @@ struct capture_stats {
 	uint64_t staged;		/* read and not delivered yet */
 	uint64_t dropped_samples;	/* of them, CPU samples: dropped first */
 	uint64_t abandoned;		/* of the lost, records not written by the stop's deadline */
+	uint64_t staged_peak;		/* the most bytes one CPU's queue took (merge.h) */
 };
 
 /* Opens the BPF object and configures it; NULL with errno set on failure. */

@@ -15,8 +15,9 @@
  *
  * A queue is bounded (opts.stage_bytes): a consumer slower than the kernel for minutes (a
  * loaded machine, binaries to read) would otherwise move the backlog the rings bound and drop
- * into the recorder's heap (112 MiB of slots in 4 minutes of a whole machine at load 24). What
- * has no room is reported lost, as a full ring's records are.
+ * into the recorder's heap (112 MiB of slots in 4 minutes of a whole machine at load 24). Its
+ * reader stops at half of it (merge__full) and leaves the backlog in the ring, whose overflow
+ * the kernel counts; what still has no room is reported lost, as a full ring's records are.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -66,6 +67,7 @@ struct merge {
 	struct stage *stages;
 	uint32_t *heap;		/* CPUs with staged records, by their oldest ts */
 	size_t max_slots;	/* a queue's bound: a power of two, or SIZE_MAX */
+	uint64_t peak_bytes;	/* the most one queue took (stage_bytes_of) */
 	size_t heap_len;
 	uint64_t last_ts;
 	struct merge_stats stats;
@@ -314,6 +316,28 @@ int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size)
 	return 0;
 }
 
+/* What a queue's staged records take: their slots and the records copied whole. */
+static uint64_t stage_bytes_of(const struct stage *s)
+{
+	return s->len * sizeof(struct slot) + s->copied;
+}
+
+bool merge__full(struct merge *mg, uint32_t cpu)
+{
+	const struct stage *s = &mg->stages[cpu];
+	uint64_t bytes = stage_bytes_of(s);
+
+	if (bytes > mg->peak_bytes)
+		mg->peak_bytes = bytes;
+	/* The oldest may be a loss report stamped later than any record read (at the read of
+	 * the counters): then the queue spans nothing yet. */
+	if (mg->opts.read_ahead_ns && s->len && s->newest > s->slots[s->head].rec.h.ts &&
+	    s->newest - s->slots[s->head].rec.h.ts >= mg->opts.read_ahead_ns)
+		return true;
+	return mg->opts.stage_bytes &&
+	       (s->len >= mg->max_slots / 2 || s->copied > mg->opts.stage_bytes / 2);
+}
+
 int merge__add_lost(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n)
 {
 	return stage_lost(mg, cpu, ts, n);
@@ -472,8 +496,12 @@ void merge__stats(const struct merge *mg, struct merge_stats *out)
 {
 	*out = mg->stats;
 	out->staged = 0;
-	for (uint32_t cpu = 0; cpu < mg->opts.ncpus; cpu++)
+	out->staged_bytes = 0;
+	for (uint32_t cpu = 0; cpu < mg->opts.ncpus; cpu++) {
 		out->staged += mg->stages[cpu].len;
+		out->staged_bytes += stage_bytes_of(&mg->stages[cpu]);
+	}
+	out->peak_bytes = mg->peak_bytes;
 }
 
 void merge__free(struct merge *mg)

@@ -43,8 +43,15 @@ struct merge_opts {
 	/* What one CPU's queue may hold while the consumer is behind (records waiting for it, or
 	 * held by it): at most this many bytes of slots and as many again of records copied whole.
 	 * A record past it is dropped and reported lost, in one report per run of them. 0: no
-	 * bound. */
+	 * bound. Its reader stops at half of either (merge__full), leaving the rest in the ring:
+	 * the other half is room for what comes besides the ring (loss reports, records injected,
+	 * a chunk of syscall entries unpacked), so that nothing read is dropped for the bound. */
 	size_t stage_bytes;
+	/* How much newer than a CPU's oldest staged record its newest may be before its reader
+	 * stops (merge__full), however few bytes that is: what the consumer may need staged is
+	 * what arrives while it holds a record (-EBUSY) or is slow for a moment, and no more. 0:
+	 * no such bound. */
+	uint64_t read_ahead_ns;
 };
 
 struct merge_stats {
@@ -56,6 +63,8 @@ struct merge_stats {
 	uint64_t staged;		/* read and not delivered yet */
 	uint64_t dropped_samples;	/* of them, CPU samples (opts.max_behind_ns) */
 	uint64_t abandoned;		/* of the lost, records given up on (merge__abandon) */
+	uint64_t staged_bytes;		/* what the staged records take: slots and copies */
+	uint64_t peak_bytes;		/* the most one CPU's queue took, seen by merge__full */
 };
 
 struct merge;
@@ -69,6 +78,12 @@ struct merge *merge__new(const struct merge_opts *opts);
  * so is a record the CPU's queue has no room for (opts.stage_bytes; stats.dropped). 0 or
  * -ENOMEM. */
 int merge__add(struct merge *mg, uint32_t cpu, const void *data, size_t size);
+
+/* Whether CPU cpu's queue holds half of its bound (opts.stage_bytes) or opts.read_ahead_ns
+ * of records: its reader leaves what its ring holds there, where the ring bounds it and counts
+ * what it has no room for, until the consumer has taken some. The watermark stays at the
+ * CPU's newest meanwhile (merge__unread), so the order holds. Never with neither bound. */
+bool merge__full(struct merge *mg, uint32_t cpu);
 
 /* Stages a report that n records of CPU cpu were lost before ts. 0 or -ENOMEM. */
 int merge__add_lost(struct merge *mg, uint32_t cpu, uint64_t ts, uint64_t n);

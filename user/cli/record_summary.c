@@ -170,6 +170,8 @@ static void print_details(const struct model_stats *ms, const struct gt_writer_s
 		(unsigned long long)ws->strings_forgotten, (unsigned long long)ws->stacks_forgotten);
 	fprintf(stderr, "  out of order:  %llu records (delivered late)\n",
 		(unsigned long long)cs->out_of_order);
+	fprintf(stderr, "  queued:        %.1f MiB at most for one CPU (records read, waiting for "
+		"the model)\n", cs->staged_peak / 1048576.0);
 	fprintf(stderr, "  after stop:    %llu records (sent while the programs were detached)\n",
 		(unsigned long long)cs->after_stop);
 	fprintf(stderr, "  moot wakeups:  %llu (of threads not asleep yet: nothing to show)\n",

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -99,6 +100,80 @@ struct sym_elf {
 /* An address range of a CU: libdw's and libdwfl's entries for it. */
 #define ARANGE_BYTES 64
 
+/* Whether name is in dir/sub (sub may be empty): access only, nothing opened. */
+static bool debug_file_at(const char *dir, size_t dirlen, const char *sub, size_t sublen,
+			  const char *name)
+{
+	char path[PATH_MAX];
+
+	return snprintf(path, sizeof(path), "%.*s/%.*s%s%s", (int)dirlen, dir, (int)sublen, sub,
+			sublen ? "/" : "", name) < (int)sizeof(path) && !access(path, F_OK);
+}
+
+/* Whether one of the names libdwfl's search tries for file_name's debug file in the absolute
+ * directory dir exists: the link name (or BASENAME.debug and BASENAME without one) under each
+ * tail of the file's directory (dir/usr/lib/x/NAME, dir/lib/x/NAME, dir/x/NAME, dir/NAME), or
+ * dwz's dir/.dwz/NAME. */
+static bool debug_file_in(const char *dir, size_t dirlen, const char *file_name,
+			  const char *debuglink)
+{
+	const char *base = strrchr(file_name, '/') + 1, *sub = file_name;
+	char made[NAME_MAX + 8];
+
+	if (!debuglink && snprintf(made, sizeof(made), "%s.debug", base) < (int)sizeof(made))
+		debuglink = made;
+	if (debuglink && debug_file_at(dir, dirlen, ".dwz", 4, debuglink))
+		return true;
+	while ((sub = strchr(sub, '/'))) {
+		size_t sublen = ++sub < base ? (size_t)(base - 1 - sub) : 0;
+
+		if ((debuglink && debug_file_at(dir, dirlen, sub, sublen, debuglink)) ||
+		    (debuglink == made && debug_file_at(dir, dirlen, sub, sublen, base)))
+			return true;
+		if (!sublen)
+			break;
+	}
+	return false;
+}
+
+/* Whether a separate debug file for mod may be in one of dirs (libdwfl's syntax: absolute
+ * directories separated by ':', each perhaps after a '+' or '-' of its CRC check), by build id
+ * (DIR/.build-id/xx/rest.debug) or, for an absolute file_name, by name (debug_file_in), for
+ * it or the file its symlinks lead to: the places libdwfl's search looks. When none has one, its search goes on
+ * to a debuginfod server: it loads libdebuginfod, and with it libcurl, gnutls and kerberos
+ * (~7 MB of the recorder's memory, for nothing), and with DEBUGINFOD_URLS in root's
+ * environment it would fetch the file over the network, however long that takes. */
+static bool debug_file_may_be_there(Dwfl_Module *mod, const char *dirs, const char *file_name,
+				    const char *debuglink)
+{
+	const unsigned char *id;
+	GElf_Addr at;
+	int n = dwfl_module_build_id(mod, &id, &at);
+	char hex[2 * 64 + 8] = "", sub[16], *canon;
+	bool found = false;
+
+	/* A relative name (the vDSO's "[vdso]") has only its build id looked up. */
+	if (file_name && file_name[0] != '/')
+		file_name = NULL;
+	for (int i = 1; i < n && i < 64; i++)
+		snprintf(hex + 2 * (i - 1), 3, "%02x", id[i]);
+	strcat(hex, ".debug");
+	canon = file_name ? realpath(file_name, NULL) : NULL;
+	snprintf(sub, sizeof(sub), ".build-id/%02x", n > 1 ? id[0] : 0);
+	for (const char *d = dirs; d && *d && !found; d += *d == ':') {
+		size_t len;
+
+		d += *d == '+' || *d == '-';
+		len = strcspn(d, ":");
+		found = d[0] != '/' || (n > 1 && debug_file_at(d, len, sub, strlen(sub), hex)) ||
+			(file_name && debug_file_in(d, len, file_name, debuglink)) ||
+			(canon && debug_file_in(d, len, canon, debuglink));
+		d += len;
+	}
+	free(canon);
+	return found;
+}
+
 /* libdwfl's standard search, kept to the debuginfo path's directories. Its default path also
  * looks beside the binary and in its .debug directory, where the binary's owner can put a
  * FIFO whose open never returns (libdwfl retries an open that a signal interrupts, so not
@@ -108,8 +183,14 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 			  char **debuginfo_file_name)
 {
+	const struct sym_elf *e = userdata ? *userdata : NULL;
+
+	/* A debuglink with a '/' is dwz's shared file (altlink_outside_root kept it to root's
+	 * tree), looked up as before. */
 	if (debuglink_file && (strchr(debuglink_file, '/') || !strcmp(debuglink_file, "..")))
 		debuglink_file = NULL;
+	else if (e && !debug_file_may_be_there(mod, e->debuginfo_path, file_name, debuglink_file))
+		return -1;
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 					    debuglink_crc, debuginfo_file_name);
 }
@@ -183,6 +264,7 @@ struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_pa
 {
 	struct sym_elf *e = calloc(1, sizeof(*e));
 	int err = ENOMEM;
+	void **userdata;
 	GElf_Addr bias;
 	Elf *elf;
 
@@ -218,6 +300,9 @@ struct sym_elf *sym_elf__open(int fd, const char *path, const char *debuginfo_pa
 		goto fail;
 	}
 	fd = -1;
+	/* The module's userdata is for the callbacks: find_debuginfo reads the debug path. */
+	dwfl_module_info(e->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = e;
 	if (dwfl_report_end(e->dwfl, NULL, NULL)) {
 		err = EINVAL;
 		goto fail;
