@@ -817,7 +817,8 @@ static void shared_put(struct callstacks *cs, size_t nkey, uint64_t h, size_t nk
 	struct memo *m;
 	bool rotated;
 
-	if (cs->njit)
+	/* JIT frames name one process's code; an empty stack has nothing to share. */
+	if (cs->njit || !(nk + nu))
 		return;
 	for (size_t i = 0; i < ufrom + nu; i++)
 		if ((i < nk || i >= ufrom) && cs->frames[i].func &&
